@@ -1,0 +1,9 @@
+//! The agent loop: one user input becomes a turn of backend calls and tool runs. It formats
+//! nothing and prints nothing; it reports every step as an [`Event`] to an [`Observer`], which
+//! is also asked to approve tools that change things.
+
+mod event;
+mod turn;
+
+pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream};
+pub use turn::{Agent, AgentOptions};

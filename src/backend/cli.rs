@@ -1,0 +1,231 @@
+//! The CLI backend: runs an agent CLI once per model step, as `backends.toml` describes it.
+//! The prompt goes in as an argument, a temporary file or stdin; the output is drained,
+//! capped, ANSI-stripped and parsed with the backend's own regexes.
+
+use std::path::PathBuf;
+
+use crate::agent::{Event, OutputStream};
+use crate::backend::lines::LineSplitter;
+use crate::backend::{Backend, Emit, Reply, Request};
+use crate::config::{BackendDef, PromptVia};
+use crate::context::render_prompt;
+use crate::parse::strip_ansi;
+use crate::process::{self, Progress, Spec};
+use crate::{BoxFuture, Error};
+
+/// Lines of stderr quoted in an error message.
+const ERROR_TAIL_LINES: usize = 20;
+
+pub struct CliBackend {
+    def: BackendDef,
+    program: PathBuf,
+}
+
+impl CliBackend {
+    /// Checks that the command exists (through `PATH` unless it is a path) before any turn.
+    pub fn new(def: BackendDef) -> Result<Self, Error> {
+        let program = resolve_command(&def)?;
+        Ok(CliBackend { def, program })
+    }
+
+    /// The command line this backend runs, for messages.
+    pub fn program(&self) -> &std::path::Path {
+        &self.program
+    }
+
+    fn args(
+        &self,
+        prompt: &str,
+        prompt_file: Option<&str>,
+        cwd: &std::path::Path,
+    ) -> Result<Vec<String>, Error> {
+        self.def
+            .args
+            .iter()
+            .map(|arg| {
+                if arg.contains("{model}") && self.def.model.is_none() {
+                    return Err(Error::config(format!(
+                        "backend `{}` ({}): `args` uses {{model}} but no model is set; set `model` in its entry",
+                        self.def.name, self.def.defined_at
+                    )));
+                }
+                Ok(arg
+                    .replace("{prompt_file}", prompt_file.unwrap_or(""))
+                    .replace("{prompt}", prompt)
+                    .replace("{model}", self.def.model.as_deref().unwrap_or(""))
+                    .replace("{cwd}", &cwd.display().to_string()))
+            })
+            .collect()
+    }
+
+    async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
+        let def = &self.def;
+        let prompt = render_prompt(request.conversation, request.tools, &def.style, request.cwd);
+        // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
+        let prompt_file = match def.prompt_via {
+            PromptVia::File => {
+                let file = tempfile::Builder::new()
+                    .prefix("agent-loop-prompt-")
+                    .suffix(".txt")
+                    .tempfile()
+                    .and_then(|mut f| {
+                        std::io::Write::write_all(&mut f, prompt.as_bytes())?;
+                        Ok(f)
+                    })
+                    .map_err(|e| {
+                        Error::backend(format!(
+                            "backend `{}`: cannot write the prompt file: {e}",
+                            def.name
+                        ))
+                    })?;
+                Some(file)
+            }
+            _ => None,
+        };
+        let file_arg = prompt_file.as_ref().map(|f| f.path().display().to_string());
+        let spec = Spec {
+            program: self.program.clone(),
+            args: self.args(&prompt, file_arg.as_deref(), request.cwd)?,
+            env: def.env.clone(),
+            cwd: Some(match &def.cwd {
+                Some(dir) => request.cwd.join(dir),
+                None => request.cwd.to_path_buf(),
+            }),
+            stdin: (def.prompt_via == PromptVia::Stdin).then(|| prompt.clone().into_bytes()),
+            timeout: def.timeout,
+            cap: def.max_output_bytes,
+            tick: Some(def.progress_every),
+        };
+        let name = def.name.clone();
+        let mut out_lines = LineSplitter::default();
+        let mut err_lines = LineSplitter::default();
+        let line_event = |stream: OutputStream, line: &[u8]| Event::BackendOutput {
+            backend: name.clone(),
+            stream,
+            line: strip_ansi(line),
+        };
+        let finished = {
+            let mut progress = |p: Progress| match p {
+                Progress::Stdout(chunk) => {
+                    out_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stdout, l)))
+                }
+                Progress::Stderr(chunk) => {
+                    err_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stderr, l)))
+                }
+                Progress::Tick(elapsed) => emit(Event::Waiting {
+                    backend: name.clone(),
+                    elapsed_s: elapsed.as_secs(),
+                }),
+            };
+            process::run(&spec, &mut progress).await
+        }
+        .map_err(|e| self.spawn_error(e))?;
+        out_lines.finish(&mut |l| emit(line_event(OutputStream::Stdout, l)));
+        err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
+        drop(prompt_file);
+
+        let stdout = strip_ansi(finished.stdout.bytes());
+        let stderr = strip_ansi(finished.stderr.bytes());
+        if finished.timed_out {
+            return Err(Error::backend(format!(
+                "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
+                def.name,
+                def.timeout.as_secs(),
+                def.defined_at,
+                quote_tail("stderr", &stderr)
+            )));
+        }
+        let code = finished.exit_code().unwrap_or(-1);
+        if code != 0 {
+            let (label, text) = if stderr.trim().is_empty() {
+                ("stdout", &stdout)
+            } else {
+                ("stderr", &stderr)
+            };
+            return Err(Error::backend(format!(
+                "backend `{}` ({}) exited with status {code}{}",
+                def.name,
+                self.program.display(),
+                quote_tail(label, text)
+            )));
+        }
+        let mut parsed = def.parsers.parse(&stdout, &stderr);
+        if parsed.text.is_empty() && parsed.calls.is_empty() {
+            return Err(Error::backend(format!(
+                "backend `{}` exited successfully but printed no answer on stdout{}",
+                def.name,
+                quote_tail("stderr", &stderr)
+            )));
+        }
+        if finished.stdout.dropped() > 0 {
+            parsed.text.push_str(&format!(
+                "\n[output cut: {} bytes past max_output_bytes ({}) were dropped]",
+                finished.stdout.dropped(),
+                def.max_output_bytes
+            ));
+        }
+        Ok(Reply {
+            text: parsed.text,
+            calls: parsed.calls,
+            usage: parsed.usage,
+        })
+    }
+
+    fn spawn_error(&self, e: std::io::Error) -> Error {
+        let hint = if e.raw_os_error() == Some(libc::E2BIG) {
+            "; the prompt is too long for a command-line argument: pass it with {prompt_file} or on stdin instead"
+        } else {
+            ""
+        };
+        Error::backend(format!(
+            "backend `{}`: cannot run {}: {e}{hint}",
+            self.def.name,
+            self.program.display()
+        ))
+    }
+}
+
+impl Backend for CliBackend {
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn call<'a>(
+        &'a self,
+        request: Request<'a>,
+        emit: &'a mut Emit<'_>,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(self.run(request, emit))
+    }
+}
+
+/// `{self}` is this executable; a name without `/` is looked up on `PATH`.
+fn resolve_command(def: &BackendDef) -> Result<PathBuf, Error> {
+    if def.command == "{self}" {
+        return std::env::current_exe().map_err(|e| {
+            Error::backend(format!(
+                "backend `{}`: cannot find agent-loop's own executable: {e}",
+                def.name
+            ))
+        });
+    }
+    if def.command.contains('/') {
+        return Ok(PathBuf::from(&def.command));
+    }
+    which::which(&def.command).map_err(|_| {
+        Error::config(format!(
+            "backend `{}`: command `{}` is not on PATH; install it, or fix `command` ({})",
+            def.name, def.command, def.defined_at
+        ))
+    })
+}
+
+/// The last lines of a stream, for an error message; empty when there is nothing to quote.
+fn quote_tail(label: &str, text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = &lines[lines.len().saturating_sub(ERROR_TAIL_LINES)..];
+    format!("; its {label} ended with:\n{}", tail.join("\n"))
+}

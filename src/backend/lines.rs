@@ -1,0 +1,58 @@
+//! Splits a backend's output chunks into whole lines before stripping, so an escape sequence
+//! cut in two by a read is never shown as text.
+
+#[derive(Default)]
+pub struct LineSplitter {
+    pending: Vec<u8>,
+}
+
+/// A partial line longer than this is passed on anyway, so memory stays bounded.
+const MAX_PENDING: usize = 64 * 1024;
+
+impl LineSplitter {
+    /// Feeds a chunk; calls `line` for each complete line (without its newline).
+    pub fn push(&mut self, chunk: &[u8], line: &mut dyn FnMut(&[u8])) {
+        self.pending.extend_from_slice(chunk);
+        let mut start = 0;
+        while let Some(pos) = self.pending[start..].iter().position(|b| *b == b'\n') {
+            line(&self.pending[start..start + pos]);
+            start += pos + 1;
+        }
+        self.pending.drain(..start);
+        if self.pending.len() > MAX_PENDING {
+            line(&self.pending);
+            self.pending.clear();
+        }
+    }
+
+    /// Flushes an unterminated last line.
+    pub fn finish(&mut self, line: &mut dyn FnMut(&[u8])) {
+        if !self.pending.is_empty() {
+            line(&self.pending);
+            self.pending.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_lines_split_across_chunks() {
+        let mut s = LineSplitter::default();
+        let mut got = Vec::new();
+        s.push(b"ab\x1b[3", &mut |l| got.push(l.to_vec()));
+        s.push(b"1mc\nd\n\ne", &mut |l| got.push(l.to_vec()));
+        s.finish(&mut |l| got.push(l.to_vec()));
+        assert_eq!(
+            got,
+            vec![
+                b"ab\x1b[31mc".to_vec(),
+                b"d".to_vec(),
+                b"".to_vec(),
+                b"e".to_vec()
+            ]
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! The front end of the binary: renders events with the plain display and asks the user to
+//! approve tools, reading the answer from the terminal.
+
+use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::display::PlainDisplay;
+use agent_loop::BoxFuture;
+
+use super::input::Input;
+
+pub struct Frontend {
+    pub display: PlainDisplay,
+    pub input: Input,
+}
+
+impl Observer for Frontend {
+    fn event(&mut self, event: &Event) {
+        self.display.render(event);
+    }
+
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            if !self.input.interactive {
+                return Decision::Deny(format!(
+                    "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \
+                     not given, so {} was not allowed to run",
+                    request.call.name
+                ));
+            }
+            loop {
+                self.display.approval_prompt(request);
+                let Some(answer) = self.input.line().await else {
+                    return Decision::Deny("the user closed the input instead of answering".into());
+                };
+                match answer.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => return Decision::Once,
+                    "a" | "always" => return Decision::Always,
+                    "n" | "no" => return Decision::Deny("the user said no".into()),
+                    _ => self.display.notice("Please answer y, a or n."),
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! The crate's error type: a kind, which decides the process exit code, and a message that
+//! already names what failed and where (file, line, backend, command).
+
+use std::fmt;
+
+/// What kind of failure an [`Error`] is; each maps to one documented exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad command line, configuration file or backend definition (exit 2).
+    Config,
+    /// The backend failed: could not start, exited non-zero, timed out, printed nothing usable
+    /// (exit 1).
+    Backend,
+    /// The turn hit `--max-iterations` with tool calls still pending (exit 3).
+    IterationCap,
+    /// Reading input or writing output failed (exit 1).
+    Io,
+}
+
+/// An error with enough context to act on, shown to the user as is.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Config, message)
+    }
+
+    pub fn backend(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Backend, message)
+    }
+
+    /// The process exit code documented in the README for this kind of error.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            ErrorKind::Backend | ErrorKind::Io => 1,
+            ErrorKind::Config => 2,
+            ErrorKind::IterationCap => 3,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}

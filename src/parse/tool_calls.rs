@@ -1,0 +1,144 @@
+//! Tool calls found in a backend's text by its configured regex: either one `json` group
+//! holding `{"name": ..., "arguments": {...}}`, or `name` and `args` groups, where `args` is
+//! JSON or a bare string such as the `ls -la` of `bash(ls -la)`.
+
+use regex::Regex;
+use serde_json::Value;
+
+/// A tool call as printed, before it is matched against the tool registry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCall {
+    /// The id the backend gave the call (HTTP APIs do); `None` for calls found in text.
+    pub id: Option<String>,
+    pub name: String,
+    pub args: RawArgs,
+    /// The matched text, for error messages.
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawArgs {
+    /// A JSON arguments object.
+    Json(Value),
+    /// A bare argument, mapped later to the tool's main parameter.
+    Bare(String),
+    /// The call could not be read; the message says why.
+    Malformed(String),
+}
+
+/// Every tool call in `text`, in order.
+pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
+    re.captures_iter(text)
+        .map(|caps| {
+            let raw = caps.get(0).map_or("", |m| m.as_str()).to_string();
+            if let Some(json) = caps.name("json") {
+                from_json(json.as_str(), raw)
+            } else {
+                let name = caps
+                    .name("name")
+                    .map_or("", |m| m.as_str())
+                    .trim()
+                    .to_string();
+                let args = caps.name("args").map_or("", |m| m.as_str()).trim();
+                let args = if args.starts_with('{') {
+                    match serde_json::from_str::<Value>(args) {
+                        Ok(v) if v.is_object() => RawArgs::Json(v),
+                        Ok(_) => RawArgs::Malformed("the arguments are not a JSON object".into()),
+                        Err(e) => {
+                            RawArgs::Malformed(format!("the arguments are not valid JSON: {e}"))
+                        }
+                    }
+                } else if args.is_empty() {
+                    RawArgs::Json(Value::Object(Default::default()))
+                } else {
+                    RawArgs::Bare(args.to_string())
+                };
+                RawCall {
+                    id: None,
+                    name,
+                    args,
+                    raw,
+                }
+            }
+        })
+        .collect()
+}
+
+fn from_json(json: &str, raw: String) -> RawCall {
+    let malformed = |why: String| RawCall {
+        id: None,
+        name: String::new(),
+        args: RawArgs::Malformed(why),
+        raw: raw.clone(),
+    };
+    let value: Value = match serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => return malformed(format!("the tool call is not valid JSON: {e}")),
+    };
+    let Some(name) = value.get("name").and_then(Value::as_str) else {
+        return malformed("the tool call has no \"name\" string".into());
+    };
+    // Models write the arguments under several names; all mean the same.
+    let args = ["arguments", "args", "parameters", "input"]
+        .iter()
+        .find_map(|k| value.get(*k))
+        .cloned()
+        .unwrap_or(Value::Object(Default::default()));
+    let args = match args {
+        Value::Object(_) => RawArgs::Json(args),
+        // Some models send the arguments as a JSON string holding the object.
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(v) if v.is_object() => RawArgs::Json(v),
+            _ => RawArgs::Malformed("\"arguments\" is a string, not a JSON object".into()),
+        },
+        _ => RawArgs::Malformed("\"arguments\" is not a JSON object".into()),
+    };
+    RawCall {
+        id: None,
+        name: name.to_string(),
+        args,
+        raw,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn default_re() -> Regex {
+        Regex::new(r"(?s)<tool_call>\s*(?P<json>\{.*?\})\s*</tool_call>").unwrap()
+    }
+
+    #[test]
+    fn json_calls_with_nested_objects_in_order() {
+        let text = r#"a <tool_call>{"name":"write","arguments":{"path":"x","content":"{}"}}</tool_call>
+<tool_call> {"name": "bash", "arguments": {"command": "ls"}} </tool_call>"#;
+        let calls = extract(&default_re(), text);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].name, "write");
+        assert_eq!(
+            calls[0].args,
+            RawArgs::Json(json!({"path":"x","content":"{}"}))
+        );
+        assert_eq!(calls[1].args, RawArgs::Json(json!({"command":"ls"})));
+    }
+
+    #[test]
+    fn malformed_json_is_reported_not_dropped() {
+        let calls = extract(
+            &default_re(),
+            r#"<tool_call>{"name": "bash", "arguments": {</tool_call>"#,
+        );
+        assert_eq!(calls.len(), 1);
+        assert!(matches!(&calls[0].args, RawArgs::Malformed(m) if m.contains("not valid JSON")));
+    }
+
+    #[test]
+    fn name_and_bare_args() {
+        let re = Regex::new(r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>.*)\)$").unwrap();
+        let calls = extract(&re, "\u{23fa} Bash(ls -la)\n");
+        assert_eq!(calls[0].name, "Bash");
+        assert_eq!(calls[0].args, RawArgs::Bare("ls -la".into()));
+    }
+}

@@ -1,0 +1,149 @@
+//! Running a child process the way agent-loop needs it, for both CLI backends and the bash
+//! tool: in its own process group, stdin closed (or fed a prompt), stdout and stderr drained
+//! together so a noisy stderr can never deadlock it, each capped in memory while the child
+//! keeps being drained, and on timeout or cancellation the whole group killed.
+
+mod capture;
+mod group;
+
+pub use capture::Capture;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+use tokio_process_stream::{Item, ProcessChunkStream};
+use tokio_stream::StreamExt;
+
+use group::GroupGuard;
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    /// Bytes written to stdin, which is then closed; `None` means stdin is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    /// How many bytes of each stream to keep in memory; the rest is counted and dropped.
+    pub cap: usize,
+    /// How often to report [`Progress::Tick`] while the child runs.
+    pub tick: Option<Duration>,
+}
+
+/// Live reports while the child runs.
+pub enum Progress<'a> {
+    Stdout(&'a [u8]),
+    Stderr(&'a [u8]),
+    /// The child is still running after this long.
+    Tick(Duration),
+}
+
+/// Everything a finished (or killed) child left behind.
+#[derive(Debug)]
+pub struct Finished {
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// `None` when the child was killed at the timeout.
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// The exit code, or the signal as `128 + n` the way shells report it.
+    pub fn exit_code(&self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        let status = self.status?;
+        status.code().or_else(|| status.signal().map(|s| 128 + s))
+    }
+}
+
+/// Runs the child to completion, the timeout, or until the returned future is dropped (which
+/// kills the whole process group too).
+pub async fn run(
+    spec: &Spec,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> std::io::Result<Finished> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    let guard = GroupGuard::new(child.id());
+    // Feed stdin from its own task so a child that prints before it reads cannot deadlock us.
+    let feeder = match (child.stdin.take(), &spec.stdin) {
+        (Some(mut stdin), Some(bytes)) => {
+            let bytes = bytes.clone();
+            Some(tokio::spawn(async move {
+                // A child that exits without reading its stdin is not an error of ours.
+                let _ = stdin.write_all(&bytes).await;
+                let _ = stdin.shutdown().await;
+            }))
+        }
+        _ => None,
+    };
+    let mut stream = ProcessChunkStream::from(child);
+    let mut stdout = Capture::new(spec.cap);
+    let mut stderr = Capture::new(spec.cap);
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let tick_every = spec.tick.unwrap_or(Duration::from_secs(3600));
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick_every, tick_every);
+    let mut status = None;
+    let mut timed_out = false;
+    loop {
+        tokio::select! {
+            item = stream.next() => match item {
+                Some(Item::Stdout(chunk)) => {
+                    stdout.push(&chunk);
+                    progress(Progress::Stdout(&chunk));
+                }
+                Some(Item::Stderr(chunk)) => {
+                    stderr.push(&chunk);
+                    progress(Progress::Stderr(&chunk));
+                }
+                Some(Item::Done(done)) => {
+                    status = Some(done?);
+                    break;
+                }
+                None => break,
+            },
+            _ = &mut deadline => {
+                timed_out = true;
+                break;
+            }
+            _ = ticks.tick(), if spec.tick.is_some() => progress(Progress::Tick(started.elapsed())),
+        }
+    }
+    // Whatever the child left running in its group (or the child itself, at a timeout) goes.
+    drop(guard);
+    if let Some(feeder) = feeder {
+        feeder.abort();
+    }
+    Ok(Finished {
+        stdout,
+        stderr,
+        status,
+        timed_out,
+        elapsed: started.elapsed(),
+    })
+}

@@ -1,0 +1,105 @@
+//! edit: replaces an exact string in a file. Without `replace_all` the string must occur
+//! exactly once, so the model cannot change the wrong place by accident.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::BoxFuture;
+
+pub struct Edit {
+    spec: ToolSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+impl Edit {
+    pub fn new() -> Self {
+        Edit {
+            spec: spec(
+                "edit",
+                "Replace old_string with new_string in a file. old_string must match exactly \
+                 (whitespace included) and occur exactly once, unless replace_all is true.",
+                "path",
+                true,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File to edit."},
+                        "old_string": {"type": "string", "description": "Exact text to replace."},
+                        "new_string": {"type": "string", "description": "Text to put in its place."},
+                        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+                    },
+                    "required": ["path", "old_string", "new_string"]
+                }),
+            ),
+        }
+    }
+}
+
+impl Tool for Edit {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("edit", args) {
+                Ok(a) => a,
+                Err(e) => return e,
+            };
+            if args.old_string.is_empty() {
+                return ToolOutput::error("edit: old_string is empty; use write to create a file");
+            }
+            if args.old_string == args.new_string {
+                return ToolOutput::error("edit: old_string and new_string are the same");
+            }
+            let path = fs::resolve(&ctx.cwd, &args.path);
+            let bytes = match tokio::fs::read(&path).await {
+                Ok(b) => b,
+                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),
+            };
+            let Some(text) = fs::as_text(bytes) else {
+                return ToolOutput::error(format!(
+                    "{} is a binary file; edit refuses it",
+                    args.path
+                ));
+            };
+            let count = text.matches(&args.old_string).count();
+            if count == 0 {
+                return ToolOutput::error(format!(
+                    "old_string does not occur in {}; read the file and copy the text exactly",
+                    args.path
+                ));
+            }
+            if count > 1 && !args.replace_all {
+                return ToolOutput::error(format!(
+                    "old_string occurs {count} times in {}; add surrounding lines to make it \
+                     unique, or set replace_all to true",
+                    args.path
+                ));
+            }
+            let new_text = if args.replace_all {
+                text.replace(&args.old_string, &args.new_string)
+            } else {
+                text.replacen(&args.old_string, &args.new_string, 1)
+            };
+            match fs::write_atomic(&path, new_text.as_bytes()) {
+                Ok(()) => ToolOutput::ok(format!(
+                    "edited {}: replaced {count} occurrence{}",
+                    args.path,
+                    if count == 1 { "" } else { "s" }
+                )),
+                Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+            }
+        })
+    }
+}

@@ -1,0 +1,52 @@
+//! File-system helpers shared by the file tools: resolving paths against the working
+//! directory, telling text from binary, and writing atomically.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A path from the model, relative to `cwd` unless absolute.
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// Text if it has no NUL byte and is valid UTF-8; `None` for binary content.
+pub fn as_text(bytes: Vec<u8>) -> Option<String> {
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// Writes `content` to `path` atomically: a temporary file in the same folder, then a rename,
+/// so a crash never leaves a half-written file. Parent folders are created; an existing file
+/// keeps its permissions.
+pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let tmp = dir.join(format!(".{name}.agent-loop-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(content)?;
+        file.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

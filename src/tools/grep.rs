@@ -1,0 +1,128 @@
+//! grep: searches files under a folder for a regex, honouring `.gitignore` the way ripgrep
+//! does (through the `ignore` crate), and returns `path:line:text` rows, capped.
+
+use std::path::Path;
+
+use regex::RegexBuilder;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::BoxFuture;
+
+const MAX_MATCHES: usize = 200;
+const MAX_LINE: usize = 300;
+
+pub struct Grep {
+    spec: ToolSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+    #[serde(default = "dot")]
+    path: String,
+    #[serde(default)]
+    ignore_case: bool,
+}
+
+fn dot() -> String {
+    ".".into()
+}
+
+impl Grep {
+    pub fn new() -> Self {
+        Grep {
+            spec: spec(
+                "grep",
+                "Search text files under a folder (recursively, skipping .gitignore'd and \
+                 hidden files) for a regular expression. Returns path:line:text rows, at most 200.",
+                "pattern",
+                false,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)."},
+                        "path": {"type": "string", "description": "Folder or file to search (default: the working directory)."},
+                        "ignore_case": {"type": "boolean", "description": "Match case-insensitively (default false)."}
+                    },
+                    "required": ["pattern"]
+                }),
+            ),
+        }
+    }
+}
+
+impl Tool for Grep {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("grep", args) {
+                Ok(a) => a,
+                Err(e) => return e,
+            };
+            let re = match RegexBuilder::new(&args.pattern)
+                .case_insensitive(args.ignore_case)
+                .build()
+            {
+                Ok(re) => re,
+                Err(e) => return ToolOutput::error(format!("invalid pattern: {e}")),
+            };
+            let root = fs::resolve(&ctx.cwd, &args.path);
+            if !root.exists() {
+                return ToolOutput::error(format!(
+                    "cannot search {}: no such file or folder",
+                    args.path
+                ));
+            }
+            let mut rows = Vec::new();
+            let mut more = false;
+            'files: for entry in ignore::WalkBuilder::new(&root)
+                .build()
+                .filter_map(Result::ok)
+            {
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(entry.path()) else {
+                    continue;
+                };
+                let Some(text) = fs::as_text(bytes) else {
+                    continue;
+                };
+                let shown = display_path(entry.path(), &ctx.cwd);
+                for (i, line) in text.lines().enumerate() {
+                    if re.is_match(line) {
+                        if rows.len() == MAX_MATCHES {
+                            more = true;
+                            break 'files;
+                        }
+                        let line: String = line.chars().take(MAX_LINE).collect();
+                        rows.push(format!("{shown}:{}:{line}", i + 1));
+                    }
+                }
+            }
+            if rows.is_empty() {
+                return ToolOutput::ok(format!(
+                    "no match for {:?} under {}",
+                    args.pattern, args.path
+                ));
+            }
+            let mut out = rows.join("\n");
+            if more {
+                out.push_str(&format!(
+                    "\n[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]"
+                ));
+            }
+            ToolOutput::ok(out)
+        })
+    }
+}
+
+fn display_path(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
+}

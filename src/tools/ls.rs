@@ -1,0 +1,89 @@
+//! ls: the entries of one folder, sorted, folders marked with a trailing `/`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::BoxFuture;
+
+const MAX_ENTRIES: usize = 1000;
+
+pub struct Ls {
+    spec: ToolSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[serde(default = "dot")]
+    path: String,
+}
+
+fn dot() -> String {
+    ".".into()
+}
+
+impl Ls {
+    pub fn new() -> Self {
+        Ls {
+            spec: spec(
+                "ls",
+                "List a folder: one entry a line, sorted, folders ending in / and files with \
+                 their size in bytes.",
+                "path",
+                false,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "Folder to list (default: the working directory)."}
+                    }
+                }),
+            ),
+        }
+    }
+}
+
+impl Tool for Ls {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("ls", args) {
+                Ok(a) => a,
+                Err(e) => return e,
+            };
+            let dir = fs::resolve(&ctx.cwd, &args.path);
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),
+            };
+            let mut lines: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    match entry.metadata() {
+                        Ok(m) if m.is_dir() => format!("{name}/"),
+                        Ok(m) => format!("{name}  ({} bytes)", m.len()),
+                        Err(_) => name,
+                    }
+                })
+                .collect();
+            lines.sort();
+            let total = lines.len();
+            if total == 0 {
+                return ToolOutput::ok(format!("{} is empty", args.path));
+            }
+            lines.truncate(MAX_ENTRIES);
+            let mut out = lines.join("\n");
+            if total > MAX_ENTRIES {
+                out.push_str(&format!(
+                    "\n[{} more entries not shown]",
+                    total - MAX_ENTRIES
+                ));
+            }
+            ToolOutput::ok(out)
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep),
+//! each described by a JSON schema that goes into the text preamble for CLI backends and, for
+//! HTTP backends, into native tool definitions.
+
+mod bash;
+mod edit;
+mod fs;
+mod grep;
+mod ls;
+mod read;
+mod write;
+
+use std::path::PathBuf;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::BoxFuture;
+
+/// What the model is told about a tool, and what the loop needs to know to run it.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub schema: Value,
+    /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
+    /// than JSON.
+    pub main_param: String,
+    /// Whether it changes anything (and so asks for approval).
+    pub mutating: bool,
+}
+
+/// Where a tool runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Relative paths and bash commands start here.
+    pub cwd: PathBuf,
+}
+
+/// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an
+/// error of the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub ok: bool,
+    pub output: String,
+    pub exit_code: Option<i32>,
+}
+
+impl ToolOutput {
+    pub fn ok(output: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: true,
+            output: output.into(),
+            exit_code: None,
+        }
+    }
+
+    pub fn error(output: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: false,
+            output: output.into(),
+            exit_code: None,
+        }
+    }
+}
+
+/// One tool. Object-safe so built-in and (later) MCP tools share the registry.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The names of the built-in tools, in the order they are offered.
+pub const BUILTIN: &[&str] = &["bash", "read", "write", "edit", "ls", "grep"];
+
+/// The set of tools that exist for this run.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+}
+
+impl Registry {
+    /// The built-in tools, limited to `only` when given (`--tools bash,read`). An unknown name
+    /// is an error that lists the known ones.
+    pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
+        if let Some(names) = only {
+            for name in names {
+                if !BUILTIN.contains(&name.as_str()) {
+                    return Err(crate::Error::config(format!(
+                        "--tools: unknown tool `{name}`; the tools are {}",
+                        BUILTIN.join(", ")
+                    )));
+                }
+            }
+        }
+        let all: Vec<Box<dyn Tool>> = vec![
+            Box::new(bash::Bash::new()),
+            Box::new(read::Read::new()),
+            Box::new(write::Write::new()),
+            Box::new(edit::Edit::new()),
+            Box::new(ls::Ls::new()),
+            Box::new(grep::Grep::new()),
+        ];
+        let tools: Vec<Box<dyn Tool>> = all
+            .into_iter()
+            .filter(|t| only.is_none_or(|names| names.iter().any(|n| *n == t.spec().name)))
+            .collect();
+        let specs = tools.iter().map(|t| t.spec().clone()).collect();
+        Ok(Registry { tools, specs })
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .map(|t| t.as_ref())
+    }
+
+    /// Finds a tool by name, ignoring case (`Bash` from a CLI's own notation is `bash`).
+    pub fn resolve(&self, name: &str) -> Option<&dyn Tool> {
+        self.get(name).or_else(|| {
+            self.tools
+                .iter()
+                .find(|t| t.spec().name.eq_ignore_ascii_case(name))
+                .map(|t| t.as_ref())
+        })
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.specs.iter().map(|s| s.name.as_str()).collect()
+    }
+}
+
+/// Parses a tool's arguments into its typed form; the error names the tool and the problem.
+fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolOutput> {
+    serde_json::from_value(args)
+        .map_err(|e| ToolOutput::error(format!("invalid arguments for {tool}: {e}")))
+}
+
+/// Builds a spec from the pieces every built-in tool declares.
+fn spec(
+    name: &str,
+    description: &str,
+    main_param: &str,
+    mutating: bool,
+    schema: Value,
+) -> ToolSpec {
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        schema,
+        main_param: main_param.to_string(),
+        mutating,
+    }
+}

@@ -1,0 +1,101 @@
+//! read: a text file's lines, numbered, optionally from `offset` for `limit` lines. Binary
+//! files are refused rather than dumped into the conversation.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::BoxFuture;
+
+const DEFAULT_LIMIT: usize = 2000;
+const MAX_BYTES: usize = 200 * 1024;
+
+pub struct Read {
+    spec: ToolSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Read {
+    pub fn new() -> Self {
+        Read {
+            spec: spec(
+                "read",
+                "Read a text file. Lines come back numbered (number, tab, text); use offset and \
+                 limit for a part of a long file.",
+                "path",
+                false,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File to read, relative to the working directory or absolute."},
+                        "offset": {"type": "integer", "description": "First line to return, counting from 1 (default 1)."},
+                        "limit": {"type": "integer", "description": "How many lines to return (default 2000)."}
+                    },
+                    "required": ["path"]
+                }),
+            ),
+        }
+    }
+}
+
+impl Tool for Read {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let args: Args = match parse_args("read", args) {
+                Ok(a) => a,
+                Err(e) => return e,
+            };
+            let path = fs::resolve(&ctx.cwd, &args.path);
+            let bytes = match tokio::fs::read(&path).await {
+                Ok(b) => b,
+                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),
+            };
+            let Some(text) = fs::as_text(bytes) else {
+                return ToolOutput::error(format!(
+                    "{} is a binary file (not UTF-8 text); read refuses it",
+                    args.path
+                ));
+            };
+            let offset = args.offset.unwrap_or(1).max(1);
+            let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+            let total = text.lines().count();
+            let mut out = String::new();
+            let mut shown = 0;
+            for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+                if out.len() + line.len() > MAX_BYTES {
+                    break;
+                }
+                out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+                shown += 1;
+            }
+            if total == 0 {
+                return ToolOutput::ok(format!("{} is empty", args.path));
+            }
+            let last = offset - 1 + shown;
+            if shown == 0 {
+                return ToolOutput::error(format!(
+                    "{} has {total} lines; offset {offset} is past the end",
+                    args.path
+                ));
+            }
+            if last < total {
+                out.push_str(&format!(
+                    "[lines {offset}-{last} of {total}; read again with offset {} for more]",
+                    last + 1
+                ));
+            }
+            ToolOutput::ok(out.trim_end().to_string())
+        })
+    }
+}

@@ -19,7 +19,7 @@ use raw::RawBackend;
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
 
-const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>\{.*?\})\s*</tool_call>";
+const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>";
 const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
 const DEFAULT_TIMEOUT_S: u64 = 600;
 const DEFAULT_PROGRESS_S: u64 = 10;

@@ -88,7 +88,7 @@ mod tests {
 
     fn parsers() -> Parsers {
         Parsers {
-            tool_call: Regex::new(r"(?s)<tool_call>\s*(?P<json>\{.*?\})\s*</tool_call>").unwrap(),
+            tool_call: Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
             tokens: Some(
                 Regex::new(
                     r"Tokens: (?P<input>[\d.,]+[kKmM]?) sent, (?P<output>[\d.,]+[kKmM]?) received",

@@ -1,0 +1,9 @@
+//! All integration tests, compiled into one test binary to keep link time down. Each module
+//! spawns the built `agent-loop` binary against fake agent CLIs under `fixtures/`.
+
+mod common;
+
+mod cli_backend;
+mod config_errors;
+mod demo;
+mod tools;

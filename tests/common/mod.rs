@@ -1,0 +1,188 @@
+//! Helpers shared by the integration tests: a temporary workspace with a scripted fake agent,
+//! running the built binary, and checks on its output.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The built binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_agent-loop"))
+}
+
+/// A file under `fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
+/// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
+/// of the scripted fake agent), `xdg/` (an empty XDG config home) and `backends.toml`.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for sub in ["work", "fake", "xdg"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let ws = Workspace { dir };
+        ws.config(&format!(
+            "[backends.fake]\ncommand = \"{}\"\ntokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\ntimeout_s = 20\n",
+            fixture("agents/scripted.sh").display()
+        ));
+        ws
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.path("work")
+    }
+
+    /// Replaces `backends.toml` (passed with `--config`).
+    pub fn config(&self, text: &str) {
+        std::fs::write(self.path("backends.toml"), text).unwrap();
+    }
+
+    /// Appends to `backends.toml`.
+    pub fn add_config(&self, text: &str) {
+        let mut old = std::fs::read_to_string(self.path("backends.toml")).unwrap();
+        old.push_str(text);
+        self.config(&old);
+    }
+
+    /// What the fake agent prints on its `n`th run (`n` = 0: every run without its own).
+    pub fn reply(&self, n: usize, bytes: impl AsRef<[u8]>) {
+        let name = if n == 0 {
+            "reply.default".to_string()
+        } else {
+            format!("reply.{n}")
+        };
+        std::fs::write(self.path("fake").join(name), bytes).unwrap();
+    }
+
+    pub fn fake_file(&self, name: &str, bytes: impl AsRef<[u8]>) {
+        std::fs::write(self.path("fake").join(name), bytes).unwrap();
+    }
+
+    /// The prompt the fake agent received on its `n`th run.
+    pub fn prompt(&self, n: usize) -> String {
+        std::fs::read_to_string(self.path("fake").join(format!("prompt.{n}")))
+            .unwrap_or_else(|e| panic!("the fake agent has no prompt.{n}: {e}"))
+    }
+
+    /// How many times the fake agent ran.
+    pub fn runs(&self) -> usize {
+        std::fs::read_to_string(self.path("fake").join("count"))
+            .map(|s| s.trim().parse().unwrap())
+            .unwrap_or(0)
+    }
+
+    /// A command for the binary with this workspace's config, cwd and environment.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.current_dir(self.work())
+            .arg("--config")
+            .arg(self.path("backends.toml"))
+            .args(args)
+            .env("FAKE_DIR", self.path("fake"))
+            .env("XDG_CONFIG_HOME", self.path("xdg"))
+            .env_remove("AGENT_LOOP_BACKEND")
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs the binary to completion and checks the append-only promise on its output.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_cmd(self.cmd(args))
+    }
+
+    pub fn run_cmd(&self, mut cmd: Command) -> Run {
+        let output = cmd.output().expect("run agent-loop");
+        let run = Run { output };
+        run.assert_append_only();
+        run
+    }
+}
+
+/// A finished run of the binary.
+pub struct Run {
+    pub output: Output,
+}
+
+impl Run {
+    pub fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Exit code, with both streams shown if it differs.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+
+    /// No escape byte and no bare carriage return in anything written (plain display).
+    pub fn assert_append_only(&self) {
+        for (name, bytes) in [
+            ("stdout", &self.output.stdout),
+            ("stderr", &self.output.stderr),
+        ] {
+            assert!(
+                !bytes.contains(&0x1b),
+                "{name} contains an escape byte:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+            assert!(
+                !bytes.contains(&b'\r'),
+                "{name} contains a carriage return:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+}
+
+/// Whether a process is gone (or a zombie nobody has reaped yet).
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Waits (bounded, polling the condition, not sleeping a guessed time) until `pid` is gone.
+pub fn wait_gone(pid: i32) -> bool {
+    for _ in 0..500 {
+        if process_gone(pid) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}

@@ -19,7 +19,11 @@ pub struct PromptStyle {
 impl PromptStyle {
     /// One tool call written in this backend's format.
     pub fn format_call(&self, name: &str, args: &serde_json::Value) -> String {
-        let json = serde_json::json!({ "name": name, "arguments": args });
+        // Built by hand so "name" comes first, as models expect to read and write it.
+        let json = format!(
+            "{{\"name\":{},\"arguments\":{args}}}",
+            serde_json::Value::String(name.to_string())
+        );
         self.tool_call_format
             .replace("{name}", name)
             .replace("{args}", &args.to_string())

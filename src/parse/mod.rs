@@ -11,9 +11,22 @@ pub use tool_calls::{RawArgs, RawCall};
 use regex::Regex;
 
 /// Removes ANSI escape sequences (and the carriage returns that go with in-place redraws) and
-/// replaces invalid UTF-8, never panicking on any input.
+/// replaces invalid UTF-8, never panicking on any input. Tabs are kept.
 pub fn strip_ansi(bytes: &[u8]) -> String {
-    let stripped = strip_ansi_escapes::strip(bytes);
+    // strip-ansi-escapes drops every control byte but `\n`, tabs included, and tabs matter in
+    // code and in the read tool's numbered lines: strip the pieces between tabs and rejoin.
+    let stripped = if bytes.contains(&b'\t') {
+        let mut out = Vec::with_capacity(bytes.len());
+        for (i, piece) in bytes.split(|b| *b == b'\t').enumerate() {
+            if i > 0 {
+                out.push(b'\t');
+            }
+            out.extend_from_slice(&strip_ansi_escapes::strip(piece));
+        }
+        out
+    } else {
+        strip_ansi_escapes::strip(bytes)
+    };
     match String::from_utf8(stripped) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -105,6 +118,14 @@ mod tests {
         assert_eq!(
             strip_ansi(raw),
             "\u{23fa} Bash(echo hi)\n\u{23fa} Bash(echo hi)\n"
+        );
+    }
+
+    #[test]
+    fn tabs_survive() {
+        assert_eq!(
+            strip_ansi(b"\x1b[1mmake\x1b[0m:\n\tcc -o x\tx.c\n"),
+            "make:\n\tcc -o x\tx.c\n"
         );
     }
 

@@ -1,1 +1,183 @@
-//! placeholder
+//! Bad configuration of every kind: each is an error that names the file, the line, the
+//! backend and the key, with exit code 2, before any backend runs.
+
+use crate::common::Workspace;
+
+fn config_error(text: &str) -> (String, String) {
+    let ws = Workspace::new();
+    ws.config(text);
+    let run = ws.run(&["--backend", "x", "task"]);
+    run.expect_code(2);
+    assert_eq!(run.stdout(), "");
+    (run.stderr(), ws.path("backends.toml").display().to_string())
+}
+
+#[test]
+fn invalid_regex() {
+    let (err, file) =
+        config_error("[backends.x]\ncommand = 'true'\ntool_call_regex = '(?P<json>['\n");
+    assert!(
+        err.starts_with(&format!(
+            "agent-loop: error: {file}:3: backend `x`: key `tool_call_regex`: invalid regex"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn regex_without_the_needed_groups() {
+    let (err, file) =
+        config_error("[backends.x]\ncommand = 'true'\n\ntokens_regex = 'Tokens: \\d+'\n");
+    assert!(err.contains(&format!("{file}:4: backend `x`: key `tokens_regex`: needs a named group `input`, `output` or `total`")), "{err}");
+}
+
+#[test]
+fn unknown_key() {
+    let (err, file) = config_error(
+        "[backends.y]\ncommand = 'true'\n\n[backends.x]\ncommand = 'true'\ntimeout = 5\n",
+    );
+    assert!(
+        err.contains(&format!("{file}:6: backend `x`: unknown field `timeout`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_type() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true'\ntimeout_s = 'soon'\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:3: backend `x`: invalid type: string \"soon\", expected u64"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_command() {
+    let (err, file) = config_error("[backends.x]\nargs = ['-p']\n");
+    assert!(
+        err.contains(&format!("{file}:1: backend `x` has no `command`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn toml_syntax_error() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true\n");
+    assert!(err.contains(&format!("{file}:2")), "{err}");
+}
+
+#[test]
+fn unknown_type() {
+    let (err, _) = config_error("[backends.x]\ntype = 'telepathy'\ncommand = 'true'\n");
+    assert!(
+        err.contains(":2: backend `x`: key `type`: unknown type `telepathy`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_config_file() {
+    let ws = Workspace::new();
+    std::fs::remove_file(ws.path("backends.toml")).unwrap();
+    let run = ws.run(&["--backend", "fake", "x"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains(&format!(
+            "cannot read config file {}: No such file",
+            ws.path("backends.toml").display()
+        )),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn command_not_on_path() {
+    let (err, _) = config_error("[backends.x]\ncommand = 'no-such-agent-cli-xyz'\n");
+    assert!(
+        err.contains("backend `x`: command `no-such-agent-cli-xyz` is not on PATH"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_backend_lists_the_configured_ones() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--backend", "nope", "task"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("no backend named `nope`; configured backends: demo, fake"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn no_backend_chosen_suggests_the_demo() {
+    let ws = Workspace::new();
+    let run = ws.run(&["task"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("no backend chosen"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("agent-loop --backend demo"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn unknown_tool_in_tools_flag() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--backend", "fake", "--tools", "read,teleport", "task"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("--tools: unknown tool `teleport`"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn user_file_under_xdg_config_home_then_config_flag_override() {
+    let ws = Workspace::new();
+    let dir = ws.path("xdg/agent-loop");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("backends.toml"),
+        format!(
+            "default_backend = 'mine'\n[backends.mine]\ncommand = '{}'\nargs = ['--prompt-arg', '{{prompt}}']\n",
+            crate::common::fixture("agents/scripted.sh").display()
+        ),
+    )
+    .unwrap();
+    ws.reply(1, "from mine\n");
+    // No --backend: default_backend from the user file; the --config file is layered on top.
+    let run = ws.run(&["task one"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "from mine\n");
+    // A later file overrides one key of the user's entry, keeping the rest.
+    ws.add_config("[backends.mine]\ntimeout_s = 1\nargs = ['--prompt-file', '{prompt_file}']\n");
+    ws.reply(2, "still mine\n");
+    let run = ws.run(&["task two"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "still mine\n");
+    assert!(ws.prompt(2).contains("User: task two"));
+}
+
+#[test]
+fn env_var_chooses_the_backend() {
+    let ws = Workspace::new();
+    ws.reply(1, "via env\n");
+    let mut cmd = ws.cmd(&["task"]);
+    cmd.env("AGENT_LOOP_BACKEND", "fake");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "via env\n");
+}

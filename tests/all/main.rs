@@ -6,4 +6,6 @@ mod common;
 mod cli_backend;
 mod config_errors;
 mod demo;
+mod readme;
+mod repl;
 mod tools;

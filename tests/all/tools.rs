@@ -1,1 +1,243 @@
-//! placeholder
+//! The built-in tools, called through the registry as the loop calls them: real files in a
+//! temporary folder, real processes for bash.
+
+use agent_loop::tools::{Registry, ToolContext, ToolOutput};
+use serde_json::{json, Value};
+
+fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
+    let registry = Registry::builtin(None).unwrap();
+    let ctx = ToolContext {
+        cwd: dir.to_path_buf(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(registry.get(tool).expect("tool exists").run(args, &ctx))
+}
+
+#[test]
+fn bash_reports_exit_code_stdout_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call(
+        dir.path(),
+        "bash",
+        json!({"command": "echo out; echo err >&2; exit 7"}),
+    );
+    assert!(!out.ok);
+    assert_eq!(out.exit_code, Some(7));
+    assert_eq!(out.output, "exit code: 7\nstdout:\nout\nstderr:\nerr");
+}
+
+#[test]
+fn bash_runs_in_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker"), "").unwrap();
+    let out = call(dir.path(), "bash", json!({"command": "ls"}));
+    assert!(out.ok, "{}", out.output);
+    assert_eq!(out.output, "exit code: 0\nstdout:\nmarker");
+}
+
+#[test]
+fn bash_timeout_kills_the_group_with_exit_124() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let out = call(
+        dir.path(),
+        "bash",
+        json!({"command": format!("sleep 300 & echo $! > {}; wait", pidfile.display()), "timeout_s": 1}),
+    );
+    assert_eq!(out.exit_code, Some(124));
+    assert!(out.output.contains("timed out after 1s"), "{}", out.output);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        crate::common::wait_gone(pid),
+        "the background sleep survived"
+    );
+}
+
+#[test]
+fn bash_output_is_capped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call(
+        dir.path(),
+        "bash",
+        json!({"command": "head -c 300000 /dev/zero | tr '\\0' a"}),
+    );
+    assert!(out.ok);
+    assert!(out.output.len() < 210 * 1024, "{}", out.output.len());
+    assert!(
+        out.output
+            .ends_with("[stdout cut: 95200 more bytes were dropped after the first 204800]"),
+        "{}",
+        &out.output[out.output.len() - 100..]
+    );
+}
+
+#[test]
+fn bash_with_bad_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = call(dir.path(), "bash", json!({"cmd": "ls"}));
+    assert!(!out.ok);
+    assert!(
+        out.output
+            .starts_with("invalid arguments for bash: unknown field `cmd`"),
+        "{}",
+        out.output
+    );
+    let out = call(dir.path(), "bash", json!({}));
+    assert_eq!(
+        out.output,
+        "invalid arguments for bash: missing field `command`"
+    );
+}
+
+#[test]
+fn read_numbers_lines_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("f.txt"), text).unwrap();
+    let out = call(
+        dir.path(),
+        "read",
+        json!({"path": "f.txt", "offset": 3, "limit": 2}),
+    );
+    assert!(out.ok);
+    assert_eq!(
+        out.output,
+        "     3\tline 3\n     4\tline 4\n[lines 3-4 of 10; read again with offset 5 for more]"
+    );
+    let out = call(dir.path(), "read", json!({"path": "f.txt", "offset": 11}));
+    assert!(!out.ok);
+    assert_eq!(out.output, "f.txt has 10 lines; offset 11 is past the end");
+}
+
+#[test]
+fn read_refuses_binary_and_reports_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.bin"), [0u8, 159, 146, 150]).unwrap();
+    let out = call(dir.path(), "read", json!({"path": "b.bin"}));
+    assert!(!out.ok);
+    assert_eq!(
+        out.output,
+        "b.bin is a binary file (not UTF-8 text); read refuses it"
+    );
+    let out = call(dir.path(), "read", json!({"path": "nope.txt"}));
+    assert!(
+        !out.ok && out.output.starts_with("cannot read nope.txt: No such file"),
+        "{}",
+        out.output
+    );
+}
+
+#[test]
+fn write_creates_parents_atomically_and_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = call(
+        dir.path(),
+        "write",
+        json!({"path": "a/b/c.sh", "content": "echo 1\n"}),
+    );
+    assert!(out.ok, "{}", out.output);
+    let path = dir.path().join("a/b/c.sh");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 1\n");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    call(
+        dir.path(),
+        "write",
+        json!({"path": "a/b/c.sh", "content": "echo 2\n"}),
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 2\n");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    // No temporary file is left beside it.
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),
+        1
+    );
+}
+
+#[test]
+fn edit_requires_a_unique_match_unless_replace_all() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a x a x a\n").unwrap();
+    let out = call(
+        dir.path(),
+        "edit",
+        json!({"path": "f.txt", "old_string": "a", "new_string": "b"}),
+    );
+    assert!(!out.ok);
+    assert!(
+        out.output.starts_with("old_string occurs 3 times in f.txt"),
+        "{}",
+        out.output
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "a x a x a\n"
+    );
+    let out = call(
+        dir.path(),
+        "edit",
+        json!({"path": "f.txt", "old_string": "a", "new_string": "b", "replace_all": true}),
+    );
+    assert_eq!(out.output, "edited f.txt: replaced 3 occurrences");
+    let out = call(
+        dir.path(),
+        "edit",
+        json!({"path": "f.txt", "old_string": "b x b x b", "new_string": "done"}),
+    );
+    assert_eq!(out.output, "edited f.txt: replaced 1 occurrence");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "done\n"
+    );
+    let out = call(
+        dir.path(),
+        "edit",
+        json!({"path": "f.txt", "old_string": "zzz", "new_string": "y"}),
+    );
+    assert!(!out.ok && out.output.starts_with("old_string does not occur in f.txt"));
+}
+
+#[test]
+fn ls_sorts_and_marks_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("b.txt"), "12").unwrap();
+    std::fs::write(dir.path().join("a.txt"), "").unwrap();
+    let out = call(dir.path(), "ls", json!({}));
+    assert_eq!(out.output, "a.txt  (0 bytes)\nb.txt  (2 bytes)\nsub/");
+    let out = call(dir.path(), "ls", json!({"path": "missing"}));
+    assert!(!out.ok && out.output.starts_with("cannot list missing:"));
+}
+
+#[test]
+fn grep_searches_recursively_and_honours_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("target")).unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "fn main() {}\n// TODO: more\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("target/gen.rs"), "// TODO: generated\n").unwrap();
+    let out = call(
+        dir.path(),
+        "grep",
+        json!({"pattern": "todo", "ignore_case": true}),
+    );
+    assert_eq!(out.output, "src/main.rs:2:// TODO: more");
+    let out = call(dir.path(), "grep", json!({"pattern": "("}));
+    assert!(!out.ok && out.output.starts_with("invalid pattern:"));
+}

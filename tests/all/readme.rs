@@ -1,0 +1,102 @@
+//! The README's promises: every command in its `sh` blocks is run, here (the `agent-loop`
+//! lines, in a temporary folder holding the README's example files) or by `.ci/run` (the
+//! others, which must appear there verbatim).
+
+use std::process::Command;
+
+use crate::common::{bin, Run};
+
+const README: &str = include_str!("../../README.md");
+const CI: &str = include_str!("../../.ci/run");
+
+struct Blocks {
+    sh: Vec<String>,
+    /// `toml` blocks whose first line is `# FILE`: (file, text).
+    files: Vec<(String, String)>,
+}
+
+fn blocks() -> Blocks {
+    let mut out = Blocks {
+        sh: Vec::new(),
+        files: Vec::new(),
+    };
+    let mut lines = README.lines();
+    while let Some(line) = lines.next() {
+        let Some(lang) = line.strip_prefix("```") else {
+            continue;
+        };
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        match lang {
+            "sh" => out.sh.extend(body.iter().map(|l| l.to_string())),
+            "toml" => {
+                if let Some(name) = body.first().and_then(|l| l.strip_prefix("# ")) {
+                    out.files
+                        .push((name.to_string(), body[1..].join("\n") + "\n"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_sh_command_runs() {
+    let blocks = blocks();
+    assert!(blocks.sh.len() >= 8, "{:?}", blocks.sh);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), README).unwrap();
+    for (name, text) in &blocks.files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut ran = 0;
+    for line in &blocks.sh {
+        if !line.contains("agent-loop ") || line.starts_with("cargo ") {
+            assert!(
+                CI.lines().any(|l| l == line),
+                "README command `{line}` is run neither here nor by .ci/run"
+            );
+            continue;
+        }
+        let output = Command::new("sh")
+            .args(["-c", line])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+            .env_remove("AGENT_LOOP_BACKEND")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let run = Run { output };
+        run.assert_append_only();
+        run.expect_code(0);
+        ran += 1;
+        if line.contains("line-counter") {
+            let out = run.stdout();
+            let n: Option<u32> = out
+                .strip_prefix("Your prompt has ")
+                .and_then(|r| r.strip_suffix(" lines.\n"))
+                .and_then(|n| n.trim().parse().ok());
+            assert!(n.is_some_and(|n| n > 10), "{out}");
+            assert!(
+                run.stderr().contains("[tokens in 1200 / out 9]"),
+                "{}",
+                run.stderr()
+            );
+        }
+    }
+    assert!(ran >= 5, "only {ran} agent-loop commands ran");
+    let answer = std::fs::read_to_string(dir.path().join("answer.txt")).unwrap();
+    assert!(
+        answer.starts_with("Done. For \"read README.md\""),
+        "{answer}"
+    );
+}

@@ -190,7 +190,7 @@ fn ansi_and_carriage_returns_are_stripped() {
 #[test]
 fn invalid_utf8_is_replaced_not_a_crash() {
     let ws = Workspace::new();
-    ws.reply(1, b"caf\xe9 \xff ok\n".to_vec());
+    ws.reply(1, b"caf\xe9 \xff ok\n");
     let run = ws.run(&["--backend", "fake", "bytes"]);
     run.expect_code(0);
     assert_eq!(run.stdout(), "caf\u{fffd} \u{fffd} ok\n");

@@ -15,6 +15,24 @@ pub enum OutputStream {
     Stderr,
 }
 
+/// What a CLI backend printed, byte for byte (kept up to its `max_output_bytes`), for logs.
+/// Serialised as text with invalid UTF-8 replaced.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Serialize for RawOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("RawOutput", 2)?;
+        st.serialize_field("stdout", &String::from_utf8_lossy(&self.stdout))?;
+        st.serialize_field("stderr", &String::from_utf8_lossy(&self.stderr))?;
+        st.end()
+    }
+}
+
 /// Everything the loop does, in the order it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -41,6 +59,9 @@ pub enum Event {
     BackendFinished {
         backend: String,
         elapsed_ms: u64,
+        /// The raw output (escape codes kept), for logs; displays ignore it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw: Option<RawOutput>,
     },
     /// Text from the model. `final_answer` is true for the reply that ends the turn; other
     /// text came with tool calls.

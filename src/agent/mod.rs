@@ -5,5 +5,8 @@
 mod event;
 mod turn;
 
-pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream};
+pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
 pub use turn::{Agent, AgentOptions};
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::agent::{Event, OutputStream};
+use crate::agent::{Event, OutputStream, RawOutput};
 use crate::backend::lines::LineSplitter;
 use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
@@ -168,6 +168,10 @@ impl CliBackend {
             text: parsed.text,
             calls: parsed.calls,
             usage: parsed.usage,
+            raw: Some(RawOutput {
+                stdout: finished.stdout.bytes().to_vec(),
+                stderr: finished.stderr.bytes().to_vec(),
+            }),
         })
     }
 

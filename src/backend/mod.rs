@@ -8,7 +8,7 @@ pub use cli::CliBackend;
 
 use std::path::Path;
 
-use crate::agent::Event;
+use crate::agent::{Event, RawOutput};
 use crate::context::Conversation;
 use crate::parse::{RawCall, Usage};
 use crate::tools::ToolSpec;
@@ -30,6 +30,8 @@ pub struct Reply {
     pub text: String,
     pub calls: Vec<RawCall>,
     pub usage: Option<Usage>,
+    /// What the backend printed, before stripping, for logs.
+    pub raw: Option<RawOutput>,
 }
 
 /// Where a backend reports live events (output lines, progress) during a call.

@@ -1,0 +1,274 @@
+//! The loop without a terminal or a process: an in-memory backend and an observer that
+//! records events, to pin down the order and content of what the core reports.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use super::*;
+use crate::backend::{Backend, Emit, Reply, Request};
+use crate::context::Message;
+use crate::parse::{RawArgs, RawCall, Usage};
+use crate::tools::Registry;
+use crate::{BoxFuture, Error};
+
+/// Answers with the scripted replies in order and remembers how long each conversation was.
+struct Scripted {
+    replies: Mutex<Vec<Reply>>,
+    seen: Mutex<Vec<usize>>,
+}
+
+impl Backend for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn call<'a>(
+        &'a self,
+        request: Request<'a>,
+        _emit: &'a mut Emit<'_>,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(request.conversation.messages.len());
+        let next = self.replies.lock().unwrap().remove(0);
+        Box::pin(async move { Ok(next) })
+    }
+}
+
+#[derive(Default)]
+struct Recorder {
+    events: Vec<Event>,
+    answer: Option<Decision>,
+}
+
+impl Observer for Recorder {
+    fn event(&mut self, event: &Event) {
+        self.events.push(event.clone());
+    }
+
+    fn approve<'a>(&'a mut self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        let answer = self
+            .answer
+            .clone()
+            .unwrap_or(Decision::Deny("test says no".into()));
+        Box::pin(async move { answer })
+    }
+}
+
+fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
+    let backend = Scripted {
+        replies: Mutex::new(replies),
+        seen: Mutex::new(Vec::new()),
+    };
+    Agent::new(
+        Box::new(backend),
+        Registry::builtin(None).unwrap(),
+        AgentOptions {
+            max_iterations: 4,
+            auto_approve: false,
+            cwd: dir.to_path_buf(),
+        },
+    )
+}
+
+fn call(name: &str, args: serde_json::Value) -> RawCall {
+    RawCall {
+        id: None,
+        name: name.into(),
+        args: RawArgs::Json(args),
+        raw: String::new(),
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn a_tool_round_trip_emits_events_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+    let usage = Usage {
+        input: Some(10),
+        output: Some(2),
+        ..Default::default()
+    };
+    let replies = vec![
+        Reply {
+            text: "looking".into(),
+            calls: vec![call("ls", json!({}))],
+            usage: Some(usage),
+            raw: None,
+        },
+        Reply {
+            text: "one file".into(),
+            ..Default::default()
+        },
+    ];
+    let mut agent = agent(replies, dir.path());
+    let mut rec = Recorder::default();
+    let answer = block_on(agent.run_turn("what is here?", &mut rec)).unwrap();
+    assert_eq!(answer, "one file");
+    let kinds: Vec<&str> = rec
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::TurnStarted { .. } => "turn_started",
+            Event::BackendStarted { .. } => "backend_started",
+            Event::BackendFinished { .. } => "backend_finished",
+            Event::Text {
+                final_answer: false,
+                ..
+            } => "text",
+            Event::Text {
+                final_answer: true, ..
+            } => "final_text",
+            Event::Usage { .. } => "usage",
+            Event::ToolCall { .. } => "tool_call",
+            Event::ToolResult { .. } => "tool_result",
+            Event::TurnFinished { .. } => "turn_finished",
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn_started",
+            "backend_started",
+            "backend_finished",
+            "text",
+            "usage",
+            "tool_call",
+            "tool_result",
+            "backend_started",
+            "backend_finished",
+            "final_text",
+            "turn_finished"
+        ]
+    );
+    assert!(rec.events.contains(&Event::ToolResult {
+        call_id: "call_1".into(),
+        tool: "ls".into(),
+        ok: true,
+        output: "a.txt  (1 bytes)".into(),
+        exit_code: None,
+    }));
+    // user, assistant with the call, its result, final assistant.
+    assert_eq!(agent.conversation.messages.len(), 4);
+    assert!(
+        matches!(&agent.conversation.messages[2], Message::ToolResult { call_id, ok: true, .. } if call_id == "call_1")
+    );
+}
+
+#[test]
+fn denial_goes_back_to_the_model_and_always_is_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |n: u32| {
+        call(
+            "write",
+            json!({"path": format!("f{n}.txt"), "content": "x"}),
+        )
+    };
+    let replies = vec![
+        Reply {
+            calls: vec![write(1)],
+            ..Default::default()
+        },
+        Reply {
+            calls: vec![write(2)],
+            ..Default::default()
+        },
+        Reply {
+            calls: vec![write(3)],
+            ..Default::default()
+        },
+        Reply {
+            text: "done".into(),
+            ..Default::default()
+        },
+    ];
+    let mut agent = agent(replies, dir.path());
+    let mut rec = Recorder {
+        answer: Some(Decision::Deny("not now".into())),
+        ..Default::default()
+    };
+    assert_eq!(
+        block_on(agent.run_turn("write files", &mut rec)).unwrap(),
+        "done"
+    );
+    assert!(!dir.path().join("f1.txt").exists());
+    let denials = rec
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolResult { ok: false, output, .. } if output == "not run: not now"))
+        .count();
+    assert_eq!(denials, 3);
+    assert_eq!(
+        rec.events
+            .iter()
+            .filter(|e| matches!(e, Event::ApprovalNeeded { .. }))
+            .count(),
+        3
+    );
+
+    let replies = vec![
+        Reply {
+            calls: vec![write(4)],
+            ..Default::default()
+        },
+        Reply {
+            calls: vec![write(5)],
+            ..Default::default()
+        },
+        Reply {
+            text: "done".into(),
+            ..Default::default()
+        },
+    ];
+    let mut agent = self::agent(replies, dir.path());
+    let mut rec = Recorder {
+        answer: Some(Decision::Always),
+        ..Default::default()
+    };
+    block_on(agent.run_turn("write more", &mut rec)).unwrap();
+    assert!(dir.path().join("f4.txt").exists() && dir.path().join("f5.txt").exists());
+    // Asked once: "always" covers the second write.
+    assert_eq!(
+        rec.events
+            .iter()
+            .filter(|e| matches!(e, Event::ApprovalNeeded { .. }))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_iteration_cap_is_an_error_not_a_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let replies = (0..4)
+        .map(|_| Reply {
+            calls: vec![call("ls", json!({}))],
+            ..Default::default()
+        })
+        .collect();
+    let mut agent = agent(replies, dir.path());
+    let mut rec = Recorder::default();
+    let err = block_on(agent.run_turn("loop", &mut rec)).unwrap_err();
+    assert_eq!(err.kind, crate::ErrorKind::IterationCap);
+    assert_eq!(err.exit_code(), 3);
+    assert!(matches!(
+        rec.events.last(),
+        Some(Event::TurnFinished {
+            iterations: 4,
+            ok: false,
+            ..
+        })
+    ));
+}

@@ -13,6 +13,8 @@ pub enum ErrorKind {
     Backend,
     /// The turn hit `--max-iterations` with tool calls still pending (exit 3).
     IterationCap,
+    /// The model asked for the same tool call three times in one turn (exit 3).
+    Repeated,
     /// Reading input or writing output failed (exit 1).
     Io,
 }
@@ -45,7 +47,7 @@ impl Error {
         match self.kind {
             ErrorKind::Backend | ErrorKind::Io => 1,
             ErrorKind::Config => 2,
-            ErrorKind::IterationCap => 3,
+            ErrorKind::IterationCap | ErrorKind::Repeated => 3,
         }
     }
 }

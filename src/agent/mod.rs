@@ -2,9 +2,11 @@
 //! nothing and prints nothing; it reports every step as an [`Event`] to an [`Observer`], which
 //! is also asked to approve tools that change things.
 
+mod approval;
 mod event;
 mod turn;
 
+pub use approval::{AllowRule, ApprovalMode, Policy};
 pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
 pub use turn::{Agent, AgentOptions};
 

@@ -68,8 +68,9 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
         Registry::builtin(None).unwrap(),
         AgentOptions {
             max_iterations: 4,
-            auto_approve: false,
+            policy: Policy::default(),
             cwd: dir.to_path_buf(),
+            root: crate::tools::Root::new(dir).unwrap(),
         },
     )
 }
@@ -253,8 +254,8 @@ fn denial_goes_back_to_the_model_and_always_is_remembered() {
 fn the_iteration_cap_is_an_error_not_a_loop() {
     let dir = tempfile::tempdir().unwrap();
     let replies = (0..4)
-        .map(|_| Reply {
-            calls: vec![call("ls", json!({}))],
+        .map(|n| Reply {
+            calls: vec![call("ls", json!({ "path": format!("{n}") }))],
             ..Default::default()
         })
         .collect();
@@ -270,5 +271,32 @@ fn the_iteration_cap_is_an_error_not_a_loop() {
             ok: false,
             ..
         })
+    ));
+}
+
+#[test]
+fn the_same_call_three_times_stops_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let replies = (0..4)
+        .map(|_| Reply {
+            calls: vec![call("ls", json!({}))],
+            ..Default::default()
+        })
+        .collect();
+    let mut agent = agent(replies, dir.path());
+    let mut rec = Recorder::default();
+    let err = block_on(agent.run_turn("loop", &mut rec)).unwrap_err();
+    assert_eq!(err.kind, crate::ErrorKind::Repeated);
+    assert_eq!(err.message, "stopped: the model asked for the same tool call 3 times in this turn (ls {}); it is not making progress");
+    // Two calls ran; the third was answered without running, so no call lacks its result.
+    let results = rec
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolResult { .. }))
+        .count();
+    assert_eq!(results, 3);
+    assert!(matches!(
+        agent.conversation.messages.last(),
+        Some(Message::ToolResult { ok: false, .. })
     ));
 }

@@ -1,16 +1,16 @@
 //! One turn: call the backend, run the tools it asks for, feed the results back, repeat until
 //! a reply asks for no tool or the iteration cap is reached.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{ApprovalRequest, Decision, Event, Observer};
+use super::{ApprovalRequest, Decision, Event, Observer, Policy};
 use crate::backend::{Backend, Request};
 use crate::context::{Conversation, Message, ToolCall};
 use crate::parse::{RawArgs, RawCall};
-use crate::tools::{Registry, ToolContext, ToolOutput};
+use crate::tools::{Registry, Root, ToolContext, ToolOutput};
 use crate::{Error, ErrorKind};
 
 /// Settings of an [`Agent`].
@@ -18,11 +18,16 @@ use crate::{Error, ErrorKind};
 pub struct AgentOptions {
     /// Backend calls allowed in one turn (`--max-iterations`).
     pub max_iterations: u32,
-    /// Run every tool without asking (`--yes`).
-    pub auto_approve: bool,
+    /// When tools may run without asking (`--approval`, `--allow`, `--yes`).
+    pub policy: Policy,
     /// Where tools run.
     pub cwd: PathBuf,
+    /// Where the file tools may go (`--root`).
+    pub root: Root,
 }
+
+/// The same call (tool and arguments) this many times in one turn stops the turn.
+const REPEAT_LIMIT: u32 = 3;
 
 /// Owns the conversation, the backend and the tools.
 pub struct Agent {
@@ -30,8 +35,6 @@ pub struct Agent {
     tools: Registry,
     pub conversation: Conversation,
     options: AgentOptions,
-    /// Tools the user answered "always" for.
-    always: HashSet<String>,
     turn: u32,
 }
 
@@ -49,7 +52,6 @@ impl Agent {
             tools,
             conversation: Conversation::new(),
             options,
-            always: HashSet::new(),
             turn: 0,
         }
     }
@@ -96,6 +98,7 @@ impl Agent {
     async fn iterate(&mut self, obs: &mut dyn Observer) -> Result<(u32, String), (u32, Error)> {
         let max = self.options.max_iterations.max(1);
         let name = self.backend.name().to_string();
+        let mut repeats: HashMap<String, u32> = HashMap::new();
         for iteration in 1..=max {
             obs.event(&Event::BackendStarted {
                 backend: name.clone(),
@@ -143,11 +146,28 @@ impl Agent {
             if final_answer {
                 return Ok((iteration, reply.text));
             }
+            let mut repeated = None;
             for call in checked {
                 let (call, output) = match call {
+                    Checked::Valid(call) if repeated.is_some() => {
+                        (call, ToolOutput::error("not run: the turn was stopped"))
+                    }
                     Checked::Valid(call) => {
-                        let output = self.run_tool(&call, obs).await;
-                        (call, output)
+                        let key = format!("{}{}", call.name, call.args);
+                        let seen = repeats.entry(key).or_insert(0);
+                        *seen += 1;
+                        if *seen >= REPEAT_LIMIT {
+                            repeated = Some(format!("{} {}", call.name, call.args));
+                            (
+                                call,
+                                ToolOutput::error(
+                                    "not run: the same call was made three times in this turn",
+                                ),
+                            )
+                        } else {
+                            let output = self.run_tool(&call, obs).await;
+                            (call, output)
+                        }
                     }
                     Checked::Invalid(call, why) => {
                         obs.event(&Event::ToolCall {
@@ -170,6 +190,18 @@ impl Agent {
                     ok: output.ok,
                     output: output.output,
                 });
+            }
+            if let Some(call) = repeated {
+                return Err((
+                    iteration,
+                    Error::new(
+                        ErrorKind::Repeated,
+                        format!(
+                            "stopped: the model asked for the same tool call {REPEAT_LIMIT} times in this turn \
+                             ({call}); it is not making progress"
+                        ),
+                    ),
+                ));
             }
         }
         Err((
@@ -262,7 +294,7 @@ impl Agent {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutput::error(format!("unknown tool `{}`", call.name));
         };
-        if tool.spec().mutating && !self.options.auto_approve && !self.always.contains(&call.name) {
+        if self.options.policy.needs_approval(call, tool.spec()) {
             let request = ApprovalRequest {
                 call: call.clone(),
                 summary,
@@ -273,9 +305,7 @@ impl Agent {
             });
             match obs.approve(&request).await {
                 Decision::Once => {}
-                Decision::Always => {
-                    self.always.insert(call.name.clone());
-                }
+                Decision::Always => self.options.policy.allow_always(&call.name),
                 Decision::Deny(reason) => {
                     return ToolOutput::error(format!("not run: {reason}"));
                 }
@@ -283,6 +313,7 @@ impl Agent {
         }
         let ctx = ToolContext {
             cwd: self.options.cwd.clone(),
+            root: self.options.root.clone(),
         };
         // The registry is borrowed again: approval needed `self` mutably.
         let tool = self.tools.get(&call.name).expect("checked above");

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use agent_loop::agent::{AllowRule, ApprovalMode};
+
 const EXAMPLES: &str = "\
 Examples:
   agent-loop --backend demo \"list the files here\"
@@ -23,7 +25,8 @@ $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README docume
 every key and shows how to add an agent CLI.
 
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
-3 the --max-iterations cap was reached, 130 interrupted (Ctrl-C).";
+3 the turn would not end (--max-iterations reached, or the same tool call three times),
+130 interrupted (Ctrl-C).";
 
 /// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
 /// append-only display that works on any terminal.
@@ -47,9 +50,27 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Display::Plain, value_name = "MODE")]
     pub display: Display,
 
-    /// Run bash, write and edit without asking for approval.
+    /// Run every tool without asking for approval (the same as `--approval never`).
     #[arg(short, long)]
     pub yes: bool,
+
+    /// When to ask before a tool runs: `never`, `on-write` (before bash, write and edit) or
+    /// `always-ask` (before every tool).
+    #[arg(long, value_name = "MODE", default_value = "on-write", value_parser = parse_mode)]
+    pub approval: ApprovalMode,
+
+    /// Let matching calls run without asking; repeatable. `TOOL` allows every call of a tool,
+    /// `TOOL:GLOB` the calls whose main argument matches (`bash:git status*`, `write:docs/*`).
+    /// A bash command that chains commands (`;`, `&&`, `|`, `$(...)`, redirections) never
+    /// matches a pattern.
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    pub allow: Vec<AllowRule>,
+
+    /// The folder read, write, edit, ls and grep may use (default: the working directory);
+    /// paths that resolve outside it, through `..` or symbolic links, are refused. `--root /`
+    /// lifts the limit. bash is not confined.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 
     /// Comma-separated tools that exist for this run (default: all of bash, read, write,
     /// edit, ls, grep).
@@ -79,4 +100,12 @@ pub enum Command {
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]
     DemoAgent,
+}
+
+fn parse_mode(s: &str) -> Result<ApprovalMode, String> {
+    s.parse()
+}
+
+fn parse_rule(s: &str) -> Result<AllowRule, String> {
+    s.parse()
 }

@@ -5,11 +5,11 @@ use std::io::{IsTerminal, Read};
 
 use clap::Parser;
 
-use agent_loop::agent::{Agent, AgentOptions};
+use agent_loop::agent::{Agent, AgentOptions, ApprovalMode, Policy};
 use agent_loop::backend::CliBackend;
 use agent_loop::config::Config;
 use agent_loop::display::PlainDisplay;
-use agent_loop::tools::Registry;
+use agent_loop::tools::{Registry, Root};
 use agent_loop::Error;
 
 use super::args::{Args, Command};
@@ -94,13 +94,20 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
     let tools = Registry::builtin(args.tools.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
+    let root = Root::new(args.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
+    let mode = if args.yes {
+        ApprovalMode::Never
+    } else {
+        args.approval
+    };
     Ok(Agent::new(
         Box::new(backend),
         tools,
         AgentOptions {
             max_iterations: args.max_iterations,
-            auto_approve: args.yes,
+            policy: Policy::new(mode, args.allow.clone()),
             cwd,
+            root,
         },
     ))
 }

@@ -62,7 +62,10 @@ impl Tool for Edit {
             if args.old_string == args.new_string {
                 return ToolOutput::error("edit: old_string and new_string are the same");
             }
-            let path = fs::resolve(&ctx.cwd, &args.path);
+            let path = match ctx.path(&args.path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             let bytes = match tokio::fs::read(&path).await {
                 Ok(b) => b,
                 Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),

@@ -72,7 +72,10 @@ impl Tool for Grep {
                 Ok(re) => re,
                 Err(e) => return ToolOutput::error(format!("invalid pattern: {e}")),
             };
-            let root = fs::resolve(&ctx.cwd, &args.path);
+            let root = match ctx.path(&args.path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             if !root.exists() {
                 return ToolOutput::error(format!(
                     "cannot search {}: no such file or folder",

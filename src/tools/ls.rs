@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 const MAX_ENTRIES: usize = 1000;
@@ -54,7 +54,10 @@ impl Tool for Ls {
                 Ok(a) => a,
                 Err(e) => return e,
             };
-            let dir = fs::resolve(&ctx.cwd, &args.path);
+            let dir = match ctx.path(&args.path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             let entries = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd,
                 Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),

@@ -8,7 +8,10 @@ mod fs;
 mod grep;
 mod ls;
 mod read;
+mod root;
 mod write;
+
+pub use root::Root;
 
 use std::path::PathBuf;
 
@@ -36,6 +39,17 @@ pub struct ToolSpec {
 pub struct ToolContext {
     /// Relative paths and bash commands start here.
     pub cwd: PathBuf,
+    /// Where the file tools may go (`--root`).
+    pub root: Root,
+}
+
+impl ToolContext {
+    /// A path from the model, relative to the working directory unless absolute, resolved and
+    /// checked against the root; the error is a result for the model.
+    pub fn path(&self, path: &str) -> Result<PathBuf, ToolOutput> {
+        let joined = fs::resolve(&self.cwd, path);
+        self.root.check(&joined, path).map_err(ToolOutput::error)
+    }
 }
 
 /// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an

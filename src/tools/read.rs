@@ -56,7 +56,10 @@ impl Tool for Read {
                 Ok(a) => a,
                 Err(e) => return e,
             };
-            let path = fs::resolve(&ctx.cwd, &args.path);
+            let path = match ctx.path(&args.path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             let bytes = match tokio::fs::read(&path).await {
                 Ok(b) => b,
                 Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),

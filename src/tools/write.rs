@@ -50,7 +50,10 @@ impl Tool for Write {
                 Ok(a) => a,
                 Err(e) => return e,
             };
-            let path = fs::resolve(&ctx.cwd, &args.path);
+            let path = match ctx.path(&args.path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             match fs::write_atomic(&path, args.content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(format!(
                     "wrote {} ({} bytes, {} lines)",

@@ -259,10 +259,15 @@ fn hanging_backend_is_killed_at_the_timeout_with_its_children() {
 #[test]
 fn iteration_cap_stops_with_exit_3() {
     let ws = Workspace::new();
-    ws.reply(
-        0,
-        "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>\n",
-    );
+    // A different call each time, so the repeated-call stop does not come first.
+    for n in 1..=3 {
+        ws.reply(
+            n,
+            format!(
+                "<tool_call>{{\"name\":\"ls\",\"arguments\":{{\"path\":\"{n}\"}}}}</tool_call>\n"
+            ),
+        );
+    }
     let run = ws.run(&["--backend", "fake", "--max-iterations", "3", "loop forever"]);
     run.expect_code(3);
     assert_eq!(ws.runs(), 3);

@@ -1,13 +1,14 @@
 //! The built-in tools, called through the registry as the loop calls them: real files in a
 //! temporary folder, real processes for bash.
 
-use agent_loop::tools::{Registry, ToolContext, ToolOutput};
+use agent_loop::tools::{Registry, Root, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
 fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
     let registry = Registry::builtin(None).unwrap();
     let ctx = ToolContext {
         cwd: dir.to_path_buf(),
+        root: Root::new(dir).unwrap(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

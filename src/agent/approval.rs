@@ -1,0 +1,224 @@
+//! The approval policy, as data: when a tool call may run without asking. Every tool call
+//! passes through [`Policy::needs_approval`]; nothing else decides.
+
+use std::collections::HashSet;
+use std::str::FromStr;
+
+use globset::{Glob, GlobMatcher};
+use serde_json::Value;
+
+use crate::context::ToolCall;
+use crate::tools::ToolSpec;
+
+/// When to ask before a tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalMode {
+    /// Never ask: everything runs (`--yes`).
+    Never,
+    /// Ask before tools that change things: bash, write, edit (the default).
+    #[default]
+    OnWrite,
+    /// Ask before every tool call.
+    AlwaysAsk,
+}
+
+impl FromStr for ApprovalMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "never" => Ok(ApprovalMode::Never),
+            "on-write" => Ok(ApprovalMode::OnWrite),
+            "always-ask" => Ok(ApprovalMode::AlwaysAsk),
+            _ => Err(format!(
+                "unknown approval mode `{s}`; the modes are never, on-write, always-ask"
+            )),
+        }
+    }
+}
+
+/// `TOOL` (every call of the tool) or `TOOL:PATTERN` (calls whose main argument matches the
+/// glob, e.g. `bash:git status*`), allowed without asking.
+#[derive(Debug, Clone)]
+pub struct AllowRule {
+    pub tool: String,
+    pattern: Option<GlobMatcher>,
+    text: String,
+}
+
+impl FromStr for AllowRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (tool, pattern) = match s.split_once(':') {
+            Some((tool, pattern)) => (tool, Some(pattern)),
+            None => (s, None),
+        };
+        if tool.is_empty() {
+            return Err(format!("allow rule `{s}`: no tool name before `:`"));
+        }
+        let pattern = pattern
+            .map(|p| Glob::new(p).map(|g| g.compile_matcher()))
+            .transpose()
+            .map_err(|e| format!("allow rule `{s}`: {e}"))?;
+        Ok(AllowRule {
+            tool: tool.to_string(),
+            pattern,
+            text: s.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for AllowRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The policy of one session: the mode, the allow rules, and the tools the user answered
+/// "always" for.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub mode: ApprovalMode,
+    pub allow: Vec<AllowRule>,
+    always: HashSet<String>,
+}
+
+impl Policy {
+    pub fn new(mode: ApprovalMode, allow: Vec<AllowRule>) -> Self {
+        Policy {
+            mode,
+            allow,
+            always: HashSet::new(),
+        }
+    }
+
+    /// Whether this call must be approved by the user before it runs.
+    pub fn needs_approval(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
+        let asks = match self.mode {
+            ApprovalMode::Never => false,
+            ApprovalMode::OnWrite => spec.mutating,
+            ApprovalMode::AlwaysAsk => true,
+        };
+        asks && !self.always.contains(&call.name) && !self.allowed_by_rule(call, spec)
+    }
+
+    /// The user answered "always" for this tool.
+    pub fn allow_always(&mut self, tool: &str) {
+        self.always.insert(tool.to_string());
+    }
+
+    fn allowed_by_rule(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
+        let main = match call.args.get(&spec.main_param) {
+            Some(Value::String(s)) => s.as_str(),
+            _ => "",
+        };
+        self.allow.iter().any(|rule| {
+            rule.tool == call.name
+                && match &rule.pattern {
+                    None => true,
+                    // A pattern vouches for one command, not for whatever is chained to it:
+                    // `git status; rm -rf ~` does not match `git status*`.
+                    Some(glob) => {
+                        !(call.name == "bash" && chains_commands(main)) && glob.is_match(main)
+                    }
+                }
+        })
+    }
+}
+
+/// Whether a shell command line does more than run one simple command.
+fn chains_commands(command: &str) -> bool {
+    command.contains([';', '&', '|', '`', '\n', '>', '<']) || command.contains("$(")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Registry;
+    use serde_json::json;
+
+    fn needs(policy: &Policy, tool: &str, args: Value) -> bool {
+        let registry = Registry::builtin(None).unwrap();
+        let spec = registry.get(tool).unwrap().spec().clone();
+        let call = ToolCall {
+            id: "c".into(),
+            name: tool.into(),
+            args,
+        };
+        policy.needs_approval(&call, &spec)
+    }
+
+    #[test]
+    fn modes() {
+        let on_write = Policy::default();
+        assert!(needs(&on_write, "bash", json!({"command": "ls"})));
+        assert!(!needs(&on_write, "read", json!({"path": "x"})));
+        let never = Policy::new(ApprovalMode::Never, vec![]);
+        assert!(!needs(&never, "write", json!({"path": "x", "content": ""})));
+        let always = Policy::new(ApprovalMode::AlwaysAsk, vec![]);
+        assert!(needs(&always, "read", json!({"path": "x"})));
+    }
+
+    #[test]
+    fn allow_rules_match_the_main_argument_and_refuse_chains() {
+        let rules = vec![
+            "bash:git status*".parse().unwrap(),
+            "write".parse().unwrap(),
+        ];
+        let policy = Policy::new(ApprovalMode::OnWrite, rules);
+        assert!(!needs(
+            &policy,
+            "bash",
+            json!({"command": "git status --short"})
+        ));
+        assert!(needs(&policy, "bash", json!({"command": "git push"})));
+        assert!(needs(
+            &policy,
+            "bash",
+            json!({"command": "git status; rm -rf ~"})
+        ));
+        assert!(needs(
+            &policy,
+            "bash",
+            json!({"command": "git status $(rm x)"})
+        ));
+        assert!(!needs(
+            &policy,
+            "write",
+            json!({"path": "a", "content": ""})
+        ));
+        assert!(needs(
+            &policy,
+            "edit",
+            json!({"path": "a", "old_string": "x", "new_string": "y"})
+        ));
+    }
+
+    #[test]
+    fn always_answers_are_remembered_per_tool() {
+        let mut policy = Policy::default();
+        policy.allow_always("bash");
+        assert!(!needs(&policy, "bash", json!({"command": "anything"})));
+        assert!(needs(
+            &policy,
+            "edit",
+            json!({"path": "a", "old_string": "x", "new_string": "y"})
+        ));
+    }
+
+    #[test]
+    fn bad_rules_and_modes_are_explained() {
+        assert!("".parse::<AllowRule>().is_err());
+        assert!(":x"
+            .parse::<AllowRule>()
+            .unwrap_err()
+            .contains("no tool name"));
+        assert!("bash:["
+            .parse::<AllowRule>()
+            .unwrap_err()
+            .starts_with("allow rule `bash:[`"));
+        assert_eq!(
+            "sometimes".parse::<ApprovalMode>().unwrap_err(),
+            "unknown approval mode `sometimes`; the modes are never, on-write, always-ask"
+        );
+    }
+}

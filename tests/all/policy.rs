@@ -1,0 +1,136 @@
+//! What tools may touch and when they ask: `--root` confinement against escape attempts,
+//! `--approval` and `--allow` rules, and the stop on repeated identical calls.
+
+use crate::common::Workspace;
+
+/// Runs one reply of tool calls, then "done"; returns the second prompt (the results).
+fn results_of(ws: &Workspace, calls: &str, args: &[&str]) -> String {
+    ws.reply(1, calls);
+    ws.reply(2, "done\n");
+    let mut all = vec!["--backend", "fake"];
+    all.extend_from_slice(args);
+    all.push("go");
+    ws.run(&all).expect_code(0);
+    ws.prompt(2)
+}
+
+#[test]
+fn file_tools_cannot_escape_the_root() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("secret.txt"), "top secret\n").unwrap();
+    std::os::unix::fs::symlink(ws.path("secret.txt"), ws.work().join("planted")).unwrap();
+    std::os::unix::fs::symlink(ws.dir.path(), ws.work().join("up")).unwrap();
+    let secret = ws.path("secret.txt").display().to_string();
+    let calls = format!(
+        "<tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"../secret.txt\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"{secret}\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"planted\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"up/new.txt\",\"content\":\"x\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"edit\",\"arguments\":{{\"path\":\"planted\",\"old_string\":\"top\",\"new_string\":\"no\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"ls\",\"arguments\":{{\"path\":\"..\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"grep\",\"arguments\":{{\"pattern\":\"secret\",\"path\":\"up\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"sub/../inside.txt\",\"content\":\"ok\"}}}}</tool_call>\n"
+    );
+    let second = results_of(&ws, &calls, &["--yes"]);
+    assert_eq!(
+        second.matches("status=\"error\">\nrefused: ").count(),
+        7,
+        "{second}"
+    );
+    assert!(!second.contains("top secret"), "{second}");
+    assert!(!ws.path("new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path("secret.txt")).unwrap(),
+        "top secret\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.work().join("inside.txt")).unwrap(),
+        "ok"
+    );
+}
+
+#[test]
+fn root_flag_widens_and_slash_lifts() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("secret.txt"), "top secret\n").unwrap();
+    let call =
+        "<tool_call>{\"name\":\"read\",\"arguments\":{\"path\":\"../secret.txt\"}}</tool_call>\n";
+    let root = ws.dir.path().display().to_string();
+    assert!(results_of(&ws, call, &["--root", &root]).contains("1\ttop secret"));
+    let ws = Workspace::new();
+    std::fs::write(ws.path("secret.txt"), "top secret\n").unwrap();
+    assert!(results_of(&ws, call, &["--root", "/"]).contains("1\ttop secret"));
+}
+
+#[test]
+fn missing_root_is_a_usage_error() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--backend", "fake", "--root", "/no/such/dir", "x"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("--root /no/such/dir: No such file or directory"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn allow_rules_let_matching_commands_run_without_a_terminal() {
+    let ws = Workspace::new();
+    let calls = "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"echo allowed > a.txt\"}}</tool_call>\n\
+                 <tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"echo fine\"}}</tool_call>\n\
+                 <tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"touch b.txt\"}}</tool_call>\n";
+    let second = results_of(&ws, calls, &["--allow", "bash:echo *"]);
+    // Redirection chains more than one command: not vouched for by `echo *`.
+    assert!(!ws.work().join("a.txt").exists());
+    assert!(second.contains("stdout:\nfine"), "{second}");
+    assert!(!ws.work().join("b.txt").exists());
+    assert_eq!(
+        second
+            .matches("not run: agent-loop cannot ask for approval")
+            .count(),
+        2,
+        "{second}"
+    );
+}
+
+#[test]
+fn always_ask_covers_read_only_tools_too() {
+    let ws = Workspace::new();
+    let second = results_of(
+        &ws,
+        "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>\n",
+        &["--approval", "always-ask"],
+    );
+    assert!(
+        second.contains("not run: agent-loop cannot ask for approval"),
+        "{second}"
+    );
+    let run = ws.run(&["--backend", "fake", "--approval", "sometimes", "x"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("unknown approval mode `sometimes`"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn repeated_identical_calls_stop_the_turn() {
+    let ws = Workspace::new();
+    ws.reply(
+        0,
+        "<tool_call>{\"name\":\"ls\",\"arguments\":{\"path\":\".\"}}</tool_call>\n",
+    );
+    let run = ws.run(&["--backend", "fake", "--max-iterations", "10", "loop"]);
+    run.expect_code(3);
+    assert_eq!(ws.runs(), 3);
+    assert!(
+        run.stderr().contains(
+            "the model asked for the same tool call 3 times in this turn (ls {\"path\":\".\"})"
+        ),
+        "{}",
+        run.stderr()
+    );
+}

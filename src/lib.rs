@@ -14,6 +14,7 @@ pub mod display;
 pub mod error;
 pub mod parse;
 pub mod process;
+pub mod session;
 pub mod tools;
 
 pub use error::{Error, ErrorKind};

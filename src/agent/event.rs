@@ -122,3 +122,71 @@ pub trait Observer: Send {
     fn event(&mut self, event: &Event);
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
 }
+
+impl Event {
+    /// The same event with `f` applied to every piece of text in it (to redact secrets before
+    /// anything is shown or written).
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Event {
+        let call = |c: &ToolCall| ToolCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            args: serde_json::from_str(&f(&c.args.to_string())).unwrap_or_else(|_| c.args.clone()),
+        };
+        match self {
+            Event::TurnStarted { turn, input } => Event::TurnStarted {
+                turn: *turn,
+                input: f(input),
+            },
+            Event::BackendOutput {
+                backend,
+                stream,
+                line,
+            } => Event::BackendOutput {
+                backend: backend.clone(),
+                stream: *stream,
+                line: f(line),
+            },
+            Event::BackendFinished {
+                backend,
+                elapsed_ms,
+                raw,
+            } => Event::BackendFinished {
+                backend: backend.clone(),
+                elapsed_ms: *elapsed_ms,
+                raw: raw.as_ref().map(|r| RawOutput {
+                    stdout: f(&String::from_utf8_lossy(&r.stdout)).into_bytes(),
+                    stderr: f(&String::from_utf8_lossy(&r.stderr)).into_bytes(),
+                }),
+            },
+            Event::Text { text, final_answer } => Event::Text {
+                text: f(text),
+                final_answer: *final_answer,
+            },
+            Event::ToolCall { call: c, summary } => Event::ToolCall {
+                call: call(c),
+                summary: f(summary),
+            },
+            Event::ApprovalNeeded { call: c, summary } => Event::ApprovalNeeded {
+                call: call(c),
+                summary: f(summary),
+            },
+            Event::ToolResult {
+                call_id,
+                tool,
+                ok,
+                output,
+                exit_code,
+            } => Event::ToolResult {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                ok: *ok,
+                output: f(output),
+                exit_code: *exit_code,
+            },
+            Event::Error { message } => Event::Error {
+                message: f(message),
+            },
+            other => other.clone(),
+        }
+    }
+}

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{ApprovalRequest, Decision, Event, Observer, Policy};
 use crate::backend::{Backend, Request};
 use crate::context::{Conversation, Message, ToolCall};
-use crate::parse::{RawArgs, RawCall};
+use crate::parse::{RawArgs, RawCall, Totals};
 use crate::tools::{Registry, Root, ToolContext, ToolOutput};
 use crate::{Error, ErrorKind};
 
@@ -36,6 +36,8 @@ pub struct Agent {
     pub conversation: Conversation,
     options: AgentOptions,
     turn: u32,
+    /// Tokens and cost of every backend call so far.
+    pub totals: Totals,
 }
 
 /// A call read from the reply, checked against the registry.
@@ -53,11 +55,110 @@ impl Agent {
             conversation: Conversation::new(),
             options,
             turn: 0,
+            totals: Totals::default(),
         }
+    }
+
+    /// Continues a saved conversation.
+    pub fn restore(&mut self, conversation: Conversation, turns: u32, totals: Totals) {
+        self.conversation = conversation;
+        self.turn = turns;
+        self.totals = totals;
+    }
+
+    /// Turns run so far (restored ones included).
+    pub fn turns(&self) -> u32 {
+        self.turn
+    }
+
+    /// The tool policy, for the REPL's `/yes`.
+    pub fn policy_mut(&mut self) -> &mut Policy {
+        &mut self.options.policy
+    }
+
+    /// Records that the running turn was cancelled (its future was dropped): every tool call
+    /// left without a result gets one saying so, and a note ends the turn, so the next prompt
+    /// is well formed and the model knows what happened.
+    pub fn mark_cancelled(&mut self) {
+        let answered: std::collections::HashSet<String> = self
+            .conversation
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let pending: Vec<ToolCall> = match self.conversation.messages.last() {
+            Some(Message::User { .. }) | None => Vec::new(),
+            _ => self
+                .conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Assistant { tool_calls, .. } => Some(tool_calls.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| !answered.contains(&c.id))
+                .collect(),
+        };
+        for call in pending {
+            self.conversation.push(Message::ToolResult {
+                call_id: call.id,
+                name: call.name,
+                ok: false,
+                output: "not run: the user cancelled the turn".into(),
+            });
+        }
+        self.conversation.push(Message::Assistant {
+            text: "[turn cancelled by the user]".into(),
+            tool_calls: Vec::new(),
+        });
     }
 
     pub fn backend_name(&self) -> &str {
         self.backend.name()
+    }
+
+    /// Changes the backend mid-conversation: the next prompt carries the whole history in the
+    /// new backend's format.
+    pub fn set_backend(&mut self, backend: Box<dyn Backend>) {
+        self.backend = backend;
+    }
+
+    /// The tools that exist for this session.
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// Runs one tool call the user asked for directly (the REPL's `/commit`), through the same
+    /// approval as the model's calls.
+    pub async fn run_user_tool(
+        &mut self,
+        name: &str,
+        args: serde_json::Value,
+        obs: &mut dyn Observer,
+    ) -> ToolOutput {
+        let call = ToolCall {
+            id: self.conversation.next_call_id(),
+            name: name.to_string(),
+            args,
+        };
+        if self.tools.get(name).is_none() {
+            return ToolOutput::error(format!("the {name} tool is not available (see --tools)"));
+        }
+        let output = self.run_tool(&call, obs).await;
+        obs.event(&Event::ToolResult {
+            call_id: call.id,
+            tool: call.name,
+            ok: output.ok,
+            output: output.output.clone(),
+            exit_code: output.exit_code,
+        });
+        output
     }
 
     /// Forgets the conversation (the REPL's `clear`).
@@ -138,6 +239,7 @@ impl Agent {
                 });
             }
             if let Some(usage) = reply.usage {
+                self.totals.add(&usage);
                 obs.event(&Event::Usage {
                     backend: name.clone(),
                     usage,

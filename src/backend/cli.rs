@@ -167,7 +167,7 @@ impl CliBackend {
         Ok(Reply {
             text: parsed.text,
             calls: parsed.calls,
-            usage: parsed.usage,
+            usage: parsed.usage.map(|u| u.priced(def.prices)),
             raw: Some(RawOutput {
                 stdout: finished.stdout.bytes().to_vec(),
                 stderr: finished.stderr.bytes().to_vec(),

@@ -19,6 +19,10 @@ Examples:
       `exit`, `quit` or Ctrl-D to leave.
   agent-loop --config my-backends.toml --backend mycli --tools read,ls,grep \"find TODOs\"
       Use a backend defined in your own file, with read-only tools.
+  agent-loop -c \"and now add tests\"
+      Continue the most recent session (every conversation is saved after each turn).
+  agent-loop sessions
+      List saved sessions; `agent-loop sessions rm NAME` removes one.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -31,7 +35,7 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 /// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
 /// append-only display that works on any terminal.
 #[derive(Debug, Parser)]
-#[command(name = "agent-loop", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+#[command(name = "agent-loop", version, after_help = EXAMPLES)]
 pub struct Args {
     /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
     /// or the task from piped stdin.
@@ -85,6 +89,23 @@ pub struct Args {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Start or continue the session called NAME (saved under
+    /// $XDG_DATA_HOME/agent-loop/sessions/NAME/).
+    #[arg(short, long, value_name = "NAME", conflicts_with = "continue_")]
+    pub session: Option<String>,
+
+    /// Continue the most recently used session.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_: bool,
+
+    /// Write the JSONL event log to FILE instead of the session's log.jsonl.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Do not save the session or its log (for scripts that run many one-off tasks).
+    #[arg(long)]
+    pub no_save: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -97,6 +118,16 @@ pub enum Display {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List saved sessions (name, backend, turns, tokens, last used), or remove some.
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
+    },
+    /// Print a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]
     DemoAgent,
@@ -108,4 +139,13 @@ fn parse_mode(s: &str) -> Result<ApprovalMode, String> {
 
 fn parse_rule(s: &str) -> Result<AllowRule, String> {
     s.parse()
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// Remove sessions (their folder: conversation, log and artifacts).
+    Rm {
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
+    },
 }

@@ -42,3 +42,35 @@ impl Input {
         self.lines.recv().await
     }
 }
+
+impl Input {
+    /// One entry of the REPL: a line; or lines joined while each ends in `\`; or everything
+    /// between two lines that hold only `"""`. `prompt` is called before each further line.
+    /// `None` at end of input.
+    pub async fn entry(&mut self, more: &mut dyn FnMut()) -> Option<String> {
+        let first = self.line().await?;
+        if first.trim() == "\"\"\"" {
+            let mut block = Vec::new();
+            loop {
+                more();
+                match self.line().await {
+                    Some(line) if line.trim() == "\"\"\"" => break,
+                    Some(line) => block.push(line),
+                    None => break,
+                }
+            }
+            return Some(block.join("\n"));
+        }
+        let mut text = first;
+        while text.ends_with('\\') {
+            text.pop();
+            text.push('\n');
+            more();
+            match self.line().await {
+                Some(line) => text.push_str(&line),
+                None => break,
+            }
+        }
+        Some(text)
+    }
+}

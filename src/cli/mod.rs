@@ -1,10 +1,14 @@
 //! The `agent-loop` program: flags, one-shot and REPL modes, and the front end that renders
 //! the library's events. All terminal I/O lives here and in the display.
 
+mod app;
 pub mod args;
+mod commands;
 pub mod demo_agent;
 mod frontend;
 mod input;
+mod repl;
 mod run;
+mod sessions_cmd;
 
 pub use run::main;

@@ -1,28 +1,41 @@
-//! Wiring: parse flags, load backends, pick one, then run one turn (a task was given or piped)
-//! or a REPL (a terminal and no task). Maps every outcome to the documented exit code.
+//! Wiring: parse flags, run a subcommand, or build the app (backends, session, front end) and
+//! run one turn (a task was given or piped) or the REPL (a terminal and no task). Maps every
+//! outcome to the documented exit code.
 
 use std::io::{IsTerminal, Read};
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use agent_loop::agent::{Agent, AgentOptions, ApprovalMode, Policy};
-use agent_loop::backend::CliBackend;
-use agent_loop::config::Config;
 use agent_loop::display::PlainDisplay;
-use agent_loop::tools::{Registry, Root};
-use agent_loop::Error;
+use agent_loop::session::Redactor;
+use agent_loop::{Error, ErrorKind};
 
+use super::app::{App, Outcome};
 use super::args::{Args, Command};
 use super::frontend::Frontend;
 use super::input::Input;
-
-/// Exit code for Ctrl-C, as shells report SIGINT.
-const INTERRUPTED: i32 = 130;
+use super::repl::{self, INTERRUPTED};
 
 pub fn main() -> i32 {
     let args = Args::parse();
-    if let Some(Command::DemoAgent) = args.command {
-        return super::demo_agent::run();
+    match args.command {
+        Some(Command::DemoAgent) => return super::demo_agent::run(),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(
+                shell,
+                &mut Args::command(),
+                "agent-loop",
+                &mut std::io::stdout(),
+            );
+            return 0;
+        }
+        Some(Command::Sessions { action }) => {
+            return match super::sessions_cmd::run(action) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            }
+        }
+        None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -31,7 +44,7 @@ pub fn main() -> i32 {
         Ok(rt) => rt,
         Err(e) => {
             return fail(&Error::new(
-                agent_loop::ErrorKind::Io,
+                ErrorKind::Io,
                 format!("cannot start the runtime: {e}"),
             ))
         }
@@ -45,78 +58,34 @@ fn fail(error: &Error) -> i32 {
 }
 
 async fn run(args: Args) -> i32 {
-    let agent = match build_agent(&args) {
-        Ok(agent) => agent,
-        Err(e) => return fail(&e),
-    };
-    let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
-    display.verbose = args.verbose;
     let task = match args.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
         Some(task) => Some(Ok(task.to_string())),
         None if !std::io::stdin().is_terminal() => Some(read_stdin_task()),
         None => None,
     };
-    match task {
-        Some(Ok(task)) => {
-            let frontend = Frontend {
-                display,
-                input: Input::stdin(),
-            };
-            one_shot(agent, frontend, &task).await
-        }
-        Some(Err(e)) => fail(&e),
-        None => {
-            let frontend = Frontend {
-                display,
-                input: Input::stdin(),
-            };
-            repl(agent, frontend).await
-        }
-    }
-}
-
-fn build_agent(args: &Args) -> Result<Agent, Error> {
-    let config = Config::load(args.config.as_deref())?;
-    let name = args
-        .backend
-        .clone()
-        .or_else(|| config.default_backend.clone())
-        .ok_or_else(|| {
-            Error::config(format!(
-                "no backend chosen: pass --backend NAME, set AGENT_LOOP_BACKEND, or set \
-                 default_backend in backends.toml. Configured backends: {}. \
-                 To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
-                config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-    let backend = CliBackend::new(config.backend(&name)?.clone())?;
-    let tools = Registry::builtin(args.tools.as_deref())?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
-    let root = Root::new(args.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
-    let mode = if args.yes {
-        ApprovalMode::Never
-    } else {
-        args.approval
+    let task = match task.transpose() {
+        Ok(task) => task,
+        Err(e) => return fail(&e),
     };
-    Ok(Agent::new(
-        Box::new(backend),
-        tools,
-        AgentOptions {
-            max_iterations: args.max_iterations,
-            policy: Policy::new(mode, args.allow.clone()),
-            cwd,
-            root,
-        },
-    ))
+    let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
+    display.verbose = args.verbose;
+    let frontend = Frontend::new(display, Input::stdin(), Redactor::default());
+    let app = match App::build(&args, frontend) {
+        Ok(app) => app,
+        Err(e) => return fail(&e),
+    };
+    match task {
+        Some(task) => one_shot(app, &task).await,
+        None => repl::run(app).await,
+    }
 }
 
 fn read_stdin_task() -> Result<String, Error> {
     let mut task = String::new();
     std::io::stdin().read_to_string(&mut task).map_err(|e| {
         Error::new(
-            agent_loop::ErrorKind::Io,
+            ErrorKind::Io,
             format!("cannot read the task from stdin: {e}"),
         )
     })?;
@@ -129,54 +98,14 @@ fn read_stdin_task() -> Result<String, Error> {
     Ok(task)
 }
 
-async fn one_shot(mut agent: Agent, mut frontend: Frontend, task: &str) -> i32 {
-    let result = tokio::select! {
-        result = agent.run_turn(task, &mut frontend) => result,
-        _ = tokio::signal::ctrl_c() => {
-            frontend.display.notice("interrupted: the backend and any running tool were stopped");
-            return INTERRUPTED;
-        }
-    };
-    match result {
-        Ok(_) => 0,
-        // The error event has already been shown.
-        Err(e) => e.exit_code(),
-    }
-}
-
-async fn repl(mut agent: Agent, mut frontend: Frontend) -> i32 {
-    frontend.display.notice(&format!(
-        "agent-loop with backend `{}`. Type a task; `clear` forgets the conversation; `exit`, `quit` or Ctrl-D leaves.",
-        agent.backend_name()
-    ));
-    loop {
-        frontend.display.prompt("You: ");
-        let line = tokio::select! {
-            line = frontend.input.line() => line,
-            _ = tokio::signal::ctrl_c() => {
-                frontend.display.notice("");
-                return INTERRUPTED;
-            }
-        };
-        let Some(line) = line else {
-            frontend.display.notice("");
-            return 0;
-        };
-        match line.trim() {
-            "" => continue,
-            "exit" | "quit" => return 0,
-            "clear" => {
-                agent.clear();
-                frontend.display.notice("[conversation cleared]");
-                continue;
-            }
-            _ => {}
-        }
-        tokio::select! {
-            _ = agent.run_turn(line.trim(), &mut frontend) => {}
-            _ = tokio::signal::ctrl_c() => {
-                frontend.display.notice("[turn cancelled: the backend and any running tool were stopped]");
-            }
-        }
+async fn one_shot(mut app: App, task: &str) -> i32 {
+    let outcome = app.turn(task).await;
+    let line = app.summary_line();
+    app.frontend.notice(&line);
+    match outcome {
+        Outcome::Done(Ok(_)) => 0,
+        // The error has already been shown.
+        Outcome::Done(Err(e)) => e.exit_code(),
+        Outcome::Cancelled => INTERRUPTED,
     }
 }

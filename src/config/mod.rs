@@ -12,7 +12,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::context::PromptStyle;
-use crate::parse::Parsers;
+use crate::parse::{Parsers, Prices};
 use crate::Error;
 use raw::RawBackend;
 
@@ -80,6 +80,8 @@ pub struct BackendDef {
     pub prompt_via: PromptVia,
     pub style: PromptStyle,
     pub parsers: Parsers,
+    /// Prices per million tokens, to compute a cost the backend does not report.
+    pub prices: Option<Prices>,
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -260,6 +262,13 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef
             tool_call,
             tokens,
             skip_lines,
+        },
+        prices: match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
+            (None, None) => None,
+            (i, o) => Some(Prices {
+                input_per_mtok: i.unwrap_or(0.0),
+                output_per_mtok: o.unwrap_or(0.0),
+            }),
         },
     })
 }

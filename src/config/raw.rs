@@ -36,6 +36,8 @@ pub struct RawBackend {
     pub tool_call_format: Option<String>,
     pub tokens_regex: Option<Located>,
     pub skip_lines: Option<Vec<Located>>,
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 /// A string value that remembers the file and line it came from.

@@ -5,7 +5,7 @@
 mod tokens;
 mod tool_calls;
 
-pub use tokens::{parse_count, Usage};
+pub use tokens::{parse_count, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 
 use regex::Regex;

@@ -14,6 +14,45 @@ pub struct Usage {
     pub cost: Option<f64>,
 }
 
+/// Token and cost totals over many calls (a turn, a session).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub input: u64,
+    pub output: u64,
+    /// US dollars, summed over the calls that reported or could be priced.
+    pub cost: f64,
+    /// Backend calls counted.
+    pub calls: u32,
+}
+
+impl Totals {
+    pub fn add(&mut self, usage: &Usage) {
+        self.input += usage.input.unwrap_or(0);
+        self.output += usage.output.unwrap_or(0);
+        self.cost += usage.cost.unwrap_or(0.0);
+        self.calls += 1;
+    }
+}
+
+/// Prices per million tokens, from a backend's `backends.toml` entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+impl Usage {
+    /// Fills in the cost from `prices` when the backend did not report one.
+    pub fn priced(mut self, prices: Option<Prices>) -> Self {
+        if let (None, Some(p)) = (self.cost, prices) {
+            let input = self.input.unwrap_or(0) as f64;
+            let output = self.output.unwrap_or(0) as f64;
+            self.cost = Some((input * p.input_per_mtok + output * p.output_per_mtok) / 1e6);
+        }
+        self
+    }
+}
+
 /// Parses a count such as `1,234`, `2.1k` or `1.2M`; `None` if it is not a number.
 pub fn parse_count(s: &str) -> Option<u64> {
     let s = s.trim().replace(['_', ','], "");
@@ -49,6 +88,32 @@ pub fn extract(re: &Regex, text: &str) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prices_fill_in_a_missing_cost_only() {
+        let p = Some(Prices {
+            input_per_mtok: 3.0,
+            output_per_mtok: 15.0,
+        });
+        let u = Usage {
+            input: Some(1_000_000),
+            output: Some(100_000),
+            ..Default::default()
+        };
+        assert_eq!(u.priced(p).cost, Some(4.5));
+        let reported = Usage {
+            cost: Some(0.1),
+            ..u
+        };
+        assert_eq!(reported.priced(p).cost, Some(0.1));
+        let mut t = Totals::default();
+        t.add(&u.priced(p));
+        t.add(&u);
+        assert_eq!(
+            (t.input, t.output, t.calls, t.cost),
+            (2_000_000, 200_000, 2, 4.5)
+        );
+    }
 
     #[test]
     fn counts_as_clis_print_them() {

@@ -11,6 +11,7 @@ mod read;
 mod root;
 mod write;
 
+pub use fs::write_atomic;
 pub use root::Root;
 
 use std::path::PathBuf;

@@ -386,7 +386,21 @@ fn ctrl_c_stops_the_backend_group_and_exits_130() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains("[turn cancelled: the backend and any running tool were stopped]"),
+        "{err}"
+    );
+    // The session was saved with the turn recorded as cancelled.
+    let sessions = ws.path("data/agent-loop/sessions");
+    let folder = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved = std::fs::read_to_string(folder.join("session.json")).unwrap();
+    assert!(saved.contains("[turn cancelled by the user]"), "{saved}");
     for file in ["self.pid", "child.pid"] {
         let pid: i32 = std::fs::read_to_string(ws.path("fake").join(file))
             .unwrap()

@@ -9,4 +9,6 @@ mod demo;
 mod policy;
 mod readme;
 mod repl;
+mod sessions;
+mod slash;
 mod tools;

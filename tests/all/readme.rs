@@ -71,6 +71,7 @@ fn every_sh_command_runs() {
             .current_dir(dir.path())
             .env("PATH", &path)
             .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
             .env_remove("AGENT_LOOP_BACKEND")
             .stdin(std::process::Stdio::null())
             .output()

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use crate::common::{bin, Workspace};
 
 /// Runs the REPL on a pty with `keys` as typed input; returns (exit code, screen text).
-fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
+pub fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
     let line = format!(
         "{} --config {} {args}",
         bin().display(),
@@ -18,6 +18,7 @@ fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
         .current_dir(ws.work())
         .env("FAKE_DIR", ws.path("fake"))
         .env("XDG_CONFIG_HOME", ws.path("xdg"))
+        .env("XDG_DATA_HOME", ws.path("data"))
         .env("TERM", "xterm-256color")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -44,7 +45,7 @@ fn approvals_clear_and_exit() {
     let (code, screen) = repl(&ws, "--backend demo", keys);
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.contains("agent-loop with backend `demo`."),
+        screen.contains("agent-loop with backend `demo`, session "),
         "{screen}"
     );
     assert!(

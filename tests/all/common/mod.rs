@@ -94,6 +94,7 @@ impl Workspace {
             .args(args)
             .env("FAKE_DIR", self.path("fake"))
             .env("XDG_CONFIG_HOME", self.path("xdg"))
+            .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("AGENT_LOOP_BACKEND")
             .env_remove("NO_COLOR")
             .env("TERM", "xterm-256color")

@@ -1,0 +1,324 @@
+//! The program's state between turns: the agent, the configured backends, the session it is
+//! saved to and the front end. One-shot runs and the REPL share it.
+
+use std::time::Duration;
+
+use agent_loop::agent::{Agent, AgentOptions, ApprovalMode, Policy};
+use agent_loop::backend::CliBackend;
+use agent_loop::config::{BackendDef, Config};
+use agent_loop::session::{format_time, Log, Session, Store};
+use agent_loop::tools::{Registry, Root};
+use agent_loop::{Error, ErrorKind};
+
+use super::args::Args;
+use super::frontend::Frontend;
+
+/// How a turn ended, for the caller's exit code.
+pub enum Outcome {
+    Done(Result<String, Error>),
+    Cancelled,
+}
+
+pub struct App {
+    pub agent: Agent,
+    pub config: Config,
+    /// The current backend's definition (for `/model` and the session file).
+    pub def: BackendDef,
+    /// Where sessions are saved; `None` with `--no-save`.
+    pub store: Option<Store>,
+    pub session: Session,
+    pub frontend: Frontend,
+    /// `--log FILE`, which replaces the session's own log.
+    log_override: Option<std::path::PathBuf>,
+    /// The approval mode to go back to after `/yes off`.
+    pub base_mode: ApprovalMode,
+}
+
+impl App {
+    pub fn build(args: &Args, mut frontend: Frontend) -> Result<App, Error> {
+        let config = Config::load(args.config.as_deref())?;
+        let store = if args.no_save {
+            None
+        } else {
+            Store::default_dir().map(Store::new)
+        };
+        let lookup = store
+            .clone()
+            .or_else(|| Store::default_dir().map(Store::new));
+        let resumed = resume(args, lookup.as_ref(), &mut frontend)?;
+        let name = args
+            .backend
+            .clone()
+            .or_else(|| {
+                resumed
+                    .as_ref()
+                    .map(|s| s.backend.clone())
+                    .filter(|b| config.backends.contains_key(b))
+            })
+            .or_else(|| config.default_backend.clone())
+            .ok_or_else(|| no_backend(&config))?;
+        let def = config.backend(&name)?.clone();
+        let backend = CliBackend::new(def.clone())?;
+        let tools = Registry::builtin(args.tools.as_deref())?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
+        let root = Root::new(args.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
+        let base_mode = if args.yes {
+            ApprovalMode::Never
+        } else {
+            args.approval
+        };
+        let mut agent = Agent::new(
+            Box::new(backend),
+            tools,
+            AgentOptions {
+                max_iterations: args.max_iterations,
+                policy: Policy::new(base_mode, args.allow.clone()),
+                cwd,
+                root,
+            },
+        );
+        let session = match resumed {
+            Some(s) => {
+                agent.restore(s.conversation.clone(), s.turns, s.usage);
+                s
+            }
+            None => {
+                let session_name = match (&args.session, &lookup) {
+                    (Some(n), Some(store)) => store.free_name(n),
+                    (Some(n), None) => n.clone(),
+                    (None, Some(store)) => store.fresh_name(),
+                    (None, None) => "unsaved".into(),
+                };
+                Session::new(&session_name, &name)
+            }
+        };
+        let mut app = App {
+            agent,
+            config,
+            def,
+            store,
+            session,
+            frontend,
+            log_override: args.log.clone(),
+            base_mode,
+        };
+        app.session.backend = name;
+        app.open_log()?;
+        Ok(app)
+    }
+
+    /// Points the front end's log at `--log FILE` or the session's own `log.jsonl`.
+    fn open_log(&mut self) -> Result<(), Error> {
+        let path = match (&self.log_override, &self.store) {
+            (Some(path), _) => path.clone(),
+            (None, Some(store)) => store.folder(&self.session.name).join("log.jsonl"),
+            (None, None) => {
+                self.frontend.log = None;
+                return self.sync_context();
+            }
+        };
+        // A session's own log is only created once it has something to say, so a failure to
+        // create the folder is reported at the first save, not here.
+        self.frontend.log = match Log::open(&path, self.frontend.redactor.clone()) {
+            Ok(log) => Some(log),
+            Err(e) if self.log_override.is_some() => return Err(e),
+            Err(_) => None,
+        };
+        self.sync_context()
+    }
+
+    fn sync_context(&mut self) -> Result<(), Error> {
+        let ctx = &mut self.frontend.context;
+        ctx.session = self.session.name.clone();
+        ctx.backend = self.def.name.clone();
+        ctx.model = self.def.model.clone();
+        ctx.turn = self.agent.turns();
+        Ok(())
+    }
+
+    /// Runs one turn; Ctrl-C cancels it (the backend and tools are killed) and records that.
+    /// The session is saved either way.
+    pub async fn turn(&mut self, input: &str) -> Outcome {
+        let outcome = tokio::select! {
+            result = self.agent.run_turn(input, &mut self.frontend) => Outcome::Done(result),
+            _ = tokio::signal::ctrl_c() => Outcome::Cancelled,
+        };
+        if let Outcome::Cancelled = outcome {
+            self.agent.mark_cancelled();
+            self.frontend
+                .notice("[turn cancelled: the backend and any running tool were stopped]");
+        }
+        if let Err(e) = self.save() {
+            self.frontend.notice(&format!("error: {e}"));
+            if let Outcome::Done(Ok(_)) = outcome {
+                return Outcome::Done(Err(e));
+            }
+        }
+        outcome
+    }
+
+    /// Writes the session file (atomically, redacted); a failure leaves the conversation in
+    /// memory and says where it could not be written.
+    pub fn save(&mut self) -> Result<(), Error> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        self.session.conversation = self.agent.conversation.clone();
+        self.session.turns = self.agent.turns();
+        self.session.usage = self.agent.totals;
+        self.session.backend = self.def.name.clone();
+        self.session.model = self.def.model.clone();
+        let result = store.save(&mut self.session, &self.frontend.redactor);
+        if result.is_ok() && self.frontend.log.is_none() && self.log_override.is_none() {
+            self.open_log()?;
+        }
+        result
+    }
+
+    /// Switches to another configured backend, keeping the conversation.
+    pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
+        let def = self.config.backend(name)?.clone();
+        self.use_def(def)
+    }
+
+    /// Sets the model of the current backend (the value of `{model}` in its args).
+    pub fn set_model(&mut self, model: &str) -> Result<(), Error> {
+        let mut def = self.def.clone();
+        def.model = Some(model.to_string());
+        self.use_def(def)
+    }
+
+    fn use_def(&mut self, def: BackendDef) -> Result<(), Error> {
+        let backend = CliBackend::new(def.clone())?;
+        self.agent.set_backend(Box::new(backend));
+        self.def = def;
+        self.sync_context()
+    }
+
+    /// `/clear`: a new, empty session; the old one stays saved.
+    pub fn new_session(&mut self) -> Result<(), Error> {
+        self.save()?;
+        let name = self
+            .store
+            .as_ref()
+            .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
+        self.session = Session::new(&name, &self.def.name);
+        self.agent
+            .restore(Default::default(), 0, Default::default());
+        self.open_log()
+    }
+
+    /// `/load NAME`: continue another saved session.
+    pub fn load_session(&mut self, name: &str) -> Result<(), Error> {
+        let store = self
+            .store
+            .clone()
+            .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))?;
+        let session = store.load(name)?.ok_or_else(|| {
+            Error::config(format!(
+                "no session named `{name}` in {}",
+                store.dir().display()
+            ))
+        })?;
+        self.save()?;
+        self.agent
+            .restore(session.conversation.clone(), session.turns, session.usage);
+        self.session = session;
+        self.open_log()
+    }
+
+    /// `/save NAME`: a copy of this conversation under another name; this session goes on.
+    pub fn save_as(&mut self, name: &str) -> Result<(), Error> {
+        let store = self
+            .store
+            .clone()
+            .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))?;
+        agent_loop::session::validate_name(name)?;
+        self.save()?;
+        let mut copy = self.session.clone();
+        copy.name = name.to_string();
+        copy.conversation = self.agent.conversation.clone();
+        store.save(&mut copy, &self.frontend.redactor)
+    }
+
+    /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`.
+    pub fn summary_line(&self) -> String {
+        let t = &self.agent.totals;
+        let turns = self.agent.turns();
+        let mut line = format!(
+            "[session {}: {turns} turn{}, tokens in {} / out {}",
+            self.session.name,
+            if turns == 1 { "" } else { "s" },
+            t.input,
+            t.output
+        );
+        if t.cost > 0.0 {
+            line.push_str(&format!(", ${:.4}", t.cost));
+        }
+        if self.store.is_none() {
+            line.push_str(", not saved");
+        }
+        line.push(']');
+        line
+    }
+}
+
+/// The session to continue, if `--continue` or `--session NAME` names a readable one. A file
+/// that cannot be read is reported and left alone; the caller starts a new session.
+fn resume(
+    args: &Args,
+    store: Option<&Store>,
+    frontend: &mut Frontend,
+) -> Result<Option<Session>, Error> {
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    let name = if args.continue_ {
+        match store.most_recent() {
+            Some(name) => name,
+            None => {
+                frontend.notice("[no saved session to continue: starting a new one]");
+                return Ok(None);
+            }
+        }
+    } else if let Some(name) = &args.session {
+        agent_loop::session::validate_name(name)?;
+        name.clone()
+    } else {
+        return Ok(None);
+    };
+    match store.load(&name) {
+        Ok(Some(session)) => {
+            frontend.notice(&format!(
+                "[continuing session {} ({} turns, last used {})]",
+                session.name,
+                session.turns,
+                format_time(session.updated)
+            ));
+            Ok(Some(session))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            frontend.notice(&format!(
+                "error: {e}. It is left untouched; starting a new session instead."
+            ));
+            Ok(None)
+        }
+    }
+}
+
+fn no_backend(config: &Config) -> Error {
+    Error::new(
+        ErrorKind::Config,
+        format!(
+            "no backend chosen: pass --backend NAME, set AGENT_LOOP_BACKEND, or set \
+             default_backend in backends.toml. Configured backends: {}. \
+             To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
+            config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    )
+}
+
+/// How long after one Ctrl-C a second one leaves the REPL.
+pub const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);

@@ -1,0 +1,335 @@
+//! The REPL's slash commands. A line is a command only when it starts with `/`; anything else,
+//! "save my work" included, is a prompt for the model.
+
+use std::fmt::Write as _;
+
+use agent_loop::agent::ApprovalMode;
+use agent_loop::context::Message;
+use agent_loop::Error;
+
+use super::app::{App, Outcome};
+
+/// What the REPL does after a command.
+pub enum Flow {
+    Continue,
+    Exit,
+}
+
+/// Every command, with its arguments and what it does, for `/help` and the unknown-command
+/// error.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/help", "", "this list"),
+    ("/exit", "", "leave (also /quit, exit, quit, Ctrl-D)"),
+    (
+        "/clear",
+        "",
+        "start a new, empty session (the old one stays saved)",
+    ),
+    (
+        "/backend",
+        "[NAME]",
+        "show the backend, or switch to NAME keeping the conversation",
+    ),
+    (
+        "/model",
+        "[NAME]",
+        "show the model, or set it (the value of {model} in the backend's args)",
+    ),
+    ("/tokens", "", "tokens and cost of this session"),
+    ("/history", "[N]", "the last N messages (default 10)"),
+    (
+        "/save",
+        "NAME",
+        "save a copy of this conversation as session NAME",
+    ),
+    ("/load", "NAME", "continue session NAME"),
+    ("/tools", "", "the tools and whether they ask first"),
+    (
+        "/yes",
+        "on|off",
+        "run every tool without asking, or ask again",
+    ),
+    (
+        "/retry",
+        "",
+        "send the last message again, dropping the answer it got",
+    ),
+    (
+        "/undo",
+        "",
+        "drop the last turn (your message and everything after it)",
+    ),
+    (
+        "/commit",
+        "MSG",
+        "git add -A && git commit -m MSG, through bash and its approval",
+    ),
+    (
+        "/export",
+        "FILE",
+        "write the conversation to FILE.md (markdown) or FILE.json",
+    ),
+];
+
+fn names() -> String {
+    COMMANDS.iter().map(|c| c.0).collect::<Vec<_>>().join(", ")
+}
+
+/// Runs one command line (starting with `/`).
+pub async fn dispatch(app: &mut App, line: &str) -> Flow {
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let rest = rest.trim();
+    let result = match word {
+        "/help" => Ok(Some(help())),
+        "/exit" | "/quit" => return Flow::Exit,
+        "/clear" => app
+            .new_session()
+            .map(|_| Some(format!("[new session {}]", app.session.name))),
+        "/backend" if rest.is_empty() => Ok(Some(format!(
+            "[backend {}; configured: {}]",
+            app.def.name,
+            app.config
+                .backends
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        "/backend" => app
+            .switch_backend(rest)
+            .map(|_| Some(format!("[backend {}]", app.def.name))),
+        "/model" if rest.is_empty() => Ok(Some(format!(
+            "[model {}]",
+            app.def
+                .model
+                .as_deref()
+                .unwrap_or("(the backend's default)")
+        ))),
+        "/model" => app.set_model(rest).map(|_| Some(format!("[model {rest}]"))),
+        "/tokens" => Ok(Some(app.summary_line())),
+        "/history" => history(app, rest).map(Some),
+        "/save" if !rest.is_empty() => app
+            .save_as(rest)
+            .map(|_| Some(format!("[saved a copy as session {rest}]"))),
+        "/load" if !rest.is_empty() => app.load_session(rest).map(|_| {
+            Some(format!(
+                "[continuing session {} ({} messages)]",
+                app.session.name,
+                app.agent.conversation.messages.len()
+            ))
+        }),
+        "/tools" => Ok(Some(tools(app))),
+        "/yes" => yes(app, rest).map(Some),
+        "/retry" => return retry(app).await,
+        "/undo" => Ok(Some(undo(app))),
+        "/commit" if !rest.is_empty() => return commit(app, rest).await,
+        "/export" if !rest.is_empty() => export(app, rest).map(Some),
+        "/save" | "/load" | "/commit" | "/export" => Err(Error::config(format!(
+            "{word} needs an argument: see /help"
+        ))),
+        _ => Err(Error::config(format!(
+            "unknown command {word}; the commands are: {}",
+            names()
+        ))),
+    };
+    match result {
+        Ok(Some(text)) => app.frontend.notice(&text),
+        Ok(None) => {}
+        Err(e) => app.frontend.notice(&format!("error: {e}")),
+    }
+    Flow::Continue
+}
+
+fn help() -> String {
+    let mut out = String::from("Commands (a line that does not start with / is a prompt):\n");
+    for (name, args, what) in COMMANDS {
+        let _ = writeln!(out, "  {:<18} {what}", format!("{name} {args}").trim_end());
+    }
+    out.push_str("Multi-line input: end a line with \\ to continue it, or put \"\"\" alone on a line to start and end a block.");
+    out
+}
+
+fn history(app: &App, arg: &str) -> Result<String, Error> {
+    let n: usize = if arg.is_empty() {
+        10
+    } else {
+        arg.parse()
+            .map_err(|_| Error::config(format!("/history takes a number, not `{arg}`")))?
+    };
+    let messages = &app.agent.conversation.messages;
+    if messages.is_empty() {
+        return Ok("[the conversation is empty]".into());
+    }
+    let mut out = String::new();
+    for m in &messages[messages.len().saturating_sub(n)..] {
+        let line = match m {
+            Message::User { text } => format!("You: {text}"),
+            Message::Assistant { text, tool_calls } => {
+                let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+                if calls.is_empty() {
+                    format!("Assistant: {text}")
+                } else {
+                    format!("Assistant: {text} [calls {}]", calls.join(", "))
+                }
+            }
+            Message::ToolResult {
+                name, ok, output, ..
+            } => {
+                let first = output.lines().next().unwrap_or("");
+                format!("[{name} {}] {first}", if *ok { "ok" } else { "error" })
+            }
+        };
+        let short: String = line.chars().take(200).collect();
+        let _ = writeln!(out, "{short}");
+    }
+    Ok(out.trim_end().to_string())
+}
+
+fn tools(app: &App) -> String {
+    let mut out = String::new();
+    let policy = app.agent.tools();
+    for spec in policy.specs() {
+        let asks = match app.base_mode {
+            ApprovalMode::Never => "runs without asking",
+            ApprovalMode::AlwaysAsk => "asks first",
+            ApprovalMode::OnWrite if spec.mutating => "asks first",
+            ApprovalMode::OnWrite => "runs without asking",
+        };
+        let what = spec.description.split(". ").next().unwrap_or("");
+        let _ = writeln!(out, "  {:<6} {asks:<19} {what}", spec.name);
+    }
+    out.trim_end().to_string()
+}
+
+fn yes(app: &mut App, arg: &str) -> Result<String, Error> {
+    let mode = match arg {
+        "on" => ApprovalMode::Never,
+        "off" if app.base_mode == ApprovalMode::Never => ApprovalMode::OnWrite,
+        "off" => app.base_mode,
+        _ => return Err(Error::config("/yes takes on or off")),
+    };
+    app.agent.policy_mut().mode = mode;
+    Ok(format!(
+        "[tools {}]",
+        if mode == ApprovalMode::Never {
+            "run without asking"
+        } else {
+            "ask before they change things"
+        }
+    ))
+}
+
+/// The index of the last user message.
+fn last_user(app: &App) -> Option<usize> {
+    app.agent
+        .conversation
+        .messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { .. }))
+}
+
+fn undo(app: &mut App) -> String {
+    match last_user(app) {
+        Some(i) => {
+            app.agent.conversation.messages.truncate(i);
+            let _ = app.save();
+            "[dropped the last turn]".into()
+        }
+        None => "[nothing to undo]".into(),
+    }
+}
+
+async fn retry(app: &mut App) -> Flow {
+    let Some(i) = last_user(app) else {
+        app.frontend.notice("[nothing to retry]");
+        return Flow::Continue;
+    };
+    let Message::User { text } = app.agent.conversation.messages[i].clone() else {
+        unreachable!()
+    };
+    app.agent.conversation.messages.truncate(i);
+    app.frontend.notice(&format!("[retrying: {text}]"));
+    if let Outcome::Cancelled = app.turn(&text).await {
+        app.frontend.notice("");
+    }
+    Flow::Continue
+}
+
+async fn commit(app: &mut App, message: &str) -> Flow {
+    let command = format!("git add -A && git commit -m {}", shell_quote(message));
+    let output = app
+        .agent
+        .run_user_tool(
+            "bash",
+            serde_json::json!({ "command": command }),
+            &mut app.frontend,
+        )
+        .await;
+    if !output.ok {
+        app.frontend.notice("[commit failed: see the result above]");
+    }
+    Flow::Continue
+}
+
+/// Single-quotes a string for the shell.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn export(app: &App, path: &str) -> Result<String, Error> {
+    let messages = &app.agent.conversation.messages;
+    let text = if path.ends_with(".json") {
+        serde_json::to_string_pretty(messages).map_err(|e| Error::config(e.to_string()))?
+    } else if path.ends_with(".md") || path.ends_with(".markdown") {
+        markdown(app)
+    } else {
+        return Err(Error::config(format!(
+            "/export {path}: name a .md or .json file"
+        )));
+    };
+    let text = app.frontend.redactor.redact(&text);
+    agent_loop::tools::write_atomic(std::path::Path::new(path), text.as_bytes())
+        .map_err(|e| Error::config(format!("cannot write {path}: {e}")))?;
+    Ok(format!("[wrote {} messages to {path}]", messages.len()))
+}
+
+fn markdown(app: &App) -> String {
+    let mut out = format!("# Session {}\n", app.session.name);
+    for m in &app.agent.conversation.messages {
+        match m {
+            Message::User { text } => {
+                let _ = write!(out, "\n## User\n\n{text}\n");
+            }
+            Message::Assistant { text, tool_calls } => {
+                let _ = write!(out, "\n## Assistant\n\n{text}\n");
+                for c in tool_calls {
+                    let _ = write!(
+                        out,
+                        "\n**Tool call** `{}`\n\n```json\n{}\n```\n",
+                        c.name, c.args
+                    );
+                }
+            }
+            Message::ToolResult {
+                name, ok, output, ..
+            } => {
+                let status = if *ok { "ok" } else { "error" };
+                let _ = write!(
+                    out,
+                    "\n**Tool result** `{name}` ({status})\n\n```\n{output}\n```\n"
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_quotes() {
+        assert_eq!(shell_quote("it's done"), r"'it'\''s done'");
+    }
+}

@@ -1,0 +1,69 @@
+//! The interactive loop: read an entry (one line, a `\` continuation or a `"""` block), run it
+//! as a slash command or a turn, repeat. Ctrl-C cancels a running turn; twice within two
+//! seconds at the prompt leaves.
+
+use std::time::Instant;
+
+use super::app::{App, DOUBLE_INTERRUPT};
+use super::commands::{self, Flow};
+
+/// Exit code for Ctrl-C, as shells report SIGINT.
+pub const INTERRUPTED: i32 = 130;
+
+pub async fn run(mut app: App) -> i32 {
+    app.frontend.notice(&format!(
+        "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",
+        app.def.name, app.session.name
+    ));
+    let mut last_interrupt: Option<Instant> = None;
+    let code = loop {
+        app.frontend.display.prompt("You: ");
+        let entry = {
+            let App { frontend, .. } = &mut app;
+            let display = &mut frontend.display;
+            let input = &mut frontend.input;
+            let mut more = || display.prompt("... ");
+            tokio::select! {
+                entry = input.entry(&mut more) => Some(entry),
+                _ = tokio::signal::ctrl_c() => None,
+            }
+        };
+        let Some(entry) = entry else {
+            app.frontend.notice("");
+            if last_interrupt.is_some_and(|t| t.elapsed() < DOUBLE_INTERRUPT) {
+                break INTERRUPTED;
+            }
+            last_interrupt = Some(Instant::now());
+            app.frontend.notice("(Ctrl-C again to leave, or type exit)");
+            continue;
+        };
+        let Some(entry) = entry else {
+            app.frontend.notice("");
+            break 0;
+        };
+        let text = entry.trim();
+        match text {
+            "" => continue,
+            "exit" | "quit" => break 0,
+            "clear" => {
+                if let Err(e) = app.new_session() {
+                    app.frontend.notice(&format!("error: {e}"));
+                }
+                app.frontend.notice("[conversation cleared]");
+                continue;
+            }
+            _ if text.starts_with('/') => match commands::dispatch(&mut app, text).await {
+                Flow::Continue => continue,
+                Flow::Exit => break 0,
+            },
+            _ => {}
+        }
+        if let super::app::Outcome::Cancelled = app.turn(text).await {
+            last_interrupt = Some(Instant::now());
+        }
+    };
+    let _ = app.save();
+    let line = app.summary_line();
+    app.frontend.notice(&line);
+    code
+}

@@ -1,0 +1,12 @@
+//! Sessions: conversations that survive restarts. Each session is a folder under
+//! `$XDG_DATA_HOME/agent-loop/sessions/NAME/` holding `session.json` (the conversation and its
+//! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
+//! `artifacts/`. A file that fails to parse is reported with its path and never overwritten.
+
+mod log;
+mod redact;
+mod store;
+
+pub use log::Log;
+pub use redact::Redactor;
+pub use store::{format_time, validate_name, Listing, Session, Store};

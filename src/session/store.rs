@@ -1,0 +1,294 @@
+//! Reading, writing, listing and removing session folders.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::Redactor;
+use crate::context::Conversation;
+use crate::parse::Totals;
+use crate::Error;
+
+const SESSION_FILE: &str = "session.json";
+const FORMAT_VERSION: u32 = 1;
+
+/// One saved conversation and what is known about it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Session {
+    pub version: u32,
+    pub name: String,
+    pub backend: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Unix time in milliseconds.
+    pub created: u64,
+    pub updated: u64,
+    pub turns: u32,
+    #[serde(default)]
+    pub usage: Totals,
+    pub conversation: Conversation,
+}
+
+impl Session {
+    pub fn new(name: &str, backend: &str) -> Self {
+        let now = now();
+        Session {
+            version: FORMAT_VERSION,
+            name: name.to_string(),
+            backend: backend.to_string(),
+            model: None,
+            created: now,
+            updated: now,
+            turns: 0,
+            usage: Totals::default(),
+            conversation: Conversation::new(),
+        }
+    }
+}
+
+/// A row of `agent-loop sessions`: a readable session, or a folder whose file is broken.
+#[derive(Debug)]
+pub enum Listing {
+    Ok(Session),
+    Broken {
+        name: String,
+        path: PathBuf,
+        error: String,
+    },
+}
+
+/// The folder that holds every session.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// Session names become folder names: keep them to a safe alphabet.
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::config(format!(
+            "invalid session name `{name}`: use letters, digits, `-`, `_` and `.` (not first)"
+        )))
+    }
+}
+
+/// Unix time in milliseconds: seconds would tie sessions used in the same second.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Store {
+    pub fn new(dir: PathBuf) -> Self {
+        Store { dir }
+    }
+
+    /// `$XDG_DATA_HOME/agent-loop/sessions`, or `~/.local/share/agent-loop/sessions`.
+    pub fn default_dir() -> Option<PathBuf> {
+        std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .map(|d| d.join("agent-loop").join("sessions"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The session's own folder (its log and artifacts live there too).
+    pub fn folder(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.folder(name).join(SESSION_FILE)
+    }
+
+    /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
+    /// it cannot be read or parsed.
+    pub fn load(&self, name: &str) -> Result<Option<Session>, Error> {
+        validate_name(name)?;
+        let path = self.file(name);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(Error::config(format!(
+                    "cannot read session file {}: {e}",
+                    path.display()
+                )))
+            }
+        };
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            Error::config(format!("session file {} is not valid: {e}", path.display()))
+        })
+    }
+
+    /// Writes the session atomically (a temporary file, then a rename), stamping `updated`,
+    /// with secrets redacted.
+    pub fn save(&self, session: &mut Session, redactor: &Redactor) -> Result<(), Error> {
+        validate_name(&session.name)?;
+        session.updated = now();
+        let path = self.file(&session.name);
+        let json =
+            serde_json::to_string_pretty(session).map_err(|e| Error::config(e.to_string()))?;
+        crate::tools::write_atomic(&path, redactor.redact(&json).as_bytes()).map_err(|e| {
+            Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot save session file {}: {e}", path.display()),
+            )
+        })
+    }
+
+    /// Every session folder, newest first; broken files are listed, not skipped.
+    pub fn list(&self) -> Vec<Listing> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut rows: Vec<Listing> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join(SESSION_FILE).is_file())
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                match self.load(&name) {
+                    Ok(Some(s)) => Listing::Ok(s),
+                    Ok(None) => Listing::Broken {
+                        path: self.file(&name),
+                        name,
+                        error: "vanished".into(),
+                    },
+                    Err(err) => Listing::Broken {
+                        path: self.file(&name),
+                        name,
+                        error: err.message,
+                    },
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| match r {
+            Listing::Ok(s) => std::cmp::Reverse(s.updated),
+            Listing::Broken { .. } => std::cmp::Reverse(0),
+        });
+        rows
+    }
+
+    /// The name of the most recently used readable session.
+    pub fn most_recent(&self) -> Option<String> {
+        self.list().into_iter().find_map(|r| match r {
+            Listing::Ok(s) => Some(s.name),
+            Listing::Broken { .. } => None,
+        })
+    }
+
+    /// Deletes a session's folder (its log and artifacts too).
+    pub fn remove(&self, name: &str) -> Result<(), Error> {
+        validate_name(name)?;
+        let folder = self.folder(name);
+        if !self.file(name).is_file() {
+            return Err(Error::config(format!(
+                "no session named `{name}` in {}",
+                self.dir.display()
+            )));
+        }
+        std::fs::remove_dir_all(&folder).map_err(|e| {
+            Error::new(
+                crate::ErrorKind::Io,
+                format!("cannot remove {}: {e}", folder.display()),
+            )
+        })
+    }
+
+    /// `base` if no session folder has that name yet, else `base-2`, `base-3`, ...
+    pub fn free_name(&self, base: &str) -> String {
+        if !self.folder(base).exists() {
+            return base.to_string();
+        }
+        (2..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|n| !self.folder(n).exists())
+            .expect("unbounded")
+    }
+
+    /// A new name from the current time, e.g. `2026-11-22T03-15-00`.
+    pub fn fresh_name(&self) -> String {
+        let stamp = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let base = stamp.trim_end_matches('Z').replace(':', "-");
+        self.free_name(&base)
+    }
+}
+
+/// Unix milliseconds as `2026-11-22 03:15` (UTC) for listings.
+pub fn format_time(unix_ms: u64) -> String {
+    let t = UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    s.get(..16).unwrap_or(&s).replace('T', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Message;
+
+    #[test]
+    fn save_load_list_remove() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let mut s = Session::new("work", "demo");
+        s.conversation.push(Message::User { text: "hi".into() });
+        store.save(&mut s, &Redactor::default()).unwrap();
+        let back = store.load("work").unwrap().unwrap();
+        assert_eq!(back.conversation.messages, s.conversation.messages);
+        assert_eq!(store.most_recent().as_deref(), Some("work"));
+        assert_eq!(store.free_name("work"), "work-2");
+        store.remove("work").unwrap();
+        assert!(store.load("work").unwrap().is_none());
+        assert!(store
+            .remove("work")
+            .unwrap_err()
+            .message
+            .starts_with("no session named `work`"));
+    }
+
+    #[test]
+    fn broken_files_are_reported_and_listed_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(dir.path().join("bad")).unwrap();
+        std::fs::write(dir.path().join("bad/session.json"), "{ not json").unwrap();
+        let err = store.load("bad").unwrap_err();
+        assert!(
+            err.message.contains("bad/session.json is not valid"),
+            "{}",
+            err.message
+        );
+        assert!(matches!(&store.list()[0], Listing::Broken { name, .. } if name == "bad"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("bad/session.json")).unwrap(),
+            "{ not json"
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        for bad in ["", "../x", "a/b", ".hidden", "sp ace"] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+        validate_name("my-session_2.1").unwrap();
+    }
+
+    #[test]
+    fn times_format_for_people() {
+        assert_eq!(format_time(0), "1970-01-01 00:00");
+    }
+}

@@ -1,0 +1,203 @@
+//! Sessions across processes: resuming, listing, removing, broken files left untouched, the
+//! JSONL log, and a session folder that cannot be written.
+
+use crate::common::Workspace;
+
+fn sessions_dir(ws: &Workspace) -> std::path::PathBuf {
+    ws.path("data/agent-loop/sessions")
+}
+
+#[test]
+fn a_named_session_resumes_in_a_second_process() {
+    let ws = Workspace::new();
+    ws.reply(1, "The first answer.\n");
+    ws.reply(2, "The second answer.\n");
+    ws.run(&["--backend", "fake", "--session", "work", "first question"])
+        .expect_code(0);
+    let run = ws.run(&["--session", "work", "second question"]);
+    run.expect_code(0);
+    // The backend came from the session; the prompt carries the first turn.
+    let second = ws.prompt(2);
+    assert!(
+        second.contains(
+            "User: first question\n\nAssistant: The first answer.\n\nUser: second question"
+        ),
+        "{second}"
+    );
+    assert!(
+        run.stderr()
+            .contains("[continuing session work (1 turns, last used "),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr()
+            .contains("[session work: 2 turns, tokens in 0 / out 0]"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn continue_picks_the_most_recent_session() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["--backend", "fake", "--session", "older", "one"])
+        .expect_code(0);
+    ws.run(&["--backend", "fake", "--session", "newer", "two"])
+        .expect_code(0);
+    // Make "older" the most recently used.
+    ws.run(&["--session", "older", "three"]).expect_code(0);
+    ws.run(&["-c", "four"]).expect_code(0);
+    let last = ws.prompt(4);
+    assert!(
+        last.contains("User: one") && last.contains("User: three") && !last.contains("User: two"),
+        "{last}"
+    );
+}
+
+#[test]
+fn sessions_are_listed_and_removed() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\nTokens: 1.5k in, 20 out\n");
+    ws.run(&["--backend", "fake", "--session", "alpha", "one"])
+        .expect_code(0);
+    let list = ws.run(&["sessions"]);
+    list.expect_code(0);
+    let out = list.stdout();
+    assert!(out.starts_with("NAME"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("alpha"))
+        .expect("alpha listed");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[..5], ["alpha", "fake", "1", "1500", "20"], "{row}");
+    ws.run(&["sessions", "rm", "alpha"]).expect_code(0);
+    assert!(!sessions_dir(&ws).join("alpha").exists());
+    let again = ws.run(&["sessions", "rm", "alpha"]);
+    again.expect_code(2);
+    assert!(
+        again.stderr().contains("no session named `alpha`"),
+        "{}",
+        again.stderr()
+    );
+}
+
+#[test]
+fn a_broken_session_file_is_reported_and_left_untouched() {
+    let ws = Workspace::new();
+    let folder = sessions_dir(&ws).join("work");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("session.json"), "{ this is not json").unwrap();
+    ws.reply(0, "fresh start\n");
+    let run = ws.run(&["--backend", "fake", "--session", "work", "hello"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!(
+            "session file {} is not valid",
+            folder.join("session.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("It is left untouched; starting a new session instead."),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(folder.join("session.json")).unwrap(),
+        "{ this is not json"
+    );
+    assert!(sessions_dir(&ws).join("work-2/session.json").is_file());
+    assert!(!ws.prompt(1).contains("not json"));
+}
+
+#[test]
+fn every_event_is_logged_as_jsonl_with_raw_output() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "\x1b[33mlooking\x1b[0m\n<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>\n",
+    );
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "--session", "logged", "go"])
+        .expect_code(0);
+    let log = std::fs::read_to_string(sessions_dir(&ws).join("logged/log.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    for e in &events {
+        for key in ["ts", "event", "session_id", "turn", "backend"] {
+            assert!(e.get(key).is_some(), "{key} missing in {e}");
+        }
+        assert_eq!(e["session_id"], "logged");
+    }
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"tool_call")
+            && kinds.contains(&"tool_result")
+            && kinds.contains(&"turn_finished"),
+        "{kinds:?}"
+    );
+    let raw = events
+        .iter()
+        .find_map(|e| e.get("raw"))
+        .expect("raw output logged");
+    assert!(
+        raw["stdout"].as_str().unwrap().contains("\x1b[33mlooking"),
+        "{raw}"
+    );
+}
+
+#[test]
+fn log_flag_writes_elsewhere_and_no_save_writes_nothing() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let log = ws.path("custom.jsonl");
+    ws.run(&["--backend", "fake", "--log", log.to_str().unwrap(), "go"])
+        .expect_code(0);
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 4);
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let run = ws.run(&["--backend", "fake", "--no-save", "go"]);
+    run.expect_code(0);
+    assert!(!ws.path("data").exists());
+    assert!(run.stderr().contains("not saved]"), "{}", run.stderr());
+}
+
+#[test]
+fn an_unwritable_session_folder_is_a_clear_error_and_the_answer_still_arrives() {
+    let ws = Workspace::new();
+    // A file where the sessions folder should be: not even root can create folders in it.
+    std::fs::create_dir_all(ws.path("data/agent-loop")).unwrap();
+    std::fs::write(sessions_dir(&ws), "in the way").unwrap();
+    ws.reply(0, "the answer\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(1);
+    assert_eq!(run.stdout(), "the answer\n");
+    assert!(
+        run.stderr().contains("cannot save session file"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("Not a directory"), "{}", run.stderr());
+}
+
+#[test]
+fn completions_come_from_the_flag_definitions() {
+    let ws = Workspace::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let run = ws.run_cmd({
+            let mut c = std::process::Command::new(crate::common::bin());
+            c.args(["completions", shell]);
+            c
+        });
+        run.expect_code(0);
+        assert!(run.stdout().contains("max-iterations"), "{shell}");
+        assert!(run.stdout().contains("agent-loop"), "{shell}");
+    }
+}

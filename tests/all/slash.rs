@@ -1,0 +1,146 @@
+//! Every REPL slash command and multi-line input, typed on a pseudo-terminal.
+
+use crate::common::Workspace;
+use crate::repl::repl;
+
+#[test]
+fn commands_that_inspect_and_switch() {
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("hello.txt"), "hi\n").unwrap();
+    ws.reply(0, "noted\nTokens: 100 in, 5 out\n");
+    let keys = "/help\nsave my work\n/tokens\n/history 2\n/backend\n/backend demo\nlist the files here\n\
+                /backend fake\n/model big-model\n/model\n/tools\n/yes on\n/yes off\n/frobnicate\n/backend nope\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake --session slash", keys);
+    assert_eq!(code, 0, "{screen}");
+    for expected in [
+        "  /retry             send the last message again",
+        "Multi-line input: end a line with \\ to continue it",
+        "[session slash: 1 turn, tokens in 100 / out 5]",
+        "You: save my work\nAssistant: noted",
+        "[backend fake; configured: demo, fake]",
+        "[backend demo]",
+        "[tool ls] .",
+        "[model big-model]",
+        "  bash   asks first",
+        "  read   runs without asking",
+        "[tools run without asking]",
+        "[tools ask before they change things]",
+        "error: unknown command /frobnicate; the commands are: /help, /exit, /clear",
+        "error: no backend named `nope`",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    // "save my work" was a prompt, not a command.
+    assert!(ws.prompt(1).contains("User: save my work"));
+    // After switching back, the fake backend gets the demo's turn in its history.
+    let session =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/slash/session.json")).unwrap();
+    assert!(session.contains("\"model\": \"big-model\""), "{session}");
+    assert!(session.contains("list the files here"), "{session}");
+}
+
+#[test]
+fn save_load_undo_retry_export() {
+    let ws = Workspace::new();
+    ws.reply(1, "first answer\n");
+    ws.reply(2, "second answer\n");
+    ws.reply(3, "second answer again\n");
+    ws.reply(4, "after load\n");
+    let keys = "one\ntwo\n/retry\n/save snap\n/undo\n/history\n/export out.md\n/export out.json\n/export out.txt\n\
+                /load snap\nthree\n/load missing\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake --session main", keys);
+    assert_eq!(code, 0, "{screen}");
+    // /retry resent "two" without the answer it got.
+    let third = ws.prompt(3);
+    assert!(
+        third.contains("User: two") && !third.contains("second answer"),
+        "{third}"
+    );
+    assert!(screen.contains("[retrying: two]"), "{screen}");
+    assert!(
+        screen.contains("[saved a copy as session snap]"),
+        "{screen}"
+    );
+    assert!(screen.contains("[dropped the last turn]"), "{screen}");
+    // After /undo the export holds only the first turn.
+    let md = std::fs::read_to_string(ws.work().join("out.md")).unwrap();
+    assert!(
+        md.starts_with("# Session main\n\n## User\n\none\n\n## Assistant\n\nfirst answer\n"),
+        "{md}"
+    );
+    assert!(!md.contains("two"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.work().join("out.json")).unwrap())
+            .unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+    assert!(
+        screen.contains("error: /export out.txt: name a .md or .json file"),
+        "{screen}"
+    );
+    // /load brought back the snapshot, which has the retried second turn.
+    let fourth = ws.prompt(4);
+    assert!(
+        fourth.contains("User: two\n\nAssistant: second answer again\n\nUser: three"),
+        "{fourth}"
+    );
+    assert!(
+        screen.contains("error: no session named `missing`"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn commit_goes_through_bash_and_its_approval() {
+    let ws = Workspace::new();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws.work())
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        String::from_utf8_lossy(&ok.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "Test"]);
+    std::fs::write(ws.work().join("file.txt"), "content\n").unwrap();
+    let (code, screen) = repl(
+        &ws,
+        "--backend fake",
+        "/commit it's the first\ny\n/commit nothing to do\nn\n/exit\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("Allow bash git add -A && git commit -m 'it'\\''s the first'?"),
+        "{screen}"
+    );
+    assert_eq!(git(&["log", "--format=%s"]).trim(), "it's the first");
+    assert!(screen.contains("not run: the user said no"), "{screen}");
+}
+
+#[test]
+fn multi_line_input() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let keys = "first line \\\nsecond line\n\"\"\"\nblock one\n\n  block three\n\"\"\"\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        ws.prompt(1).contains("User: first line \nsecond line\n"),
+        "{}",
+        ws.prompt(1)
+    );
+    assert!(
+        ws.prompt(2).contains("User: block one\n\n  block three\n"),
+        "{}",
+        ws.prompt(2)
+    );
+}

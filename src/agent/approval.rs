@@ -36,6 +36,16 @@ impl FromStr for ApprovalMode {
     }
 }
 
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ApprovalMode::Never => "never",
+            ApprovalMode::OnWrite => "on-write",
+            ApprovalMode::AlwaysAsk => "always-ask",
+        })
+    }
+}
+
 /// `TOOL` (every call of the tool) or `TOOL:PATTERN` (calls whose main argument matches the
 /// glob, e.g. `bash:git status*`), allowed without asking.
 #[derive(Debug, Clone)]

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use agent_loop::agent::{Agent, AgentOptions, ApprovalMode, Policy};
+use agent_loop::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use agent_loop::backend::CliBackend;
+use agent_loop::config::settings::Settings;
 use agent_loop::config::{BackendDef, Config};
 use agent_loop::session::{format_time, Log, Session, Store};
 use agent_loop::tools::{Registry, Root};
@@ -35,8 +36,14 @@ pub struct App {
 }
 
 impl App {
-    pub fn build(args: &Args, mut frontend: Frontend) -> Result<App, Error> {
+    pub fn build(args: &Args, settings: &Settings, mut frontend: Frontend) -> Result<App, Error> {
         let config = Config::load(args.config.as_deref())?;
+        if frontend.debug {
+            frontend.notice(&format!(
+                "debug: backends read from {}",
+                config.sources.join(", ")
+            ));
+        }
         let store = if args.no_save {
             None
         } else {
@@ -46,18 +53,23 @@ impl App {
             .clone()
             .or_else(|| Store::default_dir().map(Store::new));
         let resumed = resume(args, lookup.as_ref(), &mut frontend)?;
-        let name = args
-            .backend
-            .clone()
-            .or_else(|| {
-                resumed
-                    .as_ref()
-                    .map(|s| s.backend.clone())
-                    .filter(|b| config.backends.contains_key(b))
-            })
-            .or_else(|| config.default_backend.clone())
-            .ok_or_else(|| no_backend(&config))?;
-        let def = config.backend(&name)?.clone();
+        // An explicit flag, then the resumed session's backend, then the settings and files.
+        let resumed_backend = resumed
+            .as_ref()
+            .map(|s| s.backend.clone())
+            .filter(|b| config.backends.contains_key(b));
+        let name = match args.backend.clone().or(resumed_backend) {
+            Some(name) => name,
+            None => settings
+                .get::<String>("backend")?
+                .or_else(|| config.default_backend.clone())
+                .or_else(|| config.first_available())
+                .ok_or_else(|| no_backend(&config))?,
+        };
+        let mut def = config.backend(&name)?.clone();
+        if let Some(model) = settings.get::<String>("model")? {
+            def.model = Some(model);
+        }
         let backend = CliBackend::new(def.clone())?;
         let tools = Registry::builtin(args.tools.as_deref())?;
         let cwd = std::env::current_dir()
@@ -66,14 +78,32 @@ impl App {
         let base_mode = if args.yes {
             ApprovalMode::Never
         } else {
-            args.approval
+            settings
+                .get::<ApprovalMode>("approval")?
+                .unwrap_or_default()
         };
+        let allow = match (&args.allow[..], settings.raw("allow")) {
+            ([], Some((rules, origin))) => rules
+                .split(',')
+                .filter(|r| !r.trim().is_empty())
+                .map(|r| {
+                    r.trim()
+                        .parse()
+                        .map_err(|e| Error::config(format!("{origin}: {e}")))
+                })
+                .collect::<Result<Vec<AllowRule>, Error>>()?,
+            (flags, _) => flags.to_vec(),
+        };
+        let max_iterations = settings.get::<u32>("max_iterations")?.unwrap_or(10);
+        if max_iterations == 0 {
+            return Err(Error::config("max_iterations must be at least 1"));
+        }
         let mut agent = Agent::new(
             Box::new(backend),
             tools,
             AgentOptions {
-                max_iterations: args.max_iterations,
-                policy: Policy::new(base_mode, args.allow.clone()),
+                max_iterations,
+                policy: Policy::new(base_mode, allow),
                 cwd,
                 root,
             },
@@ -103,7 +133,7 @@ impl App {
             log_override: args.log.clone(),
             base_mode,
         };
-        app.session.backend = name;
+        app.session.backend = app.def.name.clone();
         app.open_log()?;
         Ok(app)
     }
@@ -312,8 +342,9 @@ fn no_backend(config: &Config) -> Error {
     Error::new(
         ErrorKind::Config,
         format!(
-            "no backend chosen: pass --backend NAME, set AGENT_LOOP_BACKEND, or set \
-             default_backend in backends.toml. Configured backends: {}. \
+            "no backend chosen, and none of the configured ones is available (installed, or \
+             with its API key set): pass --backend NAME, set AGENT_LOOP_BACKEND, or set `backend` \
+             in config.toml. Configured backends: {}. \
              To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
             config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
         ),

@@ -41,8 +41,10 @@ pub struct Args {
     /// or the task from piped stdin.
     pub task: Option<String>,
 
-    /// Backend to use, by its name in backends.toml (for example `demo`).
-    #[arg(short, long, env = "AGENT_LOOP_BACKEND", value_name = "NAME")]
+    /// Backend to use, by its name in backends.toml (for example `demo`). Without it: the
+    /// `backend` setting (config.toml, AGENT_LOOP_BACKEND), else `default_backend` in a
+    /// backends.toml, else the first available backend (see the README).
+    #[arg(short, long, value_name = "NAME")]
     pub backend: Option<String>,
 
     /// Extra backends.toml, read after the built-in and user files; its entries add backends
@@ -60,8 +62,9 @@ pub struct Args {
 
     /// When to ask before a tool runs: `never`, `on-write` (before bash, write and edit) or
     /// `always-ask` (before every tool).
-    #[arg(long, value_name = "MODE", default_value = "on-write", value_parser = parse_mode)]
-    pub approval: ApprovalMode,
+    /// [default: on-write]
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approval: Option<ApprovalMode>,
 
     /// Let matching calls run without asking; repeatable. `TOOL` allows every call of a tool,
     /// `TOOL:GLOB` the calls whose main argument matches (`bash:git status*`, `write:docs/*`).
@@ -82,8 +85,14 @@ pub struct Args {
     pub tools: Option<Vec<String>>,
 
     /// Backend calls allowed in one turn before it stops with an error (exit 3).
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_iterations: u32,
+    /// [default: 10]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+
+    /// Internal tracing (settings and their origins, every event as JSON) on stderr; never
+    /// on stdout. Also AGENT_LOOP_DEBUG=1.
+    #[arg(long)]
+    pub debug: bool,
 
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]
@@ -123,6 +132,9 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<SessionsAction>,
     },
+    /// Print the effective settings and where each came from (default, config.toml,
+    /// environment, flag), and the configuration files read.
+    Config,
     /// Print a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
     Completions {
         #[arg(value_enum)]

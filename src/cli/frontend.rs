@@ -23,6 +23,8 @@ pub struct Frontend {
     pub log: Option<Log>,
     pub redactor: Redactor,
     pub context: LogContext,
+    /// `--debug`: every event as JSON on stderr.
+    pub debug: bool,
     log_failed: bool,
 }
 
@@ -34,6 +36,7 @@ impl Frontend {
             log: None,
             redactor,
             context: LogContext::default(),
+            debug: false,
             log_failed: false,
         }
     }
@@ -77,15 +80,20 @@ impl Observer for Frontend {
         if let Event::TurnStarted { turn, .. } = event {
             self.context.turn = *turn;
         }
-        if self.redactor.is_empty() {
-            self.log(event);
-            self.display.render(event);
+        let redacted;
+        let event = if self.redactor.is_empty() {
+            event
         } else {
             let redactor = self.redactor.clone();
-            let event = event.map_text(&|t| redactor.redact(t));
-            self.log(&event);
-            self.display.render(&event);
+            redacted = event.map_text(&|t| redactor.redact(t));
+            &redacted
+        };
+        if self.debug {
+            let json = serde_json::to_string(event).unwrap_or_default();
+            self.display.notice(&format!("debug: event {json}"));
         }
+        self.log(event);
+        self.display.render(event);
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {

@@ -6,6 +6,8 @@ use std::io::{IsTerminal, Read};
 
 use clap::{CommandFactory, Parser};
 
+use agent_loop::config::settings::Settings;
+use agent_loop::config::user_settings_path;
 use agent_loop::display::PlainDisplay;
 use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
@@ -28,6 +30,28 @@ pub fn main() -> i32 {
                 &mut std::io::stdout(),
             );
             return 0;
+        }
+        Some(Command::Config) => {
+            return match load_settings(&args) {
+                Ok(settings) => {
+                    print!("{}", settings.describe());
+                    let files = agent_loop::config::Config::load(args.config.as_deref())
+                        .map(|c| c.sources.join(", "));
+                    println!(
+                        "\nsettings file: {}",
+                        settings.file.as_deref().unwrap_or("(none)")
+                    );
+                    match files {
+                        Ok(files) => println!("backends files: {files}"),
+                        Err(e) => return fail(&e),
+                    }
+                    if let Some(dir) = agent_loop::session::Store::default_dir() {
+                        println!("sessions: {}", dir.display());
+                    }
+                    0
+                }
+                Err(e) => fail(&e),
+            }
         }
         Some(Command::Sessions { action }) => {
             return match super::sessions_cmd::run(action) {
@@ -68,16 +92,65 @@ async fn run(args: Args) -> i32 {
         Ok(task) => task,
         Err(e) => return fail(&e),
     };
+    let settings = match load_settings(&args) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
     let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
     display.verbose = args.verbose;
-    let frontend = Frontend::new(display, Input::stdin(), Redactor::default());
-    let app = match App::build(&args, frontend) {
+    let mut frontend = Frontend::new(display, Input::stdin(), Redactor::default());
+    frontend.debug = match settings.get::<Flag>("debug") {
+        Ok(flag) => flag.is_some_and(|f| f.0),
+        Err(e) => return fail(&e),
+    };
+    if frontend.debug {
+        for line in settings.describe().lines() {
+            frontend.notice(&format!("debug: {line}"));
+        }
+    }
+    let app = match App::build(&args, &settings, frontend) {
         Ok(app) => app,
         Err(e) => return fail(&e),
     };
     match task {
         Some(task) => one_shot(app, &task).await,
         None => repl::run(app).await,
+    }
+}
+
+/// Settings from config.toml and the environment, with this run's flags on top.
+fn load_settings(args: &Args) -> Result<Settings, Error> {
+    let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
+    settings.flag("backend", args.backend.clone());
+    settings.flag("max_iterations", args.max_iterations.map(|n| n.to_string()));
+    settings.flag("approval", args.approval.map(|m| m.to_string()));
+    settings.flag("debug", args.debug.then(|| "true".to_string()));
+    if !args.allow.is_empty() {
+        settings.flag(
+            "allow",
+            Some(
+                args.allow
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        );
+    }
+    Ok(settings)
+}
+
+/// A boolean setting: `1`, `true`, `yes`, `on` (and their opposites).
+struct Flag(bool);
+
+impl std::str::FromStr for Flag {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Flag(true)),
+            "0" | "false" | "no" | "off" | "" => Ok(Flag(false)),
+            _ => Err("expected true or false".into()),
+        }
     }
 }
 

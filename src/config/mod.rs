@@ -4,6 +4,7 @@
 //! and every mistake is reported with the file, the line, the backend and the key.
 
 mod raw;
+pub mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,6 +83,19 @@ pub struct BackendDef {
     pub parsers: Parsers,
     /// Prices per million tokens, to compute a cost the backend does not report.
     pub prices: Option<Prices>,
+    /// Defined (or changed) by a user file rather than only the built-in one.
+    pub user_defined: bool,
+    /// (file index, line) of its last definition, to keep the users' file order.
+    pub order: (usize, usize),
+}
+
+impl BackendDef {
+    /// Whether it can run here: its command is found.
+    pub fn is_available(&self) -> bool {
+        self.command == "{self}"
+            || self.command.contains('/')
+            || which::which(&self.command).is_ok()
+    }
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -89,6 +103,8 @@ pub struct BackendDef {
 pub struct Config {
     pub backends: BTreeMap<String, BackendDef>,
     pub default_backend: Option<String>,
+    /// Built-in backends tried, in this order, when none is named (`auto_order`).
+    pub auto_order: Vec<String>,
     /// The files read, in order.
     pub sources: Vec<String>,
 }
@@ -108,35 +124,71 @@ impl Config {
 
     /// Merges the sources in order (later ones win, key by key) and validates the result.
     pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
-        let mut merged: BTreeMap<String, (RawBackend, String)> = BTreeMap::new();
+        let mut merged: BTreeMap<String, (RawBackend, String, (usize, usize))> = BTreeMap::new();
         let mut default_backend = None;
-        for source in sources {
+        let mut auto_order = Vec::new();
+        for (index, source) in sources.iter().enumerate() {
             let file = raw::parse(source)?;
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
             }
+            if let Some(order) = file.auto_order {
+                auto_order = order;
+            }
             for (name, backend) in file.backends {
-                let at = format!("{}:{}", source.name, raw::table_line(&source.text, &name));
+                let line = raw::table_line(&source.text, &name);
+                let at = format!("{}:{line}", source.name);
                 match merged.get_mut(&name) {
-                    Some((base, defined_at)) => {
+                    Some((base, defined_at, order)) => {
                         base.overlay(backend);
                         *defined_at = at;
+                        *order = (index, line);
                     }
                     None => {
-                        merged.insert(name, (backend, at));
+                        merged.insert(name, (backend, at, (index, line)));
                     }
                 }
             }
         }
         let backends = merged
             .into_iter()
-            .map(|(name, (raw, at))| resolve(&name, raw, at).map(|def| (name, def)))
+            .map(|(name, (raw, at, order))| {
+                resolve(&name, raw, at).map(|mut def| {
+                    def.user_defined = order.0 > 0;
+                    def.order = order;
+                    (name, def)
+                })
+            })
             .collect::<Result<BTreeMap<_, _>, _>>()?;
+        if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
+            return Err(Error::config(format!(
+                "auto_order names `{unknown}`, which is not a configured backend"
+            )));
+        }
         Ok(Config {
             backends,
             default_backend,
+            auto_order,
             sources: sources.iter().map(|s| s.name.clone()).collect(),
         })
+    }
+
+    /// The backend to use when none is named: the user's own backends first (in the order of
+    /// their files), then the built-in `auto_order` list; the first whose command is
+    /// installed. The demo is never picked on its own.
+    pub fn first_available(&self) -> Option<String> {
+        let mut user: Vec<&BackendDef> =
+            self.backends.values().filter(|d| d.user_defined).collect();
+        user.sort_by_key(|d| d.order);
+        user.into_iter()
+            .map(|d| d.name.clone())
+            .chain(self.auto_order.iter().cloned())
+            .filter(|name| name != "demo")
+            .find(|name| {
+                self.backends
+                    .get(name)
+                    .is_some_and(BackendDef::is_available)
+            })
     }
 
     /// The backend called `name`, or an error listing the configured ones.
@@ -148,6 +200,11 @@ impl Config {
             ))
         })
     }
+}
+
+/// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.
+pub fn user_settings_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("config.toml"))
 }
 
 /// `$XDG_CONFIG_HOME/agent-loop/backends.toml`, or `~/.config/agent-loop/backends.toml`.
@@ -270,6 +327,8 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef
                 output_per_mtok: o.unwrap_or(0.0),
             }),
         },
+        user_defined: false,
+        order: (0, 0),
     })
 }
 

@@ -12,8 +12,10 @@ use crate::Error;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFile {
-    /// The backend used when neither `--backend` nor `AGENT_LOOP_BACKEND` names one.
+    /// The backend used when neither `--backend` nor the `backend` setting names one.
     pub default_backend: Option<String>,
+    /// Backends tried in order when none is named (the built-in file sets it).
+    pub auto_order: Option<Vec<String>>,
     #[serde(default)]
     pub backends: BTreeMap<String, RawBackend>,
 }

@@ -118,10 +118,13 @@ fn unknown_backend_lists_the_configured_ones() {
 #[test]
 fn no_backend_chosen_suggests_the_demo() {
     let ws = Workspace::new();
+    // The only user backend is not installed, so nothing can be picked automatically.
+    ws.config("[backends.ghost]\ncommand = 'no-such-agent-cli-xyz'\n");
     let run = ws.run(&["task"]);
     run.expect_code(2);
     assert!(
-        run.stderr().contains("no backend chosen"),
+        run.stderr()
+            .contains("no backend chosen, and none of the configured ones is available"),
         "{}",
         run.stderr()
     );
@@ -130,6 +133,16 @@ fn no_backend_chosen_suggests_the_demo() {
         "{}",
         run.stderr()
     );
+}
+
+#[test]
+fn the_first_available_user_backend_is_picked() {
+    let ws = Workspace::new();
+    ws.add_config("\n[backends.ghost]\ncommand = 'no-such-agent-cli-xyz'\n");
+    ws.reply(1, "picked\n");
+    let run = ws.run(&["task"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "picked\n");
 }
 
 #[test]

@@ -10,5 +10,6 @@ mod policy;
 mod readme;
 mod repl;
 mod sessions;
+mod settings;
 mod slash;
 mod tools;

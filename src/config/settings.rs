@@ -1,0 +1,258 @@
+//! Settings and where each one came from. Layers, lowest first: built-in defaults, the user's
+//! `$XDG_CONFIG_HOME/agent-loop/config.toml`, `AGENT_LOOP_*` environment variables, flags.
+//! `agent-loop config` prints the result.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::Error;
+
+/// One known setting: its key in `config.toml`, its environment variable, its flag, its
+/// built-in default and what it does.
+pub struct Key {
+    pub name: &'static str,
+    pub flag: Option<&'static str>,
+    pub default: Option<&'static str>,
+    pub help: &'static str,
+}
+
+impl Key {
+    pub fn env(&self) -> String {
+        format!("AGENT_LOOP_{}", self.name.to_ascii_uppercase())
+    }
+}
+
+/// Every setting, in the order `agent-loop config` lists them.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "backend",
+        flag: Some("--backend"),
+        default: None,
+        help: "backend used when none is named",
+    },
+    Key {
+        name: "model",
+        flag: None,
+        default: None,
+        help: "model of the backend (the value of {model})",
+    },
+    Key {
+        name: "max_iterations",
+        flag: Some("--max-iterations"),
+        default: Some("10"),
+        help: "backend calls allowed in one turn",
+    },
+    Key {
+        name: "approval",
+        flag: Some("--approval"),
+        default: Some("on-write"),
+        help: "when tools ask first: never, on-write, always-ask",
+    },
+    Key {
+        name: "allow",
+        flag: Some("--allow"),
+        default: None,
+        help: "allow rules, comma-separated (TOOL or TOOL:GLOB)",
+    },
+    Key {
+        name: "debug",
+        flag: Some("--debug"),
+        default: Some("false"),
+        help: "internal tracing on stderr",
+    },
+];
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    File(String),
+    Env(String),
+    Flag(&'static str),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Default => f.write_str("built-in default"),
+            Origin::File(at) => f.write_str(at),
+            Origin::Env(var) => write!(f, "environment {var}"),
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// The effective settings: a value (as text) and its origin per key.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    values: BTreeMap<&'static str, (String, Origin)>,
+    /// The config file read, if any.
+    pub file: Option<String>,
+}
+
+impl Settings {
+    /// Built-in defaults, then `file` (if it exists), then the environment as `env` reports it.
+    pub fn load(file: Option<&Path>, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        let mut settings = Settings::default();
+        for key in KEYS {
+            if let Some(d) = key.default {
+                settings
+                    .values
+                    .insert(key.name, (d.to_string(), Origin::Default));
+            }
+        }
+        if let Some(path) = file.filter(|p| p.is_file()) {
+            settings.read_file(path)?;
+        }
+        for key in KEYS {
+            if let Some(v) = env(&key.env()).filter(|v| !v.is_empty()) {
+                settings
+                    .values
+                    .insert(key.name, (v, Origin::Env(key.env())));
+            }
+        }
+        Ok(settings)
+    }
+
+    fn read_file(&mut self, path: &Path) -> Result<(), Error> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::config(format!("cannot read config file {name}: {e}")))?;
+        let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map_or(String::new(), |s| format!(":{}", line_of(&text, s.start)));
+            Error::config(format!("{name}{line}: {}", e.message()))
+        })?;
+        for (k, v) in doc.into_inner() {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(k.as_str()))
+                .map_or(1, |i| i + 1);
+            let at = format!("{name}:{line}");
+            let Some(key) = KEYS.iter().find(|key| key.name == k) else {
+                return Err(Error::config(format!(
+                    "{at}: unknown setting `{k}`; the settings are {}",
+                    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+                )));
+            };
+            let value = match v {
+                toml::Value::String(s) => s,
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            self.values.insert(key.name, (value, Origin::File(at)));
+        }
+        self.file = Some(name);
+        Ok(())
+    }
+
+    /// A flag given on the command line wins over everything.
+    pub fn flag(&mut self, name: &'static str, value: Option<String>) {
+        let key = KEYS.iter().find(|k| k.name == name).expect("known setting");
+        if let Some(v) = value {
+            self.values
+                .insert(key.name, (v, Origin::Flag(key.flag.unwrap_or("--?"))));
+        }
+    }
+
+    pub fn raw(&self, name: &str) -> Option<&(String, Origin)> {
+        self.values.get(name)
+    }
+
+    /// The typed value; a bad value is an error naming where it came from.
+    pub fn get<T: FromStr>(&self, name: &str) -> Result<Option<T>, Error>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some((value, origin)) => value
+                .parse()
+                .map(Some)
+                .map_err(|e| Error::config(format!("{origin}: setting `{name}` = `{value}`: {e}"))),
+        }
+    }
+
+    /// The `agent-loop config` table.
+    pub fn describe(&self) -> String {
+        let mut out = format!("{:<16} {:<22} {}\n", "SETTING", "VALUE", "FROM");
+        for key in KEYS {
+            let (value, origin) = match self.values.get(key.name) {
+                Some((v, o)) => (v.clone(), o.to_string()),
+                None => ("(unset)".to_string(), "-".to_string()),
+            };
+            out.push_str(&format!("{:<16} {:<22} {origin}\n", key.name, value));
+        }
+        out
+    }
+}
+
+fn line_of(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_and_origins() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(
+            &file,
+            "backend = \"demo\"\nmax_iterations = 5\nallow = [\"read\", \"bash:ls*\"]\n",
+        )
+        .unwrap();
+        let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "7".to_string());
+        let mut s = Settings::load(Some(&file), &env).unwrap();
+        assert_eq!(s.get::<String>("backend").unwrap().as_deref(), Some("demo"));
+        assert_eq!(
+            s.raw("backend").unwrap().1,
+            Origin::File(format!("{}:1", file.display()))
+        );
+        assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(7));
+        assert_eq!(s.raw("allow").unwrap().0, "read,bash:ls*");
+        assert_eq!(
+            s.get::<String>("approval").unwrap().as_deref(),
+            Some("on-write")
+        );
+        s.flag("max_iterations", Some("9".into()));
+        assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(9));
+        assert!(s
+            .describe()
+            .contains("max_iterations   9                      flag --max-iterations"));
+    }
+
+    #[test]
+    fn bad_values_and_keys_name_their_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "backend = \"demo\"\nmax_iteration = 5\n").unwrap();
+        let err = Settings::load(Some(&file), &|_| None).unwrap_err();
+        assert!(
+            err.message
+                .contains("config.toml:2: unknown setting `max_iteration`"),
+            "{}",
+            err.message
+        );
+        let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "lots".to_string());
+        let s = Settings::load(None, &env).unwrap();
+        let err = s.get::<u32>("max_iterations").unwrap_err();
+        assert_eq!(err.message, "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
+    }
+}

@@ -1,0 +1,157 @@
+//! Configuration layers: built-in default < config.toml < AGENT_LOOP_* < flags, and what
+//! `agent-loop config` and `--debug` say about them.
+
+use crate::common::Workspace;
+
+/// A scripted backend that always asks for a different tool call, so the turn runs until
+/// the iteration cap: the number of runs shows the effective max_iterations.
+fn capped_runs(ws: &Workspace, env: &[(&str, &str)], args: &[&str]) -> usize {
+    for n in 1..=12 {
+        ws.reply(
+            n,
+            format!(
+                "<tool_call>{{\"name\":\"ls\",\"arguments\":{{\"path\":\"{n}\"}}}}</tool_call>\n"
+            ),
+        );
+    }
+    std::fs::remove_file(ws.path("fake/count")).ok();
+    let mut cmd = ws.cmd(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    ws.run_cmd(cmd).expect_code(3);
+    ws.runs()
+}
+
+#[test]
+fn each_layer_overrides_the_one_below() {
+    let ws = Workspace::new();
+    let base = ["--backend", "fake", "go"];
+    assert_eq!(capped_runs(&ws, &[], &base), 10, "built-in default");
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "max_iterations = 2\n",
+    )
+    .unwrap();
+    assert_eq!(capped_runs(&ws, &[], &base), 2, "config.toml");
+    assert_eq!(
+        capped_runs(&ws, &[("AGENT_LOOP_MAX_ITERATIONS", "3")], &base),
+        3,
+        "environment"
+    );
+    let flagged = ["--backend", "fake", "--max-iterations", "4", "go"];
+    assert_eq!(
+        capped_runs(&ws, &[("AGENT_LOOP_MAX_ITERATIONS", "3")], &flagged),
+        4,
+        "flag"
+    );
+}
+
+#[test]
+fn config_prints_values_and_origins() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "backend = \"fake\"\napproval = \"always-ask\"\n",
+    )
+    .unwrap();
+    let mut cmd = ws.cmd(&["--max-iterations", "7", "config"]);
+    cmd.env("AGENT_LOOP_ALLOW", "read,bash:ls*");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let out = run.stdout();
+    let file = ws.path("xdg/agent-loop/config.toml").display().to_string();
+    let row = |key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(row("backend"), format!("backend fake {file}:1"));
+    assert_eq!(row("approval"), format!("approval always-ask {file}:2"));
+    assert_eq!(
+        row("max_iterations"),
+        "max_iterations 7 flag --max-iterations"
+    );
+    assert_eq!(
+        row("allow"),
+        "allow read,bash:ls* environment AGENT_LOOP_ALLOW"
+    );
+    assert_eq!(row("debug"), "debug false built-in default");
+    assert!(out.contains(&format!("settings file: {file}")), "{out}");
+    assert!(
+        out.contains("backends files: built-in backends.toml, "),
+        "{out}"
+    );
+}
+
+#[test]
+fn settings_reach_the_run() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "backend = \"fake\"\nallow = [\"bash:echo *\"]\n",
+    )
+    .unwrap();
+    ws.reply(1, "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"echo via config\"}}</tool_call>\n");
+    ws.reply(2, "done\n");
+    ws.run(&["go"]).expect_code(0);
+    assert!(
+        ws.prompt(2).contains("stdout:\nvia config"),
+        "{}",
+        ws.prompt(2)
+    );
+}
+
+#[test]
+fn bad_settings_name_their_origin() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "backend = \"fake\"\nmax_iterations = \"many\"\n",
+    )
+    .unwrap();
+    let run = ws.run(&["go"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("config.toml:2: setting `max_iterations` = `many`: invalid digit"),
+        "{}",
+        run.stderr()
+    );
+    std::fs::write(ws.path("xdg/agent-loop/config.toml"), "colour = true\n").unwrap();
+    let run = ws.run(&["go"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("config.toml:1: unknown setting `colour`; the settings are backend, model"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn debug_goes_to_stderr_only() {
+    let ws = Workspace::new();
+    ws.reply(1, "the answer\n");
+    let mut cmd = ws.cmd(&["--backend", "fake", "go"]);
+    cmd.env("AGENT_LOOP_DEBUG", "1");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "the answer\n");
+    let err = run.stderr();
+    assert!(
+        err.contains("debug: debug            1                      environment AGENT_LOOP_DEBUG"),
+        "{err}"
+    );
+    assert!(
+        err.contains("debug: event {\"event\":\"backend_started\""),
+        "{err}"
+    );
+}

@@ -60,6 +60,21 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: u32,
 
+    /// Model to ask for, instead of the backend's `model` key (HTTP backends, and CLI
+    /// backends whose args use {model}).
+    #[arg(short, long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Sampling temperature sent to an HTTP backend (for example 0.2); without it, none is
+    /// sent and the API's default applies.
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temp: Option<f64>,
+
+    /// Ask an HTTP backend for the whole reply at once instead of streaming it. Then only
+    /// the final answer reaches stdout.
+    #[arg(long)]
+    pub no_stream: bool,
+
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]
     pub verbose: bool,
@@ -79,4 +94,14 @@ pub enum Command {
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]
     DemoAgent,
+}
+
+/// A temperature: a finite number from 0.
+fn parse_temperature(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!(
+            "`{text}` is not a temperature (a number from 0, such as 0.2)"
+        )),
+    }
 }

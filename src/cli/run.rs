@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read};
 use clap::Parser;
 
 use agent_loop::agent::{Agent, AgentOptions};
-use agent_loop::backend::CliBackend;
+use agent_loop::backend::{self, Overrides};
 use agent_loop::config::Config;
 use agent_loop::display::PlainDisplay;
 use agent_loop::tools::Registry;
@@ -90,12 +90,19 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
                 config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
-    let backend = CliBackend::new(config.backend(&name)?.clone())?;
+    let backend = backend::build(
+        config.backend(&name)?,
+        &Overrides {
+            model: args.model.clone(),
+            temperature: args.temp,
+            no_stream: args.no_stream,
+        },
+    )?;
     let tools = Registry::builtin(args.tools.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
     Ok(Agent::new(
-        Box::new(backend),
+        backend,
         tools,
         AgentOptions {
             max_iterations: args.max_iterations,

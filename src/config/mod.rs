@@ -3,6 +3,7 @@
 //! backends or overrides single keys of an earlier one. Every regex is compiled once, here,
 //! and every mistake is reported with the file, the line, the backend and the key.
 
+mod http;
 mod raw;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,8 @@ use crate::context::PromptStyle;
 use crate::parse::Parsers;
 use crate::Error;
 use raw::RawBackend;
+
+pub use http::{HttpDef, RetrySettings, WireFormat};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
@@ -82,10 +85,28 @@ pub struct BackendDef {
     pub parsers: Parsers,
 }
 
+/// A configured backend of any type.
+#[derive(Debug, Clone)]
+pub enum Definition {
+    /// `type = "cli"` (the default): an agent CLI run once per model step.
+    Cli(BackendDef),
+    /// `type = "anthropic" | "openai" | "ollama"`: an LLM HTTP API called once per step.
+    Http(HttpDef),
+}
+
+impl Definition {
+    pub fn name(&self) -> &str {
+        match self {
+            Definition::Cli(def) => &def.name,
+            Definition::Http(def) => &def.name,
+        }
+    }
+}
+
 /// Every configured backend, plus the default backend if a file names one.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub backends: BTreeMap<String, BackendDef>,
+    pub backends: BTreeMap<String, Definition>,
     pub default_backend: Option<String>,
     /// The files read, in order.
     pub sources: Vec<String>,
@@ -138,7 +159,7 @@ impl Config {
     }
 
     /// The backend called `name`, or an error listing the configured ones.
-    pub fn backend(&self, name: &str) -> Result<&BackendDef, Error> {
+    pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
         self.backends.get(name).ok_or_else(|| {
             Error::config(format!(
                 "no backend named `{name}`; configured backends: {} (run `agent-loop --help` for how to add one)",
@@ -163,15 +184,30 @@ pub fn config_dir() -> Option<PathBuf> {
         .map(|d| d.join("agent-loop"))
 }
 
-fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef, Error> {
+/// Resolves an entry by its `type`.
+fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
+        return resolve_cli(name, raw, defined_at).map(Definition::Cli);
+    };
+    match WireFormat::from_type(&kind.value) {
+        Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
+        None => Err(Error::config(format!(
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, {}",
+            kind.at(),
+            kind.value,
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        ))),
+    }
+}
+
+fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef, Error> {
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
-    if let Some(kind) = &raw.kind {
-        if kind.value != "cli" {
-            return Err(Error::config(format!(
-                "{}:{}: backend `{name}`: key `type`: unknown type `{}`; the supported type is `cli`",
-                kind.file, kind.line, kind.value
-            )));
-        }
+    if let Some(key) = raw.http_only_keys().first() {
+        return Err(Error::config(format!(
+            "{}: only HTTP backends read it; set `type` to one of {} to call an API",
+            here(key),
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        )));
     }
     let Some(command) = raw.command else {
         return Err(Error::config(format!(
@@ -305,7 +341,9 @@ mod tests {
             src("b.toml", "[backends.x]\ntimeout_s = 7\n"),
         ])
         .unwrap();
-        let x = &config.backends["x"];
+        let Definition::Cli(x) = &config.backends["x"] else {
+            panic!("x is a CLI backend")
+        };
         assert_eq!(x.command, "one");
         assert_eq!(x.timeout, Duration::from_secs(7));
         assert_eq!(x.defined_at, "b.toml:1");

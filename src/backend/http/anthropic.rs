@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::reply::{count, ReplyBuilder};
-use super::wire::{args_object, error_in, result_text, str_at, BodyInput, Framing, Wire};
+use super::wire::{args_object, error_in, result_text, str_at, BodyInput, Wire};
 use crate::context::Message;
 
 /// The API version this format is written against.
@@ -69,12 +69,7 @@ impl Wire for Anthropic {
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
-        reply.complete = true;
         Ok(())
-    }
-
-    fn framing(&self) -> Framing {
-        Framing::Sse
     }
 
     fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String> {

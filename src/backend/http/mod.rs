@@ -153,9 +153,12 @@ impl HttpBackend {
                     let wait = retry::server_wait(response.headers(), SystemTime::now());
                     let text = response.text().await.unwrap_or_default();
                     let code = status.as_u16();
-                    let reason = status.canonical_reason().unwrap_or("");
+                    let status_line = match status.canonical_reason() {
+                        Some(reason) => format!("HTTP {code} {reason}"),
+                        None => format!("HTTP {code}"),
+                    };
                     (
-                        format!("HTTP {code} {reason}: {}", wire::error_message(&text)),
+                        format!("{status_line}: {}", wire::error_message(&text)),
                         retry::retryable_status(code).then(|| format!("HTTP {code}")),
                         wait,
                     )

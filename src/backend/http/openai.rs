@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::reply::{count, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
-    BodyInput, Framing, Wire,
+    BodyInput, Wire,
 };
 use crate::context::Message;
 
@@ -59,12 +59,7 @@ impl Wire for OpenAi {
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
-        reply.complete = true;
         Ok(())
-    }
-
-    fn framing(&self) -> Framing {
-        Framing::Sse
     }
 
     fn feed(&self, _event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String> {

@@ -78,11 +78,12 @@ pub async fn streamed(
                     }
                 }
             }
+            // A last line without its newline counts if it is whole; a piece of one means the
+            // stream was cut, which the check below reports.
             splitter.finish(&mut |line| lines.push(line.to_vec()));
             for line in lines {
-                let line = String::from_utf8_lossy(&line);
-                if !line.trim().is_empty() {
-                    feed("", &line, &mut reply)?;
+                if serde_json::from_slice::<Value>(&line).is_ok() {
+                    feed("", &String::from_utf8_lossy(&line), &mut reply)?;
                 }
             }
         }

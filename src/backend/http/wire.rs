@@ -40,7 +40,9 @@ pub trait Wire: Sync {
     fn body(&self, input: &BodyInput) -> Value;
     /// Reads a whole (not streamed) reply.
     fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), String>;
-    fn framing(&self) -> Framing;
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
     /// Reads one streamed event: an SSE event (`event` is its type) or an NDJSON line
     /// (`event` is empty). Returns true for the last one.
     fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String>;

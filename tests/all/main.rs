@@ -6,4 +6,5 @@ mod common;
 mod cli_backend;
 mod config_errors;
 mod demo;
+mod http;
 mod tools;

@@ -17,6 +17,11 @@ Examples:
       `exit`, `quit` or Ctrl-D to leave.
   agent-loop --config my-backends.toml --backend mycli --tools read,ls,grep \"find TODOs\"
       Use a backend defined in your own file, with read-only tools.
+  ANTHROPIC_API_KEY=... agent-loop --backend claude-api \"explain src/main.rs\"
+      Call an LLM API directly (presets: claude-api, openai, openrouter, deepseek,
+      ollama); the reply streams to stdout as it arrives.
+  agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
+      Pick the model and temperature for this run, and take the reply whole.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -25,7 +30,7 @@ every key and shows how to add an agent CLI.
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
 3 the --max-iterations cap was reached, 130 interrupted (Ctrl-C).";
 
-/// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
+/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool set and an
 /// append-only display that works on any terminal.
 #[derive(Debug, Parser)]
 #[command(name = "agent-loop", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]

@@ -98,6 +98,10 @@ fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Workspace, Serve
 fn cmd(ws: &Workspace, args: &[&str]) -> Command {
     let mut cmd = ws.cmd(&[&["--backend", "api"][..], args].concat());
     cmd.env(KEY_ENV, KEY);
+    // The server is on 127.0.0.1: no proxy of the machine's may stand in between.
+    for var in ["http_proxy", "https_proxy", "all_proxy"] {
+        cmd.env_remove(var).env_remove(var.to_uppercase());
+    }
     cmd
 }
 

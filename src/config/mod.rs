@@ -94,15 +94,6 @@ pub enum Definition {
     Http(HttpDef),
 }
 
-impl Definition {
-    pub fn name(&self) -> &str {
-        match self {
-            Definition::Cli(def) => &def.name,
-            Definition::Http(def) => &def.name,
-        }
-    }
-}
-
 /// Every configured backend, plus the default backend if a file names one.
 #[derive(Debug, Clone)]
 pub struct Config {

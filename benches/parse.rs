@@ -24,7 +24,12 @@ fn output(bytes: usize) -> Vec<u8> {
 fn parsers() -> Parsers {
     Parsers {
         tool_call: Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
-        tokens: Some(Regex::new(r"Tokens: (?P<input>[\d.,]+[kKmM]?) input \+ (?P<output>[\d.,]+[kKmM]?) output").unwrap()),
+        tokens: Some(
+            Regex::new(
+                r"Tokens: (?P<input>[\d.,]+[kKmM]?) input \+ (?P<output>[\d.,]+[kKmM]?) output",
+            )
+            .unwrap(),
+        ),
         skip_lines: vec![Regex::new(r"^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap()],
     }
 }

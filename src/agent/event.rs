@@ -63,6 +63,23 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         raw: Option<RawOutput>,
     },
+    /// A piece of the model's text as it streams in (HTTP backends). The whole text follows
+    /// as one [`Event::Text`], which a display that showed the pieces need not repeat.
+    TextDelta {
+        backend: String,
+        text: String,
+    },
+    /// A request failed in a way worth another try (rate limit, overload, server error,
+    /// connection reset); the backend waits `wait_ms`, then sends it again.
+    Retrying {
+        backend: String,
+        /// The try about to start after the wait: 1 for the first retry.
+        retry: u32,
+        retries: u32,
+        wait_ms: u64,
+        /// `HTTP 429`, `connection reset`, ...
+        reason: String,
+    },
     /// Text from the model. `final_answer` is true for the reply that ends the turn; other
     /// text came with tool calls.
     Text {

@@ -1,15 +1,30 @@
 //! Splits a backend's output chunks into whole lines before stripping, so an escape sequence
-//! cut in two by a read is never shown as text.
+//! cut in two by a read is never shown as text. Also frames Ollama's NDJSON stream.
 
-#[derive(Default)]
 pub struct LineSplitter {
     pending: Vec<u8>,
+    /// A partial line longer than this is passed on anyway, so memory stays bounded.
+    max_pending: usize,
 }
 
-/// A partial line longer than this is passed on anyway, so memory stays bounded.
+/// The bound for a backend's output lines.
 const MAX_PENDING: usize = 64 * 1024;
 
+impl Default for LineSplitter {
+    fn default() -> Self {
+        Self::with_limit(MAX_PENDING)
+    }
+}
+
 impl LineSplitter {
+    /// A splitter that passes on partial lines longer than `max_pending` bytes.
+    pub fn with_limit(max_pending: usize) -> Self {
+        LineSplitter {
+            pending: Vec::new(),
+            max_pending,
+        }
+    }
+
     /// Feeds a chunk; calls `line` for each complete line (without its newline).
     pub fn push(&mut self, chunk: &[u8], line: &mut dyn FnMut(&[u8])) {
         self.pending.extend_from_slice(chunk);
@@ -19,7 +34,7 @@ impl LineSplitter {
             start += pos + 1;
         }
         self.pending.drain(..start);
-        if self.pending.len() > MAX_PENDING {
+        if self.pending.len() > self.max_pending {
             line(&self.pending);
             self.pending.clear();
         }

@@ -1,14 +1,19 @@
 //! Backends: what the agent calls once per model step. One trait, [`Backend`]; the CLI
-//! (subprocess) backend drives agent CLIs defined in `backends.toml`.
+//! (subprocess) backend drives agent CLIs defined in `backends.toml`, the HTTP backends call
+//! LLM APIs directly.
 
 mod cli;
+mod http;
 mod lines;
 
 pub use cli::CliBackend;
+pub use http::HttpBackend;
 
 use std::path::Path;
 
 use crate::agent::{Event, RawOutput};
+
+use crate::config::Definition;
 use crate::context::Conversation;
 use crate::parse::{RawCall, Usage};
 use crate::tools::ToolSpec;
@@ -45,4 +50,43 @@ pub trait Backend: Send + Sync {
         request: Request<'a>,
         emit: &'a mut Emit<'_>,
     ) -> BoxFuture<'a, Result<Reply, Error>>;
+}
+
+/// Command-line settings that override a backend's entry (`--model`, `--temp`,
+/// `--no-stream`).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+    pub no_stream: bool,
+}
+
+/// The backend a definition describes, with the overrides applied. Everything that can be
+/// checked before the first call (the command exists, the API key is set) is checked here.
+pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, Error> {
+    match def.clone() {
+        Definition::Cli(mut def) => {
+            if overrides.temperature.is_some() {
+                return Err(Error::config(format!(
+                    "--temp: backend `{}` is an agent CLI, which sets its own temperature; \
+                     only HTTP backends send one",
+                    def.name
+                )));
+            }
+            if let Some(model) = &overrides.model {
+                def.model = Some(model.clone());
+            }
+            Ok(Box::new(CliBackend::new(def)?))
+        }
+        Definition::Http(mut def) => {
+            if let Some(model) = &overrides.model {
+                def.model = Some(model.clone());
+            }
+            if let Some(t) = overrides.temperature {
+                def.temperature = Some(t);
+            }
+            def.stream &= !overrides.no_stream;
+            Ok(Box::new(HttpBackend::new(def)?))
+        }
+    }
 }

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use agent_loop::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
-use agent_loop::backend::CliBackend;
+use agent_loop::backend::{self, Overrides};
 use agent_loop::config::settings::Settings;
-use agent_loop::config::{BackendDef, Config};
-use agent_loop::session::{format_time, Log, Session, Store};
+use agent_loop::config::{Config, Definition};
+use agent_loop::session::{format_time, Log, Redactor, Session, Store};
 use agent_loop::tools::{Registry, Root};
 use agent_loop::{Error, ErrorKind};
 
@@ -24,7 +24,9 @@ pub struct App {
     pub agent: Agent,
     pub config: Config,
     /// The current backend's definition (for `/model` and the session file).
-    pub def: BackendDef,
+    pub def: Definition,
+    /// `--model`, `--temp`, `--no-stream` (and `/model`), applied to every backend used.
+    pub overrides: Overrides,
     /// Where sessions are saved; `None` with `--no-save`.
     pub store: Option<Store>,
     pub session: Session,
@@ -38,6 +40,13 @@ pub struct App {
 impl App {
     pub fn build(args: &Args, settings: &Settings, mut frontend: Frontend) -> Result<App, Error> {
         let config = Config::load(args.config.as_deref())?;
+        // Every API key any backend reads is kept out of displays, logs and session files.
+        frontend.redactor = Redactor::from_env(
+            config
+                .backends
+                .values()
+                .filter_map(|d| d.api_key_env().map(str::to_string)),
+        );
         if frontend.debug {
             frontend.notice(&format!(
                 "debug: backends read from {}",
@@ -66,11 +75,13 @@ impl App {
                 .or_else(|| config.first_available())
                 .ok_or_else(|| no_backend(&config))?,
         };
-        let mut def = config.backend(&name)?.clone();
-        if let Some(model) = settings.get::<String>("model")? {
-            def.model = Some(model);
-        }
-        let backend = CliBackend::new(def.clone())?;
+        let def = config.backend(&name)?.clone();
+        let overrides = Overrides {
+            model: settings.get::<String>("model")?,
+            temperature: args.temp,
+            no_stream: args.no_stream,
+        };
+        let backend = backend::build(&def, &overrides)?;
         let tools = Registry::builtin(args.tools.as_deref())?;
         let cwd = std::env::current_dir()
             .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
@@ -99,7 +110,7 @@ impl App {
             return Err(Error::config("max_iterations must be at least 1"));
         }
         let mut agent = Agent::new(
-            Box::new(backend),
+            backend,
             tools,
             AgentOptions {
                 max_iterations,
@@ -127,13 +138,14 @@ impl App {
             agent,
             config,
             def,
+            overrides,
             store,
             session,
             frontend,
             log_override: args.log.clone(),
             base_mode,
         };
-        app.session.backend = app.def.name.clone();
+        app.session.backend = app.def.name().to_string();
         app.open_log()?;
         Ok(app)
     }
@@ -161,8 +173,12 @@ impl App {
     fn sync_context(&mut self) -> Result<(), Error> {
         let ctx = &mut self.frontend.context;
         ctx.session = self.session.name.clone();
-        ctx.backend = self.def.name.clone();
-        ctx.model = self.def.model.clone();
+        ctx.backend = self.def.name().to_string();
+        ctx.model = self
+            .overrides
+            .model
+            .clone()
+            .or_else(|| self.def.model().map(str::to_string));
         ctx.turn = self.agent.turns();
         Ok(())
     }
@@ -197,8 +213,8 @@ impl App {
         self.session.conversation = self.agent.conversation.clone();
         self.session.turns = self.agent.turns();
         self.session.usage = self.agent.totals;
-        self.session.backend = self.def.name.clone();
-        self.session.model = self.def.model.clone();
+        self.session.backend = self.def.name().to_string();
+        self.session.model = self.model();
         let result = store.save(&mut self.session, &self.frontend.redactor);
         if result.is_ok() && self.frontend.log.is_none() && self.log_override.is_none() {
             self.open_log()?;
@@ -212,16 +228,27 @@ impl App {
         self.use_def(def)
     }
 
-    /// Sets the model of the current backend (the value of `{model}` in its args).
+    /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).
     pub fn set_model(&mut self, model: &str) -> Result<(), Error> {
-        let mut def = self.def.clone();
-        def.model = Some(model.to_string());
-        self.use_def(def)
+        let previous = self.overrides.model.replace(model.to_string());
+        let result = self.use_def(self.def.clone());
+        if result.is_err() {
+            self.overrides.model = previous;
+        }
+        result
     }
 
-    fn use_def(&mut self, def: BackendDef) -> Result<(), Error> {
-        let backend = CliBackend::new(def.clone())?;
-        self.agent.set_backend(Box::new(backend));
+    /// The model in use: `--model` or `/model`, else the backend's own.
+    pub fn model(&self) -> Option<String> {
+        self.overrides
+            .model
+            .clone()
+            .or_else(|| self.def.model().map(str::to_string))
+    }
+
+    fn use_def(&mut self, def: Definition) -> Result<(), Error> {
+        let backend = backend::build(&def, &self.overrides)?;
+        self.agent.set_backend(backend);
         self.def = def;
         self.sync_context()
     }
@@ -233,7 +260,7 @@ impl App {
             .store
             .as_ref()
             .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
-        self.session = Session::new(&name, &self.def.name);
+        self.session = Session::new(&name, self.def.name());
         self.agent
             .restore(Default::default(), 0, Default::default());
         self.open_log()

@@ -23,6 +23,11 @@ Examples:
       Continue the most recent session (every conversation is saved after each turn).
   agent-loop sessions
       List saved sessions; `agent-loop sessions rm NAME` removes one.
+  ANTHROPIC_API_KEY=... agent-loop --backend claude-api \"explain src/main.rs\"
+      Call an LLM API directly (presets: claude-api, openai, openrouter, deepseek,
+      ollama); the reply streams to stdout as it arrives.
+  agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
+      Pick the model and temperature for this run, and take the reply whole.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -32,7 +37,7 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 3 the turn would not end (--max-iterations reached, or the same tool call three times),
 130 interrupted (Ctrl-C).";
 
-/// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
+/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool set and an
 /// append-only display that works on any terminal.
 #[derive(Debug, Parser)]
 #[command(name = "agent-loop", version, after_help = EXAMPLES)]
@@ -93,6 +98,21 @@ pub struct Args {
     /// on stdout. Also AGENT_LOOP_DEBUG=1.
     #[arg(long)]
     pub debug: bool,
+
+    /// Model to ask for, instead of the backend's `model` key (HTTP backends, and CLI
+    /// backends whose args use {model}).
+    #[arg(short, long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Sampling temperature sent to an HTTP backend (for example 0.2); without it, none is
+    /// sent and the API's default applies.
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temp: Option<f64>,
+
+    /// Ask an HTTP backend for the whole reply at once instead of streaming it. Then only
+    /// the final answer reaches stdout.
+    #[arg(long)]
+    pub no_stream: bool,
 
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]
@@ -160,4 +180,14 @@ pub enum SessionsAction {
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
     },
+}
+
+/// A temperature: a finite number from 0.
+fn parse_temperature(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!(
+            "`{text}` is not a temperature (a number from 0, such as 0.2)"
+        )),
+    }
 }

@@ -87,7 +87,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             .map(|_| Some(format!("[new session {}]", app.session.name))),
         "/backend" if rest.is_empty() => Ok(Some(format!(
             "[backend {}; configured: {}]",
-            app.def.name,
+            app.def.name(),
             app.config
                 .backends
                 .keys()
@@ -97,13 +97,10 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         ))),
         "/backend" => app
             .switch_backend(rest)
-            .map(|_| Some(format!("[backend {}]", app.def.name))),
+            .map(|_| Some(format!("[backend {}]", app.def.name()))),
         "/model" if rest.is_empty() => Ok(Some(format!(
             "[model {}]",
-            app.def
-                .model
-                .as_deref()
-                .unwrap_or("(the backend's default)")
+            app.model().as_deref().unwrap_or("(the backend's default)")
         ))),
         "/model" => app.set_model(rest).map(|_| Some(format!("[model {rest}]"))),
         "/tokens" => Ok(Some(app.summary_line())),

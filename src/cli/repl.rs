@@ -13,7 +13,7 @@ pub const INTERRUPTED: i32 = 130;
 pub async fn run(mut app: App) -> i32 {
     app.frontend.notice(&format!(
         "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",
-        app.def.name, app.session.name
+        app.def.name(), app.session.name
     ));
     let mut last_interrupt: Option<Instant> = None;
     let code = loop {

@@ -122,6 +122,7 @@ async fn run(args: Args) -> i32 {
 fn load_settings(args: &Args) -> Result<Settings, Error> {
     let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
     settings.flag("backend", args.backend.clone());
+    settings.flag("model", args.model.clone());
     settings.flag("max_iterations", args.max_iterations.map(|n| n.to_string()));
     settings.flag("approval", args.approval.map(|m| m.to_string()));
     settings.flag("debug", args.debug.then(|| "true".to_string()));

@@ -3,6 +3,7 @@
 //! backends or overrides single keys of an earlier one. Every regex is compiled once, here,
 //! and every mistake is reported with the file, the line, the backend and the key.
 
+mod http;
 mod raw;
 pub mod settings;
 
@@ -16,6 +17,8 @@ use crate::context::PromptStyle;
 use crate::parse::{Parsers, Prices};
 use crate::Error;
 use raw::RawBackend;
+
+pub use http::{HttpDef, RetrySettings, WireFormat};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
@@ -83,28 +86,63 @@ pub struct BackendDef {
     pub parsers: Parsers,
     /// Prices per million tokens, to compute a cost the backend does not report.
     pub prices: Option<Prices>,
-    /// Defined (or changed) by a user file rather than only the built-in one.
-    pub user_defined: bool,
-    /// (file index, line) of its last definition, to keep the users' file order.
-    pub order: (usize, usize),
 }
 
-impl BackendDef {
-    /// Whether it can run here: its command is found.
-    pub fn is_available(&self) -> bool {
-        self.command == "{self}"
-            || self.command.contains('/')
-            || which::which(&self.command).is_ok()
+impl Definition {
+    pub fn name(&self) -> &str {
+        match self {
+            Definition::Cli(d) => &d.name,
+            Definition::Http(d) => &d.name,
+        }
     }
+
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Definition::Cli(d) => d.model.as_deref(),
+            Definition::Http(d) => d.model.as_deref(),
+        }
+    }
+
+    /// The environment variable that holds its API key, if any.
+    pub fn api_key_env(&self) -> Option<&str> {
+        match self {
+            Definition::Cli(_) => None,
+            Definition::Http(d) => d.api_key_env.as_deref(),
+        }
+    }
+
+    /// Whether it can run here: an agent CLI's command is found; an API's key is set.
+    pub fn is_available(&self) -> bool {
+        match self {
+            Definition::Cli(d) => {
+                d.command == "{self}" || d.command.contains('/') || which::which(&d.command).is_ok()
+            }
+            Definition::Http(d) => d
+                .api_key_env
+                .as_ref()
+                .is_none_or(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty())),
+        }
+    }
+}
+
+/// A configured backend of any type.
+#[derive(Debug, Clone)]
+pub enum Definition {
+    /// `type = "cli"` (the default): an agent CLI run once per model step.
+    Cli(BackendDef),
+    /// `type = "anthropic" | "openai" | "ollama"`: an LLM HTTP API called once per step.
+    Http(HttpDef),
 }
 
 /// Every configured backend, plus the default backend if a file names one.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub backends: BTreeMap<String, BackendDef>,
+    pub backends: BTreeMap<String, Definition>,
     pub default_backend: Option<String>,
     /// Built-in backends tried, in this order, when none is named (`auto_order`).
     pub auto_order: Vec<String>,
+    /// Backends the user's files define or change, in the order of those files.
+    pub user_order: Vec<String>,
     /// The files read, in order.
     pub sources: Vec<String>,
 }
@@ -150,15 +188,16 @@ impl Config {
                 }
             }
         }
+        let mut user: Vec<(&String, (usize, usize))> = merged
+            .iter()
+            .filter(|(_, v)| v.2 .0 > 0)
+            .map(|(k, v)| (k, v.2))
+            .collect();
+        user.sort_by_key(|(_, order)| *order);
+        let user_order: Vec<String> = user.into_iter().map(|(name, _)| name.clone()).collect();
         let backends = merged
             .into_iter()
-            .map(|(name, (raw, at, order))| {
-                resolve(&name, raw, at).map(|mut def| {
-                    def.user_defined = order.0 > 0;
-                    def.order = order;
-                    (name, def)
-                })
-            })
+            .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, _>>()?;
         if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
             return Err(Error::config(format!(
@@ -169,6 +208,7 @@ impl Config {
             backends,
             default_backend,
             auto_order,
+            user_order,
             sources: sources.iter().map(|s| s.name.clone()).collect(),
         })
     }
@@ -177,22 +217,20 @@ impl Config {
     /// their files), then the built-in `auto_order` list; the first whose command is
     /// installed. The demo is never picked on its own.
     pub fn first_available(&self) -> Option<String> {
-        let mut user: Vec<&BackendDef> =
-            self.backends.values().filter(|d| d.user_defined).collect();
-        user.sort_by_key(|d| d.order);
-        user.into_iter()
-            .map(|d| d.name.clone())
-            .chain(self.auto_order.iter().cloned())
-            .filter(|name| name != "demo")
+        self.user_order
+            .iter()
+            .chain(self.auto_order.iter())
+            .filter(|name| *name != "demo")
             .find(|name| {
                 self.backends
-                    .get(name)
-                    .is_some_and(BackendDef::is_available)
+                    .get(*name)
+                    .is_some_and(Definition::is_available)
             })
+            .cloned()
     }
 
     /// The backend called `name`, or an error listing the configured ones.
-    pub fn backend(&self, name: &str) -> Result<&BackendDef, Error> {
+    pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
         self.backends.get(name).ok_or_else(|| {
             Error::config(format!(
                 "no backend named `{name}`; configured backends: {} (run `agent-loop --help` for how to add one)",
@@ -222,15 +260,31 @@ pub fn config_dir() -> Option<PathBuf> {
         .map(|d| d.join("agent-loop"))
 }
 
-fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef, Error> {
+/// Resolves an entry by its `type`.
+fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
+        return resolve_cli(name, raw, defined_at).map(Definition::Cli);
+    };
+    match WireFormat::from_type(&kind.value) {
+        Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
+        None => Err(Error::config(format!(
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, {}",
+            kind.at(),
+            kind.value,
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        ))),
+    }
+}
+
+fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef, Error> {
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
-    if let Some(kind) = &raw.kind {
-        if kind.value != "cli" {
-            return Err(Error::config(format!(
-                "{}:{}: backend `{name}`: key `type`: unknown type `{}`; the supported type is `cli`",
-                kind.file, kind.line, kind.value
-            )));
-        }
+    let prices = prices(&raw);
+    if let Some(key) = raw.http_only_keys().first() {
+        return Err(Error::config(format!(
+            "{}: only HTTP backends read it; set `type` to one of {} to call an API",
+            here(key),
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        )));
     }
     let Some(command) = raw.command else {
         return Err(Error::config(format!(
@@ -320,16 +374,19 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef
             tokens,
             skip_lines,
         },
-        prices: match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
-            (None, None) => None,
-            (i, o) => Some(Prices {
-                input_per_mtok: i.unwrap_or(0.0),
-                output_per_mtok: o.unwrap_or(0.0),
-            }),
-        },
-        user_defined: false,
-        order: (0, 0),
+        prices,
     })
+}
+
+/// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
+fn prices(raw: &RawBackend) -> Option<Prices> {
+    match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
+        (None, None) => None,
+        (i, o) => Some(Prices {
+            input_per_mtok: i.unwrap_or(0.0),
+            output_per_mtok: o.unwrap_or(0.0),
+        }),
+    }
 }
 
 fn compile(
@@ -373,7 +430,9 @@ mod tests {
             src("b.toml", "[backends.x]\ntimeout_s = 7\n"),
         ])
         .unwrap();
-        let x = &config.backends["x"];
+        let Definition::Cli(x) = &config.backends["x"] else {
+            panic!("x is a CLI backend")
+        };
         assert_eq!(x.command, "one");
         assert_eq!(x.timeout, Duration::from_secs(7));
         assert_eq!(x.defined_at, "b.toml:1");

@@ -40,6 +40,18 @@ pub struct RawBackend {
     pub skip_lines: Option<Vec<Located>>,
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
+    // HTTP backends (`type = "anthropic" | "openai" | "ollama"`), see `config::http`.
+    pub base_url: Option<Located>,
+    pub api_key_env: Option<Located>,
+    /// An environment variable that, when set, replaces `base_url`.
+    pub base_url_env: Option<Located>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    pub stream: Option<bool>,
+    pub connect_timeout_s: Option<u64>,
+    pub retries: Option<u32>,
+    pub retry_base_ms: Option<u64>,
+    pub retry_max_s: Option<u64>,
 }
 
 /// A string value that remembers the file and line it came from.
@@ -75,8 +87,19 @@ impl<'de> Deserialize<'de> for Located {
 }
 
 impl RawBackend {
-    /// Takes every key `other` sets.
+    /// Takes every key `other` sets. An entry that changes the backend's `type` replaces it
+    /// whole, so no key of the other type is left behind.
     pub fn overlay(&mut self, other: RawBackend) {
+        let kind = |b: &RawBackend| {
+            b.kind
+                .as_ref()
+                .map_or("cli", |k| k.value.as_str())
+                .to_string()
+        };
+        if other.kind.is_some() && kind(&other) != kind(self) {
+            *self = other;
+            return;
+        }
         macro_rules! take {
             ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
         }
@@ -94,8 +117,52 @@ impl RawBackend {
             tool_call_regex,
             tool_call_format,
             tokens_regex,
-            skip_lines
+            skip_lines,
+            base_url,
+            api_key_env,
+            base_url_env,
+            max_tokens,
+            temperature,
+            stream,
+            connect_timeout_s,
+            retries,
+            retry_base_ms,
+            retry_max_s,
+            price_input_per_mtok,
+            price_output_per_mtok
         );
+    }
+
+    /// The keys set here that only CLI backends read.
+    pub fn cli_only_keys(&self) -> Vec<&'static str> {
+        set_keys(&[
+            ("command", self.command.is_some()),
+            ("args", self.args.is_some()),
+            ("env", self.env.is_some()),
+            ("cwd", self.cwd.is_some()),
+            ("progress_s", self.progress_s.is_some()),
+            ("max_output_bytes", self.max_output_bytes.is_some()),
+            ("tool_call_regex", self.tool_call_regex.is_some()),
+            ("tool_call_format", self.tool_call_format.is_some()),
+            ("tokens_regex", self.tokens_regex.is_some()),
+            ("skip_lines", self.skip_lines.is_some()),
+        ])
+    }
+
+    /// The keys set here that only HTTP backends read.
+    pub fn http_only_keys(&self) -> Vec<&'static str> {
+        set_keys(&[
+            ("base_url", self.base_url.is_some()),
+            ("api_key_env", self.api_key_env.is_some()),
+            ("base_url_env", self.base_url_env.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("temperature", self.temperature.is_some()),
+            ("stream", self.stream.is_some()),
+            ("connect_timeout_s", self.connect_timeout_s.is_some()),
+            ("retries", self.retries.is_some()),
+            ("retry_base_ms", self.retry_base_ms.is_some()),
+            ("retry_max_s", self.retry_max_s.is_some()),
+        ])
     }
 
     fn locate(&mut self, source: &Source) {
@@ -104,6 +171,9 @@ impl RawBackend {
             &mut self.command,
             &mut self.tool_call_regex,
             &mut self.tokens_regex,
+            &mut self.base_url,
+            &mut self.api_key_env,
+            &mut self.base_url_env,
         ]
         .into_iter()
         .flatten()
@@ -112,6 +182,14 @@ impl RawBackend {
             located.locate(source);
         }
     }
+}
+
+/// The names of the keys marked as set.
+fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
+    keys.iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 /// Parses one file; a syntax or schema error names the file, the line and the backend.

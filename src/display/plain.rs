@@ -1,6 +1,8 @@
 //! The append-only display: plain lines, written once, never redrawn. The final answer goes to
 //! stdout; everything else (tool calls, results, token counts, progress, errors) to stderr, so
-//! `agent-loop "task" > answer.txt` captures just the answer.
+//! `agent-loop "task" > answer.txt` captures just the answer. Text that an HTTP backend streams
+//! goes to stdout piece by piece as it arrives (so, streamed, the text that comes with tool
+//! calls lands there too), and is not repeated when the whole text follows.
 
 use std::io::{self, Write};
 
@@ -17,6 +19,12 @@ pub struct PlainDisplay {
     err: Box<dyn Write + Send>,
     /// Also show every line the backend prints (`--verbose`).
     pub verbose: bool,
+    /// Text deltas were shown since the last whole text: that text is not printed again.
+    streamed: bool,
+    /// The last delta did not end its line on stdout.
+    mid_line: bool,
+    /// The last delta ended in `\r`: held back, as the next may start with `\n`.
+    pending_cr: bool,
 }
 
 impl PlainDisplay {
@@ -25,6 +33,9 @@ impl PlainDisplay {
             out,
             err,
             verbose: false,
+            streamed: false,
+            mid_line: false,
+            pending_cr: false,
         }
     }
 
@@ -34,7 +45,15 @@ impl PlainDisplay {
     }
 
     fn try_render(&mut self, event: &Event) -> io::Result<()> {
+        if let Event::TextDelta { text, .. } = event {
+            return self.stream_text(text);
+        }
+        self.end_streamed_line()?;
         match event {
+            Event::Text { .. } if self.streamed => {
+                // Already on stdout, piece by piece.
+                self.streamed = false;
+            }
             Event::Text {
                 text,
                 final_answer: true,
@@ -77,6 +96,12 @@ impl PlainDisplay {
             Event::Usage { usage, .. } => {
                 let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
                 let mut line = format!("[tokens in {} / out {}", n(usage.input), n(usage.output));
+                if let Some(read) = usage.cache_read.filter(|n| *n > 0) {
+                    line.push_str(&format!(" / cache read {read}"));
+                }
+                if let Some(write) = usage.cache_write.filter(|n| *n > 0) {
+                    line.push_str(&format!(" / cache write {write}"));
+                }
                 if let Some(cost) = usage.cost {
                     line.push_str(&format!(" / ${cost:.4}"));
                 }
@@ -93,17 +118,65 @@ impl PlainDisplay {
             Event::BackendOutput { backend, line, .. } if self.verbose => {
                 writeln!(self.err, "[{}] {}", sanitize(backend), sanitize(line))?;
             }
+            Event::Retrying {
+                backend,
+                retry,
+                retries,
+                wait_ms,
+                reason,
+            } => {
+                writeln!(
+                    self.err,
+                    "[retrying {} in {} after {} (retry {retry} of {retries})]",
+                    sanitize(backend),
+                    duration_text(*wait_ms),
+                    sanitize(reason)
+                )?;
+            }
+            Event::BackendStarted { .. } => self.streamed = false,
             Event::Error { message } => {
                 writeln!(self.err, "error: {}", sanitize(message))?;
             }
             Event::TurnStarted { .. }
-            | Event::BackendStarted { .. }
             | Event::BackendOutput { .. }
+            | Event::TextDelta { .. }
             | Event::BackendFinished { .. }
             | Event::ApprovalNeeded { .. }
             | Event::TurnFinished { .. } => {}
         }
         self.err.flush()
+    }
+
+    /// Writes a streamed piece of text to stdout at once, sanitised.
+    fn stream_text(&mut self, text: &str) -> io::Result<()> {
+        let mut chunk = String::with_capacity(text.len() + 1);
+        if std::mem::take(&mut self.pending_cr) {
+            chunk.push('\r');
+        }
+        chunk.push_str(text);
+        if chunk.ends_with('\r') {
+            chunk.pop();
+            self.pending_cr = true;
+        }
+        let clean = sanitize(&chunk);
+        if clean.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(clean.as_bytes())?;
+        self.out.flush()?;
+        self.streamed = true;
+        self.mid_line = !clean.ends_with('\n');
+        Ok(())
+    }
+
+    /// Ends a line that streamed text left open, before anything else is written.
+    fn end_streamed_line(&mut self) -> io::Result<()> {
+        // A held-back `\r` with nothing after it would have been a line end anyway.
+        if std::mem::take(&mut self.pending_cr) || std::mem::take(&mut self.mid_line) {
+            writeln!(self.out)?;
+            self.out.flush()?;
+        }
+        Ok(())
     }
 
     /// Asks whether a tool may run; the answer is read by the caller.
@@ -120,6 +193,7 @@ impl PlainDisplay {
 
     /// A line of the front end's own (REPL prompt, notices), on stderr.
     pub fn notice(&mut self, text: &str) {
+        let _ = self.end_streamed_line();
         let _ = writeln!(self.err, "{}", sanitize(text));
         let _ = self.err.flush();
     }
@@ -128,6 +202,15 @@ impl PlainDisplay {
     pub fn prompt(&mut self, text: &str) {
         let _ = write!(self.err, "{}", sanitize(text));
         let _ = self.err.flush();
+    }
+}
+
+/// A wait as people say it: `250ms`, `2s`, `1.5s`.
+fn duration_text(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        _ if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        _ => format!("{:.1}s", ms as f64 / 1000.0),
     }
 }
 
@@ -144,5 +227,99 @@ fn cut(line: &str) -> String {
         format!("{head}...")
     } else {
         head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer whose bytes the test can read afterwards.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    fn display() -> (PlainDisplay, Shared, Shared) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let d = PlainDisplay::new(Box::new(out.clone()), Box::new(err.clone()));
+        (d, out, err)
+    }
+
+    fn delta(text: &str) -> Event {
+        Event::TextDelta {
+            backend: "b".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn streamed_text_is_shown_once_and_its_line_ended() {
+        let (mut d, out, err) = display();
+        d.render(&delta("Hel"));
+        d.render(&delta("lo\x1b[31m"));
+        d.render(&Event::Text {
+            text: "Hello\x1b[31m".into(),
+            final_answer: true,
+        });
+        assert_eq!(out.text(), "Hello[31m\n");
+        assert_eq!(err.text(), "");
+        // A later reply that did not stream is printed as usual.
+        d.render(&Event::BackendStarted {
+            backend: "b".into(),
+            iteration: 2,
+        });
+        d.render(&Event::Text {
+            text: "whole".into(),
+            final_answer: true,
+        });
+        assert_eq!(out.text(), "Hello[31m\nwhole\n");
+    }
+
+    #[test]
+    fn crlf_split_across_deltas_is_one_newline_and_a_lone_cr_becomes_one() {
+        let (mut d, out, _) = display();
+        d.render(&delta("a\r"));
+        d.render(&delta("\nb\r"));
+        d.render(&delta("c\r"));
+        d.render(&Event::Error {
+            message: "cut".into(),
+        });
+        assert_eq!(out.text(), "a\nb\nc\n");
+    }
+
+    #[test]
+    fn retry_waits_are_shown() {
+        let (mut d, _, err) = display();
+        for wait_ms in [2000, 1500, 20] {
+            d.render(&Event::Retrying {
+                backend: "claude-api".into(),
+                retry: 1,
+                retries: 2,
+                wait_ms,
+                reason: "HTTP 429".into(),
+            });
+        }
+        assert_eq!(
+            err.text(),
+            "[retrying claude-api in 2s after HTTP 429 (retry 1 of 2)]\n\
+             [retrying claude-api in 1.5s after HTTP 429 (retry 1 of 2)]\n\
+             [retrying claude-api in 20ms after HTTP 429 (retry 1 of 2)]\n"
+        );
     }
 }

@@ -12,6 +12,10 @@ pub struct Usage {
     pub total: Option<u64>,
     /// Cost in US dollars, where the backend reports it.
     pub cost: Option<f64>,
+    /// Input tokens read from the provider's prompt cache (HTTP APIs report them).
+    pub cache_read: Option<u64>,
+    /// Input tokens written to the provider's prompt cache (Anthropic).
+    pub cache_write: Option<u64>,
 }
 
 /// Token and cost totals over many calls (a turn, a session).
@@ -81,6 +85,7 @@ pub fn extract(re: &Regex, text: &str) -> Option<Usage> {
                 .parse()
                 .ok()
         }),
+        ..Usage::default()
     };
     (usage != Usage::default()).then_some(usage)
 }
@@ -137,7 +142,8 @@ mod tests {
                 input: Some(3300),
                 output: Some(63),
                 total: Some(3363),
-                cost: Some(0.25)
+                cost: Some(0.25),
+                ..Usage::default()
             }
         );
     }

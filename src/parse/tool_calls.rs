@@ -26,6 +26,20 @@ pub enum RawArgs {
     Malformed(String),
 }
 
+impl RawArgs {
+    /// Arguments written as JSON text: an object, or nothing at all (no arguments).
+    pub fn from_json_text(text: &str) -> RawArgs {
+        if text.trim().is_empty() {
+            return RawArgs::Json(Value::Object(Default::default()));
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) if v.is_object() => RawArgs::Json(v),
+            Ok(_) => RawArgs::Malformed("the arguments are not a JSON object".into()),
+            Err(e) => RawArgs::Malformed(format!("the arguments are not valid JSON: {e}")),
+        }
+    }
+}
+
 /// Every tool call in `text`, in order.
 pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
     re.captures_iter(text)
@@ -40,16 +54,8 @@ pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
                     .trim()
                     .to_string();
                 let args = caps.name("args").map_or("", |m| m.as_str()).trim();
-                let args = if args.starts_with('{') {
-                    match serde_json::from_str::<Value>(args) {
-                        Ok(v) if v.is_object() => RawArgs::Json(v),
-                        Ok(_) => RawArgs::Malformed("the arguments are not a JSON object".into()),
-                        Err(e) => {
-                            RawArgs::Malformed(format!("the arguments are not valid JSON: {e}"))
-                        }
-                    }
-                } else if args.is_empty() {
-                    RawArgs::Json(Value::Object(Default::default()))
+                let args = if args.starts_with('{') || args.is_empty() {
+                    RawArgs::from_json_text(args)
                 } else {
                     RawArgs::Bare(args.to_string())
                 };

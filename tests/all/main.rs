@@ -6,6 +6,7 @@ mod common;
 mod cli_backend;
 mod config_errors;
 mod demo;
+mod http;
 mod policy;
 mod readme;
 mod repl;

@@ -4,7 +4,8 @@
 
 use std::process::Command;
 
-use crate::common::{bin, Run};
+use crate::common::{bin, fixture, Run};
+use crate::http::server::{response, Answer, Server};
 
 const README: &str = include_str!("../../README.md");
 const CI: &str = include_str!("../../.ci/run");
@@ -57,8 +58,36 @@ fn every_sh_command_runs() {
         bin().parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    // HTTP examples go to a local server through the providers' base-URL variables, which
+    // answers each in its own wire format, in the order the README lists them.
+    let answers: Vec<Answer> = blocks
+        .sh
+        .iter()
+        .filter_map(|line| {
+            let (file, kind) = if line.contains("--backend claude-api") {
+                ("anthropic/text.sse", "text/event-stream")
+            } else if line.contains("--backend openai") {
+                ("openai/text.sse", "text/event-stream")
+            } else if line.contains("--backend ollama") {
+                ("ollama/text.ndjson", "application/x-ndjson")
+            } else {
+                return None;
+            };
+            let body = std::fs::read(fixture(&format!("http/{file}"))).unwrap();
+            Some(response(200, &[("Content-Type", kind)], &body))
+        })
+        .collect();
+    let http_examples = answers.len();
+    assert!(
+        http_examples >= 3,
+        "the README shows the three HTTP formats"
+    );
+    let server = Server::start(answers);
     let mut ran = 0;
     for line in &blocks.sh {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
         if !line.contains("agent-loop ") || line.starts_with("cargo ") {
             assert!(
                 CI.lines().any(|l| l == line),
@@ -72,6 +101,11 @@ fn every_sh_command_runs() {
             .env("PATH", &path)
             .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
             .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("ANTHROPIC_API_KEY", "sk-ant-readme-test-key")
+            .env("ANTHROPIC_BASE_URL", &server.url)
+            .env("OPENAI_API_KEY", "sk-readme-test-key")
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+            .env("OLLAMA_HOST", server.url.trim_start_matches("http://"))
             .env_remove("AGENT_LOOP_BACKEND")
             .stdin(std::process::Stdio::null())
             .output()
@@ -95,6 +129,12 @@ fn every_sh_command_runs() {
         }
     }
     assert!(ran >= 5, "only {ran} agent-loop commands ran");
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/v1/messages", "/v1/chat/completions", "/api/chat"],
+        "one request per HTTP example"
+    );
     let answer = std::fs::read_to_string(dir.path().join("answer.txt")).unwrap();
     assert!(
         answer.starts_with("Done. For \"read README.md\""),

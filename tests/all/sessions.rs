@@ -201,3 +201,30 @@ fn completions_come_from_the_flag_definitions() {
         assert!(run.stdout().contains("agent-loop"), "{shell}");
     }
 }
+
+#[test]
+fn api_keys_are_redacted_from_displays_logs_and_session_files() {
+    let ws = Workspace::new();
+    let secret = "sk-ant-test-0123456789abcdef";
+    ws.reply(1, format!("I saw {secret} in the env.\n<tool_call>{{\"name\":\"bash\",\"arguments\":{{\"command\":\"echo $ANTHROPIC_API_KEY\"}}}}</tool_call>\n"));
+    ws.reply(2, format!("The key is {secret}.\n"));
+    let mut cmd = ws.cmd(&[
+        "--backend",
+        "fake",
+        "--yes",
+        "--session",
+        "secret",
+        "show me the key",
+    ]);
+    cmd.env("ANTHROPIC_API_KEY", secret);
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "The key is [REDACTED].\n");
+    assert!(!run.stderr().contains(secret), "{}", run.stderr());
+    let folder = sessions_dir(&ws).join("secret");
+    for file in ["session.json", "log.jsonl"] {
+        let text = std::fs::read_to_string(folder.join(file)).unwrap();
+        assert!(!text.contains(secret), "{file} holds the key:\n{text}");
+        assert!(text.contains("[REDACTED]"), "{file}");
+    }
+}

@@ -1,0 +1,285 @@
+//! HTTP backends: one request to an LLM API per model step, in one of three wire formats
+//! (Anthropic Messages, OpenAI Chat Completions, Ollama chat), with the tools as native tool
+//! definitions, the reply streamed or whole, and failed requests retried when another try
+//! can help. The API key is read from the environment when the backend is built, before
+//! any request, and never appears in a message.
+
+mod anthropic;
+mod dates;
+mod ollama;
+mod openai;
+mod reply;
+mod retry;
+mod stream;
+mod wire;
+
+use std::time::SystemTime;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+
+use crate::agent::Event;
+use crate::backend::{Backend, Emit, Reply, Request};
+use crate::config::{HttpDef, WireFormat};
+use crate::{BoxFuture, Error};
+use stream::chain;
+use wire::{BodyInput, Wire};
+
+pub struct HttpBackend {
+    def: HttpDef,
+    model: String,
+    /// `base_url` and the format's path.
+    url: String,
+    key: Option<String>,
+    headers: HeaderMap,
+    client: reqwest::Client,
+    wire: &'static dyn Wire,
+}
+
+impl HttpBackend {
+    /// Checks the model and reads the API key, so a missing one is reported before any
+    /// request.
+    pub fn new(def: HttpDef) -> Result<Self, Error> {
+        let wire: &'static dyn Wire = match def.format {
+            WireFormat::Anthropic => &anthropic::Anthropic,
+            WireFormat::OpenAi => &openai::OpenAi,
+            WireFormat::Ollama => &ollama::Ollama,
+        };
+        let model = def
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| {
+                Error::config(format!(
+                    "backend `{}` has no model: set `model` in its entry ({}) or pass --model",
+                    def.name, def.defined_at
+                ))
+            })?;
+        let key = match &def.api_key_env {
+            Some(var) => Some(read_key(&def, var)?),
+            None => None,
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in wire.headers(key.as_deref()) {
+            let carries_key = key.as_deref().is_some_and(|k| value.contains(k));
+            let mut value =
+                HeaderValue::from_str(&value).map_err(|_| {
+                    Error::config(format!(
+                    "backend `{}`: the API key in {} has characters an HTTP header cannot carry",
+                    def.name,
+                    def.api_key_env.as_deref().unwrap_or("its environment variable")
+                ))
+                })?;
+            // Keeps the key out of any debug output of the request.
+            value.set_sensitive(carries_key);
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(def.connect_timeout)
+            .timeout(def.timeout)
+            .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| {
+                Error::backend(format!(
+                    "backend `{}`: cannot set up the HTTP client: {}",
+                    def.name,
+                    chain(&e)
+                ))
+            })?;
+        Ok(HttpBackend {
+            url: format!("{}{}", def.base_url, wire.path()),
+            def,
+            model,
+            key,
+            headers,
+            client,
+            wire,
+        })
+    }
+
+    async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
+        let system = wire::system_prompt(request.cwd);
+        let messages = wire::with_all_results(&request.conversation.messages);
+        let body = self.wire.body(&BodyInput {
+            base_url: &self.def.base_url,
+            model: &self.model,
+            max_tokens: self.def.max_tokens,
+            temperature: self.def.temperature,
+            stream: self.def.stream,
+            system: &system,
+            messages: &messages,
+            tools: request.tools,
+        });
+        let response = self.send(body.to_string().into_bytes(), emit).await?;
+        // A server that ignores `stream` answers with one JSON document.
+        let whole = !self.def.stream || content_type(&response).starts_with("application/json");
+        let name = &self.def.name;
+        let reply = if whole {
+            stream::whole(response, self.wire).await
+        } else {
+            let mut on_text = |text: String| {
+                emit(Event::TextDelta {
+                    backend: name.clone(),
+                    text,
+                })
+            };
+            stream::streamed(response, self.wire, &mut on_text).await
+        }
+        .map_err(|why| self.error(&why))?;
+        if reply.is_empty() {
+            return Err(self.error("the model's reply had neither text nor a tool call"));
+        }
+        let mut reply = reply.finish();
+        reply.usage = reply.usage.map(|u| u.priced(self.def.prices));
+        Ok(reply)
+    }
+
+    /// Sends the request, trying again after rate limits, server errors and broken
+    /// connections, and reporting each wait.
+    async fn send(&self, body: Vec<u8>, emit: &mut Emit<'_>) -> Result<reqwest::Response, Error> {
+        let settings = self.def.retry;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let sent = self
+                .client
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .body(body.clone())
+                .send()
+                .await;
+            let (failure, retry_reason, server_wait) = match sent {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let wait = retry::server_wait(response.headers(), SystemTime::now());
+                    let text = response.text().await.unwrap_or_default();
+                    let code = status.as_u16();
+                    let status_line = match status.canonical_reason() {
+                        Some(reason) => format!("HTTP {code} {reason}"),
+                        None => format!("HTTP {code}"),
+                    };
+                    (
+                        format!("{status_line}: {}", wire::error_message(&text)),
+                        retry::retryable_status(code).then(|| format!("HTTP {code}")),
+                        wait,
+                    )
+                }
+                Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
+            };
+            match retry_reason {
+                Some(reason) if tries <= settings.retries => {
+                    let wait = server_wait
+                        .unwrap_or_else(|| retry::backoff(settings.base, tries))
+                        .min(settings.max_wait);
+                    emit(Event::Retrying {
+                        backend: self.def.name.clone(),
+                        retry: tries,
+                        retries: settings.retries,
+                        wait_ms: wait.as_millis() as u64,
+                        reason: self.redact(reason),
+                    });
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    let gave_up = if tries > 1 {
+                        format!(" (gave up after {tries} tries)")
+                    } else {
+                        String::new()
+                    };
+                    return Err(self.error(&format!("{failure}{gave_up}")));
+                }
+            }
+        }
+    }
+
+    fn transport_failure(&self, e: &reqwest::Error) -> String {
+        let def = &self.def;
+        if e.is_timeout() && e.is_connect() {
+            format!(
+                "could not connect within {}s (connect_timeout_s in {})",
+                def.connect_timeout.as_secs(),
+                def.defined_at
+            )
+        } else if e.is_timeout() {
+            format!(
+                "no complete reply within {}s (timeout_s in {})",
+                def.timeout.as_secs(),
+                def.defined_at
+            )
+        } else if e.is_connect() {
+            format!("cannot connect: {}", root_cause(e))
+        } else {
+            chain(e)
+        }
+    }
+
+    /// A message naming the backend and the URL; the key, should a provider echo it, is
+    /// masked.
+    fn error(&self, why: &str) -> Error {
+        Error::backend(self.redact(format!(
+            "backend `{}` (POST {}): {why}",
+            self.def.name, self.url
+        )))
+    }
+
+    fn redact(&self, text: String) -> String {
+        match &self.key {
+            Some(key) if !key.is_empty() => text.replace(key.as_str(), "[API key]"),
+            _ => text,
+        }
+    }
+}
+
+impl Backend for HttpBackend {
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn call<'a>(
+        &'a self,
+        request: Request<'a>,
+        emit: &'a mut Emit<'_>,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(self.run(request, emit))
+    }
+}
+
+/// The key from `api_key_env`, trimmed; missing or empty is a configuration error.
+fn read_key(def: &HttpDef, var: &str) -> Result<String, Error> {
+    match std::env::var(var) {
+        Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
+        Ok(_) | Err(std::env::VarError::NotPresent) => Err(Error::config(format!(
+            "backend `{}` needs an API key: set the environment variable {var} \
+             (api_key_env in {})",
+            def.name, def.defined_at
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::config(format!(
+            "backend `{}`: the environment variable {var} (api_key_env in {}) is not valid \
+             UTF-8, so it cannot be the API key",
+            def.name, def.defined_at
+        ))),
+    }
+}
+
+/// Broken connections are worth another try (the reason is shown); timeouts are not, as
+/// each already waited the whole timeout.
+fn transport_retry_reason(e: &reqwest::Error) -> Option<String> {
+    (!e.is_timeout() && (e.is_connect() || e.is_request())).then(|| root_cause(e))
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+fn content_type(response: &reqwest::Response) -> &str {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}

@@ -1,0 +1,130 @@
+//! Which failed requests are worth another try, and how long to wait first: the server's own
+//! word when it gives one (`retry-after-ms`, `Retry-After`, Anthropic's
+//! `anthropic-ratelimit-*-reset`), else exponential backoff with jitter so that clients
+//! throttled together do not come back together.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+
+use super::dates::{parse_http_date, parse_rfc3339};
+
+/// Rate limited (429), server errors (5xx) and Anthropic's overloaded (529). Other 4xx mean
+/// the request itself is wrong, and sending it again would not help.
+pub fn retryable_status(status: u16) -> bool {
+    status == 429 || (500..=599).contains(&status)
+}
+
+/// The wait before retry number `retry` (1 for the first): `base`, doubled for each later
+/// retry, then scaled by a random factor between 0.5 and 1.
+pub fn backoff(base: Duration, retry: u32) -> Duration {
+    let doubled = base.saturating_mul(1 << retry.saturating_sub(1).min(16));
+    doubled.mul_f64(0.5 + 0.5 * random_fraction())
+}
+
+/// How long the server asked us to wait, if it said.
+pub fn server_wait(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    if let Some(value) = header("retry-after") {
+        let value = value.trim();
+        if let Ok(seconds) = value.parse::<f64>() {
+            return Duration::try_from_secs_f64(seconds.max(0.0)).ok();
+        }
+        if let Some(when) = parse_http_date(value) {
+            return Some(when.duration_since(now).unwrap_or_default());
+        }
+    }
+    anthropic_reset(headers, now)
+}
+
+/// The latest reset time among Anthropic's rate limits that are used up.
+fn anthropic_reset(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    const LIMITS: [&str; 4] = ["requests", "tokens", "input-tokens", "output-tokens"];
+    LIMITS
+        .iter()
+        .filter(|limit| {
+            headers
+                .get(format!("anthropic-ratelimit-{limit}-remaining"))
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim() == "0")
+        })
+        .filter_map(|limit| {
+            let reset = headers.get(format!("anthropic-ratelimit-{limit}-reset"))?;
+            parse_rfc3339(reset.to_str().ok()?)
+        })
+        .map(|when| when.duration_since(now).unwrap_or_default())
+        .max()
+}
+
+/// A number in [0, 1) from the standard library's per-process random hash keys: jitter needs
+/// no better randomness, and no extra dependency.
+fn random_fraction() -> f64 {
+    let bits = RandomState::new().build_hasher().finish();
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn which_statuses_are_retried() {
+        for s in [429, 500, 502, 503, 529] {
+            assert!(retryable_status(s), "{s}");
+        }
+        for s in [400, 401, 403, 404, 413] {
+            assert!(!retryable_status(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter() {
+        let base = Duration::from_millis(100);
+        for _ in 0..20 {
+            let first = backoff(base, 1);
+            assert!(first >= base / 2 && first <= base, "{first:?}");
+            let third = backoff(base, 3);
+            assert!(third >= base * 2 && third <= base * 4, "{third:?}");
+        }
+    }
+
+    #[test]
+    fn server_wait_from_each_header() {
+        let now = parse_rfc3339("2025-01-01T00:00:00Z").unwrap();
+        let wait = |pairs| server_wait(&headers(pairs), now);
+        assert_eq!(
+            wait(&[("retry-after-ms", "250"), ("retry-after", "9")]),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(wait(&[("retry-after", "3")]), Some(Duration::from_secs(3)));
+        assert_eq!(
+            wait(&[("retry-after", "Wed, 01 Jan 2025 00:00:07 GMT")]),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            wait(&[
+                ("anthropic-ratelimit-requests-remaining", "0"),
+                ("anthropic-ratelimit-requests-reset", "2025-01-01T00:00:05Z"),
+                ("anthropic-ratelimit-tokens-remaining", "1000"),
+                ("anthropic-ratelimit-tokens-reset", "2025-01-01T00:01:00Z"),
+            ]),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(wait(&[("retry-after", "later")]), None);
+        assert_eq!(wait(&[]), None);
+    }
+}

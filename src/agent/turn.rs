@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use super::{ApprovalRequest, Decision, Event, Observer};
 use crate::backend::{Backend, Request};
-use crate::context::{Conversation, Message, ToolCall};
+use crate::context::{
+    Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, ToolCall,
+    Window,
+};
 use crate::parse::{RawArgs, RawCall};
 use crate::tools::{Registry, ToolContext, ToolOutput};
 use crate::{Error, ErrorKind};
@@ -22,6 +25,10 @@ pub struct AgentOptions {
     pub auto_approve: bool,
     /// Where tools run.
     pub cwd: PathBuf,
+    /// The backend's context settings (`--context` applied).
+    pub context: ContextSettings,
+    /// Where cut tool outputs are saved in full.
+    pub artifacts: Artifacts,
 }
 
 /// Owns the conversation, the backend and the tools.
@@ -29,6 +36,7 @@ pub struct Agent {
     backend: Box<dyn Backend>,
     tools: Registry,
     pub conversation: Conversation,
+    context: ContextManager,
     options: AgentOptions,
     /// Tools the user answered "always" for.
     always: HashSet<String>,
@@ -44,10 +52,13 @@ enum Checked {
 
 impl Agent {
     pub fn new(backend: Box<dyn Backend>, tools: Registry, options: AgentOptions) -> Self {
+        let context =
+            ContextManager::new(options.context, options.artifacts.clone(), tools.specs());
         Agent {
             backend,
             tools,
             conversation: Conversation::new(),
+            context,
             options,
             always: HashSet::new(),
             turn: 0,
@@ -61,6 +72,17 @@ impl Agent {
     /// Forgets the conversation (the REPL's `clear`).
     pub fn clear(&mut self) {
         self.conversation.clear();
+        self.context.clear();
+    }
+
+    /// What the next request would carry (for `/tokens`).
+    pub fn context_stats(&self) -> Result<ContextStats, Error> {
+        self.context.stats(&self.conversation, self.backend.name())
+    }
+
+    /// Adds `* note` to the memory file of the working directory (for `/memory`).
+    pub fn remember(&self, note: &str) -> Result<PathBuf, Error> {
+        crate::context::memory::append(&self.options.cwd, note)
     }
 
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
@@ -75,7 +97,15 @@ impl Agent {
         self.conversation.push(Message::User {
             text: input.to_string(),
         });
+        if let Err(e) = self.context.reload_memory(&self.options.cwd) {
+            obs.event(&Event::ContextNotice {
+                message: format!("{}; going on without it", e.message),
+            });
+        }
         let result = self.iterate(obs).await;
+        if let Some(stats) = self.context.take_last_stats() {
+            obs.event(&Event::Context { stats });
+        }
         let (iterations, outcome) = match result {
             Ok((n, text)) => (n, Ok(text)),
             Err((n, e)) => {
@@ -101,9 +131,23 @@ impl Agent {
                 backend: name.clone(),
                 iteration,
             });
+            let plan = {
+                let mut emit = |e: Event| obs.event(&e);
+                let backend = &*self.backend;
+                self.context
+                    .prepare(
+                        &mut self.conversation,
+                        backend,
+                        &self.options.cwd,
+                        &mut emit,
+                    )
+                    .await
+            }
+            .map_err(|e| (iteration, e))?;
+            let window = Window::planned(&self.conversation, &plan, self.context.memory());
             let started = std::time::Instant::now();
             let request = Request {
-                conversation: &self.conversation,
+                window: &window,
                 tools: self.tools.specs(),
                 cwd: &self.options.cwd,
             };
@@ -117,15 +161,19 @@ impl Agent {
                 elapsed_ms: started.elapsed().as_millis() as u64,
             });
             let checked: Vec<Checked> = reply.calls.into_iter().map(|c| self.check(c)).collect();
-            self.conversation.push(Message::Assistant {
-                text: reply.text.clone(),
-                tool_calls: checked
-                    .iter()
-                    .map(|c| match c {
-                        Checked::Valid(call) | Checked::Invalid(call, _) => call.clone(),
-                    })
-                    .collect(),
-            });
+            let tool_calls = checked
+                .iter()
+                .map(|c| match c {
+                    Checked::Valid(call) | Checked::Invalid(call, _) => call.clone(),
+                })
+                .collect();
+            self.conversation.push_counted(
+                Message::Assistant {
+                    text: reply.text.clone(),
+                    tool_calls,
+                },
+                reply.usage.and_then(|u| u.output),
+            );
             let final_answer = checked.is_empty();
             if final_answer || !reply.text.is_empty() {
                 obs.event(&Event::Text {
@@ -134,6 +182,7 @@ impl Agent {
                 });
             }
             if let Some(usage) = reply.usage {
+                self.context.observe_usage(&name, &plan, &usage);
                 obs.event(&Event::Usage {
                     backend: name.clone(),
                     usage,
@@ -163,11 +212,14 @@ impl Agent {
                     output: output.output.clone(),
                     exit_code: output.exit_code,
                 });
+                let text = self
+                    .context
+                    .fit_tool_output(&call.id, &call.name, output.output);
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
                     name: call.name,
                     ok: output.ok,
-                    output: output.output,
+                    output: text,
                 });
             }
         }

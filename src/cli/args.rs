@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use agent_loop::context::ContextMode;
+
 const EXAMPLES: &str = "\
 Examples:
   agent-loop --backend demo \"list the files here\"
@@ -17,6 +19,8 @@ Examples:
       `exit`, `quit` or Ctrl-D to leave.
   agent-loop --config my-backends.toml --backend mycli --tools read,ls,grep \"find TODOs\"
       Use a backend defined in your own file, with read-only tools.
+  agent-loop --backend demo --context sliding:20
+      A REPL whose requests carry only the last 20 messages of the conversation.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -59,6 +63,13 @@ pub struct Args {
     /// Backend calls allowed in one turn before it stops with an error (exit 3).
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: u32,
+
+    /// How much history each request carries: continue (all, trimmed to the backend's
+    /// max_context_tokens), fresh (none: only the current exchange), sliding:N (the last N
+    /// messages) or summarize (the backend summarises older messages). Default: the backend's
+    /// `context` key, else continue.
+    #[arg(long, value_name = "MODE")]
+    pub context: Option<ContextMode>,
 
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]

@@ -8,6 +8,7 @@ use clap::Parser;
 use agent_loop::agent::{Agent, AgentOptions};
 use agent_loop::backend::CliBackend;
 use agent_loop::config::Config;
+use agent_loop::context::artifacts::{new_session_id, Artifacts};
 use agent_loop::display::PlainDisplay;
 use agent_loop::tools::Registry;
 use agent_loop::Error;
@@ -90,7 +91,12 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
                 config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
-    let backend = CliBackend::new(config.backend(&name)?.clone())?;
+    let mut def = config.backend(&name)?.clone();
+    if let Some(mode) = args.context {
+        def.context.mode = mode;
+    }
+    let context = def.context;
+    let backend = CliBackend::new(def)?;
     let tools = Registry::builtin(args.tools.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
@@ -101,6 +107,8 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
             max_iterations: args.max_iterations,
             auto_approve: args.yes,
             cwd,
+            context,
+            artifacts: Artifacts::for_session(&new_session_id())?,
         },
     ))
 }

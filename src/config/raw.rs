@@ -36,6 +36,10 @@ pub struct RawBackend {
     pub tool_call_format: Option<String>,
     pub tokens_regex: Option<Located>,
     pub skip_lines: Option<Vec<Located>>,
+    pub context: Option<Located>,
+    pub context_format: Option<Located>,
+    pub max_context_tokens: Option<u64>,
+    pub tool_result_max_chars: Option<u64>,
 }
 
 /// A string value that remembers the file and line it came from.
@@ -90,7 +94,11 @@ impl RawBackend {
             tool_call_regex,
             tool_call_format,
             tokens_regex,
-            skip_lines
+            skip_lines,
+            context,
+            context_format,
+            max_context_tokens,
+            tool_result_max_chars
         );
     }
 
@@ -100,6 +108,8 @@ impl RawBackend {
             &mut self.command,
             &mut self.tool_call_regex,
             &mut self.tokens_regex,
+            &mut self.context,
+            &mut self.context_format,
         ]
         .into_iter()
         .flatten()

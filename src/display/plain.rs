@@ -93,6 +93,19 @@ impl PlainDisplay {
             Event::BackendOutput { backend, line, .. } if self.verbose => {
                 writeln!(self.err, "[{}] {}", sanitize(backend), sanitize(line))?;
             }
+            Event::Context { stats } => {
+                writeln!(self.err, "[context {stats}]")?;
+            }
+            Event::Summarized { backend, messages } => {
+                writeln!(
+                    self.err,
+                    "[context: {} summarised {messages} older messages]",
+                    sanitize(backend)
+                )?;
+            }
+            Event::ContextNotice { message } => {
+                writeln!(self.err, "[context: {}]", sanitize(message))?;
+            }
             Event::Error { message } => {
                 writeln!(self.err, "error: {}", sanitize(message))?;
             }

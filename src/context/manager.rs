@@ -123,14 +123,17 @@ impl ContextManager {
                         });
                         plan = self.plan(conversation, &name)?;
                     }
-                    Err(e) => emit(Event::ContextNotice {
-                        message: format!(
-                            "could not summarise the {} older messages ({}); the oldest messages \
-                             were dropped instead",
-                            range.1 - range.0,
-                            e.message
-                        ),
-                    }),
+                    Err(e) => {
+                        let n = range.1 - range.0;
+                        emit(Event::ContextNotice {
+                            message: format!(
+                                "could not summarise {n} older message{} ({}); the oldest \
+                                 messages were dropped instead",
+                                if n == 1 { "" } else { "s" },
+                                e.message
+                            ),
+                        })
+                    }
                 }
             }
         }
@@ -287,7 +290,7 @@ mod tests {
         assert_eq!(
             events,
             vec![Event::ContextNotice {
-                message: "could not summarise the 10 older messages (exit status 1); the oldest \
+                message: "could not summarise 10 older messages (exit status 1); the oldest \
                           messages were dropped instead"
                     .into()
             }]

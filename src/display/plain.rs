@@ -99,8 +99,9 @@ impl PlainDisplay {
             Event::Summarized { backend, messages } => {
                 writeln!(
                     self.err,
-                    "[context: {} summarised {messages} older messages]",
-                    sanitize(backend)
+                    "[context: {} summarised {messages} older message{}]",
+                    sanitize(backend),
+                    if *messages == 1 { "" } else { "s" }
                 )?;
             }
             Event::ContextNotice { message } => {

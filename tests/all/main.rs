@@ -5,5 +5,6 @@ mod common;
 
 mod cli_backend;
 mod config_errors;
+mod context;
 mod demo;
 mod tools;

@@ -19,7 +19,8 @@ pub fn fixture(rel: &str) -> PathBuf {
 }
 
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
-/// of the scripted fake agent), `xdg/` (an empty XDG config home) and `backends.toml`.
+/// of the scripted fake agent), `xdg/` (an empty XDG config home), `data/` (the XDG data home,
+/// made on demand) and `backends.toml`.
 pub struct Workspace {
     pub dir: tempfile::TempDir,
 }
@@ -94,6 +95,7 @@ impl Workspace {
             .args(args)
             .env("FAKE_DIR", self.path("fake"))
             .env("XDG_CONFIG_HOME", self.path("xdg"))
+            .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("AGENT_LOOP_BACKEND")
             .env_remove("NO_COLOR")
             .env("TERM", "xterm-256color")

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::context::ToolCall;
+use crate::context::{ContextStats, ToolCall};
 use crate::parse::Usage;
 use crate::BoxFuture;
 
@@ -105,6 +105,20 @@ pub enum Event {
     Usage {
         backend: String,
         usage: Usage,
+    },
+    /// What the turn's last backend call carried of the conversation (once per turn).
+    Context {
+        stats: ContextStats,
+    },
+    /// The backend summarised older messages into one (`summarize` mode).
+    Summarized {
+        backend: String,
+        messages: usize,
+    },
+    /// Something about the context the user should know: a summary that failed and was
+    /// replaced by trimming, a memory file that cannot be read.
+    ContextNotice {
+        message: String,
     },
     TurnFinished {
         turn: u32,

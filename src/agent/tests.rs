@@ -32,7 +32,7 @@ impl Backend for Scripted {
         self.seen
             .lock()
             .unwrap()
-            .push(request.conversation.messages.len());
+            .push(request.window.messages.len());
         let next = self.replies.lock().unwrap().remove(0);
         Box::pin(async move { Ok(next) })
     }
@@ -71,6 +71,8 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
             policy: Policy::default(),
             cwd: dir.to_path_buf(),
             root: crate::tools::Root::new(dir).unwrap(),
+            context: Default::default(),
+            artifacts: crate::context::Artifacts::new(dir.join("artifacts")),
         },
     )
 }
@@ -135,6 +137,7 @@ fn a_tool_round_trip_emits_events_in_order() {
             Event::ToolCall { .. } => "tool_call",
             Event::ToolResult { .. } => "tool_result",
             Event::TurnFinished { .. } => "turn_finished",
+            Event::Context { .. } => "context",
             other => panic!("unexpected {other:?}"),
         })
         .collect();
@@ -151,6 +154,7 @@ fn a_tool_round_trip_emits_events_in_order() {
             "backend_started",
             "backend_finished",
             "final_text",
+            "context",
             "turn_finished"
         ]
     );

@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use super::{ApprovalRequest, Decision, Event, Observer, Policy};
 use crate::backend::{Backend, Request};
-use crate::context::{Conversation, Message, ToolCall};
+use crate::context::{
+    Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, ToolCall,
+    Window,
+};
 use crate::parse::{RawArgs, RawCall, Totals};
 use crate::tools::{Registry, Root, ToolContext, ToolOutput};
 use crate::{Error, ErrorKind};
@@ -24,6 +27,10 @@ pub struct AgentOptions {
     pub cwd: PathBuf,
     /// Where the file tools may go (`--root`).
     pub root: Root,
+    /// The backend's context settings (`--context` applied).
+    pub context: ContextSettings,
+    /// Where cut tool outputs are saved in full.
+    pub artifacts: Artifacts,
 }
 
 /// The same call (tool and arguments) this many times in one turn stops the turn.
@@ -34,6 +41,7 @@ pub struct Agent {
     backend: Box<dyn Backend>,
     tools: Registry,
     pub conversation: Conversation,
+    context: ContextManager,
     options: AgentOptions,
     turn: u32,
     /// Tokens and cost of every backend call so far.
@@ -49,10 +57,13 @@ enum Checked {
 
 impl Agent {
     pub fn new(backend: Box<dyn Backend>, tools: Registry, options: AgentOptions) -> Self {
+        let context =
+            ContextManager::new(options.context, options.artifacts.clone(), tools.specs());
         Agent {
             backend,
             tools,
             conversation: Conversation::new(),
+            context,
             options,
             turn: 0,
             totals: Totals::default(),
@@ -74,6 +85,21 @@ impl Agent {
     /// The tool policy, for the REPL's `/yes`.
     pub fn policy_mut(&mut self) -> &mut Policy {
         &mut self.options.policy
+    }
+
+    /// How much history the next requests carry (`/context MODE`).
+    pub fn set_context_mode(&mut self, mode: crate::context::ContextMode) {
+        self.context.set_mode(mode);
+    }
+
+    /// The context settings in force.
+    pub fn context_settings(&self) -> ContextSettings {
+        *self.context.settings()
+    }
+
+    /// Cut tool outputs are saved in this folder from now on (`/clear`, `/load`).
+    pub fn set_artifacts(&mut self, artifacts: Artifacts) {
+        self.context.set_artifacts(artifacts);
     }
 
     /// Records that the running turn was cancelled (its future was dropped): every tool call
@@ -164,6 +190,17 @@ impl Agent {
     /// Forgets the conversation (the REPL's `clear`).
     pub fn clear(&mut self) {
         self.conversation.clear();
+        self.context.clear();
+    }
+
+    /// What the next request would carry (for `/tokens`).
+    pub fn context_stats(&self) -> Result<ContextStats, Error> {
+        self.context.stats(&self.conversation, self.backend.name())
+    }
+
+    /// Adds `* note` to the memory file of the working directory (for `/memory`).
+    pub fn remember(&self, note: &str) -> Result<PathBuf, Error> {
+        crate::context::memory::append(&self.options.cwd, note)
     }
 
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
@@ -178,7 +215,15 @@ impl Agent {
         self.conversation.push(Message::User {
             text: input.to_string(),
         });
+        if let Err(e) = self.context.reload_memory(&self.options.cwd) {
+            obs.event(&Event::ContextNotice {
+                message: format!("{}; going on without it", e.message),
+            });
+        }
         let result = self.iterate(obs).await;
+        if let Some(stats) = self.context.take_last_stats() {
+            obs.event(&Event::Context { stats });
+        }
         let (iterations, outcome) = match result {
             Ok((n, text)) => (n, Ok(text)),
             Err((n, e)) => {
@@ -205,9 +250,23 @@ impl Agent {
                 backend: name.clone(),
                 iteration,
             });
+            let plan = {
+                let mut emit = |e: Event| obs.event(&e);
+                let backend = &*self.backend;
+                self.context
+                    .prepare(
+                        &mut self.conversation,
+                        backend,
+                        &self.options.cwd,
+                        &mut emit,
+                    )
+                    .await
+            }
+            .map_err(|e| (iteration, e))?;
+            let window = Window::planned(&self.conversation, &plan, self.context.memory());
             let started = std::time::Instant::now();
             let request = Request {
-                conversation: &self.conversation,
+                window: &window,
                 tools: self.tools.specs(),
                 cwd: &self.options.cwd,
             };
@@ -222,15 +281,19 @@ impl Agent {
                 raw: reply.raw.clone(),
             });
             let checked: Vec<Checked> = reply.calls.into_iter().map(|c| self.check(c)).collect();
-            self.conversation.push(Message::Assistant {
-                text: reply.text.clone(),
-                tool_calls: checked
-                    .iter()
-                    .map(|c| match c {
-                        Checked::Valid(call) | Checked::Invalid(call, _) => call.clone(),
-                    })
-                    .collect(),
-            });
+            let tool_calls = checked
+                .iter()
+                .map(|c| match c {
+                    Checked::Valid(call) | Checked::Invalid(call, _) => call.clone(),
+                })
+                .collect();
+            self.conversation.push_counted(
+                Message::Assistant {
+                    text: reply.text.clone(),
+                    tool_calls,
+                },
+                reply.usage.and_then(|u| u.output),
+            );
             let final_answer = checked.is_empty();
             if final_answer || !reply.text.is_empty() {
                 obs.event(&Event::Text {
@@ -240,6 +303,7 @@ impl Agent {
             }
             if let Some(usage) = reply.usage {
                 self.totals.add(&usage);
+                self.context.observe_usage(&name, &plan, &usage);
                 obs.event(&Event::Usage {
                     backend: name.clone(),
                     usage,
@@ -286,11 +350,14 @@ impl Agent {
                     output: output.output.clone(),
                     exit_code: output.exit_code,
                 });
+                let text = self
+                    .context
+                    .fit_tool_output(&call.id, &call.name, output.output);
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
                     name: call.name,
                     ok: output.ok,
-                    output: output.output,
+                    output: text,
                 });
             }
             if let Some(call) = repeated {

@@ -60,7 +60,7 @@ impl CliBackend {
 
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
         let def = &self.def;
-        let prompt = render_prompt(request.conversation, request.tools, &def.style, request.cwd);
+        let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
         // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
         let prompt_file = match def.prompt_via {
             PromptVia::File => {

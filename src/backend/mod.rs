@@ -14,16 +14,18 @@ use std::path::Path;
 use crate::agent::{Event, RawOutput};
 
 use crate::config::Definition;
-use crate::context::Conversation;
+
+use crate::context::Window;
 use crate::parse::{RawCall, Usage};
 use crate::tools::ToolSpec;
 use crate::{BoxFuture, Error};
 
-/// What a backend gets for one call: the whole conversation (the backend formats it), the
-/// tools that exist, and the working directory.
+/// What a backend gets for one call: the part of the conversation to send (already chosen by
+/// the context mode and trimmed to the budget; the backend formats it, and must not send more),
+/// the tools that exist, and the working directory.
 #[derive(Clone, Copy)]
 pub struct Request<'a> {
-    pub conversation: &'a Conversation,
+    pub window: &'a Window<'a>,
     pub tools: &'a [ToolSpec],
     pub cwd: &'a Path,
 }

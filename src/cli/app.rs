@@ -7,6 +7,7 @@ use agent_loop::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use agent_loop::backend::{self, Overrides};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::{Config, Definition};
+use agent_loop::context::{Artifacts, ContextMode};
 use agent_loop::session::{format_time, Log, Redactor, Session, Store};
 use agent_loop::tools::{Registry, Root};
 use agent_loop::{Error, ErrorKind};
@@ -109,6 +110,16 @@ impl App {
         if max_iterations == 0 {
             return Err(Error::config("max_iterations must be at least 1"));
         }
+        let mut context = def.context();
+        if let Some(mode) = settings.get::<ContextMode>("context")? {
+            context.mode = mode;
+        }
+        if let Some(n) = settings.get::<u64>("max_context_tokens")? {
+            context.max_tokens = n;
+        }
+        if let Some(n) = settings.get::<usize>("tool_result_max_chars")? {
+            context.tool_result_max_chars = n.max(1);
+        }
         let mut agent = Agent::new(
             backend,
             tools,
@@ -117,6 +128,9 @@ impl App {
                 policy: Policy::new(base_mode, allow),
                 cwd,
                 root,
+                context,
+                // Set for the session below, once its name is known.
+                artifacts: Artifacts::new(std::env::temp_dir()),
             },
         );
         let session = match resumed {
@@ -170,7 +184,20 @@ impl App {
         self.sync_context()
     }
 
+    /// Where this session's cut tool outputs go: its own folder, or a temporary one when
+    /// nothing is saved.
+    fn artifacts(&self) -> Artifacts {
+        match &self.store {
+            Some(store) => Artifacts::new(store.folder(&self.session.name).join("artifacts")),
+            None => Artifacts::new(
+                std::env::temp_dir().join(format!("agent-loop-{}-artifacts", std::process::id())),
+            ),
+        }
+    }
+
     fn sync_context(&mut self) -> Result<(), Error> {
+        let artifacts = self.artifacts();
+        self.agent.set_artifacts(artifacts);
         let ctx = &mut self.frontend.context;
         ctx.session = self.session.name.clone();
         ctx.backend = self.def.name().to_string();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use agent_loop::agent::{AllowRule, ApprovalMode};
+use agent_loop::context::ContextMode;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -28,6 +29,8 @@ Examples:
       ollama); the reply streams to stdout as it arrives.
   agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
       Pick the model and temperature for this run, and take the reply whole.
+  agent-loop --backend demo --context sliding:20
+      A REPL whose requests carry only the last 20 messages of the conversation.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -113,6 +116,13 @@ pub struct Args {
     /// the final answer reaches stdout.
     #[arg(long)]
     pub no_stream: bool,
+
+    /// How much history each request carries: continue (all, trimmed to the backend's
+    /// max_context_tokens), fresh (none: only the current exchange), sliding:N (the last N
+    /// messages) or summarize (the backend summarises older messages). Default: the backend's
+    /// `context` key, else continue.
+    #[arg(long, value_name = "MODE")]
+    pub context: Option<ContextMode>,
 
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use agent_loop::agent::ApprovalMode;
-use agent_loop::context::Message;
+use agent_loop::context::{ContextMode, Message};
 use agent_loop::Error;
 
 use super::app::{App, Outcome};
@@ -35,7 +35,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[NAME]",
         "show the model, or set it (the value of {model} in the backend's args)",
     ),
-    ("/tokens", "", "tokens and cost of this session"),
+    (
+        "/context",
+        "[MODE]",
+        "show the context, or set the mode: continue, fresh, sliding:N, summarize",
+    ),
+    (
+        "/tokens",
+        "",
+        "tokens and cost of this session, and what the context holds",
+    ),
     ("/history", "[N]", "the last N messages (default 10)"),
     (
         "/save",
@@ -43,6 +52,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "save a copy of this conversation as session NAME",
     ),
     ("/load", "NAME", "continue session NAME"),
+    (
+        "/memory",
+        "TEXT",
+        "add `* TEXT` to AGENTS.md, which every request carries",
+    ),
     ("/tools", "", "the tools and whether they ask first"),
     (
         "/yes",
@@ -103,7 +117,23 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             app.model().as_deref().unwrap_or("(the backend's default)")
         ))),
         "/model" => app.set_model(rest).map(|_| Some(format!("[model {rest}]"))),
-        "/tokens" => Ok(Some(app.summary_line())),
+        "/tokens" => Ok(Some(format!(
+            "{}\n{}",
+            app.summary_line(),
+            context_line(app)
+        ))),
+        "/context" if rest.is_empty() => Ok(Some(context_line(app))),
+        "/context" => rest
+            .parse::<ContextMode>()
+            .map_err(Error::config)
+            .map(|mode| {
+                app.agent.set_context_mode(mode);
+                Some(format!("[context mode {mode}]"))
+            }),
+        "/memory" if !rest.is_empty() => app
+            .agent
+            .remember(rest)
+            .map(|path| Some(format!("[added to {}]", path.display()))),
         "/history" => history(app, rest).map(Some),
         "/save" if !rest.is_empty() => app
             .save_as(rest)
@@ -121,7 +151,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/undo" => Ok(Some(undo(app))),
         "/commit" if !rest.is_empty() => return commit(app, rest).await,
         "/export" if !rest.is_empty() => export(app, rest).map(Some),
-        "/save" | "/load" | "/commit" | "/export" => Err(Error::config(format!(
+        "/save" | "/load" | "/commit" | "/export" | "/memory" => Err(Error::config(format!(
             "{word} needs an argument: see /help"
         ))),
         _ => Err(Error::config(format!(
@@ -135,6 +165,15 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         Err(e) => app.frontend.notice(&format!("error: {e}")),
     }
     Flow::Continue
+}
+
+/// `[context continue: 12 messages, 3.4k tokens, 4% of 80k]`.
+fn context_line(app: &App) -> String {
+    let mode = app.agent.context_settings().mode;
+    match app.agent.context_stats() {
+        Ok(stats) => format!("[context {mode}: {stats}]"),
+        Err(e) => format!("[context {mode}: {e}]"),
+    }
 }
 
 fn help() -> String {

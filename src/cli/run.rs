@@ -126,6 +126,7 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
     settings.flag("max_iterations", args.max_iterations.map(|n| n.to_string()));
     settings.flag("approval", args.approval.map(|m| m.to_string()));
     settings.flag("debug", args.debug.then(|| "true".to_string()));
+    settings.flag("context", args.context.map(|c| c.to_string()));
     if !args.allow.is_empty() {
         settings.flag(
             "allow",

@@ -92,6 +92,8 @@ pub struct HttpDef {
     pub retry: RetrySettings,
     /// Prices per million tokens, to compute the cost of each call.
     pub prices: Option<crate::parse::Prices>,
+    /// How much of the conversation each request carries.
+    pub context: crate::context::ContextSettings,
 }
 
 /// Checks an HTTP entry; every mistake names the file, the line, the backend and the key.
@@ -168,6 +170,7 @@ pub(super) fn resolve(
         .max_tokens
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
     let prices = super::prices(&raw);
+    let context = super::context_settings(&raw, name, &|key| here(key, &defined_at))?;
     Ok(HttpDef {
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),
@@ -191,6 +194,7 @@ pub(super) fn resolve(
             max_wait: Duration::from_secs(raw.retry_max_s.unwrap_or(DEFAULT_RETRY_MAX_S)),
         },
         prices,
+        context,
     })
 }
 

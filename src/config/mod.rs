@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
-use crate::context::PromptStyle;
+use crate::context::{ContextMode, ContextSettings, PromptStyle};
 use crate::parse::{Parsers, Prices};
 use crate::Error;
 use raw::RawBackend;
@@ -28,6 +28,8 @@ const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
 const DEFAULT_TIMEOUT_S: u64 = 600;
 const DEFAULT_PROGRESS_S: u64 = 10;
 const DEFAULT_MAX_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
+/// Below this, the preamble alone would not fit.
+const MIN_CONTEXT_TOKENS: u64 = 1_000;
 
 /// One configuration file's text and the name it is reported under.
 #[derive(Debug, Clone)]
@@ -86,6 +88,9 @@ pub struct BackendDef {
     pub parsers: Parsers,
     /// Prices per million tokens, to compute a cost the backend does not report.
     pub prices: Option<Prices>,
+    /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
+    /// `style`).
+    pub context: ContextSettings,
 }
 
 impl Definition {
@@ -104,6 +109,14 @@ impl Definition {
     }
 
     /// The environment variable that holds its API key, if any.
+    /// Its context settings (`context`, `max_context_tokens`, `tool_result_max_chars`).
+    pub fn context(&self) -> ContextSettings {
+        match self {
+            Definition::Cli(d) => d.context,
+            Definition::Http(d) => d.context,
+        }
+    }
+
     pub fn api_key_env(&self) -> Option<&str> {
         match self {
             Definition::Cli(_) => None,
@@ -252,12 +265,16 @@ pub fn user_backends_path() -> Option<PathBuf> {
 
 /// agent-loop's folder under the XDG config home.
 pub fn config_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
+    xdg_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("agent-loop"))
+}
+
+/// An XDG base folder: `$VAR` when it is an absolute path, else `$HOME/FALLBACK`.
+pub fn xdg_home(var: &str, fallback: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .map(|d| d.join("agent-loop"))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
 }
 
 /// Resolves an entry by its `type`.
@@ -279,6 +296,8 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
 fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<BackendDef, Error> {
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
     let prices = prices(&raw);
+    let context = context_settings(&raw, name, &here)?;
+    let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     if let Some(key) = raw.http_only_keys().first() {
         return Err(Error::config(format!(
             "{}: only HTTP backends read it; set `type` to one of {} to call an API",
@@ -368,13 +387,17 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         max_output_bytes: raw.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES) as usize,
         model: raw.model,
         prompt_via,
-        style: PromptStyle { tool_call_format },
+        style: PromptStyle {
+            tool_call_format,
+            format: format.unwrap_or_default(),
+        },
         parsers: Parsers {
             tool_call,
             tokens,
             skip_lines,
         },
         prices,
+        context,
     })
 }
 
@@ -387,6 +410,53 @@ fn prices(raw: &RawBackend) -> Option<Prices> {
             output_per_mtok: o.unwrap_or(0.0),
         }),
     }
+}
+
+/// The context keys of a backend entry, defaults filled in.
+pub(crate) fn context_settings(
+    raw: &RawBackend,
+    name: &str,
+    here: &dyn Fn(&str) -> String,
+) -> Result<ContextSettings, Error> {
+    let defaults = ContextSettings::default();
+    let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
+    let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
+    if max_tokens < MIN_CONTEXT_TOKENS {
+        return Err(Error::config(format!(
+            "{}: {max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}",
+            here("max_context_tokens")
+        )));
+    }
+    let tool_result_max_chars = match raw.tool_result_max_chars {
+        Some(0) => {
+            return Err(Error::config(format!(
+                "{}: must be above 0",
+                here("tool_result_max_chars")
+            )))
+        }
+        Some(n) => n as usize,
+        None => defaults.tool_result_max_chars,
+    };
+    Ok(ContextSettings {
+        mode: mode.unwrap_or(defaults.mode),
+        max_tokens,
+        tool_result_max_chars,
+    })
+}
+
+/// A located string key parsed with `FromStr`; a bad value names file, line, backend and key.
+fn parse_located<T: std::str::FromStr<Err = String>>(
+    value: Option<&raw::Located>,
+    backend: &str,
+    key: &str,
+) -> Result<Option<T>, Error> {
+    value
+        .map(|v| {
+            v.value.parse().map_err(|e| {
+                Error::config(format!("{}: backend `{backend}`: key `{key}`: {e}", v.at()))
+            })
+        })
+        .transpose()
 }
 
 fn compile(
@@ -464,6 +534,64 @@ mod tests {
         assert!(err.message.contains("backend `b`"), "{}", err.message);
         assert!(
             err.message.contains("unknown field `comand`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn context_keys_are_read_with_defaults() {
+        let config = Config::from_sources(&[src(
+            "my.toml",
+            "[backends.a]\ncommand = \"a\"\n\n[backends.b]\ncommand = \"b\"\ncontext = \"sliding:6\"\ncontext_format = \"xml\"\nmax_context_tokens = 32000\ntool_result_max_chars = 500\n",
+        )])
+        .unwrap();
+        let cli = |name: &str| match &config.backends[name] {
+            Definition::Cli(d) => d.clone(),
+            Definition::Http(_) => panic!("{name} is a CLI backend"),
+        };
+        let a = cli("a");
+        assert_eq!(a.context, ContextSettings::default());
+        assert_eq!(a.style.format, crate::context::ContextFormat::Plain);
+        let b = cli("b");
+        assert_eq!(b.context.mode, ContextMode::Sliding(6));
+        assert_eq!(b.context.max_tokens, 32_000);
+        assert_eq!(b.context.tool_result_max_chars, 500);
+        assert_eq!(b.style.format, crate::context::ContextFormat::Xml);
+    }
+
+    #[test]
+    fn bad_context_keys_name_file_line_backend_and_key() {
+        let err = Config::from_sources(&[src(
+            "my.toml",
+            "[backends.a]\ncommand = \"a\"\ncontext = \"forever\"\n",
+        )])
+        .unwrap_err();
+        assert!(
+            err.message.starts_with(
+                "my.toml:3: backend `a`: key `context`: unknown context mode `forever`"
+            ),
+            "{}",
+            err.message
+        );
+        let err = Config::from_sources(&[src(
+            "my.toml",
+            "[backends.a]\ncommand = \"a\"\ncontext_format = \"yaml\"\n",
+        )])
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("my.toml:3: backend `a`: key `context_format`"),
+            "{}",
+            err.message
+        );
+        let err = Config::from_sources(&[src(
+            "my.toml",
+            "[backends.a]\ncommand = \"a\"\nmax_context_tokens = 10\n",
+        )])
+        .unwrap_err();
+        assert!(
+            err.message.contains("key `max_context_tokens`"),
             "{}",
             err.message
         );

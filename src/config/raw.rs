@@ -52,6 +52,10 @@ pub struct RawBackend {
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
     pub retry_max_s: Option<u64>,
+    pub context: Option<Located>,
+    pub context_format: Option<Located>,
+    pub max_context_tokens: Option<u64>,
+    pub tool_result_max_chars: Option<u64>,
 }
 
 /// A string value that remembers the file and line it came from.
@@ -129,7 +133,11 @@ impl RawBackend {
             retry_base_ms,
             retry_max_s,
             price_input_per_mtok,
-            price_output_per_mtok
+            price_output_per_mtok,
+            context,
+            context_format,
+            max_context_tokens,
+            tool_result_max_chars
         );
     }
 
@@ -174,6 +182,8 @@ impl RawBackend {
             &mut self.base_url,
             &mut self.api_key_env,
             &mut self.base_url_env,
+            &mut self.context,
+            &mut self.context_format,
         ]
         .into_iter()
         .flatten()

@@ -56,6 +56,24 @@ pub const KEYS: &[Key] = &[
         help: "allow rules, comma-separated (TOOL or TOOL:GLOB)",
     },
     Key {
+        name: "context",
+        flag: Some("--context"),
+        default: None,
+        help: "history per request: continue, fresh, sliding:N, summarize",
+    },
+    Key {
+        name: "max_context_tokens",
+        flag: None,
+        default: None,
+        help: "token budget of each request (overrides the backend's)",
+    },
+    Key {
+        name: "tool_result_max_chars",
+        flag: None,
+        default: None,
+        help: "longer tool results are cut, the full text saved as an artifact",
+    },
+    Key {
         name: "debug",
         flag: Some("--debug"),
         default: Some("false"),

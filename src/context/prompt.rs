@@ -1,19 +1,23 @@
 //! The one prompt string sent to a CLI backend: a preamble that lists the tools and the exact
-//! format to call them (the format the backend's tool-call regex parses), then the
-//! conversation, then a cue for the assistant's reply.
+//! format to call them (the format the backend's tool-call regex parses), the memory file,
+//! then the conversation window in the backend's `context_format`, then a cue for the
+//! assistant's reply.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Conversation, Message};
+use super::formats::{write_messages, ContextFormat};
+use super::{Memory, Window};
 use crate::tools::ToolSpec;
 
-/// How a backend wants to see tool calls, taken from its `backends.toml` entry.
+/// How a backend wants to see its prompt, taken from its `backends.toml` entry.
 #[derive(Debug, Clone)]
 pub struct PromptStyle {
     /// Template for one tool call: `{name}`, `{args}` (the arguments as JSON) and `{json}`
     /// (`{"name": ..., "arguments": {...}}`) are replaced.
     pub tool_call_format: String,
+    /// How the conversation is written (`context_format`).
+    pub format: ContextFormat,
 }
 
 impl PromptStyle {
@@ -31,47 +35,22 @@ impl PromptStyle {
     }
 }
 
-/// Builds the whole prompt for a CLI backend from the conversation.
+/// Builds the whole prompt for a CLI backend from a conversation window.
 pub fn render_prompt(
-    conversation: &Conversation,
+    window: &Window<'_>,
     tools: &[ToolSpec],
     style: &PromptStyle,
     cwd: &Path,
 ) -> String {
-    let mut out = String::with_capacity(4096);
+    // A guess that saves most regrowth; the exact size would cost a pass over the messages.
+    let mut out = String::with_capacity(8192 + 512 * window.messages.len());
     write_preamble(&mut out, tools, style, cwd);
-    out.push_str("\n# Conversation\n");
-    for message in &conversation.messages {
-        out.push('\n');
-        match message {
-            Message::User { text } => {
-                let _ = writeln!(out, "User: {text}");
-            }
-            Message::Assistant { text, tool_calls } => {
-                out.push_str("Assistant:");
-                if !text.is_empty() {
-                    let _ = write!(out, " {text}");
-                }
-                out.push('\n');
-                for call in tool_calls {
-                    let _ = writeln!(out, "{}", style.format_call(&call.name, &call.args));
-                }
-            }
-            Message::ToolResult {
-                call_id,
-                name,
-                ok,
-                output,
-            } => {
-                let status = if *ok { "ok" } else { "error" };
-                let _ = writeln!(
-                    out,
-                    "Tool result:\n<tool_result id=\"{call_id}\" name=\"{name}\" status=\"{status}\">\n{output}\n</tool_result>"
-                );
-            }
-        }
+    if let Some(memory) = window.memory {
+        write_memory(&mut out, memory);
     }
-    out.push_str("\nAssistant:");
+    out.push_str("\n# Conversation\n");
+    write_omitted(&mut out, window.omitted);
+    write_messages(&mut out, window.summary, &window.messages, style);
     out
 }
 
@@ -99,6 +78,266 @@ fn write_preamble(out: &mut String, tools: &[ToolSpec], style: &PromptStyle, cwd
             out,
             "\n## {}\n{}\nArguments (JSON schema): {}",
             tool.name, tool.description, tool.schema
+        );
+    }
+}
+
+/// What a backend with native message arrays (the HTTP APIs) adds to its system prompt from
+/// the window: the memory file, a note on left-out messages, and the summary of older ones.
+pub fn native_preamble(window: &Window) -> String {
+    let mut out = String::new();
+    if let Some(memory) = window.memory {
+        write_memory(&mut out, memory);
+    }
+    write_omitted(&mut out, window.omitted);
+    if let Some(summary) = window.summary {
+        let _ = writeln!(out, "\n# Summary of earlier messages\n{summary}");
+    }
+    out
+}
+
+fn write_omitted(out: &mut String, omitted: usize) {
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "\n({omitted} earlier message{} of this conversation {} left out.)",
+            if omitted == 1 { "" } else { "s" },
+            if omitted == 1 { "is" } else { "are" }
+        );
+    }
+}
+
+fn write_memory(out: &mut String, memory: &Memory) {
+    let _ = writeln!(
+        out,
+        "\n# Memory\nNotes kept in {} in the working directory; follow them.\n\n{}",
+        memory.file_name(),
+        memory.text.trim_end()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::budget::{plan, Limits};
+    use crate::context::{ContextMode, Conversation, Message, Summary, ToolCall};
+
+    const HEAD: &str =
+        "You are a coding agent driven by agent-loop. The working directory is /w.\n\
+                        No tools are available: answer from what you know.\n\n# Conversation\n";
+
+    /// Two exchanges; the second (current) one has a tool call with its result.
+    fn conversation() -> Conversation {
+        let mut c = Conversation::new();
+        c.push(Message::User { text: "hi".into() });
+        c.push(Message::Assistant {
+            text: "Hello.".into(),
+            tool_calls: vec![],
+        });
+        c.push(Message::User {
+            text: "list <files>".into(),
+        });
+        c.push(Message::Assistant {
+            text: "Looking.".into(),
+            tool_calls: vec![ToolCall {
+                id: "call_1".into(),
+                name: "ls".into(),
+                args: serde_json::json!({"path": "."}),
+            }],
+        });
+        c.push(Message::ToolResult {
+            call_id: "call_1".into(),
+            name: "ls".into(),
+            ok: true,
+            output: "a.txt\nb & c.txt".into(),
+        });
+        c
+    }
+
+    fn style(format: ContextFormat) -> PromptStyle {
+        PromptStyle {
+            tool_call_format: "<tool_call>{json}</tool_call>".into(),
+            format,
+        }
+    }
+
+    fn render(c: &Conversation, mode: ContextMode, format: ContextFormat) -> String {
+        let limits = Limits {
+            mode,
+            max_tokens: 100_000,
+            bytes_per_token: 4.0,
+            fixed_bytes: 100,
+            hint: 0,
+        };
+        let p = plan(c, &limits).unwrap();
+        render_prompt(
+            &Window::planned(c, &p, None),
+            &[],
+            &style(format),
+            Path::new("/w"),
+        )
+    }
+
+    const CALL: &str = r#"<tool_call>{"name":"ls","arguments":{"path":"."}}</tool_call>"#;
+
+    #[test]
+    fn plain_continue() {
+        assert_eq!(
+            render(&conversation(), ContextMode::Continue, ContextFormat::Plain),
+            format!(
+                "{HEAD}\nUser: hi\n\nAssistant: Hello.\n\nUser: list <files>\n\nAssistant: Looking.\n{CALL}\n\n\
+                 Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\nAssistant:"
+            )
+        );
+    }
+
+    #[test]
+    fn plain_fresh_has_only_the_current_exchange() {
+        assert_eq!(
+            render(&conversation(), ContextMode::Fresh, ContextFormat::Plain),
+            format!(
+                "{HEAD}\nUser: list <files>\n\nAssistant: Looking.\n{CALL}\n\n\
+                 Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\nAssistant:"
+            )
+        );
+    }
+
+    #[test]
+    fn plain_sliding_keeps_the_pair_and_the_task_and_says_what_is_left_out() {
+        let mut c = conversation();
+        c.push(Message::Assistant {
+            text: "Two files.".into(),
+            tool_calls: vec![],
+        });
+        c.push(Message::User {
+            text: "thanks".into(),
+        });
+        // The last 3 messages start at the result of call_1: its call comes along.
+        assert_eq!(
+            render(&c, ContextMode::Sliding(3), ContextFormat::Plain),
+            format!(
+                "{HEAD}\n(3 earlier messages of this conversation are left out.)\n\nAssistant: Looking.\n{CALL}\n\n\
+                 Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\n\
+                 Assistant: Two files.\n\nUser: thanks\n\nAssistant:"
+            )
+        );
+        // sliding:1 is just the task.
+        assert_eq!(
+            render(&c, ContextMode::Sliding(1), ContextFormat::Plain),
+            format!("{HEAD}\n(6 earlier messages of this conversation are left out.)\n\nUser: thanks\n\nAssistant:")
+        );
+    }
+
+    #[test]
+    fn plain_summarize_sends_the_summary_then_the_rest() {
+        let mut c = conversation();
+        c.set_summary(Summary {
+            text: "The user said hi.".into(),
+            upto: 2,
+        });
+        assert_eq!(
+            render(&c, ContextMode::Summarize, ContextFormat::Plain),
+            format!(
+                "{HEAD}\nSummary of earlier messages:\nThe user said hi.\n\nUser: list <files>\n\nAssistant: Looking.\n{CALL}\n\n\
+                 Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\nAssistant:"
+            )
+        );
+    }
+
+    #[test]
+    fn markdown() {
+        assert_eq!(
+            render(&conversation(), ContextMode::Continue, ContextFormat::Markdown),
+            format!(
+                "{HEAD}\n## User\n\nhi\n\n## Assistant\n\nHello.\n\n## User\n\nlist <files>\n\n\
+                 ## Assistant\n\nLooking.\n\n{CALL}\n\n## Tool result: ls (call_1, ok)\n\n```\na.txt\nb & c.txt\n```\n\n## Assistant\n"
+            )
+        );
+    }
+
+    #[test]
+    fn json() {
+        assert_eq!(
+            render(&conversation(), ContextMode::Continue, ContextFormat::Json),
+            format!(
+                "{HEAD}\n[\n{{\"role\":\"user\",\"content\":\"hi\"}},\n\
+                 {{\"role\":\"assistant\",\"content\":\"Hello.\"}},\n\
+                 {{\"role\":\"user\",\"content\":\"list <files>\"}},\n\
+                 {{\"role\":\"assistant\",\"content\":\"Looking.\",\"tool_calls\":[{{\"id\":\"call_1\",\"name\":\"ls\",\"arguments\":{{\"path\":\".\"}}}}]}},\n\
+                 {{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"name\":\"ls\",\"status\":\"ok\",\"content\":\"a.txt\\nb & c.txt\"}}\n]\n\n\
+                 Write the assistant's next reply in plain text, not as JSON."
+            )
+        );
+    }
+
+    #[test]
+    fn json_summary_is_a_role_of_its_own() {
+        let mut c = conversation();
+        c.set_summary(Summary {
+            text: "Said hi.".into(),
+            upto: 2,
+        });
+        let prompt = render(&c, ContextMode::Summarize, ContextFormat::Json);
+        assert!(
+            prompt.contains("\n[\n{\"role\":\"summary\",\"content\":\"Said hi.\"},\n{\"role\":\"user\",\"content\":\"list <files>\"},"),
+            "{prompt}"
+        );
+    }
+
+    #[test]
+    fn xml() {
+        assert_eq!(
+            render(&conversation(), ContextMode::Continue, ContextFormat::Xml),
+            format!(
+                "{HEAD}\n<conversation>\n<message role=\"user\">\nhi\n</message>\n\
+                 <message role=\"assistant\">\nHello.\n</message>\n\
+                 <message role=\"user\">\nlist &lt;files&gt;\n</message>\n\
+                 <message role=\"assistant\">\nLooking.\n{CALL}\n</message>\n\
+                 <message role=\"tool\" name=\"ls\" call_id=\"call_1\" status=\"ok\">\na.txt\nb &amp; c.txt\n</message>\n\
+                 </conversation>\n\nWrite the assistant's next reply in plain text, without the XML tags."
+            )
+        );
+    }
+
+    #[test]
+    fn memory_goes_into_the_preamble() {
+        let c = conversation();
+        let memory = Memory {
+            path: "/w/AGENTS.md".into(),
+            text: "* use tabs\n".into(),
+        };
+        let window = Window {
+            memory: Some(&memory),
+            ..Window::all(&c)
+        };
+        let prompt = render_prompt(&window, &[], &style(ContextFormat::Plain), Path::new("/w"));
+        assert!(
+            prompt.starts_with(
+                "You are a coding agent driven by agent-loop. The working directory is /w.\n\
+                 No tools are available: answer from what you know.\n\n# Memory\n\
+                 Notes kept in AGENTS.md in the working directory; follow them.\n\n* use tabs\n\n# Conversation\n\nUser: hi\n"
+            ),
+            "{prompt}"
+        );
+    }
+
+    #[test]
+    fn tools_are_listed_with_the_backends_call_format() {
+        let c = conversation();
+        let tools = crate::tools::Registry::builtin(Some(&["ls".to_string()])).unwrap();
+        let style = PromptStyle {
+            tool_call_format: "CALL {name} {args}".into(),
+            format: ContextFormat::Plain,
+        };
+        let prompt = render_prompt(&Window::all(&c), tools.specs(), &style, Path::new("/w"));
+        assert!(
+            prompt.contains("CALL TOOL_NAME {\"PARAMETER\":\"VALUE\"}"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("\n## ls\n"), "{prompt}");
+        assert!(
+            prompt.contains("Assistant: Looking.\nCALL ls {\"path\":\".\"}\n"),
+            "{prompt}"
         );
     }
 }

@@ -134,6 +134,20 @@ impl PlainDisplay {
                 )?;
             }
             Event::BackendStarted { .. } => self.streamed = false,
+            Event::Context { stats } => {
+                writeln!(self.err, "[context {stats}]")?;
+            }
+            Event::Summarized { backend, messages } => {
+                writeln!(
+                    self.err,
+                    "[context: {} summarised {messages} older message{}]",
+                    sanitize(backend),
+                    if *messages == 1 { "" } else { "s" }
+                )?;
+            }
+            Event::ContextNotice { message } => {
+                writeln!(self.err, "[context: {}]", sanitize(message))?;
+            }
             Event::Error { message } => {
                 writeln!(self.err, "error: {}", sanitize(message))?;
             }

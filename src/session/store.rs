@@ -95,10 +95,7 @@ impl Store {
 
     /// `$XDG_DATA_HOME/agent-loop/sessions`, or `~/.local/share/agent-loop/sessions`.
     pub fn default_dir() -> Option<PathBuf> {
-        std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        crate::config::xdg_home("XDG_DATA_HOME", ".local/share")
             .map(|d| d.join("agent-loop").join("sessions"))
     }
 

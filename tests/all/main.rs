@@ -5,6 +5,7 @@ mod common;
 
 mod cli_backend;
 mod config_errors;
+mod context;
 mod demo;
 mod http;
 mod policy;

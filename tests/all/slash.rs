@@ -144,3 +144,34 @@ fn multi_line_input() {
         ws.prompt(2)
     );
 }
+
+#[test]
+fn context_and_memory_commands() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let keys = "one\ntwo\nthree\n/context\n/context sliding:1\nfour\n/context sometimes\n/memory use tabs\n/tokens\n/memory\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("[context continue: 6 messages, "),
+        "{screen}"
+    );
+    assert!(screen.contains("[context mode sliding:1]"), "{screen}");
+    // With sliding:1 the fourth prompt carries only the current message.
+    let fourth = ws.prompt(4);
+    assert!(
+        fourth.contains("User: four") && !fourth.contains("User: three"),
+        "{fourth}"
+    );
+    assert!(screen.contains("error: unknown context mode"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(ws.work().join("AGENTS.md")).unwrap(),
+        "* use tabs\n"
+    );
+    assert!(screen.contains("[added to "), "{screen}");
+    assert!(screen.contains("[context sliding:1: "), "{screen}");
+    assert!(
+        screen.contains("error: /memory needs an argument"),
+        "{screen}"
+    );
+}

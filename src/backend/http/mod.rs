@@ -98,8 +98,9 @@ impl HttpBackend {
     }
 
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
-        let system = wire::system_prompt(request.cwd);
-        let messages = wire::with_all_results(&request.conversation.messages);
+        let mut system = wire::system_prompt(request.cwd);
+        system.push_str(&crate::context::native_preamble(request.window));
+        let messages = wire::with_all_results(request.window.messages.iter().copied());
         let body = self.wire.body(&BodyInput {
             base_url: &self.def.base_url,
             model: &self.model,

@@ -61,8 +61,8 @@ pub fn system_prompt(cwd: &Path) -> String {
 
 /// The conversation with a result for every tool call. APIs reject a tool call left without
 /// its result, which happens when a turn was cancelled while its tools ran.
-pub fn with_all_results(messages: &[Message]) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+pub fn with_all_results<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
     let mut open: Vec<(String, String)> = Vec::new();
     for message in messages {
         match message {

@@ -19,7 +19,8 @@ pub fn fixture(rel: &str) -> PathBuf {
 }
 
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
-/// of the scripted fake agent), `xdg/` (an empty XDG config home) and `backends.toml`.
+/// of the scripted fake agent), `xdg/` (an empty XDG config home), `data/` (the XDG data home,
+/// made on demand) and `backends.toml`.
 pub struct Workspace {
     pub dir: tempfile::TempDir,
 }

@@ -5,6 +5,7 @@ pub mod args;
 pub mod demo_agent;
 mod frontend;
 mod input;
+mod mcp;
 mod run;
 
 pub use run::main;

@@ -9,6 +9,7 @@ use agent_loop::agent::{Agent, AgentOptions};
 use agent_loop::backend::CliBackend;
 use agent_loop::config::Config;
 use agent_loop::display::PlainDisplay;
+use agent_loop::mcp::{McpServers, ServerDef};
 use agent_loop::tools::Registry;
 use agent_loop::Error;
 
@@ -45,12 +46,19 @@ fn fail(error: &Error) -> i32 {
 }
 
 async fn run(args: Args) -> i32 {
-    let agent = match build_agent(&args) {
-        Ok(agent) => agent,
+    let (mut agent, mcp_defs) = match build_agent(&args) {
+        Ok(built) => built,
         Err(e) => return fail(&e),
     };
     let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
     display.verbose = args.verbose;
+    let mcp = super::mcp::start(mcp_defs, &mut agent, &mut display).await;
+    let code = run_task(&args, agent, display, &mcp).await;
+    mcp.shutdown();
+    code
+}
+
+async fn run_task(args: &Args, agent: Agent, display: PlainDisplay, mcp: &McpServers) -> i32 {
     let task = match args.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
         Some(task) => Some(Ok(task.to_string())),
@@ -71,12 +79,12 @@ async fn run(args: Args) -> i32 {
                 display,
                 input: Input::stdin(),
             };
-            repl(agent, frontend).await
+            repl(agent, frontend, mcp).await
         }
     }
 }
 
-fn build_agent(args: &Args) -> Result<Agent, Error> {
+fn build_agent(args: &Args) -> Result<(Agent, Vec<ServerDef>), Error> {
     let config = Config::load(args.config.as_deref())?;
     let name = args
         .backend
@@ -94,7 +102,7 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
     let tools = Registry::builtin(args.tools.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
-    Ok(Agent::new(
+    let agent = Agent::new(
         Box::new(backend),
         tools,
         AgentOptions {
@@ -102,7 +110,8 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
             auto_approve: args.yes,
             cwd,
         },
-    ))
+    );
+    Ok((agent, config.mcp_servers.into_values().collect()))
 }
 
 fn read_stdin_task() -> Result<String, Error> {
@@ -137,7 +146,7 @@ async fn one_shot(mut agent: Agent, mut frontend: Frontend, task: &str) -> i32 {
     }
 }
 
-async fn repl(mut agent: Agent, mut frontend: Frontend) -> i32 {
+async fn repl(mut agent: Agent, mut frontend: Frontend, mcp: &McpServers) -> i32 {
     frontend.display.notice(&format!(
         "agent-loop with backend `{}`. Type a task; `clear` forgets the conversation; `exit`, `quit` or Ctrl-D leaves.",
         agent.backend_name()
@@ -161,6 +170,10 @@ async fn repl(mut agent: Agent, mut frontend: Frontend) -> i32 {
             "clear" => {
                 agent.clear();
                 frontend.display.notice("[conversation cleared]");
+                continue;
+            }
+            line if super::mcp::is_command(line) => {
+                super::mcp::command(line, mcp, &mut agent, &mut frontend.display).await;
                 continue;
             }
             _ => {}

@@ -12,9 +12,11 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::context::PromptStyle;
+use crate::mcp::config::{RawServer, ServerDef};
 use crate::parse::Parsers;
 use crate::Error;
 use raw::RawBackend;
+pub use raw::{Located, Overlay};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
@@ -87,6 +89,8 @@ pub struct BackendDef {
 pub struct Config {
     pub backends: BTreeMap<String, BackendDef>,
     pub default_backend: Option<String>,
+    /// `[mcp.servers.NAME]` entries, enabled or not.
+    pub mcp_servers: BTreeMap<String, ServerDef>,
     /// The files read, in order.
     pub sources: Vec<String>,
 }
@@ -107,25 +111,22 @@ impl Config {
     /// Merges the sources in order (later ones win, key by key) and validates the result.
     pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
         let mut merged: BTreeMap<String, (RawBackend, String)> = BTreeMap::new();
+        let mut servers: BTreeMap<String, (RawServer, String)> = BTreeMap::new();
         let mut default_backend = None;
         for source in sources {
             let file = raw::parse(source)?;
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
             }
-            for (name, backend) in file.backends {
-                let at = format!("{}:{}", source.name, raw::table_line(&source.text, &name));
-                match merged.get_mut(&name) {
-                    Some((base, defined_at)) => {
-                        base.overlay(backend);
-                        *defined_at = at;
-                    }
-                    None => {
-                        merged.insert(name, (backend, at));
-                    }
-                }
-            }
+            merge(&mut merged, file.backends, source, raw::BACKENDS);
+            merge(&mut servers, file.mcp.servers, source, raw::MCP_SERVERS);
         }
+        let mcp_servers = servers
+            .into_iter()
+            .map(|(name, (raw, at))| {
+                crate::mcp::config::resolve(&name, raw, at).map(|def| (name, def))
+            })
+            .collect::<Result<BTreeMap<_, _>, _>>()?;
         let backends = merged
             .into_iter()
             .map(|(name, (raw, at))| resolve(&name, raw, at).map(|def| (name, def)))
@@ -133,6 +134,7 @@ impl Config {
         Ok(Config {
             backends,
             default_backend,
+            mcp_servers,
             sources: sources.iter().map(|s| s.name.clone()).collect(),
         })
     }
@@ -145,6 +147,32 @@ impl Config {
                 self.backends.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })
+    }
+}
+
+/// Adds one file's tables to the merged ones: a table seen before takes the keys this file
+/// sets, and is reported as defined here.
+fn merge<T: raw::Overlay>(
+    merged: &mut BTreeMap<String, (T, String)>,
+    tables: BTreeMap<String, T>,
+    source: &Source,
+    prefix: &str,
+) {
+    for (name, table) in tables {
+        let at = format!(
+            "{}:{}",
+            source.name,
+            raw::table_line(&source.text, prefix, &name)
+        );
+        match merged.get_mut(&name) {
+            Some((base, defined_at)) => {
+                base.overlay(table);
+                *defined_at = at;
+            }
+            None => {
+                merged.insert(name, (table, at));
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@ mod common;
 mod cli_backend;
 mod config_errors;
 mod demo;
+mod mcp;
 mod readme;
 mod repl;
 mod tools;

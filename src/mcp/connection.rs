@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
@@ -72,10 +72,7 @@ impl Connection {
                     if let Some(err) = err {
                         reader = Some(tokio::spawn(keep_tail(err, stderr.clone())));
                     }
-                    client_info()
-                        .serve(child)
-                        .await
-                        .map_err(|e| e.to_string())?
+                    client_info().serve(child).await.map_err(init_error)?
                 }
                 Transport::Http { url } => {
                     let transport = StreamableHttpClientTransport::with_client(
@@ -85,7 +82,7 @@ impl Connection {
                     client_info()
                         .serve(transport)
                         .await
-                        .map_err(|e| format!("{url}: {e}"))?
+                        .map_err(|e| format!("{url}: {}", init_error(e)))?
                 }
             };
             let tools = service
@@ -166,6 +163,21 @@ fn client_info() -> ClientConfig {
     let mut info = ClientConfig::default();
     info.client_info = Implementation::new("agent-loop", env!("CARGO_PKG_VERSION"));
     info
+}
+
+/// The handshake's failure in words: for a transport error, the innermost cause (`Connection
+/// refused`) rather than the SDK's wrapping, which names Rust types.
+fn init_error(error: ClientInitializeError) -> String {
+    match &error {
+        ClientInitializeError::TransportError { error, .. } => {
+            let mut cause: &(dyn std::error::Error + 'static) = error.error.as_ref();
+            while let Some(next) = cause.source() {
+                cause = next;
+            }
+            cause.to_string()
+        }
+        _ => error.to_string(),
+    }
 }
 
 fn with_stderr(message: String, tail: &str) -> String {

@@ -20,8 +20,32 @@ const LAST_EVENT_ID: &str = "Last-Event-Id";
 const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
 
-type Failure = StreamableHttpError<reqwest::Error>;
+type Failure = StreamableHttpError<HttpError>;
 type Events = std::pin::Pin<Box<dyn Stream<Item = Result<Sse, SseError>> + Send>>;
+
+/// A failed request, shown with its causes (`error sending request for url (...): client
+/// error (Connect): tcp connect error: Connection refused (os error 111)`), since reqwest's own
+/// message names only the first.
+#[derive(Debug)]
+pub struct HttpError(reqwest::Error);
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = std::error::Error::source(&self.0);
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+fn client(e: reqwest::Error) -> Failure {
+    StreamableHttpError::Client(HttpError(e))
+}
 
 /// A reqwest client speaking the HTTP half of Streamable HTTP.
 #[derive(Clone)]
@@ -76,7 +100,7 @@ async fn refused(response: Response) -> Failure {
 }
 
 impl StreamableHttpClient for HttpClient {
-    type Error = reqwest::Error;
+    type Error = HttpError;
 
     async fn post_message(
         &self,
@@ -94,7 +118,7 @@ impl StreamableHttpClient for HttpClient {
             .header(CONTENT_TYPE, JSON)
             .body(body);
         let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(client)?;
         match response.status() {
             StatusCode::ACCEPTED => return Ok(StreamableHttpPostResponse::Accepted),
             StatusCode::NOT_FOUND if session_id.is_some() => {
@@ -113,10 +137,7 @@ impl StreamableHttpClient for HttpClient {
                 Ok(StreamableHttpPostResponse::Sse(events(response), session))
             }
             Some(t) if t.starts_with(JSON) => {
-                let bytes = response
-                    .bytes()
-                    .await
-                    .map_err(StreamableHttpError::Client)?;
+                let bytes = response.bytes().await.map_err(client)?;
                 let message: ServerJsonRpcMessage = serde_json::from_slice(&bytes)?;
                 Ok(StreamableHttpPostResponse::Json(message, session))
             }
@@ -137,7 +158,7 @@ impl StreamableHttpClient for HttpClient {
             auth_header,
             custom_headers,
         );
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(client)?;
         // A server may not support ending sessions; that is no failure of ours.
         if response.status().is_success() || response.status() == StatusCode::METHOD_NOT_ALLOWED {
             Ok(())
@@ -159,7 +180,7 @@ impl StreamableHttpClient for HttpClient {
             request = request.header(LAST_EVENT_ID, id);
         }
         let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.send().await.map_err(client)?;
         match response.status() {
             StatusCode::METHOD_NOT_ALLOWED => {
                 return Err(StreamableHttpError::ServerDoesNotSupportSse)

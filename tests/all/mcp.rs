@@ -310,6 +310,31 @@ fn streamable_http_server_through_a_turn() {
     assert!(second.contains("[image: image/png, "), "{second}");
 }
 
+#[test]
+fn an_unreachable_url_is_reported_with_the_cause() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[mcp.servers.web]\nurl = 'http://127.0.0.1:{port}/mcp'\n"
+    ));
+    ws.reply(1, "Fine without it.\n");
+    let run = ws.run(&["--backend", "fake", "anything"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!(
+            "agent-loop: MCP server `web` did not start, its tools are left out: http://127.0.0.1:{port}/mcp: "
+        )),
+        "{err}"
+    );
+    assert!(err.contains("Connection refused"), "{err}");
+}
+
 /// Starts the servers of a config text the way the binary does, in `cwd`.
 fn start(text: &str, cwd: &Path, runtime: &tokio::runtime::Runtime) -> McpServers {
     let config = Config::from_sources(&[Source {

@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Programs the integration tests drive besides cargo: `script` (util-linux) gives the REPL
-# tests a pseudo-terminal.
+# tests a pseudo-terminal; node and npm run the MCP servers of tests/all/mcp.rs.
 need_apt=()
 command -v script >/dev/null || need_apt+=(bsdutils)
+command -v npm >/dev/null || need_apt+=(nodejs npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"
@@ -15,6 +16,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "scripts/test.sh: please install: ${need_apt[*]}" >&2
     exit 1
   fi
+fi
+
+# Real MCP servers from npm, at the versions pinned in tests/mcp-servers/package-lock.json,
+# into tests/mcp-servers/node_modules (reinstalled only when the lock file changed).
+if [ ! tests/mcp-servers/node_modules/.package-lock.json -nt tests/mcp-servers/package-lock.json ]; then
+  npm ci --prefix tests/mcp-servers --no-audit --no-fund --loglevel=error
 fi
 
 cargo test --locked "$@"

@@ -12,6 +12,7 @@ pub mod config;
 pub mod context;
 pub mod display;
 pub mod error;
+pub mod mcp;
 pub mod parse;
 pub mod process;
 pub mod session;

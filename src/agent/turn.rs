@@ -187,6 +187,11 @@ impl Agent {
         output
     }
 
+    /// The tools of this session; MCP servers add theirs, and replace them on a restart.
+    pub fn tools_mut(&mut self) -> &mut Registry {
+        &mut self.tools
+    }
+
     /// Forgets the conversation (the REPL's `clear`).
     pub fn clear(&mut self) {
         self.conversation.clear();

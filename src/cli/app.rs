@@ -8,6 +8,7 @@ use agent_loop::backend::{self, Overrides};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::{Config, Definition};
 use agent_loop::context::{Artifacts, ContextMode};
+use agent_loop::mcp::McpServers;
 use agent_loop::session::{format_time, Log, Redactor, Session, Store};
 use agent_loop::tools::{Registry, Root};
 use agent_loop::{Error, ErrorKind};
@@ -36,6 +37,8 @@ pub struct App {
     log_override: Option<std::path::PathBuf>,
     /// The approval mode to go back to after `/yes off`.
     pub base_mode: ApprovalMode,
+    /// The MCP servers started for this run (none until `run` starts them).
+    pub mcp: McpServers,
 }
 
 impl App {
@@ -158,6 +161,7 @@ impl App {
             frontend,
             log_override: args.log.clone(),
             base_mode,
+            mcp: McpServers::default(),
         };
         app.session.backend = app.def.name().to_string();
         app.open_log()?;

@@ -59,6 +59,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/tools", "", "the tools and whether they ask first"),
     (
+        "/mcp",
+        "[restart NAME]",
+        "the MCP servers with their state and tools, or restart one",
+    ),
+    (
         "/yes",
         "on|off",
         "run every tool without asking, or ask again",
@@ -146,6 +151,16 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             ))
         }),
         "/tools" => Ok(Some(tools(app))),
+        "/mcp" => {
+            let App {
+                mcp,
+                agent,
+                frontend,
+                ..
+            } = app;
+            super::mcp::command(line, mcp, agent, &mut frontend.display).await;
+            return Flow::Continue;
+        }
         "/yes" => yes(app, rest).map(Some),
         "/retry" => return retry(app).await,
         "/undo" => Ok(Some(undo(app))),

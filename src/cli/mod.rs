@@ -7,6 +7,7 @@ mod commands;
 pub mod demo_agent;
 mod frontend;
 mod input;
+mod mcp;
 mod repl;
 mod run;
 mod sessions_cmd;

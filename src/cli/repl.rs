@@ -10,7 +10,7 @@ use super::commands::{self, Flow};
 /// Exit code for Ctrl-C, as shells report SIGINT.
 pub const INTERRUPTED: i32 = 130;
 
-pub async fn run(mut app: App) -> i32 {
+pub async fn run(app: &mut App) -> i32 {
     app.frontend.notice(&format!(
         "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",
         app.def.name(), app.session.name
@@ -19,7 +19,7 @@ pub async fn run(mut app: App) -> i32 {
     let code = loop {
         app.frontend.display.prompt("You: ");
         let entry = {
-            let App { frontend, .. } = &mut app;
+            let App { frontend, .. } = &mut *app;
             let display = &mut frontend.display;
             let input = &mut frontend.input;
             let mut more = || display.prompt("... ");
@@ -52,7 +52,7 @@ pub async fn run(mut app: App) -> i32 {
                 app.frontend.notice("[conversation cleared]");
                 continue;
             }
-            _ if text.starts_with('/') => match commands::dispatch(&mut app, text).await {
+            _ if text.starts_with('/') => match commands::dispatch(app, text).await {
                 Flow::Continue => continue,
                 Flow::Exit => break 0,
             },

@@ -112,10 +112,15 @@ async fn run(args: Args) -> i32 {
         Ok(app) => app,
         Err(e) => return fail(&e),
     };
-    match task {
-        Some(task) => one_shot(app, &task).await,
-        None => repl::run(app).await,
-    }
+    let mut app = app;
+    let servers = app.config.mcp_servers.values().cloned().collect();
+    app.mcp = super::mcp::start(servers, &mut app.agent, &mut app.frontend.display).await;
+    let code = match task {
+        Some(task) => one_shot(&mut app, &task).await,
+        None => repl::run(&mut app).await,
+    };
+    app.mcp.shutdown();
+    code
 }
 
 /// Settings from config.toml and the environment, with this run's flags on top.
@@ -173,7 +178,7 @@ fn read_stdin_task() -> Result<String, Error> {
     Ok(task)
 }
 
-async fn one_shot(mut app: App, task: &str) -> i32 {
+async fn one_shot(app: &mut App, task: &str) -> i32 {
     let outcome = app.turn(task).await;
     let line = app.summary_line();
     app.frontend.notice(&line);

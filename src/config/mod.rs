@@ -14,9 +14,11 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::context::{ContextMode, ContextSettings, PromptStyle};
+use crate::mcp::config::{RawServer, ServerDef};
 use crate::parse::{Parsers, Prices};
 use crate::Error;
 use raw::RawBackend;
+pub use raw::{Located, Overlay};
 
 pub use http::{HttpDef, RetrySettings, WireFormat};
 
@@ -156,6 +158,8 @@ pub struct Config {
     pub auto_order: Vec<String>,
     /// Backends the user's files define or change, in the order of those files.
     pub user_order: Vec<String>,
+    /// `[mcp.servers.NAME]` entries, enabled or not.
+    pub mcp_servers: BTreeMap<String, ServerDef>,
     /// The files read, in order.
     pub sources: Vec<String>,
 }
@@ -176,6 +180,7 @@ impl Config {
     /// Merges the sources in order (later ones win, key by key) and validates the result.
     pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
         let mut merged: BTreeMap<String, (RawBackend, String, (usize, usize))> = BTreeMap::new();
+        let mut servers: BTreeMap<String, (RawServer, String, (usize, usize))> = BTreeMap::new();
         let mut default_backend = None;
         let mut auto_order = Vec::new();
         for (index, source) in sources.iter().enumerate() {
@@ -186,20 +191,14 @@ impl Config {
             if let Some(order) = file.auto_order {
                 auto_order = order;
             }
-            for (name, backend) in file.backends {
-                let line = raw::table_line(&source.text, &name);
-                let at = format!("{}:{line}", source.name);
-                match merged.get_mut(&name) {
-                    Some((base, defined_at, order)) => {
-                        base.overlay(backend);
-                        *defined_at = at;
-                        *order = (index, line);
-                    }
-                    None => {
-                        merged.insert(name, (backend, at, (index, line)));
-                    }
-                }
-            }
+            merge(&mut merged, file.backends, source, index, raw::BACKENDS);
+            merge(
+                &mut servers,
+                file.mcp.servers,
+                source,
+                index,
+                raw::MCP_SERVERS,
+            );
         }
         let mut user: Vec<(&String, (usize, usize))> = merged
             .iter()
@@ -208,6 +207,12 @@ impl Config {
             .collect();
         user.sort_by_key(|(_, order)| *order);
         let user_order: Vec<String> = user.into_iter().map(|(name, _)| name.clone()).collect();
+        let mcp_servers = servers
+            .into_iter()
+            .map(|(name, (raw, at, _))| {
+                crate::mcp::config::resolve(&name, raw, at).map(|def| (name, def))
+            })
+            .collect::<Result<BTreeMap<_, _>, _>>()?;
         let backends = merged
             .into_iter()
             .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
@@ -222,6 +227,7 @@ impl Config {
             default_backend,
             auto_order,
             user_order,
+            mcp_servers,
             sources: sources.iter().map(|s| s.name.clone()).collect(),
         })
     }
@@ -256,6 +262,31 @@ impl Config {
 /// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.
 pub fn user_settings_path() -> Option<PathBuf> {
     config_dir().map(|d| d.join("config.toml"))
+}
+
+/// Adds one file's tables to the merged ones: a table seen before takes the keys this file
+/// sets, and is reported as defined here; `(file index, line)` keeps the files' order.
+fn merge<T: raw::Overlay>(
+    merged: &mut BTreeMap<String, (T, String, (usize, usize))>,
+    tables: BTreeMap<String, T>,
+    source: &Source,
+    index: usize,
+    prefix: &str,
+) {
+    for (name, table) in tables {
+        let line = raw::table_line(&source.text, prefix, &name);
+        let at = format!("{}:{line}", source.name);
+        match merged.get_mut(&name) {
+            Some((base, defined_at, order)) => {
+                base.overlay(table);
+                *defined_at = at;
+                *order = (index, line);
+            }
+            None => {
+                merged.insert(name, (table, at, (index, line)));
+            }
+        }
+    }
 }
 
 /// `$XDG_CONFIG_HOME/agent-loop/backends.toml`, or `~/.config/agent-loop/backends.toml`.

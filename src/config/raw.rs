@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 
 use super::Source;
+use crate::mcp::config::RawMcp;
 use crate::Error;
 
 #[derive(Debug, Default, Deserialize)]
@@ -18,6 +19,9 @@ pub struct RawFile {
     pub auto_order: Option<Vec<String>>,
     #[serde(default)]
     pub backends: BTreeMap<String, RawBackend>,
+    /// `[mcp.servers.NAME]`: MCP servers whose tools join the built-in ones.
+    #[serde(default)]
+    pub mcp: RawMcp,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -72,7 +76,7 @@ impl Located {
         format!("{}:{}", self.file, self.line)
     }
 
-    fn locate(&mut self, source: &Source) {
+    pub(crate) fn locate(&mut self, source: &Source) {
         self.file = source.name.clone();
         self.line = line_of(&source.text, self.start);
     }
@@ -90,10 +94,14 @@ impl<'de> Deserialize<'de> for Located {
     }
 }
 
-impl RawBackend {
-    /// Takes every key `other` sets. An entry that changes the backend's `type` replaces it
-    /// whole, so no key of the other type is left behind.
-    pub fn overlay(&mut self, other: RawBackend) {
+/// A table a later file can override key by key.
+pub trait Overlay {
+    /// Takes every key `other` sets.
+    fn overlay(&mut self, other: Self);
+}
+
+impl Overlay for RawBackend {
+    fn overlay(&mut self, other: RawBackend) {
         let kind = |b: &RawBackend| {
             b.kind
                 .as_ref()
@@ -140,7 +148,9 @@ impl RawBackend {
             tool_result_max_chars
         );
     }
+}
 
+impl RawBackend {
     /// The keys set here that only CLI backends read.
     pub fn cli_only_keys(&self) -> Vec<&'static str> {
         set_keys(&[
@@ -207,19 +217,24 @@ pub fn parse(source: &Source) -> Result<RawFile, Error> {
     let mut file: RawFile = toml::from_str(&source.text)
         .map_err(|e| {
             let line = e.span().map(|s| line_of(&source.text, s.start));
-            let backend = line.and_then(|l| backend_at(&source.text, l));
+            let table = line.and_then(|l| table_at(&source.text, l));
             let mut msg = source.name.clone();
             if let Some(line) = line {
                 msg.push_str(&format!(":{line}"));
             }
-            if let Some(b) = backend {
-                msg.push_str(&format!(": backend `{b}`"));
+            match table {
+                Some((BACKENDS, b)) => msg.push_str(&format!(": backend `{b}`")),
+                Some((_, s)) => msg.push_str(&format!(": MCP server `{s}`")),
+                None => {}
             }
             format!("{msg}: {}", e.message())
         })
         .map_err(Error::config)?;
     for backend in file.backends.values_mut() {
         backend.locate(source);
+    }
+    for server in file.mcp.servers.values_mut() {
+        server.locate(source);
     }
     Ok(file)
 }
@@ -233,33 +248,55 @@ fn line_of(text: &str, pos: usize) -> usize {
         + 1
 }
 
-/// The `[backends.NAME]` table that line `line` belongs to.
-fn backend_at(text: &str, line: usize) -> Option<String> {
+/// The prefix of backend tables.
+pub const BACKENDS: &str = "backends.";
+/// The prefix of MCP server tables.
+pub const MCP_SERVERS: &str = "mcp.servers.";
+
+/// The `[backends.NAME]` or `[mcp.servers.NAME]` table that line `line` belongs to, as
+/// (prefix, name).
+fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
     text.lines()
         .take(line)
-        .filter_map(table_name)
+        .filter_map(|l| {
+            header(l).map(|inner| {
+                [BACKENDS, MCP_SERVERS]
+                    .into_iter()
+                    .find_map(|prefix| table_name(inner, prefix).map(|name| (prefix, name)))
+            })
+        })
         .last()
         .flatten()
 }
 
-/// For a table header line: `Some(Some(name))` for `[backends.NAME...]`, `Some(None)` for any
-/// other table, `None` for a line that is no header.
-fn table_name(line: &str) -> Option<Option<String>> {
+/// The inside of a table header line (`backends.x` for `[backends.x]`), `None` for a line
+/// that is no header.
+fn header(line: &str) -> Option<&str> {
     let inner = line.trim().strip_prefix('[')?.trim_start_matches('[');
-    let inner = inner.split(']').next()?.trim();
-    Some(inner.strip_prefix("backends.").map(|rest| {
+    Some(inner.split(']').next()?.trim())
+}
+
+/// The NAME of a header inside `PREFIXNAME...`, if it starts with `prefix`.
+fn table_name(inner: &str, prefix: &str) -> Option<String> {
+    inner.strip_prefix(prefix).map(|rest| {
         rest.split('.')
             .next()
             .unwrap_or(rest)
             .trim()
             .trim_matches('"')
             .to_string()
-    }))
+    })
 }
 
-/// The line of the `[backends.NAME]` header (1 if the backend is written inline).
-pub fn table_line(text: &str, name: &str) -> usize {
+/// The line of the `[PREFIXNAME]` header, e.g. `[backends.NAME]` (1 if the table is written
+/// inline).
+pub fn table_line(text: &str, prefix: &str, name: &str) -> usize {
     text.lines()
-        .position(|l| table_name(l) == Some(Some(name.to_string())))
+        .position(|l| {
+            header(l)
+                .and_then(|inner| table_name(inner, prefix))
+                .as_deref()
+                == Some(name)
+        })
         .map_or(1, |i| i + 1)
 }

@@ -223,7 +223,7 @@ impl PlainDisplay {
 fn duration_text(ms: u64) -> String {
     match ms {
         0..=999 => format!("{ms}ms"),
-        _ if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        _ if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
         _ => format!("{:.1}s", ms as f64 / 1000.0),
     }
 }

@@ -7,6 +7,7 @@ mod capture;
 mod group;
 
 pub use capture::Capture;
+pub use group::GroupGuard;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,8 +18,6 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio_process_stream::{Item, ProcessChunkStream};
 use tokio_stream::StreamExt;
-
-use group::GroupGuard;
 
 /// What to run and how.
 #[derive(Debug, Clone)]

@@ -80,7 +80,7 @@ impl ToolOutput {
     }
 }
 
-/// One tool. Object-safe so built-in and (later) MCP tools share the registry.
+/// One tool. Object-safe so built-in and MCP tools share the registry.
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
@@ -123,6 +123,25 @@ impl Registry {
             .collect();
         let specs = tools.iter().map(|t| t.spec().clone()).collect();
         Ok(Registry { tools, specs })
+    }
+
+    /// Adds a tool from elsewhere (an MCP server); a name already taken is an error.
+    pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), crate::Error> {
+        let name = &tool.spec().name;
+        if self.get(name).is_some() {
+            return Err(crate::Error::config(format!(
+                "two tools are called `{name}`"
+            )));
+        }
+        self.specs.push(tool.spec().clone());
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// Keeps only the tools whose spec passes `keep`.
+    pub fn retain(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
+        self.tools.retain(|t| keep(t.spec()));
+        self.specs.retain(|s| keep(s));
     }
 
     pub fn specs(&self) -> &[ToolSpec] {

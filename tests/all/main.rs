@@ -8,6 +8,7 @@ mod config_errors;
 mod context;
 mod demo;
 mod http;
+mod mcp;
 mod policy;
 mod readme;
 mod repl;

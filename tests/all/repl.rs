@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use crate::common::{bin, Workspace};
 
 /// Runs the REPL on a pty with `keys` as typed input; returns (exit code, screen text).
-pub fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
+pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
     let line = format!(
         "{} --config {} {args}",
         bin().display(),

@@ -38,7 +38,7 @@ impl Wire for Anthropic {
             body["tools"] = input
                 .tools
                 .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.schema}))
+                .map(|t| json!({"name": super::wire::api_name(&t.name), "description": t.description, "input_schema": t.schema}))
                 .collect();
         }
         if let Some(t) = input.temperature {
@@ -140,7 +140,7 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 blocks.extend(tool_calls.iter().map(|c| {
-                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": args_object(&c.args)})
+                    json!({"type": "tool_use", "id": c.id, "name": super::wire::api_name(&c.name), "input": args_object(&c.args)})
                 }));
                 ("assistant", blocks)
             }

@@ -132,6 +132,9 @@ impl HttpBackend {
         }
         let mut reply = reply.finish();
         reply.usage = reply.usage.map(|u| u.priced(self.def.prices));
+        for call in &mut reply.calls {
+            call.name = wire::tool_name(&call.name, request.tools);
+        }
         Ok(reply)
     }
 

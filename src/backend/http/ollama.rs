@@ -90,13 +90,13 @@ fn message(message: &Message) -> Value {
             if !tool_calls.is_empty() {
                 m["tool_calls"] = tool_calls
                     .iter()
-                    .map(|c| json!({"function": {"name": c.name, "arguments": args_object(&c.args)}}))
+                    .map(|c| json!({"function": {"name": super::wire::api_name(&c.name), "arguments": args_object(&c.args)}}))
                     .collect();
             }
             m
         }
         Message::ToolResult { name, output, .. } => {
-            json!({"role": "tool", "tool_name": name, "content": result_text(output)})
+            json!({"role": "tool", "tool_name": super::wire::api_name(name), "content": result_text(output)})
         }
     }
 }

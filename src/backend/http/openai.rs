@@ -118,7 +118,7 @@ fn message(message: &Message) -> Option<Value> {
             "tool_calls": tool_calls.iter().map(|c| json!({
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": args_object(&c.args).to_string()},
+                "function": {"name": super::wire::api_name(&c.name), "arguments": args_object(&c.args).to_string()},
             })).collect::<Vec<_>>(),
         }),
         Message::ToolResult {

@@ -129,7 +129,7 @@ pub fn function_tools(tools: &[ToolSpec]) -> Value {
         .iter()
         .map(|t| {
             serde_json::json!({"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.schema,
+                "name": api_name(&t.name), "description": t.description, "parameters": t.schema,
             }})
         })
         .collect()
@@ -236,5 +236,57 @@ mod tests {
         assert_eq!(error_message(r#"{"detail":"bad"}"#), "bad");
         assert_eq!(error_message(" Bad Gateway \n"), "Bad Gateway");
         assert!(error_message(&"x".repeat(900)).ends_with("..."));
+    }
+}
+
+/// A tool name as the APIs accept it (`^[a-zA-Z0-9_-]{1,64}$`): MCP tools are called
+/// `mcp.<server>.<tool>`, so `.` becomes `__` and anything else outside the set `_`.
+pub fn api_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.len() <= 64 && name.chars().all(ok) {
+        return name.into();
+    }
+    let mapped: String = name
+        .chars()
+        .map(|c| match c {
+            '.' => "__".to_string(),
+            c if ok(c) => c.to_string(),
+            _ => "_".to_string(),
+        })
+        .collect();
+    mapped.chars().take(64).collect::<String>().into()
+}
+
+/// The tool a name from the API's reply stands for: a tool's own name, or its
+/// [`api_name`]. Unknown names are kept, so the loop can say the tool does not exist.
+pub fn tool_name(api: &str, tools: &[crate::tools::ToolSpec]) -> String {
+    tools
+        .iter()
+        .find(|t| t.name == api)
+        .or_else(|| tools.iter().find(|t| api_name(&t.name) == api))
+        .map_or_else(|| api.to_string(), |t| t.name.clone())
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn dotted_names_round_trip() {
+        assert_eq!(api_name("bash"), "bash");
+        assert_eq!(api_name("mcp.files.read_file"), "mcp__files__read_file");
+        assert_eq!(api_name("mcp.a b.c"), "mcp__a_b__c");
+        let spec = crate::tools::ToolSpec {
+            name: "mcp.files.read_file".into(),
+            description: String::new(),
+            schema: serde_json::json!({}),
+            main_param: String::new(),
+            mutating: false,
+        };
+        assert_eq!(
+            tool_name("mcp__files__read_file", std::slice::from_ref(&spec)),
+            "mcp.files.read_file"
+        );
+        assert_eq!(tool_name("nope", &[spec]), "nope");
     }
 }

@@ -1,0 +1,250 @@
+//! The `[mcp.servers.NAME]` tables of `backends.toml`: their schema as written (every key
+//! optional, so a later file can override single keys) and the checked definition a
+//! connection is made from. Mistakes name the file, the line, the server and the key.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::config::Located;
+use crate::Error;
+
+/// Seconds allowed for start-up (spawn, handshake, tool list) and for each tool call.
+const DEFAULT_TIMEOUT_S: u64 = 60;
+
+/// The `[mcp]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    #[serde(default)]
+    pub servers: BTreeMap<String, RawServer>,
+}
+
+/// One `[mcp.servers.NAME]` table as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    pub command: Option<Located>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub url: Option<Located>,
+    pub enabled: Option<bool>,
+    pub timeout_s: Option<u64>,
+    pub trust: Option<bool>,
+}
+
+impl crate::config::Overlay for RawServer {
+    fn overlay(&mut self, other: RawServer) {
+        macro_rules! take {
+            ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
+        }
+        take!(command, args, env, url, enabled, timeout_s, trust);
+    }
+}
+
+impl RawServer {
+    /// Gives the located values their file and line.
+    pub fn locate(&mut self, source: &crate::config::Source) {
+        for located in [&mut self.command, &mut self.url].into_iter().flatten() {
+            located.locate(source);
+        }
+    }
+}
+
+/// How agent-loop reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP on its stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http { url: String },
+}
+
+/// A checked `[mcp.servers.NAME]` entry.
+#[derive(Debug, Clone)]
+pub struct ServerDef {
+    pub name: String,
+    /// Where it was (last) defined, for messages: `file:line`.
+    pub defined_at: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    /// Start-up, and each tool call, must finish within this.
+    pub timeout: Duration,
+    /// Its tools run without asking for approval.
+    pub trust: bool,
+}
+
+/// Checks one merged server table.
+pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerDef, Error> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(Error::config(format!(
+            "{defined_at}: MCP server `{name}`: the name may only hold letters, digits, `_` and `-` \
+             (its tools are called `mcp.{name}.TOOL`)"
+        )));
+    }
+    let transport = match (raw.command, raw.url) {
+        (Some(command), None) => Transport::Stdio {
+            command: command.value,
+            args: raw.args.unwrap_or_default(),
+            env: raw.env.unwrap_or_default(),
+        },
+        (None, Some(url)) => {
+            if raw.args.is_some() || raw.env.is_some() {
+                return Err(Error::config(format!(
+                    "{}: MCP server `{name}`: keys `args` and `env` are for `command` servers, not `url` ones",
+                    url.at()
+                )));
+            }
+            if !(url.value.starts_with("http://") || url.value.starts_with("https://")) {
+                return Err(Error::config(format!(
+                    "{}: MCP server `{name}`: key `url`: `{}` is not an http:// or https:// address",
+                    url.at(),
+                    url.value
+                )));
+            }
+            Transport::Http { url: url.value }
+        }
+        (Some(command), Some(_)) => {
+            return Err(Error::config(format!(
+                "{}: MCP server `{name}`: has both `command` and `url`; a server is either a \
+                 program (stdio) or an address (Streamable HTTP)",
+                command.at()
+            )))
+        }
+        (None, None) => {
+            return Err(Error::config(format!(
+            "{defined_at}: MCP server `{name}` has neither `command` (a program speaking MCP on \
+                 stdio) nor `url` (a Streamable HTTP address)"
+        )))
+        }
+    };
+    Ok(ServerDef {
+        name: name.to_string(),
+        defined_at,
+        transport,
+        enabled: raw.enabled.unwrap_or(true),
+        timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
+        trust: raw.trust.unwrap_or(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, Source};
+
+    use super::*;
+
+    fn load(text: &str) -> Result<Config, Error> {
+        Config::from_sources(&[Source {
+            name: "my.toml".into(),
+            text: text.into(),
+        }])
+    }
+
+    fn error(text: &str) -> String {
+        load(text).unwrap_err().message
+    }
+
+    #[test]
+    fn stdio_and_http_servers_with_defaults() {
+        let config = load(
+            "[mcp.servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"server\"]\nenv = { A = \"1\" }\n\n\
+             [mcp.servers.web]\nurl = \"https://example.test/mcp\"\nenabled = false\ntimeout_s = 5\ntrust = true\n",
+        )
+        .unwrap();
+        let fs = &config.mcp_servers["fs"];
+        assert_eq!(
+            fs.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "server".into()],
+                env: [("A".to_string(), "1".to_string())].into(),
+            }
+        );
+        assert!(fs.enabled && !fs.trust);
+        assert_eq!(fs.timeout, Duration::from_secs(DEFAULT_TIMEOUT_S));
+        assert_eq!(fs.defined_at, "my.toml:1");
+        let web = &config.mcp_servers["web"];
+        assert_eq!(
+            web.transport,
+            Transport::Http {
+                url: "https://example.test/mcp".into()
+            }
+        );
+        assert!(!web.enabled && web.trust);
+        assert_eq!(web.timeout, Duration::from_secs(5));
+        assert_eq!(web.defined_at, "my.toml:6");
+    }
+
+    #[test]
+    fn a_later_file_overrides_single_keys() {
+        let config = Config::from_sources(&[
+            Source {
+                name: "a.toml".into(),
+                text: "[mcp.servers.fs]\ncommand = \"one\"\n".into(),
+            },
+            Source {
+                name: "b.toml".into(),
+                text: "\n[mcp.servers.fs]\nenabled = false\n".into(),
+            },
+        ])
+        .unwrap();
+        let fs = &config.mcp_servers["fs"];
+        assert!(!fs.enabled);
+        assert!(matches!(&fs.transport, Transport::Stdio { command, .. } if command == "one"));
+        assert_eq!(fs.defined_at, "b.toml:2");
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_server_and_key() {
+        let err = error(
+            "[backends.a]\ncommand = \"a\"\n\n[mcp.servers.fs]\ncommand = \"x\"\ntrusted = true\n",
+        );
+        assert!(
+            err.starts_with("my.toml:6: MCP server `fs`: unknown field `trusted`"),
+            "{err}"
+        );
+        let err = error("[mcp]\nserver = 1\n");
+        assert!(
+            err.starts_with("my.toml:2: unknown field `server`, expected `servers`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn command_and_url_are_exclusive_and_one_is_needed() {
+        let err = error("[mcp.servers.fs]\ncommand = \"x\"\nurl = \"http://h/mcp\"\n");
+        assert!(
+            err.starts_with("my.toml:2: MCP server `fs`: has both `command` and `url`"),
+            "{err}"
+        );
+        let err = error("[mcp.servers.fs]\nenabled = true\n");
+        assert!(
+            err.starts_with("my.toml:1: MCP server `fs` has neither `command`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_url_and_name_are_named() {
+        let err = error("[mcp.servers.web]\n\nurl = \"ftp://h/mcp\"\n");
+        assert_eq!(
+            err,
+            "my.toml:3: MCP server `web`: key `url`: `ftp://h/mcp` is not an http:// or https:// address"
+        );
+        let err = error("[mcp.servers.\"a.b\"]\ncommand = \"x\"\n");
+        assert!(
+            err.starts_with("my.toml:1: MCP server `a.b`: the name may only hold"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! Tools from Model Context Protocol servers, alongside the built-in ones. The servers named in
+//! `[mcp.servers.NAME]` tables are started together at start-up, each within its timeout; the
+//! tools of those that answer join the [`Registry`](crate::tools::Registry) as
+//! `mcp.<server>.<tool>`, and so reach every backend like the built-in tools. A server that
+//! fails is reported once and left out; the others keep working. The protocol itself is the
+//! official rmcp SDK's.
+
+pub mod config;
+mod connection;
+mod content;
+mod http;
+mod server;
+mod tool;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use config::{ServerDef, Transport};
+pub use server::{Server, ServerState};
+pub use tool::{tool_name, McpTool};
+
+use crate::tools::{Registry, Tool};
+use crate::Error;
+
+/// All configured servers of a session.
+#[derive(Default)]
+pub struct McpServers {
+    servers: Vec<Arc<Server>>,
+}
+
+/// One line of `/mcp`: a server, its state and how many tools it offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: ServerState,
+    pub tools: usize,
+}
+
+impl McpServers {
+    /// Starts every enabled server at once and waits until each has answered, failed or run
+    /// out of its timeout. Servers run in `cwd`.
+    pub async fn start(defs: impl IntoIterator<Item = ServerDef>, cwd: &Path) -> Self {
+        let servers: Vec<Arc<Server>> = defs
+            .into_iter()
+            .map(|def| Arc::new(Server::new(def, cwd.to_path_buf())))
+            .collect();
+        let mut starting = tokio::task::JoinSet::new();
+        for server in &servers {
+            let server = server.clone();
+            starting.spawn(async move { server.connect().await });
+        }
+        while starting.join_next().await.is_some() {}
+        McpServers { servers }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The servers that could not be started, with why: to be reported once at start-up.
+    pub fn failures(&self) -> Vec<(String, String)> {
+        self.servers
+            .iter()
+            .filter_map(|s| match s.state() {
+                ServerState::Failed(why) => Some((s.def.name.clone(), why)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Adds the tools of every running server to `registry`.
+    pub fn register(&self, registry: &mut Registry) -> Result<(), Error> {
+        for server in &self.servers {
+            for tool in adapters(server) {
+                registry.add(tool)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each server with its state and tool count, in name order.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let mut all: Vec<ServerStatus> = self.servers.iter().map(|s| status(s)).collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Stops the server called `name` (killing its processes), starts it again and replaces
+    /// its tools in `registry` with the ones it offers now.
+    pub async fn restart(
+        &self,
+        name: &str,
+        registry: &mut Registry,
+    ) -> Result<ServerStatus, Error> {
+        let server = self
+            .servers
+            .iter()
+            .find(|s| s.def.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.servers.iter().map(|s| s.def.name.as_str()).collect();
+                Error::config(format!(
+                    "no MCP server named `{name}`; configured servers: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })?;
+        if !server.def.enabled {
+            return Err(Error::config(format!(
+                "MCP server `{name}` is disabled (enabled = false in {})",
+                server.def.defined_at
+            )));
+        }
+        server.connect().await;
+        let prefix = tool_name(name, "");
+        registry.retain(|spec| !spec.name.starts_with(&prefix));
+        for tool in adapters(server) {
+            registry.add(tool)?;
+        }
+        Ok(status(server))
+    }
+
+    /// Stops every server: their connections close and their process groups are killed.
+    /// Called before agent-loop exits; dropping the servers does the same.
+    pub fn shutdown(&self) {
+        for server in &self.servers {
+            server.stop();
+        }
+    }
+
+    /// The `/mcp` listing: one line per server.
+    pub fn render_status(&self) -> String {
+        if self.servers.is_empty() {
+            return "no MCP servers are configured ([mcp.servers.NAME] in backends.toml)".into();
+        }
+        self.status()
+            .iter()
+            .map(ServerStatus::line)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl ServerStatus {
+    /// `name: running, 3 tools`, or `name: failed: why` (the first line of why).
+    pub fn line(&self) -> String {
+        let state = self.state.to_string();
+        let state = state.lines().next().unwrap_or_default();
+        match self.state {
+            ServerState::Running => format!(
+                "{}: {state}, {} tool{}",
+                self.name,
+                self.tools,
+                if self.tools == 1 { "" } else { "s" }
+            ),
+            _ => format!("{}: {state}", self.name),
+        }
+    }
+}
+
+fn status(server: &Server) -> ServerStatus {
+    ServerStatus {
+        name: server.def.name.clone(),
+        state: server.state(),
+        tools: server.tools().len(),
+    }
+}
+
+fn adapters(server: &Arc<Server>) -> Vec<Box<dyn Tool>> {
+    server
+        .tools()
+        .iter()
+        .map(|t| Box::new(McpTool::new(server.clone(), t)) as Box<dyn Tool>)
+        .collect()
+}

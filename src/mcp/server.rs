@@ -1,0 +1,125 @@
+//! One configured MCP server and its state over the session: disabled, running (with its
+//! connection), failed to start, or exited. Its tools hold it, so a server that dies mid-session
+//! turns their calls into error results, and a restart is seen by them at once.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::config::ServerDef;
+use super::connection::Connection;
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// `enabled = false`: never started.
+    Disabled,
+    Running,
+    /// Could not be started; why.
+    Failed(String),
+    /// Was running and went away; what is known of why.
+    Exited(String),
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerState::Disabled => f.write_str("disabled"),
+            ServerState::Running => f.write_str("running"),
+            ServerState::Failed(why) => write!(f, "failed: {why}"),
+            ServerState::Exited(why) => write!(f, "exited: {why}"),
+        }
+    }
+}
+
+enum Slot {
+    Disabled,
+    Running(Arc<Connection>),
+    Failed(String),
+    Exited(String),
+}
+
+pub struct Server {
+    pub def: ServerDef,
+    /// Where a stdio server runs (the session's working directory).
+    cwd: PathBuf,
+    slot: Mutex<Slot>,
+}
+
+impl Server {
+    pub fn new(def: ServerDef, cwd: PathBuf) -> Self {
+        Server {
+            def,
+            cwd,
+            slot: Mutex::new(Slot::Disabled),
+        }
+    }
+
+    /// Connects (again), replacing any earlier connection, whose process group is killed.
+    /// Does nothing for a disabled server.
+    pub async fn connect(&self) {
+        if !self.def.enabled {
+            return;
+        }
+        self.set(Slot::Failed("starting".into()));
+        let slot = match Connection::open(&self.def, &self.cwd).await {
+            Ok(c) => Slot::Running(Arc::new(c)),
+            Err(why) => Slot::Failed(why),
+        };
+        self.set(slot);
+    }
+
+    /// The live connection, or why there is none. A connection found closed marks the server
+    /// exited.
+    pub fn connection(&self) -> Result<Arc<Connection>, ServerState> {
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Slot::Running(c) = &*slot {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+            *slot = Slot::Exited(c.exit_note());
+        }
+        Err(state_of(&slot))
+    }
+
+    /// Closes the connection, killing a stdio server's processes.
+    pub fn stop(&self) {
+        self.set(Slot::Exited("stopped by agent-loop".into()));
+    }
+
+    /// The connection closed while a call was under way.
+    pub fn mark_exited(&self, note: &str) {
+        self.set(Slot::Exited(note.to_string()));
+    }
+
+    pub fn state(&self) -> ServerState {
+        match self.connection() {
+            Ok(_) => ServerState::Running,
+            Err(state) => state,
+        }
+    }
+
+    /// The tools the server offered when it was (last) connected; none unless running.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.connection()
+            .map(|c| c.tools.clone())
+            .unwrap_or_default()
+    }
+
+    fn set(&self, new: Slot) {
+        let old = std::mem::replace(
+            &mut *self.slot.lock().unwrap_or_else(|e| e.into_inner()),
+            new,
+        );
+        // Dropped outside the lock: dropping a connection kills its process group.
+        drop(old);
+    }
+}
+
+fn state_of(slot: &Slot) -> ServerState {
+    match slot {
+        Slot::Disabled => ServerState::Disabled,
+        Slot::Running(_) => ServerState::Running,
+        Slot::Failed(why) => ServerState::Failed(why.clone()),
+        Slot::Exited(why) => ServerState::Exited(why.clone()),
+    }
+}

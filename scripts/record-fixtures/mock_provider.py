@@ -383,9 +383,7 @@ class Handler(BaseHTTPRequestHandler):
                     "user": None, "metadata": {}}
 
         if not req.get("stream"):
-            obj = response("completed", [item_done], usage)
-            obj["output_text"] = text
-            return self.send_json(obj)
+            return self.send_json(response("completed", [item_done], usage))
         seq = [0]
 
         def ev(kind, **fields):

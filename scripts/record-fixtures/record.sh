@@ -233,11 +233,13 @@ EOF
 
 # Scenarios: plain (an answer), toolcall (an answer with a <tool_call> line),
 # json (the CLI's JSON output mode), usage (llm -u), error (the provider answers
-# every request with its 401 / bad-key error) and error-json (the same in JSON mode).
+# every request with its 401 / bad-key error), error-json (the same in JSON mode)
+# and long (aider: a long prompt, so its own token count passes 1000).
 scenarios_of() {
   case $1 in
     llm) echo plain toolcall usage error ;;
-    aider | crush) echo plain toolcall error ;;
+    aider) echo plain toolcall long error ;;   # long: >1000 tokens, shown as "2.1k"
+    crush) echo plain toolcall error ;;
     *) echo plain toolcall json error error-json ;;
   esac
 }
@@ -249,6 +251,7 @@ record_one() {  # record_one CLI SCENARIO
   local cli=$1 scen=$2 out="$FIXTURES/$1" mock_scen=$2 mode=plain
   case $scen in
     usage) mock_scen=plain mode=usage ;;
+    long) mock_scen=plain ;;
     json) mode=json ;;
     error) mock_scen=error401 ;;
     error-json) mock_scen=error401 mode=json ;;
@@ -261,6 +264,7 @@ record_one() {  # record_one CLI SCENARIO
   start_mock "$mock_scen" "$mlog"
   PROMPT=$PROMPT_PLAIN
   [[ $scen == toolcall ]] && PROMPT=$PROMPT_TOOL
+  [[ $scen == long ]] && PROMPT="$(printf 'Here is some context you may ignore. %.0s' $(seq 120))$PROMPT_PLAIN"
   local bindir; bindir=$(dirname "$(bin_of "$cli")")
   ENV_VARS=(PATH="$bindir:/usr/local/bin:/usr/bin:/bin" HOME="$H" USER=root
     LANG=C.UTF-8 TERM=xterm-256color TMPDIR="$RUN_DIR/tmp")

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use agent_loop::display::{DisplayMode, OutputFormat};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -17,6 +19,10 @@ Examples:
       `exit`, `quit` or Ctrl-D to leave.
   agent-loop --config my-backends.toml --backend mycli --tools read,ls,grep \"find TODOs\"
       Use a backend defined in your own file, with read-only tools.
+  agent-loop --backend demo --output jsonl \"list the files here\" | jq -r .event
+      One JSON object per event on stdout, for programs.
+  answer=$(agent-loop --backend demo -q \"list the files here\")
+      Only the final answer on stdout.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -43,9 +49,25 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How to show the conversation. `plain` appends lines and never writes an escape byte.
-    #[arg(long, value_enum, default_value_t = Display::Plain, value_name = "MODE")]
-    pub display: Display,
+    /// How to show the conversation [default: auto]. `plain` appends lines and never writes
+    /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
+    /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.
+    #[arg(long, value_enum, env = "AGENT_LOOP_DISPLAY", value_name = "MODE")]
+    pub display: Option<DisplayMode>,
+
+    /// `text` for people, or `jsonl`: one JSON object per event on stdout, nothing else, and
+    /// no approval questions (use --yes) [default: text].
+    #[arg(long, value_enum, env = "AGENT_LOOP_OUTPUT", value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+
+    /// Only the final answer on stdout; errors and approval questions on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// In terminfo mode, show the last N lines of the backend's output in place while it
+    /// runs; all of it is printed when the call ends.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
 
     /// Run bash, write and edit without asking for approval.
     #[arg(short, long)]
@@ -66,12 +88,6 @@ pub struct Args {
 
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Display {
-    /// Append-only lines: no escape byte, no carriage return, safe on any terminal and in logs.
-    Plain,
 }
 
 #[derive(Debug, Subcommand)]

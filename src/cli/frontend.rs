@@ -1,14 +1,14 @@
-//! The front end of the binary: renders events with the plain display and asks the user to
-//! approve tools, reading the answer from the terminal.
+//! The front end of the binary: renders events with the display chosen at start-up and asks
+//! the user to approve tools, reading the answer from the terminal.
 
 use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::display::PlainDisplay;
 use agent_loop::BoxFuture;
 
 use super::input::Input;
+use super::screen::Screen;
 
 pub struct Frontend {
-    pub display: PlainDisplay,
+    pub display: Screen,
     pub input: Input,
 }
 
@@ -19,6 +19,13 @@ impl Observer for Frontend {
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            if !self.display.asks_approval() {
+                return Decision::Deny(format!(
+                    "agent-loop does not ask for approval with --output jsonl and --yes was not \
+                     given, so {} was not allowed to run",
+                    request.call.name
+                ));
+            }
             if !self.input.interactive {
                 return Decision::Deny(format!(
                     "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \

@@ -6,5 +6,6 @@ pub mod demo_agent;
 mod frontend;
 mod input;
 mod run;
+mod screen;
 
 pub use run::main;

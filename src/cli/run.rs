@@ -8,19 +8,22 @@ use clap::Parser;
 use agent_loop::agent::{Agent, AgentOptions};
 use agent_loop::backend::CliBackend;
 use agent_loop::config::Config;
-use agent_loop::display::PlainDisplay;
 use agent_loop::tools::Registry;
 use agent_loop::Error;
 
 use super::args::{Args, Command};
 use super::frontend::Frontend;
 use super::input::Input;
+use super::screen::{jsonl_requested, Screen};
 
 /// Exit code for Ctrl-C, as shells report SIGINT.
 const INTERRUPTED: i32 = 130;
 
 pub fn main() -> i32 {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage_error(e),
+    };
     if let Some(Command::DemoAgent) = args.command {
         return super::demo_agent::run();
     }
@@ -39,18 +42,36 @@ pub fn main() -> i32 {
     runtime.block_on(run(args))
 }
 
+/// A command line clap cannot parse: reported by clap, or as a JSON `error` record when JSON
+/// lines were asked for, so `| jq` still reads it.
+fn usage_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    let argv: Vec<_> = std::env::args_os().collect();
+    if matches!(e.kind(), DisplayHelp | DisplayVersion)
+        || !jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref())
+    {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let message = text.trim_end().trim_start_matches("error: ");
+    Screen::jsonl().fail(&Error::config(message))
+}
+
 fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
     error.exit_code()
 }
 
 async fn run(args: Args) -> i32 {
-    let agent = match build_agent(&args) {
-        Ok(agent) => agent,
+    let display = match Screen::for_args(&args) {
+        Ok(display) => display,
         Err(e) => return fail(&e),
     };
-    let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
-    display.verbose = args.verbose;
+    let (agent, model) = match build_agent(&args) {
+        Ok(built) => built,
+        Err(e) => return display.fail(&e),
+    };
+    display.session_start(agent.backend_name(), model.as_deref());
     let task = match args.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
         Some(task) => Some(Ok(task.to_string())),
@@ -65,7 +86,7 @@ async fn run(args: Args) -> i32 {
             };
             one_shot(agent, frontend, &task).await
         }
-        Some(Err(e)) => fail(&e),
+        Some(Err(e)) => display.fail(&e),
         None => {
             let frontend = Frontend {
                 display,
@@ -76,7 +97,8 @@ async fn run(args: Args) -> i32 {
     }
 }
 
-fn build_agent(args: &Args) -> Result<Agent, Error> {
+/// The agent, and the model its backend names (for JSON lines).
+fn build_agent(args: &Args) -> Result<(Agent, Option<String>), Error> {
     let config = Config::load(args.config.as_deref())?;
     let name = args
         .backend
@@ -90,11 +112,13 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
                 config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
-    let backend = CliBackend::new(config.backend(&name)?.clone())?;
+    let def = config.backend(&name)?;
+    let model = def.model.clone();
+    let backend = CliBackend::new(def.clone())?;
     let tools = Registry::builtin(args.tools.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
-    Ok(Agent::new(
+    let agent = Agent::new(
         Box::new(backend),
         tools,
         AgentOptions {
@@ -102,7 +126,8 @@ fn build_agent(args: &Args) -> Result<Agent, Error> {
             auto_approve: args.yes,
             cwd,
         },
-    ))
+    );
+    Ok((agent, model))
 }
 
 fn read_stdin_task() -> Result<String, Error> {
@@ -123,8 +148,10 @@ fn read_stdin_task() -> Result<String, Error> {
 }
 
 async fn one_shot(mut agent: Agent, mut frontend: Frontend, task: &str) -> i32 {
+    let screen = frontend.display.clone();
     let result = tokio::select! {
         result = agent.run_turn(task, &mut frontend) => result,
+        never = screen.animate() => match never {},
         _ = tokio::signal::ctrl_c() => {
             frontend.display.notice("interrupted: the backend and any running tool were stopped");
             return INTERRUPTED;
@@ -138,6 +165,7 @@ async fn one_shot(mut agent: Agent, mut frontend: Frontend, task: &str) -> i32 {
 }
 
 async fn repl(mut agent: Agent, mut frontend: Frontend) -> i32 {
+    let screen = frontend.display.clone();
     frontend.display.notice(&format!(
         "agent-loop with backend `{}`. Type a task; `clear` forgets the conversation; `exit`, `quit` or Ctrl-D leaves.",
         agent.backend_name()
@@ -167,6 +195,7 @@ async fn repl(mut agent: Agent, mut frontend: Frontend) -> i32 {
         }
         tokio::select! {
             _ = agent.run_turn(line.trim(), &mut frontend) => {}
+            never = screen.animate() => match never {},
             _ = tokio::signal::ctrl_c() => {
                 frontend.display.notice("[turn cancelled: the backend and any running tool were stopped]");
             }

@@ -34,7 +34,9 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 /// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
 /// append-only display that works on any terminal.
 #[derive(Debug, Parser)]
-#[command(name = "agent-loop", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+// No colour in help and usage errors: clap's escapes are hard-coded, and would break plain
+// mode's promise and terminfo mode's (every sequence from the entry).
+#[command(name = "agent-loop", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true, color = clap::ColorChoice::Never)]
 pub struct Args {
     /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
     /// or the task from piped stdin.

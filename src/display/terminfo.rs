@@ -278,12 +278,18 @@ fn seq(cap: &Option<Vec<u8>>) -> &[u8] {
     cap.as_deref().unwrap_or_default()
 }
 
-/// One line of the live region: no control character, no tab, at most `width` characters.
+/// One line of the live region: no control character, no tab, and never wider than `width`
+/// columns, so it cannot wrap and throw off the redraw. Non-ASCII characters count as two
+/// columns (some are wide); at worst a line is cut early, and it is printed whole later.
 fn fit(text: &str, width: usize) -> String {
+    let mut used = 0;
     sanitize(text)
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .take(width)
+        .take_while(|c| {
+            used += if c.is_ascii() { 1 } else { 2 };
+            used <= width
+        })
         .collect()
 }
 
@@ -410,6 +416,13 @@ mod tests {
         });
         d.render(&finished());
         assert_eq!(err.text(), "[waiting for fake ... 10s]\n[fake] line\n");
+    }
+
+    #[test]
+    fn live_lines_never_wrap() {
+        assert_eq!(fit("a\tb\x1bc", 10), "a bc");
+        assert_eq!(fit("abcdef", 4), "abcd");
+        assert_eq!(fit("日本語", 5), "日本");
     }
 
     #[test]

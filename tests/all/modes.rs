@@ -119,3 +119,13 @@ fn terminfo_that_cannot_be_honoured_is_a_configuration_error() {
     assert!(run.stderr().contains("TERM is not set"), "{}", run.stderr());
     assert_eq!(ws.runs(), 0);
 }
+
+#[test]
+fn usage_errors_and_help_are_plain_on_a_terminal() {
+    let ws = Workspace::new();
+    for args in [&["--no-such-flag"][..], &["--help"]] {
+        let (code, bytes) = Pty::spawn(&ws, &[], args).finish();
+        assert_eq!(code, if args == ["--help"] { 0 } else { 2 });
+        assert_append_only("clap's output", &bytes);
+    }
+}

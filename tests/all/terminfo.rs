@@ -153,8 +153,7 @@ fn every_control_sequence_comes_from_the_entry() {
     assert_contains_all(
         &text,
         &[
-            "\x1b{cr}\x1b{el}\x1b{setaf6}",
-            "step two\nstep three\n\x1b{setaf6}",
+            "\x1b{cr}\x1b{el}\x1b{cuu1}\x1b{el}\x1b{cuu1}\x1b{el}step two\nstep three\n\x1b{setaf6}",
             "\x1b{setaf2}Let me look.\n\x1b{sgr0}",
             "\x1b{setaf6}[tool ls] .\n\x1b{sgr0}",
             "\x1b{setaf4}[tokens in 10 / out 2]",
@@ -171,7 +170,7 @@ fn an_entry_without_el_or_civis_gets_no_in_place_redraw() {
     let scenario = Scenario::new(POOR);
     let text = scenario.run(
         &["--display", "terminfo", "--tail", "2"],
-        &["[waiting for slow ... 1s]"],
+        &["[waiting for slow ... "],
         0,
     );
     for redraw in ["\x1b{cr}", "\x1b{cuu1}"] {
@@ -180,10 +179,7 @@ fn an_entry_without_el_or_civis_gets_no_in_place_redraw() {
     // Progress as lines instead, still in colour; the output in full at the end.
     assert_contains_all(
         &text,
-        &[
-            "\x1b{setaf4}[waiting for slow ... 1s]\n",
-            "[slow] step three\n",
-        ],
+        &["\x1b{setaf4}[waiting for slow ... ", "[slow] step three\n"],
     );
     assert!(text.ends_with("All done.\n"), "{text}");
 }

@@ -31,8 +31,8 @@ every key and shows how to add an agent CLI.
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
 3 the --max-iterations cap was reached, 130 interrupted (Ctrl-C).";
 
-/// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and an
-/// append-only display that works on any terminal.
+/// One prompt for every AI agent: drives agent CLIs through one loop, one tool set and a
+/// display that works on any terminal.
 #[derive(Debug, Parser)]
 // No colour in help and usage errors: clap's escapes are hard-coded, and would break plain
 // mode's promise and terminfo mode's (every sequence from the entry).

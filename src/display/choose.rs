@@ -11,7 +11,7 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DisplayMode {
-    /// terminfo when stdout and stderr are terminals, TERM is set and not `dumb`, and its
+    /// Terminfo when stdout and stderr are terminals, TERM is set and not `dumb`, and its
     /// terminfo entry loads; plain otherwise.
     #[default]
     Auto,

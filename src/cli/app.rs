@@ -217,8 +217,10 @@ impl App {
     /// Runs one turn; Ctrl-C cancels it (the backend and tools are killed) and records that.
     /// The session is saved either way.
     pub async fn turn(&mut self, input: &str) -> Outcome {
+        let screen = self.frontend.display.clone();
         let outcome = tokio::select! {
             result = self.agent.run_turn(input, &mut self.frontend) => Outcome::Done(result),
+            never = screen.animate() => match never {},
             _ = tokio::signal::ctrl_c() => Outcome::Cancelled,
         };
         if let Outcome::Cancelled = outcome {

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use agent_loop::display::{DisplayMode, OutputFormat};
 
 use agent_loop::agent::{AllowRule, ApprovalMode};
 use agent_loop::context::ContextMode;
@@ -31,6 +33,10 @@ Examples:
       Pick the model and temperature for this run, and take the reply whole.
   agent-loop --backend demo --context sliding:20
       A REPL whose requests carry only the last 20 messages of the conversation.
+  agent-loop --backend demo --output jsonl \"list the files here\" | jq -r .event
+      One JSON object per event on stdout, for programs.
+  answer=$(agent-loop --backend demo -q \"list the files here\")
+      Only the final answer on stdout.
 
 Backends are defined in backends.toml: the built-in file, then
 $XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
@@ -40,10 +46,12 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 3 the turn would not end (--max-iterations reached, or the same tool call three times),
 130 interrupted (Ctrl-C).";
 
-/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool set and an
-/// append-only display that works on any terminal.
+/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool
+/// set and a display that works on any terminal.
 #[derive(Debug, Parser)]
-#[command(name = "agent-loop", version, after_help = EXAMPLES)]
+// No colour in help and usage errors: clap's escapes are hard-coded, and would break plain
+// mode's promise and terminfo mode's (every sequence from the entry).
+#[command(name = "agent-loop", version, after_help = EXAMPLES, color = clap::ColorChoice::Never)]
 pub struct Args {
     /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
     /// or the task from piped stdin.
@@ -60,9 +68,25 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How to show the conversation. `plain` appends lines and never writes an escape byte.
-    #[arg(long, value_enum, default_value_t = Display::Plain, value_name = "MODE")]
-    pub display: Display,
+    /// How to show the conversation [default: auto]. `plain` appends lines and never writes
+    /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
+    /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub display: Option<DisplayMode>,
+
+    /// `text` for people, or `jsonl`: one JSON object per event on stdout, nothing else, and
+    /// no approval questions (use --yes) [default: text].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+
+    /// Only the final answer on stdout; errors and approval questions on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// In terminfo mode, show the last N lines of the backend's output in place while it
+    /// runs; all of it is printed when the call ends.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
 
     /// Run every tool without asking for approval (the same as `--approval never`).
     #[arg(short, long)]
@@ -147,12 +171,6 @@ pub struct Args {
 
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Display {
-    /// Append-only lines: no escape byte, no carriage return, safe on any terminal and in logs.
-    Plain,
 }
 
 #[derive(Debug, Subcommand)]

@@ -158,7 +158,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
                 frontend,
                 ..
             } = app;
-            super::mcp::command(line, mcp, agent, &mut frontend.display).await;
+            super::mcp::command(line, mcp, agent, &frontend.display).await;
             return Flow::Continue;
         }
         "/yes" => yes(app, rest).map(Some),

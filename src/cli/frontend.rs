@@ -2,11 +2,12 @@
 //! JSONL log, keeps secrets out of both, and asks the user to approve tools.
 
 use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::display::PlainDisplay;
+use agent_loop::display::jsonl::{record, rfc3339, Meta};
 use agent_loop::session::{Log, Redactor};
 use agent_loop::BoxFuture;
 
 use super::input::Input;
+use super::screen::Screen;
 
 /// What every log line says about where it came from.
 #[derive(Debug, Clone, Default)]
@@ -18,7 +19,7 @@ pub struct LogContext {
 }
 
 pub struct Frontend {
-    pub display: PlainDisplay,
+    pub display: Screen,
     pub input: Input,
     pub log: Option<Log>,
     pub redactor: Redactor,
@@ -26,10 +27,12 @@ pub struct Frontend {
     /// `--debug`: every event as JSON on stderr.
     pub debug: bool,
     log_failed: bool,
+    /// How long the last backend call took, for the usage record after it.
+    last_latency: Option<u64>,
 }
 
 impl Frontend {
-    pub fn new(display: PlainDisplay, input: Input, redactor: Redactor) -> Self {
+    pub fn new(display: Screen, input: Input, redactor: Redactor) -> Self {
         Frontend {
             display,
             input,
@@ -38,6 +41,7 @@ impl Frontend {
             context: LogContext::default(),
             debug: false,
             log_failed: false,
+            last_latency: None,
         }
     }
 
@@ -47,29 +51,50 @@ impl Frontend {
         self.display.notice(&text);
     }
 
+    /// Appends the event to the log in the `--output jsonl` schema; the raw output of a CLI
+    /// backend call is logged too, as a `backend_output` record of the log's own.
     fn log(&mut self, event: &Event) {
         let Some(log) = self.log.as_mut() else { return };
-        // Live output lines are in the raw output of BackendFinished already.
-        if matches!(event, Event::BackendOutput { .. } | Event::Waiting { .. }) {
-            return;
+        let meta = Meta {
+            session_id: self.context.session.clone(),
+            turn: self.context.turn,
+            backend: Some(self.context.backend.clone()),
+            model: self.context.model.clone(),
+            latency_ms: match event {
+                Event::Usage { .. } => self.last_latency,
+                _ => None,
+            },
+        };
+        if let Event::BackendFinished { elapsed_ms, .. } = event {
+            self.last_latency = Some(*elapsed_ms);
         }
-        let mut value = serde_json::to_value(event).unwrap_or_default();
-        if let Some(map) = value.as_object_mut() {
-            let ts = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-            map.insert("ts".into(), ts.into());
-            map.insert("session_id".into(), self.context.session.clone().into());
-            map.insert("turn".into(), self.context.turn.into());
-            map.insert("backend".into(), self.context.backend.clone().into());
-            map.insert("model".into(), self.context.model.clone().into());
+        let ts = rfc3339(std::time::SystemTime::now());
+        let mut lines = Vec::new();
+        if let Some(record) = record(event, &meta, &ts) {
+            lines.push(serde_json::to_value(record).unwrap_or_default());
         }
-        if let Err(e) = log.write(&value) {
-            if !self.log_failed {
-                self.log_failed = true;
-                let msg = format!(
-                    "warning: cannot write the log {}: {e} (the conversation goes on)",
-                    log.path().display()
-                );
-                self.display.notice(&msg);
+        if let Event::BackendFinished { raw: Some(raw), .. } = event {
+            lines.push(serde_json::json!({
+                "ts": ts,
+                "event": "backend_output",
+                "session_id": meta.session_id,
+                "turn": meta.turn,
+                "backend": meta.backend,
+                "model": meta.model,
+                "raw": raw,
+            }));
+        }
+        for line in lines {
+            if let Err(e) = log.write(&line) {
+                if !self.log_failed {
+                    self.log_failed = true;
+                    let msg = format!(
+                        "warning: cannot write the log {}: {e} (the conversation goes on)",
+                        log.path().display()
+                    );
+                    self.display.notice(&msg);
+                }
+                return;
             }
         }
     }
@@ -98,6 +123,13 @@ impl Observer for Frontend {
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            if !self.display.asks_approval() {
+                return Decision::Deny(format!(
+                    "agent-loop does not ask for approval with --output jsonl and --yes was \
+                     not given, so {} was not allowed to run",
+                    request.call.name
+                ));
+            }
             if !self.input.interactive {
                 return Decision::Deny(format!(
                     "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \

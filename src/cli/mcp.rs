@@ -1,17 +1,13 @@
 //! The program's side of MCP: starting the configured servers before the first turn, saying
 //! once on stderr which did not start, and the REPL's `/mcp` and `/mcp restart NAME`.
 
+use super::screen::Screen;
 use agent_loop::agent::Agent;
-use agent_loop::display::PlainDisplay;
 use agent_loop::mcp::{McpServers, ServerDef};
 
 /// Starts the servers and adds their tools to the agent's registry; each failure is one
 /// notice, and the session goes on without that server.
-pub async fn start(
-    defs: Vec<ServerDef>,
-    agent: &mut Agent,
-    display: &mut PlainDisplay,
-) -> McpServers {
+pub async fn start(defs: Vec<ServerDef>, agent: &mut Agent, display: &Screen) -> McpServers {
     if defs.is_empty() {
         return McpServers::default();
     }
@@ -29,12 +25,7 @@ pub async fn start(
 }
 
 /// `/mcp` lists the servers with their state and tool count; `/mcp restart NAME` restarts one.
-pub async fn command(
-    line: &str,
-    servers: &McpServers,
-    agent: &mut Agent,
-    display: &mut PlainDisplay,
-) {
+pub async fn command(line: &str, servers: &McpServers, agent: &mut Agent, display: &Screen) {
     let words: Vec<&str> = line.split_whitespace().skip(1).collect();
     match words.as_slice() {
         [] => display.notice(&servers.render_status()),

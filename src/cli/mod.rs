@@ -10,6 +10,7 @@ mod input;
 mod mcp;
 mod repl;
 mod run;
+mod screen;
 mod sessions_cmd;
 
 pub use run::main;

@@ -8,7 +8,6 @@ use clap::{CommandFactory, Parser};
 
 use agent_loop::config::settings::Settings;
 use agent_loop::config::user_settings_path;
-use agent_loop::display::PlainDisplay;
 use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
@@ -17,9 +16,13 @@ use super::args::{Args, Command};
 use super::frontend::Frontend;
 use super::input::Input;
 use super::repl::{self, INTERRUPTED};
+use super::screen::{jsonl_requested, Screen};
 
 pub fn main() -> i32 {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage_error(e),
+    };
     match args.command {
         Some(Command::DemoAgent) => return super::demo_agent::run(),
         Some(Command::Completions { shell }) => {
@@ -76,12 +79,44 @@ pub fn main() -> i32 {
     runtime.block_on(run(args))
 }
 
+/// A command line clap cannot parse: reported by clap, or as a JSON `error` record when JSON
+/// lines were asked for, so `| jq` still reads it.
+fn usage_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    let argv: Vec<_> = std::env::args_os().collect();
+    if matches!(e.kind(), DisplayHelp | DisplayVersion)
+        || !jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref())
+    {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let message = text.trim_end().trim_start_matches("error: ");
+    Screen::jsonl().fail(&Error::config(message))
+}
+
 fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
     error.exit_code()
 }
 
 async fn run(args: Args) -> i32 {
+    // Errors before the display exists are JSON records too when JSON lines were asked for.
+    let early_fail = |e: &Error| {
+        let argv: Vec<_> = std::env::args_os().collect();
+        if jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref()) {
+            Screen::jsonl().fail(e)
+        } else {
+            fail(e)
+        }
+    };
+    let settings = match load_settings(&args) {
+        Ok(s) => s,
+        Err(e) => return early_fail(&e),
+    };
+    let display = match Screen::for_args(&args, &settings) {
+        Ok(display) => display,
+        Err(e) => return early_fail(&e),
+    };
     let task = match args.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
         Some(task) => Some(Ok(task.to_string())),
@@ -90,18 +125,12 @@ async fn run(args: Args) -> i32 {
     };
     let task = match task.transpose() {
         Ok(task) => task,
-        Err(e) => return fail(&e),
+        Err(e) => return display.fail(&e),
     };
-    let settings = match load_settings(&args) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let mut display = PlainDisplay::new(Box::new(std::io::stdout()), Box::new(std::io::stderr()));
-    display.verbose = args.verbose;
-    let mut frontend = Frontend::new(display, Input::stdin(), Redactor::default());
+    let mut frontend = Frontend::new(display.clone(), Input::stdin(), Redactor::default());
     frontend.debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
-        Err(e) => return fail(&e),
+        Err(e) => return display.fail(&e),
     };
     if frontend.debug {
         for line in settings.describe().lines() {
@@ -110,11 +139,12 @@ async fn run(args: Args) -> i32 {
     }
     let app = match App::build(&args, &settings, frontend) {
         Ok(app) => app,
-        Err(e) => return fail(&e),
+        Err(e) => return display.fail(&e),
     };
+    display.session_start(&app.session.name, app.def.name(), app.model().as_deref());
     let mut app = app;
     let servers = app.config.mcp_servers.values().cloned().collect();
-    app.mcp = super::mcp::start(servers, &mut app.agent, &mut app.frontend.display).await;
+    app.mcp = super::mcp::start(servers, &mut app.agent, &app.frontend.display).await;
     let code = match task {
         Some(task) => one_shot(&mut app, &task).await,
         None => repl::run(&mut app).await,
@@ -132,6 +162,8 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
     settings.flag("approval", args.approval.map(|m| m.to_string()));
     settings.flag("debug", args.debug.then(|| "true".to_string()));
     settings.flag("context", args.context.map(|c| c.to_string()));
+    settings.flag("display", args.display.map(|d| d.to_string()));
+    settings.flag("output", args.output.map(|o| o.to_string()));
     if !args.allow.is_empty() {
         settings.flag(
             "allow",

@@ -56,6 +56,18 @@ pub const KEYS: &[Key] = &[
         help: "allow rules, comma-separated (TOOL or TOOL:GLOB)",
     },
     Key {
+        name: "display",
+        flag: Some("--display"),
+        default: Some("auto"),
+        help: "how the conversation is shown: auto, plain, terminfo",
+    },
+    Key {
+        name: "output",
+        flag: Some("--output"),
+        default: Some("text"),
+        help: "text for people, or jsonl for programs",
+    },
+    Key {
         name: "context",
         flag: Some("--context"),
         default: None,

@@ -1,48 +1,43 @@
 //! The REPL and interactive approval, under a real pseudo-terminal (util-linux `script`), fed
-//! the keys a person would type.
+//! the keys a person would type; every scenario runs in plain mode, whose bytes are checked
+//! for escapes and carriage returns, and in terminfo mode.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use crate::common::{assert_append_only, Pty, Workspace};
 
-use crate::common::{bin, Workspace};
+const DISPLAYS: [&str; 2] = ["plain", "terminfo"];
 
-/// Runs the REPL on a pty with `keys` as typed input; returns (exit code, screen text).
+/// Runs the REPL on a pty in `display` mode with `keys` as typed input; returns (exit code,
+/// screen text).
+fn repl_in(ws: &Workspace, display: &str, args: &str, keys: &str) -> (i32, String) {
+    let mut argv = vec!["--display", display];
+    argv.extend(args.split_whitespace());
+    let mut pty = Pty::spawn(ws, &[], &argv);
+    // Typed once the terminal is set up, so their echo is not translated either.
+    pty.wait_for("agent-loop with backend");
+    pty.send(keys);
+    let (code, bytes) = pty.finish();
+    if display == "plain" {
+        assert_append_only("the plain REPL", &bytes);
+    }
+    (code, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The REPL in plain mode (checked append-only), for the slash-command and MCP tests.
 pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
-    let line = format!(
-        "{} --config {} {args}",
-        bin().display(),
-        ws.path("backends.toml").display()
-    );
-    let mut child = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(ws.work())
-        .env("FAKE_DIR", ws.path("fake"))
-        .env("XDG_CONFIG_HOME", ws.path("xdg"))
-        .env("XDG_DATA_HOME", ws.path("data"))
-        .env("TERM", "xterm-256color")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(keys.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
-    )
+    repl_in(ws, "plain", args, keys)
 }
 
 #[test]
 fn approvals_clear_and_exit() {
+    for display in DISPLAYS {
+        approvals_clear_and_exit_in(display);
+    }
+}
+
+fn approvals_clear_and_exit_in(display: &str) {
     let ws = Workspace::new();
     let keys = "run touch first.txt\ny\nrun touch second.txt\nmaybe\nn\nclear\nrun touch third.txt\na\nrun touch fourth.txt\nexit\n";
-    let (code, screen) = repl(&ws, "--backend demo", keys);
+    let (code, screen) = repl_in(&ws, display, "--backend demo", keys);
     assert_eq!(code, 0, "{screen}");
     assert!(
         screen.contains("agent-loop with backend `demo`, session "),
@@ -67,18 +62,27 @@ fn approvals_clear_and_exit() {
 
 #[test]
 fn end_of_input_leaves_cleanly() {
-    let ws = Workspace::new();
-    let (code, screen) = repl(&ws, "--backend demo", "list the files here\n\x04");
-    assert_eq!(code, 0, "{screen}");
-    assert!(screen.contains("[tool ls] ."), "{screen}");
+    for display in DISPLAYS {
+        let ws = Workspace::new();
+        let (code, screen) = repl_in(&ws, display, "--backend demo", "list the files here\n\x04");
+        assert_eq!(code, 0, "{screen}");
+        assert!(screen.contains("[tool ls] ."), "{screen}");
+    }
 }
 
 #[test]
 fn clear_forgets_the_conversation() {
+    for display in DISPLAYS {
+        clear_forgets_the_conversation_in(display);
+    }
+}
+
+fn clear_forgets_the_conversation_in(display: &str) {
     let ws = Workspace::new();
     ws.reply(0, "noted\n");
-    let (code, screen) = repl(
+    let (code, screen) = repl_in(
         &ws,
+        display,
         "--backend fake",
         "first task\nsecond task\nclear\nthird task\nquit\n",
     );

@@ -140,7 +140,7 @@ fn every_event_is_logged_as_jsonl_with_raw_output() {
     assert!(
         kinds.contains(&"tool_call")
             && kinds.contains(&"tool_result")
-            && kinds.contains(&"turn_finished"),
+            && kinds.contains(&"turn_end"),
         "{kinds:?}"
     );
     let raw = events

@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+mod pty;
+
+pub use pty::{poll, sh_quote, Pty};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -17,6 +21,28 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join("fixtures")
         .join(rel)
 }
+
+/// The `tokens_regex` line of the fake backends: `Tokens: 1,234 in, 56 out`.
+pub const TOKENS: &str =
+    "tokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\n";
+
+/// Variables of the developer's environment that would change what a run does.
+pub const CLEARED_ENV: [&str; 14] = [
+    "AGENT_LOOP_BACKEND",
+    "AGENT_LOOP_DISPLAY",
+    "AGENT_LOOP_OUTPUT",
+    "AGENT_LOOP_MODEL",
+    "AGENT_LOOP_MAX_ITERATIONS",
+    "AGENT_LOOP_APPROVAL",
+    "AGENT_LOOP_ALLOW",
+    "AGENT_LOOP_CONTEXT",
+    "AGENT_LOOP_DEBUG",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "NO_COLOR",
+    "TERMINFO",
+    "TERMINFO_DIRS",
+];
 
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
 /// of the scripted fake agent), `xdg/` (an empty XDG config home), `data/` (the XDG data home,
@@ -33,7 +59,7 @@ impl Workspace {
         }
         let ws = Workspace { dir };
         ws.config(&format!(
-            "[backends.fake]\ncommand = \"{}\"\ntokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\ntimeout_s = 20\n",
+            "[backends.fake]\ncommand = \"{}\"\n{TOKENS}timeout_s = 20\n",
             fixture("agents/scripted.sh").display()
         ));
         ws
@@ -86,6 +112,15 @@ impl Workspace {
             .unwrap_or(0)
     }
 
+    /// The variables every run in this workspace gets (besides [`CLEARED_ENV`] removed).
+    pub fn env(&self) -> [(&'static str, PathBuf); 3] {
+        [
+            ("FAKE_DIR", self.path("fake")),
+            ("XDG_CONFIG_HOME", self.path("xdg")),
+            ("XDG_DATA_HOME", self.path("data")),
+        ]
+    }
+
     /// A command for the binary with this workspace's config, cwd and environment.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
@@ -93,13 +128,12 @@ impl Workspace {
             .arg("--config")
             .arg(self.path("backends.toml"))
             .args(args)
-            .env("FAKE_DIR", self.path("fake"))
-            .env("XDG_CONFIG_HOME", self.path("xdg"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env_remove("AGENT_LOOP_BACKEND")
-            .env_remove("NO_COLOR")
+            .envs(self.env())
             .env("TERM", "xterm-256color")
             .stdin(Stdio::null());
+        for var in CLEARED_ENV {
+            cmd.env_remove(var);
+        }
         cmd
     }
 
@@ -148,22 +182,23 @@ impl Run {
 
     /// No escape byte and no bare carriage return in anything written (plain display).
     pub fn assert_append_only(&self) {
-        for (name, bytes) in [
-            ("stdout", &self.output.stdout),
-            ("stderr", &self.output.stderr),
-        ] {
-            assert!(
-                !bytes.contains(&0x1b),
-                "{name} contains an escape byte:\n{}",
-                String::from_utf8_lossy(bytes)
-            );
-            assert!(
-                !bytes.contains(&b'\r'),
-                "{name} contains a carriage return:\n{}",
-                String::from_utf8_lossy(bytes)
-            );
-        }
+        assert_append_only("stdout", &self.output.stdout);
+        assert_append_only("stderr", &self.output.stderr);
     }
+}
+
+/// No escape byte and no carriage return in `bytes` (the output `name`).
+pub fn assert_append_only(name: &str, bytes: &[u8]) {
+    assert!(
+        !bytes.contains(&0x1b),
+        "{name} contains an escape byte:\n{}",
+        String::from_utf8_lossy(bytes)
+    );
+    assert!(
+        !bytes.contains(&b'\r'),
+        "{name} contains a carriage return:\n{}",
+        String::from_utf8_lossy(bytes)
+    );
 }
 
 /// Whether a process is gone (or a zombie nobody has reaped yet).

@@ -1,0 +1,162 @@
+//! The display the front end holds: the renderer chosen once at start-up from the flags and
+//! the environment, shared between the observer of the turn and the timer that moves the
+//! spinner while the turn runs.
+
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::display::{
+    choose, no_color_requested, Caps, Choice, JsonlDisplay, PlainDisplay, QuietDisplay, Renderer,
+    Settings, Terminal, TerminfoDisplay,
+};
+use agent_loop::Error;
+
+use super::args::Args;
+
+#[derive(Clone)]
+pub struct Screen(Arc<Mutex<Box<dyn Renderer>>>);
+
+impl Screen {
+    /// The display for these flags and settings (`display` and `output`, from flags,
+    /// `AGENT_LOOP_DISPLAY`/`AGENT_LOOP_OUTPUT` or config.toml) on this process's terminal.
+    pub fn for_args(
+        args: &Args,
+        layers: &agent_loop::config::settings::Settings,
+    ) -> Result<Screen, Error> {
+        let settings = Settings {
+            display: layers.get("display")?.unwrap_or_default(),
+            output: layers.get("output")?.unwrap_or_default(),
+            quiet: args.quiet,
+            no_color: no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
+        };
+        let out = || Box::new(std::io::stdout());
+        let err = || Box::new(std::io::stderr());
+        let renderer: Box<dyn Renderer> = match choose(&settings, &Terminal::detect(), Caps::load)?
+        {
+            Choice::Plain => {
+                let mut plain = PlainDisplay::new(out(), err());
+                plain.verbose = args.verbose;
+                Box::new(plain)
+            }
+            Choice::Terminfo(caps) => Box::new(
+                TerminfoDisplay::new(*caps, out(), err(), args.verbose, args.tail.unwrap_or(0))
+                    .with_width(Box::new(stderr_width)),
+            ),
+            Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
+            Choice::Quiet => Box::new(QuietDisplay::new(out(), err())),
+        };
+        Ok(Screen(Arc::new(Mutex::new(renderer))))
+    }
+
+    /// JSON lines on stdout, for errors found before the flags could be parsed.
+    pub fn jsonl() -> Screen {
+        Screen(Arc::new(Mutex::new(Box::new(JsonlDisplay::new(Box::new(
+            std::io::stdout(),
+        ))))))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Box<dyn Renderer>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn render(&self, event: &Event) {
+        self.lock().render(event);
+    }
+
+    pub fn approval_prompt(&self, request: &ApprovalRequest) {
+        self.lock().approval_prompt(request);
+    }
+
+    pub fn notice(&self, text: &str) {
+        self.lock().notice(text);
+    }
+
+    pub fn prompt(&self, text: &str) {
+        self.lock().prompt(text);
+    }
+
+    /// Shows an error outside a turn; returns its exit code.
+    pub fn fail(&self, error: &Error) -> i32 {
+        self.lock().fatal(&error.message);
+        error.exit_code()
+    }
+
+    pub fn session_start(&self, session: &str, backend: &str, model: Option<&str>) {
+        self.lock().session_start(session, backend, model);
+    }
+
+    pub fn asks_approval(&self) -> bool {
+        self.lock().asks_approval()
+    }
+
+    /// Moves the spinner, for ever; run it beside a turn in a `select!`.
+    pub async fn animate(&self) -> Infallible {
+        let every = self.lock().tick_every();
+        let Some(every) = every else {
+            return std::future::pending().await;
+        };
+        let mut interval = tokio::time::interval(every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            self.lock().tick();
+        }
+    }
+}
+
+/// Whether these command-line arguments, or else `AGENT_LOOP_OUTPUT`, ask for JSON lines:
+/// then even an unparsable command line is reported as a JSON `error` record.
+pub fn jsonl_requested(args: &[OsString], env: Option<&std::ffi::OsStr>) -> bool {
+    let mut output = env.map(|v| v.to_string_lossy().into_owned());
+    let mut args = args.iter().map(|a| a.to_string_lossy());
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            break;
+        }
+        if arg == "--output" {
+            output = args.next().map(|v| v.into_owned());
+        } else if let Some(value) = arg.strip_prefix("--output=") {
+            output = Some(value.to_string());
+        }
+    }
+    output.as_deref() == Some("jsonl")
+}
+
+/// Columns of the terminal on stderr, where the spinner is drawn.
+fn stderr_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass, and nothing else.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<OsString> {
+        line.split_whitespace().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn jsonl_is_requested_by_the_last_flag_or_the_environment() {
+        let env = Some(std::ffi::OsStr::new("jsonl"));
+        assert!(jsonl_requested(
+            &argv("agent-loop --output jsonl --bogus"),
+            None
+        ));
+        assert!(jsonl_requested(&argv("agent-loop --output=jsonl"), None));
+        assert!(jsonl_requested(&argv("agent-loop --bogus"), env));
+        assert!(!jsonl_requested(
+            &argv("agent-loop --output text --bogus"),
+            env
+        ));
+        assert!(!jsonl_requested(
+            &argv("agent-loop -- --output=jsonl"),
+            None
+        ));
+        assert!(!jsonl_requested(&argv("agent-loop --output"), None));
+    }
+}

@@ -1,0 +1,81 @@
+//! `--quiet`: the final answer alone on stdout, for `answer=$(agent-loop -q "task")`. Only
+//! what needs a person reaches stderr: errors, and the approval question and REPL prompt when
+//! there is a terminal to answer them.
+
+use std::io::Write;
+
+use crate::agent::{ApprovalRequest, Event};
+use crate::display::plain::PlainDisplay;
+use crate::display::Renderer;
+
+pub struct QuietDisplay {
+    plain: PlainDisplay,
+}
+
+impl QuietDisplay {
+    pub fn new(out: Box<dyn Write + Send>, err: Box<dyn Write + Send>) -> Self {
+        QuietDisplay {
+            plain: PlainDisplay::new(out, err),
+        }
+    }
+}
+
+impl Renderer for QuietDisplay {
+    fn render(&mut self, event: &Event) {
+        if let Event::Text {
+            final_answer: true, ..
+        }
+        | Event::Error { .. } = event
+        {
+            self.plain.render(event);
+        }
+    }
+
+    fn approval_prompt(&mut self, request: &ApprovalRequest) {
+        self.plain.approval_prompt(request);
+    }
+
+    fn notice(&mut self, _text: &str) {}
+
+    fn prompt(&mut self, text: &str) {
+        self.plain.prompt(text);
+    }
+
+    fn fatal(&mut self, message: &str) {
+        self.plain.notice(&format!("agent-loop: error: {message}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::shared::Captured;
+
+    #[test]
+    fn only_the_answer_and_errors_are_shown() {
+        let (out, err) = (Captured::default(), Captured::default());
+        let mut quiet = QuietDisplay::new(out.boxed(), err.boxed());
+        for event in [
+            Event::Text {
+                text: "let me look".into(),
+                final_answer: false,
+            },
+            Event::Waiting {
+                backend: "fake".into(),
+                elapsed_s: 10,
+            },
+            Event::Error {
+                message: "boom".into(),
+            },
+            Event::Text {
+                text: "42".into(),
+                final_answer: true,
+            },
+        ] {
+            quiet.render(&event);
+        }
+        quiet.notice("[conversation cleared]");
+        assert_eq!(out.text(), "42\n");
+        assert_eq!(err.text(), "error: boom\n");
+    }
+}

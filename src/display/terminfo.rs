@@ -1,0 +1,439 @@
+//! The terminfo display: the plain display's lines, with coloured roles, and while a backend
+//! runs a live region at the bottom, redrawn in place: a spinner with the backend's name and
+//! elapsed time, and with `--tail N` the last N lines of its output above it.
+//!
+//! Every control sequence comes from [`Caps`]; what the entry lacks is not drawn (no `el`: no
+//! live region, progress comes as plain `[waiting ...]` lines; no `setaf`: no colour). The
+//! cursor is hidden only while the region is live and shown again when it ends: at the end
+//! of the backend call, on an error, before any notice of the front end (such as the one after
+//! Ctrl-C) and when the display is dropped.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::agent::{ApprovalRequest, Event};
+use crate::display::caps::{Caps, Colour};
+use crate::display::plain::PlainDisplay;
+use crate::display::sanitize::sanitize;
+use crate::display::shared::SharedWriter;
+use crate::display::Renderer;
+
+/// How often the spinner moves.
+pub const TICK: Duration = Duration::from_millis(100);
+const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+/// Width assumed when neither the terminal nor the entry tells.
+const DEFAULT_WIDTH: usize = 80;
+
+/// Asks the terminal for its width in columns.
+pub type WidthFn = Box<dyn Fn() -> Option<usize> + Send>;
+
+pub struct TerminfoDisplay {
+    caps: Caps,
+    /// Writes the lines themselves, through the same streams.
+    plain: PlainDisplay,
+    err: SharedWriter,
+    width: WidthFn,
+    /// `--tail N`: lines of backend output shown in the live region; 0 for none.
+    tail: usize,
+    live: Option<Live>,
+    /// Lines of the live region now on screen; the cursor is at the end of the last one.
+    drawn: usize,
+    cursor_hidden: bool,
+    /// Backend output of the running call, printed append-only when it ends (`--tail`).
+    kept: Vec<Event>,
+}
+
+/// A backend call in progress.
+struct Live {
+    backend: String,
+    started: Instant,
+    frame: usize,
+    window: VecDeque<String>,
+}
+
+impl TerminfoDisplay {
+    /// The final answer goes to `out`, everything else, the live region included, to `err`.
+    pub fn new(
+        caps: Caps,
+        out: Box<dyn Write + Send>,
+        err: Box<dyn Write + Send>,
+        verbose: bool,
+        tail: usize,
+    ) -> Self {
+        let err = SharedWriter::new(err);
+        let mut plain = PlainDisplay::new(out, Box::new(err.clone()));
+        plain.verbose = verbose;
+        TerminfoDisplay {
+            caps,
+            plain,
+            err,
+            width: Box::new(|| None),
+            tail,
+            live: None,
+            drawn: 0,
+            cursor_hidden: false,
+            kept: Vec::new(),
+        }
+    }
+
+    /// How to ask the terminal for its width (else the entry's `cols`, else 80).
+    pub fn with_width(mut self, width: WidthFn) -> Self {
+        self.width = width;
+        self
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let _ = self.err.write_all(bytes);
+        let _ = self.err.flush();
+    }
+
+    /// Erases the live region, leaving the cursor at the start of its first line.
+    fn erase(&mut self) {
+        if self.drawn == 0 {
+            return;
+        }
+        let caps = &self.caps;
+        let mut bytes = [seq(&caps.cr), seq(&caps.el)].concat();
+        for _ in 1..self.drawn {
+            bytes.extend([seq(&caps.cuu1), seq(&caps.el)].concat());
+        }
+        self.drawn = 0;
+        self.write(&bytes);
+    }
+
+    fn draw(&mut self) {
+        let Some(live) = &self.live else { return };
+        if !self.caps.can_redraw() {
+            return;
+        }
+        // One column short of the edge, so no line wraps and moving up stays exact.
+        let width = (self.width)()
+            .or(self.caps.cols)
+            .unwrap_or(DEFAULT_WIDTH)
+            .saturating_sub(1)
+            .max(1);
+        let mut lines: Vec<String> = Vec::new();
+        if self.caps.can_redraw_lines() {
+            lines.extend(live.window.iter().map(|l| fit(l, width)));
+        }
+        let spinner = format!(
+            "{} {} {}s",
+            FRAMES[live.frame % FRAMES.len()],
+            live.backend,
+            live.started.elapsed().as_secs()
+        );
+        let mut bytes = lines.join("\n").into_bytes();
+        if !lines.is_empty() {
+            bytes.push(b'\n');
+        }
+        let colour = self.caps.colour(Colour::Cyan);
+        bytes.extend(colour.iter().flatten());
+        bytes.extend(fit(&spinner, width).into_bytes());
+        if colour.is_some() {
+            bytes.extend(seq(&self.caps.sgr0));
+        }
+        self.drawn = lines.len() + 1;
+        self.write(&bytes);
+    }
+
+    fn redraw(&mut self) {
+        self.erase();
+        self.draw();
+    }
+
+    fn start(&mut self, backend: &str) {
+        self.live = Some(Live {
+            backend: sanitize(backend).into_owned(),
+            started: Instant::now(),
+            frame: 0,
+            window: VecDeque::new(),
+        });
+        if self.caps.can_redraw() && self.caps.can_hide_cursor() && !self.cursor_hidden {
+            let civis = seq(&self.caps.civis).to_vec();
+            self.write(&civis);
+            self.cursor_hidden = true;
+        }
+        self.draw();
+    }
+
+    /// Ends the live region: erased, cursor shown, kept output printed.
+    fn stop(&mut self) {
+        self.erase();
+        self.live = None;
+        if self.cursor_hidden {
+            let cnorm = seq(&self.caps.cnorm).to_vec();
+            self.write(&cnorm);
+            self.cursor_hidden = false;
+        }
+        if !self.kept.is_empty() {
+            let verbose = std::mem::replace(&mut self.plain.verbose, true);
+            for event in std::mem::take(&mut self.kept) {
+                self.plain.render(&event);
+            }
+            self.plain.verbose = verbose;
+        }
+    }
+
+    /// Writes through the plain display in `colour` (if any), above the live region.
+    fn styled(&mut self, style: Option<Vec<u8>>, write: impl FnOnce(&mut PlainDisplay)) {
+        self.erase();
+        if let Some(style) = &style {
+            self.write(style);
+        }
+        write(&mut self.plain);
+        if style.is_some() {
+            let sgr0 = seq(&self.caps.sgr0).to_vec();
+            self.write(&sgr0);
+        }
+        self.draw();
+    }
+
+    fn style_of(&self, event: &Event) -> Option<Vec<u8>> {
+        let colour = match event {
+            Event::Text {
+                final_answer: false,
+                ..
+            } => Colour::Green,
+            Event::ToolCall { .. } => Colour::Cyan,
+            Event::ToolResult { ok: false, .. } | Event::Error { .. } => Colour::Red,
+            Event::Usage { .. } | Event::Waiting { .. } => Colour::Blue,
+            _ => return None,
+        };
+        self.caps.colour(colour)
+    }
+}
+
+impl Renderer for TerminfoDisplay {
+    fn render(&mut self, event: &Event) {
+        match event {
+            Event::BackendStarted { backend, .. } => return self.start(backend),
+            Event::BackendOutput { line, .. } if self.tail > 0 => {
+                self.kept.push(event.clone());
+                if let Some(live) = &mut self.live {
+                    live.window.push_back(line.clone());
+                    while live.window.len() > self.tail {
+                        live.window.pop_front();
+                    }
+                }
+                return self.redraw();
+            }
+            Event::BackendOutput { .. } if !self.plain.verbose => return,
+            // The spinner shows the time.
+            Event::Waiting { .. } if self.caps.can_redraw() => return,
+            Event::BackendFinished { .. } | Event::Error { .. } | Event::TurnFinished { .. } => {
+                self.stop()
+            }
+            _ => {}
+        }
+        let style = self.style_of(event);
+        self.styled(style, |plain| plain.render(event));
+    }
+
+    fn approval_prompt(&mut self, request: &ApprovalRequest) {
+        self.stop();
+        let style = self.caps.colour(Colour::Yellow);
+        self.styled(style, |plain| plain.approval_prompt(request));
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.stop();
+        self.plain.notice(text);
+    }
+
+    fn prompt(&mut self, text: &str) {
+        self.stop();
+        let style = self.caps.bold();
+        self.styled(style, |plain| plain.prompt(text));
+    }
+
+    fn fatal(&mut self, message: &str) {
+        self.stop();
+        let style = self.caps.colour(Colour::Red);
+        self.styled(style, |plain| {
+            plain.notice(&format!("agent-loop: error: {message}"))
+        });
+    }
+
+    fn tick_every(&self) -> Option<Duration> {
+        self.caps.can_redraw().then_some(TICK)
+    }
+
+    fn tick(&mut self) {
+        if let Some(live) = &mut self.live {
+            live.frame += 1;
+            self.redraw();
+        }
+    }
+}
+
+impl Drop for TerminfoDisplay {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A capability's bytes; empty where the entry lacks it (callers check first).
+fn seq(cap: &Option<Vec<u8>>) -> &[u8] {
+    cap.as_deref().unwrap_or_default()
+}
+
+/// One line of the live region: no control character, no tab, and never wider than `width`
+/// columns, so it cannot wrap and throw off the redraw. Non-ASCII characters count as two
+/// columns (some are wide); at worst a line is cut early, and it is printed whole later.
+fn fit(text: &str, width: usize) -> String {
+    let mut used = 0;
+    sanitize(text)
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .take_while(|c| {
+            used += if c.is_ascii() { 1 } else { 2 };
+            used <= width
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::OutputStream;
+    use crate::display::shared::Captured;
+    use terminfo::Database;
+
+    const FULL: &[(&str, &str)] = &[
+        ("cr", "{cr}"),
+        ("el", "{el}"),
+        ("cuu1", "{up}"),
+        ("civis", "{hide}"),
+        ("cnorm", "{show}"),
+        ("bold", "{bold}"),
+        ("sgr0", "{sgr0}"),
+        ("setaf", "{fg%p1%d}"),
+    ];
+
+    fn caps(entries: &[(&str, &str)]) -> Caps {
+        let mut db = Database::new();
+        db.name("test");
+        for (name, value) in entries {
+            db.raw(name, *value);
+        }
+        db.raw("colors", 8);
+        Caps::from_database(&db.build().unwrap())
+    }
+
+    fn display(caps: Caps, tail: usize) -> (TerminfoDisplay, Captured, Captured) {
+        let (out, err) = (Captured::default(), Captured::default());
+        let d = TerminfoDisplay::new(caps, out.boxed(), err.boxed(), false, tail)
+            .with_width(Box::new(|| Some(20)));
+        (d, out, err)
+    }
+
+    fn output(line: &str) -> Event {
+        Event::BackendOutput {
+            backend: "fake".into(),
+            stream: OutputStream::Stdout,
+            line: line.into(),
+        }
+    }
+
+    fn started() -> Event {
+        Event::BackendStarted {
+            backend: "fake".into(),
+            iteration: 1,
+        }
+    }
+
+    fn finished() -> Event {
+        Event::BackendFinished {
+            backend: "fake".into(),
+            elapsed_ms: 5,
+            raw: None,
+        }
+    }
+
+    #[test]
+    fn spinner_is_drawn_in_place_and_cleared_with_the_cursor_shown() {
+        let (mut d, out, err) = display(caps(FULL), 0);
+        d.render(&started());
+        d.tick();
+        d.render(&output("hidden without --tail"));
+        d.render(&finished());
+        d.render(&Event::Text {
+            text: "the answer".into(),
+            final_answer: true,
+        });
+        assert_eq!(out.text(), "the answer\n");
+        assert_eq!(
+            err.text(),
+            "{hide}{fg6}| fake 0s{sgr0}{cr}{el}{fg6}/ fake 0s{sgr0}{cr}{el}{show}"
+        );
+    }
+
+    #[test]
+    fn lines_are_printed_above_the_spinner_in_their_colour() {
+        let (mut d, _, err) = display(caps(FULL), 0);
+        d.render(&started());
+        d.render(&Event::Error {
+            message: "boom".into(),
+        });
+        assert_eq!(
+            err.text(),
+            "{hide}{fg6}| fake 0s{sgr0}{cr}{el}{show}{fg1}error: boom\n{sgr0}"
+        );
+    }
+
+    #[test]
+    fn tail_shows_the_last_lines_then_prints_everything() {
+        let (mut d, _, err) = display(caps(FULL), 2);
+        d.render(&started());
+        for line in ["one", "two", "a line longer than the width"] {
+            d.render(&output(line));
+        }
+        let live = err.text();
+        assert!(
+            live.ends_with(
+                "{cr}{el}{up}{el}{up}{el}two\na line longer than \n{fg6}| fake 0s{sgr0}"
+            ),
+            "{live}"
+        );
+        d.render(&finished());
+        assert!(
+            err.text()
+                .ends_with("{cr}{el}{up}{el}{up}{el}{show}[fake] one\n[fake] two\n[fake] a line longer than the width\n"),
+            "{}",
+            err.text()
+        );
+    }
+
+    #[test]
+    fn without_el_or_civis_nothing_is_redrawn() {
+        let (mut d, _, err) = display(caps(&[("cr", "{cr}"), ("cuu1", "{up}")]), 3);
+        assert_eq!(d.tick_every(), None);
+        d.render(&started());
+        d.render(&output("line"));
+        d.render(&Event::Waiting {
+            backend: "fake".into(),
+            elapsed_s: 10,
+        });
+        d.render(&finished());
+        assert_eq!(err.text(), "[waiting for fake ... 10s]\n[fake] line\n");
+    }
+
+    #[test]
+    fn live_lines_never_wrap() {
+        assert_eq!(fit("a\tb\x1bc", 10), "a bc");
+        assert_eq!(fit("abcdef", 4), "abcd");
+        assert_eq!(fit("日本語", 5), "日本");
+    }
+
+    #[test]
+    fn a_notice_or_drop_ends_the_live_region() {
+        let (mut d, _, err) = display(caps(FULL), 0);
+        d.render(&started());
+        d.notice("interrupted");
+        assert!(err.text().ends_with("{cr}{el}{show}interrupted\n"));
+        d.render(&started());
+        drop(d);
+        assert!(err.text().ends_with("{cr}{el}{show}"), "{}", err.text());
+    }
+}

@@ -1,0 +1,172 @@
+//! Running the binary on a pseudo-terminal (util-linux `script`), reading what it draws while
+//! it runs, and a fake agent that keeps running until the test opens its gate.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::{bin, fixture, Workspace, TOKENS};
+
+/// How long a test waits for something it expects to happen.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Polls `check` every 20 ms until it gives a value, for at most [`PATIENCE`].
+pub fn poll<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return Some(value);
+        }
+        if start.elapsed() > PATIENCE {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Quotes a word for `sh`.
+pub fn sh_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+impl Workspace {
+    /// Adds the backend `slow` (fixtures/agents/gated.sh, progress every second, token lines
+    /// as `fake` reads them) and closes
+    /// its gate: its first run waits until [`Workspace::open_gate`].
+    pub fn gated_backend(&self) {
+        self.add_config(&format!(
+            "[backends.slow]\ncommand = \"{}\"\nprogress_s = 1\ntimeout_s = 30\n{TOKENS}",
+            fixture("agents/gated.sh").display()
+        ));
+        let gate = self.path("fake/gate");
+        let made = Command::new("mkfifo").arg(&gate).status().expect("mkfifo");
+        assert!(made.success());
+    }
+
+    /// Whether the gated run has started and is waiting.
+    pub fn gate_reached(&self) -> bool {
+        self.path("fake/started").exists()
+    }
+
+    /// Lets the waiting run go on.
+    pub fn open_gate(&self) {
+        assert!(
+            poll(|| self.gate_reached().then_some(())).is_some(),
+            "the slow agent never started"
+        );
+        // Non-blocking: until the agent has opened its end, opening ours fails instead of
+        // hanging the test.
+        let mut gate = poll(|| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(self.path("fake/gate"))
+                .ok()
+        })
+        .expect("the slow agent never opened its gate");
+        gate.write_all(b"go\n").unwrap();
+    }
+}
+
+/// The binary running on a pseudo-terminal, with output translation off (`stty -onlcr`), so
+/// the bytes read are exactly the bytes it wrote (and the terminal's echo of typed input).
+pub struct Pty {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    output: Arc<Mutex<Vec<u8>>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Pty {
+    /// Runs `agent-loop --config WS/backends.toml ARGS` with the workspace's environment plus
+    /// `env`.
+    pub fn spawn(ws: &Workspace, env: &[(&str, &str)], args: &[&str]) -> Pty {
+        let mut line = format!(
+            "stty -onlcr; exec {} --config {}",
+            sh_quote(&bin().display().to_string()),
+            sh_quote(&ws.path("backends.toml").display().to_string())
+        );
+        for arg in args {
+            line.push(' ');
+            line.push_str(&sh_quote(arg));
+        }
+        let mut cmd = Command::new("script");
+        for var in super::CLEARED_ENV {
+            cmd.env_remove(var);
+        }
+        cmd.args(["-qec", &line, "/dev/null"])
+            .current_dir(ws.work())
+            .envs(ws.env())
+            .env("TERM", "xterm-256color")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("util-linux script");
+        let mut stdout = child.stdout.take().unwrap();
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let sink = output.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut stdout, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Pty {
+            stdin: child.stdin.take(),
+            child,
+            output,
+            reader: Some(reader),
+        }
+    }
+
+    /// Everything written so far.
+    pub fn output(&self) -> Vec<u8> {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// Waits until the output contains `text`; panics with the output if it never does.
+    pub fn wait_for(&self, text: &str) {
+        let seen = poll(|| {
+            String::from_utf8_lossy(&self.output())
+                .contains(text)
+                .then_some(())
+        });
+        assert!(
+            seen.is_some(),
+            "never saw {text:?} in:\n{}",
+            String::from_utf8_lossy(&self.output())
+        );
+    }
+
+    /// Types `keys`.
+    pub fn send(&mut self, keys: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(keys.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the program to end; its exit code and everything it wrote.
+    pub fn finish(mut self) -> (i32, Vec<u8>) {
+        let status = self.child.wait().unwrap();
+        drop(self.stdin.take());
+        self.reader.take().unwrap().join().unwrap();
+        (status.code().unwrap_or(-1), self.output())
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        // A test that failed half-way leaves no program behind.
+        if self.reader.is_some() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -30,7 +30,7 @@ fn parsers() -> Parsers {
             )
             .unwrap(),
         ),
-        skip_lines: vec![Regex::new(r"^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap()],
+        skip_lines: vec![Regex::new(r"(?m)^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap()],
     }
 }
 

@@ -490,16 +490,24 @@ fn parse_located<T: std::str::FromStr<Err = String>>(
         .transpose()
 }
 
+/// Compiles a regex key. The line-oriented keys (`tokens_regex`, `skip_lines`) are searched
+/// over the whole output at once, so `^` and `$` match at every line's start and end.
 fn compile(
     value: Option<&raw::Located>,
     default: &str,
     backend: &str,
     key: &str,
 ) -> Result<Regex, Error> {
-    let Some(located) = value else {
-        return Regex::new(default).map_err(|e| Error::config(format!("built-in {key}: {e}")));
+    let per_line = key != "tool_call_regex";
+    let build = |pattern: &str| {
+        regex::RegexBuilder::new(pattern)
+            .multi_line(per_line)
+            .build()
     };
-    Regex::new(&located.value).map_err(|e| {
+    let Some(located) = value else {
+        return build(default).map_err(|e| Error::config(format!("built-in {key}: {e}")));
+    };
+    build(&located.value).map_err(|e| {
         Error::config(format!(
             "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
             located.at()

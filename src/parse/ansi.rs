@@ -1,0 +1,157 @@
+//! ANSI stripping fast enough for any agent output (hundreds of MB/s): runs of ordinary bytes
+//! are copied as they are, the escape sequences agent CLIs print (CSI colours and cursor
+//! moves, OSC titles and links, two-byte escapes) are skipped in place, and only a line with
+//! something unusual (DCS, a sequence cut short) goes through strip-ansi-escapes' full
+//! terminal parser. Control bytes other than newline and tab are dropped, `\r` included.
+
+/// Removes escape sequences and control bytes but `\n` and `\t`, and replaces invalid UTF-8,
+/// never panicking on any input.
+pub fn strip_ansi(bytes: &[u8]) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && !is_control(bytes[i]) {
+            i += 1;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        if i == bytes.len() {
+            break;
+        }
+        if bytes[i] != 0x1b {
+            i += 1;
+            continue;
+        }
+        match escape_len(&bytes[i..]) {
+            Some(len) => i += len,
+            None => {
+                let end = bytes[i..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(bytes.len(), |p| i + p);
+                full_parser(&bytes[i..end], &mut out);
+                i = end;
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+/// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL.
+fn is_control(b: u8) -> bool {
+    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
+}
+
+/// The length of the escape sequence at the start of `s` (which starts with ESC), for the
+/// kinds this fast path knows; `None` sends the rest of the line to the full parser.
+fn escape_len(s: &[u8]) -> Option<usize> {
+    match *s.get(1)? {
+        // CSI: parameters, intermediates, one final byte.
+        b'[' => {
+            let mut j = 2;
+            while s.get(j).is_some_and(|b| (0x30..=0x3f).contains(b)) {
+                j += 1;
+            }
+            while s.get(j).is_some_and(|b| (0x20..=0x2f).contains(b)) {
+                j += 1;
+            }
+            s.get(j)
+                .filter(|b| (0x40..=0x7e).contains(*b))
+                .map(|_| j + 1)
+        }
+        // OSC: ends at BEL or ST (ESC \).
+        b']' => {
+            let body = &s[2..];
+            let end = body.iter().position(|b| *b == 0x07 || *b == 0x1b)?;
+            match body[end] {
+                0x07 => Some(2 + end + 1),
+                _ if body.get(end + 1) == Some(&b'\\') => Some(2 + end + 2),
+                _ => None,
+            }
+        }
+        // DCS, SOS, PM, APC: strings with their own rules; rare in agent output.
+        b'P' | b'X' | b'^' | b'_' => None,
+        // Character set designations: ESC ( B and friends.
+        b'(' | b')' | b'*' | b'+' => s.get(2).filter(|b| (0x30..=0x7e).contains(*b)).map(|_| 3),
+        // Two-byte escapes: ESC 7, ESC 8, ESC =, ESC M, ...
+        0x30..=0x7e => Some(2),
+        _ => None,
+    }
+}
+
+/// Strips with strip-ansi-escapes, which drops every control byte but `\n`, tabs included:
+/// the pieces between tabs are stripped apart and joined again.
+fn full_parser(bytes: &[u8], out: &mut Vec<u8>) {
+    for (n, piece) in bytes.split(|b| *b == b'\t').enumerate() {
+        if n > 0 {
+            out.push(b'\t');
+        }
+        out.extend_from_slice(&strip_ansi_escapes::strip(piece));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour_and_redraws_from_a_real_coro_capture() {
+        let raw = b"\x1b[97m\xe2\x8f\xba\x1b[0m Bash(echo hi)\r\n\x1b[1A\x1b[2K\r\x1b[92m\xe2\x8f\xba\x1b[0m Bash(echo hi)\r\n";
+        assert_eq!(
+            strip_ansi(raw),
+            "\u{23fa} Bash(echo hi)\n\u{23fa} Bash(echo hi)\n"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_a_panic() {
+        assert_eq!(strip_ansi(b"ok \xff\xfe done"), "ok \u{fffd}\u{fffd} done");
+    }
+
+    #[test]
+    fn tabs_survive() {
+        assert_eq!(
+            strip_ansi(b"\x1b[1mmake\x1b[0m:\n\tcc -o x\tx.c\n"),
+            "make:\n\tcc -o x\tx.c\n"
+        );
+    }
+
+    #[test]
+    fn osc_charset_and_two_byte_escapes() {
+        let raw = b"\x1b]0;title\x07a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b\x1b(Bc\x1b7d\x1b8e\x1b[?25l\x1b[38;5;208mf";
+        assert_eq!(strip_ansi(raw), "alinkbcdef");
+    }
+
+    #[test]
+    fn unusual_and_cut_sequences_go_to_the_full_parser() {
+        assert_eq!(strip_ansi(b"a\x1bPq#0;2;0;0;0\x1b\\b\nc"), "ab\nc");
+        assert_eq!(strip_ansi(b"cut \x1b[38;5"), "cut ");
+        assert_eq!(
+            strip_ansi(b"bell\x07 del\x7f nul\x00 cr\r."),
+            "bell del nul cr."
+        );
+    }
+
+    #[test]
+    fn agrees_with_the_full_parser_on_real_captures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/coro");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            let mut slow = Vec::new();
+            full_parser(&bytes, &mut slow);
+            assert_eq!(
+                strip_ansi(&bytes),
+                String::from_utf8_lossy(&slow),
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert!(seen > 10);
+    }
+}

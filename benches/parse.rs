@@ -7,18 +7,31 @@ use regex::Regex;
 
 use agent_loop::parse::{strip_ansi, Parsers};
 
-/// One screenful of output the way agent CLIs print it.
-const CHUNK: &str = "\x1b[2m2026-11-22T03:04:06.657677Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2mcoro::commands::run\x1b[0m\x1b[2m:\x1b[0m Executing task: multi demo\n\
-\x1b[97m\u{23fa}\x1b[0m Bash(echo first)\n\x1b[1A\x1b[2K\x1b[92m\u{23fa}\x1b[0m Bash(echo first)\n\
-first\n\
-Here is the plan: read the file, change the function, run the tests. The function parses\n\
-the configuration and returns the list of backends, each with its parsers compiled once.\n\
-\tfn main() {\n\t    println!(\"hello\");\n\t}\n\
-<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"cargo test --quiet\"}}</tool_call>\n\
-Tokens: 3,300 input + 63 output = 3,363 total\n";
+/// One screenful of a coloured agent CLI run: log lines, a redrawn tool line, prose, code
+/// with tabs, and one tool call, about 4 KB.
+fn screen() -> String {
+    let log = "\x1b[2m2026-11-22T03:04:06.657677Z\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2mcoro::commands::run\x1b[0m\x1b[2m:\x1b[0m Executing step\n";
+    let tool = "\x1b[97m\u{23fa}\x1b[0m Bash(cargo test)\n\x1b[1A\x1b[2K\x1b[92m\u{23fa}\x1b[0m Bash(cargo test)\n";
+    let prose = "The function parses the configuration and returns the list of backends, each with its parsers compiled once; the tests cover every key.\n";
+    let code = "\tfn main() {\n\t    println!(\"hello\");\n\t}\n";
+    let call = "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"cargo test --quiet\"}}</tool_call>\n";
+    let mut s = String::new();
+    for _ in 0..8 {
+        s.push_str(log);
+        s.push_str(prose);
+        s.push_str(code);
+    }
+    s.push_str(tool);
+    s.push_str(call);
+    s
+}
 
+/// `bytes` of output from one run: screens, then the usage line CLIs print at the end.
 fn output(bytes: usize) -> Vec<u8> {
-    CHUNK.repeat(bytes / CHUNK.len() + 1).into_bytes()
+    let screen = screen();
+    let mut out = screen.repeat(bytes / screen.len() + 1);
+    out.push_str("\x1b[2mTokens: 3,300 input + 63 output = 3,363 total\x1b[0m\n");
+    out.into_bytes()
 }
 
 fn parsers() -> Parsers {
@@ -47,6 +60,11 @@ fn strip_and_parse(c: &mut Criterion) {
             })
         });
     }
+    group.finish();
+    let mut group = c.benchmark_group("parse_only");
+    let text = strip_ansi(&output(1024 * 1024));
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("1MiB", |b| b.iter(|| parsers.parse(&text, "")));
     group.finish();
     let mut group = c.benchmark_group("strip_only");
     let raw = output(1024 * 1024);

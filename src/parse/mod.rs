@@ -13,6 +13,21 @@ pub use tool_calls::{RawArgs, RawCall};
 
 use regex::Regex;
 
+/// `text` without the byte ranges in `spans` (sorted, not overlapping).
+fn cut<'a>(text: &'a str, spans: &[std::ops::Range<usize>]) -> std::borrow::Cow<'a, str> {
+    if spans.is_empty() {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for span in spans {
+        out.push_str(&text[from..span.start]);
+        from = span.end;
+    }
+    out.push_str(&text[from..]);
+    out.into()
+}
+
 /// A backend's compiled parsers.
 #[derive(Debug, Clone)]
 pub struct Parsers {
@@ -36,13 +51,13 @@ pub struct Parsed {
 impl Parsers {
     /// Parses a run's stripped stdout (the reply) and stderr (searched for usage only).
     pub fn parse(&self, stdout: &str, stderr: &str) -> Parsed {
-        let calls = tool_calls::extract(&self.tool_call, stdout);
+        let (calls, spans) = tool_calls::extract_with_spans(&self.tool_call, stdout);
         let usage = self
             .tokens
             .as_ref()
             .and_then(|re| tokens::extract(re, stdout).or_else(|| tokens::extract(re, stderr)));
         Parsed {
-            text: self.clean_text(stdout),
+            text: self.clean_text(&cut(stdout, &spans)),
             calls,
             usage,
         }
@@ -51,9 +66,7 @@ impl Parsers {
     /// The reply without tool calls, token lines and skipped lines, trimmed, with runs of
     /// blank lines folded to one. Each regex searches the whole text once (their literal
     /// prefilters make that fast), rather than every line on its own.
-    fn clean_text(&self, stdout: &str) -> String {
-        let without_calls = self.tool_call.replace_all(stdout, "");
-        let text: &str = &without_calls;
+    fn clean_text(&self, text: &str) -> String {
         let mut dropped: Vec<usize> = Vec::new();
         for re in self.tokens.iter().chain(&self.skip_lines) {
             for m in re.find_iter(text) {

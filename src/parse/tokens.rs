@@ -71,7 +71,9 @@ pub fn parse_count(s: &str) -> Option<u64> {
 
 /// The last usage line in `text` (CLIs that print running totals print the newest last).
 pub fn extract(re: &Regex, text: &str) -> Option<Usage> {
-    let caps = re.captures_iter(text).last()?;
+    // Finding matches is cheap; capturing groups is not: capture only the last one.
+    let last = re.find_iter(text).last()?;
+    let caps = re.captures_at(text, last.start())?;
     let count = |group: &str| caps.name(group).and_then(|m| parse_count(m.as_str()));
     let usage = Usage {
         input: count("input"),

@@ -41,10 +41,21 @@ impl RawArgs {
 }
 
 /// Every tool call in `text`, in order.
+#[cfg(test)]
 pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
-    re.captures_iter(text)
+    extract_with_spans(re, text).0
+}
+
+/// Every tool call in `text`, in order, and the byte ranges they occupy (one search finds
+/// both: locating a match is the costly part).
+pub fn extract_with_spans(re: &Regex, text: &str) -> (Vec<RawCall>, Vec<std::ops::Range<usize>>) {
+    let mut spans = Vec::new();
+    let calls = re
+        .captures_iter(text)
         .map(|caps| {
-            let raw = caps.get(0).map_or("", |m| m.as_str()).to_string();
+            let whole = caps.get(0).expect("group 0 is the whole match");
+            spans.push(whole.range());
+            let raw = whole.as_str().to_string();
             if let Some(json) = caps.name("json") {
                 from_json(json.as_str(), raw)
             } else {
@@ -67,7 +78,8 @@ pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
                 }
             }
         })
-        .collect()
+        .collect();
+    (calls, spans)
 }
 
 fn from_json(json: &str, raw: String) -> RawCall {

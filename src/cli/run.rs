@@ -76,7 +76,11 @@ pub fn main() -> i32 {
             ))
         }
     };
-    runtime.block_on(run(args))
+    let code = runtime.block_on(run(args));
+    // Everything that matters is done and flushed: do not wait for the blocking pool (a
+    // stuck read of a file or a terminal must not keep the process alive after `exit`).
+    runtime.shutdown_background();
+    code
 }
 
 /// A command line clap cannot parse: reported by clap, or as a JSON `error` record when JSON

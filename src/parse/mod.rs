@@ -2,9 +2,11 @@
 //! tool calls and token counts extracted with the regexes configured per backend, and the
 //! text shown to the user cleaned of tool-call markup, token lines and banner lines.
 
+pub mod json;
 mod tokens;
 mod tool_calls;
 
+pub use json::{JsonFields, JsonPath, OutputFormat};
 pub use tokens::{parse_count, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 
@@ -42,6 +44,17 @@ pub struct Parsers {
     pub tokens: Option<Regex>,
     /// Lines of output that are not part of the answer (banners, log lines).
     pub skip_lines: Vec<Regex>,
+    /// Whether the reply is text or JSON (`output`).
+    pub output: OutputFormat,
+    /// Field paths read from JSON output (`json_text`, `json_input_tokens`, ...).
+    pub json: Box<JsonFields>,
+    /// A line that means the CLI failed although it may exit 0 (`error_regex`); its group
+    /// `message`, or the whole match, is the error.
+    pub error: Option<Regex>,
+    /// Lines that show the CLI running a tool of its own (`tool_activity_regex`).
+    pub tool_activity: Option<Regex>,
+    /// `tools = "own"`: the CLI runs its own tools, so no tool call is read from its reply.
+    pub own_tools: bool,
 }
 
 /// What one backend run produced, parsed.
@@ -51,31 +64,109 @@ pub struct Parsed {
     pub text: String,
     pub calls: Vec<RawCall>,
     pub usage: Option<Usage>,
+    /// The CLI's own error message, when its output says it failed.
+    pub error: Option<String>,
+    /// The CLI's own tool activity (`tools = "own"`), one line per tool run.
+    pub activity: Vec<String>,
 }
 
 impl Parsers {
-    /// Parses a run's stripped stdout (the reply) and stderr (searched for usage only).
+    /// Parsers for text output with agent-loop's tools: the given regexes, no JSON, no error
+    /// or tool-activity lines.
+    pub fn text(tool_call: Regex, tokens: Option<Regex>, skip_lines: Vec<Regex>) -> Self {
+        Parsers {
+            tool_call,
+            tokens,
+            skip_lines,
+            output: OutputFormat::Text,
+            json: Box::default(),
+            error: None,
+            tool_activity: None,
+            own_tools: false,
+        }
+    }
+
+    /// Parses a run's stripped stdout (the reply) and stderr (searched for usage and errors).
+    /// With JSON output the answer is read from stdout's documents, usage and errors from
+    /// both streams'; the regexes then run over that answer.
     pub fn parse(&self, stdout: &str, stderr: &str) -> Parsed {
-        let calls = tool_calls::extract(&self.tool_call, stdout);
-        let usage = self
-            .tokens
-            .as_ref()
-            .and_then(|re| tokens::extract(re, stdout).or_else(|| tokens::extract(re, stderr)));
+        let (body, json_usage, json_error) = match self.output {
+            OutputFormat::Text => (stdout.to_string(), None, None),
+            OutputFormat::Json | OutputFormat::Jsonl => {
+                let out_docs = json::documents(stdout);
+                let mut all = out_docs.clone();
+                all.extend(json::documents(stderr));
+                (
+                    self.json.text(&out_docs).unwrap_or_default(),
+                    self.json.usage(&all),
+                    self.json.error(&all),
+                )
+            }
+        };
+        let error = json_error.or_else(|| {
+            let re = self.error.as_ref()?;
+            [stdout, stderr].into_iter().find_map(|text| {
+                let caps = re.captures(text)?;
+                let m = caps.name("message").or_else(|| caps.get(0))?;
+                Some(m.as_str().trim().to_string())
+            })
+        });
+        let calls = if self.own_tools {
+            Vec::new()
+        } else {
+            tool_calls::extract(&self.tool_call, &body)
+        };
+        let usage = json_usage.or_else(|| {
+            let re = self.tokens.as_ref()?;
+            tokens::extract(re, stdout).or_else(|| tokens::extract(re, stderr))
+        });
         Parsed {
-            text: self.clean_text(stdout),
+            text: self.clean_text(&body),
             calls,
             usage,
+            error,
+            activity: self.activity(stdout),
         }
+    }
+
+    /// The lines that match `tool_activity_regex` (group `call`, or the whole line), a line
+    /// repeated right after itself (a redraw) counted once.
+    fn activity(&self, stdout: &str) -> Vec<String> {
+        let Some(re) = &self.tool_activity else {
+            return Vec::new();
+        };
+        let mut found: Vec<String> = Vec::new();
+        for line in stdout.lines() {
+            let Some(caps) = re.captures(line) else {
+                continue;
+            };
+            let text = caps
+                .name("call")
+                .map_or(line.trim(), |m| m.as_str().trim())
+                .to_string();
+            if found.last() != Some(&text) {
+                found.push(text);
+            }
+        }
+        found
     }
 
     /// The reply without tool calls, token lines and skipped lines, trimmed, with runs of
     /// blank lines folded to one.
     fn clean_text(&self, stdout: &str) -> String {
-        let without_calls = self.tool_call.replace_all(stdout, "");
+        let without_calls = if self.own_tools {
+            std::borrow::Cow::Borrowed(stdout)
+        } else {
+            self.tool_call.replace_all(stdout, "")
+        };
         let mut out = String::with_capacity(without_calls.len());
         let mut blank_run = 0;
         for line in without_calls.lines() {
             if self.tokens.as_ref().is_some_and(|re| re.is_match(line))
+                || self
+                    .tool_activity
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(line))
                 || self.skip_lines.iter().any(|re| re.is_match(line))
             {
                 continue;
@@ -100,16 +191,16 @@ mod tests {
     use super::*;
 
     fn parsers() -> Parsers {
-        Parsers {
-            tool_call: Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
-            tokens: Some(
+        Parsers::text(
+            Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
+            Some(
                 Regex::new(
                     r"Tokens: (?P<input>[\d.,]+[kKmM]?) sent, (?P<output>[\d.,]+[kKmM]?) received",
                 )
                 .unwrap(),
             ),
-            skip_lines: vec![Regex::new("^Aider v").unwrap()],
-        }
+            vec![Regex::new("^Aider v").unwrap()],
+        )
     }
 
     #[test]

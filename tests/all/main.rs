@@ -10,6 +10,7 @@ mod demo;
 mod http;
 mod mcp;
 mod policy;
+mod presets;
 mod readme;
 mod repl;
 mod sessions;

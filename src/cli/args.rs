@@ -170,6 +170,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// List every configured backend: its type, command or URL, whether it can run here (the
+    /// command found on PATH, the API key set) and the version its `--version` prints.
+    Backends,
+    /// Send a tiny prompt through BACKEND and show its raw output, the ANSI-stripped text, and
+    /// what each parser read from it (text, tool calls, usage, errors): for checking a preset.
+    Doctor {
+        #[arg(value_name = "BACKEND")]
+        backend: String,
+    },
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]
     DemoAgent,

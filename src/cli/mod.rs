@@ -3,6 +3,7 @@
 
 mod app;
 pub mod args;
+mod backends_cmd;
 mod commands;
 pub mod demo_agent;
 mod frontend;

@@ -59,7 +59,7 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
-        None => {}
+        Some(Command::Backends) | Some(Command::Doctor { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -73,7 +73,37 @@ pub fn main() -> i32 {
             ))
         }
     };
-    runtime.block_on(run(args))
+    match &args.command {
+        Some(Command::Backends) => runtime.block_on(backends(&args)),
+        Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
+        _ => runtime.block_on(run(args)),
+    }
+}
+
+/// `agent-loop backends`.
+async fn backends(args: &Args) -> i32 {
+    match agent_loop::config::Config::load(args.config.as_deref()) {
+        Ok(config) => {
+            print!("{}", super::backends_cmd::table(&config).await);
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `agent-loop doctor BACKEND`: exits 1 when the backend cannot be run or reports an error.
+async fn doctor(args: &Args, name: &str) -> i32 {
+    let config = match agent_loop::config::Config::load(args.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => return fail(&e),
+    };
+    match super::backends_cmd::doctor(&config, name, args.model.clone()).await {
+        Ok(report) => {
+            print!("{report}");
+            0
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 fn fail(error: &Error) -> i32 {

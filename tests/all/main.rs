@@ -13,6 +13,7 @@ mod policy;
 mod presets;
 mod readme;
 mod repl;
+mod replay;
 mod sessions;
 mod settings;
 mod slash;

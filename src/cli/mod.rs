@@ -6,6 +6,7 @@ pub mod args;
 mod backends_cmd;
 mod commands;
 pub mod demo_agent;
+mod fanout;
 mod frontend;
 mod input;
 mod mcp;

@@ -283,7 +283,10 @@ impl App {
     /// Switches to another configured backend, keeping the conversation.
     pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
         let def = self.config.backend(name)?.clone();
-        self.use_def(def)
+        self.use_def(def)?;
+        // One backend from now on, also after `--backend a,b`.
+        self.fanout = None;
+        Ok(())
     }
 
     /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).

@@ -29,6 +29,12 @@ Examples:
       ollama); the reply streams to stdout as it arrives.
   agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
       Pick the model and temperature for this run, and take the reply whole.
+  agent-loop --backend claude,codex \"add a --json flag\"
+      Run the task on both at once, each in its own copy of the folder, and print both
+      answers; in the REPL, /compare claude,codex TASK and /pick N do the same.
+  agent-loop backends
+      Every configured backend, whether it can run here, and its version;
+      `agent-loop doctor NAME` shows what one prints and what is read from it.
   agent-loop --backend demo --context sliding:20
       A REPL whose requests carry only the last 20 messages of the conversation.
 

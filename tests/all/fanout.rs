@@ -125,3 +125,25 @@ fn compare_and_pick_in_the_repl() {
     // No escape byte and no bare carriage return from the comparison.
     assert!(!screen.contains('\x1b'), "{screen}");
 }
+
+#[test]
+fn switching_backend_mid_conversation_sends_the_history_in_the_new_format() {
+    let ws = two_backends();
+    // `b` writes its conversation as XML; `a` as plain text.
+    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
+    ws.config(&config.replace("[backends.b]\n", "[backends.b]\ncontext_format = \"xml\"\n"));
+    std::fs::write(ws.path("fake-a/reply.1"), "Plain answer.\n").unwrap();
+    std::fs::write(ws.path("fake-b/reply.1"), "XML answer.\n").unwrap();
+    let keys = "first question\n/backend b\nsecond question\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend a --session sw", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("[backend b]"), "{screen}");
+    let prompt = std::fs::read_to_string(ws.path("fake-b/prompt.1")).unwrap();
+    for part in [
+        "<message role=\"user\">\nfirst question",
+        "<message role=\"assistant\">\nPlain answer.",
+        "<message role=\"user\">\nsecond question",
+    ] {
+        assert!(prompt.contains(part), "missing {part:?} in\n{prompt}");
+    }
+}

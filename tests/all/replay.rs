@@ -148,3 +148,29 @@ fn doctor_shows_raw_stripped_and_parsed() {
         run.stdout()
     );
 }
+
+#[test]
+fn output_past_max_output_bytes_is_dropped_with_a_note_and_the_cli_is_drained() {
+    let ws = Workspace::new();
+    ws.add_config("max_output_bytes = 1000\n");
+    // Four pipe buffers' worth: a CLI that is not drained would block and time out.
+    let mut reply = String::from("The answer starts here.\n");
+    reply.push_str(&format!("{}\n", "x".repeat(99)).repeat(2600));
+    ws.reply(0, &reply);
+    let run = ws.run(&["--backend", "fake", "--no-save", "say a lot"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.starts_with("The answer starts here.\n"),
+        "{}",
+        &out[..100]
+    );
+    assert!(out.len() < 2000, "{} bytes kept", out.len());
+    assert!(
+        out.contains(&format!(
+            "[output cut: {} bytes past max_output_bytes (1000) were dropped]",
+            reply.len() - 1000
+        )),
+        "{out}"
+    );
+}

@@ -766,4 +766,21 @@ mod tests {
         };
         assert!(a.parsers.own_tools && a.style.own_tools);
     }
+
+    #[test]
+    fn auto_order_tries_keyed_apis_then_every_cli_preset() {
+        let config = Config::from_sources(&[Source::builtin()]).unwrap();
+        let order = &config.auto_order;
+        assert_eq!(
+            order[..4],
+            ["claude-api", "openai", "openrouter", "deepseek"]
+        );
+        for (name, def) in &config.backends {
+            let listed = order.contains(name);
+            match def {
+                Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
+                Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),
+            }
+        }
+    }
 }

@@ -120,11 +120,26 @@ impl CliBackend {
             stream,
             line: strip_ansi(line),
         };
+        // The CLI's own tool activity is reported as it happens (`tools = "own"`).
+        let mut last_activity = None;
+        let mut stdout_line = |line: &[u8], emit: &mut Emit<'_>| {
+            let event = line_event(OutputStream::Stdout, line);
+            let activity = match &event {
+                Event::BackendOutput { line, .. } => def.parsers.activity_line(line),
+                _ => None,
+            };
+            emit(event);
+            if let Some(activity) = activity.filter(|a| last_activity.as_ref() != Some(a)) {
+                last_activity = Some(activity.clone());
+                emit(Event::OwnTool {
+                    backend: name.clone(),
+                    activity,
+                });
+            }
+        };
         let finished = {
             let mut progress = |p: Progress| match p {
-                Progress::Stdout(chunk) => {
-                    out_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stdout, l)))
-                }
+                Progress::Stdout(chunk) => out_lines.push(chunk, &mut |l| stdout_line(l, emit)),
                 Progress::Stderr(chunk) => {
                     err_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stderr, l)))
                 }
@@ -136,7 +151,7 @@ impl CliBackend {
             process::run(&spec, &mut progress).await
         }
         .map_err(|e| self.spawn_error(e))?;
-        out_lines.finish(&mut |l| emit(line_event(OutputStream::Stdout, l)));
+        out_lines.finish(&mut |l| stdout_line(l, emit));
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
         let stdout = strip_ansi(finished.stdout.bytes());
@@ -173,12 +188,6 @@ impl CliBackend {
                 def.defined_at,
                 quote_tail("stderr", &stderr)
             )));
-        }
-        for activity in std::mem::take(&mut parsed.activity) {
-            emit(Event::OwnTool {
-                backend: def.name.clone(),
-                activity,
-            });
         }
         if let Some(message) = parsed.error.take() {
             return Err(Error::backend(format!(

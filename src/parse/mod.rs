@@ -129,26 +129,27 @@ impl Parsers {
         }
     }
 
-    /// The lines that match `tool_activity_regex` (group `call`, or the whole line), a line
-    /// repeated right after itself (a redraw) counted once.
+    /// The lines that match `tool_activity_regex`, a line repeated right after itself (a
+    /// redraw) counted once.
     fn activity(&self, stdout: &str) -> Vec<String> {
-        let Some(re) = &self.tool_activity else {
-            return Vec::new();
-        };
         let mut found: Vec<String> = Vec::new();
-        for line in stdout.lines() {
-            let Some(caps) = re.captures(line) else {
-                continue;
-            };
-            let text = caps
-                .name("call")
-                .map_or(line.trim(), |m| m.as_str().trim())
-                .to_string();
+        for text in stdout.lines().filter_map(|l| self.activity_line(l)) {
             if found.last() != Some(&text) {
                 found.push(text);
             }
         }
         found
+    }
+
+    /// The tool activity one stripped line shows (group `call` of `tool_activity_regex`, else
+    /// the whole line), if any.
+    pub fn activity_line(&self, line: &str) -> Option<String> {
+        let caps = self.tool_activity.as_ref()?.captures(line)?;
+        Some(
+            caps.name("call")
+                .map_or(line.trim(), |m| m.as_str().trim())
+                .to_string(),
+        )
     }
 
     /// The reply without tool calls, token lines and skipped lines, trimmed, with runs of

@@ -147,3 +147,25 @@ fn switching_backend_mid_conversation_sends_the_history_in_the_new_format() {
         assert!(prompt.contains(part), "missing {part:?} in\n{prompt}");
     }
 }
+
+#[test]
+fn approvals_are_asked_one_backend_at_a_time_and_named() {
+    let ws = two_backends();
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    // No --yes and no terminal: each write is asked for, and refused.
+    let mut cmd = ws.cmd(&["--backend", "a,b", "--no-save", "write it"]);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("[1] a asks:") && err.contains("[2] b asks:"),
+        "{err}"
+    );
+    for n in [1, 2] {
+        assert!(!folder(&run.stdout(), n).join("out.txt").exists());
+    }
+    // The model was told why, in each backend's own conversation.
+    let prompt = std::fs::read_to_string(ws.path("fake-b/prompt.2")).unwrap();
+    assert!(prompt.contains("cannot ask for approval"), "{prompt}");
+}

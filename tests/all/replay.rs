@@ -65,7 +65,11 @@ fn own_tools_report_text_activity_and_usage_and_run_nothing() {
         run.stdout()
     );
     // Reported as the line arrives, once although coro redraws it.
-    assert_eq!(err.matches("[coro ran] Bash(echo hello)").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("[coro ran] Bash(echo hello)").count(),
+        1,
+        "{err}"
+    );
     assert!(!err.contains("[tool "), "agent-loop ran nothing: {err}");
     assert!(err.contains("[tokens in 3300 / out 63]"), "{err}");
     // The prompt is an argument, without agent-loop's tool list.

@@ -80,6 +80,7 @@ fn style(format: ContextFormat) -> PromptStyle {
     PromptStyle {
         tool_call_format: "<tool_call>{json}</tool_call>".into(),
         format,
+        own_tools: false,
     }
 }
 

@@ -35,16 +35,16 @@ fn output(bytes: usize) -> Vec<u8> {
 }
 
 fn parsers() -> Parsers {
-    Parsers {
-        tool_call: Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
-        tokens: Some(
+    Parsers::text(
+        Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
+        Some(
             Regex::new(
                 r"Tokens: (?P<input>[\d.,]+[kKmM]?) input \+ (?P<output>[\d.,]+[kKmM]?) output",
             )
             .unwrap(),
         ),
-        skip_lines: vec![Regex::new(r"(?m)^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap()],
-    }
+        vec![Regex::new(r"(?m)^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap()],
+    )
 }
 
 fn strip_and_parse(c: &mut Criterion) {

@@ -106,6 +106,12 @@ pub enum Event {
         backend: String,
         usage: Usage,
     },
+    /// An agent CLI with `tools = "own"` ran a tool of its own (`Bash(ls)`), as its output
+    /// showed; agent-loop only reports it.
+    OwnTool {
+        backend: String,
+        activity: String,
+    },
     /// What the turn's last backend call carried of the conversation (once per turn).
     Context {
         stats: ContextStats,
@@ -216,6 +222,10 @@ impl Event {
             },
             Event::Error { message } => Event::Error {
                 message: f(message),
+            },
+            Event::OwnTool { backend, activity } => Event::OwnTool {
+                backend: backend.clone(),
+                activity: f(activity),
             },
             other => other.clone(),
         }

@@ -77,6 +77,11 @@ impl Agent {
         self.totals = totals;
     }
 
+    /// Its settings (a comparison builds its other agents from them).
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
     /// Turns run so far (restored ones included).
     pub fn turns(&self) -> u32 {
         self.turn

@@ -9,12 +9,26 @@ use crate::backend::lines::LineSplitter;
 use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
-use crate::parse::strip_ansi;
+use crate::parse::{strip_ansi, Parsed};
 use crate::process::{self, Progress, Spec};
 use crate::{BoxFuture, Error};
 
 /// Lines of stderr quoted in an error message.
 const ERROR_TAIL_LINES: usize = 20;
+
+/// One run of a CLI, before it is judged: what it printed, raw and stripped, how it ended,
+/// and what the parsers read from it.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub raw: RawOutput,
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Bytes of stdout past `max_output_bytes`, dropped.
+    pub stdout_dropped: u64,
+    pub parsed: Parsed,
+}
 
 pub struct CliBackend {
     def: BackendDef,
@@ -58,7 +72,9 @@ impl CliBackend {
             .collect()
     }
 
-    async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
+    /// Runs the CLI once and parses what it printed, without judging the outcome: what
+    /// `agent-loop doctor` shows.
+    pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Probe, Error> {
         let def = &self.def;
         let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
         // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
@@ -104,11 +120,26 @@ impl CliBackend {
             stream,
             line: strip_ansi(line),
         };
+        // The CLI's own tool activity is reported as it happens (`tools = "own"`).
+        let mut last_activity = None;
+        let mut stdout_line = |line: &[u8], emit: &mut Emit<'_>| {
+            let event = line_event(OutputStream::Stdout, line);
+            let activity = match &event {
+                Event::BackendOutput { line, .. } => def.parsers.activity_line(line),
+                _ => None,
+            };
+            emit(event);
+            if let Some(activity) = activity.filter(|a| last_activity.as_ref() != Some(a)) {
+                last_activity = Some(activity.clone());
+                emit(Event::OwnTool {
+                    backend: name.clone(),
+                    activity,
+                });
+            }
+        };
         let finished = {
             let mut progress = |p: Progress| match p {
-                Progress::Stdout(chunk) => {
-                    out_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stdout, l)))
-                }
+                Progress::Stdout(chunk) => out_lines.push(chunk, &mut |l| stdout_line(l, emit)),
                 Progress::Stderr(chunk) => {
                     err_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stderr, l)))
                 }
@@ -120,13 +151,36 @@ impl CliBackend {
             process::run(&spec, &mut progress).await
         }
         .map_err(|e| self.spawn_error(e))?;
-        out_lines.finish(&mut |l| emit(line_event(OutputStream::Stdout, l)));
+        out_lines.finish(&mut |l| stdout_line(l, emit));
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
-
         let stdout = strip_ansi(finished.stdout.bytes());
         let stderr = strip_ansi(finished.stderr.bytes());
-        if finished.timed_out {
+        let parsed = def.parsers.parse(&stdout, &stderr);
+        Ok(Probe {
+            exit_code: finished.exit_code(),
+            timed_out: finished.timed_out,
+            stdout_dropped: finished.stdout.dropped(),
+            raw: RawOutput {
+                stdout: finished.stdout.bytes().to_vec(),
+                stderr: finished.stderr.bytes().to_vec(),
+            },
+            stdout,
+            stderr,
+            parsed,
+        })
+    }
+
+    async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
+        let def = &self.def;
+        let probe = self.probe(request, emit).await?;
+        let Probe {
+            stdout,
+            stderr,
+            mut parsed,
+            ..
+        } = probe.clone();
+        if probe.timed_out {
             return Err(Error::backend(format!(
                 "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
                 def.name,
@@ -135,7 +189,13 @@ impl CliBackend {
                 quote_tail("stderr", &stderr)
             )));
         }
-        let code = finished.exit_code().unwrap_or(-1);
+        if let Some(message) = parsed.error.take() {
+            return Err(Error::backend(format!(
+                "backend `{}` reported an error: {message}",
+                def.name
+            )));
+        }
+        let code = probe.exit_code.unwrap_or(-1);
         if code != 0 {
             let (label, text) = if stderr.trim().is_empty() {
                 ("stdout", &stdout)
@@ -149,7 +209,6 @@ impl CliBackend {
                 quote_tail(label, text)
             )));
         }
-        let mut parsed = def.parsers.parse(&stdout, &stderr);
         if parsed.text.is_empty() && parsed.calls.is_empty() {
             return Err(Error::backend(format!(
                 "backend `{}` exited successfully but printed no answer on stdout{}",
@@ -157,21 +216,17 @@ impl CliBackend {
                 quote_tail("stderr", &stderr)
             )));
         }
-        if finished.stdout.dropped() > 0 {
+        if probe.stdout_dropped > 0 {
             parsed.text.push_str(&format!(
                 "\n[output cut: {} bytes past max_output_bytes ({}) were dropped]",
-                finished.stdout.dropped(),
-                def.max_output_bytes
+                probe.stdout_dropped, def.max_output_bytes
             ));
         }
         Ok(Reply {
             text: parsed.text,
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
-            raw: Some(RawOutput {
-                stdout: finished.stdout.bytes().to_vec(),
-                stderr: finished.stderr.bytes().to_vec(),
-            }),
+            raw: Some(probe.raw),
         })
     }
 

@@ -6,7 +6,7 @@ mod cli;
 mod http;
 mod lines;
 
-pub use cli::CliBackend;
+pub use cli::{CliBackend, Probe};
 pub use http::HttpBackend;
 
 use std::path::Path;

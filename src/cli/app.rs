@@ -39,6 +39,10 @@ pub struct App {
     pub base_mode: ApprovalMode,
     /// The MCP servers started for this run (none until `run` starts them).
     pub mcp: McpServers,
+    /// `--backend a,b,c`: every task runs on all of these at once.
+    pub fanout: Option<Vec<String>>,
+    /// The last comparison's answers, for `/pick` (until the next turn).
+    pub compared: Option<super::fanout::Compared>,
 }
 
 impl App {
@@ -79,6 +83,23 @@ impl App {
                 .or_else(|| config.first_available())
                 .ok_or_else(|| no_backend(&config))?,
         };
+        // `a,b,c`: a comparison on every task; the first one is the session's backend.
+        let fanout = name.contains(',').then(|| {
+            name.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        });
+        if let Some(names) = &fanout {
+            for n in names {
+                config.backend(n)?;
+            }
+        }
+        let name = fanout
+            .as_ref()
+            .and_then(|n| n.first().cloned())
+            .unwrap_or(name);
         let def = config.backend(&name)?.clone();
         let overrides = Overrides {
             model: settings.get::<String>("model")?,
@@ -162,6 +183,8 @@ impl App {
             log_override: args.log.clone(),
             base_mode,
             mcp: McpServers::default(),
+            fanout: fanout.filter(|n| n.len() > 1),
+            compared: None,
         };
         app.session.backend = app.def.name().to_string();
         app.open_log()?;
@@ -217,6 +240,10 @@ impl App {
     /// Runs one turn; Ctrl-C cancels it (the backend and tools are killed) and records that.
     /// The session is saved either way.
     pub async fn turn(&mut self, input: &str) -> Outcome {
+        self.compared = None;
+        if let Some(names) = self.fanout.clone() {
+            return super::fanout::compare(self, &names, input).await;
+        }
         let screen = self.frontend.display.clone();
         let outcome = tokio::select! {
             result = self.agent.run_turn(input, &mut self.frontend) => Outcome::Done(result),
@@ -258,7 +285,10 @@ impl App {
     /// Switches to another configured backend, keeping the conversation.
     pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
         let def = self.config.backend(name)?.clone();
-        self.use_def(def)
+        self.use_def(def)?;
+        // One backend from now on, also after `--backend a,b`.
+        self.fanout = None;
+        Ok(())
     }
 
     /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).

@@ -31,6 +31,12 @@ Examples:
       ollama); the reply streams to stdout as it arrives.
   agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
       Pick the model and temperature for this run, and take the reply whole.
+  agent-loop --backend claude,codex \"add a --json flag\"
+      Run the task on both at once, each in its own copy of the folder, and print both
+      answers; in the REPL, /compare claude,codex TASK and /pick N do the same.
+  agent-loop backends
+      Every configured backend, whether it can run here, and its version;
+      `agent-loop doctor NAME` shows what one prints and what is read from it.
   agent-loop --backend demo --context sliding:20
       A REPL whose requests carry only the last 20 messages of the conversation.
   agent-loop --backend demo --output jsonl \"list the files here\" | jq -r .event
@@ -187,6 +193,15 @@ pub enum Command {
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+    /// List every configured backend: its type, command or URL, whether it can run here (the
+    /// command found on PATH, the API key set) and the version its `--version` prints.
+    Backends,
+    /// Send a tiny prompt through BACKEND and show its raw output, the ANSI-stripped text, and
+    /// what each parser read from it (text, tool calls, usage, errors): for checking a preset.
+    Doctor {
+        #[arg(value_name = "BACKEND")]
+        backend: String,
     },
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]

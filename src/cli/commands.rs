@@ -57,6 +57,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "TEXT",
         "add `* TEXT` to AGENTS.md, which every request carries",
     ),
+    (
+        "/compare",
+        "A,B TASK",
+        "run TASK on backends A and B at once, each in its own copy of the folder",
+    ),
+    (
+        "/pick",
+        "N",
+        "keep answer N of the last /compare in the conversation",
+    ),
     ("/tools", "", "the tools and whether they ask first"),
     (
         "/mcp",
@@ -151,6 +161,8 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             ))
         }),
         "/tools" => Ok(Some(tools(app))),
+        "/compare" if !rest.is_empty() => return compare(app, rest).await,
+        "/pick" if !rest.is_empty() => super::fanout::pick(app, rest).map(Some),
         "/mcp" => {
             let App {
                 mcp,
@@ -166,9 +178,9 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/undo" => Ok(Some(undo(app))),
         "/commit" if !rest.is_empty() => return commit(app, rest).await,
         "/export" if !rest.is_empty() => export(app, rest).map(Some),
-        "/save" | "/load" | "/commit" | "/export" | "/memory" => Err(Error::config(format!(
-            "{word} needs an argument: see /help"
-        ))),
+        "/save" | "/load" | "/commit" | "/export" | "/memory" | "/compare" | "/pick" => Err(
+            Error::config(format!("{word} needs an argument: see /help")),
+        ),
         _ => Err(Error::config(format!(
             "unknown command {word}; the commands are: {}",
             names()
@@ -302,6 +314,30 @@ async fn retry(app: &mut App) -> Flow {
     app.frontend.notice(&format!("[retrying: {text}]"));
     if let Outcome::Cancelled = app.turn(&text).await {
         app.frontend.notice("");
+    }
+    Flow::Continue
+}
+
+/// `/compare a,b TASK`.
+async fn compare(app: &mut App, rest: &str) -> Flow {
+    let (list, task) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let names = super::fanout::names(app, list).and_then(|names| {
+        if task.trim().is_empty() {
+            Err(Error::config(
+                "/compare needs a task after the backends: /compare a,b TASK",
+            ))
+        } else {
+            Ok(names)
+        }
+    });
+    match names {
+        Ok(names) => {
+            app.compared = None;
+            if let Outcome::Cancelled = super::fanout::compare(app, &names, task.trim()).await {
+                app.frontend.notice("");
+            }
+        }
+        Err(e) => app.frontend.notice(&format!("error: {e}")),
     }
     Flow::Continue
 }

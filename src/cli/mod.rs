@@ -3,8 +3,10 @@
 
 mod app;
 pub mod args;
+mod backends_cmd;
 mod commands;
 pub mod demo_agent;
+mod fanout;
 mod frontend;
 mod input;
 mod mcp;

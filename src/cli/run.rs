@@ -62,7 +62,7 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
-        None => {}
+        Some(Command::Backends) | Some(Command::Doctor { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -76,7 +76,11 @@ pub fn main() -> i32 {
             ))
         }
     };
-    let code = runtime.block_on(run(args));
+    let code = match &args.command {
+        Some(Command::Backends) => runtime.block_on(backends(&args)),
+        Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
+        _ => runtime.block_on(run(args)),
+    };
     // Everything that matters is done and flushed: do not wait for the blocking pool (a
     // stuck read of a file or a terminal must not keep the process alive after `exit`).
     runtime.shutdown_background();
@@ -96,6 +100,32 @@ fn usage_error(e: clap::Error) -> i32 {
     let text = e.render().to_string();
     let message = text.trim_end().trim_start_matches("error: ");
     Screen::jsonl().fail(&Error::config(message))
+}
+
+/// `agent-loop backends`.
+async fn backends(args: &Args) -> i32 {
+    match agent_loop::config::Config::load(args.config.as_deref()) {
+        Ok(config) => {
+            print!("{}", super::backends_cmd::table(&config).await);
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `agent-loop doctor BACKEND`: exits 1 when the backend cannot be run or reports an error.
+async fn doctor(args: &Args, name: &str) -> i32 {
+    let config = match agent_loop::config::Config::load(args.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => return fail(&e),
+    };
+    match super::backends_cmd::doctor(&config, name, args.model.clone()).await {
+        Ok(report) => {
+            print!("{report}");
+            0
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 fn fail(error: &Error) -> i32 {

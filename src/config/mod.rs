@@ -15,7 +15,7 @@ use regex::Regex;
 
 use crate::context::{ContextMode, ContextSettings, PromptStyle};
 use crate::mcp::config::{RawServer, ServerDef};
-use crate::parse::{Parsers, Prices};
+use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Prices};
 use crate::Error;
 use raw::RawBackend;
 pub use raw::{Located, Overlay};
@@ -329,6 +329,29 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
     let prices = prices(&raw);
     let context = context_settings(&raw, name, &here)?;
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
+    let output: OutputFormat =
+        parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
+    let json = json_fields(&raw, name, output, &defined_at)?;
+    let own_tools = match raw.tools.as_ref().map(|t| (t, t.value.as_str())) {
+        None | Some((_, "loop")) => false,
+        Some((_, "own")) => true,
+        Some((t, other)) => {
+            return Err(Error::config(format!(
+                "{}: backend `{name}`: key `tools`: unknown mode `{other}`; use `loop` (agent-loop runs its tools) or `own` (the CLI runs its own)",
+                t.at()
+            )))
+        }
+    };
+    let error = raw
+        .error_regex
+        .as_ref()
+        .map(|r| compile(Some(r), "", name, "error_regex"))
+        .transpose()?;
+    let tool_activity = raw
+        .tool_activity_regex
+        .as_ref()
+        .map(|r| compile(Some(r), "", name, "tool_activity_regex"))
+        .transpose()?;
     if let Some(key) = raw.http_only_keys().first() {
         return Err(Error::config(format!(
             "{}: only HTTP backends read it; set `type` to one of {} to call an API",
@@ -421,15 +444,71 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         style: PromptStyle {
             tool_call_format,
             format: format.unwrap_or_default(),
+            own_tools,
         },
         parsers: Parsers {
             tool_call,
             tokens,
             skip_lines,
+            output,
+            json: Box::new(json),
+            error,
+            tool_activity,
+            own_tools,
         },
         prices,
         context,
     })
+}
+
+/// The `json_*` field paths, compiled: each needs `output = "json"` or `"jsonl"`, and JSON
+/// output needs `json_text`.
+fn json_fields(
+    raw: &RawBackend,
+    name: &str,
+    output: OutputFormat,
+    defined_at: &str,
+) -> Result<JsonFields, Error> {
+    let keys = raw.json_keys();
+    if output == OutputFormat::Text {
+        if let Some((key, Some(at))) = keys.iter().find(|(_, v)| v.is_some()) {
+            return Err(Error::config(format!(
+                "{}: backend `{name}`: key `{key}`: only read with `output = \"json\"` or `\"jsonl\"`; set `output` too",
+                at.at()
+            )));
+        }
+        return Ok(JsonFields::default());
+    }
+    let [text, input, output_tokens, total, cost, error] = keys.map(|(key, value)| {
+        value
+            .map(|v| {
+                v.value.parse::<JsonPath>().map_err(|e| {
+                    Error::config(format!(
+                        "{}: backend `{name}`: key `{key}`: bad field path: {e}",
+                        v.at()
+                    ))
+                })
+            })
+            .transpose()
+    });
+    let fields = JsonFields {
+        text: text?,
+        input_tokens: input?,
+        output_tokens: output_tokens?,
+        total_tokens: total?,
+        cost: cost?,
+        error: error?,
+    };
+    if fields.text.is_none() {
+        let at = raw
+            .output
+            .as_ref()
+            .map_or(defined_at.to_string(), |o| o.at());
+        return Err(Error::config(format!(
+            "{at}: backend `{name}`: key `output`: JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`)"
+        )));
+    }
+    Ok(fields)
 }
 
 /// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
@@ -643,5 +722,73 @@ mod tests {
             err.message,
             "my.toml:1: backend `a` has no `command` (the program to run, found through PATH)"
         );
+    }
+
+    #[test]
+    fn json_keys_are_checked_with_file_line_backend_and_key() {
+        let err = |text: &str| {
+            Config::from_sources(&[src("my.toml", text)])
+                .unwrap_err()
+                .message
+        };
+        let e = err("[backends.a]\ncommand = \"a\"\njson_text = \"result\"\n");
+        assert!(
+            e.starts_with("my.toml:3: backend `a`: key `json_text`: only read with `output"),
+            "{e}"
+        );
+        let e = err("[backends.a]\ncommand = \"a\"\noutput = \"json\"\n");
+        assert!(
+            e.starts_with("my.toml:3: backend `a`: key `output`: JSON output needs `json_text`"),
+            "{e}"
+        );
+        let e = err("[backends.a]\ncommand = \"a\"\noutput = \"xml\"\n");
+        assert!(
+            e.starts_with("my.toml:3: backend `a`: key `output`: unknown output `xml`"),
+            "{e}"
+        );
+        let e = err(
+            "[backends.a]\ncommand = \"a\"\noutput = \"jsonl\"\njson_text = \"a\"\njson_error = \"x[y\"\n",
+        );
+        assert!(
+            e.starts_with("my.toml:5: backend `a`: key `json_error`: bad field path"),
+            "{e}"
+        );
+        let e = err("[backends.a]\ncommand = \"a\"\ntools = \"some\"\n");
+        assert!(
+            e.starts_with("my.toml:3: backend `a`: key `tools`: unknown mode `some`"),
+            "{e}"
+        );
+        let e = err("[backends.a]\ntype = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\noutput = \"json\"\n");
+        assert!(e.contains("`output`"), "{e}");
+    }
+
+    #[test]
+    fn own_tools_reach_the_parsers_and_the_prompt_style() {
+        let config = Config::from_sources(&[src(
+            "my.toml",
+            "[backends.a]\ncommand = \"a\"\ntools = \"own\"\n",
+        )])
+        .unwrap();
+        let Definition::Cli(a) = &config.backends["a"] else {
+            panic!("a is a CLI backend")
+        };
+        assert!(a.parsers.own_tools && a.style.own_tools);
+    }
+
+    #[test]
+    fn auto_order_tries_keyed_apis_then_every_cli_preset() {
+        let config = Config::from_sources(&[Source::builtin()]).unwrap();
+        let order = &config.auto_order;
+        assert_eq!(
+            order[..4],
+            ["claude-api", "openai", "openrouter", "deepseek"]
+        );
+        for (name, def) in &config.backends {
+            let listed = order.contains(name);
+            match def {
+                Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
+                Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),
+            }
+        }
     }
 }

@@ -42,6 +42,18 @@ pub struct RawBackend {
     pub tool_call_format: Option<String>,
     pub tokens_regex: Option<Located>,
     pub skip_lines: Option<Vec<Located>>,
+    /// `text` (the default), `json` or `jsonl`; see `parse::json`.
+    pub output: Option<Located>,
+    pub json_text: Option<Located>,
+    pub json_input_tokens: Option<Located>,
+    pub json_output_tokens: Option<Located>,
+    pub json_total_tokens: Option<Located>,
+    pub json_cost: Option<Located>,
+    pub json_error: Option<Located>,
+    pub error_regex: Option<Located>,
+    /// `loop` (the default: agent-loop runs the tools) or `own` (the CLI runs its own).
+    pub tools: Option<Located>,
+    pub tool_activity_regex: Option<Located>,
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
     // HTTP backends (`type = "anthropic" | "openai" | "ollama"`), see `config::http`.
@@ -130,6 +142,16 @@ impl Overlay for RawBackend {
             tool_call_format,
             tokens_regex,
             skip_lines,
+            output,
+            json_text,
+            json_input_tokens,
+            json_output_tokens,
+            json_total_tokens,
+            json_cost,
+            json_error,
+            error_regex,
+            tools,
+            tool_activity_regex,
             base_url,
             api_key_env,
             base_url_env,
@@ -153,18 +175,39 @@ impl Overlay for RawBackend {
 impl RawBackend {
     /// The keys set here that only CLI backends read.
     pub fn cli_only_keys(&self) -> Vec<&'static str> {
-        set_keys(&[
-            ("command", self.command.is_some()),
-            ("args", self.args.is_some()),
-            ("env", self.env.is_some()),
-            ("cwd", self.cwd.is_some()),
-            ("progress_s", self.progress_s.is_some()),
-            ("max_output_bytes", self.max_output_bytes.is_some()),
-            ("tool_call_regex", self.tool_call_regex.is_some()),
-            ("tool_call_format", self.tool_call_format.is_some()),
-            ("tokens_regex", self.tokens_regex.is_some()),
-            ("skip_lines", self.skip_lines.is_some()),
-        ])
+        set_keys(
+            &[
+                ("command", self.command.is_some()),
+                ("args", self.args.is_some()),
+                ("env", self.env.is_some()),
+                ("cwd", self.cwd.is_some()),
+                ("progress_s", self.progress_s.is_some()),
+                ("max_output_bytes", self.max_output_bytes.is_some()),
+                ("tool_call_regex", self.tool_call_regex.is_some()),
+                ("tool_call_format", self.tool_call_format.is_some()),
+                ("tokens_regex", self.tokens_regex.is_some()),
+                ("skip_lines", self.skip_lines.is_some()),
+                ("output", self.output.is_some()),
+                ("error_regex", self.error_regex.is_some()),
+                ("tools", self.tools.is_some()),
+                ("tool_activity_regex", self.tool_activity_regex.is_some()),
+            ]
+            .into_iter()
+            .chain(self.json_keys().into_iter().map(|(k, v)| (k, v.is_some())))
+            .collect::<Vec<_>>(),
+        )
+    }
+
+    /// The `json_*` field paths, by key.
+    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 6] {
+        [
+            ("json_text", self.json_text.as_ref()),
+            ("json_input_tokens", self.json_input_tokens.as_ref()),
+            ("json_output_tokens", self.json_output_tokens.as_ref()),
+            ("json_total_tokens", self.json_total_tokens.as_ref()),
+            ("json_cost", self.json_cost.as_ref()),
+            ("json_error", self.json_error.as_ref()),
+        ]
     }
 
     /// The keys set here that only HTTP backends read.
@@ -194,6 +237,16 @@ impl RawBackend {
             &mut self.base_url_env,
             &mut self.context,
             &mut self.context_format,
+            &mut self.output,
+            &mut self.json_text,
+            &mut self.json_input_tokens,
+            &mut self.json_output_tokens,
+            &mut self.json_total_tokens,
+            &mut self.json_cost,
+            &mut self.json_error,
+            &mut self.error_regex,
+            &mut self.tools,
+            &mut self.tool_activity_regex,
         ]
         .into_iter()
         .flatten()

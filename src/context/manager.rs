@@ -216,6 +216,7 @@ mod tests {
             let style = PromptStyle {
                 tool_call_format: "<tool_call>{json}</tool_call>".into(),
                 format: ContextFormat::Plain,
+                own_tools: false,
             };
             let prompt = render_prompt(request.window, request.tools, &style, request.cwd);
             self.prompts.lock().unwrap().push(prompt);

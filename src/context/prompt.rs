@@ -18,6 +18,8 @@ pub struct PromptStyle {
     pub tool_call_format: String,
     /// How the conversation is written (`context_format`).
     pub format: ContextFormat,
+    /// `tools = "own"`: the CLI runs its own tools, so the prompt lists none of agent-loop's.
+    pub own_tools: bool,
 }
 
 impl PromptStyle {
@@ -60,6 +62,10 @@ fn write_preamble(out: &mut String, tools: &[ToolSpec], style: &PromptStyle, cwd
         "You are a coding agent driven by agent-loop. The working directory is {}.",
         cwd.display()
     );
+    if style.own_tools {
+        out.push_str("Use your own tools as you need them, then reply with the answer.\n");
+        return;
+    }
     if tools.is_empty() {
         out.push_str("No tools are available: answer from what you know.\n");
         return;
@@ -158,6 +164,7 @@ mod tests {
         PromptStyle {
             tool_call_format: "<tool_call>{json}</tool_call>".into(),
             format,
+            own_tools: false,
         }
     }
 
@@ -328,6 +335,7 @@ mod tests {
         let style = PromptStyle {
             tool_call_format: "CALL {name} {args}".into(),
             format: ContextFormat::Plain,
+            own_tools: false,
         };
         let prompt = render_prompt(&Window::all(&c), tools.specs(), &style, Path::new("/w"));
         assert!(

@@ -42,6 +42,10 @@ pub enum Body {
     AssistantDelta {
         text: String,
     },
+    /// A tool the agent CLI ran itself (`tools = "own"`), as its output showed it.
+    OwnTool {
+        text: String,
+    },
     /// The model's reply, parsed; `final_answer` marks the one that ends the turn.
     AssistantMessage {
         text: String,
@@ -114,6 +118,9 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             text: format!("{line}\n"),
         },
         Event::TextDelta { text, .. } => Body::AssistantDelta { text: text.clone() },
+        Event::OwnTool { activity, .. } => Body::OwnTool {
+            text: activity.clone(),
+        },
         Event::Text { text, final_answer } => Body::AssistantMessage {
             text: text.clone(),
             final_answer: *final_answer,

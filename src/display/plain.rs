@@ -108,6 +108,14 @@ impl PlainDisplay {
                 line.push(']');
                 writeln!(self.err, "{line}")?;
             }
+            Event::OwnTool { backend, activity } => {
+                writeln!(
+                    self.err,
+                    "[{} ran] {}",
+                    sanitize(backend),
+                    one_line(activity)
+                )?;
+            }
             Event::Waiting { backend, elapsed_s } => {
                 writeln!(
                     self.err,

@@ -12,6 +12,8 @@ use crate::common::{bin, poll, sh_quote, Workspace, CLEARED_ENV};
 /// A tmux server of the test's own, killed when the test ends.
 struct Tmux {
     socket: PathBuf,
+    /// Where the pane's shell writes the exit status.
+    status: PathBuf,
 }
 
 impl Tmux {
@@ -20,7 +22,9 @@ impl Tmux {
         let conf = ws.path("tmux.conf");
         // The pane stays after the program ends, so its exit status can be read.
         std::fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
-        let mut line = format!("exec env TERM={term}");
+        // The shell writes the program's exit status to a file once it has ended: tmux's own
+        // `pane_dead` can lag far behind on a loaded machine.
+        let mut line = format!("env TERM={term}");
         for (key, value) in ws.env() {
             line.push_str(&format!(
                 " {key}={}",
@@ -28,12 +32,14 @@ impl Tmux {
             ));
         }
         line.push_str(&format!(
-            " {} --config {} {args}",
+            " {} --config {} {args}; echo $? > {}",
             sh_quote(&bin().display().to_string()),
-            sh_quote(&ws.path("backends.toml").display().to_string())
+            sh_quote(&ws.path("backends.toml").display().to_string()),
+            sh_quote(&ws.path("exit-status").display().to_string())
         ));
         let tmux = Tmux {
             socket: ws.path("tmux.sock"),
+            status: ws.path("exit-status"),
         };
         let mut cmd = tmux.command();
         cmd.arg("-f")
@@ -89,9 +95,8 @@ impl Tmux {
 
     /// The exit status of the program, once it has ended.
     fn exit_status(&self) -> Option<i32> {
-        let out = self.run(&["display-message", "-p", "#{pane_dead} #{pane_dead_status}"]);
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        text.strip_prefix("1 ").and_then(|code| code.parse().ok())
+        let text = std::fs::read_to_string(&self.status).ok()?;
+        text.trim().parse().ok()
     }
 }
 

@@ -1,0 +1,258 @@
+//! `agent-loop backends`: a table of every configured backend (name, type, command or URL,
+//! whether it can run here, version); `agent-loop doctor BACKEND`: one tiny prompt through a
+//! backend, showing the raw output, the stripped text and what each parser read from it.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use agent_loop::agent::Event;
+use agent_loop::backend::{self, CliBackend, Overrides, Request};
+use agent_loop::config::{Config, Definition};
+use agent_loop::context::{Conversation, Message, Window};
+use agent_loop::display::sanitize::sanitize;
+use agent_loop::tools::Registry;
+use agent_loop::Error;
+
+/// How long `--version` may take before the column says `(no answer)`.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The prompt `doctor` sends.
+pub const DOCTOR_PROMPT: &str = "This is a connection test. Reply with exactly: The answer is 42.";
+
+/// One row of the table.
+struct Row {
+    name: String,
+    kind: String,
+    target: String,
+    status: String,
+    /// The program to ask for `--version`, when it was found.
+    program: Option<std::path::PathBuf>,
+}
+
+fn row(name: &str, def: &Definition) -> Row {
+    match def {
+        Definition::Cli(d) => {
+            let kind = if d.parsers.own_tools {
+                "cli, own tools"
+            } else {
+                "cli"
+            };
+            let (status, program) = if d.command == "{self}" {
+                ("built in".to_string(), None)
+            } else {
+                match which::which(&d.command) {
+                    Ok(path) => (format!("found: {}", path.display()), Some(path)),
+                    Err(_) => ("not on PATH".to_string(), None),
+                }
+            };
+            Row {
+                name: name.into(),
+                kind: kind.into(),
+                target: d.command.replace("{self}", "agent-loop"),
+                status,
+                program,
+            }
+        }
+        Definition::Http(d) => Row {
+            name: name.into(),
+            kind: d.format.type_name().into(),
+            target: d.base_url.clone(),
+            status: match &d.api_key_env {
+                None => "no key needed".into(),
+                Some(var) if def.is_available() => format!("{var} set"),
+                Some(var) => format!("{var} not set"),
+            },
+            program: None,
+        },
+    }
+}
+
+/// The first line `PROGRAM --version` prints within [`VERSION_TIMEOUT`].
+async fn version(program: std::path::PathBuf) -> String {
+    let run = tokio::process::Command::new(&program)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(VERSION_TIMEOUT, run).await {
+        Ok(Ok(out)) => {
+            let text = agent_loop::parse::strip_ansi(if out.stdout.is_empty() {
+                &out.stderr
+            } else {
+                &out.stdout
+            });
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .to_string()
+        }
+        Ok(Err(e)) => format!("(cannot run: {e})"),
+        Err(_) => "(no answer)".into(),
+    }
+}
+
+/// The table, columns padded to their widest cell.
+pub async fn table(config: &Config) -> String {
+    let rows: Vec<Row> = config
+        .backends
+        .iter()
+        .map(|(name, def)| row(name, def))
+        .collect();
+    let versions = futures_util::future::join_all(rows.iter().map(|r| {
+        let program = r.program.clone();
+        async move {
+            match program {
+                Some(p) => version(p).await,
+                None => String::new(),
+            }
+        }
+    }))
+    .await;
+    let mut cells = vec![["NAME", "TYPE", "COMMAND / URL", "HERE", "VERSION"].map(String::from)];
+    for (r, v) in rows.into_iter().zip(versions) {
+        cells.push([r.name, r.kind, r.target, r.status, v]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for c in &cells {
+        let line: Vec<String> = c
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{:<w$}", sanitize(cell), w = w))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got.
+pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Result<String, Error> {
+    let def = config.backend(name)?.clone();
+    let mut conversation = Conversation::new();
+    conversation.push(Message::User {
+        text: DOCTOR_PROMPT.into(),
+    });
+    let window = Window::all(&conversation);
+    let tools = Registry::builtin(None)?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
+    let request = Request {
+        window: &window,
+        tools: tools.specs(),
+        cwd: &cwd,
+    };
+    let mut emit = |_: Event| {};
+    let mut out = String::new();
+    match &def {
+        Definition::Cli(d) => {
+            let mut d = d.clone();
+            if model.is_some() {
+                d.model = model;
+            }
+            let _ = writeln!(out, "backend {name} ({})", d.defined_at);
+            let args = d.args.join(" ");
+            let cli = CliBackend::new(d)?;
+            let _ = writeln!(out, "command: {} {args}", cli.program().display());
+            let probe = cli.probe(request, &mut emit).await?;
+            let _ = writeln!(
+                out,
+                "exit: {}",
+                match (probe.timed_out, probe.exit_code) {
+                    (true, _) => "timed out".to_string(),
+                    (false, Some(c)) => c.to_string(),
+                    (false, None) => "killed by a signal".to_string(),
+                }
+            );
+            section(&mut out, "raw stdout", &escaped(&probe.raw.stdout));
+            section(&mut out, "raw stderr", &escaped(&probe.raw.stderr));
+            section(&mut out, "stripped stdout", &probe.stdout);
+            section(&mut out, "stripped stderr", &probe.stderr);
+            describe(&mut out, &probe.parsed);
+        }
+        Definition::Http(_) => {
+            let overrides = Overrides {
+                model,
+                ..Overrides::default()
+            };
+            let backend = backend::build(&def, &overrides)?;
+            let _ = writeln!(out, "backend {name}: an HTTP API; the reply as parsed:");
+            let reply = backend.call(request, &mut emit).await?;
+            describe(
+                &mut out,
+                &agent_loop::parse::Parsed {
+                    text: reply.text,
+                    calls: reply.calls,
+                    usage: reply.usage,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn section(out: &mut String, title: &str, body: &str) {
+    let _ = writeln!(out, "--- {title} ({} bytes) ---", body.len());
+    for line in body.lines() {
+        let _ = writeln!(out, "{}", sanitize(line));
+    }
+}
+
+/// Bytes as text with escape and control bytes written as `\x1b`, so they can be read (and
+/// the display stays free of them).
+fn escaped(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn describe(out: &mut String, parsed: &agent_loop::parse::Parsed) {
+    section(out, "text", &parsed.text);
+    let _ = writeln!(out, "--- tool calls: {} ---", parsed.calls.len());
+    for call in &parsed.calls {
+        let _ = writeln!(out, "{} {}", sanitize(&call.name), sanitize(&call.raw));
+    }
+    let _ = writeln!(
+        out,
+        "--- usage: {} ---",
+        parsed.usage.map_or("none found".to_string(), |u| {
+            let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            let cost = u.cost.map_or("-".to_string(), |c| format!("${c}"));
+            format!(
+                "input {}, output {}, total {}, cost {cost}",
+                n(u.input),
+                n(u.output),
+                n(u.total)
+            )
+        })
+    );
+    if !parsed.activity.is_empty() {
+        let _ = writeln!(out, "--- own tool activity ---");
+        for a in &parsed.activity {
+            let _ = writeln!(out, "{}", sanitize(a));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "--- error: {} ---",
+        parsed.error.as_deref().map_or("none".into(), sanitize)
+    );
+}

@@ -1,0 +1,171 @@
+//! Fan-out: `--backend a,b` and `/compare a,b TASK` run one task on two fake backends at once,
+//! each writing in its own copy of the working directory; the answers come one after another
+//! under headings, and the conversation keeps the first, or the one `/pick N` names.
+
+use std::path::PathBuf;
+
+use crate::common::{fixture, Workspace};
+use crate::repl::repl;
+
+/// Two scripted backends, `a` and `b`, each with its own script folder: a `write` call of
+/// `out.txt`, then an answer.
+fn two_backends() -> Workspace {
+    let ws = Workspace::new();
+    for name in ["a", "b"] {
+        let dir = ws.path(&format!("fake-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("reply.1"),
+            format!("<tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"out.txt\",\"content\":\"from {name}\"}}}}</tool_call>\nTokens: 10 in, 2 out\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("reply.2"),
+            format!("Answer {name}.\nTokens: 20 in, 3 out\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("reply.default"), format!("Later {name}.\n")).unwrap();
+        ws.add_config(&format!(
+            "\n[backends.{name}]\ncommand = \"{}\"\ntokens_regex = 'Tokens: (?P<input>\\d+) in, (?P<output>\\d+) out'\nenv = {{ FAKE_DIR = \"{}\" }}\n",
+            fixture("agents/scripted.sh").display(),
+            dir.display()
+        ));
+    }
+    std::fs::write(ws.work().join("seed.txt"), "seed\n").unwrap();
+    ws
+}
+
+/// The folder a heading says backend N worked in.
+fn folder(text: &str, n: usize) -> PathBuf {
+    let start = text
+        .find(&format!("=== [{n}] "))
+        .unwrap_or_else(|| panic!("no heading {n} in {text}"));
+    let line = text[start..].lines().next().unwrap();
+    let path = line.split("worked in ").nth(1).unwrap();
+    PathBuf::from(path.trim_end_matches(" ==="))
+}
+
+#[test]
+fn backend_list_runs_each_in_its_own_folder_and_keeps_the_first() {
+    let ws = two_backends();
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    let mut cmd = ws.cmd(&["--backend", "a,b", "--yes", "--session", "fan", "write it"]);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let out = run.stdout();
+    // The answers in the order the backends were named, each under its heading.
+    let a = out.find("=== [1] a: ").expect(&out);
+    let answer_a = out.find("Answer a.").expect(&out);
+    let b = out.find("=== [2] b: ").expect(&out);
+    let answer_b = out.find("Answer b.").expect(&out);
+    assert!(a < answer_a && answer_a < b && b < answer_b, "{out}");
+    assert!(out.contains("tokens in 30 / out 5"), "{out}");
+    // Each wrote in its own copy of the working directory, which holds the original files.
+    for (n, name) in [(1, "a"), (2, "b")] {
+        let dir = folder(&out, n);
+        assert!(dir.starts_with(ws.path("tmp")), "{}", dir.display());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("out.txt")).unwrap(),
+            format!("from {name}")
+        );
+        assert!(dir.join("seed.txt").is_file());
+    }
+    assert!(
+        !ws.work().join("out.txt").exists(),
+        "the real folder is untouched"
+    );
+    assert!(
+        run.stderr().contains("[kept answer 1 (a)"),
+        "{}",
+        run.stderr()
+    );
+    let session =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/fan/session.json")).unwrap();
+    assert!(
+        session.contains("Answer a.") && !session.contains("Answer b."),
+        "{session}"
+    );
+}
+
+#[test]
+fn compare_and_pick_in_the_repl() {
+    let ws = two_backends();
+    let keys = "/compare a,b write it\n/pick 2\n/pick 7\n/history 1\n/compare a\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend a --yes --session cmp", keys);
+    assert_eq!(code, 0, "{screen}");
+    for expected in [
+        "[kept answer 1 (a); /pick N keeps another]",
+        "[kept answer 2 (b)]",
+        "error: /pick takes a number from 1 to 2",
+        "Assistant: Answer b.",
+        "error: `a`: name at least two backends",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    let (first, second) = (folder(&screen, 1), folder(&screen, 2));
+    assert_eq!(
+        std::fs::read_to_string(first.join("out.txt")).unwrap(),
+        "from a"
+    );
+    assert_eq!(
+        std::fs::read_to_string(second.join("out.txt")).unwrap(),
+        "from b"
+    );
+    let _ = std::fs::remove_dir_all(first.parent().unwrap());
+    let session =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/cmp/session.json")).unwrap();
+    assert!(
+        session.contains("Answer b.") && !session.contains("Answer a."),
+        "{session}"
+    );
+    // No escape byte and no bare carriage return from the comparison.
+    assert!(!screen.contains('\x1b'), "{screen}");
+}
+
+#[test]
+fn switching_backend_mid_conversation_sends_the_history_in_the_new_format() {
+    let ws = two_backends();
+    // `b` writes its conversation as XML; `a` as plain text.
+    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
+    ws.config(&config.replace("[backends.b]\n", "[backends.b]\ncontext_format = \"xml\"\n"));
+    std::fs::write(ws.path("fake-a/reply.1"), "Plain answer.\n").unwrap();
+    std::fs::write(ws.path("fake-b/reply.1"), "XML answer.\n").unwrap();
+    let keys = "first question\n/backend b\nsecond question\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend a --session sw", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("[backend b]"), "{screen}");
+    let prompt = std::fs::read_to_string(ws.path("fake-b/prompt.1")).unwrap();
+    for part in [
+        "<message role=\"user\">\nfirst question",
+        "<message role=\"assistant\">\nPlain answer.",
+        "<message role=\"user\">\nsecond question",
+    ] {
+        assert!(prompt.contains(part), "missing {part:?} in\n{prompt}");
+    }
+}
+
+#[test]
+fn approvals_are_asked_one_backend_at_a_time_and_named() {
+    let ws = two_backends();
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    // No --yes and no terminal: each write is asked for, and refused.
+    let mut cmd = ws.cmd(&["--backend", "a,b", "--no-save", "write it"]);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("[1] a asks:") && err.contains("[2] b asks:"),
+        "{err}"
+    );
+    for n in [1, 2] {
+        assert!(!folder(&run.stdout(), n).join("out.txt").exists());
+    }
+    // The model was told why, in each backend's own conversation.
+    let prompt = std::fs::read_to_string(ws.path("fake-b/prompt.2")).unwrap();
+    assert!(prompt.contains("cannot ask for approval"), "{prompt}");
+}

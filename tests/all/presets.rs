@@ -1,0 +1,227 @@
+//! The built-in presets of real agent CLIs against their byte-exact recordings under
+//! `fixtures/<cli>/`: the answer, the tool calls, the token counts and the errors each preset's
+//! parsers read, through the library.
+
+use agent_loop::config::{Config, Definition, Source};
+use agent_loop::parse::{strip_ansi, Parsed};
+
+use crate::common::fixture;
+
+/// What backend `preset` reads from the recording `fixtures/<dir>/<name>.{stdout,stderr}`.
+pub fn parse(preset: &str, dir: &str, out: &str, err: &str) -> Parsed {
+    let config = Config::from_sources(&[Source::builtin()]).expect("built-in file loads");
+    let Definition::Cli(def) = config.backend(preset).expect("preset exists") else {
+        panic!("{preset} is an agent CLI")
+    };
+    let read = |name: &str| std::fs::read(fixture(&format!("{dir}/{name}"))).unwrap_or_default();
+    def.parsers
+        .parse(&strip_ansi(&read(out)), &strip_ansi(&read(err)))
+}
+
+fn scenario(preset: &str, name: &str) -> Parsed {
+    parse(
+        preset,
+        preset,
+        &format!("{name}.stdout"),
+        &format!("{name}.stderr"),
+    )
+}
+
+fn tokens(p: &Parsed) -> (Option<u64>, Option<u64>) {
+    let u = p.usage.expect("usage was read");
+    (u.input, u.output)
+}
+
+fn assert_answer(p: &Parsed) {
+    assert_eq!(p.text, "The answer is 42.", "{p:?}");
+    assert!(p.calls.is_empty() && p.error.is_none(), "{p:?}");
+}
+
+fn assert_tool_call(p: &Parsed) {
+    assert_eq!(p.text, "I will run the command now.", "{p:?}");
+    assert_eq!(p.calls.len(), 1, "{p:?}");
+    assert_eq!(p.calls[0].name, "bash");
+    assert!(p.calls[0].raw.contains("echo hi"), "{p:?}");
+}
+
+#[test]
+fn claude_json_text_tokens_cost_and_is_error() {
+    let p = scenario("claude", "json");
+    assert_answer(&p);
+    assert_eq!(tokens(&p), (Some(1523), Some(9)));
+    assert_eq!(p.usage.unwrap().cost, Some(0.006272));
+    let e = scenario("claude", "error-json");
+    assert!(
+        e.error.as_deref().unwrap().contains("Invalid API key"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn codex_jsonl_events_and_failed_turn() {
+    let p = scenario("codex", "json");
+    assert_answer(&p);
+    assert_eq!(tokens(&p), (Some(1523), Some(9)));
+    let e = scenario("codex", "error-json");
+    assert!(
+        e.error.as_deref().unwrap().contains("401 Unauthorized"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn codex_text_mode_total_on_stderr() {
+    let config = "[backends.codex-text]\ncommand = 'codex'\ntokens_regex = 'tokens used\\s*\\n\\s*(?P<total>[\\d,]+)'\n";
+    let config = Config::from_sources(&[
+        Source::builtin(),
+        Source {
+            name: "t.toml".into(),
+            text: config.into(),
+        },
+    ])
+    .unwrap();
+    let Definition::Cli(def) = &config.backends["codex-text"] else {
+        panic!()
+    };
+    let read = |n: &str| strip_ansi(&std::fs::read(fixture(&format!("codex/{n}"))).unwrap());
+    let p = def
+        .parsers
+        .parse(&read("toolcall.stdout"), &read("toolcall.stderr"));
+    assert_tool_call(&p);
+    assert_eq!(p.usage.unwrap().total, Some(1618));
+    // The built-in preset's fallback regex reads the same line.
+    let p = scenario("codex", "plain");
+    assert_eq!(p.usage.unwrap().total, Some(1532));
+}
+
+#[test]
+fn gemini_json_stats_and_error_after_a_stack_trace() {
+    let p = scenario("gemini", "json");
+    assert_answer(&p);
+    let u = p.usage.unwrap();
+    assert_eq!(
+        (u.input, u.output, u.total),
+        (Some(1523), Some(9), Some(1532))
+    );
+    let e = scenario("gemini", "error-json");
+    assert!(
+        e.error.as_deref().unwrap().contains("API key not valid"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn qwen_json_result_and_api_error_with_exit_0() {
+    let p = scenario("qwen", "json");
+    assert_answer(&p);
+    // Both requests of the run: the answer and qwen's background memory request.
+    assert_eq!(tokens(&p), (Some(3046), Some(18)));
+    let e = scenario("qwen", "error-json");
+    assert!(
+        e.error.as_deref().unwrap().starts_with("[API Error: 401"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn opencode_jsonl_step_finish_and_error_event() {
+    let p = scenario("opencode", "json");
+    assert_answer(&p);
+    let u = p.usage.unwrap();
+    assert_eq!(
+        (u.input, u.output, u.total),
+        (Some(1523), Some(9), Some(1532))
+    );
+    let e = scenario("opencode", "error-json");
+    assert!(
+        e.error.as_deref().unwrap().contains("Incorrect API key"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn aider_banner_tokens_cost_and_error_with_exit_0() {
+    let p = scenario("aider", "plain");
+    assert_answer(&p);
+    assert_eq!(tokens(&p), (Some(602), Some(6)));
+    assert_eq!(p.usage.unwrap().cost, Some(0.0019));
+    let t = scenario("aider", "toolcall");
+    assert_tool_call(&t);
+    assert_eq!(tokens(&t), (Some(602), Some(26)));
+    assert_eq!(tokens(&scenario("aider", "long")), (Some(1600), Some(6)));
+    let e = scenario("aider", "error");
+    assert!(
+        e.error
+            .as_deref()
+            .unwrap()
+            .starts_with("AuthenticationError"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn llm_usage_line_on_stderr() {
+    let p = scenario("llm", "usage");
+    assert_answer(&p);
+    assert_eq!(tokens(&p), (Some(1523), Some(9)));
+    assert_tool_call(&scenario("llm", "toolcall"));
+}
+
+#[test]
+fn coro_own_tools_activity_tokens_and_error_log_line() {
+    let p = parse("coro", "coro", "pipe-verbose.out", "pipe-verbose.err");
+    assert!(
+        p.calls.is_empty(),
+        "own tools: nothing for agent-loop to run"
+    );
+    assert_eq!(p.activity, vec!["Bash(echo hello)"]);
+    assert_eq!(tokens(&p), (Some(3300), Some(63)));
+    assert!(p.text.contains("The command printed hello."), "{p:?}");
+    assert!(!p.text.contains("INFO"), "{p:?}");
+    let multi = parse("coro", "coro", "scen-multi.out", "scen-multi.err");
+    assert_eq!(
+        multi.activity,
+        vec!["Bash(echo first)", "Bash(echo second)"]
+    );
+    let e = parse("coro", "coro", "scen-http401.out", "scen-http401.err");
+    assert!(
+        e.error
+            .as_deref()
+            .unwrap()
+            .starts_with("LLM request failed"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn text_mode_recordings_carry_the_tool_call_for_a_plain_text_backend() {
+    // A user entry with no parsers of its own reads every CLI's text mode the same way.
+    let config = Config::from_sources(&[Source {
+        name: "t.toml".into(),
+        text: "[backends.plain]\ncommand = 'x'\n".into(),
+    }])
+    .unwrap();
+    let Definition::Cli(def) = &config.backends["plain"] else {
+        panic!()
+    };
+    for cli in ["claude", "codex", "gemini", "qwen", "opencode", "llm"] {
+        let out = std::fs::read(fixture(&format!("{cli}/toolcall.stdout"))).unwrap();
+        assert_tool_call(&def.parsers.parse(&strip_ansi(&out), ""));
+    }
+}
+
+#[test]
+fn every_successful_recording_reads_without_an_error() {
+    for (preset, name) in [
+        ("claude", "json"),
+        ("codex", "json"),
+        ("gemini", "json"),
+        ("qwen", "json"),
+        ("opencode", "json"),
+        ("aider", "plain"),
+        ("llm", "plain"),
+    ] {
+        let p = scenario(preset, name);
+        assert!(p.error.is_none(), "{preset} {name}: {p:?}");
+    }
+}

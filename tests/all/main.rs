@@ -7,6 +7,7 @@ mod cli_backend;
 mod config_errors;
 mod context;
 mod demo;
+mod faults;
 mod http;
 mod mcp;
 mod policy;

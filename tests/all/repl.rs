@@ -2,18 +2,30 @@
 //! the keys a person would type.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use crate::common::{bin, Workspace};
 
 /// Runs the REPL on a pty with `keys` as typed input; returns (exit code, screen text).
 pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
+    let mut child = spawn_repl(ws, args);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(keys.as_bytes())
+        .unwrap();
+    screen(child)
+}
+
+/// Starts the REPL on a pty; what is written to the child's stdin is typed on it.
+pub(crate) fn spawn_repl(ws: &Workspace, args: &str) -> Child {
     let line = format!(
         "{} --config {} {args}",
         bin().display(),
         ws.path("backends.toml").display()
     );
-    let mut child = Command::new("script")
+    Command::new("script")
         .args(["-qec", &line, "/dev/null"])
         .current_dir(ws.work())
         .env("FAKE_DIR", ws.path("fake"))
@@ -24,13 +36,11 @@ pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("util-linux script");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(keys.as_bytes())
-        .unwrap();
+        .expect("util-linux script")
+}
+
+/// Waits for the REPL to end; returns (exit code, screen text).
+pub(crate) fn screen(child: Child) -> (i32, String) {
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),

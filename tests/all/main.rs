@@ -11,6 +11,7 @@ mod faults;
 mod http;
 mod mcp;
 mod policy;
+mod props;
 mod readme;
 mod repl;
 mod sessions;

@@ -201,3 +201,119 @@ pub fn chain(error: &dyn std::error::Error) -> String {
 fn head(text: &str) -> String {
     shorten(text, 200)
 }
+
+/// Property tests of the stream decoders: SSE framing (eventsource-stream, as `streamed` uses
+/// it) and NDJSON framing (`LineSplitter`) over bytes cut into arbitrary chunks, and every
+/// wire format's event reader over arbitrary events. `PROPTEST_CASES` sets the count.
+#[cfg(test)]
+mod props {
+    use super::super::{anthropic::Anthropic, ollama::Ollama, openai::OpenAi};
+    use super::*;
+    use futures_util::FutureExt;
+    use proptest::prelude::*;
+
+    fn config() -> ProptestConfig {
+        let mut config = ProptestConfig::default();
+        if std::env::var_os("PROPTEST_CASES").is_none() {
+            config.cases = 64;
+        }
+        config.failure_persistence = None;
+        config
+    }
+
+    /// `bytes` cut at the given points, in order.
+    fn chunks(bytes: &[u8], cuts: &[usize]) -> Vec<Result<Vec<u8>, std::io::Error>> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        points.extend([0, bytes.len()]);
+        points.sort_unstable();
+        points
+            .windows(2)
+            .map(|w| Ok(bytes[w[0]..w[1]].to_vec()))
+            .collect()
+    }
+
+    /// The SSE events in `bytes` delivered as `cuts` chunk them: (type, data), or an error.
+    fn sse(bytes: &[u8], cuts: &[usize]) -> Vec<Result<(String, String), String>> {
+        futures_util::stream::iter(chunks(bytes, cuts))
+            .eventsource()
+            .map(|e| e.map(|e| (e.event, e.data)).map_err(|e| e.to_string()))
+            .collect::<Vec<_>>()
+            .now_or_never()
+            .expect("every chunk is ready")
+    }
+
+    fn lines(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut splitter = LineSplitter::with_limit(MAX_LINE);
+        let mut out = Vec::new();
+        for chunk in chunks(bytes, cuts) {
+            splitter.push(&chunk.unwrap(), &mut |l| out.push(l.to_vec()));
+        }
+        splitter.finish(&mut |l| out.push(l.to_vec()));
+        out
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn arbitrary_streams_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..600),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            for event in sse(&bytes, &cuts).into_iter().flatten() {
+                for wire in [&Anthropic as &dyn Wire, &OpenAi] {
+                    let _ = wire.feed(&event.0, &event.1, &mut ReplyBuilder::default());
+                }
+            }
+            let mut reply = ReplyBuilder::default();
+            for line in lines(&bytes, &cuts) {
+                let _ = Ollama.feed("", &String::from_utf8_lossy(&line), &mut reply);
+            }
+        }
+
+        #[test]
+        fn wire_formats_take_arbitrary_json_events(
+            event in "[a-z_]{0,20}",
+            data in "\\{(\"[a-z_]{1,8}\":(\"[ -~]{0,6}\"|[0-9]{1,3}|null|\\{\\}|\\[\\]|true),?){0,6}\\}",
+        ) {
+            let mut reply = ReplyBuilder::default();
+            for wire in [&Anthropic as &dyn Wire, &OpenAi, &Ollama] {
+                let _ = wire.feed(&event, &data, &mut reply);
+                let _ = reply.take_unsent();
+            }
+        }
+
+        #[test]
+        fn printed_sse_events_decode_as_printed(
+            events in proptest::collection::vec(("[a-z_]{1,12}", "[ -~\u{e9}\u{4e16}]{0,40}"), 0..6),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let mut printed = String::new();
+            for (kind, data) in &events {
+                printed.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+            }
+            let got: Vec<(String, String)> = sse(printed.as_bytes(), &cuts)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .map_err(TestCaseError::fail)?;
+            prop_assert_eq!(got, events);
+        }
+
+        #[test]
+        fn printed_ndjson_lines_split_as_printed(
+            printed in proptest::collection::vec("[ -~\u{e9}]{0,40}", 0..8),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let mut bytes = Vec::new();
+            for line in &printed {
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.push(b'\n');
+            }
+            let got: Vec<String> = lines(&bytes, &cuts)
+                .into_iter()
+                .map(|l| String::from_utf8(l).unwrap())
+                .collect();
+            prop_assert_eq!(got, printed);
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! Running a child process the way agent-loop needs it, for both CLI backends and the bash
 //! tool: in its own process group, stdin closed (or fed a prompt), stdout and stderr drained
 //! together so a noisy stderr can never deadlock it, each capped in memory while the child
-//! keeps being drained, and on timeout or cancellation the whole group killed.
+//! keeps being drained, and on timeout or cancellation the whole group killed. The run ends
+//! when the child exits, even if something it started in the background still holds its pipes.
 
 mod capture;
 mod group;
@@ -14,10 +15,15 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
-use tokio_process_stream::{Item, ProcessChunkStream};
-use tokio_stream::StreamExt;
+
+/// How much is read from a pipe at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// How long the pipes are still drained after the child exited. Output it wrote is already in
+/// the pipe; only something it left running can keep them open, and its group is then killed.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// What to run and how.
 #[derive(Debug, Clone)]
@@ -100,32 +106,43 @@ pub async fn run(
         }
         _ => None,
     };
-    let mut stream = ProcessChunkStream::from(child);
+    let mut out_pipe = child.stdout.take().expect("stdout is piped");
+    let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    let (mut out_buf, mut err_buf) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    let (mut out_open, mut err_open) = (true, true);
     let mut stdout = Capture::new(spec.cap);
     let mut stderr = Capture::new(spec.cap);
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
+    // Armed when the child exits: whatever it left in its group may hold the pipes open.
+    let grace = tokio::time::sleep(Duration::from_secs(3600));
+    tokio::pin!(grace);
     let tick_every = spec.tick.unwrap_or(Duration::from_secs(3600));
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick_every, tick_every);
     let mut status = None;
     let mut timed_out = false;
-    loop {
+    while out_open || err_open || status.is_none() {
+        // Every branch is cancel-safe: a read or wait not chosen loses nothing.
         tokio::select! {
-            item = stream.next() => match item {
-                Some(Item::Stdout(chunk)) => {
-                    stdout.push(&chunk);
-                    progress(Progress::Stdout(&chunk));
+            n = out_pipe.read(&mut out_buf), if out_open => match n {
+                Ok(n) if n > 0 => {
+                    stdout.push(&out_buf[..n]);
+                    progress(Progress::Stdout(&out_buf[..n]));
                 }
-                Some(Item::Stderr(chunk)) => {
-                    stderr.push(&chunk);
-                    progress(Progress::Stderr(&chunk));
-                }
-                Some(Item::Done(done)) => {
-                    status = Some(done?);
-                    break;
-                }
-                None => break,
+                _ => out_open = false,
             },
+            n = err_pipe.read(&mut err_buf), if err_open => match n {
+                Ok(n) if n > 0 => {
+                    stderr.push(&err_buf[..n]);
+                    progress(Progress::Stderr(&err_buf[..n]));
+                }
+                _ => err_open = false,
+            },
+            done = child.wait(), if status.is_none() => {
+                status = Some(done?);
+                grace.as_mut().reset(tokio::time::Instant::now() + PIPE_GRACE);
+            }
+            _ = &mut grace, if status.is_some() => break,
             _ = &mut deadline => {
                 timed_out = true;
                 break;

@@ -194,6 +194,8 @@ fn invalid_utf8_is_replaced_not_a_crash() {
     let run = ws.run(&["--backend", "fake", "bytes"]);
     run.expect_code(0);
     assert_eq!(run.stdout(), "caf\u{fffd} \u{fffd} ok\n");
+    assert!(ws.saved_messages().contains("caf\u{fffd} \u{fffd} ok"));
+    ws.assert_no_leftovers();
 }
 
 #[test]
@@ -254,6 +256,8 @@ fn hanging_backend_is_killed_at_the_timeout_with_its_children() {
             .unwrap();
         assert!(wait_gone(pid), "{file} ({pid}) is still running");
     }
+    assert!(ws.saved_messages().contains("anything"));
+    ws.assert_no_leftovers();
 }
 
 #[test]
@@ -310,6 +314,8 @@ fn unknown_tool_and_malformed_calls_go_back_to_the_model() {
         "{second}"
     );
     assert_eq!(run.stdout(), "sorry\n");
+    assert!(ws.saved_messages().contains("unknown tool `fly`"));
+    ws.assert_no_leftovers();
 }
 
 #[test]
@@ -409,4 +415,5 @@ fn ctrl_c_stops_the_backend_group_and_exits_130() {
             .unwrap();
         assert!(wait_gone(pid), "{file} ({pid}) survived Ctrl-C");
     }
+    ws.assert_no_leftovers();
 }

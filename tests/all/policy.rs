@@ -20,7 +20,10 @@ fn file_tools_cannot_escape_the_root() {
     std::fs::write(ws.path("secret.txt"), "top secret\n").unwrap();
     std::os::unix::fs::symlink(ws.path("secret.txt"), ws.work().join("planted")).unwrap();
     std::os::unix::fs::symlink(ws.dir.path(), ws.work().join("up")).unwrap();
+    // A link to a file outside that does not exist yet: writing through it would create it.
+    std::os::unix::fs::symlink(ws.path("created.txt"), ws.work().join("dangling")).unwrap();
     let secret = ws.path("secret.txt").display().to_string();
+    let outside = ws.path("abs.txt").display().to_string();
     let calls = format!(
         "<tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"../secret.txt\"}}}}</tool_call>\n\
          <tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"{secret}\"}}}}</tool_call>\n\
@@ -29,16 +32,25 @@ fn file_tools_cannot_escape_the_root() {
          <tool_call>{{\"name\":\"edit\",\"arguments\":{{\"path\":\"planted\",\"old_string\":\"top\",\"new_string\":\"no\"}}}}</tool_call>\n\
          <tool_call>{{\"name\":\"ls\",\"arguments\":{{\"path\":\"..\"}}}}</tool_call>\n\
          <tool_call>{{\"name\":\"grep\",\"arguments\":{{\"pattern\":\"secret\",\"path\":\"up\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"{outside}\",\"content\":\"x\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"../new.txt\",\"content\":\"x\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"dangling\",\"content\":\"x\"}}}}</tool_call>\n\
+         <tool_call>{{\"name\":\"edit\",\"arguments\":{{\"path\":\"sub/../../secret.txt\",\"old_string\":\"top\",\"new_string\":\"no\"}}}}</tool_call>\n\
          <tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"sub/../inside.txt\",\"content\":\"ok\"}}}}</tool_call>\n"
     );
     let second = results_of(&ws, &calls, &["--yes"]);
     assert_eq!(
         second.matches("status=\"error\">\nrefused: ").count(),
-        7,
+        11,
         "{second}"
     );
     assert!(!second.contains("top secret"), "{second}");
-    assert!(!ws.path("new.txt").exists());
+    for file in ["new.txt", "abs.txt", "created.txt"] {
+        assert!(
+            !ws.path(file).exists(),
+            "{file} was written outside the root"
+        );
+    }
     assert_eq!(
         std::fs::read_to_string(ws.path("secret.txt")).unwrap(),
         "top secret\n"
@@ -47,6 +59,8 @@ fn file_tools_cannot_escape_the_root() {
         std::fs::read_to_string(ws.work().join("inside.txt")).unwrap(),
         "ok"
     );
+    assert!(ws.saved_messages().contains("refused: "));
+    ws.assert_no_leftovers();
 }
 
 #[test]

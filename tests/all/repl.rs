@@ -2,7 +2,9 @@
 //! the keys a person would type; every scenario runs in plain mode, whose bytes are checked
 //! for escapes and carriage returns, and in terminfo mode.
 
-use crate::common::{assert_append_only, Pty, Workspace};
+use crate::common::{assert_append_only, bin, Pty, Workspace};
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
 
 const DISPLAYS: [&str; 2] = ["plain", "terminfo"];
 
@@ -25,6 +27,36 @@ fn repl_in(ws: &Workspace, display: &str, args: &str, keys: &str) -> (i32, Strin
 /// The REPL in plain mode (checked append-only), for the slash-command and MCP tests.
 pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
     repl_in(ws, "plain", args, keys)
+}
+
+/// Starts the REPL on a pty; what is written to the child's stdin is typed on it.
+pub(crate) fn spawn_repl(ws: &Workspace, args: &str) -> Child {
+    let line = format!(
+        "{} --config {} {args}",
+        bin().display(),
+        ws.path("backends.toml").display()
+    );
+    Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(ws.work())
+        .env("FAKE_DIR", ws.path("fake"))
+        .env("XDG_CONFIG_HOME", ws.path("xdg"))
+        .env("XDG_DATA_HOME", ws.path("data"))
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script")
+}
+
+/// Waits for the REPL to end; returns (exit code, screen text).
+pub(crate) fn screen(child: Child) -> (i32, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+    )
 }
 
 #[test]

@@ -185,6 +185,12 @@ fn an_unwritable_session_folder_is_a_clear_error_and_the_answer_still_arrives() 
         run.stderr()
     );
     assert!(run.stderr().contains("Not a directory"), "{}", run.stderr());
+    // The file in the way is untouched.
+    assert_eq!(
+        std::fs::read_to_string(sessions_dir(&ws)).unwrap(),
+        "in the way"
+    );
+    ws.assert_no_leftovers();
 }
 
 #[test]

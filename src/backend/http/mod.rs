@@ -24,6 +24,9 @@ use crate::{BoxFuture, Error};
 use stream::chain;
 use wire::{BodyInput, Wire};
 
+/// How much of an error reply is read: enough for any provider's message.
+const ERROR_BODY_MAX: usize = 64 * 1024;
+
 pub struct HttpBackend {
     def: HttpDef,
     model: String,
@@ -112,6 +115,16 @@ impl HttpBackend {
             tools: request.tools,
         });
         let response = self.send(body.to_string().into_bytes(), emit).await?;
+        // A captive portal or a wrong base_url: say so rather than fail to parse a page.
+        if content_type(&response).starts_with("text/html") {
+            let page = stream::read_prefix(response, ERROR_BODY_MAX).await;
+            let page = wire::html_page(&String::from_utf8_lossy(&page))
+                .unwrap_or_else(|| "an HTML page".into());
+            return Err(self.error(&format!(
+                "the server answered with {page}, not the API's JSON; is base_url ({}) the API's address?",
+                self.def.base_url
+            )));
+        }
         // A server that ignores `stream` answers with one JSON document.
         let whole = !self.def.stream || content_type(&response).starts_with("application/json");
         let name = &self.def.name;
@@ -157,7 +170,8 @@ impl HttpBackend {
                 Ok(response) => {
                     let status = response.status();
                     let wait = retry::server_wait(response.headers(), SystemTime::now());
-                    let text = response.text().await.unwrap_or_default();
+                    let text = stream::read_prefix(response, ERROR_BODY_MAX).await;
+                    let text = String::from_utf8_lossy(&text);
                     let code = status.as_u16();
                     let status_line = match status.canonical_reason() {
                         Some(reason) => format!("HTTP {code} {reason}"),

@@ -169,6 +169,9 @@ pub fn error_in(value: &Value) -> Option<String> {
 /// The provider's message in an error body, or the body itself, cut short.
 pub fn error_message(body: &str) -> String {
     const MAX: usize = 500;
+    if let Some(page) = html_page(body) {
+        return page;
+    }
     if let Some(message) = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| error_in(&v))
@@ -176,6 +179,36 @@ pub fn error_message(body: &str) -> String {
         return message;
     }
     shorten(body.trim(), MAX)
+}
+
+/// An HTML page (a proxy's error page, a captive portal) said in one line, by its title.
+pub fn html_page(body: &str) -> Option<String> {
+    let start = body.trim_start().as_bytes();
+    let opens = |tag: &str| {
+        start
+            .get(..tag.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(tag.as_bytes()))
+    };
+    if !(opens("<!doctype html") || opens("<html")) {
+        return None;
+    }
+    let lower = body.to_ascii_lowercase();
+    let title = lower
+        .find("<title>")
+        .map(|at| at + "<title>".len())
+        .and_then(|from| Some((from, from + lower[from..].find("</title>")?)))
+        .map(|(from, to)| {
+            body[from..to]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+    Some(match title {
+        Some(title) if !title.is_empty() => {
+            format!("an HTML page titled \"{}\"", shorten(&title, 200))
+        }
+        _ => "an HTML page".to_string(),
+    })
 }
 
 /// `text` cut to `max` characters, `...` marking a cut.

@@ -223,3 +223,102 @@ pub fn wait_gone(pid: i32) -> bool {
     }
     false
 }
+
+impl Workspace {
+    /// The one saved session's `session.json`, parsed: it must exist and be whole JSON.
+    pub fn saved_session(&self) -> serde_json::Value {
+        let dir = self.path("data/agent-loop/sessions");
+        let folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("no sessions folder {}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(folders.len(), 1, "{folders:?}");
+        let file = folders[0].join("session.json");
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", file.display()))
+    }
+
+    /// The saved session's messages as one text, to look for what a turn left.
+    pub fn saved_messages(&self) -> String {
+        self.saved_session()["conversation"].to_string()
+    }
+
+    /// Live processes started for this workspace (they inherit its `FAKE_DIR`): agent-loop,
+    /// the fake agents and the tools they ran. Each as (pid, command name).
+    pub fn processes(&self) -> Vec<(i32, String)> {
+        let needle = format!("FAKE_DIR={}", self.path("fake").display()).into_bytes();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| !process_gone(*pid))
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == needle))
+            })
+            .map(|pid| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                (pid, comm.trim().to_string())
+            })
+            .collect()
+    }
+
+    /// Waits (bounded, polling) until nothing started for this workspace is running.
+    pub fn assert_no_leftovers(&self) {
+        let mut left = Vec::new();
+        for _ in 0..500 {
+            left = self.processes();
+            if left.is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("processes left running: {left:?}");
+    }
+
+    /// Waits (bounded, polling) until a process named `comm` runs for this workspace.
+    pub fn wait_for_process(&self, comm: &str) -> i32 {
+        for _ in 0..2000 {
+            if let Some((pid, _)) = self.processes().into_iter().find(|(_, c)| c == comm) {
+                return pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("no `{comm}` process started");
+    }
+
+    /// Runs the binary to completion with its output in files, and returns the run and its
+    /// peak resident memory in KiB (from wait4, for this one child).
+    pub fn run_measured(&self, mut cmd: Command) -> (Run, u64) {
+        let out = self.path("measured.out");
+        let err = self.path("measured.err");
+        cmd.stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap());
+        // Reaped below by wait4, which std's Child cannot do with rusage.
+        #[allow(clippy::zombie_processes)]
+        let child = cmd.spawn().expect("run agent-loop");
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 fills it and reaps our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        assert_eq!(pid, child.id() as i32, "wait4");
+        use std::os::unix::process::ExitStatusExt;
+        let run = Run {
+            output: Output {
+                status: std::process::ExitStatus::from_raw(status),
+                stdout: std::fs::read(&out).unwrap(),
+                stderr: std::fs::read(&err).unwrap(),
+            },
+        };
+        run.assert_append_only();
+        (run, usage.ru_maxrss as u64)
+    }
+}
+
+/// Sends SIGINT to a process, as Ctrl-C on its terminal would.
+pub fn interrupt(pid: u32) {
+    // SAFETY: kill(2) only sends a signal to a process id; no memory is involved.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+}

@@ -136,6 +136,8 @@ fn a_stream_cut_off_mid_event_is_an_error_and_runs_no_tool() {
             1,
             "a broken stream is not sent again"
         );
+        assert!(ws.saved_messages().contains("read the notes"), "{format:?}");
+        ws.assert_no_leftovers();
     }
 }
 
@@ -233,4 +235,6 @@ fn ctrl_c_drops_the_request_in_flight() {
         "{}",
         run.stderr()
     );
+    assert!(ws.saved_messages().contains("[turn cancelled by the user]"));
+    ws.assert_no_leftovers();
 }

@@ -16,7 +16,7 @@ const KEY: &str = "sk-test-7f3a9c1e5b2d4f6a8c0e";
 const KEY_ENV: &str = "AGENT_LOOP_TEST_API_KEY";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Format {
+pub(crate) enum Format {
     Anthropic,
     OpenAi,
     Ollama,
@@ -58,7 +58,7 @@ impl Format {
 }
 
 /// A 200 answer streaming `fixtures/http/FORMAT/NAME.sse` (or `.ndjson`).
-fn streamed(format: Format, name: &str) -> Answer {
+pub(crate) fn streamed(format: Format, name: &str) -> Answer {
     let body = std::fs::read(fixture(&format.stream_file(name))).unwrap();
     response(200, &[("Content-Type", format.stream_type())], &body)
 }
@@ -72,7 +72,7 @@ fn whole(format: Format, name: &str) -> Answer {
 
 /// A workspace whose backend `api` speaks `format` to a server scripted with `answers`.
 /// Its working directory holds `notes.txt`. `extra` adds keys to the backend's entry.
-fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Workspace, Server) {
+pub(crate) fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Workspace, Server) {
     let server = Server::start(answers);
     let ws = Workspace::new();
     let base_url = match format {
@@ -95,7 +95,7 @@ fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Workspace, Serve
 }
 
 /// The command for backend `api` with the key set.
-fn cmd(ws: &Workspace, args: &[&str]) -> Command {
+pub(crate) fn cmd(ws: &Workspace, args: &[&str]) -> Command {
     let mut cmd = ws.cmd(&[&["--backend", "api"][..], args].concat());
     cmd.env(KEY_ENV, KEY);
     // The server is on 127.0.0.1: no proxy of the machine's may stand in between.
@@ -105,7 +105,7 @@ fn cmd(ws: &Workspace, args: &[&str]) -> Command {
     cmd
 }
 
-fn run_api(ws: &Workspace, args: &[&str]) -> Run {
+pub(crate) fn run_api(ws: &Workspace, args: &[&str]) -> Run {
     let run = ws.run_cmd(cmd(ws, args));
     for (name, text) in [("stdout", run.stdout()), ("stderr", run.stderr())] {
         assert!(!text.contains(KEY), "the API key is in {name}:\n{text}");

@@ -18,6 +18,9 @@ pub enum Answer {
     /// No answer: the request is reported, then the server waits for the client to close
     /// the connection and reports that too.
     Hang,
+    /// A 200 head with this content type and no length, then `chunk` again and again until
+    /// the client closes the connection: a body that never ends.
+    Endless(&'static str, Vec<u8>),
 }
 
 /// A complete response with `Content-Length`.
@@ -55,6 +58,7 @@ fn head(status: u16, headers: &[(&str, &str)]) -> Vec<u8> {
         400 => "Bad Request",
         401 => "Unauthorized",
         429 => "Too Many Requests",
+        502 => "Bad Gateway",
         500 => "Internal Server Error",
         529 => "Overloaded",
         _ => "Status",
@@ -122,6 +126,13 @@ impl Server {
                         let mut sink = [0u8; 1024];
                         while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
                         let _ = tx.send("closed");
+                    }
+                    Some(Answer::Endless(content_type, chunk)) => {
+                        let mut head = head(200, &[("Content-Type", content_type)]);
+                        head.extend_from_slice(b"\r\n");
+                        if stream.write_all(&head).is_ok() {
+                            while stream.write_all(&chunk).is_ok() {}
+                        }
                     }
                     None => {
                         let body = br#"{"error":"no scripted answer left"}"#;

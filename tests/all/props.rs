@@ -1,0 +1,209 @@
+//! Property tests over what agent-loop reads from the outside: ANSI stripping, the tool-call
+//! and token parsers (through a backend built from `backends.toml` text, as at run time) and
+//! the config loader. Arbitrary input never panics, and what a generator printed, coloured as
+//! an agent CLI colours it, parses back to what it printed. `PROPTEST_CASES` sets the number
+//! of cases (64 here by default; scripts/proptest-long.sh runs many more).
+
+use agent_loop::config::{Config, Definition, Source};
+use agent_loop::parse::{strip_ansi, RawArgs};
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+/// 64 cases unless `PROPTEST_CASES` says otherwise; no regression files in the tree.
+pub fn config() -> ProptestConfig {
+    let mut config = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        config.cases = 64;
+    }
+    config.failure_persistence = None;
+    config
+}
+
+/// A backend entry with the token regex the fake agents use, loaded as a user file would be.
+const BACKEND: &str = "[backends.gen]\ncommand = \"gen\"\ntokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\n";
+
+fn load(text: &str) -> Result<Config, agent_loop::Error> {
+    Config::from_sources(&[Source {
+        name: "gen.toml".into(),
+        text: text.into(),
+    }])
+}
+
+/// Built once: compiling the regexes for every case would be most of the run.
+fn parsers() -> &'static agent_loop::parse::Parsers {
+    static PARSERS: std::sync::OnceLock<agent_loop::parse::Parsers> = std::sync::OnceLock::new();
+    PARSERS.get_or_init(|| match &load(BACKEND).unwrap().backends["gen"] {
+        Definition::Cli(def) => def.parsers.clone(),
+        Definition::Http(_) => unreachable!("a cli entry"),
+    })
+}
+
+/// SGR colour sequences and the other escapes agent CLIs print around their text.
+fn escape() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u8..110).prop_map(|n| format!("\x1b[{n}m")),
+        (0u8..8, 0u8..255).prop_map(|(a, b)| format!("\x1b[{a};38;5;{b}m")),
+        Just("\x1b[0m".to_string()),
+        Just("\x1b[2K".to_string()),
+        Just("\x1b[?25l".to_string()),
+        Just("\x1b]0;title\x07".to_string()),
+    ]
+}
+
+/// Text as a model writes it: no control characters, no markup of the parsers.
+fn prose() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9 .,:;!?'()\u{e9}\u{4e16}\u{1f600}-]{0,40}"
+}
+
+/// `text` with escapes slipped in between its characters.
+fn coloured(text: String) -> impl Strategy<Value = String> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    proptest::collection::vec(proptest::option::weighted(0.2, escape()), n + 1).prop_map(
+        move |escapes| {
+            let mut out = String::new();
+            for (i, esc) in escapes.into_iter().enumerate() {
+                if let Some(esc) = esc {
+                    out.push_str(&esc);
+                }
+                if let Some(c) = chars.get(i) {
+                    out.push(*c);
+                }
+            }
+            out
+        },
+    )
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "[ -~\u{e9}\u{4e16}\n\t]{0,20}".prop_map(Value::from),
+        Just(Value::Null),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map("[a-z_]{1,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A tool call: a name and a JSON object of arguments.
+fn call() -> impl Strategy<Value = (String, Map<String, Value>)> {
+    (
+        "[a-z][a-z_]{0,11}",
+        proptest::collection::btree_map("[a-z_]{1,10}", json_value(), 0..4)
+            .prop_map(|m| m.into_iter().collect()),
+    )
+}
+
+/// A token count and how a CLI might print it: `1234` or `1,234`.
+fn count() -> impl Strategy<Value = (u64, String)> {
+    (0u64..100_000_000, any::<bool>()).prop_map(|(n, commas)| {
+        let plain = n.to_string();
+        if !commas {
+            return (n, plain);
+        }
+        let mut grouped = String::new();
+        for (i, c) in plain.chars().enumerate() {
+            if i > 0 && (plain.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        (n, grouped)
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn stripping_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let text = strip_ansi(&bytes);
+        prop_assert!(!text.contains('\x1b'));
+    }
+
+    #[test]
+    fn stripping_coloured_text_gives_the_text_back(
+        (text, shown) in prose().prop_flat_map(|t| (Just(t.clone()), coloured(t)))
+    ) {
+        prop_assert_eq!(strip_ansi(shown.as_bytes()), text);
+    }
+
+    #[test]
+    fn parsing_arbitrary_output_never_panics(
+        stdout in proptest::collection::vec(any::<u8>(), 0..512),
+        stderr in "(?s).{0,64}",
+    ) {
+        let p = parsers();
+        let parsed = p.parse(&strip_ansi(&stdout), &stderr);
+        for call in parsed.calls {
+            prop_assert!(!call.raw.is_empty());
+        }
+    }
+
+    #[test]
+    fn printed_calls_and_usage_parse_back(
+        before in prose(),
+        calls in proptest::collection::vec(call(), 0..4),
+        (input, input_text) in count(),
+        (output, output_text) in count(),
+        colour in proptest::collection::vec(escape(), 4),
+    ) {
+        // Printed as an agent CLI would: a coloured remark, each call on its line (some
+        // wrapped in colour), then the usage line, dimmed.
+        let mut printed = format!("{}{before}{}\n", colour[0], colour[3]);
+        for (name, args) in &calls {
+            let call = json!({"name": name, "arguments": args});
+            printed.push_str(&format!("{}<tool_call>{call}</tool_call>{}\n", colour[1], colour[3]));
+        }
+        printed.push_str(&format!("{}Tokens: {input_text} in, {output_text} out{}\n", colour[2], colour[3]));
+        let parsed = parsers().parse(&strip_ansi(printed.as_bytes()), "");
+        let got: Vec<(String, RawArgs)> = parsed.calls.into_iter().map(|c| (c.name, c.args)).collect();
+        let want: Vec<(String, RawArgs)> = calls
+            .into_iter()
+            .map(|(name, args)| (name, RawArgs::Json(Value::Object(args))))
+            .collect();
+        prop_assert_eq!(got, want);
+        let usage = parsed.usage.expect("a usage line");
+        prop_assert_eq!((usage.input, usage.output), (Some(input), Some(output)));
+        prop_assert_eq!(parsed.text, before.trim());
+    }
+
+    #[test]
+    fn arbitrary_config_text_never_panics(text in "(?s)(\\[backends\\.[a-z]{1,3}\\]\n|[a-z_]{1,16} = |\"[^\"\n]{0,12}\"|'[^'\n]{0,12}'|[0-9]{1,4}|\\[|\\]|\n|.){0,40}") {
+        let _ = load(&text);
+    }
+
+    #[test]
+    fn generated_backends_load_as_written(
+        entries in proptest::collection::btree_map(
+            "[a-z][a-z0-9_-]{0,10}",
+            ("[a-z][a-z0-9_./-]{0,15}", 1u64..100_000, proptest::collection::vec("[ -&(-~]{0,10}", 0..4)),
+            1..5,
+        )
+    ) {
+        let mut text = String::new();
+        for (name, (command, timeout, args)) in &entries {
+            let args: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+            text.push_str(&format!(
+                "[backends.{name}]\ncommand = \"{command}\"\ntimeout_s = {timeout}\nargs = [{}]\n\n",
+                args.join(", ")
+            ));
+        }
+        let config = load(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(config.backends.len(), entries.len());
+        for (name, (command, timeout, args)) in &entries {
+            let Definition::Cli(def) = &config.backends[name] else {
+                return Err(TestCaseError::fail("not a cli backend"));
+            };
+            prop_assert_eq!(&def.command, command);
+            prop_assert_eq!(def.timeout.as_secs(), *timeout);
+            prop_assert_eq!(&def.args, args);
+        }
+    }
+}

@@ -3,7 +3,6 @@
 //! for escapes and carriage returns, and in terminfo mode.
 
 use crate::common::{assert_append_only, bin, Pty, Workspace};
-use std::io::Write;
 use std::process::{Child, Command, Stdio};
 
 const DISPLAYS: [&str; 2] = ["plain", "terminfo"];

@@ -11,11 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use regex::Regex;
-
 use crate::context::{ContextMode, ContextSettings, PromptStyle};
 use crate::mcp::config::{RawServer, ServerDef};
-use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Prices};
+use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices};
 use crate::Error;
 use raw::RawBackend;
 pub use raw::{Located, Overlay};
@@ -41,9 +39,12 @@ pub struct Source {
 }
 
 impl Source {
+    /// How the built-in file is named in messages.
+    pub const BUILTIN_NAME: &'static str = "built-in backends.toml";
+
     pub fn builtin() -> Self {
         Source {
-            name: "built-in backends.toml".into(),
+            name: Self::BUILTIN_NAME.into(),
             text: BUILTIN_BACKENDS.into(),
         }
     }
@@ -142,6 +143,8 @@ impl Definition {
 
 /// A configured backend of any type.
 #[derive(Debug, Clone)]
+// A handful of definitions live for the whole run; boxing the larger variant buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Definition {
     /// `type = "cli"` (the default): an agent CLI run once per model step.
     Cli(BackendDef),
@@ -383,10 +386,11 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         name,
         "tool_call_regex",
     )?;
-    if tool_call
-        .capture_names()
-        .flatten()
-        .all(|g| g != "json" && g != "name")
+    if !tool_call.is_lazy()
+        && tool_call
+            .capture_names()
+            .flatten()
+            .all(|g| g != "json" && g != "name")
     {
         let at = raw
             .tool_call_regex
@@ -399,10 +403,11 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
     let tokens = match &raw.tokens_regex {
         Some(r) => {
             let re = compile(Some(r), "", name, "tokens_regex")?;
-            if re
-                .capture_names()
-                .flatten()
-                .all(|g| !matches!(g, "input" | "output" | "total"))
+            if !re.is_lazy()
+                && re
+                    .capture_names()
+                    .flatten()
+                    .all(|g| !matches!(g, "input" | "output" | "total"))
             {
                 return Err(Error::config(format!(
                     "{}: backend `{name}`: key `tokens_regex`: needs a named group `input`, `output` or `total`",
@@ -569,29 +574,29 @@ fn parse_located<T: std::str::FromStr<Err = String>>(
         .transpose()
 }
 
-/// Compiles a regex key. The line-oriented keys (`tokens_regex`, `skip_lines`) are searched
-/// over the whole output at once, so `^` and `$` match at every line's start and end.
+/// A regex key. The line-oriented keys (`tokens_regex`, `skip_lines`, ...) are searched over
+/// the whole output at once, so `^` and `$` match at every line's start and end. Patterns of
+/// the built-in file are compiled when first used (a unit test compiles them all); the user's
+/// are compiled now, so a mistake is reported before anything runs.
 fn compile(
     value: Option<&raw::Located>,
     default: &str,
     backend: &str,
     key: &str,
-) -> Result<Regex, Error> {
+) -> Result<Pattern, Error> {
     let per_line = key != "tool_call_regex";
-    let build = |pattern: &str| {
-        regex::RegexBuilder::new(pattern)
-            .multi_line(per_line)
-            .build()
-    };
-    let Some(located) = value else {
-        return build(default).map_err(|e| Error::config(format!("built-in {key}: {e}")));
-    };
-    build(&located.value).map_err(|e| {
-        Error::config(format!(
-            "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
-            located.at()
-        ))
-    })
+    match value {
+        None => Ok(Pattern::lazy(default, per_line)),
+        Some(located) if located.file == Source::BUILTIN_NAME => {
+            Ok(Pattern::lazy(&located.value, per_line))
+        }
+        Some(located) => Pattern::compile(&located.value, per_line).map_err(|e| {
+            Error::config(format!(
+                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
+                located.at()
+            ))
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -609,6 +614,42 @@ mod tests {
     fn builtin_file_loads() {
         let config = Config::from_sources(&[Source::builtin()]).unwrap();
         assert!(config.backends.contains_key("demo"));
+    }
+
+    /// The built-in patterns are compiled only when used: every one of them compiles, and
+    /// has the groups its key needs.
+    #[test]
+    fn builtin_patterns_compile_and_have_their_groups() {
+        let config = Config::from_sources(&[Source::builtin()]).unwrap();
+        let names = |p: &Pattern| {
+            p.capture_names()
+                .flatten()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        for def in config.backends.values() {
+            let Definition::Cli(d) = def else { continue };
+            let p = &d.parsers;
+            let call = names(&p.tool_call);
+            assert!(
+                call.iter().any(|g| g == "json" || g == "name"),
+                "{}: {call:?}",
+                d.name
+            );
+            if let Some(tokens) = &p.tokens {
+                let groups = names(tokens);
+                assert!(
+                    groups
+                        .iter()
+                        .any(|g| matches!(g.as_str(), "input" | "output" | "total")),
+                    "{}",
+                    d.name
+                );
+            }
+            for extra in p.skip_lines.iter().chain(&p.error).chain(&p.tool_activity) {
+                let _ = extra.is_match("");
+            }
+        }
     }
 
     #[test]

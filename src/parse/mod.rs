@@ -4,11 +4,13 @@
 
 mod ansi;
 pub mod json;
+mod pattern;
 mod tokens;
 mod tool_calls;
 
 pub use ansi::strip_ansi;
 pub use json::{JsonFields, JsonPath, OutputFormat};
+pub use pattern::Pattern;
 pub use tokens::{parse_count, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 
@@ -33,20 +35,20 @@ fn cut<'a>(text: &'a str, spans: &[std::ops::Range<usize>]) -> std::borrow::Cow<
 #[derive(Debug, Clone)]
 pub struct Parsers {
     /// Finds tool calls: named groups `json`, or `name` and optional `args`.
-    pub tool_call: Regex,
+    pub tool_call: Pattern,
     /// Finds token counts: named groups `input`, `output`, optional `total`, `cost`.
-    pub tokens: Option<Regex>,
+    pub tokens: Option<Pattern>,
     /// Lines of output that are not part of the answer (banners, log lines).
-    pub skip_lines: Vec<Regex>,
+    pub skip_lines: Vec<Pattern>,
     /// Whether the reply is text or JSON (`output`).
     pub output: OutputFormat,
     /// Field paths read from JSON output (`json_text`, `json_input_tokens`, ...).
     pub json: Box<JsonFields>,
     /// A line that means the CLI failed although it may exit 0 (`error_regex`); its group
     /// `message`, or the whole match, is the error.
-    pub error: Option<Regex>,
+    pub error: Option<Pattern>,
     /// Lines that show the CLI running a tool of its own (`tool_activity_regex`).
-    pub tool_activity: Option<Regex>,
+    pub tool_activity: Option<Pattern>,
     /// `tools = "own"`: the CLI runs its own tools, so no tool call is read from its reply.
     pub own_tools: bool,
 }
@@ -69,9 +71,9 @@ impl Parsers {
     /// or tool-activity lines.
     pub fn text(tool_call: Regex, tokens: Option<Regex>, skip_lines: Vec<Regex>) -> Self {
         Parsers {
-            tool_call,
-            tokens,
-            skip_lines,
+            tool_call: tool_call.into(),
+            tokens: tokens.map(Pattern::from),
+            skip_lines: skip_lines.into_iter().map(Pattern::from).collect(),
             output: OutputFormat::Text,
             json: Box::default(),
             error: None,

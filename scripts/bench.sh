@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Whole-process performance figures for the README's "Performance" table: builds release,
+# then measures with hyperfine (wall time) and /usr/bin/time -v (peak memory), each paired
+# with its peer or floor where one exists, and prints a Markdown table (also written to
+# target/bench.md). In-process figures come from `cargo bench` (benches/parse.rs,
+# benches/context.rs). Options: --clean-build also times a release build from scratch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v hyperfine >/dev/null || need+=(hyperfine)
+[ -x /usr/bin/time ] || need+=(time)
+command -v curl >/dev/null || need+=(curl)
+command -v python3 >/dev/null || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq && apt-get install -y -qq "${need[@]}"
+fi
+
+build_s=""
+if [ "${1:-}" = "--clean-build" ]; then
+  scratch=$(mktemp -d)
+  start=$(date +%s)
+  CARGO_TARGET_DIR="$scratch" cargo build --release --locked --quiet
+  build_s=$(( $(date +%s) - start ))
+  rm -rf "$scratch"
+fi
+cargo build --release --locked --quiet
+bin=$PWD/target/release/agent-loop
+work=$(mktemp -d)
+trap 'kill "${server_pid:-0}" 2>/dev/null; rm -rf "$work"' EXIT
+export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data"
+
+# Median wall time in ms of a command, from hyperfine's JSON export.
+median_ms() {
+  hyperfine --warmup 5 --runs "${RUNS:-40}" -N --export-json "$work/h.json" "$1" >/dev/null 2>&1 \
+    || hyperfine --warmup 5 --runs "${RUNS:-40}" --export-json "$work/h.json" "$1" >/dev/null
+  python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
+}
+# Peak resident memory in MiB.
+peak_mib() {
+  /usr/bin/time -v sh -c "$1" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}'
+}
+
+# The fake agent alone versus through agent-loop (spawn, strip, parse, display).
+cat > "$work/backends.toml" <<TOML
+[backends.sleepy]
+command = "$PWD/fixtures/agents/sleepy.sh"
+tokens_regex = 'Tokens: (?P<input>[\d.,]+[kKmM]?) in, (?P<output>[\d.,]+[kKmM]?) out'
+
+[backends.local]
+type = "openai"
+base_url = "http://127.0.0.1:PORT/v1"
+model = "bench"
+stream = false
+TOML
+prompt="$work/prompt.txt"
+"$bin" --help > "$prompt"
+cli_alone=$(median_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'")
+cli_loop=$(median_ms "$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'")
+cli_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend sleepy 'what is the answer?'")
+
+# One HTTP turn: curl versus agent-loop, same server, same reply.
+python3 benches/whole/server.py > "$work/port" &
+server_pid=$!
+while [ ! -s "$work/port" ]; do sleep 0.05; done
+port=$(head -1 "$work/port")
+sed -i "s/PORT/$port/" "$work/backends.toml"
+body='{"model":"bench","messages":[{"role":"user","content":"what is the answer?"}]}'
+curl_ms=$(median_ms "curl -s -o /dev/null -H 'Content-Type: application/json' -d '$body' http://127.0.0.1:$port/v1/chat/completions")
+http_ms=$(median_ms "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
+http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
+
+version_ms=$(median_ms "$bin --version")
+version_mib=$(peak_mib "$bin --version")
+size_mb=$(python3 -c 'import os,sys; print("%.2f" % (os.path.getsize(sys.argv[1])/1e6))' "$bin")
+
+ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])/float(sys.argv[2])))" "$1" "$2"; }
+{
+  echo "| measure | agent-loop | peer or floor | ratio | target |"
+  echo "| --- | --- | --- | --- | --- |"
+  echo "| \`--version\` wall time (median) | ${version_ms} ms | | | ≤ 4 ms |"
+  echo "| \`--version\` peak memory | ${version_mib} MiB | | | ≤ 5 MiB |"
+  echo "| CLI backend turn, fake agent taking 40 ms | ${cli_loop} ms | ${cli_alone} ms (the agent alone) | $(ratio "$cli_loop" "$cli_alone") | ≤ 1.05 |"
+  echo "| CLI backend turn peak memory | ${cli_mib} MiB | | | |"
+  echo "| HTTP turn against 127.0.0.1 | ${http_ms} ms | ${curl_ms} ms (curl) | $(ratio "$http_ms" "$curl_ms") | ≤ 1.1 |"
+  echo "| HTTP turn peak memory | ${http_mib} MiB | | | ≤ 8 MiB |"
+  echo "| release binary | ${size_mb} MB | | | ≤ 6 MB |"
+  if [ -n "$build_s" ]; then
+    echo "| clean release build | ${build_s} s | | | ≤ 300 s |"
+  fi
+} | tee target/bench.md

@@ -293,7 +293,7 @@ pub fn parse(source: &Source) -> Result<RawFile, Error> {
 }
 
 /// 1-based line number of byte offset `pos`.
-fn line_of(text: &str, pos: usize) -> usize {
+pub(crate) fn line_of(text: &str, pos: usize) -> usize {
     text.as_bytes()[..pos.min(text.len())]
         .iter()
         .filter(|b| **b == b'\n')

@@ -150,9 +150,9 @@ impl Settings {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::config(format!("cannot read config file {name}: {e}")))?;
         let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map_or(String::new(), |s| format!(":{}", line_of(&text, s.start)));
+            let line = e.span().map_or(String::new(), |s| {
+                format!(":{}", super::raw::line_of(&text, s.start))
+            });
             Error::config(format!("{name}{line}: {}", e.message()))
         })?;
         for (k, v) in doc.into_inner() {
@@ -225,14 +225,6 @@ impl Settings {
         }
         out
     }
-}
-
-fn line_of(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos.min(text.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
 }
 
 #[cfg(test)]

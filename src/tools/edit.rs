@@ -62,19 +62,9 @@ impl Tool for Edit {
             if args.old_string == args.new_string {
                 return ToolOutput::error("edit: old_string and new_string are the same");
             }
-            let path = match ctx.path(&args.path) {
-                Ok(p) => p,
+            let (path, text) = match ctx.read_text("edit", &args.path).await {
+                Ok(found) => found,
                 Err(e) => return e,
-            };
-            let bytes = match tokio::fs::read(&path).await {
-                Ok(b) => b,
-                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),
-            };
-            let Some(text) = fs::as_text(bytes) else {
-                return ToolOutput::error(format!(
-                    "{} is a binary file; edit refuses it",
-                    args.path
-                ));
             };
             let count = text.matches(&args.old_string).count();
             if count == 0 {

@@ -51,6 +51,21 @@ impl ToolContext {
         let joined = fs::resolve(&self.cwd, path);
         self.root.check(&joined, path).map_err(ToolOutput::error)
     }
+
+    /// A text file's content for `tool`; a missing, unreadable, binary or out-of-root file
+    /// is an error result that says which.
+    pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
+        let resolved = self.path(path)?;
+        let bytes = tokio::fs::read(&resolved)
+            .await
+            .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+        let text = fs::as_text(bytes).ok_or_else(|| {
+            ToolOutput::error(format!(
+                "{path} is a binary file (not UTF-8 text); {tool} refuses it"
+            ))
+        })?;
+        Ok((resolved, text))
+    }
 }
 
 /// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 const DEFAULT_LIMIT: usize = 2000;
@@ -56,19 +56,9 @@ impl Tool for Read {
                 Ok(a) => a,
                 Err(e) => return e,
             };
-            let path = match ctx.path(&args.path) {
-                Ok(p) => p,
+            let text = match ctx.read_text("read", &args.path).await {
+                Ok((_, text)) => text,
                 Err(e) => return e,
-            };
-            let bytes = match tokio::fs::read(&path).await {
-                Ok(b) => b,
-                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),
-            };
-            let Some(text) = fs::as_text(bytes) else {
-                return ToolOutput::error(format!(
-                    "{} is a binary file (not UTF-8 text); read refuses it",
-                    args.path
-                ));
             };
             let offset = args.offset.unwrap_or(1).max(1);
             let limit = args.limit.unwrap_or(DEFAULT_LIMIT);

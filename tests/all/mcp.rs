@@ -442,3 +442,65 @@ fn repl_lists_and_restarts_servers() {
     );
     assert!(screen.contains("usage: /mcp"), "{screen}");
 }
+
+/// MCP tools reach HTTP backends as native tools: `mcp.tiny.picture` is offered under a name
+/// the APIs accept, the model's call under that name runs the MCP tool, and the result goes
+/// back under the call's id.
+#[test]
+fn mcp_tools_work_through_an_http_backend() {
+    use crate::http::server::{json, response};
+    use crate::http::{run_api, setup, Format};
+    let call = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_mcp_1", "type": "function",
+                "function": {"name": "mcp__tiny__picture", "arguments": "{}"}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    });
+    let done = serde_json::json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "created": 0, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Saw the picture."}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}
+    });
+    let answers = vec![
+        json(200, &call.to_string()),
+        response(
+            200,
+            &[("Content-Type", "application/json")],
+            done.to_string().as_bytes(),
+        ),
+    ];
+    let (ws, api) = setup(Format::OpenAi, answers, "stream = false\n");
+    ws.add_config(&server("tiny", &tiny(), "trust = true"));
+    let run = run_api(&ws, &["show me a picture"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "Saw the picture.\n");
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2);
+    let offered: Vec<String> = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        offered.contains(&"mcp__tiny__picture".to_string()),
+        "{offered:?}"
+    );
+    let second = requests[1].json();
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result message")
+        .clone();
+    assert_eq!(tool_message["tool_call_id"], "call_mcp_1");
+    let content = tool_message["content"].as_str().unwrap();
+    assert!(
+        content.contains("here is a picture") && content.contains("[image: image/png"),
+        "{content}"
+    );
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::backend::{Backend, Emit, Reply, Request};
-use crate::context::Message;
+use crate::context::{Conversation, Message};
 use crate::parse::{RawArgs, RawCall, Usage};
 use crate::tools::Registry;
 use crate::{BoxFuture, Error};
@@ -303,4 +303,70 @@ fn the_same_call_three_times_stops_the_turn() {
         agent.conversation.messages.last(),
         Some(Message::ToolResult { ok: false, .. })
     ));
+}
+
+/// The point where a long history was trimmed is not applied to another history: after
+/// `restore` (a loaded session, `/clear`), a short conversation is sent whole.
+#[test]
+fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Scripted {
+        replies: Mutex::new(vec![
+            Reply {
+                text: "ok".into(),
+                ..Default::default()
+            },
+            Reply {
+                text: "ok".into(),
+                ..Default::default()
+            },
+        ]),
+        seen: Mutex::new(Vec::new()),
+    };
+    let mut agent = Agent::new(
+        Box::new(backend),
+        Registry::builtin(None).unwrap(),
+        AgentOptions {
+            max_iterations: 4,
+            policy: Policy::default(),
+            cwd: dir.path().to_path_buf(),
+            root: crate::tools::Root::new(dir.path()).unwrap(),
+            context: crate::context::ContextSettings {
+                max_tokens: 4_000,
+                ..Default::default()
+            },
+            artifacts: crate::context::Artifacts::new(dir.path().join("artifacts")),
+        },
+    );
+    let mut long = Conversation::new();
+    for n in 0..40 {
+        long.push(Message::User {
+            text: format!("{n} {}", "x".repeat(2_000)),
+        });
+        long.push(Message::Assistant {
+            text: "noted".into(),
+            tool_calls: vec![],
+        });
+    }
+    agent.restore(long, 40, Default::default());
+    block_on(agent.run_turn("and now?", &mut Recorder::default())).unwrap();
+    let trimmed = agent.context_stats().unwrap();
+    assert!(trimmed.messages < trimmed.history, "{trimmed:?}");
+
+    let mut short = Conversation::new();
+    short.push(Message::User { text: "hi".into() });
+    short.push(Message::Assistant {
+        text: "hello".into(),
+        tool_calls: vec![],
+    });
+    agent.restore(short, 1, Default::default());
+    let mut rec = Recorder::default();
+    block_on(agent.run_turn("more", &mut rec)).unwrap();
+    // The request carried the whole short history and the new message.
+    let sent = rec.events.iter().find_map(|e| match e {
+        Event::Context { stats } => Some(*stats),
+        _ => None,
+    });
+    let sent = sent.expect("a context event");
+    assert_eq!((sent.messages, sent.history), (3, 3), "{sent:?}");
 }

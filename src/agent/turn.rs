@@ -75,6 +75,14 @@ impl Agent {
         self.conversation = conversation;
         self.turn = turns;
         self.totals = totals;
+        // The trim point belongs to the history it was computed on.
+        self.context.clear();
+    }
+
+    /// Keeps the first `len` messages (the REPL's `/undo` and `/retry`).
+    pub fn truncate(&mut self, len: usize) {
+        self.conversation.messages.truncate(len);
+        self.context.clear();
     }
 
     /// Its settings (a comparison builds its other agents from them).

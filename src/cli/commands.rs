@@ -294,7 +294,7 @@ fn last_user(app: &App) -> Option<usize> {
 fn undo(app: &mut App) -> String {
     match last_user(app) {
         Some(i) => {
-            app.agent.conversation.messages.truncate(i);
+            app.agent.truncate(i);
             let _ = app.save();
             "[dropped the last turn]".into()
         }
@@ -310,7 +310,7 @@ async fn retry(app: &mut App) -> Flow {
     let Message::User { text } = app.agent.conversation.messages[i].clone() else {
         unreachable!()
     };
-    app.agent.conversation.messages.truncate(i);
+    app.agent.truncate(i);
     app.frontend.notice(&format!("[retrying: {text}]"));
     if let Outcome::Cancelled = app.turn(&text).await {
         app.frontend.notice("");

@@ -2,7 +2,7 @@
 //! the keys a person would type; every scenario runs in plain mode, whose bytes are checked
 //! for escapes and carriage returns, and in terminfo mode.
 
-use crate::common::{assert_append_only, bin, Pty, Workspace};
+use crate::common::{assert_append_only, bin, Pty, Workspace, CLEARED_ENV};
 use std::process::{Child, Command, Stdio};
 
 const DISPLAYS: [&str; 2] = ["plain", "terminfo"];
@@ -30,17 +30,20 @@ pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
 
 /// Starts the REPL on a pty; what is written to the child's stdin is typed on it.
 pub(crate) fn spawn_repl(ws: &Workspace, args: &str) -> Child {
+    // `exec`: a shell left waiting in between would take the pty's SIGINT as its own and
+    // end with 130 after agent-loop exits 0 (dash does).
     let line = format!(
-        "{} --config {} {args}",
+        "exec {} --config {} {args}",
         bin().display(),
         ws.path("backends.toml").display()
     );
-    Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
+    let mut cmd = Command::new("script");
+    for var in CLEARED_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.args(["-qec", &line, "/dev/null"])
         .current_dir(ws.work())
-        .env("FAKE_DIR", ws.path("fake"))
-        .env("XDG_CONFIG_HOME", ws.path("xdg"))
-        .env("XDG_DATA_HOME", ws.path("data"))
+        .envs(ws.env())
         .env("TERM", "xterm-256color")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -27,7 +27,8 @@ pub const TOKENS: &str =
     "tokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\n";
 
 /// Variables of the developer's environment that would change what a run does.
-pub const CLEARED_ENV: [&str; 14] = [
+/// `SHELL` is cleared so `script` runs its command with /bin/sh here as on CI.
+pub const CLEARED_ENV: [&str; 15] = [
     "AGENT_LOOP_BACKEND",
     "AGENT_LOOP_DISPLAY",
     "AGENT_LOOP_OUTPUT",
@@ -42,6 +43,7 @@ pub const CLEARED_ENV: [&str; 14] = [
     "NO_COLOR",
     "TERMINFO",
     "TERMINFO_DIRS",
+    "SHELL",
 ];
 
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script

@@ -1,20 +1,27 @@
 //! Lines typed by the user, read on a thread of their own so the REPL can wait for a line and
-//! for Ctrl-C at the same time.
+//! for Ctrl-C at the same time. The thread starts at the first read: a one-shot run that asks
+//! nothing never pays for it.
 
 use std::io::{BufRead, IsTerminal};
 
 use tokio::sync::mpsc;
 
 pub struct Input {
-    lines: mpsc::UnboundedReceiver<String>,
+    lines: Option<mpsc::UnboundedReceiver<String>>,
     /// Whether a person can answer (stdin is a terminal).
     pub interactive: bool,
 }
 
 impl Input {
     pub fn stdin() -> Self {
+        Input {
+            lines: None,
+            interactive: std::io::stdin().is_terminal(),
+        }
+    }
+
+    fn reader() -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let interactive = std::io::stdin().is_terminal();
         std::thread::spawn(move || {
             let stdin = std::io::stdin();
             let mut lock = stdin.lock();
@@ -31,15 +38,12 @@ impl Input {
                 }
             }
         });
-        Input {
-            lines: rx,
-            interactive,
-        }
+        rx
     }
 
     /// The next line, or `None` at end of input (Ctrl-D).
     pub async fn line(&mut self) -> Option<String> {
-        self.lines.recv().await
+        self.lines.get_or_insert_with(Self::reader).recv().await
     }
 }
 

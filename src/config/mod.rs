@@ -4,7 +4,7 @@
 //! and every mistake is reported with the file, the line, the backend and the key.
 
 mod http;
-mod raw;
+pub(crate) mod raw;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -187,18 +187,19 @@ impl Config {
         let mut default_backend = None;
         let mut auto_order = Vec::new();
         for (index, source) in sources.iter().enumerate() {
-            let file = raw::parse(source)?;
+            let lines = raw::Lines::of(source);
+            let file = raw::parse(source, &lines)?;
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
             }
             if let Some(order) = file.auto_order {
                 auto_order = order;
             }
-            merge(&mut merged, file.backends, source, index, raw::BACKENDS);
+            merge(&mut merged, file.backends, &lines, index, raw::BACKENDS);
             merge(
                 &mut servers,
                 file.mcp.servers,
-                source,
+                &lines,
                 index,
                 raw::MCP_SERVERS,
             );
@@ -272,13 +273,13 @@ pub fn user_settings_path() -> Option<PathBuf> {
 fn merge<T: raw::Overlay>(
     merged: &mut BTreeMap<String, (T, String, (usize, usize))>,
     tables: BTreeMap<String, T>,
-    source: &Source,
+    lines: &raw::Lines,
     index: usize,
     prefix: &str,
 ) {
     for (name, table) in tables {
-        let line = raw::table_line(&source.text, prefix, &name);
-        let at = format!("{}:{line}", source.name);
+        let line = lines.table(prefix, &name);
+        let at = format!("{}:{line}", lines.name());
         match merged.get_mut(&name) {
             Some((base, defined_at, order)) => {
                 base.overlay(table);

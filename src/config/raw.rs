@@ -88,9 +88,9 @@ impl Located {
         format!("{}:{}", self.file, self.line)
     }
 
-    pub(crate) fn locate(&mut self, source: &Source) {
-        self.file = source.name.clone();
-        self.line = line_of(&source.text, self.start);
+    pub(crate) fn locate(&mut self, lines: &Lines) {
+        self.file = lines.name.to_string();
+        self.line = lines.line(self.start);
     }
 }
 
@@ -226,7 +226,7 @@ impl RawBackend {
         ])
     }
 
-    fn locate(&mut self, source: &Source) {
+    fn locate(&mut self, lines: &Lines) {
         for located in [
             &mut self.kind,
             &mut self.command,
@@ -252,7 +252,7 @@ impl RawBackend {
         .flatten()
         .chain(self.skip_lines.iter_mut().flatten())
         {
-            located.locate(source);
+            located.locate(lines);
         }
     }
 }
@@ -266,7 +266,7 @@ fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
 }
 
 /// Parses one file; a syntax or schema error names the file, the line and the backend.
-pub fn parse(source: &Source) -> Result<RawFile, Error> {
+pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
     let mut file: RawFile = toml::from_str(&source.text)
         .map_err(|e| {
             let line = e.span().map(|s| line_of(&source.text, s.start));
@@ -284,10 +284,10 @@ pub fn parse(source: &Source) -> Result<RawFile, Error> {
         })
         .map_err(Error::config)?;
     for backend in file.backends.values_mut() {
-        backend.locate(source);
+        backend.locate(lines);
     }
     for server in file.mcp.servers.values_mut() {
-        server.locate(source);
+        server.locate(lines);
     }
     Ok(file)
 }
@@ -341,15 +341,77 @@ fn table_name(inner: &str, prefix: &str) -> Option<String> {
     })
 }
 
-/// The line of the `[PREFIXNAME]` header, e.g. `[backends.NAME]` (1 if the table is written
-/// inline).
-pub fn table_line(text: &str, prefix: &str, name: &str) -> usize {
-    text.lines()
-        .position(|l| {
-            header(l)
-                .and_then(|inner| table_name(inner, prefix))
-                .as_deref()
-                == Some(name)
-        })
-        .map_or(1, |i| i + 1)
+/// Where one file's lines and table headers are, found in one pass: placing each of the
+/// hundreds of values and tables in the built-in file is then a lookup, where rescanning the
+/// text for each took most of the start-up time.
+pub struct Lines<'a> {
+    name: &'a str,
+    /// The byte offset where each line starts.
+    starts: Vec<usize>,
+    /// (1-based line, prefix, name) of every `[backends.NAME]` and `[mcp.servers.NAME]` header.
+    headers: Vec<(usize, &'static str, String)>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn of(source: &'a Source) -> Self {
+        let text = &source.text;
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let headers = text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let inner = header(l)?;
+                [BACKENDS, MCP_SERVERS]
+                    .into_iter()
+                    .find_map(|prefix| table_name(inner, prefix).map(|name| (i + 1, prefix, name)))
+            })
+            .collect();
+        Lines {
+            name: &source.name,
+            starts,
+            headers,
+        }
+    }
+
+    /// The name the file is reported under.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// 1-based line number of byte offset `pos`.
+    pub fn line(&self, pos: usize) -> usize {
+        self.starts.partition_point(|&start| start <= pos)
+    }
+
+    /// The line of the first `[PREFIXNAME]` header, e.g. `[backends.NAME]` (1 if the table is
+    /// written inline).
+    pub fn table(&self, prefix: &str, name: &str) -> usize {
+        self.headers
+            .iter()
+            .find(|(_, p, n)| *p == prefix && n == name)
+            .map_or(1, |(line, _, _)| *line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_agree_with_counting_newlines() {
+        let source = Source {
+            name: "f.toml".into(),
+            text: "a = 1\r\n\n[backends.x]\ncommand = \"x\"\n[[mcp.servers.\"s\".more]]\n[backends.x]\nend".into(),
+        };
+        let lines = Lines::of(&source);
+        for pos in 0..=source.text.len() + 2 {
+            assert_eq!(lines.line(pos), line_of(&source.text, pos), "at {pos}");
+        }
+        assert_eq!(lines.table(BACKENDS, "x"), 3, "the first header counts");
+        assert_eq!(lines.table(MCP_SERVERS, "s"), 5);
+        assert_eq!(lines.table(BACKENDS, "s"), 1, "not a header: inline");
+        assert_eq!(lines.name(), "f.toml");
+    }
 }

@@ -45,9 +45,9 @@ impl crate::config::Overlay for RawServer {
 
 impl RawServer {
     /// Gives the located values their file and line.
-    pub fn locate(&mut self, source: &crate::config::Source) {
+    pub fn locate(&mut self, lines: &crate::config::raw::Lines) {
         for located in [&mut self.command, &mut self.url].into_iter().flatten() {
-            located.locate(source);
+            located.locate(lines);
         }
     }
 }

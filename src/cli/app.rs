@@ -15,11 +15,13 @@ use agent_loop::{Error, ErrorKind};
 
 use super::args::Args;
 use super::frontend::Frontend;
+use super::signals::{Signals, Stop};
 
 /// How a turn ended, for the caller's exit code.
 pub enum Outcome {
     Done(Result<String, Error>),
-    Cancelled,
+    /// A signal stopped the turn.
+    Cancelled(Stop),
 }
 
 pub struct App {
@@ -43,6 +45,9 @@ pub struct App {
     pub fanout: Option<Vec<String>>,
     /// The last comparison's answers, for `/pick` (until the next turn).
     pub compared: Option<super::fanout::Compared>,
+    /// Ctrl-C, SIGTERM and SIGHUP; installed once the MCP servers have started, so that until
+    /// then they end the run as usual.
+    pub signals: Signals,
 }
 
 impl App {
@@ -185,6 +190,7 @@ impl App {
             mcp: McpServers::default(),
             fanout: fanout.filter(|n| n.len() > 1),
             compared: None,
+            signals: Signals::default(),
         };
         app.session.backend = app.def.name().to_string();
         app.open_log()?;
@@ -248,12 +254,11 @@ impl App {
         let outcome = tokio::select! {
             result = self.agent.run_turn(input, &mut self.frontend) => Outcome::Done(result),
             never = screen.animate() => match never {},
-            _ = tokio::signal::ctrl_c() => Outcome::Cancelled,
+            stop = self.signals.next() => Outcome::Cancelled(stop),
         };
-        if let Outcome::Cancelled = outcome {
+        if let Outcome::Cancelled(stop) = outcome {
             self.agent.mark_cancelled();
-            self.frontend
-                .notice("[turn cancelled: the backend and any running tool were stopped]");
+            self.frontend.notice(&cancelled_notice(stop));
         }
         if let Err(e) = self.save() {
             self.frontend.notice(&format!("error: {e}"));
@@ -442,4 +447,17 @@ fn no_backend(config: &Config) -> Error {
 }
 
 /// How long after one Ctrl-C a second one leaves the REPL.
+/// What is shown when a signal cancels a turn.
+pub fn cancelled_notice(stop: Stop) -> String {
+    match stop {
+        Stop::Interrupt => {
+            "[turn cancelled: the backend and any running tool were stopped]".to_string()
+        }
+        _ => format!(
+            "[turn cancelled by {}: the backend and any running tool were stopped]",
+            stop.name()
+        ),
+    }
+}
+
 pub const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);

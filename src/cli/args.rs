@@ -50,7 +50,7 @@ every key and shows how to add an agent CLI.
 
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
 3 the turn would not end (--max-iterations reached, or the same tool call three times),
-130 interrupted (Ctrl-C).";
+129 ended by SIGHUP, 130 interrupted (Ctrl-C), 143 ended by SIGTERM.";
 
 /// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool
 /// set and a display that works on any terminal.

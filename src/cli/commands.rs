@@ -13,6 +13,20 @@ use super::app::{App, Outcome};
 pub enum Flow {
     Continue,
     Exit,
+    /// SIGTERM or SIGHUP stopped what the command ran: the REPL ends with this code.
+    Stopped(i32),
+}
+
+/// After a turn a command ran: on with the REPL, unless a signal that ends the run stopped it.
+fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
+    match outcome {
+        Outcome::Cancelled(stop) if stop.ends_run() => Flow::Stopped(stop.exit_code()),
+        Outcome::Cancelled(_) => {
+            app.frontend.notice("");
+            Flow::Continue
+        }
+        Outcome::Done(_) => Flow::Continue,
+    }
 }
 
 /// Every command, with its arguments and what it does, for `/help` and the unknown-command
@@ -312,10 +326,8 @@ async fn retry(app: &mut App) -> Flow {
     };
     app.agent.truncate(i);
     app.frontend.notice(&format!("[retrying: {text}]"));
-    if let Outcome::Cancelled = app.turn(&text).await {
-        app.frontend.notice("");
-    }
-    Flow::Continue
+    let outcome = app.turn(&text).await;
+    after_turn(outcome, app)
 }
 
 /// `/compare a,b TASK`.
@@ -333,13 +345,14 @@ async fn compare(app: &mut App, rest: &str) -> Flow {
     match names {
         Ok(names) => {
             app.compared = None;
-            if let Outcome::Cancelled = super::fanout::compare(app, &names, task.trim()).await {
-                app.frontend.notice("");
-            }
+            let outcome = super::fanout::compare(app, &names, task.trim()).await;
+            after_turn(outcome, app)
         }
-        Err(e) => app.frontend.notice(&format!("error: {e}")),
+        Err(e) => {
+            app.frontend.notice(&format!("error: {e}"));
+            Flow::Continue
+        }
     }
-    Flow::Continue
 }
 
 async fn commit(app: &mut App, message: &str) -> Flow {

@@ -16,6 +16,7 @@ use agent_loop::{BoxFuture, Error};
 
 use super::app::{App, Outcome};
 use super::frontend::Frontend;
+use super::signals::Stop;
 
 /// The most a working directory may hold to be copied for each backend.
 const MAX_COPY_BYTES: u64 = 200 * 1024 * 1024;
@@ -59,8 +60,8 @@ pub fn names(app: &App, list: &str) -> Result<Vec<String>, Error> {
 /// backend failed.
 pub async fn compare(app: &mut App, names: &[String], task: &str) -> Outcome {
     let outcome = match run(app, names, task).await {
-        Ok(Some(result)) => Outcome::Done(result),
-        Ok(None) => Outcome::Cancelled,
+        Ok(Ok(result)) => Outcome::Done(result),
+        Ok(Err(stop)) => Outcome::Cancelled(stop),
         Err(e) => {
             app.frontend.notice(&format!("error: {e}"));
             Outcome::Done(Err(e))
@@ -72,12 +73,12 @@ pub async fn compare(app: &mut App, names: &[String], task: &str) -> Outcome {
     outcome
 }
 
-/// The comparison; `Ok(None)` when Ctrl-C stopped it, `Err` when it could not start.
+/// The comparison; `Ok(Err(signal))` when a signal stopped it, `Err` when it could not start.
 async fn run(
     app: &mut App,
     names: &[String],
     task: &str,
-) -> Result<Option<Result<String, Error>>, Error> {
+) -> Result<Result<Result<String, Error>, Stop>, Error> {
     let base = std::env::temp_dir();
     let root = tempfile::Builder::new()
         .prefix("agent-loop-compare-")
@@ -106,18 +107,18 @@ async fn run(
             lane.result = Some(result);
         }
     });
-    let cancelled = tokio::select! {
-        _ = futures_util::future::join_all(runs) => false,
-        _ = tokio::signal::ctrl_c() => true,
+    let stopped = tokio::select! {
+        _ = futures_util::future::join_all(runs) => None,
+        stop = app.signals.next() => Some(stop),
     };
-    if cancelled {
+    if let Some(stop) = stopped {
         app.frontend.notice(
             "[comparison cancelled: every backend and running tool were stopped; the conversation is unchanged]",
         );
-        return Ok(None);
+        return Ok(Err(stop));
     }
     show(app, &lanes);
-    Ok(Some(keep(app, lanes)))
+    Ok(Ok(keep(app, lanes)))
 }
 
 /// An agent for `name` that starts from the current conversation and works in `folder`.

@@ -14,5 +14,6 @@ mod repl;
 mod run;
 mod screen;
 mod sessions_cmd;
+mod signals;
 
 pub use run::main;

@@ -1,14 +1,12 @@
 //! The interactive loop: read an entry (one line, a `\` continuation or a `"""` block), run it
 //! as a slash command or a turn, repeat. Ctrl-C cancels a running turn; twice within two
-//! seconds at the prompt leaves.
+//! seconds at the prompt leaves. SIGTERM and SIGHUP leave at once, the session saved.
 
 use std::time::Instant;
 
 use super::app::{App, DOUBLE_INTERRUPT};
 use super::commands::{self, Flow};
-
-/// Exit code for Ctrl-C, as shells report SIGINT.
-pub const INTERRUPTED: i32 = 130;
+use super::signals::Stop;
 
 pub async fn run(app: &mut App) -> i32 {
     app.frontend.notice(&format!(
@@ -19,19 +17,29 @@ pub async fn run(app: &mut App) -> i32 {
     let code = loop {
         app.frontend.display.prompt("You: ");
         let entry = {
-            let App { frontend, .. } = &mut *app;
+            let App {
+                frontend, signals, ..
+            } = &mut *app;
             let display = &mut frontend.display;
             let input = &mut frontend.input;
             let mut more = || display.prompt("... ");
             tokio::select! {
-                entry = input.entry(&mut more) => Some(entry),
-                _ = tokio::signal::ctrl_c() => None,
+                entry = input.entry(&mut more) => Ok(entry),
+                stop = signals.next() => Err(stop),
             }
+        };
+        let entry = match entry {
+            Ok(entry) => Some(entry),
+            Err(stop) if stop.ends_run() => {
+                app.frontend.notice("");
+                break stop.exit_code();
+            }
+            Err(_) => None,
         };
         let Some(entry) = entry else {
             app.frontend.notice("");
             if last_interrupt.is_some_and(|t| t.elapsed() < DOUBLE_INTERRUPT) {
-                break INTERRUPTED;
+                break Stop::Interrupt.exit_code();
             }
             last_interrupt = Some(Instant::now());
             app.frontend.notice("(Ctrl-C again to leave, or type exit)");
@@ -55,10 +63,14 @@ pub async fn run(app: &mut App) -> i32 {
             _ if text.starts_with('/') => match commands::dispatch(app, text).await {
                 Flow::Continue => continue,
                 Flow::Exit => break 0,
+                Flow::Stopped(code) => break code,
             },
             _ => {}
         }
-        if let super::app::Outcome::Cancelled = app.turn(text).await {
+        if let super::app::Outcome::Cancelled(stop) = app.turn(text).await {
+            if stop.ends_run() {
+                break stop.exit_code();
+            }
             last_interrupt = Some(Instant::now());
         }
     };

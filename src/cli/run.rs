@@ -15,7 +15,7 @@ use super::app::{App, Outcome};
 use super::args::{Args, Command};
 use super::frontend::Frontend;
 use super::input::Input;
-use super::repl::{self, INTERRUPTED};
+use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
 pub fn main() -> i32 {
@@ -179,6 +179,7 @@ async fn run(args: Args) -> i32 {
     let mut app = app;
     let servers = app.config.mcp_servers.values().cloned().collect();
     app.mcp = super::mcp::start(servers, &mut app.agent, &app.frontend.display).await;
+    app.signals = super::signals::Signals::install();
     let code = match task {
         Some(task) => one_shot(&mut app, &task).await,
         None => repl::run(&mut app).await,
@@ -252,6 +253,6 @@ async fn one_shot(app: &mut App, task: &str) -> i32 {
         Outcome::Done(Ok(_)) => 0,
         // The error has already been shown.
         Outcome::Done(Err(e)) => e.exit_code(),
-        Outcome::Cancelled => INTERRUPTED,
+        Outcome::Cancelled(stop) => stop.exit_code(),
     }
 }

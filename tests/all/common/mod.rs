@@ -321,6 +321,11 @@ impl Workspace {
 
 /// Sends SIGINT to a process, as Ctrl-C on its terminal would.
 pub fn interrupt(pid: u32) {
+    send_signal(pid, libc::SIGINT);
+}
+
+/// Sends `signal` to a process.
+pub fn send_signal(pid: u32, signal: i32) {
     // SAFETY: kill(2) only sends a signal to a process id; no memory is involved.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    unsafe { libc::kill(pid as i32, signal) };
 }

@@ -1,16 +1,72 @@
 //! Ctrl-C during a tool in a one-shot run (exit 130), and during a backend call or a tool in
 //! the REPL on a pseudo-terminal (the turn is cancelled, the prompt comes back, the session is
-//! saved). Ctrl-C during a CLI or HTTP backend call in one-shot is in cli_backend.rs and
-//! http/failures.rs.
+//! saved). SIGTERM and SIGHUP cancel the turn the same way and end the run (143, 129). Ctrl-C
+//! during a CLI or HTTP backend call in one-shot is in cli_backend.rs and http/failures.rs.
 
 use std::io::Write;
 use std::process::Stdio;
 
-use crate::common::{interrupt, wait_gone, Workspace};
+use crate::common::{interrupt, send_signal, wait_gone, Workspace};
 use crate::repl::{screen, spawn_repl};
 
 const SLEEP_CALL: &str =
     "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"sleep 300\"}}</tool_call>\n";
+
+/// SIGTERM (as `kill` sends) during a backend call: the backend's process group is killed,
+/// the turn is recorded as cancelled and the run ends with 128 + 15.
+#[test]
+fn sigterm_during_a_backend_call_kills_it_and_exits_143() {
+    let ws = Workspace::new();
+    ws.fake_file("hang.1", "");
+    let mut cmd = ws.cmd(&["--backend", "fake", "wait for me"]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let sleep = ws.wait_for_process("sleep");
+    send_signal(child.id(), libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("[turn cancelled by SIGTERM: the backend and any running tool were stopped]"),
+        "{err}"
+    );
+    assert!(wait_gone(sleep), "the backend survived SIGTERM");
+    let saved = ws.saved_messages();
+    assert!(saved.contains("[turn cancelled by the user]"), "{saved}");
+    ws.assert_no_leftovers();
+}
+
+/// SIGHUP (the terminal closed) during a tool in the REPL: the tool is killed, the session
+/// saved, and the REPL ends with 128 + 1 instead of waiting for input that cannot come.
+#[test]
+fn sighup_during_a_tool_in_the_repl_ends_it_with_129() {
+    let ws = Workspace::new();
+    ws.reply(1, SLEEP_CALL);
+    let mut child = spawn_repl(&ws, "--backend fake --yes");
+    let mut keys = child.stdin.take().unwrap();
+    keys.write_all(b"first task\n").unwrap();
+    let sleep = ws.wait_for_process("sleep");
+    let agent_loop = ws.wait_for_process("agent-loop");
+    send_signal(agent_loop as u32, libc::SIGHUP);
+    let (code, screen) = screen(child);
+    drop(keys);
+    assert_eq!(code, 129, "{screen}");
+    assert!(
+        screen
+            .contains("[turn cancelled by SIGHUP: the backend and any running tool were stopped]"),
+        "{screen}"
+    );
+    assert!(wait_gone(sleep), "the tool survived SIGHUP");
+    let saved = ws.saved_session();
+    assert_eq!(saved["turns"], 1, "{saved}");
+    assert!(
+        saved["conversation"]
+            .to_string()
+            .contains("[turn cancelled by the user]"),
+        "{saved}"
+    );
+    ws.assert_no_leftovers();
+}
 
 #[test]
 fn ctrl_c_during_a_tool_kills_it_and_exits_130() {

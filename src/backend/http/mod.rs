@@ -5,7 +5,6 @@
 //! any request, and never appears in a message.
 
 mod anthropic;
-mod dates;
 mod ollama;
 mod openai;
 mod reply;

@@ -9,8 +9,6 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
 
-use super::dates::{parse_http_date, parse_rfc3339};
-
 /// Rate limited (429), server errors (5xx) and Anthropic's overloaded (529). Other 4xx mean
 /// the request itself is wrong, and sending it again would not help.
 pub fn retryable_status(status: u16) -> bool {
@@ -35,7 +33,7 @@ pub fn server_wait(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
         if let Ok(seconds) = value.parse::<f64>() {
             return Duration::try_from_secs_f64(seconds.max(0.0)).ok();
         }
-        if let Some(when) = parse_http_date(value) {
+        if let Ok(when) = httpdate::parse_http_date(value) {
             return Some(when.duration_since(now).unwrap_or_default());
         }
     }
@@ -55,7 +53,8 @@ fn anthropic_reset(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
         })
         .filter_map(|limit| {
             let reset = headers.get(format!("anthropic-ratelimit-{limit}-reset"))?;
-            parse_rfc3339(reset.to_str().ok()?)
+            // RFC 3339 in UTC, as Anthropic sends it (`2025-01-01T00:00:30Z`).
+            humantime::parse_rfc3339(reset.to_str().ok()?.trim()).ok()
         })
         .map(|when| when.duration_since(now).unwrap_or_default())
         .max()
@@ -104,7 +103,7 @@ mod tests {
 
     #[test]
     fn server_wait_from_each_header() {
-        let now = parse_rfc3339("2025-01-01T00:00:00Z").unwrap();
+        let now = humantime::parse_rfc3339("2025-01-01T00:00:00Z").unwrap();
         let wait = |pairs| server_wait(&headers(pairs), now);
         assert_eq!(
             wait(&[("retry-after-ms", "250"), ("retry-after", "9")]),

@@ -21,6 +21,11 @@ pub async fn start(defs: Vec<ServerDef>, agent: &mut Agent, display: &Screen) ->
     if let Err(e) = servers.register(agent.tools_mut()) {
         display.notice(&format!("agent-loop: MCP tools: {e}"));
     }
+    for name in agent.tools().unmatched() {
+        display.notice(&format!(
+            "agent-loop: --tools names `{name}`, which no MCP server offers"
+        ));
+    }
     servers
 }
 

@@ -108,17 +108,30 @@ pub const BUILTIN: &[&str] = &["bash", "read", "write", "edit", "ls", "grep"];
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
     specs: Vec<ToolSpec>,
+    /// `--tools`, when given: MCP tools added later must be listed too.
+    only: Option<Vec<String>>,
+}
+
+/// Whether `--tools` lists `name`: by name, or by a prefix ending in `.*` (`mcp.notes.*` for
+/// every tool of the `notes` server, `mcp.*` for every MCP tool).
+fn listed(only: &[String], name: &str) -> bool {
+    only.iter().any(|n| {
+        n == name
+            || n.strip_suffix('*')
+                .is_some_and(|prefix| prefix.ends_with('.') && name.starts_with(prefix))
+    })
 }
 
 impl Registry {
-    /// The built-in tools, limited to `only` when given (`--tools bash,read`). An unknown name
-    /// is an error that lists the known ones.
+    /// The built-in tools, limited to `only` when given (`--tools bash,read`); MCP tools
+    /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
+    /// error that lists the known ones.
     pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
         if let Some(names) = only {
             for name in names {
-                if !BUILTIN.contains(&name.as_str()) {
+                if !BUILTIN.contains(&name.as_str()) && !name.starts_with("mcp.") {
                     return Err(crate::Error::config(format!(
-                        "--tools: unknown tool `{name}`; the tools are {}",
+                        "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
                         BUILTIN.join(", ")
                     )));
                 }
@@ -137,12 +150,20 @@ impl Registry {
             .filter(|t| only.is_none_or(|names| names.iter().any(|n| *n == t.spec().name)))
             .collect();
         let specs = tools.iter().map(|t| t.spec().clone()).collect();
-        Ok(Registry { tools, specs })
+        Ok(Registry {
+            tools,
+            specs,
+            only: only.map(<[String]>::to_vec),
+        })
     }
 
-    /// Adds a tool from elsewhere (an MCP server); a name already taken is an error.
+    /// Adds a tool from elsewhere (an MCP server), unless `--tools` leaves it out; a name
+    /// already taken is an error.
     pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), crate::Error> {
         let name = &tool.spec().name;
+        if self.only.as_ref().is_some_and(|only| !listed(only, name)) {
+            return Ok(());
+        }
         if self.get(name).is_some() {
             return Err(crate::Error::config(format!(
                 "two tools are called `{name}`"
@@ -151,6 +172,23 @@ impl Registry {
         self.specs.push(tool.spec().clone());
         self.tools.push(tool);
         Ok(())
+    }
+
+    /// The `mcp.` names in `--tools` that no tool added so far answers to.
+    pub fn unmatched(&self) -> Vec<&str> {
+        let Some(only) = &self.only else {
+            return Vec::new();
+        };
+        only.iter()
+            .filter(|n| n.starts_with("mcp."))
+            .filter(|n| {
+                !self
+                    .specs
+                    .iter()
+                    .any(|s| listed(std::slice::from_ref(n), &s.name))
+            })
+            .map(String::as_str)
+            .collect()
     }
 
     /// Keeps only the tools whose spec passes `keep`.

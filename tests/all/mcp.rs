@@ -504,3 +504,35 @@ fn mcp_tools_work_through_an_http_backend() {
         "{content}"
     );
 }
+
+/// `--tools` limits MCP tools as it does the built-in ones: left out unless named, by name,
+/// by `mcp.SERVER.*` or by `mcp.*`; a name no server offers is reported.
+#[test]
+fn tools_flag_limits_mcp_tools_too() {
+    let offered = |tools: &str| {
+        let ws = Workspace::new();
+        ws.add_config(&server("tiny", &tiny(), "trust = true"));
+        ws.reply(1, "Done.\n");
+        let run = ws.run(&["--backend", "fake", "--tools", tools, "look"]);
+        run.expect_code(0);
+        let prompt = ws.prompt(1);
+        let names: Vec<&str> = ["read", "bash", "mcp.tiny.picture", "mcp.tiny.fail"]
+            .into_iter()
+            .filter(|n| prompt.contains(&format!("## {n}\n")))
+            .collect();
+        (names.join(" "), run.stderr())
+    };
+    let (all, _) = offered("read,bash,mcp.*");
+    assert_eq!(all, "read bash mcp.tiny.picture mcp.tiny.fail");
+    assert_eq!(offered("read").0, "read");
+    assert_eq!(
+        offered("read,mcp.tiny.*").0,
+        "read mcp.tiny.picture mcp.tiny.fail"
+    );
+    let (one, err) = offered("mcp.tiny.picture,mcp.tiny.nothing");
+    assert_eq!(one, "mcp.tiny.picture");
+    assert!(
+        err.contains("agent-loop: --tools names `mcp.tiny.nothing`, which no MCP server offers"),
+        "{err}"
+    );
+}

@@ -55,9 +55,10 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 /// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool
 /// set and a display that works on any terminal.
 #[derive(Debug, Parser)]
-// No colour in help and usage errors: clap's escapes are hard-coded, and would break plain
-// mode's promise and terminfo mode's (every sequence from the entry).
-#[command(name = "agent-loop", version, after_help = EXAMPLES, color = clap::ColorChoice::Never)]
+// No colour in help and usage errors (clap is built without its `color` feature): clap's
+// escapes are hard-coded, and would break plain mode's promise and terminfo mode's (every
+// sequence from the entry).
+#[command(name = "agent-loop", version, after_help = EXAMPLES)]
 pub struct Args {
     /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
     /// or the task from piped stdin.

@@ -5,7 +5,7 @@
 //! of cases (64 here by default; scripts/proptest-long.sh runs many more).
 
 use agent_loop::config::{Config, Definition, Source};
-use agent_loop::parse::{strip_ansi, RawArgs};
+use agent_loop::parse::{strip_ansi, Pattern, RawArgs};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -118,8 +118,69 @@ fn count() -> impl Strategy<Value = (u64, String)> {
     })
 }
 
+/// Tool-call patterns as users write them, each searched by `Pattern::captures_all` through a
+/// different path: one literal every match starts with (plain, after a look-behind, several
+/// bytes long, Unicode), a shorter common prefix (case-insensitive, alternatives), or none.
+const CALL_PATTERNS: &[&str] = &[
+    r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+    r"(?s)<tool_call>(?P<json>.*)</tool_call>",
+    r"(?s)<tool_call>\s*(?P<json>.*?)\s*(?:</tool_call>|\z)",
+    r"(?is)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+    r"(?s)<(?:tool|function)_call>(?P<json>.*?)</(?:tool|function)_call>",
+    r"(?s)\s*<tool_call>(?P<json>.*?)</tool_call>",
+    r"(?s)(?:<tool_call>)?(?P<json>\{.*?\})(?:</tool_call>)?",
+    r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>.*)\)$",
+    r"\b<call (?P<name>\w+)>(?P<args>[^<]*)</call>",
+    r"(?i)\u{e9}\u{e9}(?P<json>\w*)",
+    r"(?m)call>(?P<json>[^\n]*)$",
+];
+
+/// Output full of tool-call fragments: openings and closings in several cases, some never
+/// closed, some nested, around multibyte text.
+fn call_fragments() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        Just("<tool_call>"),
+        Just("</tool_call>"),
+        Just("<TOOL_CALL>"),
+        Just("</Tool_Call>"),
+        Just("<function_call>"),
+        Just("</function_call>"),
+        Just("<call ls>"),
+        Just("</call>"),
+        Just("call>"),
+        Just("{\"name\": \"ls\"}"),
+        Just("\u{23fa} Bash(ls -la)"),
+        Just("\u{e9}\u{c9}"),
+        Just("\u{4e16}"),
+        Just("\n"),
+        Just(" "),
+        Just("x"),
+    ];
+    proptest::collection::vec(
+        prop_oneof![3 => fragment.prop_map(String::from), 1 => "[ -~\u{e9}\u{4e16}\n]{0,6}"],
+        0..24,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn fast_searches_find_what_the_regex_finds(text in call_fragments(), multi_line: bool) {
+        for source in CALL_PATTERNS {
+            let pattern = Pattern::compile(source, multi_line).unwrap();
+            let groups = |caps: regex::Captures| -> Vec<Option<(usize, usize)>> {
+                caps.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()
+            };
+            let fast: Vec<_> = pattern.captures_all(&text).map(groups).collect();
+            let plain: Vec<_> = pattern.captures_iter(&text).map(groups).collect();
+            prop_assert_eq!(fast, plain, "captures of {}", source);
+            let fast: Vec<_> = pattern.find_all(&text).map(|m| m.range()).collect();
+            let plain: Vec<_> = pattern.find_iter(&text).map(|m| m.range()).collect();
+            prop_assert_eq!(fast, plain, "matches of {}", source);
+        }
+    }
 
     #[test]
     fn stripping_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -14,21 +14,22 @@ pub use pattern::Pattern;
 pub use tokens::{parse_count, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use regex::Regex;
 
 /// `text` without the byte ranges in `spans` (sorted, not overlapping).
-fn cut<'a>(text: &'a str, spans: &[std::ops::Range<usize>]) -> std::borrow::Cow<'a, str> {
-    if spans.is_empty() {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len());
+fn cut(text: &str, spans: &[Range<usize>]) -> String {
+    let removed: usize = spans.iter().map(|s| s.len()).sum();
+    let mut out = String::with_capacity(text.len() - removed);
     let mut from = 0;
     for span in spans {
         out.push_str(&text[from..span.start]);
         from = span.end;
     }
     out.push_str(&text[from..]);
-    out.into()
+    out
 }
 
 /// A backend's compiled parsers.
@@ -86,14 +87,14 @@ impl Parsers {
     /// With JSON output the answer is read from stdout's documents, usage and errors from
     /// both streams'; the regexes then run over that answer.
     pub fn parse(&self, stdout: &str, stderr: &str) -> Parsed {
-        let (body, json_usage, json_error) = match self.output {
-            OutputFormat::Text => (stdout.to_string(), None, None),
+        let (body, json_usage, json_error): (Cow<str>, _, _) = match self.output {
+            OutputFormat::Text => (stdout.into(), None, None),
             OutputFormat::Json | OutputFormat::Jsonl => {
                 let out_docs = json::documents(stdout);
                 let mut all = out_docs.clone();
                 all.extend(json::documents(stderr));
                 (
-                    self.json.text(&out_docs).unwrap_or_default(),
+                    self.json.text(&out_docs).unwrap_or_default().into(),
                     self.json.usage(&all),
                     self.json.error(&all),
                 )
@@ -102,7 +103,7 @@ impl Parsers {
         let error = json_error.or_else(|| {
             let re = self.error.as_ref()?;
             [stdout, stderr].into_iter().find_map(|text| {
-                let caps = re.captures(text)?;
+                let caps = re.captures_all(text).next()?;
                 let m = caps.name("message").or_else(|| caps.get(0))?;
                 Some(m.as_str().trim().to_string())
             })
@@ -117,7 +118,7 @@ impl Parsers {
             tokens::extract(re, stdout).or_else(|| tokens::extract(re, stderr))
         });
         Parsed {
-            text: self.clean_text(&cut(&body, &spans)),
+            text: self.clean_text(&body, &spans),
             calls,
             usage,
             error,
@@ -129,6 +130,9 @@ impl Parsers {
     /// redraw) counted once.
     fn activity(&self, stdout: &str) -> Vec<String> {
         let mut found: Vec<String> = Vec::new();
+        if self.tool_activity.is_none() {
+            return found;
+        }
         for text in stdout.lines().filter_map(|l| self.activity_line(l)) {
             if found.last() != Some(&text) {
                 found.push(text);
@@ -148,10 +152,15 @@ impl Parsers {
         )
     }
 
-    /// The reply without tool calls, token lines and skipped lines, trimmed, with runs of
-    /// blank lines folded to one. Each regex searches the whole text once (their literal
-    /// prefilters make that fast), rather than every line on its own.
-    fn clean_text(&self, text: &str) -> String {
+    /// The reply without tool calls (`spans`), token lines and skipped lines, trimmed, with
+    /// runs of blank lines folded to one. Each regex searches the whole text once (their
+    /// literal prefilters make that fast), rather than every line on its own. Output can be
+    /// large, so the text is copied once and edited in place: every line kept moves down to
+    /// where the kept text ends, never past where it is read. At most the output's size is
+    /// held on top of the caller's, which also keeps glibc from returning the memory to the
+    /// system and faulting it in again on every call.
+    fn clean_text(&self, body: &str, spans: &[Range<usize>]) -> String {
+        let text = cut(body, spans);
         let mut dropped: Vec<usize> = Vec::new();
         let line_regexes = self
             .tokens
@@ -159,33 +168,66 @@ impl Parsers {
             .chain(&self.tool_activity)
             .chain(&self.skip_lines);
         for re in line_regexes {
-            for m in re.find_iter(text) {
-                dropped.push(text[..m.start()].rfind('\n').map_or(0, |p| p + 1));
+            for m in re.find_all(&text) {
+                let before = &text.as_bytes()[..m.start()];
+                dropped.push(memchr::memrchr(b'\n', before).map_or(0, |p| p + 1));
             }
         }
         dropped.sort_unstable();
         dropped.dedup();
-        let mut out = String::with_capacity(text.len());
+        let mut dropped = dropped.into_iter().peekable();
+        let mut bytes = text.into_bytes();
+        // Bytes kept so far, at the start of `bytes`.
+        let mut kept = 0;
+        // Most lines are kept as they are: those are moved a run at a time, from `as_is` up to
+        // the first line that is dropped, blank or trimmed.
+        let mut as_is = 0;
         let mut blank_run = 0;
         let mut start = 0;
-        for line in text.split('\n') {
-            let line_start = start;
-            start += line.len() + 1;
-            if dropped.binary_search(&line_start).is_ok() {
-                continue;
-            }
-            if line.trim().is_empty() {
-                blank_run += 1;
-                if blank_run > 1 {
-                    continue;
-                }
-            } else {
+        loop {
+            let newline = memchr::memchr(b'\n', &bytes[start..]).map(|p| start + p);
+            let end = newline.unwrap_or(bytes.len());
+            while dropped.next_if(|&d| d < start).is_some() {}
+            let is_dropped = dropped.next_if_eq(&start).is_some();
+            // Ending in a visible ASCII character: neither blank nor trimmed. The last piece,
+            // with no newline, always takes the long way.
+            let visible_end = bytes[start..end].last().is_some_and(u8::is_ascii_graphic);
+            if visible_end && !is_dropped && newline.is_some() {
                 blank_run = 0;
+            } else {
+                bytes.copy_within(as_is..start, kept);
+                kept += start - as_is;
+                as_is = end + 1;
+                if !is_dropped {
+                    let line = std::str::from_utf8(&bytes[start..end]).expect("a line of a str");
+                    blank_run = if line.trim().is_empty() {
+                        blank_run + 1
+                    } else {
+                        0
+                    };
+                    if blank_run <= 1 {
+                        let len = line.trim_end().len();
+                        bytes.copy_within(start..start + len, kept);
+                        kept += len;
+                        // The last piece's newline would only be trimmed off below.
+                        if newline.is_some() {
+                            bytes[kept] = b'\n';
+                            kept += 1;
+                        }
+                    }
+                }
             }
-            out.push_str(line.trim_end());
-            out.push('\n');
+            match newline {
+                Some(at) => start = at + 1,
+                None => break,
+            }
         }
-        out.trim().to_string()
+        bytes.truncate(kept);
+        let mut out = String::from_utf8(bytes).expect("whole lines of a str, some trimmed");
+        out.truncate(out.trim_end().len());
+        out.drain(..out.len() - out.trim_start().len());
+        out.shrink_to_fit();
+        out
     }
 }
 

@@ -1,8 +1,9 @@
 //! Token counts read from a backend's usage line by its configured regex, with numbers the
 //! way CLIs print them: `1234`, `1,234`, `2.1k`, `1.2M`.
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
+
+use super::Pattern;
 
 /// Token usage of one backend call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -70,9 +71,9 @@ pub fn parse_count(s: &str) -> Option<u64> {
 }
 
 /// The last usage line in `text` (CLIs that print running totals print the newest last).
-pub fn extract(re: &Regex, text: &str) -> Option<Usage> {
+pub fn extract(re: &Pattern, text: &str) -> Option<Usage> {
     // Finding matches is cheap; capturing groups is not: capture only the last one.
-    let last = re.find_iter(text).last()?;
+    let last = re.find_all(text).last()?;
     let caps = re.captures_at(text, last.start())?;
     let count = |group: &str| caps.name(group).and_then(|m| parse_count(m.as_str()));
     let usage = Usage {
@@ -95,6 +96,7 @@ pub fn extract(re: &Regex, text: &str) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
 
     #[test]
     fn prices_fill_in_a_missing_cost_only() {
@@ -135,7 +137,7 @@ mod tests {
 
     #[test]
     fn last_match_wins_and_cost_is_read() {
-        let re = Regex::new(r"Tokens: (?P<input>\d+) input \+ (?P<output>\d+) output = (?P<total>\d+) total(?: \$(?P<cost>[\d.]+))?").unwrap();
+        let re = Regex::new(r"Tokens: (?P<input>\d+) input \+ (?P<output>\d+) output = (?P<total>\d+) total(?: \$(?P<cost>[\d.]+))?").unwrap().into();
         let text = "Tokens: 10 input + 2 output = 12 total\nTokens: 3300 input + 63 output = 3363 total $0.25\n";
         let u = extract(&re, text).unwrap();
         assert_eq!(

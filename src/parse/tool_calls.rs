@@ -2,8 +2,9 @@
 //! holding `{"name": ..., "arguments": {...}}`, or `name` and `args` groups, where `args` is
 //! JSON or a bare string such as the `ls -la` of `bash(ls -la)`.
 
-use regex::Regex;
 use serde_json::Value;
+
+use super::Pattern;
 
 /// A tool call as printed, before it is matched against the tool registry.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,16 +43,16 @@ impl RawArgs {
 
 /// Every tool call in `text`, in order.
 #[cfg(test)]
-pub fn extract(re: &Regex, text: &str) -> Vec<RawCall> {
+pub fn extract(re: &Pattern, text: &str) -> Vec<RawCall> {
     extract_with_spans(re, text).0
 }
 
 /// Every tool call in `text`, in order, and the byte ranges they occupy (one search finds
 /// both: locating a match is the costly part).
-pub fn extract_with_spans(re: &Regex, text: &str) -> (Vec<RawCall>, Vec<std::ops::Range<usize>>) {
+pub fn extract_with_spans(re: &Pattern, text: &str) -> (Vec<RawCall>, Vec<std::ops::Range<usize>>) {
     let mut spans = Vec::new();
     let calls = re
-        .captures_iter(text)
+        .captures_all(text)
         .map(|caps| {
             let whole = caps.get(0).expect("group 0 is the whole match");
             spans.push(whole.range());
@@ -122,10 +123,13 @@ fn from_json(json: &str, raw: String) -> RawCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
     use serde_json::json;
 
-    fn default_re() -> Regex {
-        Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap()
+    fn default_re() -> Pattern {
+        Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>")
+            .unwrap()
+            .into()
     }
 
     #[test]
@@ -154,7 +158,9 @@ mod tests {
 
     #[test]
     fn name_and_bare_args() {
-        let re = Regex::new(r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>.*)\)$").unwrap();
+        let re = Regex::new(r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>.*)\)$")
+            .unwrap()
+            .into();
         let calls = extract(&re, "\u{23fa} Bash(ls -la)\n");
         assert_eq!(calls[0].name, "Bash");
         assert_eq!(calls[0].args, RawArgs::Bare("ls -la".into()));

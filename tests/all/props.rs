@@ -5,7 +5,7 @@
 //! of cases (64 here by default; scripts/proptest-long.sh runs many more).
 
 use agent_loop::config::{Config, Definition, Source};
-use agent_loop::parse::{strip_ansi, RawArgs};
+use agent_loop::parse::{strip_ansi, Parsers, Pattern, RawArgs};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -118,8 +118,150 @@ fn count() -> impl Strategy<Value = (u64, String)> {
     })
 }
 
+/// Tool-call patterns as users write them, each searched by `Pattern::captures_all` through a
+/// different path: one literal every match starts with (plain, after a look-behind, several
+/// bytes long, Unicode), a shorter common prefix (case-insensitive, alternatives), or none.
+const CALL_PATTERNS: &[&str] = &[
+    r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+    r"(?s)<tool_call>(?P<json>.*)</tool_call>",
+    r"(?s)<tool_call>\s*(?P<json>.*?)\s*(?:</tool_call>|\z)",
+    r"(?is)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+    r"(?s)<(?:tool|function)_call>(?P<json>.*?)</(?:tool|function)_call>",
+    r"(?s)\s*<tool_call>(?P<json>.*?)</tool_call>",
+    r"(?s)(?:<tool_call>)?(?P<json>\{.*?\})(?:</tool_call>)?",
+    r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>.*)\)$",
+    r"\b<call (?P<name>\w+)>(?P<args>[^<]*)</call>",
+    r"(?i)\u{e9}\u{e9}(?P<json>\w*)",
+    r"(?m)call>(?P<json>[^\n]*)$",
+];
+
+/// Output full of tool-call fragments: openings and closings in several cases, some never
+/// closed, some nested, around multibyte text.
+fn call_fragments() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        Just("<tool_call>"),
+        Just("</tool_call>"),
+        Just("<TOOL_CALL>"),
+        Just("</Tool_Call>"),
+        Just("<function_call>"),
+        Just("</function_call>"),
+        Just("<call ls>"),
+        Just("</call>"),
+        Just("call>"),
+        Just("{\"name\": \"ls\"}"),
+        Just("\u{23fa} Bash(ls -la)"),
+        Just("\u{e9}\u{c9}"),
+        Just("\u{4e16}"),
+        Just("\n"),
+        Just(" "),
+        Just("x"),
+    ];
+    proptest::collection::vec(
+        prop_oneof![3 => fragment.prop_map(String::from), 1 => "[ -~\u{e9}\u{4e16}\n]{0,6}"],
+        0..24,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+/// A reply's lines as `Parsers` cleans them: tool calls (one spread over lines), usage and log
+/// lines, blank ones, and lines ending in white space, ASCII or not.
+fn reply() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        Just("<tool_call>{\"name\": \"ls\"}</tool_call>"),
+        Just("before <tool_call>\n{}\n</tool_call> after"),
+        Just("Tokens: 1,200 input + 3 output"),
+        Just("2026-11-22T03:04:06Z  INFO step"),
+        Just("Aider v0.86"),
+        Just(""),
+        Just("  "),
+        Just("\t"),
+        Just("\u{a0}"),
+        Just("\u{3000}"),
+        Just("text \u{e9}"),
+        Just("text \u{2003}"),
+        Just("code\x0b"),
+        Just("end."),
+    ];
+    (
+        proptest::collection::vec(
+            prop_oneof![3 => line.prop_map(String::from), 1 => "[ -~\u{e9}]{0,6}"],
+            0..16,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, newline)| lines.join("\n") + if newline { "\n" } else { "" })
+}
+
+/// How `Parsers::parse` cleaned a text reply before it was made fast: the tool calls cut
+/// out, every line holding the start of a token, activity or skip match dropped, runs of
+/// blank lines folded to one, lines trimmed at their end, the whole trimmed.
+fn clean_reference(p: &Parsers, text: &str) -> String {
+    let mut cut = String::new();
+    let mut from = 0;
+    for m in p.tool_call.find_iter(text) {
+        cut.push_str(&text[from..m.start()]);
+        from = m.end();
+    }
+    cut.push_str(&text[from..]);
+    let mut dropped = Vec::new();
+    for re in p.tokens.iter().chain(&p.tool_activity).chain(&p.skip_lines) {
+        for m in re.find_iter(&cut) {
+            dropped.push(cut[..m.start()].rfind('\n').map_or(0, |p| p + 1));
+        }
+    }
+    let mut out = String::new();
+    let (mut blank_run, mut start) = (0, 0);
+    for line in cut.split('\n') {
+        let line_start = start;
+        start += line.len() + 1;
+        if dropped.contains(&line_start) {
+            continue;
+        }
+        if line.trim().is_empty() {
+            blank_run += 1;
+            if blank_run > 1 {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.trim().to_string()
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn replies_are_cleaned_as_before(text in reply()) {
+        let p = Parsers::text(
+            regex::Regex::new(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>").unwrap(),
+            Some(regex::Regex::new(r"Tokens: (?P<input>[\d,]+) input \+ (?P<output>\d+) output").unwrap()),
+            vec![
+                regex::Regex::new(r"(?m)^\d{4}-\d\d-\d\dT\S+ +INFO ").unwrap(),
+                regex::Regex::new(r"(?m)^Aider v").unwrap(),
+            ],
+        );
+        prop_assert_eq!(p.parse(&text, "").text, clean_reference(&p, &text));
+    }
+
+    #[test]
+    fn fast_searches_find_what_the_regex_finds(text in call_fragments(), multi_line: bool) {
+        for source in CALL_PATTERNS {
+            let pattern = Pattern::compile(source, multi_line).unwrap();
+            let groups = |caps: regex::Captures| -> Vec<Option<(usize, usize)>> {
+                caps.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()
+            };
+            let fast: Vec<_> = pattern.captures_all(&text).map(groups).collect();
+            let plain: Vec<_> = pattern.captures_iter(&text).map(groups).collect();
+            prop_assert_eq!(fast, plain, "captures of {}", source);
+            let fast: Vec<_> = pattern.find_all(&text).map(|m| m.range()).collect();
+            let plain: Vec<_> = pattern.find_iter(&text).map(|m| m.range()).collect();
+            prop_assert_eq!(fast, plain, "matches of {}", source);
+        }
+    }
 
     #[test]
     fn stripping_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -139,6 +139,8 @@ impl CliBackend {
         };
         let finished = {
             let mut progress = |p: Progress| match p {
+                // The patterns are compiled while the CLI runs, not after it printed.
+                Progress::Started => def.parsers.warm(),
                 Progress::Stdout(chunk) => out_lines.push(chunk, &mut |l| stdout_line(l, emit)),
                 Progress::Stderr(chunk) => {
                     err_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stderr, l)))
@@ -154,6 +156,9 @@ impl CliBackend {
         out_lines.finish(&mut |l| stdout_line(l, emit));
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
+        if let Some(failure) = def.parsers.failure() {
+            return Err(Error::config(failure));
+        }
         let stdout = strip_ansi(finished.stdout.bytes());
         let stderr = strip_ansi(finished.stderr.bytes());
         let parsed = def.parsers.parse(&stdout, &stderr);

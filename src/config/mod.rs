@@ -381,18 +381,13 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         (false, true) => PromptVia::File,
         (false, false) => PromptVia::Stdin,
     };
-    let tool_call = compile(
+    let (tool_call, groups) = checked(
         raw.tool_call_regex.as_ref(),
         DEFAULT_TOOL_CALL_REGEX,
         name,
         "tool_call_regex",
     )?;
-    if !tool_call.is_lazy()
-        && tool_call
-            .capture_names()
-            .flatten()
-            .all(|g| g != "json" && g != "name")
-    {
+    if groups.is_some_and(|groups| groups.iter().all(|g| g != "json" && g != "name")) {
         let at = raw
             .tool_call_regex
             .as_ref()
@@ -403,13 +398,12 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
     }
     let tokens = match &raw.tokens_regex {
         Some(r) => {
-            let re = compile(Some(r), "", name, "tokens_regex")?;
-            if !re.is_lazy()
-                && re
-                    .capture_names()
-                    .flatten()
-                    .all(|g| !matches!(g, "input" | "output" | "total"))
-            {
+            let (re, groups) = checked(Some(r), "", name, "tokens_regex")?;
+            if groups.is_some_and(|groups| {
+                groups
+                    .iter()
+                    .all(|g| !matches!(g.as_str(), "input" | "output" | "total"))
+            }) {
                 return Err(Error::config(format!(
                     "{}: backend `{name}`: key `tokens_regex`: needs a named group `input`, `output` or `total`",
                     r.at()
@@ -576,27 +570,37 @@ fn parse_located<T: std::str::FromStr<Err = String>>(
 }
 
 /// A regex key. The line-oriented keys (`tokens_regex`, `skip_lines`, ...) are searched over
-/// the whole output at once, so `^` and `$` match at every line's start and end. Patterns of
-/// the built-in file are compiled when first used (a unit test compiles them all); the user's
-/// are compiled now, so a mistake is reported before anything runs.
+/// the whole output at once, so `^` and `$` match at every line's start and end. All are
+/// compiled when first used; the built-in file's are known good (a unit test compiles them
+/// all), the user's are parsed now, so a mistake is reported before anything runs.
 fn compile(
     value: Option<&raw::Located>,
     default: &str,
     backend: &str,
     key: &str,
 ) -> Result<Pattern, Error> {
+    Ok(checked(value, default, backend, key)?.0)
+}
+
+/// As `compile`, with the names of the groups of a user's pattern (`None` for a built-in one).
+fn checked(
+    value: Option<&raw::Located>,
+    default: &str,
+    backend: &str,
+    key: &str,
+) -> Result<(Pattern, Option<Vec<String>>), Error> {
     let per_line = key != "tool_call_regex";
     match value {
-        None => Ok(Pattern::lazy(default, per_line)),
+        None => Ok((Pattern::lazy(default, per_line), None)),
         Some(located) if located.file == Source::BUILTIN_NAME => {
-            Ok(Pattern::lazy(&located.value, per_line))
+            Ok((Pattern::lazy(&located.value, per_line), None))
         }
-        Some(located) => Pattern::compile(&located.value, per_line).map_err(|e| {
-            Error::config(format!(
-                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
-                located.at()
-            ))
-        }),
+        Some(located) => {
+            let origin = format!("{}: backend `{backend}`: key `{key}`", located.at());
+            Pattern::checked(&located.value, per_line, origin.clone())
+                .map(|(pattern, names)| (pattern, Some(names)))
+                .map_err(|e| Error::config(format!("{origin}: invalid regex: {e}")))
+        }
     }
 }
 

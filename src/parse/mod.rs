@@ -83,6 +83,28 @@ impl Parsers {
         }
     }
 
+    /// Every pattern, the built-in default ones too.
+    fn patterns(&self) -> impl Iterator<Item = &Pattern> {
+        std::iter::once(&self.tool_call)
+            .chain(&self.tokens)
+            .chain(&self.skip_lines)
+            .chain(&self.error)
+            .chain(&self.tool_activity)
+    }
+
+    /// Compiles every pattern that is not yet; called while the backend runs, so that
+    /// parsing its output does not wait for it.
+    pub fn warm(&self) {
+        for pattern in self.patterns() {
+            pattern.warm();
+        }
+    }
+
+    /// The first pattern that could not be compiled, with where it was written.
+    pub fn failure(&self) -> Option<String> {
+        self.patterns().find_map(Pattern::failure)
+    }
+
     /// Parses a run's stripped stdout (the reply) and stderr (searched for usage and errors).
     /// With JSON output the answer is read from stdout's documents, usage and errors from
     /// both streams'; the regexes then run over that answer.

@@ -1,7 +1,8 @@
 //! A regex from `backends.toml` that is compiled when first used. Start-up then costs only
 //! the patterns of the backend in use: the built-in file defines many presets, and compiling
 //! all of their regexes took most of the time before the first backend call. Patterns from
-//! the user's files are still compiled (and their errors reported) at load.
+//! the user's files are parsed at load, so a mistake is reported before anything runs, and
+//! compiled while the backend runs (`warm`), off the path between start and first output.
 //!
 //! It also searches faster than the regex alone when every match must start with one literal
 //! (`<tool_call>`): see `captures_all`.
@@ -16,7 +17,11 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 pub struct Pattern {
     source: String,
     multi_line: bool,
-    compiled: OnceLock<Regex>,
+    /// The regex, or why it did not compile (past the regex crate's size limit, which only
+    /// compiling can tell; a syntax error is caught by `checked`).
+    compiled: OnceLock<Result<Regex, String>>,
+    /// Where a user's pattern was written (`FILE:LINE: backend `x`: key `k``), for that error.
+    origin: Option<String>,
     /// What every match starts with, read from the source when first searched for.
     prefix: OnceLock<Option<Finder<'static>>>,
 }
@@ -29,6 +34,7 @@ impl Pattern {
             source: source.to_string(),
             multi_line,
             compiled: OnceLock::new(),
+            origin: None,
             prefix: OnceLock::new(),
         }
     }
@@ -37,13 +43,46 @@ impl Pattern {
     pub fn compile(source: &str, multi_line: bool) -> Result<Self, regex::Error> {
         let pattern = Pattern::lazy(source, multi_line);
         let regex = build(source, multi_line)?;
-        let _ = pattern.compiled.set(regex);
+        let _ = pattern.compiled.set(Ok(regex));
         Ok(pattern)
     }
 
-    /// Whether it has not been compiled yet (so its checks are left to the unit tests).
-    pub fn is_lazy(&self) -> bool {
-        self.compiled.get().is_none()
+    /// Parsed now, with the parser and flags the regex crate itself uses, so every syntax
+    /// error is the one compiling would give (returned as its text); compiled when first used
+    /// or warmed. Returns the pattern and the names of its groups.
+    pub fn checked(
+        source: &str,
+        multi_line: bool,
+        origin: String,
+    ) -> Result<(Self, Vec<String>), String> {
+        let hir = parser(multi_line)
+            .parse(source)
+            .map_err(|e| e.to_string())?;
+        let mut names = Vec::new();
+        group_names(&hir, &mut names);
+        let mut pattern = Pattern::lazy(source, multi_line);
+        pattern.origin = Some(origin);
+        Ok((pattern, names))
+    }
+
+    /// Compiles it now if it is not yet; called while the backend runs.
+    pub fn warm(&self) {
+        self.regex();
+    }
+
+    /// Why it could not be compiled, with where it was written; `None` before it was tried.
+    pub fn failure(&self) -> Option<String> {
+        let e = self.compiled.get()?.as_ref().err()?;
+        let origin = self.origin.as_deref().unwrap_or("built-in backends.toml");
+        Some(format!("{origin}: invalid regex: {e}"))
+    }
+
+    /// The regex; one that never matches if it could not be compiled (see `failure`).
+    fn regex(&self) -> &Regex {
+        let compiled = self
+            .compiled
+            .get_or_init(|| build(&self.source, self.multi_line).map_err(|e| e.to_string()));
+        compiled.as_ref().unwrap_or_else(|_| never())
     }
 
     /// Every match with its groups, exactly as `Regex::captures_iter` yields them.
@@ -111,12 +150,7 @@ fn jumps<'h, T>(
 /// pattern can start with a wide class, or match the empty string) or when the source does
 /// not parse (then the regex does not compile either).
 fn required_prefix(source: &str, multi_line: bool) -> Option<Vec<u8>> {
-    // The regex crate's defaults, as `build` uses them.
-    let hir = regex_syntax::ParserBuilder::new()
-        .multi_line(multi_line)
-        .build()
-        .parse(source)
-        .ok()?;
+    let hir = parser(multi_line).parse(source).ok()?;
     let literals = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
     let prefix = literals.longest_common_prefix()?;
     (!prefix.is_empty()).then(|| prefix.to_vec())
@@ -126,15 +160,42 @@ fn build(source: &str, multi_line: bool) -> Result<Regex, regex::Error> {
     RegexBuilder::new(source).multi_line(multi_line).build()
 }
 
+/// The parser the regex crate uses, with its defaults and the flag `build` sets.
+fn parser(multi_line: bool) -> regex_syntax::Parser {
+    regex_syntax::ParserBuilder::new()
+        .multi_line(multi_line)
+        .build()
+}
+
+/// Appends the names of the named groups in `hir`.
+fn group_names(hir: &regex_syntax::hir::Hir, names: &mut Vec<String>) {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(capture) => {
+            names.extend(capture.name.as_deref().map(str::to_string));
+            group_names(&capture.sub, names);
+        }
+        HirKind::Repetition(repetition) => group_names(&repetition.sub, names),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for sub in subs {
+                group_names(sub, names);
+            }
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
+    }
+}
+
+/// A regex that matches nothing, standing in for one that did not compile.
+fn never() -> &'static Regex {
+    static NEVER: OnceLock<Regex> = OnceLock::new();
+    NEVER.get_or_init(|| Regex::new(r"[^\s\S]").expect("an empty class compiles"))
+}
+
 impl Deref for Pattern {
     type Target = Regex;
 
     fn deref(&self) -> &Regex {
-        self.compiled.get_or_init(|| {
-            build(&self.source, self.multi_line).unwrap_or_else(|e| {
-                panic!("built-in pattern `{}` does not compile: {e}", self.source)
-            })
-        })
+        self.regex()
     }
 }
 
@@ -143,7 +204,7 @@ impl Deref for Pattern {
 impl From<Regex> for Pattern {
     fn from(regex: Regex) -> Self {
         let pattern = Pattern::lazy(regex.as_str(), false);
-        let _ = pattern.compiled.set(regex);
+        let _ = pattern.compiled.set(Ok(regex));
         pattern
     }
 }
@@ -154,6 +215,7 @@ impl Clone for Pattern {
             source: self.source.clone(),
             multi_line: self.multi_line,
             compiled: self.compiled.clone(),
+            origin: self.origin.clone(),
             prefix: self.prefix.clone(),
         }
     }
@@ -184,6 +246,36 @@ mod tests {
         // Alternatives and case-insensitive letters leave their common start.
         assert_eq!(prefix("<(?:tool|function)_call>").as_deref(), Some("<"));
         assert_eq!(prefix("(?i)<tool_call>").as_deref(), Some("<"));
+    }
+
+    #[test]
+    fn checked_patterns_give_their_groups_and_compile_when_warmed() {
+        let (p, names) = Pattern::checked(
+            r"(?P<input>\d+) in(?:, (?P<output>\d+)|(x)*)",
+            true,
+            "f:1".into(),
+        )
+        .unwrap();
+        assert_eq!(names, ["input", "output"]);
+        assert!(p.compiled.get().is_none(), "compiled before use");
+        p.warm();
+        assert!(p.failure().is_none());
+        assert_eq!(&p.captures("12 in, 3").unwrap()["output"], "3");
+        let e = Pattern::checked("(?P<input>[", false, "f:1".into()).unwrap_err();
+        assert!(e.to_string().contains("unclosed character class"), "{e}");
+    }
+
+    #[test]
+    fn a_pattern_too_big_to_compile_matches_nothing_and_says_why() {
+        let (p, _) = Pattern::checked(r"\w{1000}", false, "f:2: backend `x`".into()).unwrap();
+        assert!(p.failure().is_none(), "not tried yet");
+        assert!(!p.is_match("abc"));
+        let failure = p.failure().unwrap();
+        assert!(
+            failure.starts_with("f:2: backend `x`: invalid regex: ")
+                && failure.contains("size limit"),
+            "{failure}"
+        );
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct Spec {
 
 /// Live reports while the child runs.
 pub enum Progress<'a> {
+    /// The child started and was given its stdin (as much as the pipe takes at once): work
+    /// that is only needed for its output can be done now, while it runs.
+    Started,
     Stdout(&'a [u8]),
     Stderr(&'a [u8]),
     /// The child is still running after this long.
@@ -106,6 +109,9 @@ pub async fn run(
         }
         _ => None,
     };
+    // Lets the feeder write before `Started`'s work, so the child is not kept waiting on it.
+    tokio::task::yield_now().await;
+    progress(Progress::Started);
     let mut out_pipe = child.stdout.take().expect("stdout is piped");
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
     let (mut out_buf, mut err_buf) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);

@@ -24,6 +24,21 @@ fn invalid_regex() {
     );
 }
 
+/// A pattern that parses but compiles past the regex crate's size limit is only found out
+/// when it is compiled, while the backend runs: the turn then ends with the same kind of error,
+/// naming file, line, backend and key, and exit 2.
+#[test]
+fn regex_too_big_to_compile() {
+    let (err, file) =
+        config_error("[backends.x]\ncommand = 'true'\ntokens_regex = '(?P<input>\\w{1000})'\n");
+    assert!(
+        err.contains(&format!(
+            "error: {file}:3: backend `x`: key `tokens_regex`: invalid regex: "
+        )) && err.contains("size limit"),
+        "{err}"
+    );
+}
+
 #[test]
 fn regex_without_the_needed_groups() {
     let (err, file) =

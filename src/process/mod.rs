@@ -98,7 +98,7 @@ pub async fn run(
     let mut child = command.spawn()?;
     let guard = GroupGuard::new(child.id());
     // Feed stdin from its own task so a child that prints before it reads cannot deadlock us.
-    let feeder = match (child.stdin.take(), &spec.stdin) {
+    let mut feeder = match (child.stdin.take(), &spec.stdin) {
         (Some(mut stdin), Some(bytes)) => {
             let bytes = bytes.clone();
             Some(tokio::spawn(async move {
@@ -109,9 +109,12 @@ pub async fn run(
         }
         _ => None,
     };
-    // Lets the feeder write before `Started`'s work, so the child is not kept waiting on it.
-    tokio::task::yield_now().await;
-    progress(Progress::Started);
+    // `Started` waits until the child has all of its stdin, so its work does not keep the
+    // child waiting for input.
+    let mut fed = feeder.is_none();
+    if fed {
+        progress(Progress::Started);
+    }
     let mut out_pipe = child.stdout.take().expect("stdout is piped");
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
     let (mut out_buf, mut err_buf) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
@@ -130,6 +133,10 @@ pub async fn run(
     while out_open || err_open || status.is_none() {
         // Every branch is cancel-safe: a read or wait not chosen loses nothing.
         tokio::select! {
+            _ = async { feeder.as_mut().expect("a feeder until fed").await }, if !fed => {
+                fed = true;
+                progress(Progress::Started);
+            }
             n = out_pipe.read(&mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
                     stdout.push(&out_buf[..n]);
@@ -158,7 +165,7 @@ pub async fn run(
     }
     // Whatever the child left running in its group (or the child itself, at a timeout) goes.
     drop(guard);
-    if let Some(feeder) = feeder {
+    if let Some(feeder) = feeder.filter(|_| !fed) {
         feeder.abort();
     }
     Ok(Finished {
@@ -168,4 +175,47 @@ pub async fn run(
         timed_out,
         elapsed: started.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(program: &str, args: &[&str], stdin: Option<&[u8]>) -> Spec {
+        Spec {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: Default::default(),
+            cwd: None,
+            stdin: stdin.map(<[u8]>::to_vec),
+            timeout: Duration::from_secs(30),
+            cap: 1 << 20,
+            tick: None,
+        }
+    }
+
+    /// What the child reported, in order: `S` for Started, then its stdout.
+    async fn reports(spec: &Spec) -> String {
+        let mut seen = String::new();
+        let finished = run(spec, &mut |p| match p {
+            Progress::Started => seen.push('S'),
+            Progress::Stdout(bytes) => seen.push_str(&String::from_utf8_lossy(bytes)),
+            _ => {}
+        })
+        .await
+        .unwrap();
+        assert_eq!(finished.exit_code(), Some(0));
+        seen
+    }
+
+    /// `Started` comes once: when the feeder has written all of the child's stdin (so it may
+    /// come after some of what the child printed), or before anything when there is none.
+    #[tokio::test]
+    async fn started_is_reported_once() {
+        let fed = reports(&spec("cat", &[], Some(b"hello"))).await;
+        assert_eq!(fed.matches('S').count(), 1, "{fed}");
+        assert_eq!(fed.replace('S', ""), "hello");
+        let none = reports(&spec("echo", &["hi"], None)).await;
+        assert_eq!(none, "Shi\n");
+    }
 }

@@ -7,7 +7,7 @@ mod http;
 mod lines;
 
 pub use cli::{CliBackend, Probe};
-pub use http::HttpBackend;
+pub use http::{decode_recorded, HttpBackend};
 
 use std::path::Path;
 

@@ -41,11 +41,7 @@ impl HttpBackend {
     /// Checks the model and reads the API key, so a missing one is reported before any
     /// request.
     pub fn new(def: HttpDef) -> Result<Self, Error> {
-        let wire: &'static dyn Wire = match def.format {
-            WireFormat::Anthropic => &anthropic::Anthropic,
-            WireFormat::OpenAi => &openai::OpenAi,
-            WireFormat::Ollama => &ollama::Ollama,
-        };
+        let wire = wire_for(def.format);
         let model = def
             .model
             .clone()
@@ -263,6 +259,35 @@ impl Backend for HttpBackend {
 }
 
 /// The key from `api_key_env`, trimmed; missing or empty is a configuration error.
+fn wire_for(format: WireFormat) -> &'static dyn Wire {
+    match format {
+        WireFormat::Anthropic => &anthropic::Anthropic,
+        WireFormat::OpenAi => &openai::OpenAi,
+        WireFormat::Ollama => &ollama::Ollama,
+    }
+}
+
+/// Decodes a recorded streamed body (SSE, or NDJSON for Ollama) handed over in `chunk`-byte
+/// pieces as a network would hand it, through the same framing and wire format as a live
+/// reply: the reply, and how many text pieces the display would have been given. For the
+/// benchmarks, and for checking a recording.
+pub fn decode_recorded(
+    format: WireFormat,
+    body: &[u8],
+    chunk: usize,
+) -> Result<(Reply, usize), String> {
+    use futures_util::FutureExt;
+    let chunks = futures_util::stream::iter(body.chunks(chunk.max(1)).map(Ok));
+    let mut pieces = 0;
+    let mut count = |_: String| pieces += 1;
+    let decoding = stream::decode(chunks, wire_for(format), &mut count);
+    // An in-memory stream never waits, so the decoding finishes in one poll.
+    let reply = decoding
+        .now_or_never()
+        .expect("an in-memory body is decoded without waiting")?;
+    Ok((reply.finish(), pieces))
+}
+
 fn read_key(def: &HttpDef, var: &str) -> Result<String, Error> {
     match std::env::var(var) {
         Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),

@@ -125,6 +125,15 @@ pub async fn streamed(
     wire: &dyn Wire,
     on_text: &mut (dyn FnMut(String) + Send),
 ) -> Result<ReplyBuilder, String> {
+    decode(capped(response, MAX_BODY, MAX_LINE), wire, on_text).await
+}
+
+/// Decodes a streamed body, given as its chunks, calling `on_text` with each new piece of text.
+pub async fn decode<B: AsRef<[u8]>>(
+    body: impl futures_util::Stream<Item = Result<B, BodyError>>,
+    wire: &dyn Wire,
+    on_text: &mut (dyn FnMut(String) + Send),
+) -> Result<ReplyBuilder, String> {
     let mut reply = ReplyBuilder::default();
     let mut feed = |event: &str, data: &str, reply: &mut ReplyBuilder| {
         let last = wire
@@ -138,7 +147,7 @@ pub async fn streamed(
     };
     match wire.framing() {
         Framing::Sse => {
-            let events = capped(response, MAX_BODY, MAX_LINE).eventsource();
+            let events = body.eventsource();
             futures_util::pin_mut!(events);
             while let Some(event) = events.next().await {
                 let event = event.map_err(|e| match e {
@@ -151,7 +160,6 @@ pub async fn streamed(
             }
         }
         Framing::Ndjson => {
-            let body = capped(response, MAX_BODY, MAX_LINE);
             futures_util::pin_mut!(body);
             let mut splitter = LineSplitter::with_limit(MAX_LINE);
             let mut lines = Vec::new();

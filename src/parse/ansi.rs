@@ -11,9 +11,7 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
-        while i < bytes.len() && !is_control(bytes[i]) {
-            i += 1;
-        }
+        i = plain_run_end(bytes, i);
         out.extend_from_slice(&bytes[start..i]);
         if i == bytes.len() {
             break;
@@ -43,6 +41,43 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
 /// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL.
 fn is_control(b: u8) -> bool {
     (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
+}
+
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// Where the run of kept bytes starting at `from` ends: the next control byte, or the end.
+/// Eight bytes are tested at a time (most of any output is such runs, and the crate is
+/// built for size, so a byte-at-a-time loop is not vectorised).
+fn plain_run_end(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let found = control_bytes(word);
+        if found != 0 {
+            // Little-endian: the lowest flag is the first byte.
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|b| is_control(*b))
+        .unwrap_or(bytes.len() - i)
+}
+
+/// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
+/// byte is tested on its own, no carry crossing into the next, so the flags are exact.
+fn control_bytes(word: u64) -> u64 {
+    let low = word & !HIGH;
+    // High bit set where the byte is zero; (low + 0x7f) sets it for any other low bits.
+    let zero = |w: u64| !(((w & !HIGH) + !HIGH) | w) & HIGH;
+    // (low + 0x60) reaches 0x80 from 0x20 up, and stays below 0x100.
+    let below_space = !((low + 0x60 * ONES) | word) & HIGH;
+    let newline = zero(word ^ (ONES * u64::from(b'\n')));
+    let tab = zero(word ^ (ONES * u64::from(b'\t')));
+    let del = zero(word ^ (ONES * 0x7f));
+    (below_space & !newline & !tab) | del
 }
 
 /// The length of the escape sequence at the start of `s` (which starts with ESC), for the
@@ -104,6 +139,22 @@ mod tests {
             strip_ansi(raw),
             "\u{23fa} Bash(echo hi)\n\u{23fa} Bash(echo hi)\n"
         );
+    }
+
+    #[test]
+    fn control_bytes_are_found_at_any_place_in_a_word() {
+        for b in 0..=255u8 {
+            for at in 0..12 {
+                let mut bytes = b"kept bytes, \xc3\xa9\t\n".to_vec();
+                bytes.insert(at, b);
+                let want = bytes.iter().position(|b| is_control(*b));
+                assert_eq!(
+                    plain_run_end(&bytes, 0),
+                    want.unwrap_or(bytes.len()),
+                    "{b:#x} at {at}"
+                );
+            }
+        }
     }
 
     #[test]

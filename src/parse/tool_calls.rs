@@ -90,19 +90,25 @@ fn from_json(json: &str, raw: String) -> RawCall {
         args: RawArgs::Malformed(why),
         raw: raw.clone(),
     };
-    let value: Value = match serde_json::from_str(json) {
+    let mut value: Value = match serde_json::from_str(json) {
         Ok(v) => v,
         Err(e) => return malformed(format!("the tool call is not valid JSON: {e}")),
     };
-    let Some(name) = value.get("name").and_then(Value::as_str) else {
+    let Some(name) = value
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
         return malformed("the tool call has no \"name\" string".into());
     };
-    // Models write the arguments under several names; all mean the same.
-    let args = ["arguments", "args", "parameters", "input"]
-        .iter()
-        .find_map(|k| value.get(*k))
-        .cloned()
-        .unwrap_or(Value::Object(Default::default()));
+    // Models write the arguments under several names; all mean the same. Taken out of the
+    // call rather than cloned: the call is dropped.
+    let key = ["arguments", "args", "parameters", "input"]
+        .into_iter()
+        .find(|k| value.get(k).is_some());
+    let args = key
+        .and_then(|k| value.get_mut(k))
+        .map_or_else(|| Value::Object(Default::default()), Value::take);
     let args = match args {
         Value::Object(_) => RawArgs::Json(args),
         // Some models send the arguments as a JSON string holding the object.
@@ -114,7 +120,7 @@ fn from_json(json: &str, raw: String) -> RawCall {
     };
     RawCall {
         id: None,
-        name: name.to_string(),
+        name,
         args,
         raw,
     }
@@ -144,6 +150,24 @@ mod tests {
             RawArgs::Json(json!({"path":"x","content":"{}"}))
         );
         assert_eq!(calls[1].args, RawArgs::Json(json!({"command":"ls"})));
+    }
+
+    #[test]
+    fn the_first_arguments_key_in_priority_order_wins() {
+        let call = |json: &str| from_json(json, json.to_string()).args;
+        assert_eq!(
+            call(r#"{"name":"x","input":{"a":1},"arguments":{"b":2}}"#),
+            RawArgs::Json(json!({"b":2}))
+        );
+        assert_eq!(
+            call(r#"{"name":"x","parameters":"{\"c\":3}"}"#),
+            RawArgs::Json(json!({"c":3}))
+        );
+        assert_eq!(
+            call(r#"{"name":"x","args":null,"input":{"d":4}}"#),
+            RawArgs::Malformed("\"arguments\" is not a JSON object".into())
+        );
+        assert_eq!(call(r#"{"name":"x"}"#), RawArgs::Json(json!({})));
     }
 
     #[test]

@@ -135,60 +135,61 @@ const CALL_PATTERNS: &[&str] = &[
     r"(?m)call>(?P<json>[^\n]*)$",
 ];
 
+/// Up to `max` pieces, three in four taken from `listed`, the others random text matching
+/// `other`.
+fn pieces(
+    listed: &'static [&'static str],
+    other: &'static str,
+    max: usize,
+) -> impl Strategy<Value = Vec<String>> {
+    let listed = proptest::sample::select(listed).prop_map(String::from);
+    proptest::collection::vec(prop_oneof![3 => listed, 1 => other], 0..max)
+}
+
 /// Output full of tool-call fragments: openings and closings in several cases, some never
 /// closed, some nested, around multibyte text.
 fn call_fragments() -> impl Strategy<Value = String> {
-    let fragment = prop_oneof![
-        Just("<tool_call>"),
-        Just("</tool_call>"),
-        Just("<TOOL_CALL>"),
-        Just("</Tool_Call>"),
-        Just("<function_call>"),
-        Just("</function_call>"),
-        Just("<call ls>"),
-        Just("</call>"),
-        Just("call>"),
-        Just("{\"name\": \"ls\"}"),
-        Just("\u{23fa} Bash(ls -la)"),
-        Just("\u{e9}\u{c9}"),
-        Just("\u{4e16}"),
-        Just("\n"),
-        Just(" "),
-        Just("x"),
+    const FRAGMENTS: &[&str] = &[
+        "<tool_call>",
+        "</tool_call>",
+        "<TOOL_CALL>",
+        "</Tool_Call>",
+        "<function_call>",
+        "</function_call>",
+        "<call ls>",
+        "</call>",
+        "call>",
+        "{\"name\": \"ls\"}",
+        "\u{23fa} Bash(ls -la)",
+        "\u{e9}\u{c9}",
+        "\u{4e16}",
+        "\n",
+        " ",
+        "x",
     ];
-    proptest::collection::vec(
-        prop_oneof![3 => fragment.prop_map(String::from), 1 => "[ -~\u{e9}\u{4e16}\n]{0,6}"],
-        0..24,
-    )
-    .prop_map(|parts| parts.concat())
+    pieces(FRAGMENTS, "[ -~\u{e9}\u{4e16}\n]{0,6}", 24).prop_map(|parts| parts.concat())
 }
 
 /// A reply's lines as `Parsers` cleans them: tool calls (one spread over lines), usage and log
 /// lines, blank ones, and lines ending in white space, ASCII or not.
 fn reply() -> impl Strategy<Value = String> {
-    let line = prop_oneof![
-        Just("<tool_call>{\"name\": \"ls\"}</tool_call>"),
-        Just("before <tool_call>\n{}\n</tool_call> after"),
-        Just("Tokens: 1,200 input + 3 output"),
-        Just("2026-11-22T03:04:06Z  INFO step"),
-        Just("Aider v0.86"),
-        Just(""),
-        Just("  "),
-        Just("\t"),
-        Just("\u{a0}"),
-        Just("\u{3000}"),
-        Just("text \u{e9}"),
-        Just("text \u{2003}"),
-        Just("code\x0b"),
-        Just("end."),
+    const LINES: &[&str] = &[
+        "<tool_call>{\"name\": \"ls\"}</tool_call>",
+        "before <tool_call>\n{}\n</tool_call> after",
+        "Tokens: 1,200 input + 3 output",
+        "2026-11-22T03:04:06Z  INFO step",
+        "Aider v0.86",
+        "",
+        "  ",
+        "\t",
+        "\u{a0}",
+        "\u{3000}",
+        "text \u{e9}",
+        "text \u{2003}",
+        "code\x0b",
+        "end.",
     ];
-    (
-        proptest::collection::vec(
-            prop_oneof![3 => line.prop_map(String::from), 1 => "[ -~\u{e9}]{0,6}"],
-            0..16,
-        ),
-        any::<bool>(),
-    )
+    (pieces(LINES, "[ -~\u{e9}]{0,6}", 16), any::<bool>())
         .prop_map(|(lines, newline)| lines.join("\n") + if newline { "\n" } else { "" })
 }
 

@@ -27,15 +27,36 @@ fn long_reply(file: &str, separator: &str, marker: &str, bytes: usize) -> Vec<u8
 
 fn decode(c: &mut Criterion) {
     let formats = [
-        ("anthropic", WireFormat::Anthropic, "anthropic/text.sse", "\n\n", "text_delta"),
-        ("openai", WireFormat::OpenAi, "openai/text.sse", "\n\n", "\"delta\":{\"content\":\""),
-        ("ollama", WireFormat::Ollama, "ollama/text.ndjson", "\n", "\"done\":false"),
+        (
+            "anthropic",
+            WireFormat::Anthropic,
+            "anthropic/text.sse",
+            "\n\n",
+            "text_delta",
+        ),
+        (
+            "openai",
+            WireFormat::OpenAi,
+            "openai/text.sse",
+            "\n\n",
+            "\"delta\":{\"content\":\"",
+        ),
+        (
+            "ollama",
+            WireFormat::Ollama,
+            "ollama/text.ndjson",
+            "\n",
+            "\"done\":false",
+        ),
     ];
     let mut group = c.benchmark_group("stream_decode");
     for (name, format, file, separator, marker) in formats {
         let body = long_reply(file, separator, marker, 1024 * 1024);
         let (reply, pieces) = decode_recorded(format, &body, 1460).expect("the body decodes");
-        assert!(pieces > 1000 && reply.text.len() > 10_000, "{name}: {pieces} pieces");
+        assert!(
+            pieces > 1000 && reply.text.len() > 10_000,
+            "{name}: {pieces} pieces"
+        );
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_with_input(BenchmarkId::from_parameter(name), &body, |b, body| {
             b.iter(|| decode_recorded(format, body, 1460).unwrap())

@@ -240,3 +240,27 @@ fn model_and_temperature_flags_override_the_entry() {
         assert_eq!(temperature, &json!(0.2), "{format:?}");
     }
 }
+
+/// The recorded tool replies decode the same through `decode_recorded` (the benchmarks' way
+/// in) whatever pieces the body arrives in, down to one byte at a time.
+#[test]
+fn recorded_streams_decode_in_any_pieces() {
+    use agent_loop::backend::decode_recorded;
+    use agent_loop::config::WireFormat;
+    for (format, file) in [
+        (WireFormat::Anthropic, "anthropic/tools.sse"),
+        (WireFormat::OpenAi, "openai/tools.sse"),
+        (WireFormat::Ollama, "ollama/tools.ndjson"),
+    ] {
+        let body = std::fs::read(crate::common::fixture(&format!("http/{file}"))).unwrap();
+        for chunk in [1, 7, 1460, body.len()] {
+            let (reply, pieces) = decode_recorded(format, &body, chunk).unwrap();
+            let names: Vec<&str> = reply.calls.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["read", "ls"], "{file} in {chunk}-byte pieces");
+            assert!(reply.usage.is_some(), "{file}");
+            assert!(pieces >= 1, "{file}");
+        }
+        let cut = &body[..body.len() / 2];
+        assert!(decode_recorded(format, cut, 1460).is_err(), "{file} cut");
+    }
+}

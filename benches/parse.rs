@@ -1,6 +1,7 @@
 //! Throughput of what every CLI backend's output goes through: ANSI stripping, then the
 //! tool-call and token parsers, on realistic agent output (coloured log lines, redrawn tool
-//! lines, a tool call and a usage line), at several sizes to show it stays linear.
+//! lines, a tool call and a usage line), at several sizes to show it stays linear. 4 MiB is
+//! the default `max_output_bytes`, the most of one stream a CLI turn keeps; 8 MiB is past it.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use regex::Regex;
@@ -50,7 +51,7 @@ fn parsers() -> Parsers {
 fn strip_and_parse(c: &mut Criterion) {
     let parsers = parsers();
     let mut group = c.benchmark_group("strip_and_parse");
-    for size in [64 * 1024, 1024 * 1024, 8 * 1024 * 1024] {
+    for size in [64 * 1024, 1024 * 1024, 4 * 1024 * 1024, 8 * 1024 * 1024] {
         let raw = output(size);
         group.throughput(Throughput::Bytes(raw.len() as u64));
         group.bench_with_input(BenchmarkId::from_parameter(size), &raw, |b, raw| {

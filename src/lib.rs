@@ -13,6 +13,7 @@ pub mod context;
 pub mod display;
 pub mod error;
 pub mod mcp;
+pub mod on_panic;
 pub mod parse;
 pub mod process;
 pub mod session;

@@ -3,5 +3,6 @@
 mod cli;
 
 fn main() {
+    agent_loop::on_panic::install_hook();
     std::process::exit(cli::main());
 }

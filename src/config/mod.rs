@@ -687,6 +687,16 @@ mod tests {
         );
     }
 
+    /// The regex engine is built with only some of its Unicode tables (Cargo.toml); these are
+    /// what patterns rely on. (The tables left out cannot be missed here: the dev-dependencies
+    /// turn them back on in test builds.)
+    #[test]
+    fn patterns_are_unicode_aware() {
+        let re = regex::Regex::new(r"(?i)^été\w* \d\s\p{Lu}\p{N}\b").unwrap();
+        assert!(re.is_match("ÉTÉS \u{663}\u{a0}Ж\u{2167}"));
+        assert!(!re.is_match("été x Ж3"));
+    }
+
     #[test]
     fn unknown_key_names_file_line_backend_and_key() {
         let err = Config::from_sources(&[src(

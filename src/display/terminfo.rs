@@ -18,6 +18,7 @@ use crate::display::plain::PlainDisplay;
 use crate::display::sanitize::sanitize;
 use crate::display::shared::SharedWriter;
 use crate::display::Renderer;
+use crate::on_panic::{on_panic, OnPanic};
 
 /// How often the spinner moves.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -39,7 +40,9 @@ pub struct TerminfoDisplay {
     live: Option<Live>,
     /// Lines of the live region now on screen; the cursor is at the end of the last one.
     drawn: usize,
-    cursor_hidden: bool,
+    /// Set while the cursor is hidden: shows it again (on a cleared line) if a panic ends
+    /// agent-loop before the region does.
+    cursor_hidden: Option<OnPanic>,
     /// Backend output of the running call, printed append-only when it ends (`--tail`).
     kept: Vec<Event>,
 }
@@ -72,7 +75,7 @@ impl TerminfoDisplay {
             tail,
             live: None,
             drawn: 0,
-            cursor_hidden: false,
+            cursor_hidden: None,
             kept: Vec::new(),
         }
     }
@@ -149,10 +152,13 @@ impl TerminfoDisplay {
             frame: 0,
             window: VecDeque::new(),
         });
-        if self.caps.can_redraw() && self.caps.can_hide_cursor() && !self.cursor_hidden {
+        if self.caps.can_redraw() && self.caps.can_hide_cursor() && self.cursor_hidden.is_none() {
             let civis = seq(&self.caps.civis).to_vec();
             self.write(&civis);
-            self.cursor_hidden = true;
+            let caps = &self.caps;
+            let restore = [seq(&caps.cr), seq(&caps.el), seq(&caps.cnorm)].concat();
+            let err = self.err.clone();
+            self.cursor_hidden = Some(on_panic(move || err.write_if_free(&restore)));
         }
         self.draw();
     }
@@ -161,10 +167,9 @@ impl TerminfoDisplay {
     fn stop(&mut self) {
         self.erase();
         self.live = None;
-        if self.cursor_hidden {
+        if self.cursor_hidden.take().is_some() {
             let cnorm = seq(&self.caps.cnorm).to_vec();
             self.write(&cnorm);
-            self.cursor_hidden = false;
         }
         if !self.kept.is_empty() {
             let verbose = std::mem::replace(&mut self.plain.verbose, true);
@@ -367,6 +372,18 @@ mod tests {
             err.text(),
             "{hide}{fg6}| fake 0s{sgr0}{cr}{el}{fg6}/ fake 0s{sgr0}{cr}{el}{show}"
         );
+    }
+
+    #[test]
+    fn a_panic_while_the_spinner_runs_clears_its_line_and_shows_the_cursor() {
+        let (mut d, _, err) = display(caps(FULL), 0);
+        d.render(&started());
+        let restore = d
+            .cursor_hidden
+            .take()
+            .expect("an undo while the cursor is hidden");
+        restore.run_now();
+        assert_eq!(err.text(), "{hide}{fg6}| fake 0s{sgr0}{cr}{el}{show}");
     }
 
     #[test]

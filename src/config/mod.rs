@@ -349,12 +349,12 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
     let error = raw
         .error_regex
         .as_ref()
-        .map(|r| compile(Some(r), "", name, "error_regex"))
+        .map(|r| pattern(Some(r), "", name, "error_regex"))
         .transpose()?;
     let tool_activity = raw
         .tool_activity_regex
         .as_ref()
-        .map(|r| compile(Some(r), "", name, "tool_activity_regex"))
+        .map(|r| pattern(Some(r), "", name, "tool_activity_regex"))
         .transpose()?;
     if let Some(key) = raw.http_only_keys().first() {
         return Err(Error::config(format!(
@@ -417,7 +417,7 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         .skip_lines
         .iter()
         .flatten()
-        .map(|r| compile(Some(r), "", name, "skip_lines"))
+        .map(|r| pattern(Some(r), "", name, "skip_lines"))
         .collect::<Result<Vec<_>, _>>()?;
     let tool_call_format = raw
         .tool_call_format
@@ -573,7 +573,7 @@ fn parse_located<T: std::str::FromStr<Err = String>>(
 /// the whole output at once, so `^` and `$` match at every line's start and end. All are
 /// compiled when first used; the built-in file's are known good (a unit test compiles them
 /// all), the user's are parsed now, so a mistake is reported before anything runs.
-fn compile(
+fn pattern(
     value: Option<&raw::Located>,
     default: &str,
     backend: &str,
@@ -582,7 +582,7 @@ fn compile(
     Ok(checked(value, default, backend, key)?.0)
 }
 
-/// As `compile`, with the names of the groups of a user's pattern (`None` for a built-in one).
+/// As `pattern`, with the names of the groups of a user's pattern (`None` for a built-in one).
 fn checked(
     value: Option<&raw::Located>,
     default: &str,

@@ -65,9 +65,11 @@ impl Pattern {
         Ok((pattern, names))
     }
 
-    /// Compiles it now if it is not yet; called while the backend runs.
+    /// Compiles it, and finds the literal its matches start with, now if not yet done;
+    /// called while the backend runs, so that parsing its output starts at once.
     pub fn warm(&self) {
         self.regex();
+        self.prefix();
     }
 
     /// Why it could not be compiled, with where it was written; `None` before it was tried.

@@ -54,12 +54,7 @@ impl App {
     pub fn build(args: &Args, settings: &Settings, mut frontend: Frontend) -> Result<App, Error> {
         let config = Config::load(args.config.as_deref())?;
         // Every API key any backend reads is kept out of displays, logs and session files.
-        frontend.redactor = Redactor::from_env(
-            config
-                .backends
-                .values()
-                .filter_map(|d| d.api_key_env().map(str::to_string)),
-        );
+        frontend.redactor = Redactor::from_env(config.api_key_envs());
         if frontend.debug {
             frontend.notice(&format!(
                 "debug: backends read from {}",
@@ -79,7 +74,7 @@ impl App {
         let resumed_backend = resumed
             .as_ref()
             .map(|s| s.backend.clone())
-            .filter(|b| config.backends.contains_key(b));
+            .filter(|b| config.has(b));
         let name = match args.backend.clone().or(resumed_backend) {
             Some(name) => name,
             None => settings
@@ -441,7 +436,7 @@ fn no_backend(config: &Config) -> Error {
              with its API key set): pass --backend NAME, set AGENT_LOOP_BACKEND, or set `backend` \
              in config.toml. Configured backends: {}. \
              To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
-            config.backends.keys().cloned().collect::<Vec<_>>().join(", ")
+            config.names().collect::<Vec<_>>().join(", ")
         ),
     )
 }

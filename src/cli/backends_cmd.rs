@@ -93,10 +93,10 @@ async fn version(program: std::path::PathBuf) -> String {
 }
 
 /// The table, columns padded to their widest cell.
-pub async fn table(config: &Config) -> String {
+pub async fn table(config: &Config) -> Result<String, Error> {
     let rows: Vec<Row> = config
-        .backends
-        .iter()
+        .definitions()?
+        .into_iter()
         .map(|(name, def)| row(name, def))
         .collect();
     let versions = futures_util::future::join_all(rows.iter().map(|r| {
@@ -131,7 +131,7 @@ pub async fn table(config: &Config) -> String {
             .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
-    out
+    Ok(out)
 }
 
 /// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got.

@@ -131,12 +131,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/backend" if rest.is_empty() => Ok(Some(format!(
             "[backend {}; configured: {}]",
             app.def.name(),
-            app.config
-                .backends
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            app.config.names().collect::<Vec<_>>().join(", ")
         ))),
         "/backend" => app
             .switch_backend(rest)

@@ -104,9 +104,13 @@ fn usage_error(e: clap::Error) -> i32 {
 
 /// `agent-loop backends`.
 async fn backends(args: &Args) -> i32 {
-    match agent_loop::config::Config::load(args.config.as_deref()) {
-        Ok(config) => {
-            print!("{}", super::backends_cmd::table(&config).await);
+    let config = match agent_loop::config::Config::load(args.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => return fail(&e),
+    };
+    match super::backends_cmd::table(&config).await {
+        Ok(table) => {
+            print!("{table}");
             0
         }
         Err(e) => fail(&e),

@@ -214,7 +214,7 @@ mod tests {
     }
 
     fn http(config: &Config, name: &str) -> HttpDef {
-        match &config.backends[name] {
+        match config.backend(name).unwrap() {
             Definition::Http(def) => def.clone(),
             Definition::Cli(_) => panic!("{name} is a CLI backend"),
         }
@@ -312,7 +312,9 @@ mod tests {
     fn a_new_type_replaces_the_entry() {
         // The preset's HTTP keys do not linger when a user turns `openai` into a CLI.
         let config = load("[backends.openai]\ntype = \"cli\"\ncommand = \"codex\"\n").unwrap();
-        assert!(matches!(&config.backends["openai"], Definition::Cli(d) if d.command == "codex"));
+        assert!(
+            matches!(config.backend("openai").unwrap(), Definition::Cli(d) if d.command == "codex")
+        );
         // Without `type`, single keys are overridden as usual.
         let config = load("[backends.openai]\nmodel = \"gpt-x\"\n").unwrap();
         assert_eq!(http(&config, "openai").model.as_deref(), Some("gpt-x"));

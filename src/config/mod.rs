@@ -8,7 +8,9 @@ pub(crate) mod raw;
 pub mod settings;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::context::{ContextMode, ContextSettings, PromptStyle};
@@ -47,6 +49,11 @@ impl Source {
             name: Self::BUILTIN_NAME.into(),
             text: BUILTIN_BACKENDS.into(),
         }
+    }
+
+    /// Whether it is the built-in file as this binary embeds it.
+    fn is_builtin(&self) -> bool {
+        self.name == Self::BUILTIN_NAME && self.text == BUILTIN_BACKENDS
     }
 
     pub fn read(path: &Path) -> Result<Self, Error> {
@@ -155,7 +162,8 @@ pub enum Definition {
 /// Every configured backend, plus the default backend if a file names one.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub backends: BTreeMap<String, Definition>,
+    /// Every configured backend, by name.
+    backends: BTreeMap<String, Entry>,
     pub default_backend: Option<String>,
     /// Built-in backends tried, in this order, when none is named (`auto_order`).
     pub auto_order: Vec<String>,
@@ -165,6 +173,16 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, ServerDef>,
     /// The files read, in order.
     pub sources: Vec<String>,
+}
+
+/// One configured backend. Those the user's files define or change are resolved at load, so
+/// that every mistake in them is reported before anything runs; a built-in one they leave as
+/// it is, is read from the built-in file when first used (a unit test resolves them all).
+#[derive(Debug, Clone)]
+struct Entry {
+    def: OnceLock<Definition>,
+    /// Where its tables are in the built-in file, until it is resolved.
+    builtin: Option<Range<usize>>,
 }
 
 impl Config {
@@ -186,13 +204,33 @@ impl Config {
         let mut servers: BTreeMap<String, (RawServer, String, (usize, usize))> = BTreeMap::new();
         let mut default_backend = None;
         let mut auto_order = Vec::new();
+        // The built-in backends not read yet, and where they are.
+        let mut unread: BTreeMap<String, Range<usize>> = BTreeMap::new();
         for (index, source) in sources.iter().enumerate() {
             let lines = raw::Lines::of(source);
-            let file = raw::parse(source, &lines)?;
+            let mut file = if source.is_builtin() {
+                let split = raw::Split::of(&source.text);
+                unread = split.backends;
+                let rest = Source {
+                    name: source.name.clone(),
+                    text: split.rest,
+                };
+                // Blanking kept every line where it was, so the whole file's lines serve.
+                raw::parse(&rest, &lines)?
+            } else {
+                raw::parse(source, &lines)?
+            };
+            // A built-in backend a later file changes is read first, to take the changes.
+            for name in file.backends.keys() {
+                if let Some(range) = unread.remove(name) {
+                    let (raw, at) = read_builtin(name, range)?;
+                    merged.insert(name.clone(), (raw, at, (0, 0)));
+                }
+            }
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
             }
-            if let Some(order) = file.auto_order {
+            if let Some(order) = file.auto_order.take() {
                 auto_order = order;
             }
             merge(&mut merged, file.backends, &lines, index, raw::BACKENDS);
@@ -217,10 +255,28 @@ impl Config {
                 crate::mcp::config::resolve(&name, raw, at).map(|def| (name, def))
             })
             .collect::<Result<BTreeMap<_, _>, _>>()?;
-        let backends = merged
+        let mut backends = merged
             .into_iter()
-            .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
-            .collect::<Result<BTreeMap<_, _>, _>>()?;
+            .map(|(name, (raw, at, _))| {
+                let def = resolve(&name, raw, at)?;
+                Ok((
+                    name,
+                    Entry {
+                        def: OnceLock::from(def),
+                        builtin: None,
+                    },
+                ))
+            })
+            .collect::<Result<BTreeMap<_, _>, Error>>()?;
+        for (name, range) in unread {
+            backends.insert(
+                name,
+                Entry {
+                    def: OnceLock::new(),
+                    builtin: Some(range),
+                },
+            );
+        }
         if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
             return Err(Error::config(format!(
                 "auto_order names `{unknown}`, which is not a configured backend"
@@ -244,23 +300,73 @@ impl Config {
             .iter()
             .chain(self.auto_order.iter())
             .filter(|name| *name != "demo")
-            .find(|name| {
-                self.backends
-                    .get(*name)
-                    .is_some_and(Definition::is_available)
-            })
+            .find(|name| self.backend(name).is_ok_and(Definition::is_available))
             .cloned()
     }
 
     /// The backend called `name`, or an error listing the configured ones.
     pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
-        self.backends.get(name).ok_or_else(|| {
+        let entry = self.backends.get(name).ok_or_else(|| {
             Error::config(format!(
                 "no backend named `{name}`; configured backends: {} (run `agent-loop --help` for how to add one)",
-                self.backends.keys().cloned().collect::<Vec<_>>().join(", ")
+                self.names().collect::<Vec<_>>().join(", ")
             ))
-        })
+        })?;
+        if let Some(def) = entry.def.get() {
+            return Ok(def);
+        }
+        let range = entry.builtin.clone().unwrap_or_default();
+        let (raw, at) = read_builtin(name, range)?;
+        let def = resolve(name, raw, at)?;
+        Ok(entry.def.get_or_init(|| def))
     }
+
+    /// The names of every configured backend, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.backends.keys().map(String::as_str)
+    }
+
+    /// Whether a backend of that name is configured.
+    pub fn has(&self, name: &str) -> bool {
+        self.backends.contains_key(name)
+    }
+
+    /// Every configured backend, by name, sorted: the built-in ones are all read.
+    pub fn definitions(&self) -> Result<Vec<(&str, &Definition)>, Error> {
+        self.names()
+            .map(|name| self.backend(name).map(|def| (name, def)))
+            .collect()
+    }
+
+    /// The environment variables any backend reads its API key from, without reading the
+    /// built-in backends not used yet.
+    pub fn api_key_envs(&self) -> Vec<String> {
+        self.backends
+            .values()
+            .filter_map(|entry| match (entry.def.get(), &entry.builtin) {
+                (Some(def), _) => def.api_key_env().map(str::to_string),
+                (None, Some(range)) => {
+                    raw::plain_string(&BUILTIN_BACKENDS[range.clone()], "api_key_env")
+                }
+                (None, None) => None,
+            })
+            .collect()
+    }
+}
+
+/// Reads one backend's tables from the built-in file: its raw keys and where it is defined.
+fn read_builtin(name: &str, range: Range<usize>) -> Result<(RawBackend, String), Error> {
+    let source = Source::builtin();
+    let lines = raw::Lines::of(&source);
+    let mut file = raw::parse_part(&source, &lines, range)?;
+    let raw = file.backends.remove(name).ok_or_else(|| {
+        Error::config(format!(
+            "{}: backend `{name}` is not where its header is",
+            source.name
+        ))
+    })?;
+    let at = format!("{}:{}", lines.name(), lines.table(raw::BACKENDS, name));
+    Ok((raw, at))
 }
 
 /// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.
@@ -618,7 +724,7 @@ mod tests {
     #[test]
     fn builtin_file_loads() {
         let config = Config::from_sources(&[Source::builtin()]).unwrap();
-        assert!(config.backends.contains_key("demo"));
+        assert!(config.has("demo"));
     }
 
     /// The built-in patterns are compiled only when used: every one of them compiles, and
@@ -632,7 +738,7 @@ mod tests {
                 .map(str::to_string)
                 .collect::<Vec<_>>()
         };
-        for def in config.backends.values() {
+        for (_, def) in config.definitions().unwrap() {
             let Definition::Cli(d) = def else { continue };
             let p = &d.parsers;
             let call = names(&p.tool_call);
@@ -657,6 +763,68 @@ mod tests {
         }
     }
 
+    /// The built-in backends are read one at a time, when used: each comes out exactly as
+    /// reading the whole file at once makes it, and the API-key variables read without
+    /// parsing are the ones parsing finds.
+    #[test]
+    fn builtin_backends_read_alone_equal_the_whole_file_read() {
+        let lazy = Config::from_sources(&[Source::builtin()]).unwrap();
+        // Not byte-for-byte the embedded file, so it is read whole, as a user's file is.
+        let whole = Source {
+            name: Source::BUILTIN_NAME.into(),
+            text: format!("{BUILTIN_BACKENDS}\n"),
+        };
+        let eager = Config::from_sources(&[whole]).unwrap();
+        assert_eq!(
+            lazy.names().collect::<Vec<_>>(),
+            eager.names().collect::<Vec<_>>()
+        );
+        assert!(lazy.names().count() > 10);
+        let mut keys = lazy.api_key_envs();
+        for (name, def) in eager.definitions().unwrap() {
+            assert!(lazy.backends[name].def.get().is_none(), "{name} read early");
+            assert_eq!(
+                format!("{:?}", lazy.backend(name).unwrap()),
+                format!("{def:?}"),
+                "{name}"
+            );
+            if let Some(var) = def.api_key_env() {
+                let at = keys.iter().position(|k| k == var).expect(var);
+                keys.remove(at);
+            }
+        }
+        assert_eq!(keys, Vec::<String>::new(), "found by the scan only");
+        assert_eq!(lazy.auto_order, eager.auto_order);
+    }
+
+    #[test]
+    fn a_user_file_changes_a_builtin_backend_key_by_key() {
+        let config = Config::from_sources(&[
+            Source::builtin(),
+            src("my.toml", "\n[backends.claude]\ntimeout_s = 9\n"),
+        ])
+        .unwrap();
+        let Definition::Cli(claude) = config.backend("claude").unwrap() else {
+            panic!("claude is a CLI backend")
+        };
+        assert_eq!(claude.command, "claude");
+        assert_eq!(claude.timeout, Duration::from_secs(9));
+        assert_eq!(claude.defined_at, "my.toml:2");
+        assert_eq!(config.user_order, ["claude"]);
+        // Read at load, so that a mistake in the change is reported then.
+        let err = Config::from_sources(&[
+            Source::builtin(),
+            src("my.toml", "[backends.claude]\ntokens_regex = \"(x\"\n"),
+        ])
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("my.toml:2: backend `claude`: key `tokens_regex`: invalid regex"),
+            "{}",
+            err.message
+        );
+    }
+
     #[test]
     fn later_file_overrides_single_keys() {
         let config = Config::from_sources(&[
@@ -664,7 +832,7 @@ mod tests {
             src("b.toml", "[backends.x]\ntimeout_s = 7\n"),
         ])
         .unwrap();
-        let Definition::Cli(x) = &config.backends["x"] else {
+        let Definition::Cli(x) = config.backend("x").unwrap() else {
             panic!("x is a CLI backend")
         };
         assert_eq!(x.command, "one");
@@ -720,7 +888,7 @@ mod tests {
             "[backends.a]\ncommand = \"a\"\n\n[backends.b]\ncommand = \"b\"\ncontext = \"sliding:6\"\ncontext_format = \"xml\"\nmax_context_tokens = 32000\ntool_result_max_chars = 500\n",
         )])
         .unwrap();
-        let cli = |name: &str| match &config.backends[name] {
+        let cli = |name: &str| match config.backend(name).unwrap() {
             Definition::Cli(d) => d.clone(),
             Definition::Http(_) => panic!("{name} is a CLI backend"),
         };
@@ -825,7 +993,7 @@ mod tests {
             "[backends.a]\ncommand = \"a\"\ntools = \"own\"\n",
         )])
         .unwrap();
-        let Definition::Cli(a) = &config.backends["a"] else {
+        let Definition::Cli(a) = config.backend("a").unwrap() else {
             panic!("a is a CLI backend")
         };
         assert!(a.parsers.own_tools && a.style.own_tools);
@@ -839,8 +1007,8 @@ mod tests {
             order[..4],
             ["claude-api", "openai", "openrouter", "deepseek"]
         );
-        for (name, def) in &config.backends {
-            let listed = order.contains(name);
+        for (name, def) in config.definitions().unwrap() {
+            let listed = order.iter().any(|n| n == name);
             match def {
                 Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
                 Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),

@@ -3,6 +3,7 @@
 //! instead of silently ignored.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde::{Deserialize, Deserializer};
 
@@ -88,9 +89,10 @@ impl Located {
         format!("{}:{}", self.file, self.line)
     }
 
-    pub(crate) fn locate(&mut self, lines: &Lines) {
+    /// Gives it its file and line; `offset` is where the parsed text starts in the file.
+    pub(crate) fn locate(&mut self, lines: &Lines, offset: usize) {
         self.file = lines.name.to_string();
-        self.line = lines.line(self.start);
+        self.line = lines.line(offset + self.start);
     }
 }
 
@@ -226,7 +228,7 @@ impl RawBackend {
         ])
     }
 
-    fn locate(&mut self, lines: &Lines) {
+    fn locate(&mut self, lines: &Lines, offset: usize) {
         for located in [
             &mut self.kind,
             &mut self.command,
@@ -252,7 +254,7 @@ impl RawBackend {
         .flatten()
         .chain(self.skip_lines.iter_mut().flatten())
         {
-            located.locate(lines);
+            located.locate(lines, offset);
         }
     }
 }
@@ -267,9 +269,17 @@ fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
 
 /// Parses one file; a syntax or schema error names the file, the line and the backend.
 pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
-    let mut file: RawFile = toml::from_str(&source.text)
+    parse_part(source, lines, 0..source.text.len())
+}
+
+/// Parses the part `range` of a file, which starts at a line's start: a syntax or schema
+/// error names the file, the line and the backend, and every value is placed in the whole
+/// file.
+pub fn parse_part(source: &Source, lines: &Lines, range: Range<usize>) -> Result<RawFile, Error> {
+    let offset = range.start;
+    let mut file: RawFile = toml::from_str(&source.text[range])
         .map_err(|e| {
-            let line = e.span().map(|s| line_of(&source.text, s.start));
+            let line = e.span().map(|s| line_of(&source.text, offset + s.start));
             let table = line.and_then(|l| table_at(&source.text, l));
             let mut msg = source.name.clone();
             if let Some(line) = line {
@@ -284,12 +294,79 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
         })
         .map_err(Error::config)?;
     for backend in file.backends.values_mut() {
-        backend.locate(lines);
+        backend.locate(lines, offset);
     }
     for server in file.mcp.servers.values_mut() {
-        server.locate(lines);
+        server.locate(lines, offset);
     }
     Ok(file)
+}
+
+/// A file split so that its backends can be read one at a time: only the built-in file is
+/// read this way, since a run uses one or two of its dozen presets and parsing them all took
+/// half of the start-up time.
+pub struct Split {
+    /// The file with every backend's tables blanked out (newlines kept, so that lines and
+    /// offsets stay those of the whole file): the top-level keys and any other tables.
+    pub rest: String,
+    /// Where each backend's tables are: from its first `[backends.NAME...]` header to the end
+    /// of its last table (with any tables written between them).
+    pub backends: BTreeMap<String, Range<usize>>,
+}
+
+impl Split {
+    pub fn of(text: &str) -> Split {
+        let mut backends: BTreeMap<String, Range<usize>> = BTreeMap::new();
+        let mut tables = Vec::new();
+        // The backend whose table the current line is in, and where that table started.
+        let mut current: Option<(String, usize)> = None;
+        let mut end_table = |current: &mut Option<(String, usize)>, at: usize| {
+            if let Some((name, start)) = current.take() {
+                backends.entry(name).or_insert(start..at).end = at;
+                tables.push(start..at);
+            }
+        };
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            if let Some(inner) = header(line) {
+                end_table(&mut current, at);
+                current = table_name(inner, BACKENDS).map(|name| (name, at));
+            }
+            at += line.len();
+        }
+        end_table(&mut current, at);
+        let mut rest = text.as_bytes().to_vec();
+        for range in tables {
+            for b in &mut rest[range] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+        }
+        // The built-in file's backends come last: what is left to parse is its top.
+        let kept = rest.trim_ascii_end().len();
+        rest.truncate(kept);
+        Split {
+            // Only whole characters were replaced, each byte by an ASCII space.
+            rest: String::from_utf8(rest).expect("blanking keeps UTF-8 valid"),
+            backends,
+        }
+    }
+}
+
+/// The string value of `key` written as `key = "value"` on a line of its own in `text`,
+/// without parsing the TOML around it: for reading one key of a built-in backend that is
+/// not otherwise needed (a test checks it against the parsed file for every preset).
+pub fn plain_string(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let value = line
+            .trim()
+            .strip_prefix(key)?
+            .trim_start()
+            .strip_prefix('=')?;
+        let value = value.trim().strip_prefix('"')?.strip_suffix('"')?;
+        (!value.contains(['\\', '"'])).then(|| value.to_string())
+    })
 }
 
 /// 1-based line number of byte offset `pos`.
@@ -355,14 +432,21 @@ pub struct Lines<'a> {
 impl<'a> Lines<'a> {
     pub fn of(source: &'a Source) -> Self {
         let text = &source.text;
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
             .collect();
-        let headers = text
-            .lines()
+        let headers = starts
+            .iter()
             .enumerate()
-            .filter_map(|(i, l)| {
-                let inner = header(l)?;
+            // Only a line that starts with `[` can be a header; most do not.
+            .filter(|(_, &start)| {
+                text[start..]
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with('[')
+            })
+            .filter_map(|(i, &start)| {
+                let line = text[start..].split('\n').next().unwrap_or("");
+                let inner = header(line)?;
                 [BACKENDS, MCP_SERVERS]
                     .into_iter()
                     .find_map(|prefix| table_name(inner, prefix).map(|name| (i + 1, prefix, name)))
@@ -398,6 +482,63 @@ impl<'a> Lines<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_blanks_each_backends_tables_and_keeps_the_rest_in_place() {
+        let text = "top = 1\n[backends.a]\nx = \"é\"\n[backends.a.env]\nK = \"v\"\n[mcp.servers.m]\ncommand = \"m\"\n[backends.b]\ntimeout_s = 2\n[backends.a.more]\nz = 3\n";
+        let split = Split::of(text);
+        let a = &text[split.backends["a"].clone()];
+        assert!(
+            a.starts_with("[backends.a]\n") && a.ends_with("z = 3\n"),
+            "{a:?}"
+        );
+        assert_eq!(
+            &text[split.backends["b"].clone()],
+            "[backends.b]\ntimeout_s = 2\n"
+        );
+        assert_eq!(
+            split.rest,
+            Split::of(&format!("{text}\n[backends.c]\n")).rest
+        );
+        assert_eq!(
+            text[..split.rest.len()].matches('\n').count(),
+            split.rest.matches('\n').count()
+        );
+        assert!(split.rest.starts_with("top = 1\n"));
+        assert!(!split.rest.contains("backends"));
+        // `a`'s range spans `m`'s table, which is read with the rest.
+        assert!(split.rest.ends_with("[mcp.servers.m]\ncommand = \"m\""));
+        let source = Source {
+            name: "f.toml".into(),
+            text: text.into(),
+        };
+        let lines = Lines::of(&source);
+        let part = parse_part(&source, &lines, split.backends["b"].clone()).unwrap();
+        assert_eq!(part.backends.keys().collect::<Vec<_>>(), ["b"]);
+        let err = parse_part(
+            &Source {
+                name: "f.toml".into(),
+                text: "a = 1\n[backends.c]\nnope nope\n".into(),
+            },
+            &lines,
+            6..24,
+        )
+        .unwrap_err();
+        assert!(
+            err.message.starts_with("f.toml:3: backend `c`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn plain_string_reads_a_simple_key_and_nothing_else() {
+        let text = "a = 1\n  api_key_env = \"KEY_1\"\nother = \"x\"\n";
+        assert_eq!(plain_string(text, "api_key_env").as_deref(), Some("KEY_1"));
+        assert_eq!(plain_string(text, "missing"), None);
+        assert_eq!(plain_string("k = 'single'\n", "k"), None);
+        assert_eq!(plain_string("k = \"a\\\"b\"\n", "k"), None);
+    }
 
     #[test]
     fn lines_agree_with_counting_newlines() {

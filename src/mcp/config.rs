@@ -44,10 +44,11 @@ impl crate::config::Overlay for RawServer {
 }
 
 impl RawServer {
-    /// Gives the located values their file and line.
-    pub fn locate(&mut self, lines: &crate::config::raw::Lines) {
+    /// Gives the located values their file and line; `offset` is where the parsed text
+    /// starts in the file.
+    pub fn locate(&mut self, lines: &crate::config::raw::Lines, offset: usize) {
         for located in [&mut self.command, &mut self.url].into_iter().flatten() {
-            located.locate(lines);
+            located.locate(lines, offset);
         }
     }
 }

@@ -80,7 +80,7 @@ fn codex_text_mode_total_on_stderr() {
         },
     ])
     .unwrap();
-    let Definition::Cli(def) = &config.backends["codex-text"] else {
+    let Definition::Cli(def) = config.backend("codex-text").unwrap() else {
         panic!()
     };
     let read = |n: &str| strip_ansi(&std::fs::read(fixture(&format!("codex/{n}"))).unwrap());
@@ -201,7 +201,7 @@ fn text_mode_recordings_carry_the_tool_call_for_a_plain_text_backend() {
         text: "[backends.plain]\ncommand = 'x'\n".into(),
     }])
     .unwrap();
-    let Definition::Cli(def) = &config.backends["plain"] else {
+    let Definition::Cli(def) = config.backend("plain").unwrap() else {
         panic!()
     };
     for cli in ["claude", "codex", "gemini", "qwen", "opencode", "llm"] {

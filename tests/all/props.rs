@@ -32,7 +32,7 @@ fn load(text: &str) -> Result<Config, agent_loop::Error> {
 /// Built once: compiling the regexes for every case would be most of the run.
 fn parsers() -> &'static agent_loop::parse::Parsers {
     static PARSERS: std::sync::OnceLock<agent_loop::parse::Parsers> = std::sync::OnceLock::new();
-    PARSERS.get_or_init(|| match &load(BACKEND).unwrap().backends["gen"] {
+    PARSERS.get_or_init(|| match load(BACKEND).unwrap().backend("gen").unwrap() {
         Definition::Cli(def) => def.parsers.clone(),
         Definition::Http(_) => unreachable!("a cli entry"),
     })
@@ -339,9 +339,9 @@ proptest! {
             ));
         }
         let config = load(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        prop_assert_eq!(config.backends.len(), entries.len());
+        prop_assert_eq!(config.names().count(), entries.len());
         for (name, (command, timeout, args)) in &entries {
-            let Definition::Cli(def) = &config.backends[name] else {
+            let Definition::Cli(def) = config.backend(name).unwrap() else {
                 return Err(TestCaseError::fail("not a cli backend"));
             };
             prop_assert_eq!(&def.command, command);

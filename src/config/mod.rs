@@ -1,7 +1,9 @@
 //! Loading `backends.toml`: the built-in file embedded in the binary, then the user's
 //! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, then `--config FILE`. A later file adds
-//! backends or overrides single keys of an earlier one. Every regex is compiled once, here,
-//! and every mistake is reported with the file, the line, the backend and the key.
+//! backends or overrides single keys of an earlier one. The user's files are checked whole
+//! at load, every mistake reported with the file, the line, the backend and the key; the
+//! built-in presets are read one at a time, when first used. Regexes are compiled while the
+//! backend runs (see `parse::Pattern`).
 
 mod http;
 pub(crate) mod raw;

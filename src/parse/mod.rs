@@ -130,8 +130,8 @@ impl Parsers {
             let re = self.error.as_ref()?;
             [stdout, stderr].into_iter().find_map(|text| {
                 let caps = re.captures_all(text).next()?;
-                let m = caps.name("message").or_else(|| caps.get(0))?;
-                Some(m.as_str().trim().to_string())
+                let message = caps.name("message").unwrap_or(caps.as_str());
+                Some(message.trim().to_string())
             })
         });
         let (calls, spans) = if self.own_tools {

@@ -250,7 +250,10 @@ proptest! {
                 regex::Regex::new(r"(?m)^Aider v").unwrap(),
             ],
         );
-        prop_assert_eq!(p.parse(&text, "").text, clean_reference(&p, &text));
+        let parsed = p.parse(&text, "");
+        prop_assert_eq!(&parsed.text, &clean_reference(&p, &text));
+        // Edited in place, as a CLI backend's reply is: the same as from a copy.
+        prop_assert_eq!(p.parse_owned(text.clone(), ""), parsed);
     }
 
     #[test]

@@ -296,7 +296,7 @@ impl Agent {
             obs.event(&Event::BackendFinished {
                 backend: name.clone(),
                 elapsed_ms: started.elapsed().as_millis() as u64,
-                raw: reply.raw.clone(),
+                raw: reply.raw,
             });
             let checked: Vec<Checked> = reply.calls.into_iter().map(|c| self.check(c)).collect();
             let tool_calls = checked

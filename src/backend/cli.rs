@@ -76,6 +76,31 @@ impl CliBackend {
     /// Runs the CLI once and parses what it printed, without judging the outcome: what
     /// `agent-loop doctor` shows.
     pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Probe, Error> {
+        let finished = self.execute(request, emit).await?;
+        let stdout = strip_ansi(finished.stdout.bytes());
+        let stderr = strip_ansi(finished.stderr.bytes());
+        let parsed = self.def.parsers.parse(&stdout, &stderr);
+        Ok(Probe {
+            exit_code: finished.exit_code(),
+            timed_out: finished.timed_out,
+            stdout_dropped: finished.stdout.dropped(),
+            raw: RawOutput {
+                stdout: finished.stdout.into_bytes(),
+                stderr: finished.stderr.into_bytes(),
+            },
+            stdout,
+            stderr,
+            parsed,
+        })
+    }
+
+    /// Runs the CLI once, reporting its output as it comes; what it printed is then parsed
+    /// by the caller.
+    async fn execute(
+        &self,
+        request: Request<'_>,
+        emit: &mut Emit<'_>,
+    ) -> Result<process::Finished, Error> {
         let def = &self.def;
         let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
         // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
@@ -167,33 +192,17 @@ impl CliBackend {
         if let Some(failure) = def.parsers.failure() {
             return Err(Error::config(failure));
         }
-        let stdout = strip_ansi(finished.stdout.bytes());
-        let stderr = strip_ansi(finished.stderr.bytes());
-        let parsed = def.parsers.parse(&stdout, &stderr);
-        Ok(Probe {
-            exit_code: finished.exit_code(),
-            timed_out: finished.timed_out,
-            stdout_dropped: finished.stdout.dropped(),
-            raw: RawOutput {
-                stdout: finished.stdout.bytes().to_vec(),
-                stderr: finished.stderr.bytes().to_vec(),
-            },
-            stdout,
-            stderr,
-            parsed,
-        })
+        Ok(finished)
     }
 
+    /// One model step: the CLI's reply, or why it failed. The output is taken, not copied,
+    /// from the capture to the reply's raw record, and the stripped stdout becomes the
+    /// answer in place: about twice the output is held, the raw and the stripped.
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
         let def = &self.def;
-        let probe = self.probe(request, emit).await?;
-        let Probe {
-            stdout,
-            stderr,
-            mut parsed,
-            ..
-        } = probe.clone();
-        if probe.timed_out {
+        let finished = self.execute(request, emit).await?;
+        let stderr = strip_ansi(finished.stderr.bytes());
+        if finished.timed_out {
             return Err(Error::backend(format!(
                 "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
                 def.name,
@@ -202,14 +211,21 @@ impl CliBackend {
                 quote_tail("stderr", &stderr)
             )));
         }
+        let stdout = strip_ansi(finished.stdout.bytes());
+        let code = finished.exit_code().unwrap_or(-1);
+        // A failed run has no answer, but its stdout may be quoted.
+        let (mut parsed, failed_stdout) = if code == 0 {
+            (def.parsers.parse_owned(stdout, &stderr), None)
+        } else {
+            (def.parsers.parse(&stdout, &stderr), Some(stdout))
+        };
         if let Some(message) = parsed.error.take() {
             return Err(Error::backend(format!(
                 "backend `{}` reported an error: {message}",
                 def.name
             )));
         }
-        let code = probe.exit_code.unwrap_or(-1);
-        if code != 0 {
+        if let Some(stdout) = failed_stdout {
             let (label, text) = if stderr.trim().is_empty() {
                 ("stdout", &stdout)
             } else {
@@ -229,17 +245,21 @@ impl CliBackend {
                 quote_tail("stderr", &stderr)
             )));
         }
-        if probe.stdout_dropped > 0 {
+        let dropped = finished.stdout.dropped();
+        if dropped > 0 {
             parsed.text.push_str(&format!(
                 "\n[output cut: {} bytes past max_output_bytes ({}) were dropped]",
-                probe.stdout_dropped, def.max_output_bytes
+                dropped, def.max_output_bytes
             ));
         }
         Ok(Reply {
             text: parsed.text,
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
-            raw: Some(probe.raw),
+            raw: Some(RawOutput {
+                stdout: finished.stdout.into_bytes(),
+                stderr: finished.stderr.into_bytes(),
+            }),
         })
     }
 

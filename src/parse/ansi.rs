@@ -39,6 +39,7 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
 }
 
 /// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL.
+#[inline]
 fn is_control(b: u8) -> bool {
     (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
 }
@@ -48,7 +49,10 @@ const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 
 /// Where the run of kept bytes starting at `from` ends: the next control byte, or the end.
 /// Eight bytes are tested at a time (most of any output is such runs, and the crate is
-/// built for size, so a byte-at-a-time loop is not vectorised).
+/// built for size, so a byte-at-a-time loop is not vectorised). Inlined, as are the helpers
+/// below: an agent's coloured line has an escape every dozen bytes, and at the size-first
+/// `opt-level` each call would otherwise cost more than the bytes it looks at.
+#[inline]
 fn plain_run_end(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
     while let Some(word) = bytes.get(i..i + 8) {
@@ -68,6 +72,7 @@ fn plain_run_end(bytes: &[u8], from: usize) -> usize {
 
 /// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
 /// byte is tested on its own, no carry crossing into the next, so the flags are exact.
+#[inline]
 fn control_bytes(word: u64) -> u64 {
     let low = word & !HIGH;
     // High bit set where the byte is zero; (low + 0x7f) sets it for any other low bits.
@@ -82,20 +87,20 @@ fn control_bytes(word: u64) -> u64 {
 
 /// The length of the escape sequence at the start of `s` (which starts with ESC), for the
 /// kinds this fast path knows; `None` sends the rest of the line to the full parser.
+/// (`matches!` rather than `RangeInclusive::contains`, which the size-first build calls.)
+#[inline]
 fn escape_len(s: &[u8]) -> Option<usize> {
     match *s.get(1)? {
         // CSI: parameters, intermediates, one final byte.
         b'[' => {
             let mut j = 2;
-            while s.get(j).is_some_and(|b| (0x30..=0x3f).contains(b)) {
+            while matches!(s.get(j), Some(0x30..=0x3f)) {
                 j += 1;
             }
-            while s.get(j).is_some_and(|b| (0x20..=0x2f).contains(b)) {
+            while matches!(s.get(j), Some(0x20..=0x2f)) {
                 j += 1;
             }
-            s.get(j)
-                .filter(|b| (0x40..=0x7e).contains(*b))
-                .map(|_| j + 1)
+            matches!(s.get(j), Some(0x40..=0x7e)).then_some(j + 1)
         }
         // OSC: ends at BEL or ST (ESC \).
         b']' => {
@@ -110,7 +115,7 @@ fn escape_len(s: &[u8]) -> Option<usize> {
         // DCS, SOS, PM, APC: strings with their own rules; rare in agent output.
         b'P' | b'X' | b'^' | b'_' => None,
         // Character set designations: ESC ( B and friends.
-        b'(' | b')' | b'*' | b'+' => s.get(2).filter(|b| (0x30..=0x7e).contains(*b)).map(|_| 3),
+        b'(' | b')' | b'*' | b'+' => matches!(s.get(2), Some(0x30..=0x7e)).then_some(3),
         // Two-byte escapes: ESC 7, ESC 8, ESC =, ESC M, ...
         0x30..=0x7e => Some(2),
         _ => None,

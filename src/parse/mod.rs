@@ -19,17 +19,21 @@ use std::ops::Range;
 
 use regex::Regex;
 
-/// `text` without the byte ranges in `spans` (sorted, not overlapping).
-fn cut(text: &str, spans: &[Range<usize>]) -> String {
-    let removed: usize = spans.iter().map(|s| s.len()).sum();
-    let mut out = String::with_capacity(text.len() - removed);
-    let mut from = 0;
-    for span in spans {
-        out.push_str(&text[from..span.start]);
-        from = span.end;
+/// `text` without the byte ranges in `spans` (sorted, not overlapping, on character
+/// boundaries), edited in place: what follows each range moves down over it.
+fn cut(text: String, spans: &[Range<usize>]) -> String {
+    let Some(first) = spans.first() else {
+        return text;
+    };
+    let mut bytes = text.into_bytes();
+    let mut kept = first.start;
+    let starts = spans.iter().skip(1).map(|s| s.start);
+    for (span, next) in spans.iter().zip(starts.chain([bytes.len()])) {
+        bytes.copy_within(span.end..next, kept);
+        kept += next - span.end;
     }
-    out.push_str(&text[from..]);
-    out
+    bytes.truncate(kept);
+    String::from_utf8(bytes).expect("whole characters removed")
 }
 
 /// A backend's compiled parsers.
@@ -113,14 +117,24 @@ impl Parsers {
     /// With JSON output the answer is read from stdout's documents, usage and errors from
     /// both streams'; the regexes then run over that answer.
     pub fn parse(&self, stdout: &str, stderr: &str) -> Parsed {
-        let (body, json_usage, json_error): (Cow<str>, _, _) = match self.output {
-            OutputFormat::Text => (stdout.into(), None, None),
+        self.parse_text(stdout.into(), stderr)
+    }
+
+    /// As `parse`, taking stdout: the answer is stdout itself, edited in place, so parsing
+    /// holds no copy of the output (which can be megabytes).
+    pub fn parse_owned(&self, stdout: String, stderr: &str) -> Parsed {
+        self.parse_text(stdout.into(), stderr)
+    }
+
+    fn parse_text(&self, stdout: Cow<str>, stderr: &str) -> Parsed {
+        let (json_text, json_usage, json_error) = match self.output {
+            OutputFormat::Text => (None, None, None),
             OutputFormat::Json | OutputFormat::Jsonl => {
-                let out_docs = json::documents(stdout);
+                let out_docs = json::documents(&stdout);
                 let mut all = out_docs.clone();
                 all.extend(json::documents(stderr));
                 (
-                    self.json.text(&out_docs).unwrap_or_default().into(),
+                    Some(self.json.text(&out_docs).unwrap_or_default()),
                     self.json.usage(&all),
                     self.json.error(&all),
                 )
@@ -128,27 +142,29 @@ impl Parsers {
         };
         let error = json_error.or_else(|| {
             let re = self.error.as_ref()?;
-            [stdout, stderr].into_iter().find_map(|text| {
+            [&*stdout, stderr].into_iter().find_map(|text| {
                 let caps = re.captures_all(text).next()?;
-                let m = caps.name("message").or_else(|| caps.get(0))?;
-                Some(m.as_str().trim().to_string())
+                let message = caps.name("message").unwrap_or(caps.as_str());
+                Some(message.trim().to_string())
             })
         });
+        let usage = json_usage.or_else(|| {
+            let re = self.tokens.as_ref()?;
+            tokens::extract(re, &stdout).or_else(|| tokens::extract(re, stderr))
+        });
+        let activity = self.activity(&stdout);
+        let body = json_text.unwrap_or_else(|| stdout.into_owned());
         let (calls, spans) = if self.own_tools {
             (Vec::new(), Vec::new())
         } else {
             tool_calls::extract_with_spans(&self.tool_call, &body)
         };
-        let usage = json_usage.or_else(|| {
-            let re = self.tokens.as_ref()?;
-            tokens::extract(re, stdout).or_else(|| tokens::extract(re, stderr))
-        });
         Parsed {
-            text: self.clean_text(&body, &spans),
+            text: self.clean_text(body, &spans),
             calls,
             usage,
             error,
-            activity: self.activity(stdout),
+            activity,
         }
     }
 
@@ -181,11 +197,15 @@ impl Parsers {
     /// The reply without tool calls (`spans`), token lines and skipped lines, trimmed, with
     /// runs of blank lines folded to one. Each regex searches the whole text once (their
     /// literal prefilters make that fast), rather than every line on its own. Output can be
-    /// large, so the text is copied once and edited in place: every line kept moves down to
-    /// where the kept text ends, never past where it is read. At most the output's size is
-    /// held on top of the caller's, which also keeps glibc from returning the memory to the
-    /// system and faulting it in again on every call.
-    fn clean_text(&self, body: &str, spans: &[Range<usize>]) -> String {
+    /// large, so the body is edited in place, never copied: the tool calls are cut out, then
+    /// every line kept moves down to where the kept text ends, never past where it is read.
+    /// A fresh output-sized buffer would cost a page fault every 4 KiB, and glibc returns
+    /// such buffers to the system when freed, so every reply would pay them again. For the
+    /// same reason the answer keeps the body's capacity rather than shrinking to its length:
+    /// glibc then serves the next output's buffer from the one freed (freeing a block of
+    /// that size raises its threshold for mapping fresh memory), instead of mapping and
+    /// faulting in a new one for every reply; the loop copies the answer where it keeps it.
+    fn clean_text(&self, body: String, spans: &[Range<usize>]) -> String {
         let text = cut(body, spans);
         let mut dropped: Vec<usize> = Vec::new();
         let line_regexes = self
@@ -252,7 +272,6 @@ impl Parsers {
         let mut out = String::from_utf8(bytes).expect("whole lines of a str, some trimmed");
         out.truncate(out.trim_end().len());
         out.drain(..out.len() - out.trim_start().len());
-        out.shrink_to_fit();
         out
     }
 }

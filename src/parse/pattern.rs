@@ -5,14 +5,16 @@
 //! compiled while the backend runs (`warm`), off the path between start and first output.
 //!
 //! It also searches faster than the regex alone when every match must start with one literal
-//! (`<tool_call>`): see `captures_all`.
+//! (`<tool_call>`), and reads the group of a delimited pattern such as the default tool-call
+//! one without the regex's capture engine: see `captures_all`.
 
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 use regex::{Captures, Match, Regex, RegexBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 pub struct Pattern {
     source: String,
@@ -22,8 +24,19 @@ pub struct Pattern {
     compiled: OnceLock<Result<Regex, String>>,
     /// Where a user's pattern was written (`FILE:LINE: backend `x`: key `k``), for that error.
     origin: Option<String>,
-    /// What every match starts with, read from the source when first searched for.
-    prefix: OnceLock<Option<Finder<'static>>>,
+    /// How matches are searched for, read from the source when first searched for.
+    shortcut: OnceLock<Shortcut>,
+}
+
+/// A faster way to the same matches than the regex's own iterators, where the source allows.
+#[derive(Clone)]
+enum Shortcut {
+    /// A match can start with anything: the regex alone.
+    None,
+    /// Every match starts with this literal.
+    Prefix(Box<Finder<'static>>),
+    /// A delimited pattern: every match starts with its opening literal too.
+    Delimited(Box<Delimited>),
 }
 
 impl Pattern {
@@ -35,7 +48,7 @@ impl Pattern {
             multi_line,
             compiled: OnceLock::new(),
             origin: None,
-            prefix: OnceLock::new(),
+            shortcut: OnceLock::new(),
         }
     }
 
@@ -65,11 +78,11 @@ impl Pattern {
         Ok((pattern, names))
     }
 
-    /// Compiles it, and finds the literal its matches start with, now if not yet done;
-    /// called while the backend runs, so that parsing its output starts at once.
+    /// Compiles it, and reads how to search it faster, now if not yet done; called while the
+    /// backend runs, so that parsing its output starts at once.
     pub fn warm(&self) {
         self.regex();
-        self.prefix();
+        self.shortcut();
     }
 
     /// Why it could not be compiled, with where it was written; `None` before it was tried.
@@ -96,38 +109,228 @@ impl Pattern {
     /// that literal's next occurrence (found with memchr's SIMD substring search) instead:
     /// no match can start before it, so the result is the same and the backward scan only
     /// covers the match.
-    pub fn captures_all<'h>(
-        &'h self,
-        text: &'h str,
-    ) -> Box<dyn Iterator<Item = Captures<'h>> + 'h> {
-        match self.prefix() {
-            Some(prefix) => Box::new(jumps(prefix, text, |at| {
+    ///
+    /// The groups are then found by a backtracking engine over the match, a few microseconds
+    /// for a tool call of a hundred bytes: most of the cost of parsing a reply. A delimited
+    /// pattern (see `Delimited`) skips it: its match ends at the first closing literal, and
+    /// its group lies between the runs of its classes, which a substring search and two
+    /// trims find.
+    pub fn captures_all<'h>(&'h self, text: &'h str) -> Box<dyn Iterator<Item = Groups<'h>> + 'h> {
+        match self.shortcut() {
+            Shortcut::Delimited(d) => Box::new(jumps(&d.open, text, |at| {
+                let (whole, group) = d.match_at(text, at)?;
+                let end = whole.end;
+                let found = Found::Delimited {
+                    whole,
+                    group,
+                    name: d.name.as_deref(),
+                };
+                Some((Groups { text, found }, end))
+            })),
+            Shortcut::Prefix(prefix) => Box::new(jumps(prefix, text, |at| {
                 let caps = self.captures_at(text, at)?;
                 let end = caps.get(0)?.end();
-                Some((caps, end))
+                Some((Groups::regex(text, caps), end))
             })),
-            None => Box::new(self.captures_iter(text)),
+            Shortcut::None => Box::new(self.captures_iter(text).map(|c| Groups::regex(text, c))),
         }
     }
 
     /// Every match, exactly as `Regex::find_iter` yields them; see `captures_all`.
     pub fn find_all<'h>(&'h self, text: &'h str) -> Box<dyn Iterator<Item = Match<'h>> + 'h> {
-        match self.prefix() {
-            Some(prefix) => Box::new(jumps(prefix, text, |at| {
-                let m = self.find_at(text, at)?;
-                Some((m, m.end()))
-            })),
-            None => Box::new(self.find_iter(text)),
+        let prefix = match self.shortcut() {
+            Shortcut::Delimited(d) => &d.open,
+            Shortcut::Prefix(prefix) => prefix,
+            Shortcut::None => return Box::new(self.find_iter(text)),
+        };
+        Box::new(jumps(prefix, text, |at| {
+            let m = self.find_at(text, at)?;
+            Some((m, m.end()))
+        }))
+    }
+
+    fn shortcut(&self) -> &Shortcut {
+        self.shortcut.get_or_init(|| {
+            // A source that does not parse does not compile either: it never matches.
+            let Ok(hir) = parser(self.multi_line).parse(&self.source) else {
+                return Shortcut::None;
+            };
+            if let Some(d) = Delimited::of(&hir) {
+                return Shortcut::Delimited(Box::new(d));
+            }
+            match required_prefix(&hir) {
+                Some(p) => Shortcut::Prefix(Box::new(Finder::new(&p).into_owned())),
+                None => Shortcut::None,
+            }
+        })
+    }
+}
+
+/// One match and its groups, from the regex or from a delimited pattern's shortcut.
+pub struct Groups<'h> {
+    text: &'h str,
+    found: Found<'h>,
+}
+
+enum Found<'h> {
+    Regex(Captures<'h>),
+    /// The only group of a delimited pattern, and its name if it has one.
+    Delimited {
+        whole: Range<usize>,
+        group: Range<usize>,
+        name: Option<&'h str>,
+    },
+}
+
+impl<'h> Groups<'h> {
+    fn regex(text: &'h str, caps: Captures<'h>) -> Self {
+        Groups {
+            text,
+            found: Found::Regex(caps),
         }
     }
 
-    fn prefix(&self) -> Option<&Finder<'static>> {
-        self.prefix
-            .get_or_init(|| {
-                required_prefix(&self.source, self.multi_line).map(|p| Finder::new(&p).into_owned())
-            })
-            .as_ref()
+    /// Where the whole match is.
+    pub fn range(&self) -> Range<usize> {
+        match &self.found {
+            Found::Regex(caps) => caps.get(0).expect("group 0 is the whole match").range(),
+            Found::Delimited { whole, .. } => whole.clone(),
+        }
     }
+
+    /// The whole match.
+    pub fn as_str(&self) -> &'h str {
+        &self.text[self.range()]
+    }
+
+    /// The text of the group called `name`, if it took part in the match.
+    pub fn name(&self, name: &str) -> Option<&'h str> {
+        match &self.found {
+            Found::Regex(caps) => caps.name(name).map(|m| m.as_str()),
+            Found::Delimited {
+                group, name: its, ..
+            } => (*its == Some(name)).then(|| &self.text[group.clone()]),
+        }
+    }
+
+    /// Every group's range in order, the whole match first, as `Captures::iter` gives them.
+    pub fn ranges(&self) -> Vec<Option<Range<usize>>> {
+        match &self.found {
+            Found::Regex(caps) => caps.iter().map(|m| m.map(|m| m.range())).collect(),
+            Found::Delimited { whole, group, .. } => vec![Some(whole.clone()), Some(group.clone())],
+        }
+    }
+}
+
+/// A pattern `OPEN W1* (?<g>(?s:.)*?) W2* CLOSE`: two literals, a lazy group of any characters
+/// between them, optionally a greedy run of a class (`\s*`) on either side, where neither
+/// class holds the first character of CLOSE. The default tool-call pattern is one.
+///
+/// Such a pattern matches at an OPEN if and only if a CLOSE follows, and then, as the regex
+/// engine's leftmost-first rules decide it: the leading run takes all the W1 characters
+/// after OPEN (it cannot take any of CLOSE), the lazy group stops at the first CLOSE after
+/// them, and gives up to the trailing run the W2 characters right before that CLOSE. Without
+/// a CLOSE after an OPEN there is no later match either (a later OPEN would need a later
+/// CLOSE), so the search ends there, as the regex's does.
+#[derive(Clone)]
+struct Delimited {
+    open: Finder<'static>,
+    leading: Option<ClassUnicode>,
+    trailing: Option<ClassUnicode>,
+    close: Finder<'static>,
+    name: Option<String>,
+}
+
+impl Delimited {
+    fn of(hir: &Hir) -> Option<Self> {
+        let HirKind::Concat(parts) = hir.kind() else {
+            return None;
+        };
+        let (open, middle) = parts.split_first()?;
+        let (close, middle) = middle.split_last()?;
+        let literal = |hir: &Hir| match hir.kind() {
+            HirKind::Literal(lit) => std::str::from_utf8(&lit.0).ok().map(str::to_string),
+            _ => None,
+        };
+        let (open, close) = (literal(open)?, literal(close)?);
+        let (group, capture) = middle
+            .iter()
+            .enumerate()
+            .find_map(|(i, h)| match h.kind() {
+                HirKind::Capture(capture) => Some((i, capture)),
+                _ => None,
+            })?;
+        let run = |hirs: &[Hir]| -> Option<Option<ClassUnicode>> {
+            match hirs {
+                [] => Some(None),
+                [hir] => star(hir, true).cloned().map(Some),
+                _ => None,
+            }
+        };
+        let leading = run(&middle[..group])?;
+        let trailing = run(&middle[group + 1..])?;
+        let any = ClassUnicodeRange::new('\0', char::MAX);
+        if star(&capture.sub, false)?.ranges() != [any] {
+            return None;
+        }
+        let first = close.chars().next()?;
+        if [&leading, &trailing]
+            .into_iter()
+            .flatten()
+            .any(|c| holds(c, first))
+        {
+            return None;
+        }
+        Some(Delimited {
+            open: Finder::new(open.as_bytes()).into_owned(),
+            leading,
+            trailing,
+            close: Finder::new(close.as_bytes()).into_owned(),
+            name: capture.name.as_deref().map(str::to_string),
+        })
+    }
+
+    /// The match that starts with the OPEN at `at`, and its group, if a CLOSE follows.
+    fn match_at(&self, text: &str, at: usize) -> Option<(Range<usize>, Range<usize>)> {
+        let after_open = &text[at + self.open.needle().len()..];
+        let inside =
+            after_open.trim_start_matches(|c| self.leading.as_ref().is_some_and(|w| holds(w, c)));
+        let start = text.len() - inside.len();
+        let close = start + self.close.find(inside.as_bytes())?;
+        let group = text[start..close]
+            .trim_end_matches(|c| self.trailing.as_ref().is_some_and(|w| holds(w, c)));
+        let end = close + self.close.needle().len();
+        Some((at..end, start..start + group.len()))
+    }
+}
+
+/// `C*` (greedy) or `C*?` (lazy) of a Unicode class `C`: that class.
+fn star(hir: &Hir, greedy: bool) -> Option<&ClassUnicode> {
+    let HirKind::Repetition(rep) = hir.kind() else {
+        return None;
+    };
+    if (rep.min, rep.max, rep.greedy) != (0, None, greedy) {
+        return None;
+    }
+    match rep.sub.kind() {
+        HirKind::Class(regex_syntax::hir::Class::Unicode(class)) => Some(class),
+        _ => None,
+    }
+}
+
+fn holds(class: &ClassUnicode, c: char) -> bool {
+    class
+        .ranges()
+        .binary_search_by(|r| {
+            if r.end() < c {
+                std::cmp::Ordering::Less
+            } else if r.start() > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// The matches `search(at)` finds, each search starting at the next occurrence of `prefix` at
@@ -147,13 +350,11 @@ fn jumps<'h, T>(
     })
 }
 
-/// The bytes every match of `source` starts with: the longest common prefix of the literals
+/// The bytes every match of `hir` starts with: the longest common prefix of the literals
 /// regex-syntax finds a match must begin with. `None` when there is no such prefix (the
-/// pattern can start with a wide class, or match the empty string) or when the source does
-/// not parse (then the regex does not compile either).
-fn required_prefix(source: &str, multi_line: bool) -> Option<Vec<u8>> {
-    let hir = parser(multi_line).parse(source).ok()?;
-    let literals = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+/// pattern can start with a wide class, or match the empty string).
+fn required_prefix(hir: &Hir) -> Option<Vec<u8>> {
+    let literals = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
     let prefix = literals.longest_common_prefix()?;
     (!prefix.is_empty()).then(|| prefix.to_vec())
 }
@@ -218,7 +419,7 @@ impl Clone for Pattern {
             multi_line: self.multi_line,
             compiled: self.compiled.clone(),
             origin: self.origin.clone(),
-            prefix: self.prefix.clone(),
+            shortcut: self.shortcut.clone(),
         }
     }
 }
@@ -234,7 +435,8 @@ mod tests {
     use super::*;
 
     fn prefix(source: &str) -> Option<String> {
-        required_prefix(source, false).map(|p| String::from_utf8(p).unwrap())
+        let hir = parser(false).parse(source).ok()?;
+        required_prefix(&hir).map(|p| String::from_utf8(p).unwrap())
     }
 
     #[test]
@@ -289,13 +491,51 @@ mod tests {
         assert_eq!(prefix("(unclosed"), None);
     }
 
+    fn delimited(source: &str) -> bool {
+        Delimited::of(&parser(false).parse(source).unwrap()).is_some()
+    }
+
+    #[test]
+    fn delimited_patterns_are_recognised() {
+        assert!(delimited(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>"));
+        assert!(delimited(r"(?s)<tool_call>(?P<json>.*?)</tool_call>"));
+        assert!(delimited(r"(?s)<c>[ x]*(.*?)\s*</c>"));
+        // Not any character, greedy, or a class that can take the closing literal's start.
+        assert!(!delimited(r"<tool_call>\s*(?P<json>.*?)\s*</tool_call>"));
+        assert!(!delimited(r"(?s)<tool_call>(?P<json>.*)</tool_call>"));
+        assert!(!delimited(
+            r"(?s)<tool_call>\s*(?P<json>.*?)[\s<]*</tool_call>"
+        ));
+        assert!(!delimited(r"(?is)<tool_call>(?P<json>.*?)</tool_call>"));
+        assert!(!delimited(r"(?s)<a>(?P<json>.*?)\s*(?:</a>|\z)"));
+    }
+
+    #[test]
+    fn a_delimited_group_leaves_the_white_space_around_it_out() {
+        let p = Pattern::compile(r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>", false).unwrap();
+        let text =
+            "<tool_call>\u{3000} {}\n \u{a0}</tool_call> <tool_call> </tool_call><tool_call>";
+        let found: Vec<(&str, Option<&str>)> = p
+            .captures_all(text)
+            .map(|c| (c.as_str(), c.name("json")))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("<tool_call>\u{3000} {}\n \u{a0}</tool_call>", Some("{}")),
+                ("<tool_call> </tool_call>", Some(""))
+            ]
+        );
+        assert_eq!(p.captures_all(text).next().unwrap().name("args"), None);
+    }
+
     #[test]
     fn unterminated_and_repeated_openings_are_searched_past() {
         let p = Pattern::compile(r"(?s)<tool_call>(?P<json>.*?)</tool_call>", false).unwrap();
         let text = "<tool_call><tool_call>a</tool_call> <tool_call>b";
         let found: Vec<&str> = p
             .captures_all(text)
-            .map(|c| c.name("json").unwrap().as_str())
+            .map(|c| c.name("json").unwrap())
             .collect();
         assert_eq!(found, ["<tool_call>a"]);
         let spans: Vec<(usize, usize)> = p.find_all(text).map(|m| (m.start(), m.end())).collect();

@@ -54,18 +54,13 @@ pub fn extract_with_spans(re: &Pattern, text: &str) -> (Vec<RawCall>, Vec<std::o
     let calls = re
         .captures_all(text)
         .map(|caps| {
-            let whole = caps.get(0).expect("group 0 is the whole match");
-            spans.push(whole.range());
-            let raw = whole.as_str().to_string();
+            spans.push(caps.range());
+            let raw = caps.as_str().to_string();
             if let Some(json) = caps.name("json") {
-                from_json(json.as_str(), raw)
+                from_json(json, raw)
             } else {
-                let name = caps
-                    .name("name")
-                    .map_or("", |m| m.as_str())
-                    .trim()
-                    .to_string();
-                let args = caps.name("args").map_or("", |m| m.as_str()).trim();
+                let name = caps.name("name").unwrap_or("").trim().to_string();
+                let args = caps.name("args").unwrap_or("").trim();
                 let args = if args.starts_with('{') || args.is_empty() {
                     RawArgs::from_json_text(args)
                 } else {

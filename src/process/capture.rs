@@ -28,6 +28,11 @@ impl Capture {
         &self.bytes
     }
 
+    /// The kept bytes, taken rather than copied: they can be megabytes.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
     /// How many bytes past the cap were dropped.
     pub fn dropped(&self) -> u64 {
         self.dropped

@@ -123,6 +123,10 @@ fn count() -> impl Strategy<Value = (u64, String)> {
 /// bytes long, Unicode), a shorter common prefix (case-insensitive, alternatives), or none.
 const CALL_PATTERNS: &[&str] = &[
     r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+    r"(?s)<tool_call>(?P<json>.*?)</tool_call>",
+    r"(?s)<tool_call>\s*(.*?)</tool_call>",
+    r"(?s)<call ls>[ x]*(?P<name>.*?)\s*</call>",
+    r"(?s)<tool_call>\s*(?P<json>.*?)[\s<]*</tool_call>",
     r"(?s)<tool_call>(?P<json>.*)</tool_call>",
     r"(?s)<tool_call>\s*(?P<json>.*?)\s*(?:</tool_call>|\z)",
     r"(?is)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
@@ -165,6 +169,7 @@ fn call_fragments() -> impl Strategy<Value = String> {
         "\u{4e16}",
         "\n",
         " ",
+        "\u{a0}\u{3000}\t",
         "x",
     ];
     pieces(FRAGMENTS, "[ -~\u{e9}\u{4e16}\n]{0,6}", 24).prop_map(|parts| parts.concat())
@@ -245,18 +250,28 @@ proptest! {
                 regex::Regex::new(r"(?m)^Aider v").unwrap(),
             ],
         );
-        prop_assert_eq!(p.parse(&text, "").text, clean_reference(&p, &text));
+        let parsed = p.parse(&text, "");
+        prop_assert_eq!(&parsed.text, &clean_reference(&p, &text));
+        // Edited in place, as a CLI backend's reply is: the same as from a copy.
+        prop_assert_eq!(p.parse_owned(text.clone(), ""), parsed);
     }
 
     #[test]
     fn fast_searches_find_what_the_regex_finds(text in call_fragments(), multi_line: bool) {
         for source in CALL_PATTERNS {
             let pattern = Pattern::compile(source, multi_line).unwrap();
-            let groups = |caps: regex::Captures| -> Vec<Option<(usize, usize)>> {
-                caps.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()
-            };
-            let fast: Vec<_> = pattern.captures_all(&text).map(groups).collect();
-            let plain: Vec<_> = pattern.captures_iter(&text).map(groups).collect();
+            let names = ["json", "name", "args"];
+            let fast: Vec<_> = pattern
+                .captures_all(&text)
+                .map(|g| (g.ranges(), names.map(|n| g.name(n))))
+                .collect();
+            let plain: Vec<_> = pattern
+                .captures_iter(&text)
+                .map(|caps| {
+                    let ranges: Vec<_> = caps.iter().map(|m| m.map(|m| m.range())).collect();
+                    (ranges, names.map(|n| caps.name(n).map(|m| m.as_str())))
+                })
+                .collect();
             prop_assert_eq!(fast, plain, "captures of {}", source);
             let fast: Vec<_> = pattern.find_all(&text).map(|m| m.range()).collect();
             let plain: Vec<_> = pattern.find_iter(&text).map(|m| m.range()).collect();

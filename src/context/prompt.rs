@@ -83,7 +83,9 @@ fn write_preamble(out: &mut String, tools: &[ToolSpec], style: &PromptStyle, cwd
         let _ = writeln!(
             out,
             "\n## {}\n{}\nArguments (JSON schema): {}",
-            tool.name, tool.description, tool.schema
+            tool.name,
+            tool.description,
+            tool.schema_text()
         );
     }
 }

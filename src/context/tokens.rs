@@ -76,9 +76,7 @@ pub fn preamble_bytes(tools: &[ToolSpec]) -> usize {
     PREAMBLE_OVERHEAD
         + tools
             .iter()
-            .map(|t| {
-                CALL_OVERHEAD + t.name.len() + t.description.len() + t.schema.to_string().len()
-            })
+            .map(|t| CALL_OVERHEAD + t.name.len() + t.description.len() + t.schema_text().len())
             .sum::<usize>()
 }
 

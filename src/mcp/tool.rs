@@ -34,13 +34,13 @@ impl McpTool {
             .or(tool.title.as_deref())
             .unwrap_or("")
             .to_string();
-        let spec = ToolSpec {
-            name: tool_name(&server.def.name, &tool.name),
+        let spec = ToolSpec::new(
+            tool_name(&server.def.name, &tool.name),
             description,
-            main_param: main_param(&schema),
-            mutating: !server.def.trust,
+            main_param(&schema),
+            !server.def.trust,
             schema,
-        };
+        );
         McpTool {
             server,
             remote: tool.name.to_string(),

@@ -15,6 +15,7 @@ pub use fs::write_atomic;
 pub use root::Root;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -33,6 +34,33 @@ pub struct ToolSpec {
     pub main_param: String,
     /// Whether it changes anything (and so asks for approval).
     pub mutating: bool,
+    /// `schema` as compact JSON, written once: every prompt shows it and every turn measures
+    /// it.
+    schema_text: OnceLock<String>,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: String,
+        description: String,
+        main_param: String,
+        mutating: bool,
+        schema: Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            description,
+            schema,
+            main_param,
+            mutating,
+            schema_text: OnceLock::new(),
+        }
+    }
+
+    /// The arguments' JSON schema, as compact JSON text.
+    pub fn schema_text(&self) -> &str {
+        self.schema_text.get_or_init(|| self.schema.to_string())
+    }
 }
 
 /// Where a tool runs.
@@ -237,11 +265,11 @@ fn spec(
     mutating: bool,
     schema: Value,
 ) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        schema,
-        main_param: main_param.to_string(),
+    ToolSpec::new(
+        name.to_string(),
+        description.to_string(),
+        main_param.to_string(),
         mutating,
-    }
+        schema,
+    )
 }

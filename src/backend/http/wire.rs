@@ -309,13 +309,13 @@ mod name_tests {
         assert_eq!(api_name("bash"), "bash");
         assert_eq!(api_name("mcp.files.read_file"), "mcp__files__read_file");
         assert_eq!(api_name("mcp.a b.c"), "mcp__a_b__c");
-        let spec = crate::tools::ToolSpec {
-            name: "mcp.files.read_file".into(),
-            description: String::new(),
-            schema: serde_json::json!({}),
-            main_param: String::new(),
-            mutating: false,
-        };
+        let spec = crate::tools::ToolSpec::new(
+            "mcp.files.read_file".into(),
+            String::new(),
+            String::new(),
+            false,
+            serde_json::json!({}),
+        );
         assert_eq!(
             tool_name("mcp__files__read_file", std::slice::from_ref(&spec)),
             "mcp.files.read_file"

@@ -211,7 +211,7 @@ impl Config {
         for (index, source) in sources.iter().enumerate() {
             let lines = raw::Lines::of(source);
             let mut file = if source.is_builtin() {
-                let split = raw::Split::of(&source.text);
+                let split = raw::Split::of(&source.text, &lines);
                 unread = split.backends;
                 let rest = Source {
                     name: source.name.clone(),

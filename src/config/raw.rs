@@ -315,37 +315,39 @@ pub struct Split {
 }
 
 impl Split {
-    pub fn of(text: &str) -> Split {
+    /// Splits `text`, whose lines and headers `lines` holds.
+    pub fn of(text: &str, lines: &Lines) -> Split {
         let mut backends: BTreeMap<String, Range<usize>> = BTreeMap::new();
         let mut tables = Vec::new();
-        // The backend whose table the current line is in, and where that table started.
-        let mut current: Option<(String, usize)> = None;
-        let mut end_table = |current: &mut Option<(String, usize)>, at: usize| {
-            if let Some((name, start)) = current.take() {
-                backends.entry(name).or_insert(start..at).end = at;
-                tables.push(start..at);
+        // Where the text that is not a backend's ends: the start of the first header, or the
+        // end of the last other table.
+        let mut others_end = text.len();
+        // Each header starts a table that runs to the next header.
+        let starts: Vec<usize> = lines.bracketed.iter().map(|&i| lines.starts[i]).collect();
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(text.len());
+            let line = text[start..end].split('\n').next().unwrap_or("");
+            let backend = header(line).and_then(|inner| table_name(inner, BACKENDS));
+            match backend {
+                Some(name) => {
+                    if i == 0 {
+                        others_end = start;
+                    }
+                    backends.entry(name).or_insert(start..end).end = end;
+                    tables.push(start..end);
+                }
+                None => others_end = end,
             }
-        };
-        let mut at = 0;
-        for line in text.split_inclusive('\n') {
-            if let Some(inner) = header(line) {
-                end_table(&mut current, at);
-                current = table_name(inner, BACKENDS).map(|name| (name, at));
-            }
-            at += line.len();
         }
-        end_table(&mut current, at);
-        let mut rest = text.as_bytes().to_vec();
-        for range in tables {
+        // The built-in file's backends come last: its top is all there is to parse.
+        let mut rest = text.as_bytes()[..others_end].to_vec();
+        for range in tables.into_iter().filter(|r| r.start < others_end) {
             for b in &mut rest[range] {
                 if *b != b'\n' {
                     *b = b' ';
                 }
             }
         }
-        // The built-in file's backends come last: what is left to parse is its top.
-        let kept = rest.trim_ascii_end().len();
-        rest.truncate(kept);
         Split {
             // Only whole characters were replaced, each byte by an ASCII space.
             rest: String::from_utf8(rest).expect("blanking keeps UTF-8 valid"),
@@ -425,6 +427,8 @@ pub struct Lines<'a> {
     name: &'a str,
     /// The byte offset where each line starts.
     starts: Vec<usize>,
+    /// The 0-based indexes of the lines that start with `[` (after blanks): the headers.
+    bracketed: Vec<usize>,
     /// (1-based line, prefix, name) of every `[backends.NAME]` and `[mcp.servers.NAME]` header.
     headers: Vec<(usize, &'static str, String)>,
 }
@@ -435,17 +439,18 @@ impl<'a> Lines<'a> {
         let starts: Vec<usize> = std::iter::once(0)
             .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
             .collect();
-        let headers = starts
-            .iter()
-            .enumerate()
-            // Only a line that starts with `[` can be a header; most do not.
-            .filter(|(_, &start)| {
-                text[start..]
+        // Only a line that starts with `[` can be a header; most do not.
+        let bracketed: Vec<usize> = (0..starts.len())
+            .filter(|&i| {
+                text[starts[i]..]
                     .trim_start_matches([' ', '\t'])
                     .starts_with('[')
             })
-            .filter_map(|(i, &start)| {
-                let line = text[start..].split('\n').next().unwrap_or("");
+            .collect();
+        let headers = bracketed
+            .iter()
+            .filter_map(|&i| {
+                let line = text[starts[i]..].split('\n').next().unwrap_or("");
                 let inner = header(line)?;
                 [BACKENDS, MCP_SERVERS]
                     .into_iter()
@@ -455,6 +460,7 @@ impl<'a> Lines<'a> {
         Lines {
             name: &source.name,
             starts,
+            bracketed,
             headers,
         }
     }
@@ -486,7 +492,12 @@ mod tests {
     #[test]
     fn split_blanks_each_backends_tables_and_keeps_the_rest_in_place() {
         let text = "top = 1\n[backends.a]\nx = \"é\"\n[backends.a.env]\nK = \"v\"\n[mcp.servers.m]\ncommand = \"m\"\n[backends.b]\ntimeout_s = 2\n[backends.a.more]\nz = 3\n";
-        let split = Split::of(text);
+        let source = Source {
+            name: "f.toml".into(),
+            text: text.into(),
+        };
+        let lines = Lines::of(&source);
+        let split = Split::of(text, &lines);
         let a = &text[split.backends["a"].clone()];
         assert!(
             a.starts_with("[backends.a]\n") && a.ends_with("z = 3\n"),
@@ -496,18 +507,22 @@ mod tests {
             &text[split.backends["b"].clone()],
             "[backends.b]\ntimeout_s = 2\n"
         );
-        assert_eq!(
-            split.rest,
-            Split::of(&format!("{text}\n[backends.c]\n")).rest
-        );
-        assert_eq!(
-            text[..split.rest.len()].matches('\n').count(),
-            split.rest.matches('\n').count()
-        );
+        let split_of = |text: &str| {
+            let source = Source {
+                name: "f.toml".into(),
+                text: text.into(),
+            };
+            Split::of(text, &Lines::of(&source)).rest
+        };
+        // Backends after the last other table add nothing to the rest.
+        assert_eq!(split.rest, split_of(&format!("{text}\n[backends.c]\n")));
+        assert_eq!(split_of("[backends.c]\ncommand = \"c\"\n"), "");
+        assert_eq!(split_of("top = 1\n"), "top = 1\n");
+        assert_eq!(split.rest.len(), text.find("[backends.b]").unwrap());
         assert!(split.rest.starts_with("top = 1\n"));
         assert!(!split.rest.contains("backends"));
         // `a`'s range spans `m`'s table, which is read with the rest.
-        assert!(split.rest.ends_with("[mcp.servers.m]\ncommand = \"m\""));
+        assert!(split.rest.ends_with("[mcp.servers.m]\ncommand = \"m\"\n"));
         let source = Source {
             name: "f.toml".into(),
             text: text.into(),

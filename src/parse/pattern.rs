@@ -81,7 +81,8 @@ impl Pattern {
     /// Compiles it, and reads how to search it faster, now if not yet done; called while the
     /// backend runs, so that parsing its output starts at once.
     pub fn warm(&self) {
-        self.regex();
+        // A search, even of nothing, also makes the regex's search cache for this thread.
+        self.regex().is_match("");
         self.shortcut();
     }
 

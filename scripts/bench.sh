@@ -36,6 +36,25 @@ median_ms() {
     || hyperfine --warmup 5 --runs "${RUNS:-40}" --export-json "$work/h.json" "$1" >/dev/null
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
 }
+# Median wall times in ms of two commands compared with each other, as "A B": measured
+# together in ROUNDS rounds of RUNS runs each, alternating, so that a slow spell of a shared
+# machine falls on both rather than on one.
+paired_ms() {
+  local exports=()
+  for round in $(seq "${ROUNDS:-5}"); do
+    hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/p$round.json" "$1" "$2" >/dev/null 2>&1 \
+      || hyperfine --warmup 3 --runs "${RUNS:-40}" --export-json "$work/p$round.json" "$1" "$2" >/dev/null
+    exports+=("$work/p$round.json")
+  done
+  python3 - "${exports[@]}" <<'PY'
+import json, statistics, sys
+times = [[], []]
+for path in sys.argv[1:]:
+    for i, result in enumerate(json.load(open(path))["results"]):
+        times[i].extend(result["times"])
+print(" ".join("%.2f" % (statistics.median(t) * 1000) for t in times))
+PY
+}
 # Peak resident memory in MiB.
 peak_mib() {
   /usr/bin/time -v sh -c "$1" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}'
@@ -55,8 +74,8 @@ stream = false
 TOML
 prompt="$work/prompt.txt"
 "$bin" --help > "$prompt"
-cli_alone=$(median_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'")
-cli_loop=$(median_ms "$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'")
+read -r cli_alone cli_loop < <(paired_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'" \
+  "$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'")
 cli_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend sleepy 'what is the answer?'")
 
 # One HTTP turn: curl versus agent-loop, same server, same reply.
@@ -66,8 +85,8 @@ while [ ! -s "$work/port" ]; do sleep 0.05; done
 port=$(head -1 "$work/port")
 sed -i "s/PORT/$port/" "$work/backends.toml"
 body='{"model":"bench","messages":[{"role":"user","content":"what is the answer?"}]}'
-curl_ms=$(median_ms "curl -s -o /dev/null -H 'Content-Type: application/json' -d '$body' http://127.0.0.1:$port/v1/chat/completions")
-http_ms=$(median_ms "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
+read -r curl_ms http_ms < <(paired_ms "curl -s -o /dev/null -H 'Content-Type: application/json' -d '$body' http://127.0.0.1:$port/v1/chat/completions" \
+  "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 
 version_ms=$(median_ms "$bin --version")

@@ -33,10 +33,13 @@ impl Screen {
         };
         let out = || Box::new(std::io::stdout());
         let err = || Box::new(std::io::stderr());
+        // stderr is unbuffered: each piece of a formatted line would be a write of its own.
+        // The plain and quiet displays flush it at the end of every event.
+        let err_lines = || Box::new(std::io::LineWriter::new(std::io::stderr()));
         let renderer: Box<dyn Renderer> = match choose(&settings, &Terminal::detect(), Caps::load)?
         {
             Choice::Plain => {
-                let mut plain = PlainDisplay::new(out(), err());
+                let mut plain = PlainDisplay::new(out(), err_lines());
                 plain.verbose = args.verbose;
                 Box::new(plain)
             }
@@ -45,7 +48,7 @@ impl Screen {
                     .with_width(Box::new(stderr_width)),
             ),
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
-            Choice::Quiet => Box::new(QuietDisplay::new(out(), err())),
+            Choice::Quiet => Box::new(QuietDisplay::new(out(), err_lines())),
         };
         Ok(Screen(Arc::new(Mutex::new(renderer))))
     }

@@ -37,22 +37,24 @@ median_ms() {
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
 }
 # Median wall times in ms of two commands compared with each other, as "A B": measured
-# together in ROUNDS rounds of RUNS runs each, alternating, so that a slow spell of a shared
-# machine falls on both rather than on one.
+# together in ROUNDS rounds of RUNS runs each, the order swapped every round, so that a slow
+# spell of a shared machine, or a drift within a round, falls on both rather than on one.
 paired_ms() {
-  local exports=()
-  for round in $(seq "${ROUNDS:-5}"); do
-    hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/p$round.json" "$1" "$2" >/dev/null 2>&1 \
-      || hyperfine --warmup 3 --runs "${RUNS:-40}" --export-json "$work/p$round.json" "$1" "$2" >/dev/null
+  local exports=() a b
+  for round in $(seq "${ROUNDS:-6}"); do
+    if [ $((round % 2)) = 1 ]; then a=$1 b=$2; else a=$2 b=$1; fi
+    hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/p$round.json" "$a" "$b" >/dev/null 2>&1 \
+      || hyperfine --warmup 3 --runs "${RUNS:-40}" --export-json "$work/p$round.json" "$a" "$b" >/dev/null
     exports+=("$work/p$round.json")
   done
-  python3 - "${exports[@]}" <<'PY'
+  python3 - "$1" "${exports[@]}" <<'PY'
 import json, statistics, sys
-times = [[], []]
-for path in sys.argv[1:]:
-    for i, result in enumerate(json.load(open(path))["results"]):
-        times[i].extend(result["times"])
-print(" ".join("%.2f" % (statistics.median(t) * 1000) for t in times))
+first, paths = sys.argv[1], sys.argv[2:]
+times = {True: [], False: []}
+for path in paths:
+    for result in json.load(open(path))["results"]:
+        times[result["command"] == first].extend(result["times"])
+print(" ".join("%.2f" % (statistics.median(times[k]) * 1000) for k in (True, False)))
 PY
 }
 # Peak resident memory in MiB.
@@ -93,7 +95,7 @@ version_ms=$(median_ms "$bin --version")
 version_mib=$(peak_mib "$bin --version")
 size_mb=$(python3 -c 'import os,sys; print("%.2f" % (os.path.getsize(sys.argv[1])/1e6))' "$bin")
 
-ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])/float(sys.argv[2])))" "$1" "$2"; }
+ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1])/float(sys.argv[2])))" "$1" "$2"; }
 {
   echo "| measure | agent-loop | peer or floor | ratio | target |"
   echo "| --- | --- | --- | --- | --- |"

@@ -523,11 +523,6 @@ mod tests {
         assert!(!split.rest.contains("backends"));
         // `a`'s range spans `m`'s table, which is read with the rest.
         assert!(split.rest.ends_with("[mcp.servers.m]\ncommand = \"m\"\n"));
-        let source = Source {
-            name: "f.toml".into(),
-            text: text.into(),
-        };
-        let lines = Lines::of(&source);
         let part = parse_part(&source, &lines, split.backends["b"].clone()).unwrap();
         assert_eq!(part.backends.keys().collect::<Vec<_>>(), ["b"]);
         let err = parse_part(

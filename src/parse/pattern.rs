@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use memchr::memmem::Finder;
 use regex::{Captures, Match, Regex, RegexBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange, Hir, HirKind};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 pub struct Pattern {
     source: String,
@@ -80,10 +80,25 @@ impl Pattern {
 
     /// Compiles it, and reads how to search it faster, now if not yet done; called while the
     /// backend runs, so that parsing its output starts at once.
+    ///
+    /// It also searches a short text the pattern matches (see `sample`): that makes the
+    /// regex's search cache for this thread and the states of its lazy DFAs along the way a
+    /// match takes. Building those states on the first real search took most of the time of
+    /// parsing a short reply (a `\d` is a class of dozens of UTF-8 sequences).
     pub fn warm(&self) {
-        // A search, even of nothing, also makes the regex's search cache for this thread.
-        self.regex().is_match("");
-        self.shortcut();
+        let regex = self.regex();
+        // Warmed already (`Parsers::failure` warms every pattern again, after the run).
+        if self.shortcut.get().is_some() {
+            return;
+        }
+        let hir = parser(self.multi_line).parse(&self.source).ok();
+        let shortcut = hir.as_ref().map_or(Shortcut::None, Shortcut::of);
+        let _ = self.shortcut.set(shortcut);
+        let mut text = String::new();
+        match hir.and_then(|hir| sample(&hir, &mut text)) {
+            Some(()) => drop(regex.captures(&text)),
+            None => drop(regex.is_match("")),
+        }
     }
 
     /// Why it could not be compiled, with where it was written; `None` before it was tried.
@@ -153,18 +168,70 @@ impl Pattern {
     fn shortcut(&self) -> &Shortcut {
         self.shortcut.get_or_init(|| {
             // A source that does not parse does not compile either: it never matches.
-            let Ok(hir) = parser(self.multi_line).parse(&self.source) else {
-                return Shortcut::None;
-            };
-            if let Some(d) = Delimited::of(&hir) {
-                return Shortcut::Delimited(Box::new(d));
-            }
-            match required_prefix(&hir) {
-                Some(p) => Shortcut::Prefix(Box::new(Finder::new(&p).into_owned())),
-                None => Shortcut::None,
-            }
+            parser(self.multi_line)
+                .parse(&self.source)
+                .map_or(Shortcut::None, |hir| Shortcut::of(&hir))
         })
     }
+}
+
+impl Shortcut {
+    fn of(hir: &Hir) -> Shortcut {
+        if let Some(d) = Delimited::of(hir) {
+            return Shortcut::Delimited(Box::new(d));
+        }
+        match required_prefix(hir) {
+            Some(p) => Shortcut::Prefix(Box::new(Finder::new(&p).into_owned())),
+            None => Shortcut::None,
+        }
+    }
+}
+
+/// Appends to `text` a short text that `hir` matches, unless it has look-around assertions
+/// (which are skipped, so the text may not match): each repetition's least count (once for
+/// `*` and `?`), each alternation's first branch, each class's first digit or letter, else
+/// its first printable ASCII character, else its first character. `None` when that would
+/// pass 256 bytes.
+fn sample(hir: &Hir, text: &mut String) -> Option<()> {
+    if text.len() > 256 {
+        return None;
+    }
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => {}
+        HirKind::Literal(literal) => text.push_str(std::str::from_utf8(&literal.0).ok()?),
+        HirKind::Class(Class::Unicode(class)) => {
+            let ranges = class.ranges();
+            let within = |lo: char, hi: char| {
+                ranges.iter().find_map(|r| {
+                    let c = r.start().max(lo);
+                    (c <= r.end().min(hi)).then_some(c)
+                })
+            };
+            let c = within('0', '9')
+                .or_else(|| within('a', 'z'))
+                .or_else(|| within('A', 'Z'))
+                .or_else(|| within(' ', '~'))
+                .or_else(|| Some(ranges.first()?.start()))?;
+            text.push(c);
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            let b = class.ranges().first()?.start();
+            text.push(b.is_ascii().then_some(char::from(b))?);
+        }
+        HirKind::Repetition(rep) => {
+            for _ in 0..rep.min.max(1).min(rep.max.unwrap_or(u32::MAX)) {
+                sample(&rep.sub, text)?;
+            }
+        }
+        HirKind::Capture(capture) => sample(&capture.sub, text)?,
+        HirKind::Concat(parts) => {
+            for part in parts {
+                sample(part, text)?;
+            }
+        }
+        HirKind::Alternation(branches) => sample(branches.first()?, text)?,
+    }
+    Some(())
 }
 
 /// One match and its groups, from the regex or from a delimited pattern's shortcut.
@@ -314,7 +381,7 @@ fn star(hir: &Hir, greedy: bool) -> Option<&ClassUnicode> {
         return None;
     }
     match rep.sub.kind() {
-        HirKind::Class(regex_syntax::hir::Class::Unicode(class)) => Some(class),
+        HirKind::Class(Class::Unicode(class)) => Some(class),
         _ => None,
     }
 }
@@ -451,6 +518,35 @@ mod tests {
         // Alternatives and case-insensitive letters leave their common start.
         assert_eq!(prefix("<(?:tool|function)_call>").as_deref(), Some("<"));
         assert_eq!(prefix("(?i)<tool_call>").as_deref(), Some("<"));
+    }
+
+    fn sampled(source: &str) -> Option<String> {
+        let hir = parser(true).parse(source).unwrap();
+        let mut text = String::new();
+        sample(&hir, &mut text).map(|()| text)
+    }
+
+    /// The text `warm` searches is one the pattern matches, whatever it is made of.
+    #[test]
+    fn samples_are_matched_by_their_patterns() {
+        for source in [
+            r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>",
+            r"Tokens: (?P<input>[\d.,]+[kKmM]?) in, (?P<output>[\d.,]+[kKmM]?) out",
+            r"(?m)^\u{23fa} (?P<name>\w+)\((?P<args>[^)]*)\)$",
+            r"(?i)(?:error|fatal): (?P<message>.+)",
+            r"x{3,5}y*z?(?:ab|cd)+[^a-z]\pL\p{Lu}\S",
+            r"(?-u:[\x00-\x7f])\W",
+        ] {
+            let text = sampled(source).unwrap_or_else(|| panic!("no sample for {source}"));
+            let regex = build(source, true).unwrap();
+            assert!(regex.is_match(&text), "{source} does not match {text:?}");
+        }
+        assert_eq!(
+            sampled(r"Tokens: (?P<input>[\d.,]+[kKmM]?) in").as_deref(),
+            Some("Tokens: 0k in"),
+            "digits first, then letters"
+        );
+        assert_eq!(sampled("a{300}"), None, "too long");
     }
 
     #[test]

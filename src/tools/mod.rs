@@ -15,7 +15,7 @@ pub use fs::write_atomic;
 pub use root::Root;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -27,8 +27,9 @@ use crate::BoxFuture;
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// JSON schema of the arguments object.
-    pub schema: Value,
+    /// JSON schema of the arguments object; shared, as the registry keeps a copy of each
+    /// tool's spec and a schema is a tree of dozens of allocations.
+    pub schema: Arc<Value>,
     /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
     /// than JSON.
     pub main_param: String,
@@ -50,7 +51,7 @@ impl ToolSpec {
         ToolSpec {
             name,
             description,
-            schema,
+            schema: Arc::new(schema),
             main_param,
             mutating,
             schema_text: OnceLock::new(),

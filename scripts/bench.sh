@@ -74,10 +74,15 @@ base_url = "http://127.0.0.1:PORT/v1"
 model = "bench"
 stream = false
 TOML
+# The agent run directly: hyperfine execs it itself (its stdin is empty; it reads and drops
+# stdin, so a prompt there changes nothing but a pipe's worth of bytes). Then, for context, the
+# agent run by a shell with a prompt on stdin, as a user would type it: that baseline also
+# pays for starting the shell, about 1 ms here, which hides as much of agent-loop's own cost.
+loop_cmd="$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'"
+read -r cli_alone cli_loop < <(paired_ms "$PWD/fixtures/agents/sleepy.sh" "$loop_cmd")
 prompt="$work/prompt.txt"
 "$bin" --help > "$prompt"
-read -r cli_alone cli_loop < <(paired_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'" \
-  "$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'")
+read -r sh_alone sh_loop < <(paired_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'" "$loop_cmd")
 cli_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend sleepy 'what is the answer?'")
 
 # One HTTP turn: curl versus agent-loop, same server, same reply.
@@ -101,7 +106,8 @@ ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1])/float(sys.a
   echo "| --- | --- | --- | --- | --- |"
   echo "| \`--version\` wall time (median) | ${version_ms} ms | | | ≤ 4 ms |"
   echo "| \`--version\` peak memory | ${version_mib} MiB | | | ≤ 5 MiB |"
-  echo "| CLI backend turn, fake agent taking 40 ms | ${cli_loop} ms | ${cli_alone} ms (the agent alone) | $(ratio "$cli_loop" "$cli_alone") | ≤ 1.05 |"
+  echo "| CLI backend turn, fake agent taking 40 ms | ${cli_loop} ms | ${cli_alone} ms (the agent run directly) | $(ratio "$cli_loop" "$cli_alone") | ≤ 1.05 |"
+  echo "| the same, against the agent run by \`sh -c\` with the prompt on stdin | ${sh_loop} ms | ${sh_alone} ms | $(ratio "$sh_loop" "$sh_alone") | |"
   echo "| CLI backend turn peak memory | ${cli_mib} MiB | | | |"
   echo "| HTTP turn against 127.0.0.1 | ${http_ms} ms | ${curl_ms} ms (curl) | $(ratio "$http_ms" "$curl_ms") | ≤ 1.1 |"
   echo "| HTTP turn peak memory | ${http_mib} MiB | | | ≤ 8 MiB |"

@@ -63,17 +63,7 @@ peak_mib() {
 }
 
 # The fake agent alone versus through agent-loop (spawn, strip, parse, display).
-cat > "$work/backends.toml" <<TOML
-[backends.sleepy]
-command = "$PWD/fixtures/agents/sleepy.sh"
-tokens_regex = 'Tokens: (?P<input>[\d.,]+[kKmM]?) in, (?P<output>[\d.,]+[kKmM]?) out'
-
-[backends.local]
-type = "openai"
-base_url = "http://127.0.0.1:PORT/v1"
-model = "bench"
-stream = false
-TOML
+sed "s|ROOT|$PWD|" benches/whole/backends.toml > "$work/backends.toml"
 # The agent run directly: hyperfine execs it itself (its stdin is empty; it reads and drops
 # stdin, so a prompt there changes nothing but a pipe's worth of bytes). Then, for context, the
 # agent run by a shell with a prompt on stdin, as a user would type it: that baseline also

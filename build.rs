@@ -1,0 +1,68 @@
+//! Build script: lays out the release binary's code for a fast start.
+//!
+//! A short run (a turn, `--version`) executes about 1,600 functions spread over the whole
+//! 3.8 MB of code, and the kernel maps code in windows of 64 KB or more at each first touch:
+//! about 45 such faults before the backend starts, each several microseconds on a phone or a
+//! VM, and as many pages to unmap at exit. `link/startup-order.txt` lists those functions
+//! (written by `scripts/startup-order.sh`); the linker puts them side by side at the start of
+//! the code. A name the list has and the binary lacks (after a dependency or toolchain update)
+//! is skipped silently: the binary is still correct, only less compact until the list is
+//! written again.
+//!
+//! Only where the linker is known to be LLD: x86_64 Linux with rustc 1.90 or later, which
+//! links with its own LLD unless told otherwise. GNU ld does not know the option.
+//!
+//! `AGENT_LOOP_LINK_MAP=FILE` also asks the linker for a map of the binary (which function
+//! went where), which `scripts/startup-order.sh` reads to name the code a run executed.
+
+use std::env;
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=link/startup-order.txt");
+    println!("cargo:rerun-if-env-changed=AGENT_LOOP_LINK_MAP");
+    if !links_with_lld() {
+        return;
+    }
+    let order = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("link")
+        .join("startup-order.txt");
+    let release = env::var("PROFILE").as_deref() == Ok("release");
+    // `-Wl,` splits its argument at commas.
+    if release && order.is_file() && !order.to_string_lossy().contains(',') {
+        link_arg(&format!("--symbol-ordering-file={}", order.display()));
+        link_arg("--no-warn-symbol-ordering");
+    }
+    if let Ok(map) = env::var("AGENT_LOOP_LINK_MAP") {
+        link_arg(&format!("-Map={map}"));
+    }
+}
+
+fn link_arg(arg: &str) {
+    println!("cargo:rustc-link-arg-bin=agent-loop=-Wl,{arg}");
+}
+
+/// The default linker of x86_64-unknown-linux-gnu is the toolchain's LLD from rustc 1.90 on;
+/// a linker chosen in the configuration or the flags may be any other.
+fn links_with_lld() -> bool {
+    let var = |k: &str| env::var(k).unwrap_or_default();
+    if var("TARGET") != "x86_64-unknown-linux-gnu"
+        || env::var_os("RUSTC_LINKER").is_some()
+        || var("CARGO_ENCODED_RUSTFLAGS").contains("link")
+    {
+        return false;
+    }
+    let version = Command::new(env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    // "rustc 1.95.0 (59807616e 2026-04-14)"
+    let minor = version
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.split('.').nth(1))
+        .and_then(|m| m.parse::<u32>().ok());
+    version.starts_with("rustc 1.") && minor.is_some_and(|m| m >= 90)
+}

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::process::{self, Spec};
 use crate::BoxFuture;
 
@@ -36,14 +36,16 @@ impl Bash {
                  and stderr (each cut at 200 KB). Non-interactive: stdin is empty.",
                 "command",
                 true,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "command": {"type": "string", "description": "The command line to run."},
-                        "timeout_s": {"type": "integer", "description": "Seconds before the command is killed (default 120)."}
+                        "command": {"description": "The command line to run.", "type": "string"},
+                        "timeout_s": {"description": "Seconds before the command is killed (default 120).", "type": "integer"}
                     },
-                    "required": ["command"]
-                }),
+                    "required": ["command"],
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

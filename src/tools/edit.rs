@@ -2,9 +2,9 @@
 //! exactly once, so the model cannot change the wrong place by accident.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 pub struct Edit {
@@ -30,16 +30,18 @@ impl Edit {
                  (whitespace included) and occur exactly once, unless replace_all is true.",
                 "path",
                 true,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "path": {"type": "string", "description": "File to edit."},
-                        "old_string": {"type": "string", "description": "Exact text to replace."},
-                        "new_string": {"type": "string", "description": "Text to put in its place."},
-                        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+                        "new_string": {"description": "Text to put in its place.", "type": "string"},
+                        "old_string": {"description": "Exact text to replace.", "type": "string"},
+                        "path": {"description": "File to edit.", "type": "string"},
+                        "replace_all": {"description": "Replace every occurrence (default false).", "type": "boolean"}
                     },
-                    "required": ["path", "old_string", "new_string"]
-                }),
+                    "required": ["path", "old_string", "new_string"],
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

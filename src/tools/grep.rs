@@ -5,9 +5,9 @@ use std::path::Path;
 
 use regex::RegexBuilder;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 const MAX_MATCHES: usize = 200;
@@ -40,15 +40,17 @@ impl Grep {
                  hidden files) for a regular expression. Returns path:line:text rows, at most 200.",
                 "pattern",
                 false,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)."},
-                        "path": {"type": "string", "description": "Folder or file to search (default: the working directory)."},
-                        "ignore_case": {"type": "boolean", "description": "Match case-insensitively (default false)."}
+                        "ignore_case": {"description": "Match case-insensitively (default false).", "type": "boolean"},
+                        "path": {"description": "Folder or file to search (default: the working directory).", "type": "string"},
+                        "pattern": {"description": "Regular expression (Rust regex syntax).", "type": "string"}
                     },
-                    "required": ["pattern"]
-                }),
+                    "required": ["pattern"],
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

@@ -1,9 +1,9 @@
 //! ls: the entries of one folder, sorted, folders marked with a trailing `/`.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 const MAX_ENTRIES: usize = 1000;
@@ -32,12 +32,14 @@ impl Ls {
                  their size in bytes.",
                 "path",
                 false,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "path": {"type": "string", "description": "Folder to list (default: the working directory)."}
-                    }
-                }),
+                        "path": {"description": "Folder to list (default: the working directory).", "type": "string"}
+                    },
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

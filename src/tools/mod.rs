@@ -27,17 +27,18 @@ use crate::BoxFuture;
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// JSON schema of the arguments object; shared, as the registry keeps a copy of each
-    /// tool's spec and a schema is a tree of dozens of allocations.
-    pub schema: Arc<Value>,
     /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
     /// than JSON.
     pub main_param: String,
     /// Whether it changes anything (and so asks for approval).
     pub mutating: bool,
-    /// `schema` as compact JSON, written once: every prompt shows it and every turn measures
-    /// it.
-    schema_text: OnceLock<String>,
+    /// The JSON schema of the arguments object as compact JSON text, keys in order as
+    /// serde_json writes them: every prompt shows it and every turn measures it.
+    schema_text: Arc<str>,
+    /// The same schema as a tree, for HTTP backends' native tool definitions: a built-in
+    /// tool's is read from its text when first asked for, so a CLI turn never builds it.
+    /// Shared, as the registry keeps a copy of each tool's spec.
+    schema: Arc<OnceLock<Value>>,
 }
 
 impl ToolSpec {
@@ -51,16 +52,24 @@ impl ToolSpec {
         ToolSpec {
             name,
             description,
-            schema: Arc::new(schema),
             main_param,
             mutating,
-            schema_text: OnceLock::new(),
+            schema_text: schema.to_string().into(),
+            schema: Arc::new(OnceLock::from(schema)),
         }
     }
 
     /// The arguments' JSON schema, as compact JSON text.
     pub fn schema_text(&self) -> &str {
-        self.schema_text.get_or_init(|| self.schema.to_string())
+        &self.schema_text
+    }
+
+    /// The arguments' JSON schema.
+    pub fn schema(&self) -> &Value {
+        self.schema.get_or_init(|| {
+            serde_json::from_str(&self.schema_text)
+                .expect("a built-in tool's schema is valid JSON (tested)")
+        })
     }
 }
 
@@ -258,19 +267,111 @@ fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolOut
         .map_err(|e| ToolOutput::error(format!("invalid arguments for {tool}: {e}")))
 }
 
-/// Builds a spec from the pieces every built-in tool declares.
+/// Builds a spec from the pieces every built-in tool declares. `schema` is compact JSON text
+/// with its keys in sorted order, as serde_json writes a tree (`compact_json!` of a text laid
+/// out for reading): ready for the prompt without building a tree (a test checks both).
 fn spec(
     name: &str,
     description: &str,
     main_param: &str,
     mutating: bool,
-    schema: Value,
+    schema: &'static str,
 ) -> ToolSpec {
-    ToolSpec::new(
-        name.to_string(),
-        description.to_string(),
-        main_param.to_string(),
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        main_param: main_param.to_string(),
         mutating,
-        schema,
-    )
+        schema_text: schema.into(),
+        schema: Arc::default(),
+    }
+}
+
+/// JSON text without the white space between its tokens, as a `&'static str` made while
+/// compiling (a loop over the bytes costs 40 instructions a byte at opt-level "z").
+macro_rules! compact_json {
+    ($text:expr) => {{
+        const TEXT: &str = $text;
+        const OUT: ([u8; TEXT.len()], usize) =
+            $crate::tools::compact_json_bytes::<{ TEXT.len() }>(TEXT);
+        const BYTES: &[u8] = OUT.0.split_at(OUT.1).0;
+        match std::str::from_utf8(BYTES) {
+            Ok(text) => text,
+            Err(_) => panic!("only ASCII bytes were dropped"),
+        }
+    }};
+}
+pub(crate) use compact_json;
+
+/// The bytes of `compact_json!`, and how many of the `N` are used. Only ASCII white space is
+/// dropped, so what is left is still UTF-8.
+pub(crate) const fn compact_json_bytes<const N: usize>(text: &str) -> ([u8; N], usize) {
+    let bytes = text.as_bytes();
+    let mut out = [0u8; N];
+    let (mut len, mut i) = (0, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b.is_ascii_whitespace() {
+            continue;
+        }
+        out[len] = b;
+        len += 1;
+    }
+    (out, len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every built-in schema is valid JSON whose text is exactly what serde_json writes for
+    /// it (keys in sorted order): the prompt shows the same text as when it was built from a
+    /// tree, and HTTP backends get the same tree.
+    #[test]
+    fn builtin_schemas_are_canonical_json() {
+        let registry = Registry::builtin(None).unwrap();
+        assert_eq!(registry.specs().len(), BUILTIN.len());
+        for spec in registry.specs() {
+            assert_eq!(spec.schema()["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.schema_text(),
+                spec.schema().to_string(),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn compacting_keeps_strings_whole() {
+        const SAMPLE: &str = "{\n  \"a b\": [1, \"x \\\" y\"],\n\t\"c\": \"\\\\\"\n}";
+        let compact = compact_json!(SAMPLE);
+        assert_eq!(compact, r#"{"a b":[1,"x \" y"],"c":"\\"}"#);
+        let value: Value = serde_json::from_str(SAMPLE).unwrap();
+        assert_eq!(compact, value.to_string());
+    }
+
+    /// A spec made from a tree (an MCP tool's) shows the tree's own text.
+    #[test]
+    fn spec_from_a_tree() {
+        let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let spec = ToolSpec::new("t".into(), "d".into(), "q".into(), false, schema.clone());
+        assert_eq!(spec.schema(), &schema);
+        assert_eq!(
+            spec.schema_text(),
+            r#"{"properties":{"q":{"type":"string"}},"type":"object"}"#
+        );
+    }
 }

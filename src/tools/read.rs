@@ -2,9 +2,9 @@
 //! files are refused rather than dumped into the conversation.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 const DEFAULT_LIMIT: usize = 2000;
@@ -31,15 +31,17 @@ impl Read {
                  limit for a part of a long file.",
                 "path",
                 false,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "path": {"type": "string", "description": "File to read, relative to the working directory or absolute."},
-                        "offset": {"type": "integer", "description": "First line to return, counting from 1 (default 1)."},
-                        "limit": {"type": "integer", "description": "How many lines to return (default 2000)."}
+                        "limit": {"description": "How many lines to return (default 2000).", "type": "integer"},
+                        "offset": {"description": "First line to return, counting from 1 (default 1).", "type": "integer"},
+                        "path": {"description": "File to read, relative to the working directory or absolute.", "type": "string"}
                     },
-                    "required": ["path"]
-                }),
+                    "required": ["path"],
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

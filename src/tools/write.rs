@@ -2,9 +2,9 @@
 //! folders.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 pub struct Write {
@@ -26,14 +26,16 @@ impl Write {
                 "Create a file, or replace its whole content. Parent folders are created.",
                 "path",
                 true,
-                json!({
-                    "type": "object",
+                compact_json!(
+                    r#"{
                     "properties": {
-                        "path": {"type": "string", "description": "File to write."},
-                        "content": {"type": "string", "description": "The file's new content."}
+                        "content": {"description": "The file's new content.", "type": "string"},
+                        "path": {"description": "File to write.", "type": "string"}
                     },
-                    "required": ["path", "content"]
-                }),
+                    "required": ["path", "content"],
+                    "type": "object"
+                }"#
+                ),
             ),
         }
     }

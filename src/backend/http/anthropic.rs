@@ -38,7 +38,7 @@ impl Wire for Anthropic {
             body["tools"] = input
                 .tools
                 .iter()
-                .map(|t| json!({"name": super::wire::api_name(&t.name), "description": t.description, "input_schema": *t.schema}))
+                .map(|t| json!({"name": super::wire::api_name(&t.name), "description": t.description, "input_schema": t.schema()}))
                 .collect();
         }
         if let Some(t) = input.temperature {

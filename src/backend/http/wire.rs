@@ -129,7 +129,7 @@ pub fn function_tools(tools: &[ToolSpec]) -> Value {
         .iter()
         .map(|t| {
             serde_json::json!({"type": "function", "function": {
-                "name": api_name(&t.name), "description": t.description, "parameters": *t.schema,
+                "name": api_name(&t.name), "description": t.description, "parameters": t.schema(),
             }})
         })
         .collect()

@@ -12,6 +12,14 @@
 //! Only where the linker is known to be LLD: x86_64 Linux with rustc 1.90 or later, which
 //! links with its own LLD unless told otherwise. GNU ld does not know the option.
 //!
+//! In the same builds the unwinder is linked in from libgcc_eh.a rather than loaded from
+//! libgcc_s.so: one shared library fewer for the loader to find, map and relocate at every
+//! start, and no run of its constructor, which asks the CPU for its features (CPUID, a trap
+//! to the hypervisor on a VM). Measured: a CLI turn 0.45 ms faster, `--version` 1.3 -> 1.1 ms,
+//! the binary 17 KB larger. Rust's standard library asks for `-lgcc_s`; a linker script of
+//! that name in a folder searched first answers with the static library (what `-static-libgcc`
+//! does for C). Backtraces and the panic hook work the same.
+//!
 //! `AGENT_LOOP_LINK_MAP=FILE` also asks the linker for a map of the binary (which function
 //! went where), which `scripts/startup-order.sh` reads to name the code a run executed.
 
@@ -34,6 +42,9 @@ fn main() {
         link_arg(&format!("--symbol-ordering-file={}", order.display()));
         link_arg("--no-warn-symbol-ordering");
     }
+    if release {
+        static_unwinder();
+    }
     if let Ok(map) = env::var("AGENT_LOOP_LINK_MAP") {
         link_arg(&format!("-Map={map}"));
     }
@@ -41,6 +52,31 @@ fn main() {
 
 fn link_arg(arg: &str) {
     println!("cargo:rustc-link-arg-bin=agent-loop=-Wl,{arg}");
+}
+
+/// Puts `libgcc_s.so`, a linker script naming the C compiler's `libgcc_eh.a`, in a folder
+/// the linker searches before the system's; nothing changes when the compiler has no such
+/// file.
+fn static_unwinder() {
+    let Ok(out) = env::var("OUT_DIR") else { return };
+    let found = Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    // Without the file, cc prints the bare name back.
+    let archive = Path::new(&found);
+    if !archive.is_absolute() || !archive.is_file() || found.contains(['"', '\n']) {
+        return;
+    }
+    let dir = Path::new(&out).join("static-unwinder");
+    let script = format!("INPUT(\"{found}\")\n");
+    if std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("libgcc_s.so"), script))
+        .is_ok()
+    {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+    }
 }
 
 /// The default linker of x86_64-unknown-linux-gnu is the toolchain's LLD from rustc 1.90 on;

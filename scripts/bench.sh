@@ -36,25 +36,29 @@ median_ms() {
     || hyperfine --warmup 5 --runs "${RUNS:-40}" --export-json "$work/h.json" "$1" >/dev/null
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
 }
-# Median wall times in ms of two commands compared with each other, as "A B": measured
-# together in ROUNDS rounds of RUNS runs each, the order swapped every round, so that a slow
-# spell of a shared machine, or a drift within a round, falls on both rather than on one.
+# Median wall times in ms of commands compared with each other, as "A B ...": measured
+# together in ROUNDS rounds of RUNS runs each, the order rotated every round, so that a slow
+# spell of a shared machine, or a drift within a round, falls on all of them rather than on one.
 paired_ms() {
-  local exports=() a b
+  local exports=() order i
   for round in $(seq "${ROUNDS:-6}"); do
-    if [ $((round % 2)) = 1 ]; then a=$1 b=$2; else a=$2 b=$1; fi
-    hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/p$round.json" "$a" "$b" >/dev/null 2>&1 \
-      || hyperfine --warmup 3 --runs "${RUNS:-40}" --export-json "$work/p$round.json" "$a" "$b" >/dev/null
+    order=()
+    for i in $(seq 0 $(($# - 1))); do
+      order+=("${@:$(( (i + round) % $# + 1 )):1}")
+    done
+    hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/p$round.json" "${order[@]}" >/dev/null 2>&1 \
+      || hyperfine --warmup 3 --runs "${RUNS:-40}" --export-json "$work/p$round.json" "${order[@]}" >/dev/null
     exports+=("$work/p$round.json")
   done
-  python3 - "$1" "${exports[@]}" <<'PY'
+  python3 - "$#" "$@" "${exports[@]}" <<'PY'
 import json, statistics, sys
-first, paths = sys.argv[1], sys.argv[2:]
-times = {True: [], False: []}
+n = int(sys.argv[1])
+commands, paths = sys.argv[2:2 + n], sys.argv[2 + n:]
+times = {c: [] for c in commands}
 for path in paths:
     for result in json.load(open(path))["results"]:
-        times[result["command"] == first].extend(result["times"])
-print(" ".join("%.2f" % (statistics.median(times[k]) * 1000) for k in (True, False)))
+        times[result["command"]].extend(result["times"])
+print(" ".join("%.2f" % (statistics.median(times[c]) * 1000) for c in commands))
 PY
 }
 # Peak resident memory in MiB.
@@ -68,12 +72,23 @@ sed "s|ROOT|$PWD|" benches/whole/backends.toml > "$work/backends.toml"
 # stdin, so a prompt there changes nothing but a pipe's worth of bytes). Then, for context, the
 # agent run by a shell with a prompt on stdin, as a user would type it: that baseline also
 # pays for starting the shell, about 1 ms here, which hides as much of agent-loop's own cost.
+# And the floor: benches/whole/wrap.c, the least a wrapper can do (spawn, pipes, copy, wait),
+# which shows how much of agent-loop's overhead this machine charges any wrapper.
 loop_cmd="$bin --no-save --config $work/backends.toml --backend sleepy --display plain 'what is the answer?'"
-read -r cli_alone cli_loop < <(paired_ms "$PWD/fixtures/agents/sleepy.sh" "$loop_cmd")
+"${CC:-cc}" -O2 -o "$work/wrap" benches/whole/wrap.c
+wrap_cmd="$work/wrap $PWD/fixtures/agents/sleepy.sh 'what is the answer?'"
+read -r cli_alone cli_wrap cli_loop < <(paired_ms "$PWD/fixtures/agents/sleepy.sh" "$wrap_cmd" "$loop_cmd")
 prompt="$work/prompt.txt"
 "$bin" --help > "$prompt"
 read -r sh_alone sh_loop < <(paired_ms "sh -c '$PWD/fixtures/agents/sleepy.sh < $prompt'" "$loop_cmd")
 cli_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend sleepy 'what is the answer?'")
+# Memory against the size of the output: an agent printing 4 MiB (the default
+# max_output_bytes, all of it kept) and 64 MiB (the rest drained and counted).
+flood_mib() {
+  FLOOD_BYTES=$1 peak_mib "$bin --no-save --config $work/backends.toml --backend flood --quiet 'flood'"
+}
+flood4_mib=$(flood_mib 4194304)
+flood64_mib=$(flood_mib 67108864)
 
 # One HTTP turn: curl versus agent-loop, same server, same reply.
 python3 benches/whole/server.py > "$work/port" &
@@ -97,8 +112,10 @@ ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1])/float(sys.a
   echo "| \`--version\` wall time (median) | ${version_ms} ms | | | ≤ 4 ms |"
   echo "| \`--version\` peak memory | ${version_mib} MiB | | | ≤ 5 MiB |"
   echo "| CLI backend turn, fake agent taking 40 ms | ${cli_loop} ms | ${cli_alone} ms (the agent run directly) | $(ratio "$cli_loop" "$cli_alone") | ≤ 1.05 |"
+  echo "| the floor: a minimal wrapper in C (benches/whole/wrap.c) running the same agent | ${cli_wrap} ms | ${cli_alone} ms (the agent run directly) | $(ratio "$cli_wrap" "$cli_alone") | |"
   echo "| the same, against the agent run by \`sh -c\` with the prompt on stdin | ${sh_loop} ms | ${sh_alone} ms | $(ratio "$sh_loop" "$sh_alone") | |"
   echo "| CLI backend turn peak memory | ${cli_mib} MiB | | | |"
+  echo "| the same, the agent printing 4 MiB, 64 MiB | ${flood4_mib}, ${flood64_mib} MiB | | | flat in the output |"
   echo "| HTTP turn against 127.0.0.1 | ${http_ms} ms | ${curl_ms} ms (curl) | $(ratio "$http_ms" "$curl_ms") | ≤ 1.1 |"
   echo "| HTTP turn peak memory | ${http_mib} MiB | | | ≤ 8 MiB |"
   echo "| release binary | ${size_mb} MB | | | ≤ 6 MB |"

@@ -20,8 +20,11 @@ int main(int argc, char **argv) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, in[0], 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    /* The agent keeps only its stdin and stdout of the pipes. */
+    posix_spawn_file_actions_addclose(&actions, in[0]);
     posix_spawn_file_actions_addclose(&actions, in[1]);
     posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addclose(&actions, out[1]);
     char *args[] = {argv[1], NULL};
     pid_t pid;
     if (posix_spawn(&pid, argv[1], &actions, NULL, args, environ)) return 1;

@@ -6,13 +6,13 @@
 #
 # How: builds release with a linker map (which function went where), runs each scenario
 # below under callgrind (valgrind, installed from Debian's packages if missing), takes the
-# address of every piece of code that ran, and names its function from the map. Functions are
-# listed by scenario, those of the first scenario first: `--version` (every start), then a CLI
-# turn before its backend is spawned (what the user waits for), the rest of that turn, an
-# HTTP turn and a turn that runs a tool.
+# address of every instruction that ran, and names its function from the map. Instructions,
+# not callgrind's functions: code entered by a jump (a tail call, which opt-level "z" makes of
+# most `drop_in_place` glue) is counted as part of its caller's function by callgrind, and
+# would be missed. Functions are listed by scenario, those of the first scenario first:
+# `--version` (every start), then a CLI turn before its backend is spawned (what the user
+# waits for), the rest of that turn, an HTTP turn and a turn that runs a tool.
 #
-# With --check it writes nothing and fails when the committed list lacks more than 5% of the
-# functions those runs now execute (.ci/run does this, so the list cannot go stale unseen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +36,8 @@ sed -e "s|ROOT|$PWD|" -e "s|PORT|$(head -1 "$work/port")|" benches/whole/backend
 profile() {
   local name=$1
   shift
-  valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "$@" "$bin" "${run[@]}" \
+  valgrind --tool=callgrind --dump-instr=yes --dump-line=no --compress-pos=no \
+    --callgrind-out-file="$work/$name.cg" "$@" "$bin" "${run[@]}" \
     >/dev/null 2>"$work/$name.log" </dev/null
 }
 run=(--version)
@@ -67,26 +68,33 @@ order = sorted(range(len(starts)), key=starts.__getitem__)
 starts, ends, names = [starts[i] for i in order], [ends[i] for i in order], [names[i] for i in order]
 
 def executed(path):
-    """Addresses of the binary's code in a callgrind output (a stripped binary's functions are
-    named by address)."""
-    objects, functions, ours, current = {}, {}, set(), None
+    """Addresses of the binary's instructions that ran, from a callgrind output written with
+    --dump-instr=yes --compress-pos=no: each cost line starts with its instruction's address
+    (relative to the binary, so a map address) and belongs to the object of the last `ob=`."""
+    objects, ours, current = {}, set(), ""
     for line in open(path, errors="replace"):
-        m = re.match(r"^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-        if not m:
-            continue
-        kind, ref, text = m.groups()
-        table = objects if kind.endswith("ob") else functions
-        if text is not None:
-            table[ref] = text
-        if kind == "ob":
-            current = objects[ref]
-        elif kind == "fn" and current.endswith("/agent-loop") and functions[ref].startswith("0x"):
-            # "'2" marks a recursive call's cost.
-            ours.add(int(functions[ref].split("'")[0], 16))
+        if line.startswith("0x"):
+            if current.endswith("/agent-loop"):
+                ours.add(int(line.split(None, 1)[0], 16))
+        elif line.startswith(("ob=", "cob=")):
+            # An object is named at its first mention, which may be a call's `cob=`.
+            m = re.match(r"^(c?)ob=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if m:
+                if m.group(3) is not None:
+                    objects[m.group(2)] = m.group(3)
+                if not m.group(1):
+                    current = objects.get(m.group(2), "")
     return ours
 
+def parts(scenario):
+    """A run's outputs in the order they were written: NAME.cg.1, .2, ... (one per
+    --dump-before), then NAME.cg, what ran after the last dump."""
+    dumps = glob.glob(os.path.join(work, scenario + ".cg.*"))
+    return sorted(dumps, key=lambda p: int(p.rsplit(".", 1)[1])) + [os.path.join(work, scenario + ".cg")]
+
 listed = set()
-for path in sorted(p for p in glob.glob(os.path.join(work, "*.cg*")) if not p.endswith(".log")):
+scenarios = sorted({os.path.basename(p).split(".cg")[0] for p in glob.glob(os.path.join(work, "*.cg"))})
+for path in [part for scenario in scenarios for part in parts(scenario)]:
     found = set()
     for address in executed(path):
         i = bisect.bisect_right(starts, address) - 1

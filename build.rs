@@ -1,13 +1,19 @@
-//! Build script: lays out the release binary's code for a fast start.
+//! Build script: lays out the release binary's code and data for a fast start.
 //!
-//! A short run (a turn, `--version`) executes about 1,600 functions spread over the whole
+//! A short run (a turn, `--version`) executes about 2,300 functions spread over the whole
 //! 3.8 MB of code, and the kernel maps code in windows of 64 KB or more at each first touch:
 //! about 45 such faults before the backend starts, each several microseconds on a phone or a
 //! VM, and as many pages to unmap at exit. `link/startup-order.txt` lists those functions
 //! (written by `scripts/startup-order.sh`); the linker puts them side by side at the start of
-//! the code. A name the list has and the binary lacks (after a dependency or toolchain update)
-//! is skipped silently: the binary is still correct, only less compact until the list is
-//! written again.
+//! the code, and a CLI turn takes 9 such faults before its spawn. A name the list has and the
+//! binary lacks (after a dependency or toolchain update) is skipped silently: the binary is
+//! still correct, only less compact until the list is written again.
+//!
+//! The binary's 14,000 relative relocations (each pointer in a vtable or a static table, set
+//! at start because the load address is random) are packed as RELR, a bitmap of a few KB,
+//! instead of 24-byte RELA entries: 340 KB less in the binary, and less for the loader to
+//! map and read at every start (a CLI turn 0.17-0.24 ms faster). Only when the C library
+//! linked against can load them (glibc 2.36 or later); otherwise the build is as before.
 //!
 //! Only where the linker is known to be LLD: x86_64 Linux with rustc 1.90 or later, which
 //! links with its own LLD unless told otherwise. GNU ld does not know the option.
@@ -24,7 +30,7 @@
 //! went where), which `scripts/startup-order.sh` reads to name the code a run executed.
 
 use std::env;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -44,6 +50,9 @@ fn main() {
     }
     if release {
         static_unwinder();
+        if c_library_knows_relr() {
+            link_arg("-z,pack-relative-relocs");
+        }
     }
     if let Ok(map) = env::var("AGENT_LOOP_LINK_MAP") {
         link_arg(&format!("-Map={map}"));
@@ -59,14 +68,11 @@ fn link_arg(arg: &str) {
 /// file.
 fn static_unwinder() {
     let Ok(out) = env::var("OUT_DIR") else { return };
-    let found = Command::new("cc")
-        .arg("-print-file-name=libgcc_eh.a")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    // Without the file, cc prints the bare name back.
-    let archive = Path::new(&found);
-    if !archive.is_absolute() || !archive.is_file() || found.contains(['"', '\n']) {
+    let Some(archive) = c_compiler_file("libgcc_eh.a") else {
+        return;
+    };
+    let found = archive.to_string_lossy();
+    if found.contains(['"', '\n']) {
         return;
     }
     let dir = Path::new(&out).join("static-unwinder");
@@ -77,6 +83,26 @@ fn static_unwinder() {
     {
         println!("cargo:rustc-link-search=native={}", dir.display());
     }
+}
+
+/// Whether the C library the binary links against can load relative relocations packed as
+/// RELR: glibc 2.36 or later, which defines the version `GLIBC_ABI_DT_RELR` that the linker
+/// then requires (an older glibc refuses such a binary at start rather than misloading it).
+fn c_library_knows_relr() -> bool {
+    c_compiler_file("libc.so.6")
+        .and_then(|libc| std::fs::read(libc).ok())
+        .is_some_and(|bytes| bytes.windows(17).any(|w| w == b"GLIBC_ABI_DT_RELR"))
+}
+
+/// The file of that name the C compiler (the linker's driver) would use.
+fn c_compiler_file(name: &str) -> Option<PathBuf> {
+    let out = Command::new("cc")
+        .arg(format!("-print-file-name={name}"))
+        .output()
+        .ok()?;
+    // Without the file, cc prints the bare name back.
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (path.is_absolute() && path.is_file()).then_some(path)
 }
 
 /// The default linker of x86_64-unknown-linux-gnu is the toolchain's LLD from rustc 1.90 on;

@@ -22,6 +22,7 @@ mod replay;
 mod sessions;
 mod settings;
 mod slash;
+mod start;
 mod terminfo;
 mod tmux;
 mod tools;

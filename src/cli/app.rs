@@ -52,7 +52,7 @@ pub struct App {
 
 impl App {
     pub fn build(args: &Args, settings: &Settings, mut frontend: Frontend) -> Result<App, Error> {
-        let config = Config::load(args.config.as_deref())?;
+        let config = Config::load(args.run.config.as_deref())?;
         // Every API key any backend reads is kept out of displays, logs and session files.
         frontend.redactor = Redactor::from_env(config.api_key_envs());
         if frontend.debug {
@@ -61,7 +61,7 @@ impl App {
                 config.sources.join(", ")
             ));
         }
-        let store = if args.no_save {
+        let store = if args.saving.no_save {
             None
         } else {
             Store::default_dir().map(Store::new)
@@ -75,7 +75,7 @@ impl App {
             .as_ref()
             .map(|s| s.backend.clone())
             .filter(|b| config.has(b));
-        let name = match args.backend.clone().or(resumed_backend) {
+        let name = match args.run.backend.clone().or(resumed_backend) {
             Some(name) => name,
             None => settings
                 .get::<String>("backend")?
@@ -103,22 +103,23 @@ impl App {
         let def = config.backend(&name)?.clone();
         let overrides = Overrides {
             model: settings.get::<String>("model")?,
-            temperature: args.temp,
-            no_stream: args.no_stream,
+            temperature: args.request.temp,
+            no_stream: args.request.no_stream,
         };
         let backend = backend::build(&def, &overrides)?;
-        let tools = Registry::builtin(args.tools.as_deref())?;
+        let tools = Registry::builtin(args.tooling.tools.as_deref())?;
         let cwd = std::env::current_dir()
             .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
-        let root = Root::new(args.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
-        let base_mode = if args.yes {
+        let root =
+            Root::new(args.tooling.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
+        let base_mode = if args.tooling.yes {
             ApprovalMode::Never
         } else {
             settings
                 .get::<ApprovalMode>("approval")?
                 .unwrap_or_default()
         };
-        let allow = match (&args.allow[..], settings.raw("allow")) {
+        let allow = match (&args.tooling.allow[..], settings.raw("allow")) {
             ([], Some((rules, origin))) => rules
                 .split(',')
                 .filter(|r| !r.trim().is_empty())
@@ -163,7 +164,7 @@ impl App {
                 s
             }
             None => {
-                let session_name = match (&args.session, &lookup) {
+                let session_name = match (&args.saving.session, &lookup) {
                     (Some(n), Some(store)) => store.free_name(n),
                     (Some(n), None) => n.clone(),
                     (None, Some(store)) => store.fresh_name(),
@@ -180,7 +181,7 @@ impl App {
             store,
             session,
             frontend,
-            log_override: args.log.clone(),
+            log_override: args.saving.log.clone(),
             base_mode,
             mcp: McpServers::default(),
             fanout: fanout.filter(|n| n.len() > 1),
@@ -394,7 +395,7 @@ fn resume(
     let Some(store) = store else {
         return Ok(None);
     };
-    let name = if args.continue_ {
+    let name = if args.saving.continue_ {
         match store.most_recent() {
             Some(name) => name,
             None => {
@@ -402,7 +403,7 @@ fn resume(
                 return Ok(None);
             }
         }
-    } else if let Some(name) = &args.session {
+    } else if let Some(name) = &args.saving.session {
         agent_loop::session::validate_name(name)?;
         name.clone()
     } else {

@@ -60,6 +60,29 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 // sequence from the entry).
 #[command(name = "agent-loop", version, after_help = EXAMPLES)]
 pub struct Args {
+    // The flags in four groups, in the order `--help` lists them. Not for their own sake:
+    // clap's derive builds each flag on the stack of one function, and one function for all
+    // of them took an 80 KB stack frame, 19 fresh pages at every start before the backend
+    // could be spawned; a function per group needs a quarter of that.
+    #[command(flatten)]
+    pub run: Run,
+
+    #[command(flatten)]
+    pub tooling: Tooling,
+
+    #[command(flatten)]
+    pub request: Request,
+
+    #[command(flatten)]
+    pub saving: Saving,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+// What to run, on which backend, and how it is shown.
+#[derive(Debug, clap::Args)]
+pub struct Run {
     /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
     /// or the task from piped stdin.
     pub task: Option<String>,
@@ -94,7 +117,11 @@ pub struct Args {
     /// runs; all of it is printed when the call ends.
     #[arg(long, value_name = "N")]
     pub tail: Option<usize>,
+}
 
+// What tools may do, and how far a turn may go.
+#[derive(Debug, clap::Args)]
+pub struct Tooling {
     /// Run every tool without asking for approval (the same as `--approval never`).
     #[arg(short, long)]
     pub yes: bool,
@@ -133,7 +160,11 @@ pub struct Args {
     /// on stdout. Also AGENT_LOOP_DEBUG=1.
     #[arg(long)]
     pub debug: bool,
+}
 
+// What a request to the backend asks for and carries.
+#[derive(Debug, clap::Args)]
+pub struct Request {
     /// Model to ask for, instead of the backend's `model` key (HTTP backends, and CLI
     /// backends whose args use {model}).
     #[arg(short, long, value_name = "NAME")]
@@ -159,7 +190,11 @@ pub struct Args {
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
     #[arg(short, long)]
     pub verbose: bool,
+}
 
+// Which session the conversation is saved to.
+#[derive(Debug, clap::Args)]
+pub struct Saving {
     /// Start or continue the session called NAME (saved under
     /// $XDG_DATA_HOME/agent-loop/sessions/NAME/).
     #[arg(short, long, value_name = "NAME", conflicts_with = "continue_")]
@@ -176,9 +211,6 @@ pub struct Args {
     /// Do not save the session or its log (for scripts that run many one-off tasks).
     #[arg(long)]
     pub no_save: bool,
-
-    #[command(subcommand)]
-    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]

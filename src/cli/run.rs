@@ -38,7 +38,7 @@ pub fn main() -> i32 {
             return match load_settings(&args) {
                 Ok(settings) => {
                     print!("{}", settings.describe());
-                    let files = agent_loop::config::Config::load(args.config.as_deref())
+                    let files = agent_loop::config::Config::load(args.run.config.as_deref())
                         .map(|c| c.sources.join(", "));
                     println!(
                         "\nsettings file: {}",
@@ -66,6 +66,9 @@ pub fn main() -> i32 {
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // A run watches a handful of descriptors (a backend's pipes, its pidfd, signals, a
+        // socket or two); tokio's default buffer of 1,024 events is 12 KB of fresh pages.
+        .max_io_events_per_tick(64)
         .build()
     {
         Ok(rt) => rt,
@@ -104,7 +107,7 @@ fn usage_error(e: clap::Error) -> i32 {
 
 /// `agent-loop backends`.
 async fn backends(args: &Args) -> i32 {
-    let config = match agent_loop::config::Config::load(args.config.as_deref()) {
+    let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
         Ok(config) => config,
         Err(e) => return fail(&e),
     };
@@ -119,11 +122,11 @@ async fn backends(args: &Args) -> i32 {
 
 /// `agent-loop doctor BACKEND`: exits 1 when the backend cannot be run or reports an error.
 async fn doctor(args: &Args, name: &str) -> i32 {
-    let config = match agent_loop::config::Config::load(args.config.as_deref()) {
+    let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
         Ok(config) => config,
         Err(e) => return fail(&e),
     };
-    match super::backends_cmd::doctor(&config, name, args.model.clone()).await {
+    match super::backends_cmd::doctor(&config, name, args.request.model.clone()).await {
         Ok(report) => {
             print!("{report}");
             0
@@ -155,7 +158,7 @@ async fn run(args: Args) -> i32 {
         Ok(display) => display,
         Err(e) => return early_fail(&e),
     };
-    let task = match args.task.as_deref() {
+    let task = match args.run.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
         Some(task) => Some(Ok(task.to_string())),
         None if !std::io::stdin().is_terminal() => Some(read_stdin_task()),
@@ -204,19 +207,23 @@ async fn run(args: Args) -> i32 {
 /// Settings from config.toml and the environment, with this run's flags on top.
 fn load_settings(args: &Args) -> Result<Settings, Error> {
     let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
-    settings.flag("backend", args.backend.clone());
-    settings.flag("model", args.model.clone());
-    settings.flag("max_iterations", args.max_iterations.map(|n| n.to_string()));
-    settings.flag("approval", args.approval.map(|m| m.to_string()));
-    settings.flag("debug", args.debug.then(|| "true".to_string()));
-    settings.flag("context", args.context.map(|c| c.to_string()));
-    settings.flag("display", args.display.map(|d| d.to_string()));
-    settings.flag("output", args.output.map(|o| o.to_string()));
-    if !args.allow.is_empty() {
+    settings.flag("backend", args.run.backend.clone());
+    settings.flag("model", args.request.model.clone());
+    settings.flag(
+        "max_iterations",
+        args.tooling.max_iterations.map(|n| n.to_string()),
+    );
+    settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
+    settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
+    settings.flag("context", args.request.context.map(|c| c.to_string()));
+    settings.flag("display", args.run.display.map(|d| d.to_string()));
+    settings.flag("output", args.run.output.map(|o| o.to_string()));
+    if !args.tooling.allow.is_empty() {
         settings.flag(
             "allow",
             Some(
-                args.allow
+                args.tooling
+                    .allow
                     .iter()
                     .map(|r| r.to_string())
                     .collect::<Vec<_>>()

@@ -28,7 +28,7 @@ impl Screen {
         let settings = Settings {
             display: layers.get("display")?.unwrap_or_default(),
             output: layers.get("output")?.unwrap_or_default(),
-            quiet: args.quiet,
+            quiet: args.run.quiet,
             no_color: no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
         };
         let out = || Box::new(std::io::stdout());
@@ -40,12 +40,18 @@ impl Screen {
         {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
-                plain.verbose = args.verbose;
+                plain.verbose = args.request.verbose;
                 Box::new(plain)
             }
             Choice::Terminfo(caps) => Box::new(
-                TerminfoDisplay::new(*caps, out(), err(), args.verbose, args.tail.unwrap_or(0))
-                    .with_width(Box::new(stderr_width)),
+                TerminfoDisplay::new(
+                    *caps,
+                    out(),
+                    err(),
+                    args.request.verbose,
+                    args.run.tail.unwrap_or(0),
+                )
+                .with_width(Box::new(stderr_width)),
             ),
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
             Choice::Quiet => Box::new(QuietDisplay::new(out(), err_lines())),

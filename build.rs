@@ -5,7 +5,7 @@
 //! about 45 such faults before the backend starts, each several microseconds on a phone or a
 //! VM, and as many pages to unmap at exit. `link/startup-order.txt` lists those functions
 //! (written by `scripts/startup-order.sh`); the linker puts them side by side at the start of
-//! the code, and a CLI turn takes 9 such faults before its spawn. A name the list has and the
+//! the code, and a CLI turn takes 12 such faults before its spawn. A name the list has and the
 //! binary lacks (after a dependency or toolchain update) is skipped silently: the binary is
 //! still correct, only less compact until the list is written again.
 //!

@@ -3,7 +3,7 @@
 //! It starts at C's `main` (`#![no_main]`) instead of through Rust's runtime start-up, and
 //! does here the two parts of that start-up it needs. The part it skips records where the
 //! main thread's stack ends, for the "has overflowed its stack" message: glibc finds that by
-//! reading and parsing /proc/self/maps, which took 0.1 ms of every run on the project's
+//! reading and parsing /proc/self/maps, which took 0.15 ms of every run on the project's
 //! machine, before the backend could start. Without it a stack overflow still ends the
 //! process (SIGSEGV), only without the message; the parsers and the configuration limit
 //! their nesting, so none is expected.

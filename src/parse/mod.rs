@@ -2,13 +2,12 @@
 //! tool calls and token counts extracted with the regexes configured per backend, and the
 //! text shown to the user cleaned of tool-call markup, token lines and banner lines.
 
-mod ansi;
 pub mod json;
 mod pattern;
 mod tokens;
 mod tool_calls;
 
-pub use ansi::strip_ansi;
+pub use agent_loop_scan::strip_ansi;
 pub use json::{JsonFields, JsonPath, OutputFormat};
 pub use pattern::Pattern;
 pub use tokens::{parse_count, Prices, Totals, Usage};
@@ -17,24 +16,9 @@ pub use tool_calls::{RawArgs, RawCall};
 use std::borrow::Cow;
 use std::ops::Range;
 
-use regex::Regex;
+use agent_loop_scan::{clean_lines, cut};
 
-/// `text` without the byte ranges in `spans` (sorted, not overlapping, on character
-/// boundaries), edited in place: what follows each range moves down over it.
-fn cut(text: String, spans: &[Range<usize>]) -> String {
-    let Some(first) = spans.first() else {
-        return text;
-    };
-    let mut bytes = text.into_bytes();
-    let mut kept = first.start;
-    let starts = spans.iter().skip(1).map(|s| s.start);
-    for (span, next) in spans.iter().zip(starts.chain([bytes.len()])) {
-        bytes.copy_within(span.end..next, kept);
-        kept += next - span.end;
-    }
-    bytes.truncate(kept);
-    String::from_utf8(bytes).expect("whole characters removed")
-}
+use regex::Regex;
 
 /// A backend's compiled parsers.
 #[derive(Debug, Clone)]
@@ -195,15 +179,14 @@ impl Parsers {
     }
 
     /// The reply without tool calls (`spans`), token lines and skipped lines, trimmed, with
-    /// runs of blank lines folded to one. Each regex searches the whole text once (their
-    /// literal prefilters make that fast), rather than every line on its own. Output can be
-    /// large, so the body is edited in place, never copied: the tool calls are cut out, then
-    /// every line kept moves down to where the kept text ends, never past where it is read.
-    /// A fresh output-sized buffer would cost a page fault every 4 KiB, and glibc returns
-    /// such buffers to the system when freed, so every reply would pay them again. For the
-    /// same reason the answer keeps the body's capacity rather than shrinking to its length:
-    /// glibc then serves the next output's buffer from the one freed (freeing a block of
-    /// that size raises its threshold for mapping fresh memory), instead of mapping and
+    /// runs of blank lines folded to one (see `agent_loop_scan::clean_lines`). Each regex
+    /// searches the whole text once (their literal prefilters make that fast), rather than
+    /// every line on its own. Output can be large, so the body is edited in place, never
+    /// copied. A fresh output-sized buffer would cost a page fault every 4 KiB, and glibc
+    /// returns such buffers to the system when freed, so every reply would pay them again.
+    /// For the same reason the answer keeps the body's capacity rather than shrinking to its
+    /// length: glibc then serves the next output's buffer from the one freed (freeing a block
+    /// of that size raises its threshold for mapping fresh memory), instead of mapping and
     /// faulting in a new one for every reply; the loop copies the answer where it keeps it.
     fn clean_text(&self, body: String, spans: &[Range<usize>]) -> String {
         let text = cut(body, spans);
@@ -219,60 +202,10 @@ impl Parsers {
                 dropped.push(memchr::memrchr(b'\n', before).map_or(0, |p| p + 1));
             }
         }
-        dropped.sort_unstable();
+        // One sorted run a regex: the stable sort merges runs.
+        dropped.sort();
         dropped.dedup();
-        let mut dropped = dropped.into_iter().peekable();
-        let mut bytes = text.into_bytes();
-        // Bytes kept so far, at the start of `bytes`.
-        let mut kept = 0;
-        // Most lines are kept as they are: those are moved a run at a time, from `as_is` up to
-        // the first line that is dropped, blank or trimmed.
-        let mut as_is = 0;
-        let mut blank_run = 0;
-        let mut start = 0;
-        loop {
-            let newline = memchr::memchr(b'\n', &bytes[start..]).map(|p| start + p);
-            let end = newline.unwrap_or(bytes.len());
-            while dropped.next_if(|&d| d < start).is_some() {}
-            let is_dropped = dropped.next_if_eq(&start).is_some();
-            // Ending in a visible ASCII character: neither blank nor trimmed. The last piece,
-            // with no newline, always takes the long way.
-            let visible_end = bytes[start..end].last().is_some_and(u8::is_ascii_graphic);
-            if visible_end && !is_dropped && newline.is_some() {
-                blank_run = 0;
-            } else {
-                bytes.copy_within(as_is..start, kept);
-                kept += start - as_is;
-                as_is = end + 1;
-                if !is_dropped {
-                    let line = std::str::from_utf8(&bytes[start..end]).expect("a line of a str");
-                    blank_run = if line.trim().is_empty() {
-                        blank_run + 1
-                    } else {
-                        0
-                    };
-                    if blank_run <= 1 {
-                        let len = line.trim_end().len();
-                        bytes.copy_within(start..start + len, kept);
-                        kept += len;
-                        // The last piece's newline would only be trimmed off below.
-                        if newline.is_some() {
-                            bytes[kept] = b'\n';
-                            kept += 1;
-                        }
-                    }
-                }
-            }
-            match newline {
-                Some(at) => start = at + 1,
-                None => break,
-            }
-        }
-        bytes.truncate(kept);
-        let mut out = String::from_utf8(bytes).expect("whole lines of a str, some trimmed");
-        out.truncate(out.trim_end().len());
-        out.drain(..out.len() - out.trim_start().len());
-        out
+        clean_lines(text, &dropped)
     }
 }
 

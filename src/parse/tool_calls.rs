@@ -2,6 +2,7 @@
 //! holding `{"name": ..., "arguments": {...}}`, or `name` and `args` groups, where `args` is
 //! JSON or a bare string such as the `ls -la` of `bash(ls -la)`.
 
+use agent_loop_scan::json_value;
 use serde_json::Value;
 
 use super::Pattern;
@@ -33,7 +34,7 @@ impl RawArgs {
         if text.trim().is_empty() {
             return RawArgs::Json(Value::Object(Default::default()));
         }
-        match serde_json::from_str::<Value>(text) {
+        match json_value(text) {
             Ok(v) if v.is_object() => RawArgs::Json(v),
             Ok(_) => RawArgs::Malformed("the arguments are not a JSON object".into()),
             Err(e) => RawArgs::Malformed(format!("the arguments are not valid JSON: {e}")),
@@ -85,7 +86,7 @@ fn from_json(json: &str, raw: String) -> RawCall {
         args: RawArgs::Malformed(why),
         raw: raw.clone(),
     };
-    let mut value: Value = match serde_json::from_str(json) {
+    let mut value = match json_value(json) {
         Ok(v) => v,
         Err(e) => return malformed(format!("the tool call is not valid JSON: {e}")),
     };
@@ -107,7 +108,7 @@ fn from_json(json: &str, raw: String) -> RawCall {
     let args = match args {
         Value::Object(_) => RawArgs::Json(args),
         // Some models send the arguments as a JSON string holding the object.
-        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+        Value::String(s) => match json_value(&s) {
             Ok(v) if v.is_object() => RawArgs::Json(v),
             _ => RawArgs::Malformed("\"arguments\" is a string, not a JSON object".into()),
         },

@@ -4,18 +4,49 @@
 //! something unusual (DCS, a sequence cut short) goes through strip-ansi-escapes' full
 //! terminal parser. Control bytes other than newline and tab are dropped, `\r` included.
 
+use crate::control::{first_control, BLOCK};
+
 /// Removes escape sequences and control bytes but `\n` and `\t`, and replaces invalid UTF-8,
 /// never panicking on any input.
+///
+/// Bytes are copied a block at a time, whole, and the part after the first control byte is
+/// then taken off again: copying each run between two escapes on its own cost more than
+/// finding it (a coloured line has an escape every dozen bytes). The buffer is allocated
+/// once, with room for a block past the end, and not zeroed first (that would be one more
+/// pass over output of up to megabytes).
+#[inline(never)]
 pub fn strip_ansi(bytes: &[u8]) -> String {
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len() + BLOCK);
     let mut i = 0;
     while i < bytes.len() {
-        let start = i;
-        i = plain_run_end(bytes, i);
-        out.extend_from_slice(&bytes[start..i]);
+        // Whole blocks of ordinary bytes, then the part of a block before its first control
+        // byte. (The loop adds a constant for an ordinary block, rather than the position
+        // found in it, so the next load does not wait for this block's test.)
+        let k = loop {
+            let Some(chunk) = bytes.get(i..i + BLOCK) else {
+                // The last bytes, tested padded with ordinary ones.
+                let rest = &bytes[i..];
+                let mut block = [b' '; BLOCK];
+                block[..rest.len()].copy_from_slice(rest);
+                let k = first_control(&block).map_or(rest.len(), |k| k.min(rest.len()));
+                out.extend_from_slice(&rest[..k]);
+                break k;
+            };
+            let block: &[u8; BLOCK] = chunk.try_into().expect("a block");
+            out.extend_from_slice(block);
+            match first_control(block) {
+                Some(k) => {
+                    out.truncate(out.len() - (BLOCK - k));
+                    break k;
+                }
+                None => i += BLOCK,
+            }
+        };
+        i += k;
         if i == bytes.len() {
             break;
         }
+        // At a control byte.
         if bytes[i] != 0x1b {
             i += 1;
             continue;
@@ -23,11 +54,8 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
         match escape_len(&bytes[i..]) {
             Some(len) => i += len,
             None => {
-                let end = bytes[i..]
-                    .iter()
-                    .position(|b| *b == b'\n')
-                    .map_or(bytes.len(), |p| i + p);
-                full_parser(&bytes[i..end], &mut out);
+                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
+                out.extend(full_parser(&bytes[i..end]));
                 i = end;
             }
         }
@@ -36,53 +64,6 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
-}
-
-/// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL.
-#[inline]
-fn is_control(b: u8) -> bool {
-    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
-}
-
-const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-
-/// Where the run of kept bytes starting at `from` ends: the next control byte, or the end.
-/// Eight bytes are tested at a time (most of any output is such runs, and the crate is
-/// built for size, so a byte-at-a-time loop is not vectorised). Inlined, as are the helpers
-/// below: an agent's coloured line has an escape every dozen bytes, and at the size-first
-/// `opt-level` each call would otherwise cost more than the bytes it looks at.
-#[inline]
-fn plain_run_end(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(word) = bytes.get(i..i + 8) {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let found = control_bytes(word);
-        if found != 0 {
-            // Little-endian: the lowest flag is the first byte.
-            return i + (found.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    i + bytes[i..]
-        .iter()
-        .position(|b| is_control(*b))
-        .unwrap_or(bytes.len() - i)
-}
-
-/// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
-/// byte is tested on its own, no carry crossing into the next, so the flags are exact.
-#[inline]
-fn control_bytes(word: u64) -> u64 {
-    let low = word & !HIGH;
-    // High bit set where the byte is zero; (low + 0x7f) sets it for any other low bits.
-    let zero = |w: u64| !(((w & !HIGH) + !HIGH) | w) & HIGH;
-    // (low + 0x60) reaches 0x80 from 0x20 up, and stays below 0x100.
-    let below_space = !((low + 0x60 * ONES) | word) & HIGH;
-    let newline = zero(word ^ (ONES * u64::from(b'\n')));
-    let tab = zero(word ^ (ONES * u64::from(b'\t')));
-    let del = zero(word ^ (ONES * 0x7f));
-    (below_space & !newline & !tab) | del
 }
 
 /// The length of the escape sequence at the start of `s` (which starts with ESC), for the
@@ -124,18 +105,21 @@ fn escape_len(s: &[u8]) -> Option<usize> {
 
 /// Strips with strip-ansi-escapes, which drops every control byte but `\n`, tabs included:
 /// the pieces between tabs are stripped apart and joined again.
-fn full_parser(bytes: &[u8], out: &mut Vec<u8>) {
+fn full_parser(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
     for (n, piece) in bytes.split(|b| *b == b'\t').enumerate() {
         if n > 0 {
             out.push(b'\t');
         }
         out.extend_from_slice(&strip_ansi_escapes::strip(piece));
     }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::is_control;
 
     #[test]
     fn strips_colour_and_redraws_from_a_real_coro_capture() {
@@ -146,18 +130,55 @@ mod tests {
         );
     }
 
+    /// The same stripping a byte at a time, to check the block-wise copy against.
+    fn a_byte_at_a_time(bytes: &[u8]) -> String {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                0x1b => match escape_len(&bytes[i..]) {
+                    Some(len) => i += len,
+                    None => {
+                        let end = bytes[i..].iter().position(|b| *b == b'\n');
+                        let end = end.map_or(bytes.len(), |p| i + p);
+                        out.extend(full_parser(&bytes[i..end]));
+                        i = end;
+                    }
+                },
+                b if is_control(b) => i += 1,
+                b => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
     #[test]
-    fn control_bytes_are_found_at_any_place_in_a_word() {
-        for b in 0..=255u8 {
-            for at in 0..12 {
-                let mut bytes = b"kept bytes, \xc3\xa9\t\n".to_vec();
-                bytes.insert(at, b);
-                let want = bytes.iter().position(|b| is_control(*b));
-                assert_eq!(
-                    plain_run_end(&bytes, 0),
-                    want.unwrap_or(bytes.len()),
-                    "{b:#x} at {at}"
-                );
+    fn escapes_and_control_bytes_are_handled_at_any_place_of_a_block() {
+        let pieces: [&[u8]; 7] = [
+            b"\x1b[1;32m",
+            b"\x1b]0;title\x07",
+            b"\r",
+            b"\x1b(B",
+            b"\x1bPq\x1b\\",
+            b"\xff",
+            b"\x1b[38;5",
+        ];
+        for piece in pieces {
+            for at in 0..40 {
+                for len in [at, at + 1, 40, 57] {
+                    let mut bytes = b"line one\twith text\nand \xc3\xa9 line two, longer".repeat(2);
+                    bytes.truncate(len.max(at));
+                    bytes.splice(at..at, piece.iter().copied());
+                    assert_eq!(
+                        strip_ansi(&bytes),
+                        a_byte_at_a_time(&bytes),
+                        "{:?}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                }
             }
         }
     }
@@ -193,13 +214,12 @@ mod tests {
 
     #[test]
     fn agrees_with_the_full_parser_on_real_captures() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/coro");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/coro");
         let mut seen = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let bytes = std::fs::read(&path).unwrap();
-            let mut slow = Vec::new();
-            full_parser(&bytes, &mut slow);
+            let slow = full_parser(&bytes);
             assert_eq!(
                 strip_ansi(&bytes),
                 String::from_utf8_lossy(&slow),

@@ -1,0 +1,150 @@
+//! Where the next control byte is, sixteen bytes at a time, for ANSI stripping: most of any
+//! agent output is runs of ordinary bytes between escape sequences, and the crate is built
+//! for size, so a byte-at-a-time loop is neither unrolled nor vectorised. x86_64 (SSE2) and
+//! aarch64 (NEON) compare sixteen bytes at once in their base instruction sets, which need no
+//! run-time detection; other targets test two 64-bit words with bit arithmetic.
+
+/// How many bytes `first_control` looks at.
+pub const BLOCK: usize = 16;
+
+/// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL. The
+/// definition the block-wise searches are tested against.
+#[cfg(test)]
+pub fn is_control(b: u8) -> bool {
+    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
+}
+
+/// The two little-endian halves of a block: loaded this way the vector is built without a
+/// pointer (so without `unsafe`), and the compiler makes it one sixteen-byte load.
+#[inline(always)]
+fn halves(block: &[u8; BLOCK]) -> (u64, u64) {
+    let (lo, hi) = block.split_at(8);
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+    (word(lo), word(hi))
+}
+
+/// The index of the first control byte in `block`, if it has one. (Always
+/// inlined, as are the helpers here: at the size-first `opt-level` a call costs more than
+/// the sixteen bytes it tests.)
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
+    use std::arch::x86_64::*;
+    let (lo, hi) = halves(block);
+    // SAFETY: these intrinsics need SSE2, which is part of the x86_64 base instruction set:
+    // every such processor has it.
+    let mask = unsafe {
+        let v = _mm_set_epi64x(hi as i64, lo as i64);
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        // Unsigned `v <= 0x1f`: the smaller of the two is `v` itself.
+        let below_space = _mm_cmpeq_epi8(_mm_min_epu8(v, splat(0x1f)), v);
+        let kept = _mm_or_si128(
+            _mm_cmpeq_epi8(v, splat(b'\n')),
+            _mm_cmpeq_epi8(v, splat(b'\t')),
+        );
+        let control = _mm_or_si128(
+            _mm_andnot_si128(kept, below_space),
+            _mm_cmpeq_epi8(v, splat(0x7f)),
+        );
+        _mm_movemask_epi8(control) as u32
+    };
+    // One bit a byte, the first byte lowest.
+    match mask {
+        0 => None,
+        _ => Some(mask.trailing_zeros() as usize),
+    }
+}
+
+/// The index of the first control byte in `block`, if it has one.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
+    use std::arch::aarch64::*;
+    let (lo, hi) = halves(block);
+    // SAFETY: these intrinsics need NEON, which is part of the AArch64 base instruction set:
+    // every such processor has it.
+    let nibbles = unsafe {
+        let v = vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(lo), vcreate_u64(hi)));
+        let below_space = vcleq_u8(v, vdupq_n_u8(0x1f));
+        let kept = vorrq_u8(
+            vceqq_u8(v, vdupq_n_u8(b'\n')),
+            vceqq_u8(v, vdupq_n_u8(b'\t')),
+        );
+        let control = vorrq_u8(vbicq_u8(below_space, kept), vceqq_u8(v, vdupq_n_u8(0x7f)));
+        // NEON has no byte mask: shifting each 16-bit lane right by 4 and narrowing it to 8
+        // bits leaves four bits a byte, in order.
+        let narrowed = vshrn_n_u16::<4>(vreinterpretq_u16_u8(control));
+        vget_lane_u64::<0>(vreinterpret_u64_u8(narrowed))
+    };
+    match nibbles {
+        0 => None,
+        _ => Some(nibbles.trailing_zeros() as usize / 4),
+    }
+}
+
+/// The index of the first control byte in `block`, if it has one.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline(always)]
+pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
+    first_control_in_words(block)
+}
+
+/// `first_control` with 64-bit words, for targets without a vector unit in their base set
+/// (and tested on every target).
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+#[inline]
+fn first_control_in_words(block: &[u8; BLOCK]) -> Option<usize> {
+    let (lo, hi) = halves(block);
+    // Little-endian: the lowest flag is the first byte.
+    match (control_bytes(lo), control_bytes(hi)) {
+        (0, 0) => None,
+        (0, found) => Some(8 + found.trailing_zeros() as usize / 8),
+        (found, _) => Some(found.trailing_zeros() as usize / 8),
+    }
+}
+
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
+/// byte is tested on its own, no carry crossing into the next, so the flags are exact.
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+#[inline]
+fn control_bytes(word: u64) -> u64 {
+    let low = word & !HIGH;
+    // High bit set where the byte is zero; (low + 0x7f) sets it for any other low bits.
+    let zero = |w: u64| !(((w & !HIGH) + !HIGH) | w) & HIGH;
+    // (low + 0x60) reaches 0x80 from 0x20 up, and stays below 0x100.
+    let below_space = !((low + 0x60 * ONES) | word) & HIGH;
+    let newline = zero(word ^ (ONES * u64::from(b'\n')));
+    let tab = zero(word ^ (ONES * u64::from(b'\t')));
+    let del = zero(word ^ (ONES * 0x7f));
+    (below_space & !newline & !tab) | del
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte value at every place of a block, among ordinary, newline, tab and
+    /// non-ASCII bytes, and a block with two control bytes.
+    #[test]
+    fn the_first_control_byte_is_found_at_any_place() {
+        let base = *b"kept \xc3\xa9\t\n bytes!";
+        for b in 0..=255u8 {
+            for at in 0..BLOCK {
+                let mut block = base;
+                block[at] = b;
+                let want = block.iter().position(|b| is_control(*b));
+                assert_eq!(first_control(&block), want, "{b:#x} at {at}");
+                assert_eq!(first_control_in_words(&block), want, "{b:#x} at {at}");
+                if at > 0 {
+                    block[BLOCK - 1] = 0x1b;
+                    let want = block.iter().position(|b| is_control(*b));
+                    assert_eq!(first_control(&block), want);
+                    assert_eq!(first_control_in_words(&block), want);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The byte loops that every agent CLI's output goes through: ANSI stripping (finding
+//! control bytes sixteen at a time), editing the stripped reply in place (cutting out tool
+//! calls; dropping, trimming and folding lines), and reading tool calls' JSON.
+//!
+//! A crate of their own because agent-loop is built for size (`opt-level = "z"`), and at
+//! that level the compiler neither inlines the small functions such a loop calls per block
+//! nor keeps its constants in registers. The workspace's `Cargo.toml` builds this crate at
+//! 3; it is a few kilobytes of code. Its functions are never inlined: inlined into a caller
+//! in the size-first crate, their code would be compiled as the caller's.
+
+mod ansi;
+mod control;
+mod json;
+mod lines;
+
+pub use ansi::strip_ansi;
+pub use json::json_value;
+pub use lines::{clean_lines, cut};

@@ -68,7 +68,6 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
 
 /// The length of the escape sequence at the start of `s` (which starts with ESC), for the
 /// kinds this fast path knows; `None` sends the rest of the line to the full parser.
-/// (`matches!` rather than `RangeInclusive::contains`, which the size-first build calls.)
 #[inline]
 fn escape_len(s: &[u8]) -> Option<usize> {
     match *s.get(1)? {

@@ -1,8 +1,9 @@
 //! Where the next control byte is, sixteen bytes at a time, for ANSI stripping: most of any
-//! agent output is runs of ordinary bytes between escape sequences, and the crate is built
-//! for size, so a byte-at-a-time loop is neither unrolled nor vectorised. x86_64 (SSE2) and
-//! aarch64 (NEON) compare sixteen bytes at once in their base instruction sets, which need no
-//! run-time detection; other targets test two 64-bit words with bit arithmetic.
+//! agent output is runs of ordinary bytes between escape sequences, which a byte-at-a-time
+//! loop crosses one byte and one branch at a time. x86_64 (SSE2) and aarch64 (NEON) compare
+//! sixteen bytes at once in their base instruction sets, which need no run-time detection;
+//! other targets, and those built without those features, test two 64-bit words with bit
+//! arithmetic.
 
 /// How many bytes `first_control` looks at.
 pub const BLOCK: usize = 16;
@@ -23,16 +24,15 @@ fn halves(block: &[u8; BLOCK]) -> (u64, u64) {
     (word(lo), word(hi))
 }
 
-/// The index of the first control byte in `block`, if it has one. (Always
-/// inlined, as are the helpers here: at the size-first `opt-level` a call costs more than
-/// the sixteen bytes it tests.)
-#[cfg(target_arch = "x86_64")]
+/// The index of the first control byte in `block`, if it has one. (Always inlined: a call
+/// costs more than the sixteen bytes it tests.)
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
     use std::arch::x86_64::*;
     let (lo, hi) = halves(block);
-    // SAFETY: these intrinsics need SSE2, which is part of the x86_64 base instruction set:
-    // every such processor has it.
+    // SAFETY: these intrinsics need SSE2, which this build is compiled for (the `cfg` above;
+    // it is part of the x86_64 base instruction set).
     let mask = unsafe {
         let v = _mm_set_epi64x(hi as i64, lo as i64);
         let splat = |b: u8| _mm_set1_epi8(b as i8);
@@ -56,13 +56,13 @@ pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
 }
 
 /// The index of the first control byte in `block`, if it has one.
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 #[inline(always)]
 pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
     use std::arch::aarch64::*;
     let (lo, hi) = halves(block);
-    // SAFETY: these intrinsics need NEON, which is part of the AArch64 base instruction set:
-    // every such processor has it.
+    // SAFETY: these intrinsics need NEON, which this build is compiled for (the `cfg` above;
+    // it is part of the AArch64 base instruction set).
     let nibbles = unsafe {
         let v = vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(lo), vcreate_u64(hi)));
         let below_space = vcleq_u8(v, vdupq_n_u8(0x1f));
@@ -83,7 +83,10 @@ pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
 }
 
 /// The index of the first control byte in `block`, if it has one.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(not(any(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    all(target_arch = "aarch64", target_feature = "neon")
+)))]
 #[inline(always)]
 pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
     first_control_in_words(block)
@@ -91,7 +94,13 @@ pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
 
 /// `first_control` with 64-bit words, for targets without a vector unit in their base set
 /// (and tested on every target).
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+#[cfg_attr(
+    any(
+        all(target_arch = "x86_64", target_feature = "sse2"),
+        all(target_arch = "aarch64", target_feature = "neon")
+    ),
+    allow(dead_code)
+)]
 #[inline]
 fn first_control_in_words(block: &[u8; BLOCK]) -> Option<usize> {
     let (lo, hi) = halves(block);
@@ -108,7 +117,13 @@ const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 
 /// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
 /// byte is tested on its own, no carry crossing into the next, so the flags are exact.
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), allow(dead_code))]
+#[cfg_attr(
+    any(
+        all(target_arch = "x86_64", target_feature = "sse2"),
+        all(target_arch = "aarch64", target_feature = "neon")
+    ),
+    allow(dead_code)
+)]
 #[inline]
 fn control_bytes(word: u64) -> u64 {
     let low = word & !HIGH;

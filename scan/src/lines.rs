@@ -4,13 +4,24 @@
 
 use std::ops::Range;
 
-/// `text` without the byte ranges in `spans` (sorted, not overlapping, on character
-/// boundaries): what follows each range moves down over it.
+/// `text` without the byte ranges in `spans` (sorted, not overlapping): what follows each
+/// range moves down over it.
+///
+/// # Panics
+/// If a range is not on character boundaries of `text`, or the ranges are not sorted or
+/// overlap.
 #[inline(never)]
 pub fn cut(text: String, spans: &[Range<usize>]) -> String {
     let Some(first) = spans.first() else {
         return text;
     };
+    // What makes the result valid UTF-8 (see `whole_characters`); a test a range, not a byte.
+    for span in spans {
+        assert!(
+            text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+            "cut: {span:?} splits a character"
+        );
+    }
     let mut bytes = text.into_bytes();
     let mut kept = first.start;
     let starts = spans.iter().skip(1).map(|s| s.start);
@@ -101,6 +112,14 @@ mod tests {
         assert_eq!(cut("a<x>b<y>c".into(), &[1..4, 5..8]), "abc");
         assert_eq!(cut("é<x>y".into(), &[2..5, 6..6]), "éy");
         assert_eq!(cut("same".into(), &[]), "same");
+    }
+
+    /// A range inside a character would leave a broken one: refused, not returned.
+    #[test]
+    #[should_panic(expected = "splits a character")]
+    fn a_range_inside_a_character_is_refused() {
+        let inside_e = Range { start: 0, end: 1 };
+        cut("é".into(), &[inside_e]);
     }
 
     #[test]

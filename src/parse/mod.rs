@@ -198,7 +198,7 @@ impl Parsers {
             .chain(&self.skip_lines);
         for re in line_regexes {
             for m in re.find_all(&text) {
-                let before = &text.as_bytes()[..m.start()];
+                let before = &text.as_bytes()[..m.start];
                 dropped.push(memchr::memrchr(b'\n', before).map_or(0, |p| p + 1));
             }
         }

@@ -74,7 +74,7 @@ pub fn parse_count(s: &str) -> Option<u64> {
 pub fn extract(re: &Pattern, text: &str) -> Option<Usage> {
     // Finding matches is cheap; capturing groups is not: capture only the last one.
     let last = re.find_all(text).last()?;
-    let caps = re.captures_at(text, last.start())?;
+    let caps = re.captures_at(text, last.start)?;
     let count = |group: &str| caps.name(group).and_then(|m| parse_count(m.as_str()));
     let usage = Usage {
         input: count("input"),

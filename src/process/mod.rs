@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 /// How much is read from a pipe at a time.
@@ -117,7 +117,9 @@ pub async fn run(
     }
     let mut out_pipe = child.stdout.take().expect("stdout is piped");
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
-    let (mut out_buf, mut err_buf) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    // Read into capacity never written before: a page of it is touched (each a page fault,
+    // several microseconds on a phone or a VM) only when a read fills it, not all 16 up front.
+    let (mut out_buf, mut err_buf) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
     let (mut out_open, mut err_open) = (true, true);
     let mut stdout = Capture::new(spec.cap);
     let mut stderr = Capture::new(spec.cap);
@@ -137,17 +139,17 @@ pub async fn run(
                 fed = true;
                 progress(Progress::Started);
             }
-            n = out_pipe.read(&mut out_buf), if out_open => match n {
+            n = read_chunk(&mut out_pipe, &mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
-                    stdout.push(&out_buf[..n]);
-                    progress(Progress::Stdout(&out_buf[..n]));
+                    stdout.push(&out_buf);
+                    progress(Progress::Stdout(&out_buf));
                 }
                 _ => out_open = false,
             },
-            n = err_pipe.read(&mut err_buf), if err_open => match n {
+            n = read_chunk(&mut err_pipe, &mut err_buf), if err_open => match n {
                 Ok(n) if n > 0 => {
-                    stderr.push(&err_buf[..n]);
-                    progress(Progress::Stderr(&err_buf[..n]));
+                    stderr.push(&err_buf);
+                    progress(Progress::Stderr(&err_buf));
                 }
                 _ => err_open = false,
             },
@@ -175,6 +177,16 @@ pub async fn run(
         timed_out,
         elapsed: started.elapsed(),
     })
+}
+
+/// Reads what the pipe has (up to `CHUNK` bytes) into `buf`, replacing what it held; as
+/// cancel-safe as `read`.
+async fn read_chunk<R: AsyncRead + Unpin>(
+    pipe: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    buf.clear();
+    pipe.read_buf(buf).await
 }
 
 #[cfg(test)]

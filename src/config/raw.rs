@@ -18,8 +18,9 @@ pub struct RawFile {
     pub default_backend: Option<String>,
     /// Backends tried in order when none is named (the built-in file sets it).
     pub auto_order: Option<Vec<String>>,
+    /// Boxed: see `merged` in `Config::from_sources`.
     #[serde(default)]
-    pub backends: BTreeMap<String, RawBackend>,
+    pub backends: BTreeMap<String, Box<RawBackend>>,
     /// `[mcp.servers.NAME]`: MCP servers whose tools join the built-in ones.
     #[serde(default)]
     pub mcp: RawMcp,
@@ -112,6 +113,12 @@ impl<'de> Deserialize<'de> for Located {
 pub trait Overlay {
     /// Takes every key `other` sets.
     fn overlay(&mut self, other: Self);
+}
+
+impl<T: Overlay> Overlay for Box<T> {
+    fn overlay(&mut self, other: Self) {
+        (**self).overlay(*other);
+    }
 }
 
 impl Overlay for RawBackend {

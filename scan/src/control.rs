@@ -18,7 +18,7 @@ pub fn is_control(b: u8) -> bool {
 /// The two little-endian halves of a block: loaded this way the vector is built without a
 /// pointer (so without `unsafe`), and the compiler makes it one sixteen-byte load.
 #[inline(always)]
-fn halves(block: &[u8; BLOCK]) -> (u64, u64) {
+pub(crate) fn halves(block: &[u8; BLOCK]) -> (u64, u64) {
     let (lo, hi) = block.split_at(8);
     let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
     (word(lo), word(hi))

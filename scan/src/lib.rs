@@ -1,6 +1,7 @@
 //! The byte loops that every agent CLI's output goes through: ANSI stripping (finding
 //! control bytes sixteen at a time), editing the stripped reply in place (cutting out tool
-//! calls; dropping, trimming and folding lines), and reading tool calls' JSON.
+//! calls; dropping, trimming and folding lines, whose ends are found 64 bytes at a time),
+//! and reading tool calls' JSON.
 //!
 //! A crate of their own because agent-loop is built for size (`opt-level = "z"`), and at
 //! that level the compiler neither inlines the small functions such a loop calls per block
@@ -12,6 +13,7 @@ mod ansi;
 mod control;
 mod json;
 mod lines;
+mod newlines;
 
 pub use ansi::strip_ansi;
 pub use json::json_value;

@@ -4,6 +4,8 @@
 
 use std::ops::Range;
 
+use crate::newlines::Newlines;
+
 /// `text` without the byte ranges in `spans` (sorted, not overlapping): what follows each
 /// range moves down over it.
 ///
@@ -49,8 +51,10 @@ pub fn clean_lines(text: String, dropped: &[usize]) -> String {
     let mut as_is = 0;
     let mut blank_run = 0;
     let mut start = 0;
+    let mut newlines = Newlines::new(&bytes);
     loop {
-        let newline = memchr::memchr(b'\n', &bytes[start..]).map(|p| start + p);
+        // Edits below only move bytes down to before `end`, as `Newlines` allows.
+        let newline = newlines.next(&bytes);
         let end = newline.unwrap_or(bytes.len());
         while dropped.next_if(|&d| d < start).is_some() {}
         let is_dropped = dropped.next_if_eq(&start).is_some();

@@ -115,6 +115,16 @@ fn first_control_in_words(block: &[u8; BLOCK]) -> Option<usize> {
 const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
 const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 
+/// The high bit of each byte of `word` that equals `byte`, and no other bit (also for the
+/// newline masks of `newlines.rs`). Each byte is tested on its own: (low seven bits +
+/// 0x7f) sets the high bit for any byte but zero, and no carry crosses into the next.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline]
+pub(crate) fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let w = word ^ (ONES * u64::from(byte));
+    !(((w & !HIGH) + !HIGH) | w) & HIGH
+}
+
 /// The high bit of each byte of `word` that `is_control` holds for, and no other bit. Each
 /// byte is tested on its own, no carry crossing into the next, so the flags are exact.
 #[cfg_attr(
@@ -127,14 +137,10 @@ const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 #[inline]
 fn control_bytes(word: u64) -> u64 {
     let low = word & !HIGH;
-    // High bit set where the byte is zero; (low + 0x7f) sets it for any other low bits.
-    let zero = |w: u64| !(((w & !HIGH) + !HIGH) | w) & HIGH;
     // (low + 0x60) reaches 0x80 from 0x20 up, and stays below 0x100.
     let below_space = !((low + 0x60 * ONES) | word) & HIGH;
-    let newline = zero(word ^ (ONES * u64::from(b'\n')));
-    let tab = zero(word ^ (ONES * u64::from(b'\t')));
-    let del = zero(word ^ (ONES * 0x7f));
-    (below_space & !newline & !tab) | del
+    let kept = bytes_equal(word, b'\n') | bytes_equal(word, b'\t');
+    (below_space & !kept) | bytes_equal(word, 0x7f)
 }
 
 #[cfg(test)]

@@ -88,17 +88,14 @@ fn mask_of(window: &[u8; WINDOW]) -> u64 {
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline]
 fn mask_in_words(window: &[u8; WINDOW]) -> u64 {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    use crate::control::bytes_equal;
     // Moves the high bit of byte k of a word to bit k of the top byte: each term of the
     // constant shifts one byte's bit there, and no two terms' bits meet, so nothing carries.
     const GATHER: u64 = 0x0102_0408_1020_4080;
     let mut mask = 0u64;
     for (n, chunk) in window.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ (ONES * 0x0a);
-        // High bit set exactly where the byte is zero (no carry crosses bytes).
-        let zero = !(((word & !HIGH) + !HIGH) | word) & HIGH;
-        let bits = (zero >> 7).wrapping_mul(GATHER) >> 56;
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let bits = (bytes_equal(word, b'\n') >> 7).wrapping_mul(GATHER) >> 56;
         mask |= bits << (8 * n);
     }
     mask

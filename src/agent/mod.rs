@@ -3,11 +3,10 @@
 //! is also asked to approve tools that change things.
 
 mod approval;
-mod event;
 mod turn;
 
+pub use crate::event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
 pub use approval::{AllowRule, ApprovalMode, Policy};
-pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
 pub use turn::{Agent, AgentOptions};
 
 #[cfg(test)]

@@ -4,12 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::agent::{Event, OutputStream, RawOutput};
 use crate::backend::lines::LineSplitter;
 use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
-use crate::on_panic::on_panic;
+use crate::event::{Event, OutputStream, RawOutput};
 use crate::parse::{strip_ansi, Parsed};
 use crate::process::{self, Progress, Spec};
 use crate::{BoxFuture, Error};
@@ -124,13 +123,6 @@ impl CliBackend {
             }
             _ => None,
         };
-        // Removed by a panic too, which skips the file's destructor when it aborts.
-        let _remove_on_panic = prompt_file.as_ref().map(|f| {
-            let path = f.path().to_path_buf();
-            on_panic(move || {
-                let _ = std::fs::remove_file(path);
-            })
-        });
         let file_arg = prompt_file.as_ref().map(|f| f.path().display().to_string());
         let spec = Spec {
             program: self.program.clone(),
@@ -189,9 +181,6 @@ impl CliBackend {
         out_lines.finish(&mut |l| stdout_line(l, emit));
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
-        if let Some(failure) = def.parsers.failure() {
-            return Err(Error::config(failure));
-        }
         Ok(finished)
     }
 

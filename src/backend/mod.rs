@@ -11,7 +11,7 @@ pub use http::{decode_recorded, HttpBackend};
 
 use std::path::Path;
 
-use crate::agent::{Event, RawOutput};
+use crate::event::{Event, RawOutput};
 
 use crate::config::Definition;
 

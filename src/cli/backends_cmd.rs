@@ -95,8 +95,7 @@ async fn version(program: std::path::PathBuf) -> String {
 /// The table, columns padded to their widest cell.
 pub async fn table(config: &Config) -> Result<String, Error> {
     let rows: Vec<Row> = config
-        .definitions()?
-        .into_iter()
+        .definitions()
         .map(|(name, def)| row(name, def))
         .collect();
     let versions = futures_util::future::join_all(rows.iter().map(|r| {

@@ -11,7 +11,7 @@ use agent_loop::agent::{Agent, AgentOptions, ApprovalRequest, Decision, Event, O
 use agent_loop::backend;
 use agent_loop::context::{Artifacts, Conversation};
 use agent_loop::parse::Totals;
-use agent_loop::tools::{Registry, Root, BUILTIN};
+use agent_loop::tools::{builtin_names, Registry, Root};
 use agent_loop::{BoxFuture, Error};
 
 use super::app::{App, Outcome};
@@ -125,12 +125,13 @@ async fn run(
 fn lane(app: &App, name: &str, folder: PathBuf) -> Result<Lane, Error> {
     let def = app.config.backend(name)?;
     let backend = backend::build(def, &app.overrides)?;
+    let builtin_tools = builtin_names();
     let builtin: Vec<String> = app
         .agent
         .tools()
         .names()
         .into_iter()
-        .filter(|n| BUILTIN.contains(n))
+        .filter(|n| builtin_tools.iter().any(|b| b == n))
         .map(String::from)
         .collect();
     let tools = Registry::builtin(Some(&builtin))?;

@@ -192,15 +192,6 @@ async fn run(args: Args) -> i32 {
         None => repl::run(&mut app).await,
     };
     app.mcp.shutdown();
-    // The process exits next, and the kernel takes its memory back at once: freeing the
-    // conversation, the compiled patterns, the tools and the configuration piece by piece
-    // would only delay the exit (about 190K instructions, 50 µs, every run). Nothing in them
-    // acts when dropped: a turn's process group and prompt file went with the turn. The rest
-    // of `app`, the display among it, is dropped as usual.
-    let App {
-        agent, config, def, ..
-    } = app;
-    std::mem::forget((agent, config, def));
     code
 }
 

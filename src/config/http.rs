@@ -169,8 +169,8 @@ pub(super) fn resolve(
     let max_tokens = raw
         .max_tokens
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
-    let prices = super::prices(&raw);
-    let context = super::context_settings(&raw, name, &|key| here(key, &defined_at))?;
+    let prices = super::cli::prices(&raw);
+    let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
     Ok(HttpDef {
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),

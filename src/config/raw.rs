@@ -3,12 +3,12 @@
 //! instead of silently ignored.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 use serde::{Deserialize, Deserializer};
+use toml::Spanned;
 
+use super::mcp::RawMcp;
 use super::Source;
-use crate::mcp::config::RawMcp;
 use crate::Error;
 
 #[derive(Debug, Default, Deserialize)]
@@ -18,9 +18,9 @@ pub struct RawFile {
     pub default_backend: Option<String>,
     /// Backends tried in order when none is named (the built-in file sets it).
     pub auto_order: Option<Vec<String>>,
-    /// Boxed: see `merged` in `Config::from_sources`.
+    /// Each name keeps where it is first written, for messages.
     #[serde(default)]
-    pub backends: BTreeMap<String, Box<RawBackend>>,
+    pub backends: BTreeMap<Spanned<String>, RawBackend>,
     /// `[mcp.servers.NAME]`: MCP servers whose tools join the built-in ones.
     #[serde(default)]
     pub mcp: RawMcp,
@@ -90,10 +90,10 @@ impl Located {
         format!("{}:{}", self.file, self.line)
     }
 
-    /// Gives it its file and line; `offset` is where the parsed text starts in the file.
-    pub(crate) fn locate(&mut self, lines: &Lines, offset: usize) {
+    /// Gives it its file and line.
+    pub(crate) fn locate(&mut self, lines: &Lines) {
         self.file = lines.name.to_string();
-        self.line = lines.line(offset + self.start);
+        self.line = lines.line(self.start);
     }
 }
 
@@ -113,12 +113,6 @@ impl<'de> Deserialize<'de> for Located {
 pub trait Overlay {
     /// Takes every key `other` sets.
     fn overlay(&mut self, other: Self);
-}
-
-impl<T: Overlay> Overlay for Box<T> {
-    fn overlay(&mut self, other: Self) {
-        (**self).overlay(*other);
-    }
 }
 
 impl Overlay for RawBackend {
@@ -235,7 +229,7 @@ impl RawBackend {
         ])
     }
 
-    fn locate(&mut self, lines: &Lines, offset: usize) {
+    fn locate(&mut self, lines: &Lines) {
         for located in [
             &mut self.kind,
             &mut self.command,
@@ -261,7 +255,7 @@ impl RawBackend {
         .flatten()
         .chain(self.skip_lines.iter_mut().flatten())
         {
-            located.locate(lines, offset);
+            located.locate(lines);
         }
     }
 }
@@ -274,113 +268,29 @@ fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
         .collect()
 }
 
-/// Parses one file; a syntax or schema error names the file, the line and the backend.
+/// Parses one file; a syntax or schema error names the file, the line and the backend or
+/// MCP server it is in.
 pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
-    parse_part(source, lines, 0..source.text.len())
-}
-
-/// Parses the part `range` of a file, which starts at a line's start: a syntax or schema
-/// error names the file, the line and the backend, and every value is placed in the whole
-/// file.
-pub fn parse_part(source: &Source, lines: &Lines, range: Range<usize>) -> Result<RawFile, Error> {
-    let offset = range.start;
-    let mut file: RawFile = toml::from_str(&source.text[range])
-        .map_err(|e| {
-            let line = e.span().map(|s| line_of(&source.text, offset + s.start));
-            let table = line.and_then(|l| table_at(&source.text, l));
-            let mut msg = source.name.clone();
-            if let Some(line) = line {
-                msg.push_str(&format!(":{line}"));
-            }
-            match table {
+    let mut file: RawFile = toml::from_str(&source.text).map_err(|e| {
+        let line = e.span().map(|s| lines.line(s.start));
+        let mut msg = source.name.clone();
+        if let Some(line) = line {
+            msg.push_str(&format!(":{line}"));
+            match table_at(&source.text, line) {
                 Some((BACKENDS, b)) => msg.push_str(&format!(": backend `{b}`")),
                 Some((_, s)) => msg.push_str(&format!(": MCP server `{s}`")),
                 None => {}
             }
-            format!("{msg}: {}", e.message())
-        })
-        .map_err(Error::config)?;
+        }
+        Error::config(format!("{msg}: {}", e.message()))
+    })?;
     for backend in file.backends.values_mut() {
-        backend.locate(lines, offset);
+        backend.locate(lines);
     }
     for server in file.mcp.servers.values_mut() {
-        server.locate(lines, offset);
+        server.locate(lines);
     }
     Ok(file)
-}
-
-/// A file split so that its backends can be read one at a time: only the built-in file is
-/// read this way, since a run uses one or two of its dozen presets and parsing them all took
-/// half of the start-up time.
-pub struct Split {
-    /// The file with every backend's tables blanked out (newlines kept, so that lines and
-    /// offsets stay those of the whole file): the top-level keys and any other tables.
-    pub rest: String,
-    /// Where each backend's tables are: from its first `[backends.NAME...]` header to the end
-    /// of its last table (with any tables written between them).
-    pub backends: BTreeMap<String, Range<usize>>,
-}
-
-impl Split {
-    /// Splits `text`, whose lines and headers `lines` holds.
-    pub fn of(text: &str, lines: &Lines) -> Split {
-        let mut backends: BTreeMap<String, Range<usize>> = BTreeMap::new();
-        let mut tables = Vec::new();
-        // Where the text that is not a backend's ends: the start of the first header, or the
-        // end of the last other table.
-        let mut others_end = text.len();
-        // Each header starts a table that runs to the next header.
-        let starts: Vec<usize> = lines.bracketed.iter().map(|&i| lines.starts[i]).collect();
-        for (i, &start) in starts.iter().enumerate() {
-            let end = starts.get(i + 1).copied().unwrap_or(text.len());
-            let line = text[start..end].split('\n').next().unwrap_or("");
-            let backend = header(line).and_then(|inner| table_name(inner, BACKENDS));
-            match backend {
-                Some(name) => {
-                    if i == 0 {
-                        others_end = start;
-                    }
-                    backends.entry(name).or_insert(start..end).end = end;
-                    tables.push(start..end);
-                }
-                None => others_end = end,
-            }
-        }
-        // The built-in file's backends come last: its top is all there is to parse.
-        let mut rest = text.as_bytes()[..others_end].to_vec();
-        for range in tables.into_iter().filter(|r| r.start < others_end) {
-            for b in &mut rest[range] {
-                if *b != b'\n' {
-                    *b = b' ';
-                }
-            }
-        }
-        Split {
-            // Only whole characters were replaced, each byte by an ASCII space.
-            rest: String::from_utf8(rest).expect("blanking keeps UTF-8 valid"),
-            backends,
-        }
-    }
-}
-
-/// The string value of `key` written as `key = "value"` on a line of its own in `text`,
-/// without parsing the TOML around it: for reading one key of a built-in backend that is
-/// not otherwise needed (a test checks it against the parsed file for every preset).
-pub fn plain_string(text: &str, key: &str) -> Option<String> {
-    // Each place the key is written, rather than each line: a preset's text is mostly other
-    // keys, and this runs for every preset at start-up.
-    text.match_indices(key).find_map(|(at, _)| {
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-        if !text[line_start..at].trim().is_empty() {
-            return None;
-        }
-        let value = text[at + key.len()..line_end]
-            .trim_start()
-            .strip_prefix('=')?;
-        let value = value.trim().strip_prefix('"')?.strip_suffix('"')?;
-        (!value.contains(['\\', '"'])).then(|| value.to_string())
-    })
 }
 
 /// 1-based line number of byte offset `pos`.
@@ -398,90 +308,37 @@ pub const BACKENDS: &str = "backends.";
 pub const MCP_SERVERS: &str = "mcp.servers.";
 
 /// The `[backends.NAME]` or `[mcp.servers.NAME]` table that line `line` belongs to, as
-/// (prefix, name).
+/// (prefix, name): for naming where a syntax error is, which the parser cannot tell.
 fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
     text.lines()
         .take(line)
         .filter_map(|l| {
-            header(l).map(|inner| {
-                [BACKENDS, MCP_SERVERS]
-                    .into_iter()
-                    .find_map(|prefix| table_name(inner, prefix).map(|name| (prefix, name)))
-            })
+            let inner = l.trim().strip_prefix('[')?.trim_start_matches('[');
+            let inner = inner.split(']').next()?.trim();
+            Some([BACKENDS, MCP_SERVERS].into_iter().find_map(|prefix| {
+                let rest = inner.strip_prefix(prefix)?;
+                let name = rest.split('.').next().unwrap_or(rest);
+                Some((prefix, name.trim().trim_matches('"').to_string()))
+            }))
         })
         .last()
         .flatten()
 }
 
-/// The inside of a table header line (`backends.x` for `[backends.x]`), `None` for a line
-/// that is no header.
-fn header(line: &str) -> Option<&str> {
-    let inner = line.trim().strip_prefix('[')?.trim_start_matches('[');
-    Some(inner.split(']').next()?.trim())
-}
-
-/// The NAME of a header inside `PREFIXNAME...`, if it starts with `prefix`.
-fn table_name(inner: &str, prefix: &str) -> Option<String> {
-    inner.strip_prefix(prefix).map(|rest| {
-        rest.split('.')
-            .next()
-            .unwrap_or(rest)
-            .trim()
-            .trim_matches('"')
-            .to_string()
-    })
-}
-
-/// Where one file's lines and table headers are, found in one pass: placing each of the
-/// hundreds of values and tables in the built-in file is then a lookup, where rescanning the
-/// text for each took most of the start-up time.
+/// Where each line of one file starts, to turn the parser's byte offsets into line numbers.
 pub struct Lines<'a> {
     name: &'a str,
-    /// The byte offset where each line starts.
     starts: Vec<usize>,
-    /// The 0-based indexes of the lines that start with `[` (after blanks): the headers.
-    bracketed: Vec<usize>,
-    /// (1-based line, prefix, name) of every `[backends.NAME]` and `[mcp.servers.NAME]` header.
-    headers: Vec<(usize, &'static str, String)>,
 }
 
 impl<'a> Lines<'a> {
     pub fn of(source: &'a Source) -> Self {
-        let text = &source.text;
-        let bytes = text.as_bytes();
-        // The newlines are found by memchr's portable searcher, eight bytes at a time: the
-        // byte-by-byte loop before it cost ten instructions a byte at the size-first
-        // optimisation level this crate is built with. Not `memchr::memchr`: its first search
-        // runs CPUID to learn the CPU's features, and on a virtual machine each CPUID traps to
-        // the hypervisor (9 µs each on the benchmark's), all before the backend starts.
-        let newlines = memchr::arch::all::memchr::One::new(b'\n');
-        let starts: Vec<usize> = std::iter::once(0)
-            .chain(newlines.iter(bytes).map(|i| i + 1))
-            .collect();
-        // Only a line that starts with `[` (after blanks) can be a header; most do not.
-        let bracketed: Vec<usize> = (0..starts.len())
-            .filter(|&i| {
-                bytes[starts[i]..]
-                    .iter()
-                    .find(|b| !matches!(b, b' ' | b'\t'))
-                    == Some(&b'[')
-            })
-            .collect();
-        let headers = bracketed
-            .iter()
-            .filter_map(|&i| {
-                let line = text[starts[i]..].split('\n').next().unwrap_or("");
-                let inner = header(line)?;
-                [BACKENDS, MCP_SERVERS]
-                    .into_iter()
-                    .find_map(|prefix| table_name(inner, prefix).map(|name| (i + 1, prefix, name)))
-            })
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', source.text.as_bytes()).map(|i| i + 1))
             .collect();
         Lines {
             name: &source.name,
             starts,
-            bracketed,
-            headers,
         }
     }
 
@@ -494,15 +351,6 @@ impl<'a> Lines<'a> {
     pub fn line(&self, pos: usize) -> usize {
         self.starts.partition_point(|&start| start <= pos)
     }
-
-    /// The line of the first `[PREFIXNAME]` header, e.g. `[backends.NAME]` (1 if the table is
-    /// written inline).
-    pub fn table(&self, prefix: &str, name: &str) -> usize {
-        self.headers
-            .iter()
-            .find(|(_, p, n)| *p == prefix && n == name)
-            .map_or(1, |(line, _, _)| *line)
-    }
 }
 
 #[cfg(test)]
@@ -510,83 +358,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn split_blanks_each_backends_tables_and_keeps_the_rest_in_place() {
-        let text = "top = 1\n[backends.a]\nx = \"é\"\n[backends.a.env]\nK = \"v\"\n[mcp.servers.m]\ncommand = \"m\"\n[backends.b]\ntimeout_s = 2\n[backends.a.more]\nz = 3\n";
-        let source = Source {
-            name: "f.toml".into(),
-            text: text.into(),
-        };
-        let lines = Lines::of(&source);
-        let split = Split::of(text, &lines);
-        let a = &text[split.backends["a"].clone()];
-        assert!(
-            a.starts_with("[backends.a]\n") && a.ends_with("z = 3\n"),
-            "{a:?}"
-        );
-        assert_eq!(
-            &text[split.backends["b"].clone()],
-            "[backends.b]\ntimeout_s = 2\n"
-        );
-        let split_of = |text: &str| {
-            let source = Source {
-                name: "f.toml".into(),
-                text: text.into(),
-            };
-            Split::of(text, &Lines::of(&source)).rest
-        };
-        // Backends after the last other table add nothing to the rest.
-        assert_eq!(split.rest, split_of(&format!("{text}\n[backends.c]\n")));
-        assert_eq!(split_of("[backends.c]\ncommand = \"c\"\n"), "");
-        assert_eq!(split_of("top = 1\n"), "top = 1\n");
-        assert_eq!(split.rest.len(), text.find("[backends.b]").unwrap());
-        assert!(split.rest.starts_with("top = 1\n"));
-        assert!(!split.rest.contains("backends"));
-        // `a`'s range spans `m`'s table, which is read with the rest.
-        assert!(split.rest.ends_with("[mcp.servers.m]\ncommand = \"m\"\n"));
-        let part = parse_part(&source, &lines, split.backends["b"].clone()).unwrap();
-        assert_eq!(part.backends.keys().collect::<Vec<_>>(), ["b"]);
-        let err = parse_part(
-            &Source {
-                name: "f.toml".into(),
-                text: "a = 1\n[backends.c]\nnope nope\n".into(),
-            },
-            &lines,
-            6..24,
-        )
-        .unwrap_err();
-        assert!(
-            err.message.starts_with("f.toml:3: backend `c`"),
-            "{}",
-            err.message
-        );
-    }
-
-    #[test]
-    fn plain_string_reads_a_simple_key_and_nothing_else() {
-        let text = "a = 1\n  api_key_env = \"KEY_1\"\nother = \"x\"\n";
-        assert_eq!(plain_string(text, "api_key_env").as_deref(), Some("KEY_1"));
-        assert_eq!(plain_string(text, "missing"), None);
-        assert_eq!(plain_string("k = 'single'\n", "k"), None);
-        assert_eq!(plain_string("k = \"a\\\"b\"\n", "k"), None);
-        // Only the key that starts its line counts: not one inside another key or a value.
-        let text = "my_k = \"no\"\nx = \"k = 1\"\n# k = \"no\"\n\tk = \"yes\"";
-        assert_eq!(plain_string(text, "k").as_deref(), Some("yes"));
-        assert_eq!(plain_string("kk = \"no\"\n", "k"), None);
-    }
-
-    #[test]
     fn lines_agree_with_counting_newlines() {
         let source = Source {
             name: "f.toml".into(),
-            text: "a = 1\r\n\n[backends.x]\ncommand = \"x\"\n[[mcp.servers.\"s\".more]]\n[backends.x]\nend".into(),
+            text: "a = 1\r\n\n[backends.x]\ncommand = \"x\"\n[[mcp.servers.\"s\".more]]\nend"
+                .into(),
         };
         let lines = Lines::of(&source);
         for pos in 0..=source.text.len() + 2 {
             assert_eq!(lines.line(pos), line_of(&source.text, pos), "at {pos}");
         }
-        assert_eq!(lines.table(BACKENDS, "x"), 3, "the first header counts");
-        assert_eq!(lines.table(MCP_SERVERS, "s"), 5);
-        assert_eq!(lines.table(BACKENDS, "s"), 1, "not a header: inline");
         assert_eq!(lines.name(), "f.toml");
+        assert_eq!(table_at(&source.text, 4), Some((BACKENDS, "x".into())));
+        assert_eq!(table_at(&source.text, 6), Some((MCP_SERVERS, "s".into())));
+        assert_eq!(table_at(&source.text, 1), None);
     }
 }

@@ -11,8 +11,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{ApprovalRequest, Event, OutputStream};
 use crate::display::Renderer;
+use crate::event::{ApprovalRequest, Event, OutputStream};
 
 /// One line of JSONL output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

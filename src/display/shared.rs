@@ -3,7 +3,7 @@
 //! stream in the order they were written.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 #[derive(Clone)]
 pub struct SharedWriter(Arc<Mutex<Box<dyn Write + Send>>>);
@@ -11,18 +11,6 @@ pub struct SharedWriter(Arc<Mutex<Box<dyn Write + Send>>>);
 impl SharedWriter {
     pub fn new(inner: Box<dyn Write + Send>) -> Self {
         SharedWriter(Arc::new(Mutex::new(inner)))
-    }
-
-    /// Writes `bytes` unless someone holds the stream right now: for the panic hook, which
-    /// must never wait (the panicking thread itself may hold it).
-    pub fn write_if_free(&self, bytes: &[u8]) {
-        let mut inner = match self.0.try_lock() {
-            Ok(inner) => inner,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
-        };
-        let _ = inner.write_all(bytes);
-        let _ = inner.flush();
     }
 }
 

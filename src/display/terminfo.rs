@@ -18,7 +18,6 @@ use crate::display::plain::PlainDisplay;
 use crate::display::sanitize::sanitize;
 use crate::display::shared::SharedWriter;
 use crate::display::Renderer;
-use crate::on_panic::{on_panic, OnPanic};
 
 /// How often the spinner moves.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -40,9 +39,9 @@ pub struct TerminfoDisplay {
     live: Option<Live>,
     /// Lines of the live region now on screen; the cursor is at the end of the last one.
     drawn: usize,
-    /// Set while the cursor is hidden: shows it again (on a cleared line) if a panic ends
-    /// agent-loop before the region does.
-    cursor_hidden: Option<OnPanic>,
+    /// Set while the cursor is hidden: dropping the display then shows it again (on a cleared
+    /// line), so a panic that ends agent-loop before the region does leaves it visible.
+    cursor_hidden: bool,
     /// Backend output of the running call, printed append-only when it ends (`--tail`).
     kept: Vec<Event>,
 }
@@ -75,7 +74,7 @@ impl TerminfoDisplay {
             tail,
             live: None,
             drawn: 0,
-            cursor_hidden: None,
+            cursor_hidden: false,
             kept: Vec::new(),
         }
     }
@@ -152,13 +151,10 @@ impl TerminfoDisplay {
             frame: 0,
             window: VecDeque::new(),
         });
-        if self.caps.can_redraw() && self.caps.can_hide_cursor() && self.cursor_hidden.is_none() {
+        if self.caps.can_redraw() && self.caps.can_hide_cursor() && !self.cursor_hidden {
             let civis = seq(&self.caps.civis).to_vec();
             self.write(&civis);
-            let caps = &self.caps;
-            let restore = [seq(&caps.cr), seq(&caps.el), seq(&caps.cnorm)].concat();
-            let err = self.err.clone();
-            self.cursor_hidden = Some(on_panic(move || err.write_if_free(&restore)));
+            self.cursor_hidden = true;
         }
         self.draw();
     }
@@ -167,7 +163,7 @@ impl TerminfoDisplay {
     fn stop(&mut self) {
         self.erase();
         self.live = None;
-        if self.cursor_hidden.take().is_some() {
+        if std::mem::take(&mut self.cursor_hidden) {
             let cnorm = seq(&self.caps.cnorm).to_vec();
             self.write(&cnorm);
         }
@@ -272,6 +268,8 @@ impl Renderer for TerminfoDisplay {
     }
 }
 
+/// A display dropped while the spinner runs (a panic unwinding, an early return) clears the
+/// spinner's line and shows the cursor again.
 impl Drop for TerminfoDisplay {
     fn drop(&mut self) {
         self.stop();
@@ -378,11 +376,11 @@ mod tests {
     fn a_panic_while_the_spinner_runs_clears_its_line_and_shows_the_cursor() {
         let (mut d, _, err) = display(caps(FULL), 0);
         d.render(&started());
-        let restore = d
-            .cursor_hidden
-            .take()
-            .expect("an undo while the cursor is hidden");
-        restore.run_now();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _display = d;
+            panic!("in the middle of a turn");
+        }));
+        assert!(unwound.is_err());
         assert_eq!(err.text(), "{hide}{fg6}| fake 0s{sgr0}{cr}{el}{show}");
     }
 

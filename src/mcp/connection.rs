@@ -16,8 +16,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
 
-use super::config::{ServerDef, Transport};
 use super::http::HttpClient;
+use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
 
 /// Lines of a server's stderr kept for messages.

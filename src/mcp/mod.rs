@@ -5,7 +5,6 @@
 //! fails is reported once and left out; the others keep working. The protocol itself is the
 //! official rmcp SDK's.
 
-pub mod config;
 mod connection;
 mod content;
 mod http;
@@ -15,7 +14,7 @@ mod tool;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use config::{ServerDef, Transport};
+pub use crate::config::mcp::{ServerDef, Transport};
 pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};
 

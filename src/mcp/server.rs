@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::config::ServerDef;
 use super::connection::Connection;
+use crate::config::mcp::ServerDef;
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]

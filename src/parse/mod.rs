@@ -88,15 +88,6 @@ impl Parsers {
         }
     }
 
-    /// The first pattern that cannot be compiled, with where it was written. Compiles those
-    /// not yet tried (a backend that exits at once may end before `warm` ran).
-    pub fn failure(&self) -> Option<String> {
-        self.patterns().find_map(|pattern| {
-            pattern.warm();
-            pattern.failure()
-        })
-    }
-
     /// Parses a run's stripped stdout (the reply) and stderr (searched for usage and errors).
     /// With JSON output the answer is read from stdout's documents, usage and errors from
     /// both streams'; the regexes then run over that answer.

@@ -25,13 +25,6 @@ const CHUNK: usize = 64 * 1024;
 /// the pipe; only something it left running can keep them open, and its group is then killed.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
-/// How long a child is left to start before `Progress::Started` is reported, unless it
-/// prints or exits first. What the caller does then (a CLI backend compiles its patterns:
-/// about a millisecond of work and a hundred fresh pages) would otherwise run while the
-/// child execs and loads, and on a virtual machine the two slow each other: deferring it
-/// made the median CLI turn of scripts/bench.sh 0.2 ms faster here (1.049 to 1.045).
-const SETTLE: Duration = Duration::from_millis(5);
-
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -50,8 +43,7 @@ pub struct Spec {
 
 /// Live reports while the child runs.
 pub enum Progress<'a> {
-    /// The child started, was given its stdin (as much as the pipe takes at once), and has
-    /// had `SETTLE` to start or already printed or exited: work that is only needed for its
+    /// The child started and was given all of its stdin: work that is only needed for its
     /// output can be done now, while it runs. Reported before any output it comes with.
     Started,
     Stdout(&'a [u8]),
@@ -117,14 +109,11 @@ pub async fn run(
         }
         _ => None,
     };
-    // `Started` waits until the child has all of its stdin, so its work does not keep the
-    // child waiting for input, and then until the child has had `SETTLE` to start, printed
-    // something or exited, so that its work does not slow the child's own start (see
-    // `SETTLE`).
+    // `Started` waits until the child has all of its stdin, so that the caller's work does
+    // not keep the child waiting for input.
     let mut fed = feeder.is_none();
     let mut reported = false;
-    let settle = tokio::time::sleep(SETTLE);
-    tokio::pin!(settle);
+    report_start(fed, &mut reported, progress);
     let mut out_pipe = child.stdout.take().expect("stdout is piped");
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
     // Read into capacity never written before: a page of it is touched (each a page fault,
@@ -147,8 +136,8 @@ pub async fn run(
         tokio::select! {
             _ = async { feeder.as_mut().expect("a feeder until fed").await }, if !fed => {
                 fed = true;
+                report_start(fed, &mut reported, progress);
             }
-            _ = &mut settle, if fed && !reported => report_start(fed, &mut reported, progress),
             n = read_chunk(&mut out_pipe, &mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
@@ -251,30 +240,5 @@ mod tests {
         assert_eq!(fed.replace('S', ""), "hello");
         let none = reports(&spec("echo", &["hi"], None)).await;
         assert_eq!(none, "Shi\n");
-    }
-
-    /// A child that prints nothing for a while still gets `Started` while it runs (after
-    /// `SETTLE`): this one prints and exits only once the report has made the file it waits
-    /// for, so without it the run would end only at the timeout.
-    #[tokio::test]
-    async fn a_silent_child_is_reported_started_while_it_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let flag = dir.path().join("started");
-        let script = "while [ ! -e \"$1\" ]; do sleep 0.01; done; echo after";
-        let mut spec = spec("sh", &["-c", script, "sh", flag.to_str().unwrap()], None);
-        spec.timeout = Duration::from_secs(20);
-        let mut seen = String::new();
-        let finished = run(&spec, &mut |p| match p {
-            Progress::Started => {
-                std::fs::write(&flag, "").unwrap();
-                seen.push('S');
-            }
-            Progress::Stdout(bytes) => seen.push_str(&String::from_utf8_lossy(bytes)),
-            _ => {}
-        })
-        .await
-        .unwrap();
-        assert!(!finished.timed_out);
-        assert_eq!(seen, "Safter\n");
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{Builtin, ToolContext, ToolOutput};
 use crate::process::{self, Spec};
 use crate::BoxFuture;
 
@@ -16,39 +16,13 @@ use crate::BoxFuture;
 pub const OUTPUT_CAP: usize = 200 * 1024;
 const DEFAULT_TIMEOUT_S: u64 = 120;
 
-pub struct Bash {
-    spec: ToolSpec,
-}
+pub struct Bash;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     command: String,
     timeout_s: Option<u64>,
-}
-
-impl Bash {
-    pub fn new() -> Self {
-        Bash {
-            spec: spec(
-                "bash",
-                "Run a shell command in the working directory and return its exit code, stdout \
-                 and stderr (each cut at 200 KB). Non-interactive: stdin is empty.",
-                "command",
-                true,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "command": {"description": "The command line to run.", "type": "string"},
-                        "timeout_s": {"description": "Seconds before the command is killed (default 120).", "type": "integer"}
-                    },
-                    "required": ["command"],
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
 }
 
 fn shell() -> PathBuf {
@@ -57,17 +31,28 @@ fn shell() -> PathBuf {
         .unwrap_or_else(|_| PathBuf::from("sh"))
 }
 
-impl Tool for Bash {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl Builtin for Bash {
+    const NAME: &'static str = "bash";
+    const DESCRIPTION: &'static str =
+        "Run a shell command in the working directory and return its exit code, stdout \
+        and stderr (each cut at 200 KB). Non-interactive: stdin is empty.";
+    const MAIN_PARAM: &'static str = "command";
+    const MUTATING: bool = true;
+    type Args = Args;
+
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "command": {"description": "The command line to run.", "type": "string"},
+                "timeout_s": {"description": "Seconds before the command is killed (default 120).", "type": "integer"}
+            },
+            "required": ["command"],
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("bash", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             let timeout = args.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1);
             let spec = Spec {
                 program: shell(),

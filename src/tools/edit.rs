@@ -4,16 +4,14 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{fs, Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
-pub struct Edit {
-    spec: ToolSpec,
-}
+pub struct Edit;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     path: String,
     old_string: String,
     new_string: String,
@@ -21,43 +19,30 @@ struct Args {
     replace_all: bool,
 }
 
-impl Edit {
-    pub fn new() -> Self {
-        Edit {
-            spec: spec(
-                "edit",
-                "Replace old_string with new_string in a file. old_string must match exactly \
-                 (whitespace included) and occur exactly once, unless replace_all is true.",
-                "path",
-                true,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "new_string": {"description": "Text to put in its place.", "type": "string"},
-                        "old_string": {"description": "Exact text to replace.", "type": "string"},
-                        "path": {"description": "File to edit.", "type": "string"},
-                        "replace_all": {"description": "Replace every occurrence (default false).", "type": "boolean"}
-                    },
-                    "required": ["path", "old_string", "new_string"],
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
-}
+impl Builtin for Edit {
+    const NAME: &'static str = "edit";
+    const DESCRIPTION: &'static str =
+        "Replace old_string with new_string in a file. old_string must match exactly \
+        (whitespace included) and occur exactly once, unless replace_all is true.";
+    const MAIN_PARAM: &'static str = "path";
+    const MUTATING: bool = true;
+    type Args = Args;
 
-impl Tool for Edit {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "new_string": {"description": "Text to put in its place.", "type": "string"},
+                "old_string": {"description": "Exact text to replace.", "type": "string"},
+                "path": {"description": "File to edit.", "type": "string"},
+                "replace_all": {"description": "Replace every occurrence (default false).", "type": "boolean"}
+            },
+            "required": ["path", "old_string", "new_string"],
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("edit", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             if args.old_string.is_empty() {
                 return ToolOutput::error("edit: old_string is empty; use write to create a file");
             }

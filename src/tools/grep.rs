@@ -7,19 +7,17 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{fs, Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_MATCHES: usize = 200;
 const MAX_LINE: usize = 300;
 
-pub struct Grep {
-    spec: ToolSpec,
-}
+pub struct Grep;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     pattern: String,
     #[serde(default = "dot")]
     path: String,
@@ -31,42 +29,29 @@ fn dot() -> String {
     ".".into()
 }
 
-impl Grep {
-    pub fn new() -> Self {
-        Grep {
-            spec: spec(
-                "grep",
-                "Search text files under a folder (recursively, skipping .gitignore'd and \
-                 hidden files) for a regular expression. Returns path:line:text rows, at most 200.",
-                "pattern",
-                false,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "ignore_case": {"description": "Match case-insensitively (default false).", "type": "boolean"},
-                        "path": {"description": "Folder or file to search (default: the working directory).", "type": "string"},
-                        "pattern": {"description": "Regular expression (Rust regex syntax).", "type": "string"}
-                    },
-                    "required": ["pattern"],
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
-}
+impl Builtin for Grep {
+    const NAME: &'static str = "grep";
+    const DESCRIPTION: &'static str =
+        "Search text files under a folder (recursively, skipping .gitignore'd and \
+        hidden files) for a regular expression. Returns path:line:text rows, at most 200.";
+    const MAIN_PARAM: &'static str = "pattern";
+    const MUTATING: bool = false;
+    type Args = Args;
 
-impl Tool for Grep {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "ignore_case": {"description": "Match case-insensitively (default false).", "type": "boolean"},
+                "path": {"description": "Folder or file to search (default: the working directory).", "type": "string"},
+                "pattern": {"description": "Regular expression (Rust regex syntax).", "type": "string"}
+            },
+            "required": ["pattern"],
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("grep", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             let re = match RegexBuilder::new(&args.pattern)
                 .case_insensitive(args.ignore_case)
                 .build()

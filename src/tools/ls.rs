@@ -3,18 +3,16 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_ENTRIES: usize = 1000;
 
-pub struct Ls {
-    spec: ToolSpec,
-}
+pub struct Ls;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     #[serde(default = "dot")]
     path: String,
 }
@@ -23,39 +21,26 @@ fn dot() -> String {
     ".".into()
 }
 
-impl Ls {
-    pub fn new() -> Self {
-        Ls {
-            spec: spec(
-                "ls",
-                "List a folder: one entry a line, sorted, folders ending in / and files with \
-                 their size in bytes.",
-                "path",
-                false,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "path": {"description": "Folder to list (default: the working directory).", "type": "string"}
-                    },
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
-}
+impl Builtin for Ls {
+    const NAME: &'static str = "ls";
+    const DESCRIPTION: &'static str =
+        "List a folder: one entry a line, sorted, folders ending in / and files with \
+        their size in bytes.";
+    const MAIN_PARAM: &'static str = "path";
+    const MUTATING: bool = false;
+    type Args = Args;
 
-impl Tool for Ls {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "path": {"description": "Folder to list (default: the working directory).", "type": "string"}
+            },
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("ls", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             let dir = match ctx.path(&args.path) {
                 Ok(p) => p,
                 Err(e) => return e,

@@ -15,7 +15,6 @@ pub use fs::write_atomic;
 pub use root::Root;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -32,13 +31,10 @@ pub struct ToolSpec {
     pub main_param: String,
     /// Whether it changes anything (and so asks for approval).
     pub mutating: bool,
-    /// The JSON schema of the arguments object as compact JSON text, keys in order as
-    /// serde_json writes them: every prompt shows it and every turn measures it.
-    schema_text: Arc<str>,
-    /// The same schema as a tree, for HTTP backends' native tool definitions: a built-in
-    /// tool's is read from its text when first asked for, so a CLI turn never builds it.
-    /// Shared, as the registry keeps a copy of each tool's spec.
-    schema: Arc<OnceLock<Value>>,
+    /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
+    schema: Value,
+    /// The same as compact JSON text, for the prompts of CLI backends.
+    schema_text: String,
 }
 
 impl ToolSpec {
@@ -54,8 +50,8 @@ impl ToolSpec {
             description,
             main_param,
             mutating,
-            schema_text: schema.to_string().into(),
-            schema: Arc::new(OnceLock::from(schema)),
+            schema_text: schema.to_string(),
+            schema,
         }
     }
 
@@ -66,10 +62,7 @@ impl ToolSpec {
 
     /// The arguments' JSON schema.
     pub fn schema(&self) -> &Value {
-        self.schema.get_or_init(|| {
-            serde_json::from_str(&self.schema_text)
-                .expect("a built-in tool's schema is valid JSON (tested)")
-        })
+        &self.schema
     }
 }
 
@@ -139,8 +132,22 @@ pub trait Tool: Send + Sync {
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }
 
+/// The built-in tools, in the order they are offered: the one list of them.
+fn builtins() -> Vec<Box<dyn Tool>> {
+    vec![
+        Typed::boxed(bash::Bash),
+        Typed::boxed(read::Read),
+        Typed::boxed(write::Write),
+        Typed::boxed(edit::Edit),
+        Typed::boxed(ls::Ls),
+        Typed::boxed(grep::Grep),
+    ]
+}
+
 /// The names of the built-in tools, in the order they are offered.
-pub const BUILTIN: &[&str] = &["bash", "read", "write", "edit", "ls", "grep"];
+pub fn builtin_names() -> Vec<String> {
+    builtins().iter().map(|t| t.spec().name.clone()).collect()
+}
 
 /// The set of tools that exist for this run.
 pub struct Registry {
@@ -165,24 +172,17 @@ impl Registry {
     /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
     /// error that lists the known ones.
     pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
+        let all = builtins();
         if let Some(names) = only {
             for name in names {
-                if !BUILTIN.contains(&name.as_str()) && !name.starts_with("mcp.") {
+                if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
                     return Err(crate::Error::config(format!(
                         "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
-                        BUILTIN.join(", ")
+                        builtin_names().join(", ")
                     )));
                 }
             }
         }
-        let all: Vec<Box<dyn Tool>> = vec![
-            Box::new(bash::Bash::new()),
-            Box::new(read::Read::new()),
-            Box::new(write::Write::new()),
-            Box::new(edit::Edit::new()),
-            Box::new(ls::Ls::new()),
-            Box::new(grep::Grep::new()),
-        ];
         let tools: Vec<Box<dyn Tool>> = all
             .into_iter()
             .filter(|t| only.is_none_or(|names| names.iter().any(|n| *n == t.spec().name)))
@@ -261,75 +261,57 @@ impl Registry {
     }
 }
 
-/// Parses a tool's arguments into its typed form; the error names the tool and the problem.
-fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolOutput::error(format!("invalid arguments for {tool}: {e}")))
+/// A built-in tool: what the model is told of it, its typed arguments, and what it does with
+/// them. [`Typed`] makes a [`Tool`] of it.
+trait Builtin: Send + Sync + 'static {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    /// The parameter a bare argument maps to (`bash(ls -la)`).
+    const MAIN_PARAM: &'static str;
+    /// Whether it changes anything (and so asks for approval).
+    const MUTATING: bool;
+    type Args: DeserializeOwned + Send;
+
+    /// The JSON schema of `Args`.
+    fn schema() -> Value;
+
+    fn run<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }
 
-/// Builds a spec from the pieces every built-in tool declares. `schema` is compact JSON text
-/// with its keys in sorted order, as serde_json writes a tree (`compact_json!` of a text laid
-/// out for reading): ready for the prompt without building a tree (a test checks both).
-fn spec(
-    name: &str,
-    description: &str,
-    main_param: &str,
-    mutating: bool,
-    schema: &'static str,
-) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        main_param: main_param.to_string(),
-        mutating,
-        schema_text: schema.into(),
-        schema: Arc::default(),
+/// A built-in tool with its spec; its JSON arguments are parsed into the tool's `Args`, and
+/// arguments that do not fit are a result for the model naming the tool and the problem.
+struct Typed<T> {
+    tool: T,
+    spec: ToolSpec,
+}
+
+impl<T: Builtin> Typed<T> {
+    fn boxed(tool: T) -> Box<dyn Tool> {
+        let spec = ToolSpec::new(
+            T::NAME.into(),
+            T::DESCRIPTION.into(),
+            T::MAIN_PARAM.into(),
+            T::MUTATING,
+            T::schema(),
+        );
+        Box::new(Typed { tool, spec })
     }
 }
 
-/// JSON text without the white space between its tokens, as a `&'static str` made while
-/// compiling (a loop over the bytes costs 40 instructions a byte at opt-level "z").
-macro_rules! compact_json {
-    ($text:expr) => {{
-        const TEXT: &str = $text;
-        const OUT: ([u8; TEXT.len()], usize) =
-            $crate::tools::compact_json_bytes::<{ TEXT.len() }>(TEXT);
-        const BYTES: &[u8] = OUT.0.split_at(OUT.1).0;
-        match std::str::from_utf8(BYTES) {
-            Ok(text) => text,
-            Err(_) => panic!("only ASCII bytes were dropped"),
-        }
-    }};
-}
-pub(crate) use compact_json;
+impl<T: Builtin> Tool for Typed<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
 
-/// The bytes of `compact_json!`, and how many of the `N` are used. Only ASCII white space is
-/// dropped, so what is left is still UTF-8.
-pub(crate) const fn compact_json_bytes<const N: usize>(text: &str) -> ([u8; N], usize) {
-    let bytes = text.as_bytes();
-    let mut out = [0u8; N];
-    let (mut len, mut i) = (0, 0);
-    let (mut in_string, mut escaped) = (false, false);
-    while i < bytes.len() {
-        let b = bytes[i];
-        i += 1;
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        match serde_json::from_value(args) {
+            Ok(args) => self.tool.run(args, ctx),
+            Err(e) => {
+                let error = ToolOutput::error(format!("invalid arguments for {}: {e}", T::NAME));
+                Box::pin(std::future::ready(error))
             }
-        } else if b == b'"' {
-            in_string = true;
-        } else if b.is_ascii_whitespace() {
-            continue;
         }
-        out[len] = b;
-        len += 1;
     }
-    (out, len)
 }
 
 #[cfg(test)]
@@ -342,7 +324,10 @@ mod tests {
     #[test]
     fn builtin_schemas_are_canonical_json() {
         let registry = Registry::builtin(None).unwrap();
-        assert_eq!(registry.specs().len(), BUILTIN.len());
+        assert_eq!(
+            registry.names(),
+            ["bash", "read", "write", "edit", "ls", "grep"]
+        );
         for spec in registry.specs() {
             assert_eq!(spec.schema()["type"], "object", "{}", spec.name);
             assert_eq!(
@@ -352,15 +337,6 @@ mod tests {
                 spec.name
             );
         }
-    }
-
-    #[test]
-    fn compacting_keeps_strings_whole() {
-        const SAMPLE: &str = "{\n  \"a b\": [1, \"x \\\" y\"],\n\t\"c\": \"\\\\\"\n}";
-        let compact = compact_json!(SAMPLE);
-        assert_eq!(compact, r#"{"a b":[1,"x \" y"],"c":"\\"}"#);
-        let value: Value = serde_json::from_str(SAMPLE).unwrap();
-        assert_eq!(compact, value.to_string());
     }
 
     /// A spec made from a tree (an MCP tool's) shows the tree's own text.

@@ -4,60 +4,45 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_BYTES: usize = 200 * 1024;
 
-pub struct Read {
-    spec: ToolSpec,
-}
+pub struct Read;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     path: String,
     offset: Option<usize>,
     limit: Option<usize>,
 }
 
-impl Read {
-    pub fn new() -> Self {
-        Read {
-            spec: spec(
-                "read",
-                "Read a text file. Lines come back numbered (number, tab, text); use offset and \
-                 limit for a part of a long file.",
-                "path",
-                false,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "limit": {"description": "How many lines to return (default 2000).", "type": "integer"},
-                        "offset": {"description": "First line to return, counting from 1 (default 1).", "type": "integer"},
-                        "path": {"description": "File to read, relative to the working directory or absolute.", "type": "string"}
-                    },
-                    "required": ["path"],
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
-}
+impl Builtin for Read {
+    const NAME: &'static str = "read";
+    const DESCRIPTION: &'static str =
+        "Read a text file. Lines come back numbered (number, tab, text); use offset and \
+        limit for a part of a long file.";
+    const MAIN_PARAM: &'static str = "path";
+    const MUTATING: bool = false;
+    type Args = Args;
 
-impl Tool for Read {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "limit": {"description": "How many lines to return (default 2000).", "type": "integer"},
+                "offset": {"description": "First line to return, counting from 1 (default 1).", "type": "integer"},
+                "path": {"description": "File to read, relative to the working directory or absolute.", "type": "string"}
+            },
+            "required": ["path"],
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("read", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             let text = match ctx.read_text("read", &args.path).await {
                 Ok((_, text)) => text,
                 Err(e) => return e,

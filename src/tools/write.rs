@@ -4,54 +4,39 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{compact_json, fs, parse_args, spec, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::{fs, Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
-pub struct Write {
-    spec: ToolSpec,
-}
+pub struct Write;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     path: String,
     content: String,
 }
 
-impl Write {
-    pub fn new() -> Self {
-        Write {
-            spec: spec(
-                "write",
-                "Create a file, or replace its whole content. Parent folders are created.",
-                "path",
-                true,
-                compact_json!(
-                    r#"{
-                    "properties": {
-                        "content": {"description": "The file's new content.", "type": "string"},
-                        "path": {"description": "File to write.", "type": "string"}
-                    },
-                    "required": ["path", "content"],
-                    "type": "object"
-                }"#
-                ),
-            ),
-        }
-    }
-}
+impl Builtin for Write {
+    const NAME: &'static str = "write";
+    const DESCRIPTION: &'static str =
+        "Create a file, or replace its whole content. Parent folders are created.";
+    const MAIN_PARAM: &'static str = "path";
+    const MUTATING: bool = true;
+    type Args = Args;
 
-impl Tool for Write {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "content": {"description": "The file's new content.", "type": "string"},
+                "path": {"description": "File to write.", "type": "string"}
+            },
+            "required": ["path", "content"],
+            "type": "object"
+        })
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let args: Args = match parse_args("write", args) {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
             let path = match ctx.path(&args.path) {
                 Ok(p) => p,
                 Err(e) => return e,

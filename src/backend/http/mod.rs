@@ -16,9 +16,9 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::agent::Event;
 use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
+use crate::event::Event;
 use crate::{BoxFuture, Error};
 use stream::chain;
 use wire::{BodyInput, Wire};

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::config::Located;
+use super::raw::{Lines, Located};
 use crate::Error;
+use toml::Spanned;
 
 /// Seconds allowed for start-up (spawn, handshake, tool list) and for each tool call.
 const DEFAULT_TIMEOUT_S: u64 = 60;
@@ -17,8 +18,9 @@ const DEFAULT_TIMEOUT_S: u64 = 60;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcp {
+    /// Each name keeps where it is first written, for messages.
     #[serde(default)]
-    pub servers: BTreeMap<String, RawServer>,
+    pub servers: BTreeMap<Spanned<String>, RawServer>,
 }
 
 /// One `[mcp.servers.NAME]` table as written.
@@ -34,7 +36,7 @@ pub struct RawServer {
     pub trust: Option<bool>,
 }
 
-impl crate::config::Overlay for RawServer {
+impl super::Overlay for RawServer {
     fn overlay(&mut self, other: RawServer) {
         macro_rules! take {
             ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
@@ -44,11 +46,10 @@ impl crate::config::Overlay for RawServer {
 }
 
 impl RawServer {
-    /// Gives the located values their file and line; `offset` is where the parsed text
-    /// starts in the file.
-    pub fn locate(&mut self, lines: &crate::config::raw::Lines, offset: usize) {
+    /// Gives the located values their file and line.
+    pub fn locate(&mut self, lines: &Lines) {
         for located in [&mut self.command, &mut self.url].into_iter().flatten() {
-            located.locate(lines, offset);
+            located.locate(lines);
         }
     }
 }

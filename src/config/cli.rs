@@ -1,0 +1,338 @@
+//! CLI backends (`type = "cli"`, the default): an agent CLI run once per model step. The
+//! checked definition, and how an entry of `backends.toml` becomes one.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::raw::{Located, RawBackend};
+use super::{Source, WireFormat, DEFAULT_TIMEOUT_S};
+use crate::context::{ContextMode, ContextSettings, PromptStyle};
+use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices};
+use crate::Error;
+
+const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>";
+const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
+const DEFAULT_PROGRESS_S: u64 = 10;
+const DEFAULT_MAX_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
+/// Below this, the preamble alone would not fit.
+const MIN_CONTEXT_TOKENS: u64 = 1_000;
+
+/// How a CLI backend receives its prompt, decided by the placeholders in its `args`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptVia {
+    /// `{prompt}` in `args`: the prompt is one argument.
+    Arg,
+    /// `{prompt_file}` in `args`: the prompt is written to a temporary file named there.
+    File,
+    /// Neither: the prompt is written to the child's stdin.
+    Stdin,
+}
+
+/// A fully resolved CLI backend.
+#[derive(Debug, Clone)]
+pub struct BackendDef {
+    pub name: String,
+    pub description: String,
+    /// Where it was (last) defined, for messages: `file:line`.
+    pub defined_at: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub timeout: Duration,
+    pub progress_every: Duration,
+    pub max_output_bytes: usize,
+    pub model: Option<String>,
+    pub prompt_via: PromptVia,
+    pub style: PromptStyle,
+    pub parsers: Parsers,
+    /// Prices per million tokens, to compute a cost the backend does not report.
+    pub prices: Option<Prices>,
+    /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
+    /// `style`).
+    pub context: ContextSettings,
+}
+
+/// Checks one merged CLI backend entry.
+pub(super) fn resolve(
+    name: &str,
+    raw: RawBackend,
+    defined_at: String,
+) -> Result<BackendDef, Error> {
+    let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
+    let prices = prices(&raw);
+    let context = context_settings(&raw, name, &here)?;
+    let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
+    let output: OutputFormat =
+        parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
+    let json = json_fields(&raw, name, output, &defined_at)?;
+    let own_tools = match raw.tools.as_ref().map(|t| (t, t.value.as_str())) {
+        None | Some((_, "loop")) => false,
+        Some((_, "own")) => true,
+        Some((t, other)) => {
+            return Err(Error::config(format!(
+                "{}: backend `{name}`: key `tools`: unknown mode `{other}`; use `loop` (agent-loop runs its tools) or `own` (the CLI runs its own)",
+                t.at()
+            )))
+        }
+    };
+    let error = raw
+        .error_regex
+        .as_ref()
+        .map(|r| pattern(Some(r), "", name, "error_regex"))
+        .transpose()?;
+    let tool_activity = raw
+        .tool_activity_regex
+        .as_ref()
+        .map(|r| pattern(Some(r), "", name, "tool_activity_regex"))
+        .transpose()?;
+    if let Some(key) = raw.http_only_keys().first() {
+        return Err(Error::config(format!(
+            "{}: only HTTP backends read it; set `type` to one of {} to call an API",
+            here(key),
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        )));
+    }
+    let Some(command) = raw.command else {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
+        )));
+    };
+    let args = raw.args.unwrap_or_default();
+    let has = |p: &str| args.iter().any(|a| a.contains(p));
+    let prompt_via = match (has("{prompt}"), has("{prompt_file}")) {
+        (true, true) => {
+            return Err(Error::config(format!(
+                "{}: uses both {{prompt}} and {{prompt_file}}; pick one",
+                here("args")
+            )))
+        }
+        (true, false) => PromptVia::Arg,
+        (false, true) => PromptVia::File,
+        (false, false) => PromptVia::Stdin,
+    };
+    let (tool_call, groups) = checked(
+        raw.tool_call_regex.as_ref(),
+        DEFAULT_TOOL_CALL_REGEX,
+        name,
+        "tool_call_regex",
+    )?;
+    if groups.is_some_and(|groups| groups.iter().all(|g| g != "json" && g != "name")) {
+        let at = raw
+            .tool_call_regex
+            .as_ref()
+            .map_or(defined_at.clone(), |r| r.at());
+        return Err(Error::config(format!(
+            "{at}: backend `{name}`: key `tool_call_regex`: needs a named group `json`, or `name` (and optional `args`)"
+        )));
+    }
+    let tokens = match &raw.tokens_regex {
+        Some(r) => {
+            let (re, groups) = checked(Some(r), "", name, "tokens_regex")?;
+            if groups.is_some_and(|groups| {
+                groups
+                    .iter()
+                    .all(|g| !matches!(g.as_str(), "input" | "output" | "total"))
+            }) {
+                return Err(Error::config(format!(
+                    "{}: backend `{name}`: key `tokens_regex`: needs a named group `input`, `output` or `total`",
+                    r.at()
+                )));
+            }
+            Some(re)
+        }
+        None => None,
+    };
+    let skip_lines = raw
+        .skip_lines
+        .iter()
+        .flatten()
+        .map(|r| pattern(Some(r), "", name, "skip_lines"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tool_call_format = raw
+        .tool_call_format
+        .unwrap_or_else(|| DEFAULT_TOOL_CALL_FORMAT.into());
+    if !tool_call_format.contains("{json}") && !tool_call_format.contains("{name}") {
+        return Err(Error::config(format!(
+            "{}: must contain {{json}}, or {{name}} and {{args}}",
+            here("tool_call_format")
+        )));
+    }
+    Ok(BackendDef {
+        name: name.to_string(),
+        description: raw.description.unwrap_or_default(),
+        defined_at,
+        command: command.value,
+        args,
+        env: raw.env.unwrap_or_default(),
+        cwd: raw.cwd.map(PathBuf::from),
+        timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
+        progress_every: Duration::from_secs(raw.progress_s.unwrap_or(DEFAULT_PROGRESS_S).max(1)),
+        max_output_bytes: raw.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES) as usize,
+        model: raw.model,
+        prompt_via,
+        style: PromptStyle {
+            tool_call_format,
+            format: format.unwrap_or_default(),
+            own_tools,
+        },
+        parsers: Parsers {
+            tool_call,
+            tokens,
+            skip_lines,
+            output,
+            json: Box::new(json),
+            error,
+            tool_activity,
+            own_tools,
+        },
+        prices,
+        context,
+    })
+}
+
+/// The `json_*` field paths, compiled: each needs `output = "json"` or `"jsonl"`, and JSON
+/// output needs `json_text`.
+fn json_fields(
+    raw: &RawBackend,
+    name: &str,
+    output: OutputFormat,
+    defined_at: &str,
+) -> Result<JsonFields, Error> {
+    let keys = raw.json_keys();
+    if output == OutputFormat::Text {
+        if let Some((key, Some(at))) = keys.iter().find(|(_, v)| v.is_some()) {
+            return Err(Error::config(format!(
+                "{}: backend `{name}`: key `{key}`: only read with `output = \"json\"` or `\"jsonl\"`; set `output` too",
+                at.at()
+            )));
+        }
+        return Ok(JsonFields::default());
+    }
+    let [text, input, output_tokens, total, cost, error] = keys.map(|(key, value)| {
+        value
+            .map(|v| {
+                v.value.parse::<JsonPath>().map_err(|e| {
+                    Error::config(format!(
+                        "{}: backend `{name}`: key `{key}`: bad field path: {e}",
+                        v.at()
+                    ))
+                })
+            })
+            .transpose()
+    });
+    let fields = JsonFields {
+        text: text?,
+        input_tokens: input?,
+        output_tokens: output_tokens?,
+        total_tokens: total?,
+        cost: cost?,
+        error: error?,
+    };
+    if fields.text.is_none() {
+        let at = raw
+            .output
+            .as_ref()
+            .map_or(defined_at.to_string(), |o| o.at());
+        return Err(Error::config(format!(
+            "{at}: backend `{name}`: key `output`: JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`)"
+        )));
+    }
+    Ok(fields)
+}
+
+/// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
+pub(super) fn prices(raw: &RawBackend) -> Option<Prices> {
+    match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
+        (None, None) => None,
+        (i, o) => Some(Prices {
+            input_per_mtok: i.unwrap_or(0.0),
+            output_per_mtok: o.unwrap_or(0.0),
+        }),
+    }
+}
+
+/// The context keys of a backend entry, defaults filled in.
+pub(super) fn context_settings(
+    raw: &RawBackend,
+    name: &str,
+    here: &dyn Fn(&str) -> String,
+) -> Result<ContextSettings, Error> {
+    let defaults = ContextSettings::default();
+    let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
+    let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
+    if max_tokens < MIN_CONTEXT_TOKENS {
+        return Err(Error::config(format!(
+            "{}: {max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}",
+            here("max_context_tokens")
+        )));
+    }
+    let tool_result_max_chars = match raw.tool_result_max_chars {
+        Some(0) => {
+            return Err(Error::config(format!(
+                "{}: must be above 0",
+                here("tool_result_max_chars")
+            )))
+        }
+        Some(n) => n as usize,
+        None => defaults.tool_result_max_chars,
+    };
+    Ok(ContextSettings {
+        mode: mode.unwrap_or(defaults.mode),
+        max_tokens,
+        tool_result_max_chars,
+    })
+}
+
+/// A located string key parsed with `FromStr`; a bad value names file, line, backend and key.
+fn parse_located<T: std::str::FromStr<Err = String>>(
+    value: Option<&Located>,
+    backend: &str,
+    key: &str,
+) -> Result<Option<T>, Error> {
+    value
+        .map(|v| {
+            v.value.parse().map_err(|e| {
+                Error::config(format!("{}: backend `{backend}`: key `{key}`: {e}", v.at()))
+            })
+        })
+        .transpose()
+}
+
+/// A regex key. The line-oriented keys (`tokens_regex`, `skip_lines`, ...) are searched over
+/// the whole output at once, so `^` and `$` match at every line's start and end. The built-in
+/// file's are compiled when first used (a unit test compiles them all); the user's now, so
+/// a mistake is reported before anything runs.
+fn pattern(
+    value: Option<&Located>,
+    default: &str,
+    backend: &str,
+    key: &str,
+) -> Result<Pattern, Error> {
+    Ok(checked(value, default, backend, key)?.0)
+}
+
+/// As `pattern`, with the names of the groups of a user's pattern (`None` for a built-in one).
+fn checked(
+    value: Option<&Located>,
+    default: &str,
+    backend: &str,
+    key: &str,
+) -> Result<(Pattern, Option<Vec<String>>), Error> {
+    let per_line = key != "tool_call_regex";
+    match value {
+        None => Ok((Pattern::lazy(default, per_line), None)),
+        Some(located) if located.file == Source::BUILTIN_NAME => {
+            Ok((Pattern::lazy(&located.value, per_line), None))
+        }
+        Some(located) => Pattern::checked(&located.value, per_line)
+            .map(|(pattern, names)| (pattern, Some(names)))
+            .map_err(|e| {
+                Error::config(format!(
+                    "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
+                    located.at()
+                ))
+            }),
+    }
+}

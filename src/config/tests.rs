@@ -1,0 +1,274 @@
+//! Loading and merging configuration files, and checking CLI backend entries.
+
+use std::time::Duration;
+
+use super::*;
+use crate::context::ContextMode;
+use crate::parse::Pattern;
+
+fn src(name: &str, text: &str) -> Source {
+    Source {
+        name: name.into(),
+        text: text.into(),
+    }
+}
+
+#[test]
+fn builtin_file_loads() {
+    let config = Config::from_sources(&[Source::builtin()]).unwrap();
+    assert!(config.has("demo"));
+}
+
+/// The built-in patterns are compiled only when used: every one of them compiles (a
+/// pattern too big for the regex crate would fail here), and has the groups its key needs.
+#[test]
+fn builtin_patterns_compile_and_have_their_groups() {
+    let config = Config::from_sources(&[Source::builtin()]).unwrap();
+    let names = |p: &Pattern| {
+        p.capture_names()
+            .flatten()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    for (_, def) in config.definitions() {
+        let Definition::Cli(d) = def else { continue };
+        let p = &d.parsers;
+        let call = names(&p.tool_call);
+        assert!(
+            call.iter().any(|g| g == "json" || g == "name"),
+            "{}: {call:?}",
+            d.name
+        );
+        if let Some(tokens) = &p.tokens {
+            let groups = names(tokens);
+            assert!(
+                groups
+                    .iter()
+                    .any(|g| matches!(g.as_str(), "input" | "output" | "total")),
+                "{}",
+                d.name
+            );
+        }
+        for extra in p.skip_lines.iter().chain(&p.error).chain(&p.tool_activity) {
+            extra.warm();
+        }
+    }
+}
+
+#[test]
+fn a_user_file_changes_a_builtin_backend_key_by_key() {
+    let config = Config::from_sources(&[
+        Source::builtin(),
+        src("my.toml", "\n[backends.claude]\ntimeout_s = 9\n"),
+    ])
+    .unwrap();
+    let Definition::Cli(claude) = config.backend("claude").unwrap() else {
+        panic!("claude is a CLI backend")
+    };
+    assert_eq!(claude.command, "claude");
+    assert_eq!(claude.timeout, Duration::from_secs(9));
+    assert_eq!(claude.defined_at, "my.toml:2");
+    assert_eq!(config.user_order, ["claude"]);
+    // Read at load, so that a mistake in the change is reported then.
+    let err = Config::from_sources(&[
+        Source::builtin(),
+        src("my.toml", "[backends.claude]\ntokens_regex = \"(x\"\n"),
+    ])
+    .unwrap_err();
+    assert!(
+        err.message
+            .starts_with("my.toml:2: backend `claude`: key `tokens_regex`: invalid regex"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn later_file_overrides_single_keys() {
+    let config = Config::from_sources(&[
+        src("a.toml", "[backends.x]\ncommand = \"one\"\ntimeout_s = 5\n"),
+        src("b.toml", "[backends.x]\ntimeout_s = 7\n"),
+    ])
+    .unwrap();
+    let Definition::Cli(x) = config.backend("x").unwrap() else {
+        panic!("x is a CLI backend")
+    };
+    assert_eq!(x.command, "one");
+    assert_eq!(x.timeout, Duration::from_secs(7));
+    assert_eq!(x.defined_at, "b.toml:1");
+}
+
+#[test]
+fn bad_regex_names_file_line_backend_and_key() {
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.ok]\ncommand = \"a\"\n\n[backends.bad]\ncommand = \"b\"\ntokens_regex = \"(unclosed\"\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.message
+            .starts_with("my.toml:6: backend `bad`: key `tokens_regex`: invalid regex"),
+        "{}",
+        err.message
+    );
+}
+
+/// The regex engine is built with only some of its Unicode tables (Cargo.toml); these are
+/// what patterns rely on. (The tables left out cannot be missed here: the dev-dependencies
+/// turn them back on in test builds.)
+#[test]
+fn patterns_are_unicode_aware() {
+    let re = regex::Regex::new(r"(?i)^été\w* \d\s\p{Lu}\p{N}\b").unwrap();
+    assert!(re.is_match("ÉTÉS \u{663}\u{a0}Ж\u{2167}"));
+    assert!(!re.is_match("été x Ж3"));
+}
+
+#[test]
+fn unknown_key_names_file_line_backend_and_key() {
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\n\n[backends.b]\ncomand = \"b\"\n",
+    )])
+    .unwrap_err();
+    assert!(err.message.contains("my.toml:5"), "{}", err.message);
+    assert!(err.message.contains("backend `b`"), "{}", err.message);
+    assert!(
+        err.message.contains("unknown field `comand`"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn context_keys_are_read_with_defaults() {
+    let config = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\n\n[backends.b]\ncommand = \"b\"\ncontext = \"sliding:6\"\ncontext_format = \"xml\"\nmax_context_tokens = 32000\ntool_result_max_chars = 500\n",
+    )])
+    .unwrap();
+    let cli = |name: &str| match config.backend(name).unwrap() {
+        Definition::Cli(d) => d.clone(),
+        Definition::Http(_) => panic!("{name} is a CLI backend"),
+    };
+    let a = cli("a");
+    assert_eq!(a.context, ContextSettings::default());
+    assert_eq!(a.style.format, crate::context::ContextFormat::Plain);
+    let b = cli("b");
+    assert_eq!(b.context.mode, ContextMode::Sliding(6));
+    assert_eq!(b.context.max_tokens, 32_000);
+    assert_eq!(b.context.tool_result_max_chars, 500);
+    assert_eq!(b.style.format, crate::context::ContextFormat::Xml);
+}
+
+#[test]
+fn bad_context_keys_name_file_line_backend_and_key() {
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\ncontext = \"forever\"\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.message
+            .starts_with("my.toml:3: backend `a`: key `context`: unknown context mode `forever`"),
+        "{}",
+        err.message
+    );
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\ncontext_format = \"yaml\"\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.message
+            .starts_with("my.toml:3: backend `a`: key `context_format`"),
+        "{}",
+        err.message
+    );
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\nmax_context_tokens = 10\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.message.contains("key `max_context_tokens`"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn missing_command_is_named() {
+    let err = Config::from_sources(&[src("my.toml", "[backends.a]\nargs = []\n")]).unwrap_err();
+    assert_eq!(
+        err.message,
+        "my.toml:1: backend `a` has no `command` (the program to run, found through PATH)"
+    );
+}
+
+#[test]
+fn json_keys_are_checked_with_file_line_backend_and_key() {
+    let err = |text: &str| {
+        Config::from_sources(&[src("my.toml", text)])
+            .unwrap_err()
+            .message
+    };
+    let e = err("[backends.a]\ncommand = \"a\"\njson_text = \"result\"\n");
+    assert!(
+        e.starts_with("my.toml:3: backend `a`: key `json_text`: only read with `output"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\noutput = \"json\"\n");
+    assert!(
+        e.starts_with("my.toml:3: backend `a`: key `output`: JSON output needs `json_text`"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\noutput = \"xml\"\n");
+    assert!(
+        e.starts_with("my.toml:3: backend `a`: key `output`: unknown output `xml`"),
+        "{e}"
+    );
+    let e = err(
+        "[backends.a]\ncommand = \"a\"\noutput = \"jsonl\"\njson_text = \"a\"\njson_error = \"x[y\"\n",
+    );
+    assert!(
+        e.starts_with("my.toml:5: backend `a`: key `json_error`: bad field path"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\ntools = \"some\"\n");
+    assert!(
+        e.starts_with("my.toml:3: backend `a`: key `tools`: unknown mode `some`"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ntype = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\noutput = \"json\"\n");
+    assert!(e.contains("`output`"), "{e}");
+}
+
+#[test]
+fn own_tools_reach_the_parsers_and_the_prompt_style() {
+    let config = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\ntools = \"own\"\n",
+    )])
+    .unwrap();
+    let Definition::Cli(a) = config.backend("a").unwrap() else {
+        panic!("a is a CLI backend")
+    };
+    assert!(a.parsers.own_tools && a.style.own_tools);
+}
+
+#[test]
+fn auto_order_tries_keyed_apis_then_every_cli_preset() {
+    let config = Config::from_sources(&[Source::builtin()]).unwrap();
+    let order = &config.auto_order;
+    assert_eq!(
+        order[..4],
+        ["claude-api", "openai", "openrouter", "deepseek"]
+    );
+    for (name, def) in config.definitions() {
+        let listed = order.iter().any(|n| n == name);
+        match def {
+            Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
+            Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),
+        }
+    }
+}

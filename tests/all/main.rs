@@ -7,6 +7,7 @@ mod cli_backend;
 mod config_errors;
 mod context;
 mod demo;
+mod docs_cover;
 mod fanout;
 mod faults;
 mod http;

@@ -1,7 +1,8 @@
-//! The README's promises: every command in its `sh` blocks is run, here (the `agent-loop`
-//! lines, in a temporary folder holding the README's example files) or by `.ci/run` (the
-//! others, which must appear there verbatim).
+//! The documentation's promises: every command in the `sh` blocks of README.md and
+//! docs/*.md is run, here (the `agent-loop` lines, in a temporary folder holding the pages'
+//! example files) or by `.ci/run` (the others, which must appear there verbatim).
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::common::{bin, fixture, Run};
@@ -10,8 +11,30 @@ use crate::http::server::{response, Answer, Server};
 const README: &str = include_str!("../../README.md");
 const CI: &str = include_str!("../../.ci/run");
 
+/// The documentation pages, README.md first, then docs/*.md by name: (path relative to the
+/// repository, text).
+pub(crate) fn pages() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("the docs/ folder")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    std::iter::once("README.md".to_string())
+        .chain(docs)
+        .map(|rel| {
+            let text = std::fs::read_to_string(root.join(&rel))
+                .unwrap_or_else(|e| panic!("cannot read {rel}: {e}"));
+            (rel, text)
+        })
+        .collect()
+}
+
 struct Blocks {
-    sh: Vec<String>,
+    /// (page, command line) of every line of every `sh` block.
+    sh: Vec<(String, String)>,
     /// `toml` blocks whose first line is `# FILE`: (file, text).
     files: Vec<(String, String)>,
 }
@@ -21,24 +44,32 @@ fn blocks() -> Blocks {
         sh: Vec::new(),
         files: Vec::new(),
     };
-    let mut lines = README.lines();
-    while let Some(line) = lines.next() {
-        let Some(lang) = line.strip_prefix("```") else {
-            continue;
-        };
-        let body: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| !l.starts_with("```"))
-            .collect();
-        match lang {
-            "sh" => out.sh.extend(body.iter().map(|l| l.to_string())),
-            "toml" => {
-                if let Some(name) = body.first().and_then(|l| l.strip_prefix("# ")) {
-                    out.files
-                        .push((name.to_string(), body[1..].join("\n") + "\n"));
+    for (page, text) in pages() {
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            let Some(lang) = line.strip_prefix("```") else {
+                continue;
+            };
+            let body: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            match lang {
+                "sh" => out
+                    .sh
+                    .extend(body.iter().map(|l| (page.clone(), l.to_string()))),
+                "toml" => {
+                    if let Some(name) = body.first().and_then(|l| l.strip_prefix("# ")) {
+                        assert!(
+                            !out.files.iter().any(|(n, _)| n == name),
+                            "{page}: a second example file named {name}"
+                        );
+                        out.files
+                            .push((name.to_string(), body[1..].join("\n") + "\n"));
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
     }
     out
@@ -49,6 +80,7 @@ fn every_sh_command_runs() {
     let blocks = blocks();
     assert!(blocks.sh.len() >= 8, "{:?}", blocks.sh);
     let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("README.md"), README).unwrap();
     for (name, text) in &blocks.files {
         std::fs::write(dir.path().join(name), text).unwrap();
@@ -59,46 +91,54 @@ fn every_sh_command_runs() {
         std::env::var("PATH").unwrap_or_default()
     );
     // HTTP examples go to a local server through the providers' base-URL variables, which
-    // answers each in its own wire format, in the order the README lists them.
-    let answers: Vec<Answer> = blocks
+    // answers each in its own wire format, in the order the pages list them.
+    let (answers, expected_paths): (Vec<Answer>, Vec<&str>) = blocks
         .sh
         .iter()
-        .filter_map(|line| {
-            let (file, kind) = if line.contains("--backend claude-api") {
-                ("anthropic/text.sse", "text/event-stream")
+        .filter_map(|(_, line)| {
+            let (file, kind, path) = if line.contains("--backend claude-api") {
+                ("anthropic/text.sse", "text/event-stream", "/v1/messages")
             } else if line.contains("--backend openai") {
-                ("openai/text.sse", "text/event-stream")
-            } else if line.contains("--backend ollama") {
-                ("ollama/text.ndjson", "application/x-ndjson")
+                (
+                    "openai/text.sse",
+                    "text/event-stream",
+                    "/v1/chat/completions",
+                )
+            } else if line.contains("--backend ollama ") {
+                ("ollama/text.ndjson", "application/x-ndjson", "/api/chat")
             } else {
                 return None;
             };
             let body = std::fs::read(fixture(&format!("http/{file}"))).unwrap();
-            Some(response(200, &[("Content-Type", kind)], &body))
+            Some((response(200, &[("Content-Type", kind)], &body), path))
         })
-        .collect();
-    let http_examples = answers.len();
-    assert!(
-        http_examples >= 3,
-        "the README shows the three HTTP formats"
-    );
+        .unzip();
+    for format in ["/v1/messages", "/v1/chat/completions", "/api/chat"] {
+        assert!(
+            expected_paths.contains(&format),
+            "the docs show no example of the HTTP format of {format}"
+        );
+    }
     let server = Server::start(answers);
     let mut ran = 0;
-    for line in &blocks.sh {
+    for (page, line) in &blocks.sh {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
         if !line.contains("agent-loop ") || line.starts_with("cargo ") {
             assert!(
                 CI.lines().any(|l| l == line),
-                "README command `{line}` is run neither here nor by .ci/run"
+                "{page}: command `{line}` is run neither here nor by .ci/run"
             );
             continue;
         }
+        // TMPDIR too, outside the working folder: a fan-out example keeps its copies of the
+        // folder there.
         let output = Command::new("sh")
             .args(["-c", line])
             .current_dir(dir.path())
             .env("PATH", &path)
+            .env("TMPDIR", tmp.path())
             .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
             .env("XDG_DATA_HOME", dir.path().join("data"))
             .env("ANTHROPIC_API_KEY", "sk-ant-readme-test-key")
@@ -112,7 +152,13 @@ fn every_sh_command_runs() {
             .unwrap();
         let run = Run { output };
         run.assert_append_only();
-        run.expect_code(0);
+        assert_eq!(
+            run.code(),
+            0,
+            "{page}: `{line}`\nstdout: {}\nstderr: {}",
+            run.stdout(),
+            run.stderr()
+        );
         ran += 1;
         if line.contains("line-counter") {
             let out = run.stdout();
@@ -130,11 +176,7 @@ fn every_sh_command_runs() {
     }
     assert!(ran >= 5, "only {ran} agent-loop commands ran");
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(
-        paths,
-        ["/v1/messages", "/v1/chat/completions", "/api/chat"],
-        "one request per HTTP example"
-    );
+    assert_eq!(paths, expected_paths, "one request per HTTP example");
     let answer = std::fs::read_to_string(dir.path().join("answer.txt")).unwrap();
     assert!(
         answer.starts_with("Done. For \"read README.md\""),

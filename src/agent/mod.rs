@@ -3,6 +3,7 @@
 //! is also asked to approve tools that change things.
 
 mod approval;
+mod summarize;
 mod turn;
 
 pub use crate::event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};

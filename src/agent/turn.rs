@@ -271,14 +271,14 @@ impl Agent {
             let plan = {
                 let mut emit = |e: Event| obs.event(&e);
                 let backend = &*self.backend;
-                self.context
-                    .prepare(
-                        &mut self.conversation,
-                        backend,
-                        &self.options.cwd,
-                        &mut emit,
-                    )
-                    .await
+                super::summarize::prepare(
+                    &mut self.context,
+                    &mut self.conversation,
+                    backend,
+                    &self.options.cwd,
+                    &mut emit,
+                )
+                .await
             }
             .map_err(|e| (iteration, e))?;
             let window = Window::planned(&self.conversation, &plan, self.context.memory());

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use agent_loop::display::{DisplayMode, OutputFormat};
+use super::display::{DisplayMode, OutputFormat};
 
 use agent_loop::agent::{AllowRule, ApprovalMode};
 use agent_loop::context::ContextMode;

@@ -5,11 +5,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::display::sanitize::sanitize;
 use agent_loop::agent::Event;
 use agent_loop::backend::{self, CliBackend, Overrides, Request};
 use agent_loop::config::{Config, Definition};
 use agent_loop::context::{Conversation, Message, Window};
-use agent_loop::display::sanitize::sanitize;
 use agent_loop::tools::Registry;
 use agent_loop::Error;
 

@@ -2,7 +2,7 @@
 //! JSONL log, keeps secrets out of both, and asks the user to approve tools.
 
 use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::display::jsonl::{record, rfc3339, Meta};
+use agent_loop::jsonl::{record, rfc3339, Meta};
 use agent_loop::session::{Log, Redactor};
 use agent_loop::BoxFuture;
 

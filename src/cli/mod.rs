@@ -6,6 +6,7 @@ pub mod args;
 mod backends_cmd;
 mod commands;
 pub mod demo_agent;
+mod display;
 mod fanout;
 mod frontend;
 mod input;

@@ -6,11 +6,11 @@ use std::convert::Infallible;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use agent_loop::agent::{ApprovalRequest, Event};
-use agent_loop::display::{
+use super::display::{
     choose, no_color_requested, Caps, Choice, JsonlDisplay, PlainDisplay, QuietDisplay, Renderer,
     Settings, Terminal, TerminfoDisplay,
 };
+use agent_loop::agent::{ApprovalRequest, Event};
 use agent_loop::Error;
 
 use super::args::Args;

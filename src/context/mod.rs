@@ -25,7 +25,7 @@ pub mod modes;
 pub mod prompt;
 pub mod summarize;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod tokens;
 pub mod truncate;
 pub mod window;

@@ -1,15 +1,11 @@
 //! `summarize` mode: when history passes the budget, the backend itself is asked (one extra
 //! call, no tools) to summarise the older part into one message; the newest messages stay
-//! verbatim. Which part is summarised is decided here; the caller falls back to trimming when
-//! the call fails.
-
-use std::path::Path;
+//! verbatim. Which part is summarised, and the instruction, are decided here; the agent makes
+//! the call (`agent::summarize`) and falls back to trimming when it fails.
 
 use super::budget::{current_user, fit_start, Limits, TARGET_PERCENT};
 use super::tokens::estimate;
-use super::{Conversation, Message, Window};
-use crate::backend::{Backend, Emit, Request};
-use crate::Error;
+use super::Conversation;
 
 /// Share of the budget the summary may take.
 pub const SUMMARY_PERCENT: u64 = 10;
@@ -50,43 +46,6 @@ pub fn instruction(max_tokens: u64) -> String {
          decisions, facts learnt, and what is still open. Be concrete: keep names, paths and \
          numbers. At most {words} words. Reply with the summary only, and call no tool."
     )
-}
-
-/// Asks `backend` to summarise messages `from..cut` (after the previous summary, if any).
-pub async fn summarize(
-    backend: &dyn Backend,
-    conversation: &Conversation,
-    (from, cut): (usize, usize),
-    max_tokens: u64,
-    cwd: &Path,
-    emit: &mut Emit<'_>,
-) -> Result<String, Error> {
-    let ask = Message::User {
-        text: instruction(max_tokens),
-    };
-    let base = conversation.summary().map_or(0, |s| s.upto.min(from));
-    let mut messages: Vec<&Message> = conversation.messages[from..cut].iter().collect();
-    messages.push(&ask);
-    let window = Window {
-        memory: None,
-        summary: conversation
-            .summary()
-            .filter(|s| s.upto <= from)
-            .map(|s| s.text.as_str()),
-        omitted: from - base,
-        messages,
-    };
-    let request = Request {
-        window: &window,
-        tools: &[],
-        cwd,
-    };
-    let reply = backend.call(request, emit).await?;
-    let text = reply.text.trim();
-    if text.is_empty() {
-        return Err(Error::backend("its reply held no summary"));
-    }
-    Ok(text.to_string())
 }
 
 #[cfg(test)]

@@ -1,18 +1,16 @@
-//! `--output jsonl`: one JSON object per line on stdout and nothing else, for programs and
-//! `| jq`. [`Record`] is the public schema, kept apart from the internal [`Event`] so the loop
-//! can change without breaking readers; [`record`] maps one to the other.
+//! The public JSONL schema: the records of `--output jsonl` and of every session's
+//! `log.jsonl`. [`Record`] is kept apart from the internal [`Event`] so the loop can change
+//! without breaking readers; [`record`] maps one to the other.
 //!
 //! Every record has `ts`, `event`, `session_id`, `turn`, `backend` and `model`, then the
 //! fields of its kind (the README lists them).
 
-use std::io::Write;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::display::Renderer;
-use crate::event::{ApprovalRequest, Event, OutputStream};
+use crate::event::{Event, OutputStream};
 
 /// One line of JSONL output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,7 +90,7 @@ pub struct Meta {
 }
 
 impl Meta {
-    fn record(&self, ts: &str, body: Body) -> Record {
+    pub fn record(&self, ts: &str, body: Body) -> Record {
         Record {
             ts: ts.to_string(),
             body,
@@ -170,72 +168,6 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
     Some(meta.record(ts, body))
 }
 
-/// Writes every event as a [`Record`] line. Never asks for approval: without `--yes` tools
-/// that change things are refused.
-pub struct JsonlDisplay {
-    out: Box<dyn Write + Send>,
-    meta: Meta,
-}
-
-impl JsonlDisplay {
-    pub fn new(out: Box<dyn Write + Send>) -> Self {
-        JsonlDisplay {
-            out,
-            meta: Meta::default(),
-        }
-    }
-
-    fn write(&mut self, body: Body) {
-        let record = self.meta.record(&rfc3339(SystemTime::now()), body);
-        self.write_record(&record);
-    }
-
-    fn write_record(&mut self, record: &Record) {
-        // Serialising these types cannot fail: string keys, no non-finite numbers kept.
-        if let Ok(line) = serde_json::to_string(record) {
-            let _ = writeln!(self.out, "{line}");
-            let _ = self.out.flush();
-        }
-    }
-}
-
-impl Renderer for JsonlDisplay {
-    fn render(&mut self, event: &Event) {
-        match event {
-            Event::TurnStarted { turn, .. } => self.meta.turn = *turn,
-            Event::BackendStarted { .. } => self.meta.latency_ms = None,
-            Event::BackendFinished { elapsed_ms, .. } => self.meta.latency_ms = Some(*elapsed_ms),
-            _ => {}
-        }
-        if let Some(record) = record(event, &self.meta, &rfc3339(SystemTime::now())) {
-            self.write_record(&record);
-        }
-    }
-
-    fn approval_prompt(&mut self, _request: &ApprovalRequest) {}
-
-    fn notice(&mut self, _text: &str) {}
-
-    fn prompt(&mut self, _text: &str) {}
-
-    fn fatal(&mut self, message: &str) {
-        self.write(Body::Error {
-            error: message.to_string(),
-        });
-    }
-
-    fn session_start(&mut self, session: &str, backend: &str, model: Option<&str>) {
-        self.meta.session_id = session.to_string();
-        self.meta.backend = Some(backend.to_string());
-        self.meta.model = model.map(str::to_string);
-        self.write(Body::SessionStart {});
-    }
-
-    fn asks_approval(&self) -> bool {
-        false
-    }
-}
-
 /// `2024-05-06T07:08:09.123Z`.
 pub fn rfc3339(time: SystemTime) -> String {
     humantime::format_rfc3339_millis(time).to_string()
@@ -249,7 +181,6 @@ mod tests {
 
     use super::*;
     use crate::context::ToolCall;
-    use crate::display::shared::Captured;
     use crate::parse::Usage;
 
     const TS: &str = "2024-01-02T03:04:05.006Z";
@@ -395,38 +326,6 @@ mod tests {
         ] {
             assert_eq!(record(&event, &meta(), TS), None);
         }
-    }
-
-    #[test]
-    fn display_writes_one_parseable_line_per_record() {
-        let out = Captured::default();
-        let mut display = JsonlDisplay::new(out.boxed());
-        display.fatal("bad config");
-        display.session_start("s1", "fake", Some("m1"));
-        display.render(&Event::TurnStarted {
-            turn: 1,
-            input: "hi\nthere\u{1b}".into(),
-        });
-        display.notice("not JSON, so not shown");
-        let lines: Vec<Value> = out
-            .text()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(lines.len(), 3, "{}", out.text());
-        assert_eq!(lines[0]["event"], "error");
-        assert_eq!(lines[0]["backend"], Value::Null);
-        assert_eq!(lines[1]["event"], "session_start");
-        assert_eq!(
-            (&lines[1]["model"], lines[2]["turn"].as_u64()),
-            (&json!("m1"), Some(1))
-        );
-        assert_eq!(lines[2]["text"], "hi\nthere\u{1b}");
-        assert!(!out.text().contains('\u{1b}'));
-        // Before the session starts (a configuration error) there is no session id yet.
-        assert_eq!(lines[0]["session_id"], "");
-        assert_eq!(lines[2]["session_id"], "s1");
-        assert!(!display.asks_approval());
     }
 
     #[test]

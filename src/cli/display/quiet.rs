@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use crate::agent::{ApprovalRequest, Event};
-use crate::display::plain::PlainDisplay;
-use crate::display::Renderer;
+use crate::cli::display::plain::PlainDisplay;
+use crate::cli::display::Renderer;
+use agent_loop::agent::{ApprovalRequest, Event};
 
 pub struct QuietDisplay {
     plain: PlainDisplay,
@@ -49,7 +49,7 @@ impl Renderer for QuietDisplay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::display::shared::Captured;
+    use crate::cli::display::shared::Captured;
 
     #[test]
     fn only_the_answer_and_errors_are_shown() {

@@ -4,8 +4,8 @@
 
 use std::io::IsTerminal;
 
-use crate::display::caps::Caps;
-use crate::Error;
+use crate::cli::display::caps::Caps;
+use agent_loop::Error;
 
 /// `--display`: how text output is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]

@@ -6,8 +6,8 @@
 
 use std::io::{self, Write};
 
-use crate::agent::{ApprovalRequest, Event};
-use crate::display::sanitize::sanitize;
+use crate::cli::display::sanitize::sanitize;
+use agent_loop::agent::{ApprovalRequest, Event};
 
 /// Lines of a tool result shown under the call.
 const PREVIEW_LINES: usize = 4;

@@ -21,7 +21,7 @@ pub mod terminfo;
 
 use std::time::Duration;
 
-use crate::agent::{ApprovalRequest, Event};
+use agent_loop::agent::{ApprovalRequest, Event};
 
 pub use caps::Caps;
 pub use choose::{

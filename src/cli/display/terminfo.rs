@@ -12,12 +12,12 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::agent::{ApprovalRequest, Event};
-use crate::display::caps::{Caps, Colour};
-use crate::display::plain::PlainDisplay;
-use crate::display::sanitize::sanitize;
-use crate::display::shared::SharedWriter;
-use crate::display::Renderer;
+use crate::cli::display::caps::{Caps, Colour};
+use crate::cli::display::plain::PlainDisplay;
+use crate::cli::display::sanitize::sanitize;
+use crate::cli::display::shared::SharedWriter;
+use crate::cli::display::Renderer;
+use agent_loop::agent::{ApprovalRequest, Event};
 
 /// How often the spinner moves.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -299,8 +299,8 @@ fn fit(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::OutputStream;
-    use crate::display::shared::Captured;
+    use crate::cli::display::shared::Captured;
+    use agent_loop::agent::OutputStream;
     use terminfo::Database;
 
     const FULL: &[(&str, &str)] = &[

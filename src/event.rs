@@ -126,6 +126,11 @@ pub enum Event {
     ContextNotice {
         message: String,
     },
+    /// Something about the session the user should know that is no error of the turn: the
+    /// session's log cannot be written, the conversation goes on.
+    Notice {
+        message: String,
+    },
     TurnFinished {
         turn: u32,
         iterations: u32,

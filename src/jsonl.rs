@@ -163,7 +163,8 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
         | Event::Retrying { .. }
         | Event::Context { .. }
         | Event::Summarized { .. }
-        | Event::ContextNotice { .. } => return None,
+        | Event::ContextNotice { .. }
+        | Event::Notice { .. } => return None,
     };
     Some(meta.record(ts, body))
 }

@@ -1,13 +1,23 @@
 //! agent-loop: one prompt for every AI agent.
 //!
-//! The library holds the whole agent loop and no terminal I/O: [`agent::Agent`] runs a turn
-//! against a [`backend::Backend`], executes the requested [`tools`] and reports everything it
-//! does as [`agent::Event`]s to an [`agent::Observer`]. Front ends (the append-only display in
-//! [`display`], and the binary's REPL) only render those events.
+//! One turn with any configured backend (`examples/one_turn.rs`):
+//!
+//! ```no_run
+#![doc = include_str!("../examples/one_turn.rs")]
+//! ```
+//!
+//! [`chat::Chat::open`] is the one entry point every front end builds through: it reads the
+//! configuration layers and the settings and puts together the backend, the tools, the
+//! approval policy, the context settings and the session with its log. The library holds the
+//! whole agent loop and no terminal I/O: [`agent::Agent`] runs a turn against a
+//! [`backend::Backend`], executes the requested [`tools`] and reports everything it does as
+//! [`event::Event`]s to an [`event::Observer`], which is also how a tool's approval is asked.
+//! Front ends (the binary's displays and REPL, a chat bot) only render those events.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
 pub mod backend;
+pub mod chat;
 pub mod config;
 pub mod context;
 pub mod error;

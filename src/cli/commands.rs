@@ -22,7 +22,7 @@ fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
     match outcome {
         Outcome::Cancelled(stop) if stop.ends_run() => Flow::Stopped(stop.exit_code()),
         Outcome::Cancelled(_) => {
-            app.frontend.notice("");
+            app.notice("");
             Flow::Continue
         }
         Outcome::Done(_) => Flow::Continue,
@@ -126,21 +126,29 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/help" => Ok(Some(help())),
         "/exit" | "/quit" => return Flow::Exit,
         "/clear" => app
+            .chat_mut()
             .new_session()
-            .map(|_| Some(format!("[new session {}]", app.session.name))),
+            .map(|_| Some(format!("[new session {}]", app.chat().session().name))),
         "/backend" if rest.is_empty() => Ok(Some(format!(
             "[backend {}; configured: {}]",
-            app.def.name(),
-            app.config.names().collect::<Vec<_>>().join(", ")
+            app.chat().definition().name(),
+            app.chat().config().names().collect::<Vec<_>>().join(", ")
         ))),
         "/backend" => app
+            .chat_mut()
             .switch_backend(rest)
-            .map(|_| Some(format!("[backend {}]", app.def.name()))),
+            .map(|_| Some(format!("[backend {}]", app.chat().definition().name()))),
         "/model" if rest.is_empty() => Ok(Some(format!(
             "[model {}]",
-            app.model().as_deref().unwrap_or("(the backend's default)")
+            app.chat()
+                .model()
+                .as_deref()
+                .unwrap_or("(the backend's default)")
         ))),
-        "/model" => app.set_model(rest).map(|_| Some(format!("[model {rest}]"))),
+        "/model" => app
+            .chat_mut()
+            .set_model(rest)
+            .map(|_| Some(format!("[model {rest}]"))),
         "/tokens" => Ok(Some(format!(
             "{}\n{}",
             app.summary_line(),
@@ -151,35 +159,32 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             .parse::<ContextMode>()
             .map_err(Error::config)
             .map(|mode| {
-                app.agent.set_context_mode(mode);
+                app.chat_mut().agent_mut().set_context_mode(mode);
                 Some(format!("[context mode {mode}]"))
             }),
         "/memory" if !rest.is_empty() => app
-            .agent
+            .chat()
+            .agent()
             .remember(rest)
             .map(|path| Some(format!("[added to {}]", path.display()))),
         "/history" => history(app, rest).map(Some),
         "/save" if !rest.is_empty() => app
+            .chat_mut()
             .save_as(rest)
             .map(|_| Some(format!("[saved a copy as session {rest}]"))),
-        "/load" if !rest.is_empty() => app.load_session(rest).map(|_| {
+        "/load" if !rest.is_empty() => app.chat_mut().load_session(rest).map(|_| {
+            let status = app.chat().status();
             Some(format!(
                 "[continuing session {} ({} messages)]",
-                app.session.name,
-                app.agent.conversation.messages.len()
+                status.session, status.messages
             ))
         }),
         "/tools" => Ok(Some(tools(app))),
         "/compare" if !rest.is_empty() => return compare(app, rest).await,
-        "/pick" if !rest.is_empty() => super::fanout::pick(app, rest).map(Some),
+        "/pick" if !rest.is_empty() => app.pick(rest).map(Some),
         "/mcp" => {
-            let App {
-                mcp,
-                agent,
-                frontend,
-                ..
-            } = app;
-            super::mcp::command(line, mcp, agent, &frontend.display).await;
+            let (chat, frontend) = app.parts();
+            super::mcp::command(line, chat, &frontend.display).await;
             return Flow::Continue;
         }
         "/yes" => yes(app, rest).map(Some),
@@ -196,17 +201,18 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         ))),
     };
     match result {
-        Ok(Some(text)) => app.frontend.notice(&text),
+        Ok(Some(text)) => app.notice(&text),
         Ok(None) => {}
-        Err(e) => app.frontend.notice(&format!("error: {e}")),
+        Err(e) => app.notice(&format!("error: {e}")),
     }
     Flow::Continue
 }
 
 /// `[context continue: 12 messages, 3.4k tokens, 4% of 80k]`.
 fn context_line(app: &App) -> String {
-    let mode = app.agent.context_settings().mode;
-    match app.agent.context_stats() {
+    let agent = app.chat().agent();
+    let mode = agent.context_settings().mode;
+    match agent.context_stats() {
         Ok(stats) => format!("[context {mode}: {stats}]"),
         Err(e) => format!("[context {mode}: {e}]"),
     }
@@ -228,7 +234,7 @@ fn history(app: &App, arg: &str) -> Result<String, Error> {
         arg.parse()
             .map_err(|_| Error::config(format!("/history takes a number, not `{arg}`")))?
     };
-    let messages = &app.agent.conversation.messages;
+    let messages = &app.chat().agent().conversation.messages;
     if messages.is_empty() {
         return Ok("[the conversation is empty]".into());
     }
@@ -259,9 +265,9 @@ fn history(app: &App, arg: &str) -> Result<String, Error> {
 
 fn tools(app: &App) -> String {
     let mut out = String::new();
-    let policy = app.agent.tools();
+    let policy = app.chat().agent().tools();
     for spec in policy.specs() {
-        let asks = match app.base_mode {
+        let asks = match app.chat().base_mode() {
             ApprovalMode::Never => "runs without asking",
             ApprovalMode::AlwaysAsk => "asks first",
             ApprovalMode::OnWrite if spec.mutating => "asks first",
@@ -276,11 +282,11 @@ fn tools(app: &App) -> String {
 fn yes(app: &mut App, arg: &str) -> Result<String, Error> {
     let mode = match arg {
         "on" => ApprovalMode::Never,
-        "off" if app.base_mode == ApprovalMode::Never => ApprovalMode::OnWrite,
-        "off" => app.base_mode,
+        "off" if app.chat().base_mode() == ApprovalMode::Never => ApprovalMode::OnWrite,
+        "off" => app.chat().base_mode(),
         _ => return Err(Error::config("/yes takes on or off")),
     };
-    app.agent.policy_mut().mode = mode;
+    app.chat_mut().agent_mut().policy_mut().mode = mode;
     Ok(format!(
         "[tools {}]",
         if mode == ApprovalMode::Never {
@@ -293,7 +299,8 @@ fn yes(app: &mut App, arg: &str) -> Result<String, Error> {
 
 /// The index of the last user message.
 fn last_user(app: &App) -> Option<usize> {
-    app.agent
+    app.chat()
+        .agent()
         .conversation
         .messages
         .iter()
@@ -303,8 +310,8 @@ fn last_user(app: &App) -> Option<usize> {
 fn undo(app: &mut App) -> String {
     match last_user(app) {
         Some(i) => {
-            app.agent.truncate(i);
-            let _ = app.save();
+            app.chat_mut().agent_mut().truncate(i);
+            let _ = app.chat_mut().save();
             "[dropped the last turn]".into()
         }
         None => "[nothing to undo]".into(),
@@ -313,14 +320,14 @@ fn undo(app: &mut App) -> String {
 
 async fn retry(app: &mut App) -> Flow {
     let Some(i) = last_user(app) else {
-        app.frontend.notice("[nothing to retry]");
+        app.notice("[nothing to retry]");
         return Flow::Continue;
     };
-    let Message::User { text } = app.agent.conversation.messages[i].clone() else {
+    let Message::User { text } = app.chat().agent().conversation.messages[i].clone() else {
         unreachable!()
     };
-    app.agent.truncate(i);
-    app.frontend.notice(&format!("[retrying: {text}]"));
+    app.chat_mut().agent_mut().truncate(i);
+    app.notice(&format!("[retrying: {text}]"));
     let outcome = app.turn(&text).await;
     after_turn(outcome, app)
 }
@@ -328,7 +335,7 @@ async fn retry(app: &mut App) -> Flow {
 /// `/compare a,b TASK`.
 async fn compare(app: &mut App, rest: &str) -> Flow {
     let (list, task) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let names = super::fanout::names(app, list).and_then(|names| {
+    let names = super::fanout::names(app.chat(), list).and_then(|names| {
         if task.trim().is_empty() {
             Err(Error::config(
                 "/compare needs a task after the backends: /compare a,b TASK",
@@ -339,12 +346,11 @@ async fn compare(app: &mut App, rest: &str) -> Flow {
     });
     match names {
         Ok(names) => {
-            app.compared = None;
-            let outcome = super::fanout::compare(app, &names, task.trim()).await;
+            let outcome = app.compare(&names, task.trim()).await;
             after_turn(outcome, app)
         }
         Err(e) => {
-            app.frontend.notice(&format!("error: {e}"));
+            app.notice(&format!("error: {e}"));
             Flow::Continue
         }
     }
@@ -352,16 +358,12 @@ async fn compare(app: &mut App, rest: &str) -> Flow {
 
 async fn commit(app: &mut App, message: &str) -> Flow {
     let command = format!("git add -A && git commit -m {}", shell_quote(message));
-    let output = app
-        .agent
-        .run_user_tool(
-            "bash",
-            serde_json::json!({ "command": command }),
-            &mut app.frontend,
-        )
+    let (chat, frontend) = app.parts();
+    let output = chat
+        .run_user_tool("bash", serde_json::json!({ "command": command }), frontend)
         .await;
     if !output.ok {
-        app.frontend.notice("[commit failed: see the result above]");
+        app.notice("[commit failed: see the result above]");
     }
     Flow::Continue
 }
@@ -372,7 +374,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 fn export(app: &App, path: &str) -> Result<String, Error> {
-    let messages = &app.agent.conversation.messages;
+    let messages = &app.chat().agent().conversation.messages;
     let text = if path.ends_with(".json") {
         serde_json::to_string_pretty(messages).map_err(|e| Error::config(e.to_string()))?
     } else if path.ends_with(".md") || path.ends_with(".markdown") {
@@ -382,15 +384,15 @@ fn export(app: &App, path: &str) -> Result<String, Error> {
             "/export {path}: name a .md or .json file"
         )));
     };
-    let text = app.frontend.redactor.redact(&text);
+    let text = app.chat().redactor().redact(&text);
     agent_loop::tools::write_atomic(std::path::Path::new(path), text.as_bytes())
         .map_err(|e| Error::config(format!("cannot write {path}: {e}")))?;
     Ok(format!("[wrote {} messages to {path}]", messages.len()))
 }
 
 fn markdown(app: &App) -> String {
-    let mut out = format!("# Session {}\n", app.session.name);
-    for m in &app.agent.conversation.messages {
+    let mut out = format!("# Session {}\n", app.chat().session().name);
+    for m in &app.chat().agent().conversation.messages {
         match m {
             Message::User { text } => {
                 let _ = write!(out, "\n## User\n\n{text}\n");

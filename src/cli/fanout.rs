@@ -7,16 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use agent_loop::agent::{Agent, AgentOptions, ApprovalRequest, Decision, Event, Observer};
-use agent_loop::backend;
-use agent_loop::context::{Artifacts, Conversation};
-use agent_loop::parse::Totals;
-use agent_loop::tools::{builtin_names, Registry, Root};
+use agent_loop::agent::{Agent, ApprovalRequest, Decision, Event, Observer};
+use agent_loop::chat::Chat;
+use agent_loop::context::Conversation;
 use agent_loop::{BoxFuture, Error};
 
-use super::app::{App, Outcome};
 use super::frontend::Frontend;
-use super::signals::Stop;
+use super::outcome::Outcome;
+use super::signals::{Signals, Stop};
 
 /// The most a working directory may hold to be copied for each backend.
 const MAX_COPY_BYTES: u64 = 200 * 1024 * 1024;
@@ -37,61 +35,74 @@ struct Lane {
 }
 
 /// The backends named in a comma-separated list, checked to exist.
-pub fn names(app: &App, list: &str) -> Result<Vec<String>, Error> {
-    let names: Vec<String> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(String::from)
-        .collect();
+pub fn names(chat: &Chat, list: &str) -> Result<Vec<String>, Error> {
+    let names = chat.config().backend_list(list)?;
     if names.len() < 2 {
         return Err(Error::config(format!(
             "`{list}`: name at least two backends, separated by commas, to compare"
         )));
-    }
-    for name in &names {
-        app.config.backend(name)?;
     }
     Ok(names)
 }
 
 /// Runs `task` on every backend in `names` at once and shows the answers one after another;
 /// the session is saved. The outcome holds the kept answer, or the first error when every
-/// backend failed.
-pub async fn compare(app: &mut App, names: &[String], task: &str) -> Outcome {
-    let outcome = match run(app, names, task).await {
-        Ok(Ok(result)) => Outcome::Done(result),
-        Ok(Err(stop)) => Outcome::Cancelled(stop),
+/// backend failed; with it, what `/pick` can choose from.
+pub async fn compare(
+    chat: &mut Chat,
+    frontend: &mut Frontend,
+    signals: &mut Signals,
+    names: &[String],
+    task: &str,
+) -> (Outcome, Option<Compared>) {
+    let (outcome, compared) = match run(chat, frontend, signals, names, task).await {
+        Ok(Ok((result, compared))) => (Outcome::Done(result), compared),
+        Ok(Err(stop)) => (Outcome::Cancelled(stop), None),
         Err(e) => {
-            app.frontend.notice(&format!("error: {e}"));
-            Outcome::Done(Err(e))
+            frontend.notice(&format!("error: {e}"));
+            (Outcome::Done(Err(e)), None)
         }
     };
-    if let Err(e) = app.save() {
-        app.frontend.notice(&format!("error: {e}"));
+    if let Err(e) = chat.save() {
+        frontend.notice(&format!("error: {e}"));
     }
-    outcome
+    (outcome, compared)
 }
+
+/// The answer kept and what `/pick` can choose from.
+type Kept = (Result<String, Error>, Option<Compared>);
 
 /// The comparison; `Ok(Err(signal))` when a signal stopped it, `Err` when it could not start.
 async fn run(
-    app: &mut App,
+    chat: &mut Chat,
+    frontend: &mut Frontend,
+    signals: &mut Signals,
     names: &[String],
     task: &str,
-) -> Result<Result<Result<String, Error>, Stop>, Error> {
+) -> Result<Result<Kept, Stop>, Error> {
+    // Its own folder, not one inside the working directory, which is copied for each lane.
     let base = std::env::temp_dir();
     let root = tempfile::Builder::new()
         .prefix("agent-loop-compare-")
         .tempdir_in(&base)
         .map_err(|e| Error::config(format!("cannot make a folder in {}: {e}", base.display())))?
         .keep();
+    let root = root.canonicalize().unwrap_or(root);
+    let cwd = chat.agent().options().cwd.clone();
     let mut lanes = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let folder = root.join(format!("{}-{name}", i + 1));
-        copy_tree(&app.agent.options().cwd, &folder, &mut 0)?;
-        lanes.push(lane(app, name, folder)?);
+        copy_tree(&cwd, &folder, &root, &mut 0)?;
+        lanes.push(Lane {
+            name: name.clone(),
+            agent: chat.agent_for(name, &folder)?,
+            folder,
+            events: Vec::new(),
+            result: None,
+            elapsed: Duration::ZERO,
+        });
     }
-    let shared = tokio::sync::Mutex::new(&mut app.frontend);
+    let shared = tokio::sync::Mutex::new(&mut *frontend);
     let runs = lanes.iter_mut().enumerate().map(|(i, lane)| {
         let shared = &shared;
         async move {
@@ -109,61 +120,20 @@ async fn run(
     });
     let stopped = tokio::select! {
         _ = futures_util::future::join_all(runs) => None,
-        stop = app.signals.next() => Some(stop),
+        stop = signals.next() => Some(stop),
     };
     if let Some(stop) = stopped {
-        app.frontend.notice(
+        frontend.notice(
             "[comparison cancelled: every backend and running tool were stopped; the conversation is unchanged]",
         );
         return Ok(Err(stop));
     }
-    show(app, &lanes);
-    Ok(Ok(keep(app, lanes)))
-}
-
-/// An agent for `name` that starts from the current conversation and works in `folder`.
-fn lane(app: &App, name: &str, folder: PathBuf) -> Result<Lane, Error> {
-    let def = app.config.backend(name)?;
-    let backend = backend::build(def, &app.overrides)?;
-    let builtin_tools = builtin_names();
-    let builtin: Vec<String> = app
-        .agent
-        .tools()
-        .names()
-        .into_iter()
-        .filter(|n| builtin_tools.iter().any(|b| b == n))
-        .map(String::from)
-        .collect();
-    let tools = Registry::builtin(Some(&builtin))?;
-    let options = app.agent.options();
-    let mut agent = Agent::new(
-        backend,
-        tools,
-        AgentOptions {
-            cwd: folder.clone(),
-            root: Root::new(&folder).map_err(Error::config)?,
-            artifacts: Artifacts::new(folder.join(".agent-loop-artifacts")),
-            context: def.context(),
-            ..options.clone()
-        },
-    );
-    agent.restore(
-        app.agent.conversation.clone(),
-        app.agent.turns(),
-        Totals::default(),
-    );
-    Ok(Lane {
-        name: name.to_string(),
-        agent,
-        folder,
-        events: Vec::new(),
-        result: None,
-        elapsed: Duration::ZERO,
-    })
+    show(chat, frontend, &lanes);
+    Ok(Ok(keep(chat, frontend, lanes)))
 }
 
 /// Each backend's events under its heading, in the order the backends were named.
-fn show(app: &mut App, lanes: &[Lane]) {
+fn show(chat: &mut Chat, frontend: &mut Frontend, lanes: &[Lane]) {
     for (i, lane) in lanes.iter().enumerate() {
         let t = lane.agent.totals;
         let outcome = match &lane.result {
@@ -180,19 +150,19 @@ fn show(app: &mut App, lanes: &[Lane]) {
             lane.folder.display()
         );
         // On stdout, with the answers, so `> answers.txt` keeps them apart.
-        app.frontend.display.render(&Event::Text {
+        frontend.display.render(&Event::Text {
             text: heading,
             final_answer: true,
         });
         for event in &lane.events {
-            app.frontend.event(event);
+            chat.relay(event, frontend);
         }
     }
 }
 
 /// Keeps the first successful answer in the conversation and counts every backend's tokens.
-fn keep(app: &mut App, lanes: Vec<Lane>) -> Result<String, Error> {
-    let mut totals = app.agent.totals;
+fn keep(chat: &mut Chat, frontend: &mut Frontend, lanes: Vec<Lane>) -> Kept {
+    let mut totals = chat.agent().totals;
     let mut kept = None;
     let mut first_error = None;
     let mut saved = Vec::new();
@@ -221,27 +191,24 @@ fn keep(app: &mut App, lanes: Vec<Lane>) -> Result<String, Error> {
             None => saved.push((name, None)),
         }
     }
-    let turns = app.agent.turns() + 1;
     let Some((i, answer, conversation)) = kept else {
-        let conversation = app.agent.conversation.clone();
-        app.agent.restore(conversation, turns, totals);
-        return Err(first_error.unwrap_or_else(|| Error::backend("no backend answered")));
+        let conversation = chat.agent().conversation.clone();
+        chat.adopt(conversation, totals);
+        let error = first_error.unwrap_or_else(|| Error::backend("no backend answered"));
+        return (Err(error), None);
     };
-    app.agent.restore(conversation, turns, totals);
-    app.frontend.notice(&format!(
+    chat.adopt(conversation, totals);
+    frontend.notice(&format!(
         "[kept answer {} ({}); /pick N keeps another]",
         i + 1,
         saved[i].0
     ));
-    app.compared = Some(Compared { lanes: saved });
-    Ok(answer)
+    (Ok(answer), Some(Compared { lanes: saved }))
 }
 
 /// `/pick N`: the conversation takes the N-th answer of the last comparison instead.
-pub fn pick(app: &mut App, arg: &str) -> Result<String, Error> {
-    let compared = app
-        .compared
-        .as_ref()
+pub fn pick(chat: &mut Chat, compared: Option<&Compared>, arg: &str) -> Result<String, Error> {
+    let compared = compared
         .ok_or_else(|| Error::config("/pick: no comparison to pick from (run /compare first)"))?;
     let n: usize = arg
         .parse()
@@ -258,8 +225,8 @@ pub fn pick(app: &mut App, arg: &str) -> Result<String, Error> {
         .clone()
         .ok_or_else(|| Error::config(format!("/pick {n}: {name} failed; it has no answer")))?;
     let name = name.clone();
-    app.agent.conversation = conversation;
-    app.save()?;
+    chat.agent_mut().conversation = conversation;
+    chat.save()?;
     Ok(format!("[kept answer {n} ({name})]"))
 }
 
@@ -291,9 +258,9 @@ impl Observer for LaneObserver<'_, '_> {
     }
 }
 
-/// Copies the working directory for one backend (`.git` folders left out, symbolic links
-/// kept as links), refusing past [`MAX_COPY_BYTES`].
-fn copy_tree(from: &Path, to: &Path, copied: &mut u64) -> Result<(), Error> {
+/// Copies the working directory for one backend (`.git` folders and `skip`, the folder the
+/// copies go to, left out; symbolic links kept as links), refusing past [`MAX_COPY_BYTES`].
+fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), Error> {
     let fail = |what: &str, path: &Path, e: std::io::Error| {
         Error::config(format!("cannot {what} {}: {e}", path.display()))
     };
@@ -306,8 +273,8 @@ fn copy_tree(from: &Path, to: &Path, copied: &mut u64) -> Result<(), Error> {
             let target = std::fs::read_link(&src).map_err(|e| fail("read", &src, e))?;
             std::os::unix::fs::symlink(target, &dst).map_err(|e| fail("create", &dst, e))?;
         } else if kind.is_dir() {
-            if entry.file_name() != ".git" {
-                copy_tree(&src, &dst, copied)?;
+            if entry.file_name() != ".git" && src != skip {
+                copy_tree(&src, &dst, skip, copied)?;
             }
         } else {
             *copied += std::fs::copy(&src, &dst).map_err(|e| fail("copy", &src, e))?;

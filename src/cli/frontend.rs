@@ -1,34 +1,20 @@
-//! The front end of the binary: renders events with the display, appends them to the session's
-//! JSONL log, keeps secrets out of both, and asks the user to approve tools.
+//! The front end of the binary: renders the chat's events (already redacted and logged by
+//! the library) with the display, and asks the user to approve tools.
 
 use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::jsonl::{record, rfc3339, Meta};
-use agent_loop::session::{Log, Redactor};
+use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
 use super::input::Input;
 use super::screen::Screen;
 
-/// What every log line says about where it came from.
-#[derive(Debug, Clone, Default)]
-pub struct LogContext {
-    pub session: String,
-    pub backend: String,
-    pub model: Option<String>,
-    pub turn: u32,
-}
-
 pub struct Frontend {
     pub display: Screen,
     pub input: Input,
-    pub log: Option<Log>,
+    /// Keeps secrets out of the front end's own notices.
     pub redactor: Redactor,
-    pub context: LogContext,
     /// `--debug`: every event as JSON on stderr.
     pub debug: bool,
-    log_failed: bool,
-    /// How long the last backend call took, for the usage record after it.
-    last_latency: Option<u64>,
 }
 
 impl Frontend {
@@ -36,12 +22,8 @@ impl Frontend {
         Frontend {
             display,
             input,
-            log: None,
             redactor,
-            context: LogContext::default(),
             debug: false,
-            log_failed: false,
-            last_latency: None,
         }
     }
 
@@ -50,74 +32,14 @@ impl Frontend {
         let text = self.redactor.redact(text);
         self.display.notice(&text);
     }
-
-    /// Appends the event to the log in the `--output jsonl` schema; the raw output of a CLI
-    /// backend call is logged too, as a `backend_output` record of the log's own.
-    fn log(&mut self, event: &Event) {
-        let Some(log) = self.log.as_mut() else { return };
-        let meta = Meta {
-            session_id: self.context.session.clone(),
-            turn: self.context.turn,
-            backend: Some(self.context.backend.clone()),
-            model: self.context.model.clone(),
-            latency_ms: match event {
-                Event::Usage { .. } => self.last_latency,
-                _ => None,
-            },
-        };
-        if let Event::BackendFinished { elapsed_ms, .. } = event {
-            self.last_latency = Some(*elapsed_ms);
-        }
-        let ts = rfc3339(std::time::SystemTime::now());
-        let mut lines = Vec::new();
-        if let Some(record) = record(event, &meta, &ts) {
-            lines.push(serde_json::to_value(record).unwrap_or_default());
-        }
-        if let Event::BackendFinished { raw: Some(raw), .. } = event {
-            lines.push(serde_json::json!({
-                "ts": ts,
-                "event": "backend_output",
-                "session_id": meta.session_id,
-                "turn": meta.turn,
-                "backend": meta.backend,
-                "model": meta.model,
-                "raw": raw,
-            }));
-        }
-        for line in lines {
-            if let Err(e) = log.write(&line) {
-                if !self.log_failed {
-                    self.log_failed = true;
-                    let msg = format!(
-                        "warning: cannot write the log {}: {e} (the conversation goes on)",
-                        log.path().display()
-                    );
-                    self.display.notice(&msg);
-                }
-                return;
-            }
-        }
-    }
 }
 
 impl Observer for Frontend {
     fn event(&mut self, event: &Event) {
-        if let Event::TurnStarted { turn, .. } = event {
-            self.context.turn = *turn;
-        }
-        let redacted;
-        let event = if self.redactor.is_empty() {
-            event
-        } else {
-            let redactor = self.redactor.clone();
-            redacted = event.map_text(&|t| redactor.redact(t));
-            &redacted
-        };
         if self.debug {
             let json = serde_json::to_string(event).unwrap_or_default();
             self.display.notice(&format!("debug: event {json}"));
         }
-        self.log(event);
         self.display.render(event);
     }
 

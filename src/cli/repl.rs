@@ -9,17 +9,16 @@ use super::commands::{self, Flow};
 use super::signals::Stop;
 
 pub async fn run(app: &mut App) -> i32 {
-    app.frontend.notice(&format!(
+    let status = app.chat().status();
+    app.notice(&format!(
         "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",
-        app.def.name(), app.session.name
+        status.backend, status.session
     ));
     let mut last_interrupt: Option<Instant> = None;
     let code = loop {
-        app.frontend.display.prompt("You: ");
+        app.frontend().display.prompt("You: ");
         let entry = {
-            let App {
-                frontend, signals, ..
-            } = &mut *app;
+            let (frontend, signals) = app.input_parts();
             let display = &mut frontend.display;
             let input = &mut frontend.input;
             let mut more = || display.prompt("... ");
@@ -31,22 +30,22 @@ pub async fn run(app: &mut App) -> i32 {
         let entry = match entry {
             Ok(entry) => Some(entry),
             Err(stop) if stop.ends_run() => {
-                app.frontend.notice("");
+                app.notice("");
                 break stop.exit_code();
             }
             Err(_) => None,
         };
         let Some(entry) = entry else {
-            app.frontend.notice("");
+            app.notice("");
             if last_interrupt.is_some_and(|t| t.elapsed() < DOUBLE_INTERRUPT) {
                 break Stop::Interrupt.exit_code();
             }
             last_interrupt = Some(Instant::now());
-            app.frontend.notice("(Ctrl-C again to leave, or type exit)");
+            app.notice("(Ctrl-C again to leave, or type exit)");
             continue;
         };
         let Some(entry) = entry else {
-            app.frontend.notice("");
+            app.notice("");
             break 0;
         };
         let text = entry.trim();
@@ -54,10 +53,10 @@ pub async fn run(app: &mut App) -> i32 {
             "" => continue,
             "exit" | "quit" => break 0,
             "clear" => {
-                if let Err(e) = app.new_session() {
-                    app.frontend.notice(&format!("error: {e}"));
+                if let Err(e) = app.chat_mut().new_session() {
+                    app.notice(&format!("error: {e}"));
                 }
-                app.frontend.notice("[conversation cleared]");
+                app.notice("[conversation cleared]");
                 continue;
             }
             _ if text.starts_with('/') => match commands::dispatch(app, text).await {
@@ -74,8 +73,8 @@ pub async fn run(app: &mut App) -> i32 {
             last_interrupt = Some(Instant::now());
         }
     };
-    let _ = app.save();
+    let _ = app.chat_mut().save();
     let line = app.summary_line();
-    app.frontend.notice(&line);
+    app.notice(&line);
     code
 }

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Read};
 
 use clap::{CommandFactory, Parser};
 
+use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::user_settings_path;
 use agent_loop::session::Redactor;
@@ -178,21 +179,49 @@ async fn run(args: Args) -> i32 {
             frontend.notice(&format!("debug: {line}"));
         }
     }
-    let app = match App::build(&args, &settings, frontend) {
-        Ok(app) => app,
+    let chat = match Chat::open(&settings, &chat_options(&args), &mut |n| frontend.notice(n)) {
+        Ok(chat) => chat,
         Err(e) => return display.fail(&e),
     };
-    display.session_start(&app.session.name, app.def.name(), app.model().as_deref());
-    let mut app = app;
-    let servers = app.config.mcp_servers.values().cloned().collect();
-    app.mcp = super::mcp::start(servers, &mut app.agent, &app.frontend.display).await;
-    app.signals = super::signals::Signals::install();
+    frontend.redactor = chat.redactor().clone();
+    if frontend.debug {
+        let files = chat.config().sources.join(", ");
+        frontend.notice(&format!("debug: backends read from {files}"));
+    }
+    let status = chat.status();
+    display.session_start(&status.session, &status.backend, status.model.as_deref());
+    let mut app = App::new(chat, frontend);
+    for notice in app.chat_mut().start_mcp().await {
+        display.notice(&notice);
+    }
+    app.install_signals();
     let code = match task {
         Some(task) => one_shot(&mut app, &task).await,
         None => repl::run(&mut app).await,
     };
-    app.mcp.shutdown();
+    app.chat_mut().shutdown();
     code
+}
+
+/// The chat this run's flags ask for (the rest of its settings are in `Settings`).
+fn chat_options(args: &Args) -> ChatOptions {
+    ChatOptions {
+        config: args.run.config.clone(),
+        temperature: args.request.temp,
+        no_stream: args.request.no_stream,
+        tools: args.tooling.tools.clone(),
+        root: args.tooling.root.clone(),
+        cwd: None,
+        yes: args.tooling.yes,
+        allow: args.tooling.allow.clone(),
+        session: match (&args.saving.session, args.saving.continue_) {
+            (_, true) => SessionChoice::MostRecent,
+            (Some(name), false) => SessionChoice::Named(name.clone()),
+            (None, false) => SessionChoice::New,
+        },
+        save: !args.saving.no_save,
+        log: args.saving.log.clone(),
+    }
 }
 
 /// Settings from config.toml and the environment, with this run's flags on top.
@@ -259,7 +288,7 @@ fn read_stdin_task() -> Result<String, Error> {
 async fn one_shot(app: &mut App, task: &str) -> i32 {
     let outcome = app.turn(task).await;
     let line = app.summary_line();
-    app.frontend.notice(&line);
+    app.notice(&line);
     match outcome {
         Outcome::Done(Ok(_)) => 0,
         // The error has already been shown.

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::raw::{Located, RawBackend};
-use super::{Source, WireFormat, DEFAULT_TIMEOUT_S};
-use crate::context::{ContextMode, ContextSettings, PromptStyle};
+use super::http::WireFormat;
+use super::keys::{context_settings, parse_located, prices, DEFAULT_TIMEOUT_S};
+use super::raw::RawBackend;
+use super::source::{Located, Source};
+use crate::context::{ContextSettings, PromptStyle};
 use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices};
 use crate::Error;
 
@@ -15,8 +17,6 @@ const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool
 const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
 const DEFAULT_PROGRESS_S: u64 = 10;
 const DEFAULT_MAX_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
-/// Below this, the preamble alone would not fit.
-const MIN_CONTEXT_TOKENS: u64 = 1_000;
 
 /// How a CLI backend receives its prompt, decided by the placeholders in its `args`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,64 +240,6 @@ fn json_fields(
         )));
     }
     Ok(fields)
-}
-
-/// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
-pub(super) fn prices(raw: &RawBackend) -> Option<Prices> {
-    match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
-        (None, None) => None,
-        (i, o) => Some(Prices {
-            input_per_mtok: i.unwrap_or(0.0),
-            output_per_mtok: o.unwrap_or(0.0),
-        }),
-    }
-}
-
-/// The context keys of a backend entry, defaults filled in.
-pub(super) fn context_settings(
-    raw: &RawBackend,
-    name: &str,
-    here: &dyn Fn(&str) -> String,
-) -> Result<ContextSettings, Error> {
-    let defaults = ContextSettings::default();
-    let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
-    let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
-    if max_tokens < MIN_CONTEXT_TOKENS {
-        return Err(Error::config(format!(
-            "{}: {max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}",
-            here("max_context_tokens")
-        )));
-    }
-    let tool_result_max_chars = match raw.tool_result_max_chars {
-        Some(0) => {
-            return Err(Error::config(format!(
-                "{}: must be above 0",
-                here("tool_result_max_chars")
-            )))
-        }
-        Some(n) => n as usize,
-        None => defaults.tool_result_max_chars,
-    };
-    Ok(ContextSettings {
-        mode: mode.unwrap_or(defaults.mode),
-        max_tokens,
-        tool_result_max_chars,
-    })
-}
-
-/// A located string key parsed with `FromStr`; a bad value names file, line, backend and key.
-fn parse_located<T: std::str::FromStr<Err = String>>(
-    value: Option<&Located>,
-    backend: &str,
-    key: &str,
-) -> Result<Option<T>, Error> {
-    value
-        .map(|v| {
-            v.value.parse().map_err(|e| {
-                Error::config(format!("{}: backend `{backend}`: key `{key}`: {e}", v.at()))
-            })
-        })
-        .transpose()
 }
 
 /// A regex key. The line-oriented keys (`tokens_regex`, `skip_lines`, ...) are searched over

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use super::keys::DEFAULT_TIMEOUT_S;
 use super::raw::RawBackend;
-use super::DEFAULT_TIMEOUT_S;
 use crate::Error;
 
 const DEFAULT_CONNECT_TIMEOUT_S: u64 = 10;
@@ -169,8 +169,8 @@ pub(super) fn resolve(
     let max_tokens = raw
         .max_tokens
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
-    let prices = super::cli::prices(&raw);
-    let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
+    let prices = super::keys::prices(&raw);
+    let context = super::keys::context_settings(&raw, name, &|key| here(key, &defined_at))?;
     Ok(HttpDef {
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),

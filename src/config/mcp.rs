@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::raw::{Lines, Located};
+use super::source::{Lines, Located, Overlay};
 use crate::Error;
 use toml::Spanned;
 
@@ -36,7 +36,7 @@ pub struct RawServer {
     pub trust: Option<bool>,
 }
 
-impl super::Overlay for RawServer {
+impl Overlay for RawServer {
     fn overlay(&mut self, other: RawServer) {
         macro_rules! take {
             ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };

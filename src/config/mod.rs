@@ -12,9 +12,11 @@
 
 mod cli;
 mod http;
+mod keys;
 pub mod mcp;
 pub(crate) mod raw;
 pub mod settings;
+mod source;
 #[cfg(test)]
 mod tests;
 
@@ -25,45 +27,13 @@ use crate::context::ContextSettings;
 use crate::Error;
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
-pub use raw::{Located, Overlay};
+pub use source::{Located, Overlay, Source};
 
 pub use cli::{BackendDef, PromptVia};
 pub use http::{HttpDef, RetrySettings, WireFormat};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
-
-/// The timeout of a backend call when its entry sets none.
-const DEFAULT_TIMEOUT_S: u64 = 600;
-
-/// One configuration file's text and the name it is reported under.
-#[derive(Debug, Clone)]
-pub struct Source {
-    pub name: String,
-    pub text: String,
-}
-
-impl Source {
-    /// How the built-in file is named in messages.
-    pub const BUILTIN_NAME: &'static str = "built-in backends.toml";
-
-    pub fn builtin() -> Self {
-        Source {
-            name: Self::BUILTIN_NAME.into(),
-            text: BUILTIN_BACKENDS.into(),
-        }
-    }
-
-    pub fn read(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::config(format!("cannot read config file {}: {e}", path.display()))
-        })?;
-        Ok(Source {
-            name: path.display().to_string(),
-            text,
-        })
-    }
-}
 
 impl Definition {
     pub fn name(&self) -> &str {
@@ -157,7 +127,7 @@ impl Config {
         let mut default_backend = None;
         let mut auto_order = Vec::new();
         for (index, source) in sources.iter().enumerate() {
-            let lines = raw::Lines::of(source);
+            let lines = source::Lines::of(source);
             let mut file = raw::parse(source, &lines)?;
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
@@ -221,6 +191,20 @@ impl Config {
         })
     }
 
+    /// The backends of a comma-separated list (`a,b,c`), each checked to be configured.
+    pub fn backend_list(&self, list: &str) -> Result<Vec<String>, Error> {
+        let names: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        for name in &names {
+            self.backend(name)?;
+        }
+        Ok(names)
+    }
+
     /// The names of every configured backend, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.backends.keys().map(String::as_str)
@@ -256,10 +240,10 @@ type Merged<T> = BTreeMap<String, (T, String, (usize, usize))>;
 
 /// Adds one file's tables to the merged ones: a table seen before takes the keys this file
 /// sets, and is reported as defined here; `(file index, line)` keeps the files' order.
-fn merge<T: raw::Overlay>(
+fn merge<T: Overlay>(
     merged: &mut Merged<T>,
     tables: BTreeMap<toml::Spanned<String>, T>,
-    lines: &raw::Lines,
+    lines: &source::Lines,
     index: usize,
 ) {
     for (name, table) in tables {

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use toml::Spanned;
 
 use super::mcp::RawMcp;
-use super::Source;
+use super::source::{Lines, Located, Overlay, Source};
 use crate::Error;
 
 #[derive(Debug, Default, Deserialize)]
@@ -74,45 +74,6 @@ pub struct RawBackend {
     pub context_format: Option<Located>,
     pub max_context_tokens: Option<u64>,
     pub tool_result_max_chars: Option<u64>,
-}
-
-/// A string value that remembers the file and line it came from.
-#[derive(Debug, Clone, Default)]
-pub struct Located {
-    pub value: String,
-    pub file: String,
-    pub line: usize,
-    start: usize,
-}
-
-impl Located {
-    pub fn at(&self) -> String {
-        format!("{}:{}", self.file, self.line)
-    }
-
-    /// Gives it its file and line.
-    pub(crate) fn locate(&mut self, lines: &Lines) {
-        self.file = lines.name.to_string();
-        self.line = lines.line(self.start);
-    }
-}
-
-impl<'de> Deserialize<'de> for Located {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let spanned = toml::Spanned::<String>::deserialize(d)?;
-        Ok(Located {
-            start: spanned.span().start,
-            value: spanned.into_inner(),
-            file: String::new(),
-            line: 0,
-        })
-    }
-}
-
-/// A table a later file can override key by key.
-pub trait Overlay {
-    /// Takes every key `other` sets.
-    fn overlay(&mut self, other: Self);
 }
 
 impl Overlay for RawBackend {
@@ -293,15 +254,6 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
     Ok(file)
 }
 
-/// 1-based line number of byte offset `pos`.
-pub(crate) fn line_of(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos.min(text.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
-}
-
 /// The prefix of backend tables.
 pub const BACKENDS: &str = "backends.";
 /// The prefix of MCP server tables.
@@ -325,37 +277,10 @@ fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
         .flatten()
 }
 
-/// Where each line of one file starts, to turn the parser's byte offsets into line numbers.
-pub struct Lines<'a> {
-    name: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> Lines<'a> {
-    pub fn of(source: &'a Source) -> Self {
-        let starts = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', source.text.as_bytes()).map(|i| i + 1))
-            .collect();
-        Lines {
-            name: &source.name,
-            starts,
-        }
-    }
-
-    /// The name the file is reported under.
-    pub fn name(&self) -> &str {
-        self.name
-    }
-
-    /// 1-based line number of byte offset `pos`.
-    pub fn line(&self, pos: usize) -> usize {
-        self.starts.partition_point(|&start| start <= pos)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::source::line_of;
 
     #[test]
     fn lines_agree_with_counting_newlines() {

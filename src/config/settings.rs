@@ -102,6 +102,13 @@ pub enum Origin {
     Flag(&'static str),
 }
 
+impl Origin {
+    /// Whether a command-line flag set it.
+    pub fn is_flag(&self) -> bool {
+        matches!(self, Origin::Flag(_))
+    }
+}
+
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -151,7 +158,7 @@ impl Settings {
             .map_err(|e| Error::config(format!("cannot read config file {name}: {e}")))?;
         let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
             let line = e.span().map_or(String::new(), |s| {
-                format!(":{}", super::raw::line_of(&text, s.start))
+                format!(":{}", super::source::line_of(&text, s.start))
             });
             Error::config(format!("{name}{line}: {}", e.message()))
         })?;

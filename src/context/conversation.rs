@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::tokens::{self, MessageSize};
+use super::tokens::{MessageSize, CALL_OVERHEAD, MESSAGE_OVERHEAD};
 
 /// A request from the model to run one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,7 +73,7 @@ impl Conversation {
     pub fn push_counted(&mut self, message: Message, reported_tokens: Option<u64>) {
         self.sync_sizes();
         self.sizes.push(MessageSize {
-            bytes: tokens::message_bytes(&message),
+            bytes: message_bytes(&message),
             reported: reported_tokens,
         });
         self.messages.push(message);
@@ -82,7 +82,7 @@ impl Conversation {
     /// The size of message `i` (measured now if it was pushed onto `messages` directly).
     pub fn size(&self, i: usize) -> MessageSize {
         self.sizes.get(i).copied().unwrap_or_else(|| MessageSize {
-            bytes: tokens::message_bytes(&self.messages[i]),
+            bytes: message_bytes(&self.messages[i]),
             reported: None,
         })
     }
@@ -123,6 +123,29 @@ impl Conversation {
             self.sizes.push(size);
         }
     }
+}
+
+/// The bytes a message adds to a prompt.
+pub fn message_bytes(message: &Message) -> usize {
+    MESSAGE_OVERHEAD
+        + match message {
+            Message::User { text } => text.len(),
+            Message::Assistant { text, tool_calls } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| {
+                            CALL_OVERHEAD + c.id.len() + c.name.len() + c.args.to_string().len()
+                        })
+                        .sum::<usize>()
+            }
+            Message::ToolResult {
+                call_id,
+                name,
+                output,
+                ..
+            } => CALL_OVERHEAD + call_id.len() + name.len() + output.len(),
+        }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::{Message, PromptStyle, ToolCall};
+use super::{Message, ToolCall};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ContextFormat {
@@ -283,6 +283,33 @@ fn xml(out: &mut String, summary: Option<&str>, messages: &[&Message], style: &P
     out.push_str(
         "</conversation>\n\nWrite the assistant's next reply in plain text, without the XML tags.",
     );
+}
+
+/// How a backend wants to see its prompt, taken from its `backends.toml` entry.
+#[derive(Debug, Clone)]
+pub struct PromptStyle {
+    /// Template for one tool call: `{name}`, `{args}` (the arguments as JSON) and `{json}`
+    /// (`{"name": ..., "arguments": {...}}`) are replaced.
+    pub tool_call_format: String,
+    /// How the conversation is written (`context_format`).
+    pub format: ContextFormat,
+    /// `tools = "own"`: the CLI runs its own tools, so the prompt lists none of agent-loop's.
+    pub own_tools: bool,
+}
+
+impl PromptStyle {
+    /// One tool call written in this backend's format.
+    pub fn format_call(&self, name: &str, args: &serde_json::Value) -> String {
+        // Built by hand so "name" comes first, as models expect to read and write it.
+        let json = format!(
+            "{{\"name\":{},\"arguments\":{args}}}",
+            serde_json::Value::String(name.to_string())
+        );
+        self.tool_call_format
+            .replace("{name}", name)
+            .replace("{args}", &args.to_string())
+            .replace("{json}", &json.to_string())
+    }
 }
 
 #[cfg(test)]

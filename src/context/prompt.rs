@@ -6,36 +6,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::formats::{write_messages, ContextFormat};
+use super::formats::{write_messages, PromptStyle};
 use super::{Memory, Window};
 use crate::tools::ToolSpec;
-
-/// How a backend wants to see its prompt, taken from its `backends.toml` entry.
-#[derive(Debug, Clone)]
-pub struct PromptStyle {
-    /// Template for one tool call: `{name}`, `{args}` (the arguments as JSON) and `{json}`
-    /// (`{"name": ..., "arguments": {...}}`) are replaced.
-    pub tool_call_format: String,
-    /// How the conversation is written (`context_format`).
-    pub format: ContextFormat,
-    /// `tools = "own"`: the CLI runs its own tools, so the prompt lists none of agent-loop's.
-    pub own_tools: bool,
-}
-
-impl PromptStyle {
-    /// One tool call written in this backend's format.
-    pub fn format_call(&self, name: &str, args: &serde_json::Value) -> String {
-        // Built by hand so "name" comes first, as models expect to read and write it.
-        let json = format!(
-            "{{\"name\":{},\"arguments\":{args}}}",
-            serde_json::Value::String(name.to_string())
-        );
-        self.tool_call_format
-            .replace("{name}", name)
-            .replace("{args}", &args.to_string())
-            .replace("{json}", &json.to_string())
-    }
-}
 
 /// Builds the whole prompt for a CLI backend from a conversation window.
 pub fn render_prompt(
@@ -128,6 +101,7 @@ fn write_memory(out: &mut String, memory: &Memory) {
 mod tests {
     use super::*;
     use crate::context::budget::{plan, Limits};
+    use crate::context::ContextFormat;
     use crate::context::{ContextMode, Conversation, Message, Summary, ToolCall};
 
     const HEAD: &str =

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Message;
 use crate::tools::ToolSpec;
 
 /// The ratio before any backend reported a count: English prose and code average about 4.
@@ -21,9 +20,9 @@ pub const MIN_BYTES_PER_TOKEN: f64 = 2.0;
 pub const MAX_BYTES_PER_TOKEN: f64 = 6.0;
 
 /// Bytes a message takes besides its text when rendered: role label, separators.
-const MESSAGE_OVERHEAD: usize = 16;
+pub(super) const MESSAGE_OVERHEAD: usize = 16;
 /// Bytes around one tool call or result: id, name, delimiters.
-const CALL_OVERHEAD: usize = 48;
+pub(super) const CALL_OVERHEAD: usize = 48;
 /// Bytes of the fixed instructions in the preamble, besides the tools and memory.
 const PREAMBLE_OVERHEAD: usize = 640;
 
@@ -45,29 +44,6 @@ impl MessageSize {
 /// Tokens for `bytes` at `bytes_per_token`, rounded up.
 pub fn estimate(bytes: usize, bytes_per_token: f64) -> u64 {
     (bytes as f64 / bytes_per_token).ceil() as u64
-}
-
-/// The bytes a message adds to a prompt.
-pub fn message_bytes(message: &Message) -> usize {
-    MESSAGE_OVERHEAD
-        + match message {
-            Message::User { text } => text.len(),
-            Message::Assistant { text, tool_calls } => {
-                text.len()
-                    + tool_calls
-                        .iter()
-                        .map(|c| {
-                            CALL_OVERHEAD + c.id.len() + c.name.len() + c.args.to_string().len()
-                        })
-                        .sum::<usize>()
-            }
-            Message::ToolResult {
-                call_id,
-                name,
-                output,
-                ..
-            } => CALL_OVERHEAD + call_id.len() + name.len() + output.len(),
-        }
 }
 
 /// The bytes of the preamble: instructions and tool descriptions (the memory file is added

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::Redactor;
+use crate::event::Event;
+use crate::jsonl::{record, rfc3339, Meta};
 use crate::Error;
 
 pub struct Log {
@@ -44,5 +46,85 @@ impl Log {
         let line = self.redactor.redact(&value.to_string());
         self.file.write_all(line.as_bytes())?;
         self.file.write_all(b"\n")
+    }
+}
+
+/// Where every line of a session's event log says it came from.
+#[derive(Debug, Clone, Default)]
+pub struct LogContext {
+    pub session: String,
+    pub backend: String,
+    pub model: Option<String>,
+    pub turn: u32,
+}
+
+/// A session's events as JSON lines in the public schema ([`crate::jsonl`]), plus the raw
+/// output of each CLI backend call as a `backend_output` record of the log's own.
+pub struct EventLog {
+    log: Log,
+    /// How long the last backend call took, for the usage record after it.
+    last_latency: Option<u64>,
+    /// A write failed already: said once, then the log is left alone.
+    failed: bool,
+}
+
+impl EventLog {
+    pub fn new(log: Log) -> Self {
+        EventLog {
+            log,
+            last_latency: None,
+            failed: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.log.path()
+    }
+
+    /// Appends `event`. The first write that fails returns what to tell the user; after it
+    /// nothing more is written.
+    pub fn record(&mut self, event: &Event, context: &LogContext) -> Option<String> {
+        if self.failed {
+            return None;
+        }
+        let meta = Meta {
+            session_id: context.session.clone(),
+            turn: context.turn,
+            backend: Some(context.backend.clone()),
+            model: context.model.clone(),
+            latency_ms: match event {
+                Event::Usage { .. } => self.last_latency,
+                _ => None,
+            },
+        };
+        if let Event::BackendFinished { elapsed_ms, .. } = event {
+            self.last_latency = Some(*elapsed_ms);
+        }
+        let ts = rfc3339(std::time::SystemTime::now());
+        let mut lines = Vec::new();
+        if let Some(record) = record(event, &meta, &ts) {
+            lines.push(serde_json::to_value(record).unwrap_or_default());
+        }
+        if let Event::BackendFinished { raw: Some(raw), .. } = event {
+            lines.push(serde_json::json!({
+                "ts": ts,
+                "event": "backend_output",
+                "session_id": meta.session_id,
+                "turn": meta.turn,
+                "backend": meta.backend,
+                "model": meta.model,
+                "raw": raw,
+            }));
+        }
+        for line in lines {
+            if let Err(e) = self.log.write(&line) {
+                self.failed = true;
+                return Some(format!(
+                    "warning: cannot write the log {}: {e} (the conversation goes on)",
+                    self.log.path().display()
+                ));
+            }
+        }
+        None
     }
 }

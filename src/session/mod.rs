@@ -7,6 +7,6 @@ mod log;
 mod redact;
 mod store;
 
-pub use log::Log;
+pub use log::{EventLog, Log, LogContext};
 pub use redact::Redactor;
 pub use store::{format_time, validate_name, Listing, Session, Store};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Builtin, ToolContext, ToolOutput};
+use super::spec::{Builtin, ToolContext, ToolOutput};
 use crate::process::{self, Spec};
 use crate::BoxFuture;
 

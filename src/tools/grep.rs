@@ -7,7 +7,8 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{fs, Builtin, ToolContext, ToolOutput};
+use super::fs;
+use super::spec::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_MATCHES: usize = 200;

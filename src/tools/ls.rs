@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Builtin, ToolContext, ToolOutput};
+use super::spec::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_ENTRIES: usize = 1000;

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Builtin, ToolContext, ToolOutput};
+use super::spec::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const DEFAULT_LIMIT: usize = 2000;

@@ -4,7 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{fs, Builtin, ToolContext, ToolOutput};
+use super::fs;
+use super::spec::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 pub struct Write;

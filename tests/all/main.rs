@@ -12,6 +12,8 @@ mod fanout;
 mod faults;
 mod http;
 mod jsonl;
+mod layering;
+mod library;
 mod mcp;
 mod modes;
 mod policy;

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use agent_loop::event::{ApprovalRequest, Event};
 use agent_loop::jsonl::{record, rfc3339, Body, Meta, Record};
 
-use super::Renderer;
+use super::renderer::Renderer;
 
 /// Writes every event as a [`Record`] line. Never asks for approval: without `--yes` tools
 /// that change things are refused.

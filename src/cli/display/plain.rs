@@ -6,7 +6,8 @@
 
 use std::io::{self, Write};
 
-use crate::cli::display::sanitize::sanitize;
+use super::renderer::Renderer;
+use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event};
 
 /// Lines of a tool result shown under the call.
@@ -156,6 +157,9 @@ impl PlainDisplay {
             Event::ContextNotice { message } => {
                 writeln!(self.err, "[context: {}]", sanitize(message))?;
             }
+            Event::Notice { message } => {
+                writeln!(self.err, "{}", sanitize(message))?;
+            }
             Event::Error { message } => {
                 writeln!(self.err, "error: {}", sanitize(message))?;
             }
@@ -249,6 +253,24 @@ fn cut(line: &str) -> String {
         format!("{head}...")
     } else {
         head
+    }
+}
+
+impl Renderer for PlainDisplay {
+    fn render(&mut self, event: &Event) {
+        PlainDisplay::render(self, event);
+    }
+
+    fn approval_prompt(&mut self, request: &ApprovalRequest) {
+        PlainDisplay::approval_prompt(self, request);
+    }
+
+    fn notice(&mut self, text: &str) {
+        PlainDisplay::notice(self, text);
+    }
+
+    fn prompt(&mut self, text: &str) {
+        PlainDisplay::prompt(self, text);
     }
 }
 

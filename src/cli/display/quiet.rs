@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
+use super::renderer::Renderer;
 use crate::cli::display::plain::PlainDisplay;
-use crate::cli::display::Renderer;
 use agent_loop::agent::{ApprovalRequest, Event};
 
 pub struct QuietDisplay {

@@ -12,11 +12,11 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use super::renderer::Renderer;
 use crate::cli::display::caps::{Caps, Colour};
 use crate::cli::display::plain::PlainDisplay;
 use crate::cli::display::sanitize::sanitize;
 use crate::cli::display::shared::SharedWriter;
-use crate::cli::display::Renderer;
 use agent_loop::agent::{ApprovalRequest, Event};
 
 /// How often the spinner moves.

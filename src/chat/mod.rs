@@ -1,0 +1,425 @@
+//! A chat: an agent put together from the user's settings, with the session it is saved to
+//! and the log its events go to. This is the one entry point every front end builds through
+//! (the CLI's one-shot runs and REPL, fan-out, the Telegram bot, `examples/one_turn.rs`):
+//! [`Chat::open`] reads the configuration layers and the settings, builds the backend, the
+//! tools, the approval policy and the context settings, and resumes or starts the session;
+//! [`Chat::turn`] runs one turn with the front end's [`Observer`], logs it and saves.
+//!
+//! A front end keeps only its own concerns: flags, terminal, rendering, and how it asks the
+//! user to approve a tool (the observer's [`Observer::approve`]).
+
+mod logged;
+mod open;
+mod options;
+
+pub use options::{ChatOptions, SessionChoice};
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::{Agent, AgentOptions, ApprovalMode};
+use crate::backend::{self, Overrides};
+use crate::config::{Config, Definition};
+use crate::context::Artifacts;
+use crate::event::{Event, Observer};
+use crate::mcp::{McpServers, ServerStatus};
+use crate::parse::Totals;
+use crate::session::{validate_name, EventLog, Log, LogContext, Redactor, Session, Store};
+use crate::tools::{builtin_names, Registry, Root, ToolOutput};
+use crate::Error;
+use logged::Logged;
+
+pub struct Chat {
+    agent: Agent,
+    config: Config,
+    /// The current backend's definition.
+    def: Definition,
+    /// `--model`, `--temp`, `--no-stream` (and `/model`), applied to every backend used.
+    overrides: Overrides,
+    /// Where sessions are saved; `None` without saving.
+    store: Option<Store>,
+    session: Session,
+    /// `--log FILE`, which replaces the session's own log.
+    log_path: Option<PathBuf>,
+    log: Option<EventLog>,
+    context: LogContext,
+    redactor: Redactor,
+    /// The approval mode the settings chose (what `/yes off` goes back to).
+    base_mode: ApprovalMode,
+    mcp: McpServers,
+    /// Every backend named when several were (`--backend a,b`): a front end may run each
+    /// task on all of them (fan-out).
+    fanout: Option<Vec<String>>,
+}
+
+/// What a front end shows as the chat's state (`/status`, `/tokens`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub session: String,
+    pub backend: String,
+    pub model: Option<String>,
+    pub turns: u32,
+    pub messages: usize,
+    pub totals: Totals,
+    /// When the session was last saved (Unix milliseconds).
+    pub updated: u64,
+    pub saved: bool,
+}
+
+impl Chat {
+    /// Starts the configured MCP servers and adds their tools; returns what the user should
+    /// know (a server that did not start, a `--tools` name no server offers). The chat goes
+    /// on without the servers that failed.
+    pub async fn start_mcp(&mut self) -> Vec<String> {
+        let defs: Vec<_> = self.config.mcp_servers.values().cloned().collect();
+        let mut notices = Vec::new();
+        if defs.is_empty() {
+            return notices;
+        }
+        let cwd = self.agent.options().cwd.clone();
+        self.mcp = McpServers::start(defs, &cwd).await;
+        for (name, why) in self.mcp.failures() {
+            notices.push(format!(
+                "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"
+            ));
+        }
+        if let Err(e) = self.mcp.register(self.agent.tools_mut()) {
+            notices.push(format!("agent-loop: MCP tools: {e}"));
+        }
+        for name in self.agent.tools().unmatched() {
+            notices.push(format!(
+                "agent-loop: --tools names `{name}`, which no MCP server offers"
+            ));
+        }
+        notices
+    }
+
+    /// The MCP servers' states, one line each (`/mcp`).
+    pub fn mcp_status(&self) -> String {
+        self.mcp.render_status()
+    }
+
+    /// Restarts one MCP server and takes its tools again (`/mcp restart NAME`).
+    pub async fn restart_mcp(&mut self, name: &str) -> Result<ServerStatus, Error> {
+        self.mcp.restart(name, self.agent.tools_mut()).await
+    }
+
+    /// Stops the MCP servers.
+    pub fn shutdown(&mut self) {
+        self.mcp.shutdown();
+    }
+
+    /// Runs one turn: the events go through the log to `observer`; the session is saved
+    /// after it. Dropping the future cancels the turn (the backend and tools are killed);
+    /// call [`Chat::cancelled`] then.
+    pub async fn turn(
+        &mut self,
+        input: &str,
+        observer: &mut (dyn Observer + '_),
+    ) -> Result<String, Error> {
+        let result = {
+            let mut logged = Logged {
+                inner: &mut *observer,
+                log: self.log.as_mut(),
+                context: &mut self.context,
+                redactor: &self.redactor,
+            };
+            self.agent.run_turn(input, &mut logged).await
+        };
+        self.saved_after(result, observer)
+    }
+
+    /// Runs one tool as the user asked (`/commit`), through the approval policy, logged.
+    pub async fn run_user_tool(
+        &mut self,
+        name: &str,
+        args: serde_json::Value,
+        observer: &mut (dyn Observer + '_),
+    ) -> ToolOutput {
+        let mut logged = Logged {
+            inner: observer,
+            log: self.log.as_mut(),
+            context: &mut self.context,
+            redactor: &self.redactor,
+        };
+        self.agent.run_user_tool(name, args, &mut logged).await
+    }
+
+    /// Records that the running turn was cancelled, and saves.
+    pub fn cancelled(&mut self) -> Result<(), Error> {
+        self.agent.mark_cancelled();
+        self.save()
+    }
+
+    /// Saves after a turn; a failure to save is told to `observer`, and fails a turn that
+    /// had succeeded.
+    fn saved_after(
+        &mut self,
+        result: Result<String, Error>,
+        observer: &mut (dyn Observer + '_),
+    ) -> Result<String, Error> {
+        match self.save() {
+            Ok(()) => result,
+            Err(e) => {
+                observer.event(&Event::Notice {
+                    message: format!("error: {e}"),
+                });
+                result.and(Err(e))
+            }
+        }
+    }
+
+    /// Writes the session file (atomically, redacted); a failure leaves the conversation in
+    /// memory and says where it could not be written.
+    pub fn save(&mut self) -> Result<(), Error> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        self.session.conversation = self.agent.conversation.clone();
+        self.session.turns = self.agent.turns();
+        self.session.usage = self.agent.totals;
+        self.session.backend = self.def.name().to_string();
+        self.session.model = self.model();
+        let result = store.save(&mut self.session, &self.redactor);
+        if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
+            self.open_log()?;
+        }
+        result
+    }
+
+    /// Points the event log at `--log FILE` or the session's own `log.jsonl`.
+    pub(super) fn open_log(&mut self) -> Result<(), Error> {
+        let path = match (&self.log_path, &self.store) {
+            (Some(path), _) => Some(path.clone()),
+            (None, Some(store)) => Some(store.folder(&self.session.name).join("log.jsonl")),
+            (None, None) => None,
+        };
+        self.log = match path {
+            None => None,
+            // A session's own log is only created once it has something to say, so a
+            // failure to create the folder is reported at the first save, not here.
+            Some(path) => match Log::open(&path, self.redactor.clone()) {
+                Ok(log) => Some(EventLog::new(log)),
+                Err(e) if self.log_path.is_some() => return Err(e),
+                Err(_) => None,
+            },
+        };
+        self.sync();
+        Ok(())
+    }
+
+    /// Where this session's cut tool outputs go: its own folder, or a temporary one when
+    /// nothing is saved.
+    fn artifacts(&self) -> Artifacts {
+        match &self.store {
+            Some(store) => Artifacts::new(store.folder(&self.session.name).join("artifacts")),
+            None => Artifacts::new(
+                std::env::temp_dir().join(format!("agent-loop-{}-artifacts", std::process::id())),
+            ),
+        }
+    }
+
+    /// Tells the agent and the log where the session now is.
+    fn sync(&mut self) {
+        let artifacts = self.artifacts();
+        self.agent.set_artifacts(artifacts);
+        self.context = LogContext {
+            session: self.session.name.clone(),
+            backend: self.def.name().to_string(),
+            model: self.model(),
+            turn: self.agent.turns(),
+        };
+    }
+
+    /// Switches to another configured backend, keeping the conversation (and ending a
+    /// fan-out: one backend from now on).
+    pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
+        let def = self.config.backend(name)?.clone();
+        self.use_def(def)?;
+        self.fanout = None;
+        Ok(())
+    }
+
+    /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).
+    pub fn set_model(&mut self, model: &str) -> Result<(), Error> {
+        let previous = self.overrides.model.replace(model.to_string());
+        let result = self.use_def(self.def.clone());
+        if result.is_err() {
+            self.overrides.model = previous;
+        }
+        result
+    }
+
+    fn use_def(&mut self, def: Definition) -> Result<(), Error> {
+        let backend = backend::build(&def, &self.overrides)?;
+        self.agent.set_backend(backend);
+        self.def = def;
+        self.sync();
+        Ok(())
+    }
+
+    /// The model in use: `--model` or `/model`, else the backend's own.
+    pub fn model(&self) -> Option<String> {
+        self.overrides
+            .model
+            .clone()
+            .or_else(|| self.def.model().map(str::to_string))
+    }
+
+    /// A new, empty session; the old one stays saved (`/clear`, `/new`).
+    pub fn new_session(&mut self) -> Result<(), Error> {
+        self.save()?;
+        let name = self
+            .store
+            .as_ref()
+            .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
+        self.start_session(&name)
+    }
+
+    /// Starts an empty session called `name`, replacing a saved one of that name (the
+    /// Telegram bot's `/new`, which keeps one session name per chat, archives it first).
+    pub fn start_session(&mut self, name: &str) -> Result<(), Error> {
+        validate_name(name)?;
+        self.session = Session::new(name, self.def.name());
+        self.agent
+            .restore(Default::default(), 0, Default::default());
+        self.open_log()
+    }
+
+    /// Continues another saved session (`/load NAME`).
+    pub fn load_session(&mut self, name: &str) -> Result<(), Error> {
+        let store = self.saving_store()?;
+        let session = store.load(name)?.ok_or_else(|| {
+            Error::config(format!(
+                "no session named `{name}` in {}",
+                store.dir().display()
+            ))
+        })?;
+        self.save()?;
+        self.agent
+            .restore(session.conversation.clone(), session.turns, session.usage);
+        self.session = session;
+        self.open_log()
+    }
+
+    /// Saves a copy of this conversation under another name; this session goes on.
+    pub fn save_as(&mut self, name: &str) -> Result<(), Error> {
+        let store = self.saving_store()?;
+        validate_name(name)?;
+        self.save()?;
+        let mut copy = self.session.clone();
+        copy.name = name.to_string();
+        copy.conversation = self.agent.conversation.clone();
+        store.save(&mut copy, &self.redactor)
+    }
+
+    fn saving_store(&self) -> Result<Store, Error> {
+        self.store
+            .clone()
+            .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))
+    }
+
+    /// An agent for the backend `name` that starts from this conversation and works in
+    /// `folder` with this chat's settings and built-in tools (a fan-out lane).
+    pub fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {
+        let def = self.config.backend(name)?;
+        let backend = backend::build(def, &self.overrides)?;
+        let builtin_tools = builtin_names();
+        let builtin: Vec<String> = self
+            .agent
+            .tools()
+            .names()
+            .into_iter()
+            .filter(|n| builtin_tools.iter().any(|b| b == n))
+            .map(String::from)
+            .collect();
+        let tools = Registry::builtin(Some(&builtin))?;
+        let mut agent = Agent::new(
+            backend,
+            tools,
+            AgentOptions {
+                cwd: folder.to_path_buf(),
+                root: Root::new(folder).map_err(Error::config)?,
+                artifacts: Artifacts::new(folder.join(".agent-loop-artifacts")),
+                context: def.context(),
+                ..self.agent.options().clone()
+            },
+        );
+        agent.restore(
+            self.agent.conversation.clone(),
+            self.agent.turns(),
+            Totals::default(),
+        );
+        Ok(agent)
+    }
+
+    /// Passes `event` (from a run outside [`Chat::turn`], such as a fan-out lane's) through
+    /// the redactor and the log to `observer`.
+    pub fn relay(&mut self, event: &Event, observer: &mut (dyn Observer + '_)) {
+        Logged {
+            inner: observer,
+            log: self.log.as_mut(),
+            context: &mut self.context,
+            redactor: &self.redactor,
+        }
+        .event(event);
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            session: self.session.name.clone(),
+            backend: self.def.name().to_string(),
+            model: self.model(),
+            turns: self.agent.turns(),
+            messages: self.agent.conversation.messages.len(),
+            totals: self.agent.totals,
+            updated: self.session.updated,
+            saved: self.store.is_some(),
+        }
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    pub fn agent_mut(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The current backend's definition.
+    pub fn definition(&self) -> &Definition {
+        &self.def
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// The approval mode the settings chose.
+    pub fn base_mode(&self) -> ApprovalMode {
+        self.base_mode
+    }
+
+    /// Every backend named when several were, the session's first.
+    pub fn fanout(&self) -> Option<&[String]> {
+        self.fanout.as_deref()
+    }
+
+    /// Runs on one backend from now on.
+    pub fn end_fanout(&mut self) {
+        self.fanout = None;
+    }
+
+    /// Takes the conversation and counts of a fan-out (the kept lane's answer).
+    pub fn adopt(&mut self, conversation: crate::context::Conversation, totals: Totals) {
+        let turns = self.agent.turns() + 1;
+        self.agent.restore(conversation, turns, totals);
+    }
+}

@@ -1,0 +1,213 @@
+//! [`Chat::open`]: from the settings and a front end's options to a ready chat, the session
+//! resumed or started.
+
+use crate::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
+use crate::backend::{self, Overrides};
+use crate::config::settings::Settings;
+use crate::config::Config;
+use crate::context::{Artifacts, ContextMode};
+use crate::mcp::McpServers;
+use crate::session::{format_time, validate_name, LogContext, Redactor, Session, Store};
+use crate::tools::{Registry, Root};
+use crate::{Error, ErrorKind};
+
+use super::options::{ChatOptions, SessionChoice};
+use super::Chat;
+
+/// How many backend calls a turn may make when the settings do not say.
+const DEFAULT_MAX_ITERATIONS: u32 = 10;
+
+impl Chat {
+    /// Puts a chat together. `notice` receives what the user should know on the way (a
+    /// session continued, one that could not be read and was left alone).
+    pub fn open(
+        settings: &Settings,
+        options: &ChatOptions,
+        notice: &mut dyn FnMut(&str),
+    ) -> Result<Chat, Error> {
+        let config = Config::load(options.config.as_deref())?;
+        // Every API key any backend reads is kept out of displays, logs and session files.
+        let redactor = Redactor::from_env(config.api_key_envs());
+        let store = options
+            .save
+            .then(Store::default_dir)
+            .flatten()
+            .map(Store::new);
+        let lookup = store
+            .clone()
+            .or_else(|| Store::default_dir().map(Store::new));
+        let resumed = resume(&options.session, lookup.as_ref(), notice)?;
+        // The settings' backend (a flag is one), then the resumed session's, then the files'.
+        let resumed_backend = resumed
+            .as_ref()
+            .map(|s| s.backend.clone())
+            .filter(|b| config.has(b));
+        let flagged = settings
+            .raw("backend")
+            .filter(|(_, origin)| origin.is_flag())
+            .map(|(value, _)| value.clone());
+        let name = match flagged.or(resumed_backend) {
+            Some(name) => name,
+            None => settings
+                .get::<String>("backend")?
+                .or_else(|| config.default_backend.clone())
+                .or_else(|| config.first_available())
+                .ok_or_else(|| no_backend(&config))?,
+        };
+        // `a,b,c`: several backends; the first one is the session's.
+        let names = config.backend_list(&name)?;
+        let name = names.first().cloned().unwrap_or(name);
+        let def = config.backend(&name)?.clone();
+        let overrides = Overrides {
+            model: settings.get::<String>("model")?,
+            temperature: options.temperature,
+            no_stream: options.no_stream,
+        };
+        let backend = backend::build(&def, &overrides)?;
+        let tools = Registry::builtin(options.tools.as_deref())?;
+        let cwd = match &options.cwd {
+            Some(cwd) => cwd.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?,
+        };
+        let root = Root::new(options.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
+        let base_mode = if options.yes {
+            ApprovalMode::Never
+        } else {
+            settings
+                .get::<ApprovalMode>("approval")?
+                .unwrap_or_default()
+        };
+        let allow = match (&options.allow[..], settings.raw("allow")) {
+            ([], Some((rules, origin))) => rules
+                .split(',')
+                .filter(|r| !r.trim().is_empty())
+                .map(|r| {
+                    r.trim()
+                        .parse()
+                        .map_err(|e| Error::config(format!("{origin}: {e}")))
+                })
+                .collect::<Result<Vec<AllowRule>, Error>>()?,
+            (flags, _) => flags.to_vec(),
+        };
+        let max_iterations = settings
+            .get::<u32>("max_iterations")?
+            .unwrap_or(DEFAULT_MAX_ITERATIONS);
+        if max_iterations == 0 {
+            return Err(Error::config("max_iterations must be at least 1"));
+        }
+        let mut context = def.context();
+        if let Some(mode) = settings.get::<ContextMode>("context")? {
+            context.mode = mode;
+        }
+        if let Some(n) = settings.get::<u64>("max_context_tokens")? {
+            context.max_tokens = n;
+        }
+        if let Some(n) = settings.get::<usize>("tool_result_max_chars")? {
+            context.tool_result_max_chars = n.max(1);
+        }
+        let mut agent = Agent::new(
+            backend,
+            tools,
+            AgentOptions {
+                max_iterations,
+                policy: Policy::new(base_mode, allow),
+                cwd,
+                root,
+                context,
+                // Set for the session below, once its name is known.
+                artifacts: Artifacts::new(std::env::temp_dir()),
+            },
+        );
+        let session = match resumed {
+            Some(s) => {
+                agent.restore(s.conversation.clone(), s.turns, s.usage);
+                s
+            }
+            None => {
+                let session_name = match (&options.session, &lookup) {
+                    (SessionChoice::Named(n), Some(store)) => store.free_name(n),
+                    (SessionChoice::Named(n), None) => n.clone(),
+                    (_, Some(store)) => store.fresh_name(),
+                    (_, None) => "unsaved".into(),
+                };
+                Session::new(&session_name, &name)
+            }
+        };
+        let mut chat = Chat {
+            agent,
+            config,
+            def,
+            overrides,
+            store,
+            session,
+            log_path: options.log.clone(),
+            log: None,
+            context: LogContext::default(),
+            redactor,
+            base_mode,
+            mcp: McpServers::default(),
+            fanout: (names.len() > 1).then_some(names),
+        };
+        chat.session.backend = chat.def.name().to_string();
+        chat.open_log()?;
+        Ok(chat)
+    }
+}
+
+/// The session to continue, if the choice names a readable one. A file that cannot be read
+/// is reported and left alone; the caller starts a new session.
+fn resume(
+    choice: &SessionChoice,
+    store: Option<&Store>,
+    notice: &mut dyn FnMut(&str),
+) -> Result<Option<Session>, Error> {
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    let name = match choice {
+        SessionChoice::New => return Ok(None),
+        SessionChoice::MostRecent => match store.most_recent() {
+            Some(name) => name,
+            None => {
+                notice("[no saved session to continue: starting a new one]");
+                return Ok(None);
+            }
+        },
+        SessionChoice::Named(name) => {
+            validate_name(name)?;
+            name.clone()
+        }
+    };
+    match store.load(&name) {
+        Ok(Some(session)) => {
+            notice(&format!(
+                "[continuing session {} ({} turns, last used {})]",
+                session.name,
+                session.turns,
+                format_time(session.updated)
+            ));
+            Ok(Some(session))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            notice(&format!(
+                "error: {e}. It is left untouched; starting a new session instead."
+            ));
+            Ok(None)
+        }
+    }
+}
+
+fn no_backend(config: &Config) -> Error {
+    Error::new(
+        ErrorKind::Config,
+        format!(
+            "no backend chosen, and none of the configured ones is available (installed, or \
+             with its API key set): pass --backend NAME, set AGENT_LOOP_BACKEND, or set `backend` \
+             in config.toml. Configured backends: {}. \
+             To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
+            config.names().collect::<Vec<_>>().join(", ")
+        ),
+    )
+}

@@ -1,0 +1,57 @@
+//! What a front end asks of [`Chat::open`](super::Chat::open): the choices that come from its
+//! own flags or commands. Everything else (backend, model, approval mode, `allow` rules,
+//! context settings, `max_iterations`) comes from [`Settings`](crate::config::settings::Settings):
+//! `config.toml`, the environment and the flags the front end layered on top.
+
+use std::path::PathBuf;
+
+use crate::agent::AllowRule;
+
+/// Which session a chat continues.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// A new session with a fresh name (`session-…`).
+    #[default]
+    New,
+    /// `--session NAME`: continue it if it exists, else start it under that name (or the
+    /// next free one, `NAME-2`, when the name is taken by a session that cannot be read).
+    Named(String),
+    /// `--continue`: the most recently used session, or a new one when there is none.
+    MostRecent,
+}
+
+/// A front end's choices for one chat.
+#[derive(Debug, Clone, Default)]
+pub struct ChatOptions {
+    /// `--config FILE`: a backends file read after the built-in and the user's.
+    pub config: Option<PathBuf>,
+    /// `--temp`: sent by HTTP backends; an agent CLI sets its own.
+    pub temperature: Option<f64>,
+    /// `--no-stream`: HTTP backends ask for the whole reply at once.
+    pub no_stream: bool,
+    /// `--tools a,b`: only these tools (built-in names, `mcp.SERVER.TOOL`, `mcp.SERVER.*`).
+    pub tools: Option<Vec<String>>,
+    /// `--root DIR`: where the file tools may go; the working directory when `None`.
+    pub root: Option<PathBuf>,
+    /// The working directory of tools and backends; the process's when `None`.
+    pub cwd: Option<PathBuf>,
+    /// `--yes`: every tool runs without asking.
+    pub yes: bool,
+    /// `--allow TOOL:GLOB` rules; when empty, the `allow` setting's.
+    pub allow: Vec<AllowRule>,
+    pub session: SessionChoice,
+    /// Sessions are saved to the store (`--no-save` turns it off).
+    pub save: bool,
+    /// `--log FILE`: the event log goes there instead of the session's own `log.jsonl`.
+    pub log: Option<PathBuf>,
+}
+
+impl ChatOptions {
+    /// The defaults of a saved session in the current directory.
+    pub fn saved() -> Self {
+        ChatOptions {
+            save: true,
+            ..ChatOptions::default()
+        }
+    }
+}

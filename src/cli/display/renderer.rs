@@ -1,0 +1,42 @@
+//! The one trait every display implements: what a front end needs from it.
+
+use std::time::Duration;
+
+use agent_loop::agent::{ApprovalRequest, Event};
+
+/// What a front end needs from a display. Write errors (a closed pipe) are ignored by every
+/// method: the loop goes on.
+pub trait Renderer: Send {
+    /// Renders one event of the loop.
+    fn render(&mut self, event: &Event);
+
+    /// Asks whether a tool may run; the caller reads the answer.
+    fn approval_prompt(&mut self, request: &ApprovalRequest);
+
+    /// A line of the front end's own (REPL banner, notices).
+    fn notice(&mut self, text: &str);
+
+    /// Text without a newline (the REPL's `You: ` prompt).
+    fn prompt(&mut self, text: &str);
+
+    /// An error outside any turn: bad configuration, unreadable input.
+    fn fatal(&mut self, message: &str) {
+        self.notice(&format!("agent-loop: error: {message}"));
+    }
+
+    /// The session is ready: it talks to `backend` (with `model`, if the backend names one).
+    fn session_start(&mut self, _session: &str, _backend: &str, _model: Option<&str>) {}
+
+    /// Whether a person can be asked to approve tools through this display.
+    fn asks_approval(&self) -> bool {
+        true
+    }
+
+    /// How often [`Renderer::tick`] wants to be called, if it animates anything.
+    fn tick_every(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Redraws whatever is animated (the spinner's frame and elapsed time).
+    fn tick(&mut self) {}
+}

@@ -1,0 +1,71 @@
+//! Keys every kind of backend entry reads: prices, the context settings, the timeout's
+//! default, and parsing a located string with `FromStr`.
+
+use super::raw::RawBackend;
+use super::source::Located;
+use crate::context::{ContextMode, ContextSettings};
+use crate::parse::Prices;
+use crate::Error;
+
+/// The timeout of a backend call when its entry sets none.
+pub(super) const DEFAULT_TIMEOUT_S: u64 = 600;
+/// Below this, the preamble alone would not fit.
+const MIN_CONTEXT_TOKENS: u64 = 1_000;
+
+/// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
+pub(super) fn prices(raw: &RawBackend) -> Option<Prices> {
+    match (raw.price_input_per_mtok, raw.price_output_per_mtok) {
+        (None, None) => None,
+        (i, o) => Some(Prices {
+            input_per_mtok: i.unwrap_or(0.0),
+            output_per_mtok: o.unwrap_or(0.0),
+        }),
+    }
+}
+
+/// The context keys of a backend entry, defaults filled in.
+pub(super) fn context_settings(
+    raw: &RawBackend,
+    name: &str,
+    here: &dyn Fn(&str) -> String,
+) -> Result<ContextSettings, Error> {
+    let defaults = ContextSettings::default();
+    let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
+    let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
+    if max_tokens < MIN_CONTEXT_TOKENS {
+        return Err(Error::config(format!(
+            "{}: {max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}",
+            here("max_context_tokens")
+        )));
+    }
+    let tool_result_max_chars = match raw.tool_result_max_chars {
+        Some(0) => {
+            return Err(Error::config(format!(
+                "{}: must be above 0",
+                here("tool_result_max_chars")
+            )))
+        }
+        Some(n) => n as usize,
+        None => defaults.tool_result_max_chars,
+    };
+    Ok(ContextSettings {
+        mode: mode.unwrap_or(defaults.mode),
+        max_tokens,
+        tool_result_max_chars,
+    })
+}
+
+/// A located string key parsed with `FromStr`; a bad value names file, line, backend and key.
+pub(super) fn parse_located<T: std::str::FromStr<Err = String>>(
+    value: Option<&Located>,
+    backend: &str,
+    key: &str,
+) -> Result<Option<T>, Error> {
+    value
+        .map(|v| {
+            v.value.parse().map_err(|e| {
+                Error::config(format!("{}: backend `{backend}`: key `{key}`: {e}", v.at()))
+            })
+        })
+        .transpose()
+}

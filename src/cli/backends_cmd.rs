@@ -159,7 +159,11 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
                 d.model = model;
             }
             let _ = writeln!(out, "backend {name} ({})", d.defined_at);
-            let args = d.args.join(" ");
+            let args = d
+                .arg_template()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" ");
             let cli = CliBackend::new(d)?;
             let _ = writeln!(out, "command: {} {args}", cli.program().display());
             let probe = cli.probe(request, &mut emit).await?;

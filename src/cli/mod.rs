@@ -15,5 +15,6 @@ mod run;
 mod screen;
 mod sessions_cmd;
 mod signals;
+mod versions;
 
 pub use run::main;

@@ -93,7 +93,10 @@ mod tests {
             .expand_args("P", None, Path::new("/w"))
             .unwrap_err()
             .message;
-        assert!(err.contains("no model is set") && err.contains("model_args"), "{err}");
+        assert!(
+            err.contains("no model is set") && err.contains("model_args"),
+            "{err}"
+        );
     }
 
     #[test]

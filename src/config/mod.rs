@@ -492,8 +492,16 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
         )));
     };
     let args = raw.args.unwrap_or_default();
-    let (loop_args, model_args) = (raw.loop_args.unwrap_or_default(), raw.model_args.unwrap_or_default());
-    let has = |p: &str| args.iter().chain(&loop_args).chain(&model_args).any(|a| a.contains(p));
+    let (loop_args, model_args) = (
+        raw.loop_args.unwrap_or_default(),
+        raw.model_args.unwrap_or_default(),
+    );
+    let has = |p: &str| {
+        args.iter()
+            .chain(&loop_args)
+            .chain(&model_args)
+            .any(|a| a.contains(p))
+    };
     let prompt_via = match (has("{prompt}"), has("{prompt_file}")) {
         (true, true) => {
             return Err(Error::config(format!(

@@ -204,6 +204,11 @@ fn the_real_clis_declared_no_tools_of_their_own_in_loop_mode() {
     for tool in ["run_shell_command", "write_file", "replace"] {
         assert!(!gemini.contains(tool), "{gemini}");
     }
+    // One model step is one request; qwen adds a background memory request it has no flag for.
+    for cli in ["claude", "codex", "gemini", "opencode"] {
+        assert_eq!(requests(cli).lines().count(), 1, "{cli}");
+    }
+    assert_eq!(requests("qwen").lines().count(), 2);
     // Its text mode, by contrast, offers the model claude's whole tool set.
     assert!(std::fs::read_to_string(fixture("claude/plain.requests"))
         .unwrap()

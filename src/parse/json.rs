@@ -318,6 +318,17 @@ mod tests {
     }
 
     #[test]
+    fn an_error_message_holding_a_json_error_body_gives_the_inner_message() {
+        let body = json!({"error": {"code": 400, "message": "key not valid"}}).to_string();
+        assert_eq!(inner_message(&body), "key not valid");
+        let twice = json!({"message": body}).to_string();
+        assert_eq!(inner_message(&twice), "key not valid");
+        for kept in ["plain text", "{not json", "{\"code\": 1}"] {
+            assert_eq!(inner_message(kept), kept);
+        }
+    }
+
+    #[test]
     fn keys_indexes_wildcards_and_filters() {
         let v = json!({"a": [{"t": "x", "n": 1}, {"t": "y", "n": 2}, {"t": "y", "n": 3}]});
         assert_eq!(path("a.0.n").select(&v), vec![&json!(1)]);

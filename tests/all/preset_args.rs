@@ -387,3 +387,22 @@ fn the_real_aider_left_a_git_repository_as_it_found_it_with_one_request() {
     let p = crate::presets::parse_text("aider", old, "");
     assert_eq!(p.text, "The answer is 42.", "{p:?}");
 }
+
+#[test]
+fn temp_on_an_agent_cli_stays_an_error_and_runs_nothing() {
+    let ws = workspace("claude", "replay.sh", "");
+    let run = ws.run_cmd(command(
+        &ws,
+        "claude",
+        "claude/json",
+        &["--temp", "0.2", "hi"],
+    ));
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("--temp: backend `claude` is an agent CLI, which sets its own temperature"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!ws.path("fake/sent").exists());
+}

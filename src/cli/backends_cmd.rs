@@ -1,6 +1,7 @@
 //! `agent-loop backends`: a table of every configured backend (name, type, command or URL,
-//! whether it can run here, version, see `versions`); `agent-loop doctor BACKEND`: one tiny prompt through a
-//! backend, showing the raw output, the stripped text and what each parser read from it.
+//! whether it can run here, version: see `versions`); `agent-loop doctor BACKEND`: one tiny
+//! prompt through a backend, showing the command line, the raw output, the stripped text and
+//! what each parser read from it.
 
 use std::fmt::Write as _;
 

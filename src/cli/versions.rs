@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 const VERSION_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// What the column says when `--version` did not answer in time: the install may be fine.
-pub const SLOW: &str = "(slow to answer)";
+const SLOW: &str = "(slow to answer)";
 
 /// One remembered answer: valid while the program's modification time and size are the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

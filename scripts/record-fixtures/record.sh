@@ -343,6 +343,8 @@ record_one() {  # record_one CLI SCENARIO
   log "$cli $scen: rc=$(cat "$out/$scen.rc") stdout=$(wc -c <"$out/$scen.stdout")B stderr=$(wc -c <"$out/$scen.stderr")B"
   {
     echo "# scenario: $scen (mock scenario: $mock_scen)"
+    [[ $STDIN != /dev/null ]] && echo "# stdin: the prompt ($(wc -c <"$STDIN") bytes)"
+    [[ $scen == git-repo ]] && echo "# the working folder: a git repository, a.txt and notes.md committed"
     local cmdline
     cmdline="cd $(printf '%q' "$W") && env -i $(shell_quote "${ENV_VARS[@]}") $(shell_quote "${CMD[@]}") <$STDIN"
     # The big prompt is not written out.

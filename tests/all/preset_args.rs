@@ -282,8 +282,8 @@ fn snapshot(dir: &Path) -> BTreeMap<String, (bool, u64, std::time::SystemTime, V
     out
 }
 
-/// A folder with two files, and (`git`) the same as a committed git repository when git is
-/// installed.
+/// A folder with two files, and (`git`) the same as a committed git repository; false when
+/// git failed.
 fn project(ws: &Workspace, git: bool) -> bool {
     let work = ws.work();
     std::fs::write(work.join("a.txt"), "hello\n").unwrap();
@@ -316,9 +316,10 @@ fn project(ws: &Workspace, git: bool) -> bool {
 fn aider_and_doctor_aider_leave_the_folder_as_they_found_it() {
     for in_git in [false, true] {
         let ws = workspace("aider", "replay.sh", "");
-        if !project(&ws, in_git) {
-            continue; // no git here: the plain folder was checked
-        }
+        assert!(
+            project(&ws, in_git),
+            "git is needed (scripts/test.sh installs it)"
+        );
         let before = snapshot(&ws.work());
         let run = ws.run_cmd(command(&ws, "aider", "aider/git-repo", &["look at a.txt"]));
         run.expect_code(0);

@@ -19,6 +19,7 @@ The reply text depends only on the scenario given on the command line:
             <tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>
   json      same text as plain (the CLI is run in its JSON output mode)
   error401  every model request fails with the API's own 401 error body
+  mention   "Look at a.txt and notes.md first." (names files of the folder)
 
 The mock never returns native tool_use / function calls, so a CLI's own tools
 are never invoked. Requests that ask for structured JSON output (a response
@@ -51,6 +52,9 @@ SCENARIOS = {
     "json": ("The answer is 42.", 1523, 9),
     "toolcall": ("I will run the command now.\n" + TOOL_CALL_LINE, 1587, 31),
     "error401": ("", 0, 0),
+    # A reply that names files of the working folder: aider offers to add named files to
+    # its chat (and sends their contents) unless it is kept out of git.
+    "mention": ("Look at a.txt and notes.md first.", 1523, 9),
 }
 
 # Fixed clock so repeated recordings give the same bytes where a CLI echoes it.

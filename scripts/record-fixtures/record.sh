@@ -9,14 +9,23 @@
 # Writes fixtures/<cli>/<scenario>.{stdout,stderr,rc}, fixtures/<cli>/VERSION
 # and fixtures/<cli>/COMMAND. CLIs are installed into scripts/record-fixtures/.cache/
 # (npm prefixes and Python venvs, ignored by git), never globally. Each run gets
-# a fresh HOME and config folder under $REC_TMP (default /tmp/agent-loop-rec), so
-# the real home is never read or written, and stdin is /dev/null.
-# The mock's request log for each run is kept in .cache/logs/<cli>-<scenario>.log.
+# a fresh HOME and config folder under $REC_TMP (default /var/tmp/agent-loop-rec), so
+# the real home is never read or written. stdin is /dev/null, or the prompt where the
+# preset passes it on stdin.
+#
+# The preset scenarios (json, error-json, model, big, and every aider and llm one) run the
+# exact command line of the preset in backends.toml (`args`, `loop_args`, `model_args`,
+# `env`; see preset.py), so re-recording follows the presets. The others run the CLI's own
+# text mode, as a user would type it.
+#
+# The mock's request log for each run is kept in $CACHE/logs/<cli>-<scenario>.log, and a
+# summary (endpoint, model, tools the CLI declared) in fixtures/<cli>/<scenario>.requests.
+# REC_CACHE=DIR installs and keeps the CLIs in DIR instead of .cache.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=$HERE/.cache
+CACHE=${REC_CACHE:-$HERE/.cache}
 FIXTURES=$ROOT/fixtures
 # Not under /tmp: codex refuses to set up its helper files below the temp dir.
 REC_TMP=${REC_TMP:-/var/tmp/agent-loop-rec}
@@ -25,7 +34,7 @@ PY=${PYTHON:-python3}
 
 # ---- pinned versions --------------------------------------------------------
 declare -A NPM_PKG=(
-  [claude]=@anthropic-ai/claude-code@2.1.330
+  [claude]=@anthropic-ai/claude-code@2.1.197
   [codex]=@openai/codex@0.169.0
   [gemini]=@google/gemini-cli@0.61.0
   [qwen]=@qwen-code/qwen-code@0.15.10   # newer versions need Node 22
@@ -33,7 +42,7 @@ declare -A NPM_PKG=(
   [crush]=@charmland/crush@0.96.1       # postinstall downloads from GitHub: fails here
 )
 declare -A PIP_PKG=(
-  [llm]=llm==0.36
+  [llm]="llm==0.30 httpx"   # llm 0.30 imports httpx, which today's openai no longer brings
   [aider]=aider-chat==0.86.2
 )
 ALL_CLIS=(claude codex gemini qwen llm aider opencode crush)
@@ -70,7 +79,7 @@ install_cli() {
     [[ -n ${NO_INSTALL:-} ]] && { log "$cli: not installed"; return 1; }
     log "$cli: pip install $want"
     rm -rf "$venv"
-    "$PY" -m venv "$venv" && "$venv/bin/pip" install -q "$want" >"$CACHE/venv-$cli.install.log" 2>&1 \
+    "$PY" -m venv "$venv" && "$venv/bin/pip" install -q $want >"$CACHE/venv-$cli.install.log" 2>&1 \
       || { log "$cli: install failed, see $CACHE/venv-$cli.install.log"; return 1; }
     echo "$want" >"$stamp"
   fi
@@ -103,9 +112,7 @@ setup_claude() {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
     DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1
     CLAUDE_CODE_MAX_RETRIES=2)  # the error scenarios would otherwise retry for minutes
-  CMD=(claude -p)
-  [[ $1 == json ]] && CMD+=(--output-format json)
-  CMD+=("$PROMPT")
+  CMD=(claude -p "$PROMPT")
 }
 
 setup_codex() {
@@ -122,9 +129,7 @@ wire_api = "responses"
 EOF
   CONFIG_FILES+=("$H/.codex/config.toml")
   ENV_VARS+=(CODEX_HOME="$H/.codex" MOCK_API_KEY=mock-key)
-  CMD=(codex exec --skip-git-repo-check)
-  [[ $1 == json ]] && CMD+=(--json)
-  CMD+=("$PROMPT")
+  CMD=(codex exec --skip-git-repo-check "$PROMPT")
 }
 
 setup_gemini() {
@@ -134,14 +139,16 @@ setup_gemini() {
   ENV_VARS+=(GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" GEMINI_API_KEY=mock-key
     GEMINI_CLI_TRUST_WORKSPACE=true)
   CMD=(gemini -m gemini-2.5-flash -p "$PROMPT")
-  [[ $1 == json ]] && CMD+=(-o json)
 }
 
 setup_qwen() {
+  # No self-update from npm when it starts.
+  mkdir -p "$H/.qwen"
+  echo '{"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}' >"$H/.qwen/settings.json"
+  CONFIG_FILES+=("$H/.qwen/settings.json")
   ENV_VARS+=(OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_API_KEY=mock-key
     OPENAI_MODEL=mock-model)
   CMD=(qwen -p "$PROMPT")
-  [[ $1 == json ]] && CMD+=(-o json)
 }
 
 setup_llm() {
@@ -156,9 +163,7 @@ EOF
   echo '{"mock": "mock-key"}' >"$d/keys.json"
   CONFIG_FILES+=("$d/extra-openai-models.yaml" "$d/keys.json")
   ENV_VARS+=(LLM_USER_PATH="$d")
-  CMD=(llm -m mock)
-  [[ $1 == usage ]] && CMD+=(-u)
-  CMD+=("$PROMPT")
+  MODEL=mock  # every llm scenario runs the preset (`llm -u -m mock`)
 }
 
 setup_aider() {
@@ -174,10 +179,9 @@ JSON
   echo '{"uuid": "00000000-0000-4000-8000-000000000000", "permanently_disable": true, "asked_opt_in": true}' \
     >"$H/.aider/analytics.json"
   CONFIG_FILES+=("$H/.aider/caches/model_prices_and_context_window.json" "$H/.aider/analytics.json")
-  CMD=(aider --message "$PROMPT" --model openai/mock-model
-    --openai-api-base "http://127.0.0.1:$PORT/v1" --openai-api-key mock-key
-    --no-git --yes --no-pretty --no-check-update --no-show-model-warnings
-    --no-show-release-notes)
+  # Every aider scenario runs the preset; the provider comes from the environment.
+  ENV_VARS+=(OPENAI_API_BASE="http://127.0.0.1:$PORT/v1" OPENAI_API_KEY=mock-key)
+  MODEL=openai/mock-model
 }
 
 setup_opencode() {
@@ -194,7 +198,7 @@ setup_opencode() {
       "npm": "@ai-sdk/openai-compatible",
       "name": "Mock",
       "options": { "baseURL": "http://127.0.0.1:$PORT/v1", "apiKey": "mock-key" },
-      "models": { "mock-model": { "name": "Mock Model" } }
+      "models": { "mock-model": { "name": "Mock Model" }, "other-model": { "name": "Other Model" } }
     }
   }
 }
@@ -203,9 +207,7 @@ EOF
   ENV_VARS+=(OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1
     OPENCODE_DISABLE_LSP_DOWNLOAD=1 XDG_CONFIG_HOME="$H/.config"
     XDG_CACHE_HOME="$H/.cache" XDG_DATA_HOME="$H/.local/share" XDG_STATE_HOME="$H/.local/state")
-  CMD=(opencode run)
-  [[ $1 == json ]] && CMD+=(--format json)
-  CMD+=("$PROMPT")
+  CMD=(opencode run "$PROMPT")
 }
 
 setup_crush() {
@@ -232,16 +234,43 @@ EOF
 }
 
 # Scenarios: plain (an answer), toolcall (an answer with a <tool_call> line),
-# json (the CLI's JSON output mode), usage (llm -u), error (the provider answers
-# every request with its 401 / bad-key error), error-json (the same in JSON mode)
-# and long (aider: a long prompt, so its own token count passes 1000).
+# json (the preset's command line: its JSON output mode), error (the provider answers
+# every request with its 401 / bad-key error), error-json (the same through the preset),
+# model (the preset given a model: its model_args), big (the preset with a prompt over
+# 128 KiB on stdin), long (aider: a long prompt, so its own token count passes 1000) and
+# git-repo (aider in a git repository whose files the reply names).
 scenarios_of() {
   case $1 in
-    llm) echo plain toolcall usage error ;;
-    aider) echo plain toolcall long error ;;   # long: >1000 tokens, shown as "2.1k"
+    llm) echo plain toolcall error ;;
+    aider) echo plain toolcall long error git-repo ;;   # long: >1000 tokens, shown as "2.1k"
     crush) echo plain toolcall error ;;
-    *) echo plain toolcall json error error-json ;;
+    gemini | qwen) echo plain toolcall json error error-json model big ;;
+    *) echo plain toolcall json error error-json model ;;
   esac
+}
+
+# The model the `model` scenario gives each preset (the mock answers any).
+model_for() {
+  case $1 in
+    claude) echo claude-sonnet-4-5 ;;
+    gemini) echo gemini-2.5-flash ;;
+    opencode) echo mock/other-model ;;
+    *) echo other-model ;;
+  esac
+}
+
+# Whether SCENARIO of CLI runs the preset's own command line.
+is_preset() {
+  case $1:$2 in
+    aider:* | llm:* | *:json | *:error-json | *:model | *:big) return 0 ;;
+  esac
+  return 1
+}
+
+# What is in the working folder (and its git status): written before and after a run.
+tree_of() {
+  (cd "$1" && find . -path ./.git -prune -o -print | LC_ALL=C sort
+    [[ -d .git ]] && { echo "# git status:"; git status --porcelain --ignored; })
 }
 
 # ---- one run ----------------------------------------------------------------
@@ -250,11 +279,11 @@ shell_quote() { local out=() a; for a in "$@"; do out+=("$(printf '%q' "$a")"); 
 record_one() {  # record_one CLI SCENARIO
   local cli=$1 scen=$2 out="$FIXTURES/$1" mock_scen=$2 mode=plain
   case $scen in
-    usage) mock_scen=plain mode=usage ;;
-    long) mock_scen=plain ;;
+    long | model | big) mock_scen=plain ;;
     json) mode=json ;;
     error) mock_scen=error401 ;;
     error-json) mock_scen=error401 mode=json ;;
+    git-repo) mock_scen=mention ;;
   esac
   RUN_DIR="$REC_TMP/$cli-$scen"
   rm -rf "$RUN_DIR"; mkdir -p "$RUN_DIR/home" "$RUN_DIR/work" "$RUN_DIR/tmp" "$CACHE/logs" "$out"
@@ -265,12 +294,36 @@ record_one() {  # record_one CLI SCENARIO
   PROMPT=$PROMPT_PLAIN
   [[ $scen == toolcall ]] && PROMPT=$PROMPT_TOOL
   [[ $scen == long ]] && PROMPT="$(printf 'Here is some context you may ignore. %.0s' $(seq 120))$PROMPT_PLAIN"
+  # 140 KB: over the 128 KiB a single argument may have on Linux.
+  [[ $scen == big ]] && PROMPT="$(printf 'Here is some context you may ignore. %.0s' $(seq 3800))$PROMPT_PLAIN"
+  if [[ $scen == git-repo ]]; then
+    printf 'hello\n' >"$W/a.txt"; printf 'notes\n' >"$W/notes.md"
+    (cd "$W" && git init -q && git add . && git -c user.name=rec -c user.email=rec@localhost commit -qm init)
+  fi
   local bindir; bindir=$(dirname "$(bin_of "$cli")")
   ENV_VARS=(PATH="$bindir:/usr/local/bin:/usr/bin:/bin" HOME="$H" USER=root
     LANG=C.UTF-8 TERM=xterm-256color TMPDIR="$RUN_DIR/tmp")
   CONFIG_FILES=()
   CMD=()
+  MODEL=
+  STDIN=/dev/null
   "setup_$cli" "$mode"
+  if is_preset "$cli" "$scen"; then
+    [[ $scen == model ]] && MODEL=$(model_for "$cli")
+    local args=() a kv
+    mapfile -t args < <("$PY" "$HERE/preset.py" args "$cli" "$MODEL")
+    while IFS= read -r kv; do ENV_VARS+=("$kv"); done < <("$PY" "$HERE/preset.py" env "$cli")
+    printf '%s' "$PROMPT" >"$RUN_DIR/prompt.txt"
+    if [[ $("$PY" "$HERE/preset.py" stdin "$cli") == yes ]]; then
+      STDIN=$RUN_DIR/prompt.txt
+    fi
+    CMD=("$cli")
+    for a in "${args[@]}"; do
+      a=${a//\{prompt_file\}/$RUN_DIR/prompt.txt}
+      CMD+=("${a//\{prompt\}/$PROMPT}")
+    done
+  fi
+  tree_of "$W" >"$RUN_DIR/tree.before"
   # Config files as they are before the run (some CLIs rewrite theirs).
   local f cfg=""
   for f in "${CONFIG_FILES[@]}"; do
@@ -278,13 +331,25 @@ record_one() {  # record_one CLI SCENARIO
   done
   log "$cli $scen: ${CMD[*]:0:3} ... (port $PORT)"
   (cd "$W" && exec env -i "${ENV_VARS[@]}" timeout -k 5 "$TIMEOUT" "${CMD[@]}" \
-    </dev/null >"$out/$scen.stdout" 2>"$out/$scen.stderr")
+    <"$STDIN" >"$out/$scen.stdout" 2>"$out/$scen.stderr")
   echo $? >"$out/$scen.rc"
   stop_mock
+  "$PY" "$HERE/requests.py" "$mlog" >"$out/$scen.requests"
+  # A preset must leave the working folder as it found it.
+  if is_preset "$cli" "$scen"; then
+    tree_of "$W" >"$out/$scen.tree"
+    cmp -s "$RUN_DIR/tree.before" "$out/$scen.tree" || log "$cli $scen: CHANGED the working folder"
+  fi
   log "$cli $scen: rc=$(cat "$out/$scen.rc") stdout=$(wc -c <"$out/$scen.stdout")B stderr=$(wc -c <"$out/$scen.stderr")B"
   {
     echo "# scenario: $scen (mock scenario: $mock_scen)"
-    echo "cd $(printf '%q' "$W") && env -i $(shell_quote "${ENV_VARS[@]}") $(shell_quote "${CMD[@]}") </dev/null"
+    [[ $STDIN != /dev/null ]] && echo "# stdin: the prompt ($(wc -c <"$STDIN") bytes)"
+    [[ $scen == git-repo ]] && echo "# the working folder: a git repository, a.txt and notes.md committed"
+    local cmdline
+    cmdline="cd $(printf '%q' "$W") && env -i $(shell_quote "${ENV_VARS[@]}") $(shell_quote "${CMD[@]}") <$STDIN"
+    # The big prompt is not written out.
+    [[ $scen == big ]] && cmdline=${cmdline//$(printf '%q' "$PROMPT")/PROMPT_OF_140_KB}
+    echo "$cmdline"
     printf '%s\n' "$cfg"
   } | sed "s/127\.0\.0\.1:$PORT/127.0.0.1:PORT/g" >>"$out/COMMAND.tmp"
 }
@@ -304,7 +369,9 @@ record_cli() {
   local scen
   for scen in $(scenarios_of "$cli"); do record_one "$cli" "$scen"; done
   # Paths inside the repo are shown relative to it.
-  sed "s#$ROOT/##g" "$out/COMMAND.tmp" >"$out/COMMAND"; rm -f "$out/COMMAND.tmp"
+  # (and a REC_CACHE elsewhere as the default .cache).
+  sed -e "s#$CACHE/#scripts/record-fixtures/.cache/#g" -e "s#$ROOT/##g" "$out/COMMAND.tmp" >"$out/COMMAND"
+  rm -f "$out/COMMAND.tmp"
   rm -rf "$REC_TMP/version"; mkdir -p "$REC_TMP/version/home" "$REC_TMP/version/tmp"
   (cd "$REC_TMP/version" && env -i PATH="$(dirname "$(bin_of "$cli")"):/usr/bin:/bin" \
     HOME="$REC_TMP/version/home" TMPDIR="$REC_TMP/version/tmp" \

@@ -47,31 +47,6 @@ impl CliBackend {
         &self.program
     }
 
-    fn args(
-        &self,
-        prompt: &str,
-        prompt_file: Option<&str>,
-        cwd: &std::path::Path,
-    ) -> Result<Vec<String>, Error> {
-        self.def
-            .args
-            .iter()
-            .map(|arg| {
-                if arg.contains("{model}") && self.def.model.is_none() {
-                    return Err(Error::config(format!(
-                        "backend `{}` ({}): `args` uses {{model}} but no model is set; set `model` in its entry",
-                        self.def.name, self.def.defined_at
-                    )));
-                }
-                Ok(arg
-                    .replace("{prompt_file}", prompt_file.unwrap_or(""))
-                    .replace("{prompt}", prompt)
-                    .replace("{model}", self.def.model.as_deref().unwrap_or(""))
-                    .replace("{cwd}", &cwd.display().to_string()))
-            })
-            .collect()
-    }
-
     /// Runs the CLI once and parses what it printed, without judging the outcome: what
     /// `agent-loop doctor` shows.
     pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Probe, Error> {
@@ -126,7 +101,7 @@ impl CliBackend {
         let file_arg = prompt_file.as_ref().map(|f| f.path().display().to_string());
         let spec = Spec {
             program: self.program.clone(),
-            args: self.args(&prompt, file_arg.as_deref(), request.cwd)?,
+            args: def.expand_args(&prompt, file_arg.as_deref(), request.cwd)?,
             env: def.env.clone(),
             cwd: Some(match &def.cwd {
                 Some(dir) => request.cwd.join(dir),

@@ -167,7 +167,7 @@ pub struct Tooling {
 #[derive(Debug, clap::Args)]
 pub struct Request {
     /// Model to ask for, instead of the backend's `model` key (HTTP backends, and CLI
-    /// backends whose args use {model}).
+    /// backends with `model_args` or {model} in their args: every agent CLI preset but coro).
     #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
 

@@ -1,9 +1,9 @@
 //! `agent-loop backends`: a table of every configured backend (name, type, command or URL,
-//! whether it can run here, version); `agent-loop doctor BACKEND`: one tiny prompt through a
-//! backend, showing the raw output, the stripped text and what each parser read from it.
+//! whether it can run here, version: see `versions`); `agent-loop doctor BACKEND`: one tiny
+//! prompt through a backend, showing the command line, the raw output, the stripped text and
+//! what each parser read from it.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use super::display::sanitize::sanitize;
 use agent_loop::agent::Event;
@@ -12,9 +12,6 @@ use agent_loop::config::{Config, Definition};
 use agent_loop::context::{Conversation, Message, Window};
 use agent_loop::tools::Registry;
 use agent_loop::Error;
-
-/// How long `--version` may take before the column says `(no answer)`.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The prompt `doctor` sends.
 pub const DOCTOR_PROMPT: &str = "This is a connection test. Reply with exactly: The answer is 42.";
@@ -67,47 +64,14 @@ fn row(name: &str, def: &Definition) -> Row {
     }
 }
 
-/// The first line `PROGRAM --version` prints within [`VERSION_TIMEOUT`].
-async fn version(program: std::path::PathBuf) -> String {
-    let run = tokio::process::Command::new(&program)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    match tokio::time::timeout(VERSION_TIMEOUT, run).await {
-        Ok(Ok(out)) => {
-            let text = agent_loop::parse::strip_ansi(if out.stdout.is_empty() {
-                &out.stderr
-            } else {
-                &out.stdout
-            });
-            text.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("")
-                .to_string()
-        }
-        Ok(Err(e)) => format!("(cannot run: {e})"),
-        Err(_) => "(no answer)".into(),
-    }
-}
-
 /// The table, columns padded to their widest cell.
 pub async fn table(config: &Config) -> Result<String, Error> {
     let rows: Vec<Row> = config
         .definitions()
         .map(|(name, def)| row(name, def))
         .collect();
-    let versions = futures_util::future::join_all(rows.iter().map(|r| {
-        let program = r.program.clone();
-        async move {
-            match program {
-                Some(p) => version(p).await,
-                None => String::new(),
-            }
-        }
-    }))
-    .await;
+    let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
+    let versions = super::versions::versions(&programs).await;
     let mut cells = vec![["NAME", "TYPE", "COMMAND / URL", "HERE", "VERSION"].map(String::from)];
     for (r, v) in rows.into_iter().zip(versions) {
         cells.push([r.name, r.kind, r.target, r.status, v]);
@@ -158,7 +122,11 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
                 d.model = model;
             }
             let _ = writeln!(out, "backend {name} ({})", d.defined_at);
-            let args = d.args.join(" ");
+            let args = d
+                .arg_template()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" ");
             let cli = CliBackend::new(d)?;
             let _ = writeln!(out, "command: {} {args}", cli.program().display());
             let probe = cli.probe(request, &mut emit).await?;

@@ -38,6 +38,11 @@ pub struct BackendDef {
     pub defined_at: String,
     pub command: String,
     pub args: Vec<String>,
+    /// Added after `args` when agent-loop runs the tools (`tools = "loop"`): they turn the
+    /// CLI's own tools off. See `config::cli_args`.
+    pub loop_args: Vec<String>,
+    /// Added last when a model is set (`model`, `--model`): the CLI's model flag.
+    pub model_args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
     pub timeout: Duration,
@@ -100,7 +105,16 @@ pub(super) fn resolve(
         )));
     };
     let args = raw.args.unwrap_or_default();
-    let has = |p: &str| args.iter().any(|a| a.contains(p));
+    let (loop_args, model_args) = (
+        raw.loop_args.unwrap_or_default(),
+        raw.model_args.unwrap_or_default(),
+    );
+    let has = |p: &str| {
+        args.iter()
+            .chain(&loop_args)
+            .chain(&model_args)
+            .any(|a| a.contains(p))
+    };
     let prompt_via = match (has("{prompt}"), has("{prompt_file}")) {
         (true, true) => {
             return Err(Error::config(format!(
@@ -165,6 +179,8 @@ pub(super) fn resolve(
         defined_at,
         command: command.value,
         args,
+        loop_args,
+        model_args,
         env: raw.env.unwrap_or_default(),
         cwd: raw.cwd.map(PathBuf::from),
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),

@@ -11,6 +11,7 @@
 //! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`).
 
 mod cli;
+mod cli_args;
 mod http;
 mod keys;
 pub mod mcp;

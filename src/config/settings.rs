@@ -33,9 +33,9 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "model",
-        flag: None,
+        flag: Some("--model"),
         default: None,
-        help: "model of the backend (the value of {model})",
+        help: "model of the backend ({model} in its args, or its model_args)",
     },
     Key {
         name: "max_iterations",

@@ -250,16 +250,38 @@ impl JsonFields {
         docs.iter()
             .flat_map(|d| path.select(d))
             .find_map(|v| match v {
-                Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+                Value::String(s) if !s.trim().is_empty() => Some(inner_message(s)),
                 Value::Bool(true) => Some(format!("`{}` is true", path.as_str())),
                 Value::Number(n) => Some(format!("`{}` is {n}", path.as_str())),
                 Value::Object(map) => Some(match map.get("message") {
-                    Some(Value::String(m)) => m.clone(),
+                    Some(Value::String(m)) => inner_message(m),
                     _ => v.to_string(),
                 }),
                 _ => None,
             })
     }
+}
+
+/// An error message that is itself an API's JSON error body passed on as text (gemini's
+/// `{"error":{"message":"{\"error\":{...,\"message\":\"API key not valid...` ) gives the
+/// innermost `error.message` or `message`; any other text is kept as it is.
+fn inner_message(text: &str) -> String {
+    let mut message = text.to_string();
+    // Bounded: each level must parse as a smaller JSON object.
+    for _ in 0..4 {
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(message.trim()) else {
+            break;
+        };
+        let inner = map
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .or_else(|| map.get("message"));
+        match inner {
+            Some(Value::String(m)) if !m.trim().is_empty() => message = m.clone(),
+            _ => break,
+        }
+    }
+    message
 }
 
 /// Every JSON object or array in `text` that starts a line, in order. Lines around them (log
@@ -293,6 +315,17 @@ mod tests {
 
     fn path(s: &str) -> JsonPath {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn an_error_message_holding_a_json_error_body_gives_the_inner_message() {
+        let body = json!({"error": {"code": 400, "message": "key not valid"}}).to_string();
+        assert_eq!(inner_message(&body), "key not valid");
+        let twice = json!({"message": body}).to_string();
+        assert_eq!(inner_message(&twice), "key not valid");
+        for kept in ["plain text", "{not json", "{\"code\": 1}"] {
+            assert_eq!(inner_message(kept), kept);
+        }
     }
 
     #[test]

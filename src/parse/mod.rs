@@ -120,7 +120,9 @@ impl Parsers {
             [&*stdout, stderr].into_iter().find_map(|text| {
                 let caps = re.captures_all(text).next()?;
                 let message = caps.name("message").unwrap_or(caps.as_str());
-                Some(message.trim().to_string())
+                // A message the CLI wrapped at the terminal's width is one line again.
+                let lines: Vec<&str> = message.lines().map(str::trim).collect();
+                Some(lines.join(" ").trim().to_string())
             })
         });
         let usage = json_usage.or_else(|| {

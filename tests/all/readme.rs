@@ -141,6 +141,7 @@ fn every_sh_command_runs() {
             .env("TMPDIR", tmp.path())
             .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
             .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env("ANTHROPIC_API_KEY", "sk-ant-readme-test-key")
             .env("ANTHROPIC_BASE_URL", &server.url)
             .env("OPENAI_API_KEY", "sk-readme-test-key")

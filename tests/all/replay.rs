@@ -25,7 +25,7 @@ fn claude_json_answer_and_exact_tokens_through_the_binary() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");
     assert!(
-        run.stderr().contains("[tokens in 1523 / out 9 / $0.0063]"),
+        run.stderr().contains("[tokens in 1523 / out 9 / $0.0078]"),
         "{}",
         run.stderr()
     );
@@ -106,7 +106,7 @@ fn backends_lists_type_command_presence_and_version() {
     assert!(out.starts_with("NAME "), "{out}");
     let rec = line("rec");
     assert!(
-        rec.contains("found: ") && rec.ends_with("llm, version 0.36"),
+        rec.contains("found: ") && rec.ends_with("llm, version 0.30"),
         "{rec}"
     );
     assert!(line("claude").contains("not on PATH"), "{out}");

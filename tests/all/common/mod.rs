@@ -115,11 +115,13 @@ impl Workspace {
     }
 
     /// The variables every run in this workspace gets (besides [`CLEARED_ENV`] removed).
-    pub fn env(&self) -> [(&'static str, PathBuf); 3] {
+    pub fn env(&self) -> [(&'static str, PathBuf); 4] {
         [
             ("FAKE_DIR", self.path("fake")),
             ("XDG_CONFIG_HOME", self.path("xdg")),
             ("XDG_DATA_HOME", self.path("data")),
+            // `agent-loop backends` remembers versions there.
+            ("XDG_CACHE_HOME", self.path("cache")),
         ]
     }
 

@@ -95,6 +95,33 @@ read -r curl_ms http_ms < <(paired_ms "curl -s -o /dev/null -H 'Content-Type: ap
   "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 
+# A real CLI turn: Claude Code (`claude -p`) against the scripted mock provider of the fixture
+# recordings, run alone and through agent-loop's `claude` preset, paired. Claude Code is
+# installed from npm into target/bench-clis (once); without npm the row is left out.
+claude_pkg=@anthropic-ai/claude-code@2.1.197
+claude_dir=$PWD/target/bench-clis/claude
+claude_row=""
+if [ ! -x "$claude_dir/node_modules/.bin/claude" ] && command -v npm >/dev/null; then
+  npm install --prefix "$claude_dir" --no-audit --no-fund --loglevel=error "$claude_pkg" >/dev/null 2>&1 || true
+fi
+if [ -x "$claude_dir/node_modules/.bin/claude" ]; then
+  python3 scripts/record-fixtures/mock_provider.py --scenario plain --port 0 \
+    --port-file "$work/claude-port" --log "$work/claude-mock.log" 2>/dev/null &
+  claude_mock=$!
+  while [ ! -s "$work/claude-port" ]; do sleep 0.05; done
+  mkdir -p "$work/claude-home"
+  ask="What is six times seven? Answer in one short sentence."
+  read -r claude_alone claude_loop < <(
+    HOME="$work/claude-home" PATH="$claude_dir/node_modules/.bin:$PATH" \
+    ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/claude-port")" ANTHROPIC_API_KEY=mock-key \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
+    DISABLE_ERROR_REPORTING=1 RUNS=${CLAUDE_RUNS:-5} ROUNDS=2 \
+    paired_ms "claude -p --output-format json --tools '' --strict-mcp-config '$ask'" \
+      "$bin --no-save --backend claude --display plain '$ask'")
+  kill "$claude_mock" 2>/dev/null || true
+  claude_row="| the same against a real CLI turn, Claude Code 2.1.197 (\`claude -p\`) against a local mock | $(python3 -c "import sys; a,b=map(float,sys.argv[1:]); print('%.1f %% (%.0f against %.0f ms)' % ((b-a)/a*100, b, a))" "$claude_alone" "$claude_loop") | ≤ 2 % |"
+fi
+
 read -r true_ms version_ms < <(paired_ms "/bin/true" "$bin --version")
 version_mib=$(peak_mib "$bin --version")
 size_mib=$(python3 -c 'import os,sys; print("%.2f" % (os.path.getsize(sys.argv[1])/2**20))' "$bin")
@@ -107,6 +134,7 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   echo "| \`--version\` above \`/bin/true\` (medians) | $(minus "$version_ms" "$true_ms") ms (${version_ms} against ${true_ms} ms) | ≤ 4 ms |"
   echo "| agent-loop's own time per backend call: a CLI turn around a 40 ms fake agent, minus the agent alone | $(minus "$cli_loop" "$cli_alone") ms (${cli_loop} against ${cli_alone} ms) | ≤ 5 ms |"
   echo "| the same for a minimal wrapper in C (benches/whole/wrap.c), the floor any wrapper pays here | $(minus "$cli_wrap" "$cli_alone") ms | |"
+  [ -n "$claude_row" ] && echo "$claude_row"
   echo "| peak memory while a backend floods 4 MiB, 1 GiB | ${flood4_mib}, ${flood1g_mib} MiB | ≤ 32 MiB |"
   echo "| CLI turn peak memory | ${cli_mib} MiB | |"
   echo "| HTTP turn against 127.0.0.1, against curl | ${http_ms} ms against ${curl_ms} ms, ${http_mib} MiB | |"

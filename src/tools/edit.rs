@@ -2,11 +2,9 @@
 //! exactly once, so the model cannot change the wrong place by accident.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::fs;
-use super::spec::{Builtin, ToolContext, ToolOutput};
-use crate::BoxFuture;
+use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 pub struct Edit;
 
@@ -27,60 +25,55 @@ impl Builtin for Edit {
         (whitespace included) and occur exactly once, unless replace_all is true.";
     const MAIN_PARAM: &'static str = "path";
     const MUTATING: bool = true;
+    const PARAMS: &'static [Param] = &[
+        Param::required("path", "string", "File to edit."),
+        Param::required("old_string", "string", "Exact text to replace."),
+        Param::required("new_string", "string", "Text to put in its place."),
+        Param::optional(
+            "replace_all",
+            "boolean",
+            "Replace every occurrence (default false).",
+        ),
+    ];
     type Args = Args;
 
-    fn schema() -> Value {
-        serde_json::json!({
-            "properties": {
-                "new_string": {"description": "Text to put in its place.", "type": "string"},
-                "old_string": {"description": "Exact text to replace.", "type": "string"},
-                "path": {"description": "File to edit.", "type": "string"},
-                "replace_all": {"description": "Replace every occurrence (default false).", "type": "boolean"}
-            },
-            "required": ["path", "old_string", "new_string"],
-            "type": "object"
-        })
-    }
-
-    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            if args.old_string.is_empty() {
-                return ToolOutput::error("edit: old_string is empty; use write to create a file");
-            }
-            if args.old_string == args.new_string {
-                return ToolOutput::error("edit: old_string and new_string are the same");
-            }
-            let (path, text) = match ctx.read_text("edit", &args.path).await {
-                Ok(found) => found,
-                Err(e) => return e,
-            };
-            let count = text.matches(&args.old_string).count();
-            if count == 0 {
-                return ToolOutput::error(format!(
-                    "old_string does not occur in {}; read the file and copy the text exactly",
-                    args.path
-                ));
-            }
-            if count > 1 && !args.replace_all {
-                return ToolOutput::error(format!(
-                    "old_string occurs {count} times in {}; add surrounding lines to make it \
-                     unique, or set replace_all to true",
-                    args.path
-                ));
-            }
-            let new_text = if args.replace_all {
-                text.replace(&args.old_string, &args.new_string)
-            } else {
-                text.replacen(&args.old_string, &args.new_string, 1)
-            };
-            match fs::write_atomic(&path, new_text.as_bytes()) {
-                Ok(()) => ToolOutput::ok(format!(
-                    "edited {}: replaced {count} occurrence{}",
-                    args.path,
-                    if count == 1 { "" } else { "s" }
-                )),
-                Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
-            }
-        })
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        if args.old_string.is_empty() {
+            return ToolOutput::error("edit: old_string is empty; use write to create a file");
+        }
+        if args.old_string == args.new_string {
+            return ToolOutput::error("edit: old_string and new_string are the same");
+        }
+        let (path, text) = match ctx.read_text("edit", &args.path).await {
+            Ok(found) => found,
+            Err(e) => return e,
+        };
+        let count = text.matches(&args.old_string).count();
+        if count == 0 {
+            return ToolOutput::error(format!(
+                "old_string does not occur in {}; read the file and copy the text exactly",
+                args.path
+            ));
+        }
+        if count > 1 && !args.replace_all {
+            return ToolOutput::error(format!(
+                "old_string occurs {count} times in {}; add surrounding lines to make it \
+                 unique, or set replace_all to true",
+                args.path
+            ));
+        }
+        let new_text = if args.replace_all {
+            text.replace(&args.old_string, &args.new_string)
+        } else {
+            text.replacen(&args.old_string, &args.new_string, 1)
+        };
+        match fs::write_atomic(&path, new_text.as_bytes()) {
+            Ok(()) => ToolOutput::ok(format!(
+                "edited {}: replaced {count} occurrence{}",
+                args.path,
+                if count == 1 { "" } else { "s" }
+            )),
+            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+        }
     }
 }

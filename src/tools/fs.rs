@@ -50,3 +50,8 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
     }
     result
 }
+
+/// `.`: the default folder of the tools that take one.
+pub fn working_dir() -> String {
+    ".".into()
+}

@@ -5,11 +5,9 @@ use std::path::Path;
 
 use regex::RegexBuilder;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::fs;
-use super::spec::{Builtin, ToolContext, ToolOutput};
-use crate::BoxFuture;
+use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 const MAX_MATCHES: usize = 200;
 const MAX_LINE: usize = 300;
@@ -20,14 +18,10 @@ pub struct Grep;
 #[serde(deny_unknown_fields)]
 pub struct Args {
     pattern: String,
-    #[serde(default = "dot")]
+    #[serde(default = "super::fs::working_dir")]
     path: String,
     #[serde(default)]
     ignore_case: bool,
-}
-
-fn dot() -> String {
-    ".".into()
 }
 
 impl Builtin for Grep {
@@ -37,80 +31,83 @@ impl Builtin for Grep {
         hidden files) for a regular expression. Returns path:line:text rows, at most 200.";
     const MAIN_PARAM: &'static str = "pattern";
     const MUTATING: bool = false;
+    const PARAMS: &'static [Param] = &[
+        Param::required(
+            "pattern",
+            "string",
+            "Regular expression (Rust regex syntax).",
+        ),
+        Param::optional(
+            "ignore_case",
+            "boolean",
+            "Match case-insensitively (default false).",
+        ),
+        Param::optional(
+            "path",
+            "string",
+            "Folder or file to search (default: the working directory).",
+        ),
+    ];
     type Args = Args;
 
-    fn schema() -> Value {
-        serde_json::json!({
-            "properties": {
-                "ignore_case": {"description": "Match case-insensitively (default false).", "type": "boolean"},
-                "path": {"description": "Folder or file to search (default: the working directory).", "type": "string"},
-                "pattern": {"description": "Regular expression (Rust regex syntax).", "type": "string"}
-            },
-            "required": ["pattern"],
-            "type": "object"
-        })
-    }
-
-    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let re = match RegexBuilder::new(&args.pattern)
-                .case_insensitive(args.ignore_case)
-                .build()
-            {
-                Ok(re) => re,
-                Err(e) => return ToolOutput::error(format!("invalid pattern: {e}")),
-            };
-            let root = match ctx.path(&args.path) {
-                Ok(p) => p,
-                Err(e) => return e,
-            };
-            if !root.exists() {
-                return ToolOutput::error(format!(
-                    "cannot search {}: no such file or folder",
-                    args.path
-                ));
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let re = match RegexBuilder::new(&args.pattern)
+            .case_insensitive(args.ignore_case)
+            .build()
+        {
+            Ok(re) => re,
+            Err(e) => return ToolOutput::error(format!("invalid pattern: {e}")),
+        };
+        let root = match ctx.path(&args.path) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        if !root.exists() {
+            return ToolOutput::error(format!(
+                "cannot search {}: no such file or folder",
+                args.path
+            ));
+        }
+        let mut rows = Vec::new();
+        let mut more = false;
+        'files: for entry in ignore::WalkBuilder::new(&root)
+            .build()
+            .filter_map(Result::ok)
+        {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
             }
-            let mut rows = Vec::new();
-            let mut more = false;
-            'files: for entry in ignore::WalkBuilder::new(&root)
-                .build()
-                .filter_map(Result::ok)
-            {
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
-                }
-                let Ok(bytes) = std::fs::read(entry.path()) else {
-                    continue;
-                };
-                let Some(text) = fs::as_text(bytes) else {
-                    continue;
-                };
-                let shown = display_path(entry.path(), &ctx.cwd);
-                for (i, line) in text.lines().enumerate() {
-                    if re.is_match(line) {
-                        if rows.len() == MAX_MATCHES {
-                            more = true;
-                            break 'files;
-                        }
-                        let line: String = line.chars().take(MAX_LINE).collect();
-                        rows.push(format!("{shown}:{}:{line}", i + 1));
+            let Ok(bytes) = std::fs::read(entry.path()) else {
+                continue;
+            };
+            let Some(text) = fs::as_text(bytes) else {
+                continue;
+            };
+            let shown = display_path(entry.path(), &ctx.cwd);
+            for (i, line) in text.lines().enumerate() {
+                if re.is_match(line) {
+                    if rows.len() == MAX_MATCHES {
+                        more = true;
+                        break 'files;
                     }
+                    let line: String = line.chars().take(MAX_LINE).collect();
+                    rows.push(format!("{shown}:{}:{line}", i + 1));
                 }
             }
-            if rows.is_empty() {
-                return ToolOutput::ok(format!(
-                    "no match for {:?} under {}",
-                    args.pattern, args.path
-                ));
-            }
-            let mut out = rows.join("\n");
-            if more {
-                out.push_str(&format!(
-                    "\n[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]"
-                ));
-            }
-            ToolOutput::ok(out)
-        })
+        }
+        if rows.is_empty() {
+            return ToolOutput::ok(format!(
+                "no match for {:?} under {}",
+                args.pattern, args.path
+            ));
+        }
+        let mut out = rows.join("\n");
+        if more {
+            out.push_str(&format!(
+                "\n[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]"
+            ));
+        }
+        ToolOutput::ok(out)
     }
 }
 

@@ -1,10 +1,8 @@
 //! ls: the entries of one folder, sorted, folders marked with a trailing `/`.
 
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::spec::{Builtin, ToolContext, ToolOutput};
-use crate::BoxFuture;
+use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 const MAX_ENTRIES: usize = 1000;
 
@@ -13,12 +11,8 @@ pub struct Ls;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    #[serde(default = "dot")]
+    #[serde(default = "super::fs::working_dir")]
     path: String,
-}
-
-fn dot() -> String {
-    ".".into()
 }
 
 impl Builtin for Ls {
@@ -28,52 +22,46 @@ impl Builtin for Ls {
         their size in bytes.";
     const MAIN_PARAM: &'static str = "path";
     const MUTATING: bool = false;
+    const PARAMS: &'static [Param] = &[Param::optional(
+        "path",
+        "string",
+        "Folder to list (default: the working directory).",
+    )];
     type Args = Args;
 
-    fn schema() -> Value {
-        serde_json::json!({
-            "properties": {
-                "path": {"description": "Folder to list (default: the working directory).", "type": "string"}
-            },
-            "type": "object"
-        })
-    }
-
-    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let dir = match ctx.path(&args.path) {
-                Ok(p) => p,
-                Err(e) => return e,
-            };
-            let entries = match std::fs::read_dir(&dir) {
-                Ok(rd) => rd,
-                Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),
-            };
-            let mut lines: Vec<String> = entries
-                .filter_map(Result::ok)
-                .map(|entry| {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    match entry.metadata() {
-                        Ok(m) if m.is_dir() => format!("{name}/"),
-                        Ok(m) => format!("{name}  ({} bytes)", m.len()),
-                        Err(_) => name,
-                    }
-                })
-                .collect();
-            lines.sort();
-            let total = lines.len();
-            if total == 0 {
-                return ToolOutput::ok(format!("{} is empty", args.path));
-            }
-            lines.truncate(MAX_ENTRIES);
-            let mut out = lines.join("\n");
-            if total > MAX_ENTRIES {
-                out.push_str(&format!(
-                    "\n[{} more entries not shown]",
-                    total - MAX_ENTRIES
-                ));
-            }
-            ToolOutput::ok(out)
-        })
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let dir = match ctx.path(&args.path) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),
+        };
+        let mut lines: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                match entry.metadata() {
+                    Ok(m) if m.is_dir() => format!("{name}/"),
+                    Ok(m) => format!("{name}  ({} bytes)", m.len()),
+                    Err(_) => name,
+                }
+            })
+            .collect();
+        lines.sort();
+        let total = lines.len();
+        if total == 0 {
+            return ToolOutput::ok(format!("{} is empty", args.path));
+        }
+        lines.truncate(MAX_ENTRIES);
+        let mut out = lines.join("\n");
+        if total > MAX_ENTRIES {
+            out.push_str(&format!(
+                "\n[{} more entries not shown]",
+                total - MAX_ENTRIES
+            ));
+        }
+        ToolOutput::ok(out)
     }
 }

@@ -131,12 +131,71 @@ pub(super) trait Builtin: Send + Sync + 'static {
     const MAIN_PARAM: &'static str;
     /// Whether it changes anything (and so asks for approval).
     const MUTATING: bool;
+    /// Its parameters, for the JSON schema the model sees: those `Args` reads.
+    const PARAMS: &'static [Param];
     type Args: DeserializeOwned + Send;
 
-    /// The JSON schema of `Args`.
-    fn schema() -> Value;
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+    ) -> impl std::future::Future<Output = ToolOutput> + Send;
+}
 
-    fn run<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+/// One parameter of a built-in tool.
+pub(super) struct Param {
+    name: &'static str,
+    /// Its JSON schema type: `string`, `integer`, `boolean`.
+    kind: &'static str,
+    description: &'static str,
+    required: bool,
+}
+
+impl Param {
+    pub(super) const fn required(
+        name: &'static str,
+        kind: &'static str,
+        description: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind,
+            description,
+            required: true,
+        }
+    }
+
+    pub(super) const fn optional(
+        name: &'static str,
+        kind: &'static str,
+        description: &'static str,
+    ) -> Param {
+        Param {
+            required: false,
+            ..Param::required(name, kind, description)
+        }
+    }
+}
+
+/// The JSON schema of an arguments object with these parameters.
+fn schema(params: &[Param]) -> Value {
+    let properties: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|p| {
+            let property = serde_json::json!({"description": p.description, "type": p.kind});
+            (p.name.to_string(), property)
+        })
+        .collect();
+    let mut schema = serde_json::json!({"properties": properties, "type": "object"});
+    let required: Vec<&str> = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name)
+        .collect();
+    if !required.is_empty() {
+        schema["required"] = serde_json::json!(required);
+    }
+    schema
 }
 
 /// A built-in tool with its spec; its JSON arguments are parsed into the tool's `Args`, and
@@ -153,7 +212,7 @@ impl<T: Builtin> Typed<T> {
             T::DESCRIPTION.into(),
             T::MAIN_PARAM.into(),
             T::MUTATING,
-            T::schema(),
+            schema(T::PARAMS),
         );
         Box::new(Typed { tool, spec })
     }
@@ -166,7 +225,7 @@ impl<T: Builtin> Tool for Typed<T> {
 
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         match serde_json::from_value(args) {
-            Ok(args) => self.tool.run(args, ctx),
+            Ok(args) => Box::pin(self.tool.run(args, ctx)),
             Err(e) => {
                 let error = ToolOutput::error(format!("invalid arguments for {}: {e}", T::NAME));
                 Box::pin(std::future::ready(error))

@@ -2,11 +2,9 @@
 //! folders.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::fs;
-use super::spec::{Builtin, ToolContext, ToolOutput};
-use crate::BoxFuture;
+use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 pub struct Write;
 
@@ -23,34 +21,25 @@ impl Builtin for Write {
         "Create a file, or replace its whole content. Parent folders are created.";
     const MAIN_PARAM: &'static str = "path";
     const MUTATING: bool = true;
+    const PARAMS: &'static [Param] = &[
+        Param::required("path", "string", "File to write."),
+        Param::required("content", "string", "The file's new content."),
+    ];
     type Args = Args;
 
-    fn schema() -> Value {
-        serde_json::json!({
-            "properties": {
-                "content": {"description": "The file's new content.", "type": "string"},
-                "path": {"description": "File to write.", "type": "string"}
-            },
-            "required": ["path", "content"],
-            "type": "object"
-        })
-    }
-
-    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let path = match ctx.path(&args.path) {
-                Ok(p) => p,
-                Err(e) => return e,
-            };
-            match fs::write_atomic(&path, args.content.as_bytes()) {
-                Ok(()) => ToolOutput::ok(format!(
-                    "wrote {} ({} bytes, {} lines)",
-                    args.path,
-                    args.content.len(),
-                    args.content.lines().count()
-                )),
-                Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
-            }
-        })
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let path = match ctx.path(&args.path) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        match fs::write_atomic(&path, args.content.as_bytes()) {
+            Ok(()) => ToolOutput::ok(format!(
+                "wrote {} ({} bytes, {} lines)",
+                args.path,
+                args.content.len(),
+                args.content.lines().count()
+            )),
+            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The byte loops that every agent CLI's output goes through: ANSI stripping (finding
-//! control bytes sixteen at a time), editing the stripped reply in place (cutting out tool
+//! control bytes sixteen at a time) and rendering it as a terminal would show it (a line
+//! model for `\r`, erasing and cursor moves, `render.rs`), editing the stripped reply in place (cutting out tool
 //! calls; dropping, trimming and folding lines, whose ends are found 64 bytes at a time),
 //! and reading tool calls' JSON.
 //!
@@ -11,10 +12,14 @@
 
 mod ansi;
 mod control;
+mod fallback;
 mod json;
 mod lines;
 mod newlines;
+#[cfg(test)]
+mod props;
+mod render;
 
-pub use ansi::strip_ansi;
+pub use ansi::{render_terminal, strip_ansi};
 pub use json::json_value;
 pub use lines::{clean_lines, cut};

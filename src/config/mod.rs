@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::context::{ContextMode, ContextSettings, PromptStyle};
 use crate::mcp::config::{RawServer, ServerDef};
-use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices};
+use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices, Render};
 use crate::Error;
 use raw::RawBackend;
 pub use raw::{Located, Overlay};
@@ -98,6 +98,8 @@ pub struct BackendDef {
     pub prompt_via: PromptVia,
     pub style: PromptStyle,
     pub parsers: Parsers,
+    /// How its output becomes text (`render`).
+    pub render: Render,
     /// Prices per million tokens, to compute a cost the backend does not report.
     pub prices: Option<Prices>,
     /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
@@ -453,6 +455,7 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
     let json = json_fields(&raw, name, output, &defined_at)?;
+    let render = parse_located(raw.render.as_ref(), name, "render")?.unwrap_or_default();
     let own_tools = match raw.tools.as_ref().map(|t| (t, t.value.as_str())) {
         None | Some((_, "loop")) => false,
         Some((_, "own")) => true,
@@ -573,6 +576,7 @@ fn resolve_cli(name: &str, raw: RawBackend, defined_at: String) -> Result<Backen
             tool_activity,
             own_tools,
         },
+        render,
         prices,
         context,
     })

@@ -82,7 +82,8 @@ fn scan<const RENDER: bool>(bytes: &[u8]) -> String {
         i = match bytes[i] {
             0x1b => match escape_len(&bytes[i..]) {
                 Some(len) if !(RENDER && render::needs_line_model(&bytes[i..i + len])) => i + len,
-                Some(_) => render::line_model(bytes, i, &mut out),
+                Some(_) => render::wipe_line(bytes, i, &mut out)
+                    .unwrap_or_else(|| render::line_model(bytes, i, &mut out)),
                 None if RENDER => render::line_model(bytes, i, &mut out),
                 None => fallback::strip(bytes, i, &mut out),
             },
@@ -95,7 +96,8 @@ fn scan<const RENDER: bool>(bytes: &[u8]) -> String {
             }
             // Going back to column 0 just before a line feed changes nothing.
             b'\r' if RENDER && bytes.get(i + 1) != Some(&b'\n') => {
-                render::line_model(bytes, i, &mut out)
+                render::wipe_line(bytes, i, &mut out)
+                    .unwrap_or_else(|| render::line_model(bytes, i, &mut out))
             }
             0x08 if RENDER => render::line_model(bytes, i, &mut out),
             _ => i + 1,

@@ -13,7 +13,7 @@ fn piece() -> impl Strategy<Value = Vec<u8>> {
         4 => prop::sample::select(vec![
             &b"\x1b"[..], b"[", b"]", b"\x1b[", b"\x1b]", b"\x1bP", b"\x1b\\", b"\x1b(", b";", b"\r", b"\n", b"\x08", b"\t", b"\x07",
             b"\x18", b"\x1a", b"\x7f", b"\\", b"P", b"?", b"m", b"K", b"A", b"C", b"D", b"E",
-            b"F", b"G", b"H", b"2K", b"1A", b"\r\n", b" ",
+            b"F", b"G", b"H", b"2K", b"1A", b"\r\n", b" ", b"\r\x1b[2K", b"\x1b[2K\r", b"\x1b[K",
         ])
         .prop_map(|b| b.to_vec()),
         3 => sequence(),

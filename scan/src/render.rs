@@ -17,6 +17,8 @@
 //! between sequences and the cursor is on a fresh last line. Lines above the cursor are
 //! written out at each line feed; moving up past them takes them back from the output.
 
+use std::collections::VecDeque;
+
 use vte::{Params, Parser, Perform};
 
 use crate::fallback::{feed, is_dropped, Ground};
@@ -24,8 +26,10 @@ use crate::fallback::{feed, is_dropped, Ground};
 /// A cell that was erased or skipped over, never written.
 const BLANK: char = '\0';
 
-/// How far right a move may take the cursor, past the end of the line's text.
-const MAX_MOVE: usize = 1024;
+/// The column a move right stops at, unless the line's text is longer: a wide terminal's
+/// width. (Blanks before text become spaces; this bounds them to about 32 per byte of
+/// input.)
+const MAX_MOVE: usize = 256;
 
 /// Whether the sequence `seq` (a whole one, as the fast path read it) needs the line model:
 /// a CSI that moves the cursor or erases part of a line. `ESC[K` and `ESC[0K` erase from
@@ -41,6 +45,25 @@ pub fn needs_line_model(seq: &[u8]) -> bool {
     }
 }
 
+/// The usual way a spinner frame or a status line is wiped, `\r` then `ESC[2K` (or `ESC[K`,
+/// `ESC[0K`), or `ESC[2K` then `\r`, at `bytes[at..]`: the line is then empty with the cursor
+/// at its start, as outside the model, so the fast path takes the line being written off
+/// `out` and goes on after them, without the model. The position after them, if they are
+/// there.
+pub fn wipe_line(bytes: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
+    const ERASES: [&[u8]; 3] = [b"\x1b[2K", b"\x1b[K", b"\x1b[0K"];
+    let rest = &bytes[at..];
+    let len = match rest.split_first()? {
+        (b'\r', after) => 1 + ERASES.iter().find(|e| after.starts_with(e))?.len(),
+        (_, _) if rest.starts_with(ERASES[0]) && rest.get(ERASES[0].len()) == Some(&b'\r') => {
+            ERASES[0].len() + 1
+        }
+        _ => return None,
+    };
+    out.truncate(memchr::memrchr(b'\n', out).map_or(0, |p| p + 1));
+    Some(at + len)
+}
+
 /// Draws `bytes[start..]` (valid UTF-8; `start` on a control, everything before it copied
 /// to `out` as the fast path does) into the line model, taking back the line being written,
 /// and writes the lines out: up to the line end after which the fast path can go on, whose
@@ -52,7 +75,7 @@ pub fn line_model(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> usize {
     out.truncate(line_start);
     let mut screen = Screen {
         col: line.len(),
-        lines: vec![line],
+        lines: VecDeque::from([line]),
         row: 0,
         out,
         ground: true,
@@ -72,10 +95,10 @@ pub fn line_model(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> usize {
 }
 
 /// The lines being drawn and the cursor. `out` holds the lines above them, each ended by
-/// `\n`; `lines` always has the cursor's line.
+/// `\n`; `lines` always has the cursor's line. (A deque: lines come back at its front.)
 struct Screen<'a> {
     out: &'a mut Vec<u8>,
-    lines: Vec<Vec<char>>,
+    lines: VecDeque<Vec<char>>,
     row: usize,
     col: usize,
     ground: bool,
@@ -99,7 +122,7 @@ impl Screen<'_> {
         self.row += 1;
         self.col = 0;
         if self.row == self.lines.len() {
-            self.lines.push(Vec::new());
+            self.lines.push_back(Vec::new());
         }
         for line in self.lines.drain(..self.row) {
             write_line(self.out, &line);
@@ -108,11 +131,13 @@ impl Screen<'_> {
         self.row = 0;
     }
 
+    /// Up `n` lines, taking lines back from the output past the first one here; as many
+    /// steps as lines taken back, whatever `n`.
     fn up(&mut self, n: usize) {
-        for _ in 0..n {
-            if self.row > 0 {
-                self.row -= 1;
-            } else if !self.take_back() {
+        let here = n.min(self.row);
+        self.row -= here;
+        for _ in here..n {
+            if !self.take_back() {
                 break;
             }
         }
@@ -127,7 +152,7 @@ impl Screen<'_> {
         let text = std::str::from_utf8(&above[start..]).expect("whole characters");
         let line = text.chars().collect();
         self.out.truncate(start);
-        self.lines.insert(0, line);
+        self.lines.push_front(line);
         true
     }
 
@@ -241,7 +266,7 @@ pub fn render_all(bytes: &[u8]) -> String {
     let mut out = Vec::new();
     let mut screen = Screen {
         out: &mut out,
-        lines: vec![Vec::new()],
+        lines: VecDeque::from([Vec::new()]),
         row: 0,
         col: 0,
         ground: true,

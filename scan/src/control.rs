@@ -1,9 +1,9 @@
-//! Where the next control byte is, sixteen bytes at a time, for ANSI stripping: most of any
-//! agent output is runs of ordinary bytes between escape sequences, which a byte-at-a-time
-//! loop crosses one byte and one branch at a time. x86_64 (SSE2) and aarch64 (NEON) compare
-//! sixteen bytes at once in their base instruction sets, which need no run-time detection;
-//! other targets, and those built without those features, test two 64-bit words with bit
-//! arithmetic.
+//! Where the next control byte (or C1 lead byte, `C2`) is, sixteen bytes at a time, for
+//! ANSI stripping: most of any agent output is runs of ordinary bytes between escape
+//! sequences, which a byte-at-a-time loop crosses one byte and one branch at a time. x86_64
+//! (SSE2) and aarch64 (NEON) compare sixteen bytes at once in their base instruction sets,
+//! which need no run-time detection; other targets, and those built without those features,
+//! test two 64-bit words with bit arithmetic.
 
 /// How many bytes `first_control` looks at.
 pub const BLOCK: usize = 16;

@@ -1,8 +1,8 @@
 //! The byte loops that every agent CLI's output goes through: ANSI stripping (finding
-//! control bytes sixteen at a time) and rendering it as a terminal would show it (a line
-//! model for `\r`, erasing and cursor moves, `render.rs`), editing the stripped reply in place (cutting out tool
-//! calls; dropping, trimming and folding lines, whose ends are found 64 bytes at a time),
-//! and reading tool calls' JSON.
+//! control bytes sixteen at a time), rendering it as a terminal would show it (a line model
+//! for `\r`, erasing and cursor moves, `render.rs`, behind the same fast path), editing the
+//! stripped reply in place (cutting out tool calls; dropping, trimming and folding lines,
+//! whose ends are found 64 bytes at a time), and reading tool calls' JSON.
 //!
 //! A crate of their own because agent-loop is built for size (`opt-level = "z"`), and at
 //! that level the compiler neither inlines the small functions such a loop calls per block

@@ -12,7 +12,8 @@
 //! anyway; so no width table is carried. Moves right stop at column `MAX_MOVE` (or the
 //! line's end, when longer), so a few bytes cannot ask for megabytes of blanks.
 //!
-//! Only lines with such controls come here (see `ansi.rs`); they are parsed by vte and
+//! Only lines with such controls come here (see `ansi.rs`), and not for a line just wiped
+//! (`\r` then erase, a spinner's frame: `wipe_line`); they are parsed by vte and
 //! drawn into the model, which hands back at the first line end where the parser is
 //! between sequences and the cursor is on a fresh last line. Lines above the cursor are
 //! written out at each line feed; moving up past them takes them back from the output.
@@ -317,6 +318,31 @@ mod tests {
         );
         // Up past the first line stops there.
         assert_eq!(render("a\n\x1b[5Ab"), "b\n");
+    }
+
+    /// coro's captures (`fixtures/coro/`): its tool line is drawn, then erased from the line
+    /// below and drawn again; on a pipe (`pipe.out`) and on a terminal (`tty.raw`, `\r\n`).
+    #[test]
+    fn coro_redraws_show_the_redrawn_line_once() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/coro");
+        for name in ["pipe.out", "tty.raw", "pipe-verbose.out"] {
+            let text = render_terminal(&std::fs::read(dir.join(name)).unwrap());
+            assert_eq!(
+                text.matches("Bash(echo hello)").count(),
+                1,
+                "{name}: {text}"
+            );
+            assert!(
+                text.contains("\n\u{23fa} Bash(echo hello)\nhello\n"),
+                "{name}: {text}"
+            );
+            assert!(!text.contains('\r'), "{name}");
+        }
+        let multi = render_terminal(&std::fs::read(dir.join("scen-multi.out")).unwrap());
+        assert!(
+            multi.contains("\u{23fa} Bash(echo first)\nfirst\n\u{23fa} Bash(echo second)\n"),
+            "{multi}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Property tests: the fast paths against the full parser on random input, bytes biased
 //! toward what makes escape sequences and line edits (ESC, `[`, digits, `;`, CR, LF, BS,
 //! CAN, DEL, the C1 lead byte, final bytes) among UTF-8 text and arbitrary bytes.
+//! `PROPTEST_CASES` sets the number of cases (`scripts/proptest-long.sh`).
 
 use proptest::prelude::*;
 
@@ -54,8 +55,20 @@ fn without_cursor_controls(bytes: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// 256 cases unless `PROPTEST_CASES` says otherwise (the workspace's other properties run
+/// 64; these take a millisecond a case, and fewer missed an OSC ended by CAN); no
+/// regression files in the tree.
+fn config() -> ProptestConfig {
+    let mut config = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        config.cases = 256;
+    }
+    config.failure_persistence = None;
+    config
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(config())]
 
     #[test]
     fn stripping_agrees_with_the_full_parser(bytes in input()) {

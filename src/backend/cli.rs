@@ -1,6 +1,7 @@
 //! The CLI backend: runs an agent CLI once per model step, as `backends.toml` describes it.
 //! The prompt goes in as an argument, a temporary file or stdin; the output is drained,
-//! capped, made text (as a terminal would show it, or ANSI-stripped: `render`) and parsed with the backend's own regexes.
+//! capped, made text (as a terminal would show it, or ANSI-stripped: `render`) and parsed
+//! with the backend's own regexes.
 
 use std::path::PathBuf;
 

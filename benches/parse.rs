@@ -1,14 +1,14 @@
-//! Throughput of what every CLI backend's output goes through: ANSI stripping, then the
-//! tool-call and token parsers, on realistic agent output (coloured log lines, redrawn tool
-//! lines, a tool call and a usage line), at several sizes to show it stays linear. 4 MiB is
-//! the default `max_output_bytes`, the most of one stream a CLI turn keeps; 8 MiB is past it.
-//! The stripped text is parsed as the CLI backend parses it, taken (`parse_owned`) and made
-//! into the answer in place.
+//! Throughput of what every CLI backend's output goes through: ANSI stripping (or terminal
+//! rendering, the default), then the tool-call and token parsers, on realistic agent output
+//! (coloured log lines, redrawn tool lines, a tool call and a usage line), at several sizes
+//! to show it stays linear. 4 MiB is the default `max_output_bytes`, the most of one stream
+//! a CLI turn keeps; 8 MiB is past it. The stripped text is parsed as the CLI backend parses
+//! it, taken (`parse_owned`) and made into the answer in place.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use regex::Regex;
 
-use agent_loop::parse::{strip_ansi, Parsers};
+use agent_loop::parse::{render_terminal, strip_ansi, Parsers};
 
 /// One screenful of a coloured agent CLI run: log lines, a redrawn tool line, prose, code
 /// with tabs, and one tool call, about 4 KB.
@@ -60,6 +60,15 @@ fn strip_and_parse(c: &mut Criterion) {
             b.iter(|| parsers.parse_owned(strip_ansi(raw), ""))
         });
     }
+    group.finish();
+    // What a CLI backend does by default (`render = "terminal"`): the redrawn tool line of
+    // each screen goes through the line model.
+    let mut group = c.benchmark_group("render_and_parse");
+    let raw = output(1024 * 1024);
+    group.throughput(Throughput::Bytes(raw.len() as u64));
+    group.bench_function("1MiB", |b| {
+        b.iter(|| parsers.parse_owned(render_terminal(&raw), ""))
+    });
     group.finish();
     let mut group = c.benchmark_group("parse_only");
     let text = strip_ansi(&output(1024 * 1024));

@@ -1,21 +1,53 @@
-//! ANSI stripping fast enough for any agent output (hundreds of MB/s): runs of ordinary bytes
-//! are copied as they are, the escape sequences agent CLIs print (CSI colours and cursor
-//! moves, OSC titles and links, two-byte escapes) are skipped in place, and only a line with
-//! something unusual (DCS, a sequence cut short) goes through strip-ansi-escapes' full
-//! terminal parser. Control bytes other than newline and tab are dropped, `\r` included.
+//! ANSI stripping and terminal rendering fast enough for any agent output (hundreds of MB/s):
+//! runs of ordinary bytes are copied as they are, the escape sequences agent CLIs print (CSI
+//! colours and cursor moves, OSC titles and links, two-byte escapes) are skipped in place,
+//! and only a line with something unusual (DCS, a sequence cut short, a control byte inside
+//! a sequence) goes through vte's full terminal parser (`fallback.rs`). Control bytes other
+//! than newline and tab are dropped, DEL and the C1 controls too. Rendering differs only at
+//! `\r`, `\b` and the cursor moves and erases of `render.rs`, where the line is handed to
+//! its line model; everything else takes the same path as stripping.
 
-use crate::control::{first_control, BLOCK};
+use std::borrow::Cow;
+
+use crate::control::{first_control, BLOCK, C1_LEAD};
+use crate::{fallback, render};
 
 /// Removes escape sequences and control bytes but `\n` and `\t`, and replaces invalid UTF-8,
-/// never panicking on any input.
+/// never panicking on any input. `\r` is dropped, so a redrawn line shows every frame.
+#[inline(never)]
+pub fn strip_ansi(bytes: &[u8]) -> String {
+    scan::<false>(bytes)
+}
+
+/// The text a terminal would show for `bytes`, line by line (see `render.rs`): `\r`, `\b`,
+/// erasing within a line and moving the cursor over the lines printed so far are carried
+/// out; everything else as `strip_ansi`. Invalid UTF-8 is replaced; never panics.
+#[inline(never)]
+pub fn render_terminal(bytes: &[u8]) -> String {
+    scan::<true>(bytes)
+}
+
+/// `bytes` as valid UTF-8: as they are (the usual case, checked in one fast pass), or with
+/// each bad sequence replaced by U+FFFD first, so the fast path and the parser see the
+/// same characters and a bad byte is replaced wherever it is.
+pub fn valid_utf8(bytes: &[u8]) -> Cow<'_, [u8]> {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => Cow::Borrowed(bytes),
+        Err(_) => Cow::Owned(String::from_utf8_lossy(bytes).into_owned().into_bytes()),
+    }
+}
+
+/// Stripping (`RENDER` false) or rendering.
 ///
 /// Bytes are copied a block at a time, whole, and the part after the first control byte is
 /// then taken off again: copying each run between two escapes on its own cost more than
 /// finding it (a coloured line has an escape every dozen bytes). The buffer is allocated
 /// once, with room for a block past the end, and not zeroed first (that would be one more
 /// pass over output of up to megabytes).
-#[inline(never)]
-pub fn strip_ansi(bytes: &[u8]) -> String {
+#[inline(always)]
+fn scan<const RENDER: bool>(bytes: &[u8]) -> String {
+    let bytes = valid_utf8(bytes);
+    let bytes = &*bytes;
     let mut out = Vec::with_capacity(bytes.len() + BLOCK);
     let mut i = 0;
     while i < bytes.len() {
@@ -46,24 +78,32 @@ pub fn strip_ansi(bytes: &[u8]) -> String {
         if i == bytes.len() {
             break;
         }
-        // At a control byte.
-        if bytes[i] != 0x1b {
-            i += 1;
-            continue;
-        }
-        match escape_len(&bytes[i..]) {
-            Some(len) => i += len,
-            None => {
-                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
-                out.extend(full_parser(&bytes[i..end]));
-                i = end;
+        // At a control byte, or the lead byte of a two-byte character.
+        i = match bytes[i] {
+            0x1b => match escape_len(&bytes[i..]) {
+                Some(len) if !(RENDER && render::needs_line_model(&bytes[i..i + len])) => i + len,
+                Some(_) => render::wipe_line(bytes, i, &mut out)
+                    .unwrap_or_else(|| render::line_model(bytes, i, &mut out)),
+                None if RENDER => render::line_model(bytes, i, &mut out),
+                None => fallback::strip(bytes, i, &mut out),
+            },
+            C1_LEAD => {
+                // Valid UTF-8: a continuation byte follows. U+0080 to U+009F are C1 controls.
+                if !matches!(bytes[i + 1], 0x80..=0x9f) {
+                    out.extend_from_slice(&bytes[i..i + 2]);
+                }
+                i + 2
             }
-        }
+            // Going back to column 0 just before a line feed changes nothing.
+            b'\r' if RENDER && bytes.get(i + 1) != Some(&b'\n') => {
+                render::wipe_line(bytes, i, &mut out)
+                    .unwrap_or_else(|| render::line_model(bytes, i, &mut out))
+            }
+            0x08 if RENDER => render::line_model(bytes, i, &mut out),
+            _ => i + 1,
+        };
     }
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
+    String::from_utf8(out).expect("whole characters of valid UTF-8 were copied")
 }
 
 /// The length of the escape sequence at the start of `s` (which starts with ESC), for the
@@ -85,9 +125,13 @@ fn escape_len(s: &[u8]) -> Option<usize> {
         // OSC: ends at BEL or ST (ESC \).
         b']' => {
             let body = &s[2..];
-            let end = body.iter().position(|b| *b == 0x07 || *b == 0x1b)?;
+            // CAN and SUB end it too (ECMA-48); the parser shows what follows them.
+            let end = body
+                .iter()
+                .position(|b| matches!(*b, 0x07 | 0x1b | 0x18 | 0x1a))?;
             match body[end] {
                 0x07 => Some(2 + end + 1),
+                0x18 | 0x1a => None,
                 _ if body.get(end + 1) == Some(&b'\\') => Some(2 + end + 2),
                 _ => None,
             }
@@ -102,23 +146,9 @@ fn escape_len(s: &[u8]) -> Option<usize> {
     }
 }
 
-/// Strips with strip-ansi-escapes, which drops every control byte but `\n`, tabs included:
-/// the pieces between tabs are stripped apart and joined again.
-fn full_parser(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (n, piece) in bytes.split(|b| *b == b'\t').enumerate() {
-        if n > 0 {
-            out.push(b'\t');
-        }
-        out.extend_from_slice(&strip_ansi_escapes::strip(piece));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::is_control;
 
     #[test]
     fn strips_colour_and_redraws_from_a_real_coro_capture() {
@@ -129,29 +159,9 @@ mod tests {
         );
     }
 
-    /// The same stripping a byte at a time, to check the block-wise copy against.
+    /// All of it through the full parser, what the fast path must agree with.
     fn a_byte_at_a_time(bytes: &[u8]) -> String {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                0x1b => match escape_len(&bytes[i..]) {
-                    Some(len) => i += len,
-                    None => {
-                        let end = bytes[i..].iter().position(|b| *b == b'\n');
-                        let end = end.map_or(bytes.len(), |p| i + p);
-                        out.extend(full_parser(&bytes[i..end]));
-                        i = end;
-                    }
-                },
-                b if is_control(b) => i += 1,
-                b => {
-                    out.push(b);
-                    i += 1;
-                }
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
+        fallback::strip_all(&valid_utf8(bytes))
     }
 
     #[test]
@@ -211,6 +221,40 @@ mod tests {
         );
     }
 
+    /// C1 controls (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8) are removed by the fast
+    /// path, and by the fallback (a DCS puts the line there).
+    #[test]
+    fn c1_controls_are_removed_on_both_paths() {
+        assert_eq!(strip_ansi("a\u{85}b\u{9b}c\u{a9}".as_bytes()), "abc\u{a9}");
+        assert_eq!(strip_ansi("\x1bPq\x1b\\a\u{85}b\u{9f}c".as_bytes()), "abc");
+    }
+
+    #[test]
+    fn del_is_removed_on_both_paths() {
+        assert_eq!(strip_ansi(b"a\x7fb"), "ab");
+        assert_eq!(strip_ansi(b"\x1bPq\x1b\\a\x7fb"), "ab");
+    }
+
+    /// A terminal executes a line feed met inside a CSI and goes on with the sequence.
+    #[test]
+    fn a_line_feed_inside_a_csi_does_not_leak_its_tail() {
+        assert_eq!(strip_ansi(b"a\x1b[3\n1mb\nc"), "a\nb\nc");
+    }
+
+    /// ECMA-48: CAN and SUB end any sequence, an OSC string included.
+    #[test]
+    fn can_and_sub_end_a_sequence() {
+        assert_eq!(strip_ansi(b"a\x1b]0;t\x18b\x07c"), "abc");
+        assert_eq!(strip_ansi(b"a\x1b]0;t\x1ab\x1b\\c"), "abc");
+        assert_eq!(strip_ansi(b"a\x1b[3\x18b\x1b[1\x1a2m"), "ab2m");
+    }
+
+    #[test]
+    fn a_bad_byte_before_a_line_feed_on_a_fallback_line_is_replaced() {
+        assert_eq!(strip_ansi(b"\x1bPq\x1b\\a\xc3\nb"), "a\u{fffd}\nb");
+        assert_eq!(strip_ansi(b"\x1bPq\x1b\\a\xff\nb"), "a\u{fffd}\nb");
+    }
+
     #[test]
     fn agrees_with_the_full_parser_on_real_captures() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/coro");
@@ -218,10 +262,9 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let bytes = std::fs::read(&path).unwrap();
-            let slow = full_parser(&bytes);
             assert_eq!(
                 strip_ansi(&bytes),
-                String::from_utf8_lossy(&slow),
+                fallback::strip_all(&bytes),
                 "{}",
                 path.display()
             );

@@ -1,19 +1,24 @@
-//! Where the next control byte is, sixteen bytes at a time, for ANSI stripping: most of any
-//! agent output is runs of ordinary bytes between escape sequences, which a byte-at-a-time
-//! loop crosses one byte and one branch at a time. x86_64 (SSE2) and aarch64 (NEON) compare
-//! sixteen bytes at once in their base instruction sets, which need no run-time detection;
-//! other targets, and those built without those features, test two 64-bit words with bit
-//! arithmetic.
+//! Where the next control byte (or C1 lead byte, `C2`) is, sixteen bytes at a time, for
+//! ANSI stripping: most of any agent output is runs of ordinary bytes between escape
+//! sequences, which a byte-at-a-time loop crosses one byte and one branch at a time. x86_64
+//! (SSE2) and aarch64 (NEON) compare sixteen bytes at once in their base instruction sets,
+//! which need no run-time detection; other targets, and those built without those features,
+//! test two 64-bit words with bit arithmetic.
 
 /// How many bytes `first_control` looks at.
 pub const BLOCK: usize = 16;
 
-/// A control byte that is not kept: everything below space but `\n` and `\t`, and DEL. The
-/// definition the block-wise searches are tested against.
+/// A byte the copy stops at: a control byte that is not kept (everything below space but
+/// `\n` and `\t`, and DEL), or `C2`, the UTF-8 lead byte of the C1 controls (U+0080 to
+/// U+009F; also of U+00A0 to U+00BF, which are kept). The definition the block-wise
+/// searches are tested against.
 #[cfg(test)]
 pub fn is_control(b: u8) -> bool {
-    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f
+    (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == C1_LEAD
 }
+
+/// The first byte of a C1 control's UTF-8 encoding.
+pub const C1_LEAD: u8 = 0xc2;
 
 /// The two little-endian halves of a block: loaded this way the vector is built without a
 /// pointer (so without `unsafe`), and the compiler makes it one sixteen-byte load.
@@ -44,7 +49,10 @@ pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
         );
         let control = _mm_or_si128(
             _mm_andnot_si128(kept, below_space),
-            _mm_cmpeq_epi8(v, splat(0x7f)),
+            _mm_or_si128(
+                _mm_cmpeq_epi8(v, splat(0x7f)),
+                _mm_cmpeq_epi8(v, splat(C1_LEAD)),
+            ),
         );
         _mm_movemask_epi8(control) as u32
     };
@@ -70,7 +78,11 @@ pub fn first_control(block: &[u8; BLOCK]) -> Option<usize> {
             vceqq_u8(v, vdupq_n_u8(b'\n')),
             vceqq_u8(v, vdupq_n_u8(b'\t')),
         );
-        let control = vorrq_u8(vbicq_u8(below_space, kept), vceqq_u8(v, vdupq_n_u8(0x7f)));
+        let del_or_c1 = vorrq_u8(
+            vceqq_u8(v, vdupq_n_u8(0x7f)),
+            vceqq_u8(v, vdupq_n_u8(C1_LEAD)),
+        );
+        let control = vorrq_u8(vbicq_u8(below_space, kept), del_or_c1);
         // NEON has no byte mask: shifting each 16-bit lane right by 4 and narrowing it to 8
         // bits leaves four bits a byte, in order.
         let narrowed = vshrn_n_u16::<4>(vreinterpretq_u16_u8(control));
@@ -140,7 +152,7 @@ fn control_bytes(word: u64) -> u64 {
     // (low + 0x60) reaches 0x80 from 0x20 up, and stays below 0x100.
     let below_space = !((low + 0x60 * ONES) | word) & HIGH;
     let kept = bytes_equal(word, b'\n') | bytes_equal(word, b'\t');
-    (below_space & !kept) | bytes_equal(word, 0x7f)
+    (below_space & !kept) | bytes_equal(word, 0x7f) | bytes_equal(word, C1_LEAD)
 }
 
 #[cfg(test)]

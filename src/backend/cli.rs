@@ -1,6 +1,7 @@
 //! The CLI backend: runs an agent CLI once per model step, as `backends.toml` describes it.
 //! The prompt goes in as an argument, a temporary file or stdin; the output is drained,
-//! capped, ANSI-stripped and parsed with the backend's own regexes.
+//! capped, made text (as a terminal would show it, or ANSI-stripped: `render`) and parsed
+//! with the backend's own regexes.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
 use crate::event::{Event, OutputStream, RawOutput};
-use crate::parse::{strip_ansi, Parsed};
+use crate::parse::Parsed;
 use crate::process::{self, Progress, Spec};
 use crate::{BoxFuture, Error};
 
@@ -51,8 +52,8 @@ impl CliBackend {
     /// `agent-loop doctor` shows.
     pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Probe, Error> {
         let finished = self.execute(request, emit).await?;
-        let stdout = strip_ansi(finished.stdout.bytes());
-        let stderr = strip_ansi(finished.stderr.bytes());
+        let stdout = self.def.render.text(finished.stdout.bytes());
+        let stderr = self.def.render.text(finished.stderr.bytes());
         let parsed = self.def.parsers.parse(&stdout, &stderr);
         Ok(Probe {
             exit_code: finished.exit_code(),
@@ -118,7 +119,7 @@ impl CliBackend {
         let line_event = |stream: OutputStream, line: &[u8]| Event::BackendOutput {
             backend: name.clone(),
             stream,
-            line: strip_ansi(line),
+            line: def.render.text(line),
         };
         // The CLI's own tool activity is reported as it happens (`tools = "own"`).
         let mut last_activity = None;
@@ -165,7 +166,7 @@ impl CliBackend {
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
         let def = &self.def;
         let finished = self.execute(request, emit).await?;
-        let stderr = strip_ansi(finished.stderr.bytes());
+        let stderr = def.render.text(finished.stderr.bytes());
         if finished.timed_out {
             return Err(Error::backend(format!(
                 "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
@@ -175,7 +176,7 @@ impl CliBackend {
                 quote_tail("stderr", &stderr)
             )));
         }
-        let stdout = strip_ansi(finished.stdout.bytes());
+        let stdout = def.render.text(finished.stdout.bytes());
         let code = finished.exit_code().unwrap_or(-1);
         // A failed run has no answer, but its stdout may be quoted.
         let (mut parsed, failed_stdout) = if code == 0 {

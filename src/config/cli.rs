@@ -10,7 +10,7 @@ use super::keys::{context_settings, parse_located, prices, DEFAULT_TIMEOUT_S};
 use super::raw::RawBackend;
 use super::source::{Located, Source};
 use crate::context::{ContextSettings, PromptStyle};
-use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices};
+use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices, Render};
 use crate::Error;
 
 const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>";
@@ -52,6 +52,8 @@ pub struct BackendDef {
     pub prompt_via: PromptVia,
     pub style: PromptStyle,
     pub parsers: Parsers,
+    /// How its output becomes text (`render`).
+    pub render: Render,
     /// Prices per million tokens, to compute a cost the backend does not report.
     pub prices: Option<Prices>,
     /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
@@ -72,6 +74,7 @@ pub(super) fn resolve(
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
     let json = json_fields(&raw, name, output, &defined_at)?;
+    let render = parse_located(raw.render.as_ref(), name, "render")?.unwrap_or_default();
     let own_tools = match raw.tools.as_ref().map(|t| (t, t.value.as_str())) {
         None | Some((_, "loop")) => false,
         Some((_, "own")) => true,
@@ -203,6 +206,7 @@ pub(super) fn resolve(
             tool_activity,
             own_tools,
         },
+        render,
         prices,
         context,
     })

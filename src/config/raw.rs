@@ -58,6 +58,8 @@ pub struct RawBackend {
     /// `loop` (the default: agent-loop runs the tools) or `own` (the CLI runs its own).
     pub tools: Option<Located>,
     pub tool_activity_regex: Option<Located>,
+    /// `terminal` (the default: what a terminal would show) or `strip`; see `parse::Render`.
+    pub render: Option<Located>,
     pub price_input_per_mtok: Option<f64>,
     pub price_output_per_mtok: Option<f64>,
     // HTTP backends (`type = "anthropic" | "openai" | "ollama"`), see `config::http`.
@@ -120,6 +122,7 @@ impl Overlay for RawBackend {
             error_regex,
             tools,
             tool_activity_regex,
+            render,
             base_url,
             api_key_env,
             base_url_env,
@@ -161,6 +164,7 @@ impl RawBackend {
                 ("error_regex", self.error_regex.is_some()),
                 ("tools", self.tools.is_some()),
                 ("tool_activity_regex", self.tool_activity_regex.is_some()),
+                ("render", self.render.is_some()),
             ]
             .into_iter()
             .chain(self.json_keys().into_iter().map(|(k, v)| (k, v.is_some())))
@@ -217,6 +221,7 @@ impl RawBackend {
             &mut self.error_regex,
             &mut self.tools,
             &mut self.tool_activity_regex,
+            &mut self.render,
         ]
         .into_iter()
         .flatten()

@@ -4,12 +4,14 @@
 
 pub mod json;
 mod pattern;
+mod render;
 mod tokens;
 mod tool_calls;
 
-pub use agent_loop_scan::strip_ansi;
+pub use agent_loop_scan::{render_terminal, strip_ansi};
 pub use json::{JsonFields, JsonPath, OutputFormat};
 pub use pattern::Pattern;
+pub use render::Render;
 pub use tokens::{parse_count, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 

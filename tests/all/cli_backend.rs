@@ -179,9 +179,10 @@ fn empty_stdin_is_a_usage_error() {
 }
 
 #[test]
-fn ansi_and_carriage_returns_are_stripped() {
+fn ansi_is_stripped_and_redraws_carried_out() {
     let ws = Workspace::new();
-    ws.reply(1, "\x1b[?25l\x1b[2K\r\x1b[1;31mred\x1b[0m and \x1b]0;title\x07plain\r\n\x1b[1A\x1b[2Klast line\n");
+    // A status line erased from below and overwritten: gone, as on a terminal.
+    ws.reply(1, "\x1b[?25l\x1b[2K\r\x1b[1;31mred\x1b[0m and \x1b]0;title\x07plain\r\nworking...\n\x1b[1A\x1b[2Klast line\n");
     let run = ws.run(&["--backend", "fake", "colours"]);
     run.expect_code(0);
     assert_eq!(run.stdout(), "red and plain\nlast line\n");

@@ -27,6 +27,7 @@ mod sessions;
 mod settings;
 mod slash;
 mod start;
+mod terminal_text;
 mod terminfo;
 mod tmux;
 mod tools;

@@ -1,25 +1,32 @@
 //! The built-in presets of real agent CLIs against their byte-exact recordings under
 //! `fixtures/<cli>/`: the answer, the tool calls, the token counts and the errors each preset's
-//! parsers read, through the library.
+//! parsers read, through the library, from the text its `render` mode makes of the bytes.
 
-use agent_loop::config::{Config, Definition, Source};
-use agent_loop::parse::{strip_ansi, Parsed};
+use agent_loop::config::{BackendDef, Config, Definition, Source};
+use agent_loop::parse::{strip_ansi, Parsed, Render};
 
 use crate::common::fixture;
 
-/// What backend `preset` reads from the recording `fixtures/<dir>/<name>.{stdout,stderr}`.
+/// What backend `preset` reads from the recording `fixtures/<dir>/<name>.{stdout,stderr}`,
+/// made text by its own `render` mode.
 pub fn parse(preset: &str, dir: &str, out: &str, err: &str) -> Parsed {
+    let def = cli_def(preset);
     let read = |name: &str| std::fs::read(fixture(&format!("{dir}/{name}"))).unwrap_or_default();
-    parse_text(preset, &strip_ansi(&read(out)), &strip_ansi(&read(err)))
+    let text = |name: &str| def.render.text(&read(name));
+    def.parsers.parse(&text(out), &text(err))
 }
 
 /// What backend `preset` reads from this stdout and stderr.
 pub fn parse_text(preset: &str, out: &str, err: &str) -> Parsed {
+    cli_def(preset).parsers.parse(out, err)
+}
+
+fn cli_def(preset: &str) -> BackendDef {
     let config = Config::from_sources(&[Source::builtin()]).expect("built-in file loads");
     let Definition::Cli(def) = config.backend(preset).expect("preset exists") else {
         panic!("{preset} is an agent CLI")
     };
-    def.parsers.parse(out, err)
+    def.clone()
 }
 
 fn scenario(preset: &str, name: &str) -> Parsed {
@@ -184,13 +191,46 @@ fn coro_own_tools_activity_tokens_and_error_log_line() {
     );
     assert_eq!(p.activity, vec!["Bash(echo hello)"]);
     assert_eq!(tokens(&p), (Some(3300), Some(63)));
-    assert!(p.text.contains("The command printed hello."), "{p:?}");
-    assert!(!p.text.contains("INFO"), "{p:?}");
+    assert_eq!(
+        p.text,
+        "hello\nThe command printed hello. Plain text answer with no tool call.\nLine one of details\nLine two of details"
+    );
     let multi = parse("coro", "coro", "scen-multi.out", "scen-multi.err");
     assert_eq!(
         multi.activity,
         vec!["Bash(echo first)", "Bash(echo second)"]
     );
+    assert_eq!(multi.text, "first\nsecond");
+    let plain = parse("coro", "coro", "pipe.out", "pipe.err");
+    assert_eq!(
+        plain.text,
+        "hello\nThe command printed hello. Plain text answer with no tool call.\nLine one of details\nLine two of details"
+    );
+}
+
+/// Why coro's preset has `render = "strip"`: coro erases the line above its cursor to
+/// redraw a tool line, and later its details, whatever that line holds; without `-v` that is
+/// the answer's last line (`pipe.out`) or a command's output (`scen-multi.out`). A terminal
+/// shows them lost; stripping keeps them, and coro's redrawn tool line is reported once
+/// anyway (activity lines are not part of the text).
+#[test]
+fn coro_rendered_as_a_terminal_would_lose_lines_so_its_preset_strips() {
+    let config = Config::from_sources(&[Source::builtin()]).expect("built-in file loads");
+    let Definition::Cli(def) = config.backend("coro").expect("preset exists") else {
+        panic!("coro is an agent CLI")
+    };
+    assert_eq!(def.render, Render::Strip);
+    let read = |name: &str| std::fs::read(fixture(&format!("coro/{name}"))).unwrap();
+    let terminal = |name: &str| {
+        def.parsers
+            .parse(&Render::Terminal.text(&read(name)), "")
+            .text
+    };
+    assert_eq!(
+        terminal("pipe.out"),
+        "hello\nLine one of details\nLine two of details"
+    );
+    assert_eq!(terminal("scen-multi.out"), "first");
     let e = parse("coro", "coro", "scen-http401.out", "scen-http401.err");
     assert!(
         e.error

@@ -4,10 +4,12 @@
 
 mod approval;
 mod event;
+mod host;
 mod turn;
 
 pub use approval::{AllowRule, ApprovalMode, Policy};
 pub use event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
+pub use host::LoopHost;
 pub use turn::{Agent, AgentOptions};
 
 #[cfg(test)]

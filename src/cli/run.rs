@@ -192,6 +192,8 @@ async fn run(args: Args) -> i32 {
         None => repl::run(&mut app).await,
     };
     app.mcp.shutdown();
+    // A terminal agent (`type = "pty"`) is asked to quit, then its process group is killed.
+    app.agent.shutdown().await;
     // The process exits next, and the kernel takes its memory back at once: freeing the
     // conversation, the compiled patterns, the tools and the configuration piece by piece
     // would only delay the exit (about 190K instructions, 50 µs, every run). Nothing in them

@@ -6,6 +6,7 @@
 //! backend runs (see `parse::Pattern`).
 
 mod http;
+mod pty;
 pub(crate) mod raw;
 pub mod settings;
 
@@ -23,6 +24,7 @@ use raw::RawBackend;
 pub use raw::{Located, Overlay};
 
 pub use http::{HttpDef, RetrySettings, WireFormat};
+pub use pty::{PtyDef, PTY_TYPE};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
@@ -110,6 +112,7 @@ impl Definition {
         match self {
             Definition::Cli(d) => &d.name,
             Definition::Http(d) => &d.name,
+            Definition::Pty(d) => &d.name,
         }
     }
 
@@ -117,6 +120,7 @@ impl Definition {
         match self {
             Definition::Cli(d) => d.model.as_deref(),
             Definition::Http(d) => d.model.as_deref(),
+            Definition::Pty(d) => d.model.as_deref(),
         }
     }
 
@@ -126,12 +130,17 @@ impl Definition {
         match self {
             Definition::Cli(d) => d.context,
             Definition::Http(d) => d.context,
+            // The agent keeps its own conversation; each call types the newest message.
+            Definition::Pty(_) => ContextSettings {
+                mode: ContextMode::Fresh,
+                ..ContextSettings::default()
+            },
         }
     }
 
     pub fn api_key_env(&self) -> Option<&str> {
         match self {
-            Definition::Cli(_) => None,
+            Definition::Cli(_) | Definition::Pty(_) => None,
             Definition::Http(d) => d.api_key_env.as_deref(),
         }
     }
@@ -142,6 +151,7 @@ impl Definition {
             Definition::Cli(d) => {
                 d.command == "{self}" || d.command.contains('/') || which::which(&d.command).is_ok()
             }
+            Definition::Pty(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
             Definition::Http(d) => d
                 .api_key_env
                 .as_ref()
@@ -159,6 +169,8 @@ pub enum Definition {
     Cli(BackendDef),
     /// `type = "anthropic" | "openai" | "ollama"`: an LLM HTTP API called once per step.
     Http(HttpDef),
+    /// `type = "pty"`: an interactive terminal agent driven through a pseudo-terminal.
+    Pty(PtyDef),
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -431,13 +443,21 @@ pub fn xdg_home(var: &str, fallback: &str) -> Option<PathBuf> {
 
 /// Resolves an entry by its `type`.
 fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
+        return pty::resolve(name, raw, defined_at).map(Definition::Pty);
+    }
+    if let Some(key) = raw.pty_only_keys().first() {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}`: key `{key}`: only `type = \"pty\"` backends read it"
+        )));
+    }
     let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
         return resolve_cli(name, raw, defined_at).map(Definition::Cli);
     };
     match WireFormat::from_type(&kind.value) {
         Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
         None => Err(Error::config(format!(
-            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, {}",
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, {}",
             kind.at(),
             kind.value,
             WireFormat::ALL.map(WireFormat::type_name).join(", ")
@@ -901,7 +921,7 @@ mod tests {
         .unwrap();
         let cli = |name: &str| match config.backend(name).unwrap() {
             Definition::Cli(d) => d.clone(),
-            Definition::Http(_) => panic!("{name} is a CLI backend"),
+            Definition::Http(_) | Definition::Pty(_) => panic!("{name} is a CLI backend"),
         };
         let a = cli("a");
         assert_eq!(a.context, ContextSettings::default());
@@ -1023,6 +1043,8 @@ mod tests {
             match def {
                 Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
                 Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),
+                // A single-task CLI preset of the same agent is the better pick.
+                Definition::Pty(_) => assert!(!listed, "{name}"),
             }
         }
     }

@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use crate::agent::{ApprovalRequest, Event};
+use crate::agent::{ApprovalRequest, Event, OutputStream};
 use crate::display::sanitize::sanitize;
 
 /// Lines of a tool result shown under the call.
@@ -123,7 +123,11 @@ impl PlainDisplay {
                     sanitize(backend)
                 )?;
             }
-            Event::BackendOutput { backend, line, .. } if self.verbose => {
+            Event::BackendOutput {
+                backend,
+                line,
+                stream,
+            } if self.verbose || *stream == OutputStream::Screen => {
                 writeln!(self.err, "[{}] {}", sanitize(backend), sanitize(line))?;
             }
             Event::Retrying {

@@ -16,6 +16,7 @@ mod modes;
 mod policy;
 mod presets;
 mod props;
+mod pty;
 mod readme;
 mod repl;
 mod replay;

@@ -51,9 +51,10 @@ pub fn needle(message: &str) -> Option<&str> {
     Some(last[start..].trim())
 }
 
-/// Box-drawing characters, which TUIs draw their boxes and rules with.
+/// Box-drawing characters and block elements, which TUIs draw their boxes and rules with
+/// (a box with a coloured background is half blocks, `▀▀▀` above and `▄▄▄` below).
 fn is_box(c: char) -> bool {
-    ('\u{2500}'..='\u{257f}').contains(&c)
+    ('\u{2500}'..='\u{259f}').contains(&c)
 }
 
 /// A row drawn only with ASCII box characters (`+----+`, `|`, `====`).
@@ -204,6 +205,7 @@ mod tests {
     fn rows_lose_borders_and_markers_but_tables_keep_theirs() {
         assert_eq!(trim_row("│ ✦ hello │").as_deref(), Some("   hello"));
         assert_eq!(trim_row("╰────╯"), None);
+        assert_eq!(trim_row("▀▀▀▀▀▀"), None);
         assert_eq!(trim_row("| a | b |").as_deref(), Some(" a | b"));
         assert_eq!(trim_row("+------+"), None);
         assert_eq!(trim_row("use C++").as_deref(), Some("use C++"));

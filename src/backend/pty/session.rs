@@ -47,6 +47,8 @@ pub struct Session {
     pub last_output: Instant,
     /// A turn was cut short (cancelled, timed out): the agent may still be busy with it.
     pub interrupted: bool,
+    /// Not ready for a message yet since it started.
+    pub fresh: bool,
 }
 
 impl Session {
@@ -80,6 +82,7 @@ impl Session {
             raw: Vec::new(),
             last_output: Instant::now(),
             interrupted: false,
+            fresh: true,
         })
     }
 

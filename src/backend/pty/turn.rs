@@ -133,28 +133,47 @@ impl<'a> Turn<'a> {
         self.session.last_output + self.def.idle
     }
 
-    /// Waits until the agent is ready for a message: `ready_regex` on the screen, or quiet.
+    /// Waits until the agent is ready for a message: `ready_regex` on the screen (or, without
+    /// one, quiet), no `busy_regex`, and once after the start, quiet.
     pub async fn wait_ready(&mut self) -> Result<(), Error> {
         loop {
             let screen = self.session.reader.visible_text();
+            let busy = self
+                .def
+                .busy
+                .as_ref()
+                .is_some_and(|re| re.is_match(&screen));
+            // A TUI draws its input box before it has finished starting (gemini still probes
+            // the terminal, and takes keys typed then as shortcuts): a fresh agent must also
+            // have been quiet for idle_ms.
+            let settling = self.session.fresh && !self.quiet();
             match &self.def.ready {
+                Some(_) if busy => {}
                 Some(re) => {
-                    if let Some(m) = re.find(&screen) {
+                    if let Some(m) = re.find(&screen).filter(|_| !settling) {
                         self.decided.ready =
                             format!("ready_regex `{}` matched `{}`", re.as_str(), m.as_str());
+                        if self.session.fresh {
+                            self.decided.ready.push_str(&format!(
+                                ", and the new agent was quiet for idle_ms ({} ms)",
+                                self.def.idle.as_millis()
+                            ));
+                        }
+                        self.session.fresh = false;
                         return Ok(());
                     }
                 }
-                None if self.quiet() && !screen.trim().is_empty() => {
+                None if self.quiet() && !busy && !screen.trim().is_empty() => {
                     self.decided.ready = format!(
                         "no ready_regex: the screen was quiet for idle_ms ({} ms)",
                         self.def.idle.as_millis()
                     );
+                    self.session.fresh = false;
                     return Ok(());
                 }
                 None => {}
             }
-            let until = self.def.ready.is_none().then(|| self.idle_at());
+            let until = (self.def.ready.is_none() || settling).then(|| self.idle_at());
             self.step(until, "the agent to be ready (ready_regex)")
                 .await?;
         }

@@ -17,6 +17,7 @@ mod policy;
 mod presets;
 mod props;
 mod pty;
+mod pty_docs;
 mod pty_replay;
 mod readme;
 mod repl;

@@ -85,9 +85,11 @@ fn two_turns_keep_the_agents_own_context() {
     let (code, screen) = repl(
         &ws,
         "--backend tui",
-        "remember banana\nwhat did I ask you to remember?\nexit\n",
+        "remember banana\nwhat did I ask you to remember?\n//stats\nexit\n",
     );
     assert_eq!(code, 0, "{screen}");
+    // `//stats` is the agent's own slash command, typed through.
+    assert!(screen.contains("Messages so far: 3"), "{screen}");
     assert!(screen.contains("OK, I will remember banana."), "{screen}");
     assert!(
         screen.contains("You asked me to remember banana."),

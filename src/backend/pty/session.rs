@@ -20,6 +20,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How much of a turn's raw output is kept for the log.
 const RAW_CAP: usize = 4 * 1024 * 1024;
 
+/// How much is read from the pty at a time.
+const READ_SIZE: usize = 16 * 1024;
+
 /// Ctrl-D: end of input, which most REPLs take as "quit".
 const CTRL_D: &[u8] = b"\x04";
 
@@ -49,6 +52,8 @@ pub struct Session {
     pub interrupted: bool,
     /// Not ready for a message yet since it started.
     pub fresh: bool,
+    /// What a read fills, kept between reads.
+    buf: Vec<u8>,
 }
 
 impl Session {
@@ -83,6 +88,7 @@ impl Session {
             last_output: Instant::now(),
             interrupted: false,
             fresh: true,
+            buf: vec![0; READ_SIZE],
         })
     }
 
@@ -91,7 +97,7 @@ impl Session {
         if self.exit.is_some() {
             return Wake::Exited;
         }
-        let mut buf = vec![0u8; 16 * 1024];
+        let mut buf = std::mem::take(&mut self.buf);
         let wake = tokio::select! {
             read = self.pty.read(&mut buf) => match read {
                 Ok(n) if n > 0 => {
@@ -122,6 +128,7 @@ impl Session {
                 self.take_in(&buf[..n]);
             }
         }
+        self.buf = buf;
         let replies = self.reader.take_replies();
         if !replies.is_empty() {
             let _ = self.send(&replies).await;

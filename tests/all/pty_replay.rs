@@ -54,3 +54,49 @@ fn gemini_tui_reads_the_recorded_answer() {
         "new rows:\n{rows}\nscreen:\n{screen}"
     );
 }
+
+/// The built binary with preset `preset`, its command `cli` on PATH being the recorded
+/// session (fixtures/agents/pty-replay.py): the live turn, readiness and completion decided
+/// by the preset's patterns and quiet, reads the recorded answer.
+fn live(cli: &str, preset: &str) {
+    let ws = crate::common::Workspace::new();
+    let shims = ws.path("bin");
+    std::fs::create_dir(&shims).unwrap();
+    let shim = shims.join(cli);
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nexec python3 '{}' '{}'\n",
+            fixture("agents/pty-replay.py").display(),
+            fixture(&format!("pty/{cli}")).display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let message = std::fs::read_to_string(fixture(&format!("pty/{cli}/message"))).unwrap();
+    let mut cmd = ws.cmd(&["--backend", preset, &message]);
+    cmd.env(
+        "PATH",
+        format!(
+            "{}:{}",
+            shims.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "The answer is 42.\n");
+    assert!(
+        run.stderr()
+            .contains(&format!("[{preset}] The answer is 42.\n")),
+        "{}",
+        run.stderr()
+    );
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn gemini_tui_runs_the_recorded_session_end_to_end() {
+    live("gemini", "gemini-tui");
+}

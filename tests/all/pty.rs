@@ -5,7 +5,7 @@
 //! that never settles. Every run's output is checked free of escape bytes and carriage
 //! returns (`Workspace::run`, and the REPL helper).
 
-use crate::common::{fixture, Workspace};
+use crate::common::{fixture, poll, Pty, Workspace};
 use crate::repl::repl;
 
 /// The fake TUI as a pty backend named `tui`, with `extra` lines (a mode's `args`, a shorter
@@ -214,5 +214,32 @@ fn doctor_shows_the_screen_and_what_decided() {
     ] {
         assert!(out.contains(part), "{part:?} in:\n{out}");
     }
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_cancelled_turn_leaves_an_agent_that_is_started_again() {
+    let ws = tui("timeout_s = 60");
+    let mut pty = Pty::spawn(&ws, &[], &["--display", "plain", "--backend", "tui"]);
+    pty.wait_for("agent-loop with backend");
+    pty.send("spin\n");
+    // The agent has the message and spins: Ctrl-C cancels the turn.
+    assert!(
+        poll(|| messages(&ws).iter().any(|m| m == "spin").then_some(())).is_some(),
+        "the agent never got the message"
+    );
+    pty.send("\x03");
+    pty.wait_for("[turn cancelled");
+    pty.send("hello after\nexit\n");
+    let (code, bytes) = pty.finish();
+    let screen = String::from_utf8_lossy(&bytes);
+    crate::common::assert_append_only("the plain REPL", &bytes);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("(agent started again: its last turn did not finish"),
+        "{screen}"
+    );
+    assert!(screen.contains("You said: hello after"), "{screen}");
+    assert_eq!(starts(&ws), 2);
     ws.assert_no_leftovers();
 }

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 # tests a pseudo-terminal; node and npm run the MCP servers of tests/all/mcp.rs; `tic`
 # compiles the fake terminfo entries of the terminfo tests; tmux is the terminal emulator of
 # the screen tests; jq reads the JSON lines output; git makes the repository the aider preset
-# must leave untouched (tests/all/preset_args.rs).
+# must leave untouched (tests/all/preset_args.rs); python3 runs the fake TUI agent and the
+# recorded-session replayer of the `type = "pty"` tests.
 need_apt=()
+command -v python3 >/dev/null || need_apt+=(python3)
 command -v script >/dev/null || need_apt+=(bsdutils)
 command -v npm >/dev/null || need_apt+=(nodejs npm)
 command -v tic >/dev/null || need_apt+=(ncurses-bin)

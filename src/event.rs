@@ -13,6 +13,9 @@ use crate::BoxFuture;
 pub enum OutputStream {
     Stdout,
     Stderr,
+    /// A settled line of a terminal agent's screen (a `pty` backend): its progress, shown
+    /// without `--verbose`.
+    Screen,
 }
 
 /// What a CLI backend printed, byte for byte (kept up to its `max_output_bytes`), for logs.

@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{ApprovalRequest, Decision, Event, Observer, Policy};
+use super::approval::Policy;
+use super::host::LoopHost;
 use crate::backend::{Backend, Request};
 use crate::context::{
     Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, ToolCall,
     Window,
 };
+use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
 use crate::tools::{Registry, Root, ToolContext, ToolOutput};
 use crate::{Error, ErrorKind};
@@ -168,6 +170,12 @@ impl Agent {
         self.backend = backend;
     }
 
+    /// Ends what the backend keeps between turns (a terminal agent's process), at the end of
+    /// the session.
+    pub async fn shutdown(&self) {
+        self.backend.shutdown().await;
+    }
+
     /// The tools that exist for this session.
     pub fn tools(&self) -> &Registry {
         &self.tools
@@ -289,8 +297,11 @@ impl Agent {
                 cwd: &self.options.cwd,
             };
             let reply = {
-                let mut emit = |e: Event| obs.event(&e);
-                self.backend.call(request, &mut emit).await
+                let mut host = LoopHost {
+                    obs,
+                    policy: &mut self.options.policy,
+                };
+                self.backend.call_with_host(request, &mut host).await
             }
             .map_err(|e| (iteration, e))?;
             obs.event(&Event::BackendFinished {

@@ -1,17 +1,20 @@
 //! Backends: what the agent calls once per model step. One trait, [`Backend`]; the CLI
 //! (subprocess) backend drives agent CLIs defined in `backends.toml`, the HTTP backends call
-//! LLM APIs directly.
+//! LLM APIs directly, the pty backend drives an interactive terminal agent through a
+//! pseudo-terminal and reads its screen.
 
 mod cli;
 mod http;
 mod lines;
+mod pty;
 
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};
+pub use pty::{PtyBackend, PtyProbe, ScreenReader};
 
 use std::path::Path;
 
-use crate::event::{Event, RawOutput};
+use crate::event::{ApprovalRequest, Decision, Event, RawOutput};
 
 use crate::config::Definition;
 
@@ -44,6 +47,14 @@ pub struct Reply {
 /// Where a backend reports live events (output lines, progress) during a call.
 pub type Emit<'a> = dyn FnMut(Event) + Send + 'a;
 
+/// What a backend can ask of the loop during a call: report events, and ask the user (through
+/// the approval policy) whether something may run, for an agent that shows approval
+/// questions of its own (a pty backend).
+pub trait Host: Send {
+    fn event(&mut self, event: Event);
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+}
+
 /// One model step: conversation in, reply out.
 pub trait Backend: Send + Sync {
     fn name(&self) -> &str;
@@ -52,6 +63,23 @@ pub trait Backend: Send + Sync {
         request: Request<'a>,
         emit: &'a mut Emit<'_>,
     ) -> BoxFuture<'a, Result<Reply, Error>>;
+
+    /// A call that may ask the user for approvals; only events, unless a backend needs more.
+    fn call_with_host<'a>(
+        &'a self,
+        request: Request<'a>,
+        host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(async move {
+            let mut emit = |e: Event| host.event(e);
+            self.call(request, &mut emit).await
+        })
+    }
+
+    /// Ends what outlives a call (a pty agent's process) at the end of the session.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// Command-line settings that override a backend's entry (`--model`, `--temp`,
@@ -89,6 +117,18 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
             }
             def.stream &= !overrides.no_stream;
             Ok(Box::new(HttpBackend::new(def)?))
+        }
+        Definition::Pty(mut def) => {
+            if overrides.temperature.is_some() {
+                return Err(Error::config(format!(
+                    "--temp: backend `{}` is a terminal agent, which sets its own temperature",
+                    def.name
+                )));
+            }
+            if let Some(model) = &overrides.model {
+                def.model = Some(model.clone());
+            }
+            Ok(Box::new(PtyBackend::new(def)?))
         }
     }
 }

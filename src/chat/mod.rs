@@ -103,9 +103,11 @@ impl Chat {
         self.mcp.restart(name, self.agent.tools_mut()).await
     }
 
-    /// Stops the MCP servers.
-    pub fn shutdown(&mut self) {
+    /// Stops the MCP servers, and asks a terminal agent (`type = "pty"`) to quit (then its
+    /// process group is killed).
+    pub async fn shutdown(&mut self) {
         self.mcp.shutdown();
+        self.agent.shutdown().await;
     }
 
     /// Runs one turn: the events go through the log to `observer`; the session is saved

@@ -50,6 +50,19 @@ fn row(name: &str, def: &Definition) -> Row {
                 program,
             }
         }
+        Definition::Pty(d) => {
+            let (status, program) = match which::which(&d.command) {
+                Ok(path) => (format!("found: {}", path.display()), Some(path)),
+                Err(_) => ("not on PATH".to_string(), None),
+            };
+            Row {
+                name: name.into(),
+                kind: "pty, own tools".into(),
+                target: d.command.clone(),
+                status,
+                program,
+            }
+        }
         Definition::Http(d) => Row {
             name: name.into(),
             kind: d.format.type_name().into(),
@@ -144,6 +157,45 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
             section(&mut out, "stripped stdout", &probe.stdout);
             section(&mut out, "stripped stderr", &probe.stderr);
             describe(&mut out, &probe.parsed);
+        }
+        Definition::Pty(d) => {
+            let mut d = d.clone();
+            if model.is_some() {
+                d.model = model;
+            }
+            let pty = agent_loop::backend::PtyBackend::new(d.clone())?;
+            let _ = writeln!(
+                out,
+                "backend {name} ({}): a terminal agent (type = \"pty\"), {}x{} {}",
+                d.defined_at, d.cols, d.rows, d.term
+            );
+            let probe = pty.probe(DOCTOR_PROMPT, &cwd, &mut emit).await;
+            let _ = writeln!(
+                out,
+                "command: {} {}",
+                probe.program.display(),
+                probe.args.join(" ")
+            );
+            let decided = |what: &str| {
+                if what.is_empty() {
+                    "(not reached)".to_string()
+                } else {
+                    what.to_string()
+                }
+            };
+            let _ = writeln!(out, "ready: {}", decided(&probe.decided.ready));
+            let _ = writeln!(out, "message taken: {}", decided(&probe.decided.accepted));
+            let _ = writeln!(out, "complete: {}", decided(&probe.decided.done));
+            let _ = writeln!(out, "raw output: {} bytes", probe.raw.len());
+            section(&mut out, "final screen", &probe.screen);
+            section(&mut out, "new since the message", &probe.new_rows);
+            match &probe.answer {
+                Ok(text) => section(&mut out, "answer", text),
+                Err(e) => {
+                    let _ = writeln!(out, "--- error ---");
+                    let _ = writeln!(out, "{}", sanitize(&e.message));
+                }
+            }
         }
         Definition::Http(_) => {
             let overrides = Overrides {

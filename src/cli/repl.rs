@@ -49,6 +49,11 @@ pub async fn run(app: &mut App) -> i32 {
             break 0;
         };
         let text = entry.trim();
+        // `//cmd` goes to the backend as `/cmd`: a terminal agent's own slash commands.
+        let (text, typed_through) = match text.strip_prefix("//") {
+            Some(_) => (&text[1..], true),
+            None => (text, false),
+        };
         match text {
             "" => continue,
             "exit" | "quit" => break 0,
@@ -59,11 +64,13 @@ pub async fn run(app: &mut App) -> i32 {
                 app.notice("[conversation cleared]");
                 continue;
             }
-            _ if text.starts_with('/') => match commands::dispatch(app, text).await {
-                Flow::Continue => continue,
-                Flow::Exit => break 0,
-                Flow::Stopped(code) => break code,
-            },
+            _ if text.starts_with('/') && !typed_through => {
+                match commands::dispatch(app, text).await {
+                    Flow::Continue => continue,
+                    Flow::Exit => break 0,
+                    Flow::Stopped(code) => break code,
+                }
+            }
             _ => {}
         }
         if let super::app::Outcome::Cancelled(stop) = app.turn(text).await {

@@ -199,7 +199,7 @@ async fn run(args: Args) -> i32 {
         Some(task) => one_shot(&mut app, &task).await,
         None => repl::run(&mut app).await,
     };
-    app.chat_mut().shutdown();
+    app.chat_mut().shutdown().await;
     code
 }
 

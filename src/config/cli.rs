@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::http::WireFormat;
-use super::keys::{context_settings, parse_located, prices, DEFAULT_TIMEOUT_S};
+use super::keys::{context_settings, parse_located, prices, DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
 use super::raw::RawBackend;
 use super::source::{Located, Source};
 use crate::context::{ContextSettings, PromptStyle};
@@ -15,7 +15,6 @@ use crate::Error;
 
 const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>";
 const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
-const DEFAULT_PROGRESS_S: u64 = 10;
 const DEFAULT_MAX_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// How a CLI backend receives its prompt, decided by the placeholders in its `args`.

@@ -9,6 +9,8 @@ use crate::Error;
 
 /// The timeout of a backend call when its entry sets none.
 pub(super) const DEFAULT_TIMEOUT_S: u64 = 600;
+/// Seconds between the reports that a backend is still working, when its entry sets none.
+pub(super) const DEFAULT_PROGRESS_S: u64 = 10;
 /// Below this, the preamble alone would not fit.
 const MIN_CONTEXT_TOKENS: u64 = 1_000;
 

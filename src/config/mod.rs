@@ -15,6 +15,7 @@ mod cli_args;
 mod http;
 mod keys;
 pub mod mcp;
+mod pty;
 pub(crate) mod raw;
 pub mod settings;
 mod source;
@@ -24,7 +25,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::context::ContextSettings;
+use crate::context::{ContextMode, ContextSettings};
 use crate::Error;
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
@@ -32,6 +33,7 @@ pub use source::{Located, Overlay, Source};
 
 pub use cli::{BackendDef, PromptVia};
 pub use http::{HttpDef, RetrySettings, WireFormat};
+pub use pty::{PtyDef, PTY_TYPE};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
@@ -41,6 +43,7 @@ impl Definition {
         match self {
             Definition::Cli(d) => &d.name,
             Definition::Http(d) => &d.name,
+            Definition::Pty(d) => &d.name,
         }
     }
 
@@ -48,6 +51,7 @@ impl Definition {
         match self {
             Definition::Cli(d) => d.model.as_deref(),
             Definition::Http(d) => d.model.as_deref(),
+            Definition::Pty(d) => d.model.as_deref(),
         }
     }
 
@@ -57,12 +61,17 @@ impl Definition {
         match self {
             Definition::Cli(d) => d.context,
             Definition::Http(d) => d.context,
+            // The agent keeps its own conversation; each call types the newest message.
+            Definition::Pty(_) => ContextSettings {
+                mode: ContextMode::Fresh,
+                ..ContextSettings::default()
+            },
         }
     }
 
     pub fn api_key_env(&self) -> Option<&str> {
         match self {
-            Definition::Cli(_) => None,
+            Definition::Cli(_) | Definition::Pty(_) => None,
             Definition::Http(d) => d.api_key_env.as_deref(),
         }
     }
@@ -77,6 +86,7 @@ impl Definition {
                 .api_key_env
                 .as_ref()
                 .is_none_or(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty())),
+            Definition::Pty(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
         }
     }
 }
@@ -90,6 +100,8 @@ pub enum Definition {
     Cli(BackendDef),
     /// `type = "anthropic" | "openai" | "ollama"`: an LLM HTTP API called once per step.
     Http(HttpDef),
+    /// `type = "pty"`: an interactive terminal agent driven through a pseudo-terminal.
+    Pty(PtyDef),
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -284,13 +296,21 @@ pub fn xdg_home(var: &str, fallback: &str) -> Option<PathBuf> {
 
 /// Resolves an entry by its `type`.
 fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
+        return pty::resolve(name, raw, defined_at).map(Definition::Pty);
+    }
+    if let Some(key) = raw.pty_only_keys().first() {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}`: key `{key}`: only `type = \"pty\"` backends read it"
+        )));
+    }
     let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
         return cli::resolve(name, raw, defined_at).map(Definition::Cli);
     };
     match WireFormat::from_type(&kind.value) {
         Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
         None => Err(Error::config(format!(
-            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, {}",
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, {}",
             kind.at(),
             kind.value,
             WireFormat::ALL.map(WireFormat::type_name).join(", ")

@@ -78,6 +78,19 @@ pub struct RawBackend {
     pub context_format: Option<Located>,
     pub max_context_tokens: Option<u64>,
     pub tool_result_max_chars: Option<u64>,
+    // Terminal agents (`type = "pty"`), see `config::pty`.
+    pub size: Option<Located>,
+    pub term: Option<String>,
+    pub ready_regex: Option<Located>,
+    pub idle_ms: Option<u64>,
+    pub submit: Option<String>,
+    pub bracketed_paste: Option<bool>,
+    pub done_regex: Option<Located>,
+    pub busy_regex: Option<Located>,
+    pub approval_regex: Option<Located>,
+    pub approve_keys: Option<String>,
+    pub deny_keys: Option<String>,
+    pub exit_keys: Option<String>,
 }
 
 impl Overlay for RawBackend {
@@ -138,7 +151,19 @@ impl Overlay for RawBackend {
             context,
             context_format,
             max_context_tokens,
-            tool_result_max_chars
+            tool_result_max_chars,
+            size,
+            term,
+            ready_regex,
+            idle_ms,
+            submit,
+            bracketed_paste,
+            done_regex,
+            busy_regex,
+            approval_regex,
+            approve_keys,
+            deny_keys,
+            exit_keys
         );
     }
 }
@@ -222,6 +247,11 @@ impl RawBackend {
             &mut self.tools,
             &mut self.tool_activity_regex,
             &mut self.render,
+            &mut self.size,
+            &mut self.ready_regex,
+            &mut self.done_regex,
+            &mut self.busy_regex,
+            &mut self.approval_regex,
         ]
         .into_iter()
         .flatten()

@@ -124,7 +124,7 @@ fn unknown_backend_lists_the_configured_ones() {
     run.expect_code(2);
     assert!(
         run.stderr()
-            .contains("no backend named `nope`; configured backends: aider, claude, claude-api, codex, coro, crush, deepseek, demo, fake, gemini, llm, ollama, ollama-cli, openai, opencode, openrouter, qwen"),
+            .contains("no backend named `nope`; configured backends: aider, claude, claude-api, codex, coro, crush, deepseek, demo, fake, gemini, gemini-tui, llm, ollama, ollama-cli, openai, opencode, openrouter, qwen, qwen-tui"),
         "{}",
         run.stderr()
     );

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
 
 /// Lines of a tool result shown under the call.
 const PREVIEW_LINES: usize = 4;
@@ -124,7 +124,11 @@ impl PlainDisplay {
                     sanitize(backend)
                 )?;
             }
-            Event::BackendOutput { backend, line, .. } if self.verbose => {
+            Event::BackendOutput {
+                backend,
+                line,
+                stream,
+            } if self.verbose || *stream == OutputStream::Screen => {
                 writeln!(self.err, "[{}] {}", sanitize(backend), sanitize(line))?;
             }
             Event::Retrying {

@@ -1,0 +1,49 @@
+//! What a backend may ask of the loop during a call ([`crate::backend::Host`]): its events go
+//! to the observer, and the approval questions of an agent that runs its own tools (a pty
+//! backend) go through the session's approval policy, as the loop's own tool calls do.
+
+use serde_json::json;
+
+use super::approval::Policy;
+use crate::backend::Host;
+use crate::event::{ApprovalRequest, Decision, Event, Observer};
+use crate::tools::ToolSpec;
+use crate::BoxFuture;
+
+/// The observer and the policy of the running turn.
+pub struct LoopHost<'a> {
+    pub obs: &'a mut dyn Observer,
+    pub policy: &'a mut Policy,
+}
+
+impl Host for LoopHost<'_> {
+    fn event(&mut self, event: Event) {
+        self.obs.event(&event);
+    }
+
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            // An agent's own tool changes things as far as agent-loop can tell; its main
+            // argument is what the agent showed, so `--allow TOOL:GLOB` rules apply to it.
+            let spec = ToolSpec::new(
+                request.call.name.clone(),
+                "a tool the agent runs itself".into(),
+                "command".into(),
+                true,
+                json!({"type": "object"}),
+            );
+            if !self.policy.needs_approval(&request.call, &spec) {
+                return Decision::Once;
+            }
+            self.obs.event(&Event::ApprovalNeeded {
+                call: request.call.clone(),
+                summary: request.summary.clone(),
+            });
+            let decision = self.obs.approve(request).await;
+            if decision == Decision::Always {
+                self.policy.allow_always(&request.call.name);
+            }
+            decision
+        })
+    }
+}

@@ -1,0 +1,266 @@
+//! The terminal bridge (`type = "pty"`): drives an interactive, TUI-only agent through a
+//! pseudo-terminal and reads its answers off a virtual screen, so that agents without a
+//! single-task mode (or whose headless mode lacks their slash commands, memory and
+//! extensions) can be used append-only.
+//!
+//! The agent runs on a pty of its own (`pty-process`: async over tokio, pure Rust over
+//! rustix, no C code; `portable-pty` would need a blocking reader thread per agent and pulls
+//! in nix, serial and shell-words). What it prints goes to a `vt100` screen with scrollback
+//! (`screen`), which a turn reads (`turn`, `extract`). The agent's own UI is never shown.
+//!
+//! The agent lives as long as the session: started at the first message, kept between
+//! turns so its own context carries over, started again if it died or a turn failed, and
+//! closed at the end ([`Backend::shutdown`]): its `exit_keys`, Ctrl-D, then its process
+//! group is killed. It keeps its own tools (`tools = "own"`): agent-loop sends it only the
+//! newest user message, reports the tool activity its screen shows, and relays its approval
+//! questions through agent-loop's approval flow.
+
+mod extract;
+mod reader;
+mod screen;
+mod session;
+mod turn;
+
+pub use reader::ScreenReader;
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::{ApprovalRequest, Decision, Event, OutputStream, RawOutput};
+use crate::backend::{Backend, Emit, Host, Reply, Request};
+use crate::config::PtyDef;
+use crate::context::Message;
+use crate::{BoxFuture, Error};
+use session::Session;
+use turn::{Decided, Turn};
+
+pub struct PtyBackend {
+    def: PtyDef,
+    program: PathBuf,
+    /// The running agent, between turns too.
+    session: tokio::sync::Mutex<Option<Session>>,
+}
+
+/// One turn through a terminal agent, described for `agent-loop doctor`.
+pub struct PtyProbe {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The visible screen at the end, as text.
+    pub screen: String,
+    /// The rows new since the message, as read before extraction.
+    pub new_rows: String,
+    /// The answer, or why there was none.
+    pub answer: Result<String, Error>,
+    /// Which rules decided readiness, acceptance and completion.
+    pub decided: Decided,
+    pub raw: Vec<u8>,
+}
+
+impl PtyBackend {
+    /// Checks that the command exists (through `PATH` unless it is a path).
+    pub fn new(def: PtyDef) -> Result<Self, Error> {
+        let program = if def.command.contains('/') {
+            PathBuf::from(&def.command)
+        } else {
+            which::which(&def.command).map_err(|_| {
+                Error::config(format!(
+                    "backend `{}`: command `{}` is not on PATH; install it, or fix `command` ({})",
+                    def.name, def.command, def.defined_at
+                ))
+            })?
+        };
+        Ok(PtyBackend {
+            def,
+            program,
+            session: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    fn args(&self, cwd: &Path) -> Vec<String> {
+        let model = self.def.model.as_deref().unwrap_or("");
+        self.def
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{model}", model)
+                    .replace("{cwd}", &cwd.display().to_string())
+            })
+            .collect()
+    }
+
+    /// The running agent, started (again) if there is none, it died, or its last turn was
+    /// cut short.
+    async fn ensure<'s>(
+        &self,
+        slot: &'s mut Option<Session>,
+        cwd: &Path,
+        host: &mut dyn Host,
+    ) -> Result<&'s mut Session, Error> {
+        let usable = slot.as_mut().is_some_and(|s| s.alive() && !s.interrupted);
+        if !usable {
+            if let Some(old) = slot.take() {
+                let why = if old.interrupted {
+                    "its last turn did not finish"
+                } else {
+                    "it had exited"
+                };
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line: format!("(agent started again: {why}; its own context is lost)"),
+                });
+                drop(old);
+            }
+            let dir = match &self.def.cwd {
+                Some(dir) => cwd.join(dir),
+                None => cwd.to_path_buf(),
+            };
+            let session =
+                Session::spawn(&self.def, &self.program, &self.args(cwd), &dir).map_err(|e| {
+                    Error::backend(format!(
+                        "backend `{}`: cannot run {}: {e}",
+                        self.def.name,
+                        self.program.display()
+                    ))
+                })?;
+            *slot = Some(session);
+        }
+        Ok(slot.as_mut().expect("just set"))
+    }
+
+    /// One message through the agent: its answer, how it was decided, its raw output.
+    async fn turn(
+        &self,
+        message: &str,
+        cwd: &Path,
+        host: &mut dyn Host,
+    ) -> (
+        Result<String, Error>,
+        Decided,
+        Vec<u8>,
+        Option<(String, String)>,
+    ) {
+        let mut slot = self.session.lock().await;
+        let session = match self.ensure(&mut slot, cwd, host).await {
+            Ok(session) => session,
+            Err(e) => return (Err(e), Decided::default(), Vec::new(), None),
+        };
+        session.take_raw();
+        // Cleared only when the turn ends well: a cancelled or failed turn leaves the agent
+        // in a state the next turn cannot trust.
+        session.interrupted = true;
+        let mut turn = Turn::new(&self.def, session, host);
+        let answer = turn.run(message).await;
+        let decided = std::mem::take(&mut turn.decided);
+        drop(turn);
+        if answer.is_ok() {
+            session.interrupted = false;
+        }
+        let screens = (
+            session.reader.visible_text(),
+            session.reader.new_rows().join("\n"),
+        );
+        (answer, decided, session.take_raw(), Some(screens))
+    }
+
+    async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
+        let message = newest_message(&request)?;
+        let (answer, _, raw, _) = self.turn(message, request.cwd, host).await;
+        Ok(Reply {
+            text: answer?,
+            calls: Vec::new(),
+            usage: None,
+            raw: Some(RawOutput {
+                stdout: raw,
+                stderr: Vec::new(),
+            }),
+        })
+    }
+
+    /// Runs one message and describes everything about it, without judging it: what
+    /// `agent-loop doctor` shows. The agent is closed afterwards.
+    pub async fn probe(&self, message: &str, cwd: &Path, emit: &mut Emit<'_>) -> PtyProbe {
+        let mut host = EmitHost { emit };
+        let (answer, decided, raw, screens) = self.turn(message, cwd, &mut host).await;
+        let (screen, new_rows) = screens.unwrap_or_default();
+        self.shutdown().await;
+        PtyProbe {
+            program: self.program.clone(),
+            args: self.args(cwd),
+            screen,
+            new_rows,
+            answer,
+            decided,
+            raw,
+        }
+    }
+}
+
+/// The newest user message: a terminal agent keeps the conversation itself.
+fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error> {
+    request
+        .window
+        .messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::User { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .ok_or_else(|| Error::backend("a terminal agent was called without a user message"))
+}
+
+/// A host that only reports events: approval questions are denied (doctor, and callers
+/// without an approval flow).
+struct EmitHost<'a, 'e> {
+    emit: &'a mut Emit<'e>,
+}
+
+impl Host for EmitHost<'_, '_> {
+    fn event(&mut self, event: Event) {
+        (self.emit)(event);
+    }
+
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        let reason = format!(
+            "nobody can be asked here, so {} was not allowed",
+            request.call.name
+        );
+        Box::pin(async move { Decision::Deny(reason) })
+    }
+}
+
+impl Backend for PtyBackend {
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn call<'a>(
+        &'a self,
+        request: Request<'a>,
+        emit: &'a mut Emit<'_>,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(async move {
+            let mut host = EmitHost { emit };
+            self.run(request, &mut host).await
+        })
+    }
+
+    fn call_with_host<'a>(
+        &'a self,
+        request: Request<'a>,
+        host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(self.run(request, host))
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // An agent whose last turn failed may not listen: its group is killed at once.
+            if let Some(session) = self.session.lock().await.take() {
+                if !session.interrupted {
+                    session.close(self.def.exit_keys.as_deref()).await;
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,185 @@
+//! One terminal agent process: started on a pseudo-terminal of its own (it is the leader of a
+//! new session with the pty as its controlling terminal, so its pid is its process group),
+//! read into the virtual screen, written to as a person types, and closed at the end: its
+//! exit keys, then Ctrl-D, then its whole process group is killed.
+
+use std::path::Path;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+use super::reader::ScreenReader;
+use crate::config::PtyDef;
+use crate::process::GroupGuard;
+
+/// How long the agent is given to quit after its exit keys, then after Ctrl-D.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of a turn's raw output is kept for the log.
+const RAW_CAP: usize = 4 * 1024 * 1024;
+
+/// How much is read from the pty at a time.
+const READ_SIZE: usize = 16 * 1024;
+
+/// Ctrl-D: end of input, which most REPLs take as "quit".
+const CTRL_D: &[u8] = b"\x04";
+
+/// What woke a wait on the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// It printed something (already on the screen).
+    Output,
+    /// The time asked for came.
+    Timer,
+    /// It exited (what it printed last is on the screen).
+    Exited,
+}
+
+pub struct Session {
+    child: tokio::process::Child,
+    pty: pty_process::Pty,
+    pub reader: ScreenReader,
+    /// Killing the group when the session goes, however it goes.
+    _group: GroupGuard,
+    pub exit: Option<ExitStatus>,
+    /// What it printed since [`Session::take_raw`], up to `RAW_CAP`.
+    raw: Vec<u8>,
+    /// When the screen last changed.
+    pub last_output: Instant,
+    /// A turn was cut short (cancelled, timed out): the agent may still be busy with it.
+    pub interrupted: bool,
+    /// Not ready for a message yet since it started.
+    pub fresh: bool,
+    /// What a read fills, kept between reads.
+    buf: Vec<u8>,
+}
+
+impl Session {
+    /// Starts the agent on a new pty of the configured size and `TERM`.
+    pub fn spawn(
+        def: &PtyDef,
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+    ) -> std::io::Result<Self> {
+        let (pty, pts) = pty_process::open().map_err(std::io::Error::other)?;
+        pty.resize(pty_process::Size::new(def.rows, def.cols))
+            .map_err(std::io::Error::other)?;
+        let child = pty_process::Command::new(program)
+            .args(args)
+            .envs(&def.env)
+            .env("TERM", &def.term)
+            .env("COLUMNS", def.cols.to_string())
+            .env("LINES", def.rows.to_string())
+            .current_dir(cwd)
+            .kill_on_drop(true)
+            .spawn(pts)
+            .map_err(std::io::Error::other)?;
+        let group = GroupGuard::new(child.id());
+        Ok(Session {
+            child,
+            pty,
+            reader: ScreenReader::new(def),
+            _group: group,
+            exit: None,
+            raw: Vec::new(),
+            last_output: Instant::now(),
+            interrupted: false,
+            fresh: true,
+            buf: vec![0; READ_SIZE],
+        })
+    }
+
+    /// Waits until the agent prints something, exits, or `until` comes.
+    pub async fn pump(&mut self, until: Instant) -> Wake {
+        if self.exit.is_some() {
+            return Wake::Exited;
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        let wake = tokio::select! {
+            read = self.pty.read(&mut buf) => match read {
+                Ok(n) if n > 0 => {
+                    self.take_in(&buf[..n]);
+                    Wake::Output
+                }
+                // EIO: no process has the terminal open any more.
+                _ => {
+                    self.exit = self.child.wait().await.ok();
+                    Wake::Exited
+                }
+            },
+            status = self.child.wait() => {
+                self.exit = status.ok();
+                Wake::Exited
+            }
+            _ = tokio::time::sleep_until(until) => Wake::Timer,
+        };
+        if wake == Wake::Exited {
+            // What it printed before it went is still in the pty; take it without waiting
+            // for more (a process it left behind may hold the terminal open).
+            while let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(50), self.pty.read(&mut buf)).await
+            {
+                if n == 0 {
+                    break;
+                }
+                self.take_in(&buf[..n]);
+            }
+        }
+        self.buf = buf;
+        let replies = self.reader.take_replies();
+        if !replies.is_empty() {
+            let _ = self.send(&replies).await;
+        }
+        wake
+    }
+
+    fn take_in(&mut self, bytes: &[u8]) {
+        self.reader.feed(bytes);
+        let room = RAW_CAP.saturating_sub(self.raw.len());
+        self.raw.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.last_output = Instant::now();
+    }
+
+    /// The raw output since the last call.
+    pub fn take_raw(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.raw)
+    }
+
+    /// Types `bytes`.
+    pub async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.pty.write_all(bytes).await?;
+        self.pty.flush().await
+    }
+
+    /// Whether the agent is still running (reaps it if it is not).
+    pub fn alive(&mut self) -> bool {
+        if self.exit.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exit = Some(status);
+            }
+        }
+        self.exit.is_none()
+    }
+
+    /// Asks the agent to quit (`exit_keys`, then Ctrl-D), each given `CLOSE_GRACE`; whatever
+    /// is left of its process group is killed when this returns.
+    pub async fn close(mut self, exit_keys: Option<&str>) {
+        for keys in [exit_keys.map(str::as_bytes), Some(CTRL_D)]
+            .into_iter()
+            .flatten()
+        {
+            if !self.alive() || self.send(keys).await.is_err() {
+                return;
+            }
+            let until = Instant::now() + CLOSE_GRACE;
+            while Instant::now() < until {
+                if self.pump(until).await == Wake::Exited {
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! One turn with a terminal agent, as a person would take it: wait until it is ready, type
+//! the message (bracketed paste when the agent asked for it) and the submit key, make sure it
+//! was accepted (one more submit key if it still sits in the input box), relay its approval
+//! questions, show its settled lines as progress, and decide when the answer is complete.
+//!
+//! Every decision is a pattern on the screen when one is configured (`ready_regex`,
+//! `done_regex`); only without one does quiet (`idle_ms`) decide, so a run's outcome never
+//! depends on the machine's speed when the patterns are set.
+
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::extract::{needle, Progress};
+use super::session::{Session, Wake};
+use crate::agent::{ApprovalRequest, Decision, Event, OutputStream};
+use crate::backend::Host;
+use crate::config::PtyDef;
+use crate::context::ToolCall;
+use crate::Error;
+
+/// Rows of the screen quoted in an error.
+const ERROR_TAIL_ROWS: usize = 15;
+
+/// Bracketed paste: a multi-line message arrives as one paste, not as lines submitted.
+const PASTE_START: &str = "\x1b[200~";
+const PASTE_END: &str = "\x1b[201~";
+
+/// Which rule decided readiness and completion, for `agent-loop doctor`.
+#[derive(Debug, Clone, Default)]
+pub struct Decided {
+    pub ready: String,
+    pub accepted: String,
+    pub done: String,
+}
+
+pub struct Turn<'a> {
+    pub def: &'a PtyDef,
+    pub session: &'a mut Session,
+    pub host: &'a mut dyn Host,
+    pub deadline: Instant,
+    pub decided: Decided,
+    started: Instant,
+    next_tick: Instant,
+    progress: Progress,
+    last_activity: Option<String>,
+    /// An approval question on the screen has been answered; armed again once it is gone.
+    answered: bool,
+    approvals: u32,
+}
+
+impl<'a> Turn<'a> {
+    pub fn new(def: &'a PtyDef, session: &'a mut Session, host: &'a mut dyn Host) -> Self {
+        let now = Instant::now();
+        Turn {
+            def,
+            session,
+            host,
+            deadline: now + def.timeout,
+            decided: Decided::default(),
+            started: now,
+            next_tick: now + def.progress_every,
+            progress: Progress::default(),
+            last_activity: None,
+            answered: false,
+            approvals: 0,
+        }
+    }
+
+    /// Waits for the next thing to happen, at the latest `until` (or the next progress tick,
+    /// or the deadline); an exit or the deadline is an error.
+    async fn step(&mut self, until: Option<Instant>, waiting_for: &str) -> Result<Wake, Error> {
+        let mut wake_at = self.deadline.min(self.next_tick);
+        if let Some(until) = until {
+            wake_at = wake_at.min(until);
+        }
+        let wake = self.session.pump(wake_at).await;
+        let now = Instant::now();
+        if wake == Wake::Exited {
+            let status = self
+                .session
+                .exit
+                .and_then(|s| {
+                    use std::os::unix::process::ExitStatusExt;
+                    s.code().or_else(|| s.signal().map(|n| 128 + n))
+                })
+                .map_or("an unknown status".to_string(), |c| format!("status {c}"));
+            return Err(self.error(&format!(
+                "the agent exited with {status} while agent-loop was waiting for {waiting_for}; \
+                 it is started again for the next message"
+            )));
+        }
+        if now >= self.deadline {
+            self.session.interrupted = true;
+            return Err(self.error(&format!(
+                "no answer after {}s (timeout_s in {}): still waiting for {waiting_for}",
+                self.def.timeout.as_secs(),
+                self.def.defined_at
+            )));
+        }
+        if now >= self.next_tick {
+            self.next_tick = now + self.def.progress_every;
+            self.host.event(Event::Waiting {
+                backend: self.def.name.clone(),
+                elapsed_s: self.started.elapsed().as_secs(),
+            });
+        }
+        Ok(wake)
+    }
+
+    /// An error about this backend, with the end of its screen.
+    fn error(&self, what: &str) -> Error {
+        let rows = self.session.reader.last_drawn();
+        let shown: Vec<&str> = rows
+            .iter()
+            .map(|r| r.as_str())
+            .filter(|r| !r.trim().is_empty())
+            .collect();
+        let tail = &shown[shown.len().saturating_sub(ERROR_TAIL_ROWS)..];
+        let screen = if tail.is_empty() {
+            "; its screen is empty".to_string()
+        } else {
+            format!("; its screen ended with:\n{}", tail.join("\n"))
+        };
+        Error::backend(format!("backend `{}`: {what}{screen}", self.def.name))
+    }
+
+    /// Quiet since the screen last changed for `idle_ms`.
+    fn quiet(&self) -> bool {
+        self.session.last_output.elapsed() >= self.def.idle
+    }
+
+    fn idle_at(&self) -> Instant {
+        self.session.last_output + self.def.idle
+    }
+
+    /// Waits until the agent is ready for a message: `ready_regex` on the screen (or, without
+    /// one, quiet), no `busy_regex`, and once after the start, quiet.
+    pub async fn wait_ready(&mut self) -> Result<(), Error> {
+        loop {
+            let screen = self.session.reader.visible_text();
+            let busy = self
+                .def
+                .busy
+                .as_ref()
+                .is_some_and(|re| re.is_match(&screen));
+            // A TUI draws its input box before it has finished starting (gemini still probes
+            // the terminal, and takes keys typed then as shortcuts): a fresh agent must also
+            // have been quiet for idle_ms.
+            let settling = self.session.fresh && !self.quiet();
+            match &self.def.ready {
+                Some(_) if busy => {}
+                Some(re) => {
+                    if let Some(m) = re.find(&screen).filter(|_| !settling) {
+                        self.decided.ready =
+                            format!("ready_regex `{}` matched `{}`", re.as_str(), m.as_str());
+                        if self.session.fresh {
+                            self.decided.ready.push_str(&format!(
+                                ", and the new agent was quiet for idle_ms ({} ms)",
+                                self.def.idle.as_millis()
+                            ));
+                        }
+                        self.session.fresh = false;
+                        return Ok(());
+                    }
+                }
+                None if self.quiet() && !busy && !screen.trim().is_empty() => {
+                    self.decided.ready = format!(
+                        "no ready_regex: the screen was quiet for idle_ms ({} ms)",
+                        self.def.idle.as_millis()
+                    );
+                    self.session.fresh = false;
+                    return Ok(());
+                }
+                None => {}
+            }
+            let until = (self.def.ready.is_none() || settling).then(|| self.idle_at());
+            self.step(until, "the agent to be ready (ready_regex)")
+                .await?;
+        }
+    }
+
+    /// Types the message and the submit key, and waits until the agent took it.
+    async fn submit(&mut self, message: &str) -> Result<(), Error> {
+        self.session.reader.start_message(message);
+        let paste = self.def.bracketed_paste && self.session.reader.bracketed_paste();
+        let typed = if paste {
+            format!("{PASTE_START}{message}{PASTE_END}")
+        } else {
+            // Without paste, a newline would submit a line at a time.
+            message.lines().collect::<Vec<_>>().join(" ")
+        };
+        self.send(typed.as_bytes()).await?;
+        let needle = needle(message).unwrap_or_default().to_string();
+        let rows_with = |turn: &Self| -> Vec<usize> {
+            turn.session
+                .reader
+                .visible()
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| !needle.is_empty() && r.contains(needle.as_str()))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        // The agent shows what was typed before it can take the submit key (a TUI that reads
+        // a paste and the key in one go may take the key as part of the paste).
+        while rows_with(self).is_empty() && !self.quiet() {
+            let until = Some(self.idle_at());
+            self.step(until, "the typed message to show").await?;
+        }
+        let typed_at = rows_with(self);
+        self.send(self.def.submit.clone().as_bytes()).await?;
+        let submitted = self.session.last_output;
+        let mut submits = 1;
+        loop {
+            let screen = self.session.reader.visible_text();
+            let busy = self.def.busy.as_ref().and_then(|re| re.find(&screen));
+            let asks = self
+                .def
+                .approval
+                .as_ref()
+                .is_some_and(|re| re.is_match(&screen));
+            if typed_at.is_empty() && (self.quiet() || self.session.last_output > submitted) {
+                // The typed text never showed, so the input box cannot tell.
+                self.decided.accepted = "assumed: the typed message never showed".into();
+                return Ok(());
+            }
+            if rows_with(self) != typed_at {
+                self.decided.accepted = "the message left the input box".into();
+                return Ok(());
+            }
+            if let Some(m) = busy {
+                self.decided.accepted = format!("busy_regex matched `{}`", m.as_str());
+                return Ok(());
+            }
+            if asks {
+                self.decided.accepted = "approval_regex matched".into();
+                return Ok(());
+            }
+            if self.quiet() {
+                if submits == 2 {
+                    return Err(self.error(&format!(
+                        "the agent did not take the message: it was still in its input box \
+                         {} ms after a second submit key ({:?})",
+                        self.def.idle.as_millis(),
+                        self.def.submit
+                    )));
+                }
+                submits += 1;
+                self.send(self.def.submit.clone().as_bytes()).await?;
+            }
+            let until = Some(self.idle_at());
+            self.step(until, "the agent to take the message").await?;
+        }
+    }
+
+    /// Types `bytes`; quiet is counted from the last key as well as from the last output.
+    async fn send(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let sent = self.session.send(bytes).await;
+        self.session.last_output = Instant::now();
+        sent.map_err(|e| self.error(&format!("cannot type into the agent's terminal: {e}")))
+    }
+
+    /// Runs the turn: the answer read off the screen.
+    pub async fn run(&mut self, message: &str) -> Result<String, Error> {
+        self.wait_ready().await?;
+        self.submit(message).await?;
+        loop {
+            let rows = self.session.reader.new_rows();
+            let text = rows.join("\n");
+            let screen = self.session.reader.visible_text();
+            self.approval(&screen).await?;
+            if let Some(m) = self.def.error.as_ref().and_then(|re| re.find(&text)) {
+                let line = text[m.start()..].lines().next().unwrap_or("").trim();
+                return Err(self.error(&format!("the agent showed an error: {line}")));
+            }
+            let done = match (&self.def.done, &self.def.busy) {
+                (Some(re), _) => re
+                    .find(&text)
+                    .map(|m| format!("done_regex `{}` matched `{}`", re.as_str(), m.as_str())),
+                (None, busy) => {
+                    let busy_now = busy.as_ref().is_some_and(|re| re.is_match(&screen));
+                    let answered = !self.session.reader.answer().is_empty();
+                    (self.quiet() && !busy_now && answered).then(|| {
+                        format!(
+                            "no done_regex: quiet for idle_ms ({} ms) with no busy_regex match",
+                            self.def.idle.as_millis()
+                        )
+                    })
+                }
+            };
+            self.show_progress(&rows, done.is_some());
+            if let Some(how) = done {
+                self.decided.done = how;
+                return Ok(self.session.reader.answer());
+            }
+            let until = self.def.done.is_none().then(|| self.idle_at());
+            self.step(until, "the answer to be complete (done_regex)")
+                .await?;
+        }
+    }
+
+    /// Shows the rows that settled as progress lines, and the agent's tool activity.
+    fn show_progress(&mut self, rows: &[String], done: bool) {
+        let chrome = self.session.reader.chrome();
+        let lines = self.progress.next(rows, &chrome, done);
+        for line in lines {
+            let activity = self.def.tool_activity.as_ref().and_then(|re| {
+                re.captures(&line).map(|c| {
+                    c.name("activity")
+                        .or_else(|| c.get(1))
+                        .or_else(|| c.get(0))
+                        .map_or("", |m| m.as_str())
+                        .trim()
+                        .to_string()
+                })
+            });
+            self.host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line,
+            });
+            if let Some(activity) = activity.filter(|a| self.last_activity.as_ref() != Some(a)) {
+                self.last_activity = Some(activity.clone());
+                self.host.event(Event::OwnTool {
+                    backend: self.def.name.clone(),
+                    activity,
+                });
+            }
+        }
+    }
+
+    /// Relays an approval question on the screen to the user, and types the answer.
+    async fn approval(&mut self, screen: &str) -> Result<(), Error> {
+        let Some(re) = &self.def.approval else {
+            return Ok(());
+        };
+        let Some(caps) = re.captures(screen) else {
+            self.answered = false;
+            return Ok(());
+        };
+        if self.answered {
+            return Ok(());
+        }
+        let whole = caps.get(0).expect("a match has group 0");
+        let line_start = screen[..whole.start()].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = screen[whole.end()..]
+            .find('\n')
+            .map_or(screen.len(), |i| whole.end() + i);
+        let question = super::extract::trim_row(&screen[line_start..line_end])
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let tool = caps
+            .name("tool")
+            .map_or(self.def.name.clone(), |m| m.as_str().trim().to_string());
+        let detail = caps
+            .name("detail")
+            .map_or(question.clone(), |m| m.as_str().trim().to_string());
+        self.approvals += 1;
+        let request = ApprovalRequest {
+            call: ToolCall {
+                id: format!("pty-{}", self.approvals),
+                name: tool,
+                args: json!({ "command": detail }),
+            },
+            summary: detail,
+        };
+        let asked = Instant::now();
+        let decision = self.host.approve(&request).await;
+        // The user's time is not the agent's.
+        self.deadline += asked.elapsed();
+        self.next_tick += asked.elapsed();
+        let (keys, said) = match decision {
+            Decision::Once | Decision::Always => (self.def.approve_keys.clone(), "allowed".into()),
+            Decision::Deny(why) => (self.def.deny_keys.clone(), format!("denied: {why}")),
+        };
+        self.host.event(Event::BackendOutput {
+            backend: self.def.name.clone(),
+            stream: OutputStream::Screen,
+            line: format!("(approval of {}: {said})", request.summary),
+        });
+        self.answered = true;
+        self.send(keys.as_bytes()).await
+    }
+}

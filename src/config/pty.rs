@@ -1,0 +1,305 @@
+//! Terminal-agent entries of `backends.toml` (`type = "pty"`): an interactive agent driven
+//! through a pseudo-terminal, whose screen is read back (see `backend::pty`). Everything that
+//! differs between TUIs is here as data: the size and `TERM` of the terminal, the patterns
+//! that say when the agent is ready, busy, done or asking for approval, the chrome to leave
+//! out of an answer, and the keys to submit, approve, deny and quit.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use regex::Regex;
+
+use super::keys::{DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
+use super::raw::RawBackend;
+use super::source::Located;
+use crate::Error;
+
+/// The `type` value of these entries.
+pub const PTY_TYPE: &str = "pty";
+
+const DEFAULT_ROWS: u16 = 40;
+const DEFAULT_COLS: u16 = 120;
+const DEFAULT_TERM: &str = "xterm-256color";
+const DEFAULT_IDLE_MS: u64 = 1500;
+const DEFAULT_SUBMIT: &str = "\r";
+const DEFAULT_APPROVE_KEYS: &str = "y";
+const DEFAULT_DENY_KEYS: &str = "n";
+
+/// A fully resolved terminal agent.
+#[derive(Debug, Clone)]
+pub struct PtyDef {
+    pub name: String,
+    pub description: String,
+    /// Where it was (last) defined, for messages: `file:line`.
+    pub defined_at: String,
+    pub command: String,
+    /// `{model}` and `{cwd}` are replaced; there is no `{prompt}`: messages are typed.
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    pub model: Option<String>,
+    /// The longest a turn (or the agent's start) may take (`timeout_s`).
+    pub timeout: Duration,
+    /// How often a `[waiting for ...]` line is shown while the agent works (`progress_s`).
+    pub progress_every: Duration,
+    pub rows: u16,
+    pub cols: u16,
+    pub term: String,
+    /// The screen shows the agent is ready for a message; without it, `idle` of quiet.
+    pub ready: Option<Regex>,
+    /// Quiet this long means ready, or done when no `busy` pattern is visible, or (with the
+    /// message still in the input box) not accepted.
+    pub idle: Duration,
+    pub submit: String,
+    /// Type the message between bracketed-paste markers when the agent turned the mode on.
+    pub bracketed_paste: bool,
+    /// The answer is complete: searched in what is new since the message.
+    pub done: Option<Regex>,
+    /// The agent is still working (a spinner, "esc to cancel"): searched on the screen.
+    pub busy: Option<Regex>,
+    /// Lines of chrome left out of answers and progress (input boxes, tips, status bars).
+    pub skip_lines: Vec<Regex>,
+    /// The agent's own tool activity, reported as it appears.
+    pub tool_activity: Option<Regex>,
+    /// The agent shows an error: the turn fails with the matching line.
+    pub error: Option<Regex>,
+    /// The agent asks for approval; groups `tool` and `detail` name what it asks about.
+    pub approval: Option<Regex>,
+    pub approve_keys: String,
+    pub deny_keys: String,
+    /// Typed to close the agent at the end of the session, before Ctrl-D.
+    pub exit_keys: Option<String>,
+}
+
+impl RawBackend {
+    /// The keys set here that only `type = "pty"` backends read.
+    pub fn pty_only_keys(&self) -> Vec<&'static str> {
+        [
+            ("size", self.size.is_some()),
+            ("term", self.term.is_some()),
+            ("ready_regex", self.ready_regex.is_some()),
+            ("idle_ms", self.idle_ms.is_some()),
+            ("submit", self.submit.is_some()),
+            ("bracketed_paste", self.bracketed_paste.is_some()),
+            ("done_regex", self.done_regex.is_some()),
+            ("busy_regex", self.busy_regex.is_some()),
+            ("approval_regex", self.approval_regex.is_some()),
+            ("approve_keys", self.approve_keys.is_some()),
+            ("deny_keys", self.deny_keys.is_some()),
+            ("exit_keys", self.exit_keys.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| k)
+        .collect()
+    }
+
+    /// The keys set here that a `type = "pty"` backend does not read (those of single-task
+    /// CLIs and of HTTP APIs).
+    fn keys_pty_ignores(&self) -> Vec<&'static str> {
+        let mut keys: Vec<&'static str> = [
+            ("tool_call_regex", self.tool_call_regex.is_some()),
+            ("tool_call_format", self.tool_call_format.is_some()),
+            ("tokens_regex", self.tokens_regex.is_some()),
+            ("output", self.output.is_some()),
+            ("max_output_bytes", self.max_output_bytes.is_some()),
+            ("context", self.context.is_some()),
+            ("context_format", self.context_format.is_some()),
+            ("max_context_tokens", self.max_context_tokens.is_some()),
+            (
+                "tool_result_max_chars",
+                self.tool_result_max_chars.is_some(),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| k)
+        .collect();
+        keys.extend(
+            self.json_keys()
+                .into_iter()
+                .filter(|(_, v)| v.is_some())
+                .map(|(k, _)| k),
+        );
+        keys.extend(self.http_only_keys());
+        keys
+    }
+}
+
+/// Checks a `type = "pty"` entry; every mistake names the file, the line, the backend and
+/// the key.
+pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<PtyDef, Error> {
+    let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
+    if let Some(key) = raw.keys_pty_ignores().first() {
+        return Err(Error::config(format!(
+            "{}: a `type = \"pty\"` backend does not read it (the agent keeps its own \
+             conversation, tools and output format)",
+            here(key)
+        )));
+    }
+    if let Some(tools) = raw.tools.as_ref().filter(|t| t.value != "own") {
+        return Err(Error::config(format!(
+            "{}: backend `{name}`: key `tools`: a terminal agent runs its own tools; only \
+             `own` is possible, not `{}`",
+            tools.at(),
+            tools.value
+        )));
+    }
+    let Some(command) = raw.command else {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
+        )));
+    };
+    let args = raw.args.unwrap_or_default();
+    if let Some(arg) = args
+        .iter()
+        .find(|a| a.contains("{prompt}") || a.contains("{prompt_file}"))
+    {
+        return Err(Error::config(format!(
+            "{}: `{arg}`: a terminal agent's messages are typed, not passed as arguments; \
+             remove {{prompt}} / {{prompt_file}}",
+            here("args")
+        )));
+    }
+    let (rows, cols) = match &raw.size {
+        None => (DEFAULT_ROWS, DEFAULT_COLS),
+        Some(size) => parse_size(&size.value).ok_or_else(|| {
+            Error::config(format!(
+                "{}: backend `{name}`: key `size`: `{}` is not COLSxROWS with both from 20 to 1000 (for example \"120x40\")",
+                size.at(),
+                size.value
+            ))
+        })?,
+    };
+    let submit = raw.submit.unwrap_or_else(|| DEFAULT_SUBMIT.into());
+    if submit.is_empty() {
+        return Err(Error::config(format!(
+            "{}: must be at least one key",
+            here("submit")
+        )));
+    }
+    let regex = |value: &Option<Located>, key: &str| -> Result<Option<Regex>, Error> {
+        value.as_ref().map(|v| compile(v, name, key)).transpose()
+    };
+    let skip_lines = raw
+        .skip_lines
+        .iter()
+        .flatten()
+        .map(|v| compile(v, name, "skip_lines"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(PtyDef {
+        name: name.to_string(),
+        description: raw.description.unwrap_or_default(),
+        command: command.value,
+        args,
+        env: raw.env.unwrap_or_default(),
+        cwd: raw.cwd.map(PathBuf::from),
+        model: raw.model,
+        timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
+        progress_every: Duration::from_secs(raw.progress_s.unwrap_or(DEFAULT_PROGRESS_S).max(1)),
+        rows,
+        cols,
+        term: raw.term.unwrap_or_else(|| DEFAULT_TERM.into()),
+        ready: regex(&raw.ready_regex, "ready_regex")?,
+        idle: Duration::from_millis(raw.idle_ms.unwrap_or(DEFAULT_IDLE_MS).max(10)),
+        submit,
+        bracketed_paste: raw.bracketed_paste.unwrap_or(true),
+        done: regex(&raw.done_regex, "done_regex")?,
+        busy: regex(&raw.busy_regex, "busy_regex")?,
+        skip_lines,
+        tool_activity: regex(&raw.tool_activity_regex, "tool_activity_regex")?,
+        error: regex(&raw.error_regex, "error_regex")?,
+        approval: regex(&raw.approval_regex, "approval_regex")?,
+        approve_keys: raw
+            .approve_keys
+            .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),
+        deny_keys: raw.deny_keys.unwrap_or_else(|| DEFAULT_DENY_KEYS.into()),
+        exit_keys: raw.exit_keys.filter(|k| !k.is_empty()),
+        defined_at,
+    })
+}
+
+/// `COLSxROWS`, as `stty size` would not say it but people do: `120x40`.
+fn parse_size(value: &str) -> Option<(u16, u16)> {
+    let (cols, rows) = value.trim().split_once(['x', 'X'])?;
+    let cols: u16 = cols.trim().parse().ok()?;
+    let rows: u16 = rows.trim().parse().ok()?;
+    let ok = |n: u16| (20..=1000).contains(&n);
+    (ok(cols) && ok(rows)).then_some((rows, cols))
+}
+
+/// A screen pattern: `^` and `$` match at every line of the screen.
+fn compile(value: &Located, backend: &str, key: &str) -> Result<Regex, Error> {
+    regex::RegexBuilder::new(&value.value)
+        .multi_line(true)
+        .build()
+        .map_err(|e| {
+            Error::config(format!(
+                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
+                value.at()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Definition, Source};
+    use super::*;
+
+    fn load(text: &str) -> Result<Config, Error> {
+        Config::from_sources(&[Source {
+            name: "my.toml".into(),
+            text: text.into(),
+        }])
+    }
+
+    #[test]
+    fn defaults_and_settings_are_read() {
+        let config = load(
+            "[backends.t]\ntype = \"pty\"\ncommand = \"t\"\n\n[backends.u]\ntype = \"pty\"\ncommand = \"u\"\nsize = \"80x24\"\nidle_ms = 300\nsubmit = \"\\n\"\nbracketed_paste = false\ndone_regex = '^DONE$'\nexit_keys = \"/quit\\r\"\ntools = \"own\"\n",
+        )
+        .unwrap();
+        let Definition::Pty(t) = config.backend("t").unwrap() else {
+            panic!("t is a pty backend")
+        };
+        assert_eq!((t.cols, t.rows), (120, 40));
+        assert_eq!(t.term, "xterm-256color");
+        assert_eq!(t.submit, "\r");
+        assert!(t.bracketed_paste && t.done.is_none() && t.exit_keys.is_none());
+        let Definition::Pty(u) = config.backend("u").unwrap() else {
+            panic!("u is a pty backend")
+        };
+        assert_eq!((u.cols, u.rows), (80, 24));
+        assert_eq!(u.idle, Duration::from_millis(300));
+        assert_eq!(u.submit, "\n");
+        assert!(!u.bracketed_paste);
+        assert!(u.done.as_ref().unwrap().is_match("x\nDONE\ny"));
+        assert_eq!(u.exit_keys.as_deref(), Some("/quit\r"));
+    }
+
+    #[test]
+    fn mistakes_name_file_line_backend_and_key() {
+        let err = |text: &str| load(text).unwrap_err().message;
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\nsize = \"big\"\n");
+        assert!(e.starts_with("my.toml:4: backend `t`: key `size`"), "{e}");
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\ndone_regex = \"(x\"\n");
+        assert!(
+            e.starts_with("my.toml:4: backend `t`: key `done_regex`: invalid regex"),
+            "{e}"
+        );
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\ntokens_regex = \"x\"\n");
+        assert!(e.contains("key `tokens_regex`: a `type = \"pty\"`"), "{e}");
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\nargs = [\"{prompt}\"]\n");
+        assert!(e.contains("key `args`"), "{e}");
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\ntools = \"loop\"\n");
+        assert!(e.starts_with("my.toml:4: backend `t`: key `tools`"), "{e}");
+        let e = err("[backends.t]\ncommand = \"t\"\nready_regex = \"x\"\n");
+        assert!(
+            e.contains("key `ready_regex`: only `type = \"pty\"` backends read it"),
+            "{e}"
+        );
+        let e = err("[backends.t]\ntype = \"pty\"\n");
+        assert!(e.contains("has no `command`"), "{e}");
+    }
+}

@@ -1,0 +1,245 @@
+//! The terminal bridge (`type = "pty"`) against a fake TUI agent (fixtures/agents/fake-tui.py:
+//! the alternate screen, a bordered input box, a spinner, redraws, a status bar, an approval
+//! question). Every outcome is decided by the screen (`ready_regex`, `done_regex`), never by
+//! timing, except the two that are about quiet itself: a message never taken, and a screen
+//! that never settles. Every run's output is checked free of escape bytes and carriage
+//! returns (`Workspace::run`, and the REPL helper).
+
+use crate::common::{fixture, poll, Pty, Workspace};
+use crate::repl::repl;
+
+/// The fake TUI as a pty backend named `tui`, with `extra` lines (a mode's `args`, a shorter
+/// `timeout_s`) added to its entry.
+fn tui(extra: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        r#"[backends.tui]
+type = "pty"
+command = "{}"
+size = "80x24"
+ready_regex = 'Type your message'
+done_regex = '^✓ done'
+busy_regex = 'esc to cancel'
+skip_lines = ['fake-tui \|', '^Fake TUI v1', 'Type your message']
+approval_regex = 'Allow (?P<tool>shell) command: (?P<detail>.+?) \[y/n\]'
+tool_activity_regex = '✓ ran: (?P<activity>.+)'
+exit_keys = "/quit\r"
+idle_ms = 1000
+{extra}
+"#,
+        fixture("agents/fake-tui.py").display()
+    ));
+    ws
+}
+
+/// What the fake TUI was sent, message by message.
+fn messages(ws: &Workspace) -> Vec<String> {
+    let text = std::fs::read_to_string(ws.path("fake/tui.messages")).unwrap_or_default();
+    text.split("\n---\n")
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// How many times the fake TUI was started.
+fn starts(ws: &Workspace) -> usize {
+    std::fs::read_to_string(ws.path("fake/tui.pids"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_turn_reads_the_answer_off_the_screen() {
+    let ws = tui("timeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "hello there"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "You said: hello there\nThe answer is 42.\n");
+    let err = run.stderr();
+    // The settled lines, as progress, append-only.
+    assert!(
+        err.contains("[tui] You said: hello there\n[tui] The answer is 42.\n"),
+        "{err}"
+    );
+    assert!(!err.contains("Thinking"), "the spinner is chrome: {err}");
+    // It was closed with its exit keys.
+    assert_eq!(messages(&ws), ["hello there", "/quit"]);
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_multi_line_message_is_pasted_as_one() {
+    let ws = tui("timeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "first line\nsecond line"]);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout(),
+        "You said: first line / second line\nThe answer is 42.\n"
+    );
+    assert_eq!(messages(&ws)[0], "first line\nsecond line");
+}
+
+#[test]
+fn two_turns_keep_the_agents_own_context() {
+    let ws = tui("timeout_s = 60");
+    let (code, screen) = repl(
+        &ws,
+        "--backend tui",
+        "remember banana\nwhat did I ask you to remember?\n//stats\nexit\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    // `//stats` is the agent's own slash command, typed through.
+    assert!(screen.contains("Messages so far: 3"), "{screen}");
+    assert!(screen.contains("OK, I will remember banana."), "{screen}");
+    assert!(
+        screen.contains("You asked me to remember banana."),
+        "{screen}"
+    );
+    assert_eq!(starts(&ws), 1, "one agent for the session");
+    assert_eq!(messages(&ws).last().map(String::as_str), Some("/quit"));
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn approvals_go_through_agent_loops_approval_flow() {
+    // --yes: approved without asking.
+    let ws = tui("timeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "--yes", "run touch made.txt"]);
+    run.expect_code(0);
+    assert!(ws.work().join("made.txt").exists());
+    assert!(
+        run.stdout().contains("Done: created made.txt."),
+        "{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr().contains("[tui ran] touch made.txt"),
+        "{}",
+        run.stderr()
+    );
+    // In a pipe nobody can be asked: denied, and the agent is told so.
+    let run = ws.run(&["--backend", "tui", "run touch piped.txt"]);
+    run.expect_code(0);
+    assert!(!ws.work().join("piped.txt").exists());
+    assert!(
+        run.stdout()
+            .contains("Cancelled: the user denied touch piped.txt."),
+        "{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr()
+            .contains("(approval of touch piped.txt: denied"),
+        "{}",
+        run.stderr()
+    );
+    // On a terminal the user is asked, and the answer typed back.
+    let (code, screen) = repl(&ws, "--backend tui", "run touch asked.txt\ny\nexit\n");
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("Allow shell touch asked.txt? [y]es once"),
+        "{screen}"
+    );
+    assert!(screen.contains("Done: created asked.txt."), "{screen}");
+    assert!(ws.work().join("asked.txt").exists());
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_agent_that_dies_is_reported_and_started_again() {
+    let ws = tui("timeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "die"]);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(err.contains("the agent exited with status 3"), "{err}");
+    // Its last screen, though it left the alternate screen as it went.
+    assert!(err.contains("fatal: crashing on purpose"), "{err}");
+    let ws = tui("timeout_s = 60");
+    let (code, screen) = repl(&ws, "--backend tui", "die\nhello again\nexit\n");
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("exited with status 3"), "{screen}");
+    assert!(screen.contains("agent started again"), "{screen}");
+    assert!(screen.contains("You said: hello again"), "{screen}");
+    assert_eq!(starts(&ws), 2);
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_message_never_taken_is_an_error_after_a_second_submit() {
+    let ws = tui("args = [\"--deaf\"]\ntimeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "hello"]);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(
+        err.contains("the agent did not take the message: it was still in its input box"),
+        "{err}"
+    );
+    assert!(err.contains("│ > hello"), "the screen is quoted: {err}");
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_screen_that_never_settles_times_out() {
+    let ws = tui("args = [\"--busy\"]\ntimeout_s = 2");
+    let run = ws.run(&["--backend", "tui", "hello"]);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(
+        err.contains("backend `tui`: no answer after 2s (timeout_s in "),
+        "{err}"
+    );
+    assert!(
+        err.contains("still waiting for the answer to be complete"),
+        "{err}"
+    );
+    assert!(err.contains("esc to cancel"), "the screen is quoted: {err}");
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn doctor_shows_the_screen_and_what_decided() {
+    let ws = tui("timeout_s = 60");
+    let run = ws.run(&["doctor", "tui"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    for part in [
+        "a terminal agent (type = \"pty\"), 80x24 xterm-256color",
+        "ready: ready_regex `Type your message` matched `Type your message`",
+        "message taken: the message left the input box",
+        "complete: done_regex `^✓ done` matched `✓ done`",
+        "--- final screen",
+        "> This is a connection test.",
+        "--- answer",
+        "The answer is 42.",
+    ] {
+        assert!(out.contains(part), "{part:?} in:\n{out}");
+    }
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_cancelled_turn_leaves_an_agent_that_is_started_again() {
+    let ws = tui("timeout_s = 60");
+    let mut pty = Pty::spawn(&ws, &[], &["--display", "plain", "--backend", "tui"]);
+    pty.wait_for("agent-loop with backend");
+    pty.send("spin\n");
+    // The agent has the message and spins: Ctrl-C cancels the turn.
+    assert!(
+        poll(|| messages(&ws).iter().any(|m| m == "spin").then_some(())).is_some(),
+        "the agent never got the message"
+    );
+    pty.send("\x03");
+    pty.wait_for("[turn cancelled");
+    pty.send("hello after\nexit\n");
+    let (code, bytes) = pty.finish();
+    let screen = String::from_utf8_lossy(&bytes);
+    crate::common::assert_append_only("the plain REPL", &bytes);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("(agent started again: its last turn did not finish"),
+        "{screen}"
+    );
+    assert!(screen.contains("You said: hello after"), "{screen}");
+    assert_eq!(starts(&ws), 2);
+    ws.assert_no_leftovers();
+}

@@ -156,6 +156,10 @@ impl App {
                 context,
                 // Set for the session below, once its name is known.
                 artifacts: Artifacts::new(std::env::temp_dir()),
+                env: std::sync::Arc::new(agent_loop::tools::EnvPolicy::from_settings(
+                    settings,
+                    config.api_key_envs(),
+                )),
             },
         );
         let session = match resumed {

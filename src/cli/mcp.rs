@@ -12,7 +12,7 @@ pub async fn start(defs: Vec<ServerDef>, agent: &mut Agent, display: &Screen) ->
         return McpServers::default();
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let servers = McpServers::start(defs, &cwd).await;
+    let servers = McpServers::start(defs, &cwd, agent.options().env.clone()).await;
     for (name, why) in servers.failures() {
         display.notice(&format!(
             "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{fs, Builtin, ToolContext, ToolOutput};
+use super::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 pub struct Edit;
@@ -72,13 +72,13 @@ impl Builtin for Edit {
             } else {
                 text.replacen(&args.old_string, &args.new_string, 1)
             };
-            match fs::write_atomic(&path, new_text.as_bytes()) {
+            match ctx.replace(&path, &args.path, new_text.as_bytes()) {
                 Ok(()) => ToolOutput::ok(format!(
                     "edited {}: replaced {count} occurrence{}",
                     args.path,
                     if count == 1 { "" } else { "s" }
                 )),
-                Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+                Err(e) => e,
             }
         })
     }

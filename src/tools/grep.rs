@@ -7,7 +7,7 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{fs, Builtin, ToolContext, ToolOutput};
+use super::{beneath, fs, Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_MATCHES: usize = 200;
@@ -78,9 +78,16 @@ impl Builtin for Grep {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
                 }
-                let Ok(bytes) = std::fs::read(entry.path()) else {
+                // Opened beneath the root like every file tool's file: no link followed.
+                let Ok(beneath::Opened::File(mut file)) =
+                    beneath::open_read(ctx.root.dir(), entry.path(), "", false)
+                else {
                     continue;
                 };
+                let mut bytes = Vec::new();
+                if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+                    continue;
+                }
                 let Some(text) = fs::as_text(bytes) else {
                     continue;
                 };

@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Builtin, ToolContext, ToolOutput};
+use std::os::fd::AsRawFd;
+
+use super::{beneath, Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 const MAX_ENTRIES: usize = 1000;
@@ -45,7 +47,18 @@ impl Builtin for Ls {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            let entries = match std::fs::read_dir(&dir) {
+            // Opened beneath the root, then listed through its descriptor: a folder swapped
+            // for a link after the check is never listed.
+            let fd = match beneath::open_read(ctx.root.dir(), &dir, &args.path, true) {
+                Ok(beneath::Opened::Dir(fd)) => fd,
+                Ok(beneath::Opened::File(_)) => {
+                    return ToolOutput::error(format!("{} is a file, not a folder", args.path))
+                }
+                Err(e) => return ToolOutput::error(e),
+            };
+            let by_fd = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            // Without /proc (rare), the checked path itself.
+            let entries = match std::fs::read_dir(&by_fd).or_else(|_| std::fs::read_dir(&dir)) {
                 Ok(rd) => rd,
                 Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),
             };

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{fs, Builtin, ToolContext, ToolOutput};
+use super::{Builtin, ToolContext, ToolOutput};
 use crate::BoxFuture;
 
 pub struct Write;
@@ -41,14 +41,14 @@ impl Builtin for Write {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            match fs::write_atomic(&path, args.content.as_bytes()) {
+            match ctx.replace(&path, &args.path, args.content.as_bytes()) {
                 Ok(()) => ToolOutput::ok(format!(
                     "wrote {} ({} bytes, {} lines)",
                     args.path,
                     args.content.len(),
                     args.content.lines().count()
                 )),
-                Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+                Err(e) => e,
             }
         })
     }

@@ -10,6 +10,7 @@
 //!
 //! Renderers write to the writers they are given; they never touch the terminal themselves.
 
+pub mod approval;
 pub mod caps;
 pub mod choose;
 pub mod jsonl;
@@ -38,8 +39,9 @@ pub trait Renderer: Send {
     /// Renders one event of the loop.
     fn render(&mut self, event: &Event);
 
-    /// Asks whether a tool may run; the caller reads the answer.
-    fn approval_prompt(&mut self, request: &ApprovalRequest);
+    /// Asks whether a tool may run; the caller reads the answer. `full`: all of a command
+    /// longer than a screen (the user answered `v`).
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool);
 
     /// A line of the front end's own (REPL banner, notices).
     fn notice(&mut self, text: &str);
@@ -74,8 +76,8 @@ impl Renderer for PlainDisplay {
         PlainDisplay::render(self, event);
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest) {
-        PlainDisplay::approval_prompt(self, request);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+        PlainDisplay::approval_prompt(self, request, full);
     }
 
     fn notice(&mut self, text: &str) {

@@ -7,13 +7,16 @@ cd "$(dirname "$0")/.."
 # Programs the integration tests drive besides cargo: `script` (util-linux) gives the REPL
 # tests a pseudo-terminal; node and npm run the MCP servers of tests/all/mcp.rs; `tic`
 # compiles the fake terminfo entries of the terminfo tests; tmux is the terminal emulator of
-# the screen tests; jq reads the JSON lines output.
+# the screen tests; jq reads the JSON lines output; git and ps (procps) are run by the
+# approval and isolation tests of the fault suite.
 need_apt=()
 command -v script >/dev/null || need_apt+=(bsdutils)
 command -v npm >/dev/null || need_apt+=(nodejs npm)
 command -v tic >/dev/null || need_apt+=(ncurses-bin)
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v jq >/dev/null || need_apt+=(jq)
+command -v git >/dev/null || need_apt+=(git)
+command -v ps >/dev/null || need_apt+=(procps)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"

@@ -215,6 +215,17 @@ fn open_root(root: &Path) -> Result<OwnedFd, Errno> {
 
 /// Opens `resolved` (inside `root`) with `flags`, following no symbolic link.
 fn open(root: &Path, resolved: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    open_by(method(), root, resolved, flags, mode)
+}
+
+/// [`open`] the way `method` says.
+fn open_by(
+    method: Method,
+    root: &Path,
+    resolved: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
     let rel = relative(root, resolved)?;
     let base = open_root(root)?;
     let rel = if rel.as_os_str().is_empty() {
@@ -222,7 +233,7 @@ fn open(root: &Path, resolved: &Path, flags: OFlags, mode: Mode) -> Result<Owned
     } else {
         rel
     };
-    match method() {
+    match method {
         Method::Openat2 => rustix::fs::openat2(
             &base,
             rel,
@@ -242,14 +253,19 @@ fn walk(mut dir: OwnedFd, rel: &Path, flags: OFlags, mode: Mode) -> Result<Owned
         if i + 1 == names.len() {
             return rustix::fs::openat(&dir, name, flags | OFlags::NOFOLLOW, mode);
         }
-        dir = rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        dir = match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+            // A link where a folder was: say so, as openat2 does (ELOOP).
+            Err(Errno::NOTDIR) if is_link(&dir, name) => return Err(Errno::LOOP),
+            other => other?,
+        };
     }
     Ok(dir)
+}
+
+fn is_link(dir: &OwnedFd, name: &std::ffi::OsStr) -> bool {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Symlink)
 }
 
 /// Opens the folder `rel` under `root`, creating what is missing, one name at a time and
@@ -303,6 +319,84 @@ mod tests {
             open_read(&root, &root, ".", true),
             Ok(Opened::Dir(_))
         ));
+    }
+
+    /// Both ways refuse a link anywhere on the path, inside the root or out of it, and open
+    /// what has none.
+    #[test]
+    fn both_methods_follow_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(root.join("sub/f"), "in").unwrap();
+        std::fs::write(base.join("outside/f"), "out").unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), root.join("up")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("inner")).unwrap();
+        std::os::unix::fs::symlink("sub/f", root.join("near")).unwrap();
+        let read = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let methods = if method() == Method::Openat2 {
+            vec![Method::Openat2, Method::Walk]
+        } else {
+            vec![Method::Walk]
+        };
+        for m in methods {
+            let open = |rel: &str| open_by(m, &root, &root.join(rel), read, Mode::empty());
+            let mut text = String::new();
+            let file = open("sub/f").unwrap();
+            std::io::Read::read_to_string(&mut File::from(file), &mut text).unwrap();
+            assert_eq!(text, "in", "{m:?}");
+            for rel in ["up/f", "inner/f", "near"] {
+                assert_eq!(open(rel).err(), Some(Errno::LOOP), "{m:?} {rel}");
+            }
+            assert!(open_by(m, &root, &base.join("outside/f"), read, Mode::empty()).is_err());
+            assert!(open(".").is_ok(), "{m:?}");
+        }
+    }
+
+    /// The walk (the Termux fallback) under a swapping thread, as the fault suite checks the
+    /// method this kernel uses: a folder swapped for a link out is never passed through.
+    #[test]
+    fn the_walk_does_not_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(root.join("sub/f"), "in").unwrap();
+        std::fs::write(base.join("outside/f"), "out").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (stop, root, outside) = (stop.clone(), root.clone(), base.join("outside"));
+            std::thread::spawn(move || {
+                let (sub, real) = (root.join("sub"), root.join("sub.real"));
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::fs::rename(&sub, &real).unwrap();
+                    std::os::unix::fs::symlink(&outside, &sub).unwrap();
+                    std::fs::remove_file(&sub).unwrap();
+                    std::fs::rename(&real, &sub).unwrap();
+                }
+            })
+        };
+        let read = OFlags::RDONLY | OFlags::CLOEXEC;
+        let mut escapes = 0;
+        for _ in 0..2000 {
+            if let Ok(fd) = open_by(
+                Method::Walk,
+                &root,
+                &root.join("sub/f"),
+                read,
+                Mode::empty(),
+            ) {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut File::from(fd), &mut text).unwrap();
+                escapes += usize::from(text == "out");
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert_eq!(escapes, 0);
     }
 
     #[test]

@@ -206,6 +206,11 @@ mod tests {
     use serde_json::json;
 
     fn needs(policy: &Policy, tool: &str, args: Value) -> bool {
+        needs_in(&std::env::temp_dir(), policy, tool, args)
+    }
+
+    /// With `dir` as working directory and root.
+    fn needs_in(dir: &std::path::Path, policy: &Policy, tool: &str, args: Value) -> bool {
         let registry = Registry::builtin(None).unwrap();
         let spec = registry.get(tool).unwrap().spec().clone();
         let call = ToolCall {
@@ -213,13 +218,52 @@ mod tests {
             name: tool.into(),
             args,
         };
-        let dir = std::env::temp_dir();
         let ctx = ToolContext {
-            cwd: dir.clone(),
-            root: Root::new(&dir).unwrap(),
+            cwd: dir.to_path_buf(),
+            root: Root::new(dir).unwrap(),
             env: Default::default(),
         };
         policy.needs_approval(&call, &spec, &ctx)
+    }
+
+    #[test]
+    fn path_rules_judge_where_the_path_leads_and_git_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::os::unix::fs::symlink(root.join(".git"), root.join("docs/g")).unwrap();
+        let write = |path: &str| json!({"path": path, "content": ""});
+        let mut policy = Policy::new(ApprovalMode::OnWrite, vec!["write:docs/*".parse().unwrap()]);
+        assert!(!needs_in(root, &policy, "write", write("docs/a.md")));
+        assert!(!needs_in(root, &policy, "write", write("./docs/x/../a.md")));
+        for path in [
+            "docs/../.git/config",
+            "docs/../src/a.rs",
+            "docs/g/config",
+            "../x",
+        ] {
+            assert!(needs_in(root, &policy, "write", write(path)), "{path}");
+        }
+        // `always` does not cover .git/ either; a rule naming it does.
+        policy.allow_always("write");
+        assert!(!needs_in(root, &policy, "write", write("src/a.rs")));
+        assert!(needs_in(
+            root,
+            &policy,
+            "write",
+            write(".git/hooks/pre-commit")
+        ));
+        let git = Policy::new(
+            ApprovalMode::OnWrite,
+            vec!["write:.git/hooks/*".parse().unwrap()],
+        );
+        assert!(!needs_in(
+            root,
+            &git,
+            "write",
+            write(".git/hooks/pre-commit")
+        ));
+        assert!(needs_in(root, &git, "write", write(".git/config")));
     }
 
     #[test]

@@ -293,6 +293,21 @@ mod tests {
     }
 
     #[test]
+    fn tables_flatten_to_dotted_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[tools.bash]\nenv_keep = [\"A_TOKEN\", \"B\"]\n").unwrap();
+        let env = |k: &str| (k == "AGENT_LOOP_TOOLS_BASH_ENV_REMOVE").then(|| "C".to_string());
+        let s = Settings::load(Some(&file), &env).unwrap();
+        assert_eq!(s.raw("tools.bash.env_keep").unwrap().0, "A_TOKEN,B");
+        assert_eq!(
+            s.raw("tools.bash.env_keep").unwrap().1,
+            Origin::File(format!("{}:2", file.display()))
+        );
+        assert_eq!(s.raw("tools.bash.env_remove").unwrap().0, "C");
+    }
+
+    #[test]
     fn bad_values_and_keys_name_their_origin() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.toml");

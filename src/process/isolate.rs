@@ -6,7 +6,9 @@
 //! with agent-loop, even when agent-loop is killed with SIGKILL and no Drop runs.
 
 /// Sets up `command` so that its child starts in a new session (and process group) and, on
-/// Linux and Android, is killed when agent-loop dies.
+/// Linux and Android, is killed when agent-loop dies. (The kernel ties the death signal to
+/// the thread that spawned the child; agent-loop spawns from its runtime's own thread, which
+/// lives as long as the process.)
 pub fn isolate(command: &mut tokio::process::Command) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let parent = rustix::process::getpid();

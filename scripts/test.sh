@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # compiles the fake terminfo entries of the terminfo tests; tmux is the terminal emulator of
 # the screen tests; jq reads the JSON lines output; git makes the repository the aider preset
 # must leave untouched (tests/all/preset_args.rs); python3 runs the fake TUI agent and the
-# recorded-session replayer of the `type = "pty"` tests.
+# recorded-session replayer of the `type = "pty"` tests; ps (procps) is run by the approval and
+# isolation tests of the fault suite.
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 command -v script >/dev/null || need_apt+=(bsdutils)
@@ -17,6 +18,7 @@ command -v npm >/dev/null || need_apt+=(nodejs npm)
 command -v tic >/dev/null || need_apt+=(ncurses-bin)
 command -v tmux >/dev/null || need_apt+=(tmux)
 command -v jq >/dev/null || need_apt+=(jq)
+command -v ps >/dev/null || need_apt+=(procps)
 command -v git >/dev/null || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

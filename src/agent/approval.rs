@@ -8,7 +8,7 @@ use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 
 use crate::context::ToolCall;
-use crate::tools::ToolSpec;
+use crate::tools::{Root, ToolContext, ToolSpec};
 
 /// When to ask before a tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,38 +101,97 @@ impl Policy {
         }
     }
 
-    /// Whether this call must be approved by the user before it runs.
-    pub fn needs_approval(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
+    /// Whether this call must be approved by the user before it runs. A file tool's path is
+    /// judged where it leads (`ctx`: the working directory and `--root`), not as written.
+    pub fn needs_approval(&self, call: &ToolCall, spec: &ToolSpec, ctx: &ToolContext) -> bool {
         let asks = match self.mode {
             ApprovalMode::Never => false,
             ApprovalMode::OnWrite => spec.mutating,
             ApprovalMode::AlwaysAsk => true,
         };
-        asks && !self.always.contains(&call.name) && !self.allowed_by_rule(call, spec)
+        if !asks {
+            return false;
+        }
+        let target = file_target(call, spec, ctx);
+        let main = match (&target, call.args.get(&spec.main_param)) {
+            (Some(path), _) => path.as_str(),
+            (None, Some(Value::String(s))) => s.as_str(),
+            _ => "",
+        };
+        // Into .git/ (hooks, config: code that git runs) a change always asks, unless a rule
+        // names .git/ itself; "always" answers do not cover it either.
+        if spec.mutating && target.as_deref().is_some_and(in_git) {
+            return !self
+                .allow
+                .iter()
+                .any(|rule| rule.names_git() && rule.matches(&call.name, main));
+        }
+        !self.always.contains(&call.name)
+            && !self.allow.iter().any(|rule| rule.matches(&call.name, main))
     }
 
     /// The user answered "always" for this tool.
     pub fn allow_always(&mut self, tool: &str) {
         self.always.insert(tool.to_string());
     }
+}
 
-    fn allowed_by_rule(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
-        let main = match call.args.get(&spec.main_param) {
-            Some(Value::String(s)) => s.as_str(),
-            _ => "",
-        };
-        self.allow.iter().any(|rule| {
-            rule.tool == call.name
-                && match &rule.pattern {
-                    None => true,
-                    // A pattern vouches for one command, not for whatever is chained to it:
-                    // `git status; rm -rf ~` does not match `git status*`.
-                    Some(glob) => {
-                        !(call.name == "bash" && chains_commands(main)) && glob.is_match(main)
-                    }
-                }
-        })
+impl AllowRule {
+    /// Whether the rule vouches for a call of `tool` whose main argument is `main` (a file
+    /// tool's resolved path).
+    fn matches(&self, tool: &str, main: &str) -> bool {
+        self.tool == tool
+            && match &self.pattern {
+                None => true,
+                // A pattern vouches for one command, not for whatever is chained to it:
+                // `git status; rm -rf ~` does not match `git status*`.
+                Some(glob) => !(tool == "bash" && chains_commands(main)) && glob.is_match(main),
+            }
     }
+
+    /// Whether the pattern names `.git` itself (`write:.git/hooks/*`).
+    fn names_git(&self) -> bool {
+        self.text
+            .split_once(':')
+            .is_some_and(|(_, pattern)| pattern.split('/').any(|part| part == ".git"))
+    }
+}
+
+/// The built-in tools whose main argument is a path under the root.
+fn is_file_tool(call: &ToolCall) -> bool {
+    matches!(call.name.as_str(), "read" | "write" | "edit" | "ls")
+}
+
+/// A file tool's path as rules see it: resolved (`..` and links followed) and relative to
+/// the root (`--root /`: to the working directory) when inside it, else absolute. `None` for
+/// other tools; a path the root refuses gives `Some("")`, which no pattern rule matches by
+/// accident (the tool refuses it anyway).
+fn file_target(call: &ToolCall, spec: &ToolSpec, ctx: &ToolContext) -> Option<String> {
+    if !is_file_tool(call) {
+        return None;
+    }
+    let raw = match call.args.get(&spec.main_param) {
+        Some(Value::String(s)) => s.as_str(),
+        _ => ".",
+    };
+    let Ok(resolved) = ctx.path(raw) else {
+        return Some(String::new());
+    };
+    let base = match &ctx.root {
+        Root::Dir(dir) => dir.clone(),
+        Root::Anywhere => std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone()),
+    };
+    Some(match resolved.strip_prefix(&base) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => resolved.to_string_lossy().into_owned(),
+    })
+}
+
+/// Whether a resolved path lies in a `.git` folder.
+fn in_git(target: &str) -> bool {
+    std::path::Path::new(target)
+        .components()
+        .any(|c| c.as_os_str() == ".git")
 }
 
 /// Whether a shell command line does more than run one simple command.
@@ -147,6 +206,11 @@ mod tests {
     use serde_json::json;
 
     fn needs(policy: &Policy, tool: &str, args: Value) -> bool {
+        needs_in(&std::env::temp_dir(), policy, tool, args)
+    }
+
+    /// With `dir` as working directory and root.
+    fn needs_in(dir: &std::path::Path, policy: &Policy, tool: &str, args: Value) -> bool {
         let registry = Registry::builtin(None).unwrap();
         let spec = registry.get(tool).unwrap().spec().clone();
         let call = ToolCall {
@@ -154,7 +218,52 @@ mod tests {
             name: tool.into(),
             args,
         };
-        policy.needs_approval(&call, &spec)
+        let ctx = ToolContext {
+            cwd: dir.to_path_buf(),
+            root: Root::new(dir).unwrap(),
+            env: Default::default(),
+        };
+        policy.needs_approval(&call, &spec, &ctx)
+    }
+
+    #[test]
+    fn path_rules_judge_where_the_path_leads_and_git_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::os::unix::fs::symlink(root.join(".git"), root.join("docs/g")).unwrap();
+        let write = |path: &str| json!({"path": path, "content": ""});
+        let mut policy = Policy::new(ApprovalMode::OnWrite, vec!["write:docs/*".parse().unwrap()]);
+        assert!(!needs_in(root, &policy, "write", write("docs/a.md")));
+        assert!(!needs_in(root, &policy, "write", write("./docs/x/../a.md")));
+        for path in [
+            "docs/../.git/config",
+            "docs/../src/a.rs",
+            "docs/g/config",
+            "../x",
+        ] {
+            assert!(needs_in(root, &policy, "write", write(path)), "{path}");
+        }
+        // `always` does not cover .git/ either; a rule naming it does.
+        policy.allow_always("write");
+        assert!(!needs_in(root, &policy, "write", write("src/a.rs")));
+        assert!(needs_in(
+            root,
+            &policy,
+            "write",
+            write(".git/hooks/pre-commit")
+        ));
+        let git = Policy::new(
+            ApprovalMode::OnWrite,
+            vec!["write:.git/hooks/*".parse().unwrap()],
+        );
+        assert!(!needs_in(
+            root,
+            &git,
+            "write",
+            write(".git/hooks/pre-commit")
+        ));
+        assert!(needs_in(root, &git, "write", write(".git/config")));
     }
 
     #[test]

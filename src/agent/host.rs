@@ -7,13 +7,15 @@ use serde_json::json;
 use super::approval::Policy;
 use crate::backend::Host;
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
-use crate::tools::ToolSpec;
+use crate::tools::{ToolContext, ToolSpec};
 use crate::BoxFuture;
 
 /// The observer and the policy of the running turn.
 pub struct LoopHost<'a> {
     pub obs: &'a mut dyn Observer,
     pub policy: &'a mut Policy,
+    /// Where the agent works, for rules that judge paths.
+    pub ctx: &'a ToolContext,
 }
 
 impl Host for LoopHost<'_> {
@@ -32,7 +34,7 @@ impl Host for LoopHost<'_> {
                 true,
                 json!({"type": "object"}),
             );
-            if !self.policy.needs_approval(&request.call, &spec) {
+            if !self.policy.needs_approval(&request.call, &spec, self.ctx) {
                 return Decision::Once;
             }
             self.obs.event(&Event::ApprovalNeeded {

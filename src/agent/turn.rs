@@ -33,6 +33,8 @@ pub struct AgentOptions {
     pub context: ContextSettings,
     /// Where cut tool outputs are saved in full.
     pub artifacts: Artifacts,
+    /// What bash and MCP servers do not inherit; their values are masked in tool results.
+    pub env: std::sync::Arc<crate::tools::EnvPolicy>,
 }
 
 /// The same call (tool and arguments) this many times in one turn stops the turn.
@@ -297,9 +299,11 @@ impl Agent {
                 cwd: &self.options.cwd,
             };
             let reply = {
+                let ctx = self.tool_context();
                 let mut host = LoopHost {
                     obs,
                     policy: &mut self.options.policy,
+                    ctx: &ctx,
                 };
                 self.backend.call_with_host(request, &mut host).await
             }
@@ -483,6 +487,15 @@ impl Agent {
         }
     }
 
+    /// Where and how the tools of this agent run.
+    fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            cwd: self.options.cwd.clone(),
+            root: self.options.root.clone(),
+            env: self.options.env.clone(),
+        }
+    }
+
     async fn run_tool(&mut self, call: &ToolCall, obs: &mut dyn Observer) -> ToolOutput {
         let summary = self.summary(call);
         obs.event(&Event::ToolCall {
@@ -492,7 +505,11 @@ impl Agent {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutput::error(format!("unknown tool `{}`", call.name));
         };
-        if self.options.policy.needs_approval(call, tool.spec()) {
+        if self
+            .options
+            .policy
+            .needs_approval(call, tool.spec(), &self.tool_context())
+        {
             let request = ApprovalRequest {
                 call: call.clone(),
                 summary,
@@ -509,12 +526,11 @@ impl Agent {
                 }
             }
         }
-        let ctx = ToolContext {
-            cwd: self.options.cwd.clone(),
-            root: self.options.root.clone(),
-        };
         // The registry is borrowed again: approval needed `self` mutably.
         let tool = self.tools.get(&call.name).expect("checked above");
-        tool.run(call.args.clone(), &ctx).await
+        let mut output = tool.run(call.args.clone(), &self.tool_context()).await;
+        // A key a tool printed (bash `env`, an MCP server's error) never reaches the model.
+        output.output = self.options.env.redact(&output.output);
+        output
     }
 }

@@ -104,6 +104,8 @@ impl CliBackend {
             program: self.program.clone(),
             args: def.expand_args(&prompt, file_arg.as_deref(), request.cwd)?,
             env: def.env.clone(),
+            // A backend needs its own keys.
+            env_remove: Vec::new(),
             cwd: Some(match &def.cwd {
                 Some(dir) => request.cwd.join(dir),
                 None => request.cwd.to_path_buf(),

@@ -76,7 +76,8 @@ impl Chat {
             return notices;
         }
         let cwd = self.agent.options().cwd.clone();
-        self.mcp = McpServers::start(defs, &cwd).await;
+        let env = self.agent.options().env.clone();
+        self.mcp = McpServers::start(defs, &cwd, env).await;
         for (name, why) in self.mcp.failures() {
             notices.push(format!(
                 "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"

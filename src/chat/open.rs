@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::context::{Artifacts, ContextMode};
 use crate::mcp::McpServers;
 use crate::session::{format_time, validate_name, LogContext, Redactor, Session, Store};
-use crate::tools::{Registry, Root};
+use crate::tools::{EnvPolicy, Registry, Root};
 use crate::{Error, ErrorKind};
 
 use super::options::{ChatOptions, SessionChoice};
@@ -117,6 +117,7 @@ impl Chat {
                 context,
                 // Set for the session below, once its name is known.
                 artifacts: Artifacts::new(std::env::temp_dir()),
+                env: std::sync::Arc::new(EnvPolicy::from_settings(settings, config.api_key_envs())),
             },
         );
         let session = match resumed {

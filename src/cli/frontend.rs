@@ -59,8 +59,11 @@ impl Observer for Frontend {
                     request.call.name
                 ));
             }
+            // Only what is typed after the question answers it.
+            self.input.discard_typeahead();
+            let mut full = false;
             loop {
-                self.display.approval_prompt(request);
+                self.display.approval_prompt(request, full);
                 let Some(answer) = self.input.line().await else {
                     return Decision::Deny("the user closed the input instead of answering".into());
                 };
@@ -68,7 +71,8 @@ impl Observer for Frontend {
                     "y" | "yes" => return Decision::Once,
                     "a" | "always" => return Decision::Always,
                     "n" | "no" => return Decision::Deny("the user said no".into()),
-                    _ => self.display.notice("Please answer y, a or n."),
+                    "v" | "view" => full = true,
+                    _ => self.display.notice("Please answer y, a, n or v."),
                 }
             }
         })

@@ -41,6 +41,20 @@ impl Input {
         rx
     }
 
+    /// Throws away whatever was typed but not yet read (typeahead), so that a `y` typed while
+    /// the backend ran cannot answer a question asked after it: the terminal's pending input
+    /// is flushed, and lines the reader thread already took are dropped.
+    pub fn discard_typeahead(&mut self) {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            // Not a terminal any more (closed, redirected): nothing pending to drop.
+            let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
+        }
+        if let Some(lines) = &mut self.lines {
+            while lines.try_recv().is_ok() {}
+        }
+    }
+
     /// The next line, or `None` at end of input (Ctrl-D).
     pub async fn line(&mut self) -> Option<String> {
         self.lines.get_or_insert_with(Self::reader).recv().await

@@ -39,16 +39,25 @@ pub fn main() -> i32 {
             return match load_settings(&args) {
                 Ok(settings) => {
                     print!("{}", settings.describe());
-                    let files = agent_loop::config::Config::load(args.run.config.as_deref())
-                        .map(|c| c.sources.join(", "));
+                    let config = agent_loop::config::Config::load(args.run.config.as_deref());
                     println!(
                         "\nsettings file: {}",
                         settings.file.as_deref().unwrap_or("(none)")
                     );
-                    match files {
-                        Ok(files) => println!("backends files: {files}"),
+                    let config = match config {
+                        Ok(config) => config,
                         Err(e) => return fail(&e),
-                    }
+                    };
+                    println!("backends files: {}", config.sources.join(", "));
+                    let env = agent_loop::tools::EnvPolicy::from_settings(
+                        &settings,
+                        config.api_key_envs(),
+                    );
+                    print!("{}", env.describe());
+                    println!(
+                        "file tools open files with: {}",
+                        agent_loop::tools::confinement_method().describe()
+                    );
                     if let Some(dir) = agent_loop::session::Store::default_dir() {
                         println!("sessions: {}", dir.display());
                     }

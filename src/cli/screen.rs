@@ -41,6 +41,7 @@ impl Screen {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
                 plain.verbose = args.request.verbose;
+                plain.width = stderr_width().unwrap_or(plain.width);
                 Box::new(plain)
             }
             Choice::Terminfo(caps) => Box::new(
@@ -74,8 +75,8 @@ impl Screen {
         self.lock().render(event);
     }
 
-    pub fn approval_prompt(&self, request: &ApprovalRequest) {
-        self.lock().approval_prompt(request);
+    pub fn approval_prompt(&self, request: &ApprovalRequest, full: bool) {
+        self.lock().approval_prompt(request, full);
     }
 
     pub fn notice(&self, text: &str) {

@@ -125,11 +125,14 @@ pub async fn versions(programs: &[Option<PathBuf>]) -> Vec<String> {
 /// The first line `PROGRAM --version` prints; `Err` with the cell's text when it did not
 /// answer (not remembered: it may answer next time).
 async fn ask(program: &Path) -> Result<String, String> {
-    let run = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    command
         .arg("--version")
         .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
+        .kill_on_drop(true);
+    // Like every child: no terminal of ours to write to.
+    agent_loop::process::isolate(&mut command);
+    let run = command.output();
     match tokio::time::timeout(VERSION_TIMEOUT, run).await {
         Ok(Ok(out)) => {
             let text = agent_loop::parse::strip_ansi(if out.stdout.is_empty() {

@@ -19,7 +19,10 @@ pub struct Key {
 
 impl Key {
     pub fn env(&self) -> String {
-        format!("AGENT_LOOP_{}", self.name.to_ascii_uppercase())
+        format!(
+            "AGENT_LOOP_{}",
+            self.name.to_ascii_uppercase().replace('.', "_")
+        )
     }
 }
 
@@ -86,12 +89,40 @@ pub const KEYS: &[Key] = &[
         help: "longer tool results are cut, the full text saved as an artifact",
     },
     Key {
+        name: "tools.bash.env_keep",
+        flag: None,
+        default: None,
+        help: "secret-looking variables bash and MCP servers still get",
+    },
+    Key {
+        name: "tools.bash.env_remove",
+        flag: None,
+        default: None,
+        help: "more variables bash and MCP servers do not get",
+    },
+    Key {
         name: "debug",
         flag: Some("--debug"),
         default: Some("false"),
         help: "internal tracing on stderr",
     },
 ];
+
+/// The file's keys with tables flattened: `[tools.bash] env_keep` is `tools.bash.env_keep`.
+fn flatten(table: toml::Table) -> Vec<(String, toml::Value)> {
+    let mut out = Vec::new();
+    for (k, v) in table {
+        match v {
+            toml::Value::Table(inner) => out.extend(
+                flatten(inner)
+                    .into_iter()
+                    .map(|(sub, v)| (format!("{k}.{sub}"), v)),
+            ),
+            v => out.push((k, v)),
+        }
+    }
+    out
+}
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,10 +193,11 @@ impl Settings {
             });
             Error::config(format!("{name}{line}: {}", e.message()))
         })?;
-        for (k, v) in doc.into_inner() {
+        for (k, v) in flatten(doc.into_inner()) {
+            let leaf = k.rsplit('.').next().unwrap_or(&k);
             let line = text
                 .lines()
-                .position(|l| l.trim_start().starts_with(k.as_str()))
+                .position(|l| l.trim_start().starts_with(leaf))
                 .map_or(1, |i| i + 1);
             let at = format!("{name}:{line}");
             let Some(key) = KEYS.iter().find(|key| key.name == k) else {
@@ -265,6 +297,21 @@ mod tests {
         assert!(s
             .describe()
             .contains("max_iterations   9                      flag --max-iterations"));
+    }
+
+    #[test]
+    fn tables_flatten_to_dotted_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[tools.bash]\nenv_keep = [\"A_TOKEN\", \"B\"]\n").unwrap();
+        let env = |k: &str| (k == "AGENT_LOOP_TOOLS_BASH_ENV_REMOVE").then(|| "C".to_string());
+        let s = Settings::load(Some(&file), &env).unwrap();
+        assert_eq!(s.raw("tools.bash.env_keep").unwrap().0, "A_TOKEN,B");
+        assert_eq!(
+            s.raw("tools.bash.env_keep").unwrap().1,
+            Origin::File(format!("{}:2", file.display()))
+        );
+        assert_eq!(s.raw("tools.bash.env_remove").unwrap().0, "C");
     }
 
     #[test]

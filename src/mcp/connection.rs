@@ -13,6 +13,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implement
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+
+use crate::tools::EnvPolicy;
 use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
 
@@ -47,7 +49,11 @@ pub enum CallError {
 impl Connection {
     /// Starts or reaches the server, does the MCP handshake and lists its tools, all within
     /// the server's timeout. The error says what failed, with the server's last stderr lines.
-    pub async fn open(def: &ServerDef, cwd: &std::path::Path) -> Result<Connection, String> {
+    pub async fn open(
+        def: &ServerDef,
+        cwd: &std::path::Path,
+        env_policy: &EnvPolicy,
+    ) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         let mut group = None;
         let mut reader = None;
@@ -57,13 +63,14 @@ impl Connection {
                     let program = which::which_in(command, std::env::var_os("PATH"), cwd)
                         .map_err(|_| format!("command `{command}` is not on PATH"))?;
                     let mut cmd = tokio::process::Command::new(&program);
-                    cmd.args(args)
-                        .envs(env)
-                        .current_dir(cwd)
-                        // Its own group: Ctrl-C at the terminal does not reach it, and killing
-                        // the group takes whatever it started (npx starts node) with it.
-                        .process_group(0)
-                        .kill_on_drop(true);
+                    cmd.args(args).current_dir(cwd).kill_on_drop(true);
+                    // Its own session and group: Ctrl-C at the terminal does not reach it,
+                    // it has no terminal to type into, and killing the group takes whatever
+                    // it started (npx starts node) with it.
+                    crate::process::isolate(&mut cmd);
+                    // No inherited secrets; what its own `env` names, it gets.
+                    env_policy.apply(&mut cmd);
+                    cmd.envs(env);
                     let (child, err) = TokioChildProcess::builder(cmd)
                         .stderr(Stdio::piped())
                         .spawn()

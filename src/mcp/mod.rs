@@ -37,11 +37,15 @@ pub struct ServerStatus {
 
 impl McpServers {
     /// Starts every enabled server at once and waits until each has answered, failed or run
-    /// out of its timeout. Servers run in `cwd`.
-    pub async fn start(defs: impl IntoIterator<Item = ServerDef>, cwd: &Path) -> Self {
+    /// out of its timeout. Servers run in `cwd`, without the variables `env` removes.
+    pub async fn start(
+        defs: impl IntoIterator<Item = ServerDef>,
+        cwd: &Path,
+        env: Arc<crate::tools::EnvPolicy>,
+    ) -> Self {
         let servers: Vec<Arc<Server>> = defs
             .into_iter()
-            .map(|def| Arc::new(Server::new(def, cwd.to_path_buf())))
+            .map(|def| Arc::new(Server::new(def, cwd.to_path_buf(), env.clone())))
             .collect();
         let mut starting = tokio::task::JoinSet::new();
         for server in &servers {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::connection::Connection;
 use crate::config::mcp::ServerDef;
+use crate::tools::EnvPolicy;
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,14 +43,17 @@ pub struct Server {
     pub def: ServerDef,
     /// Where a stdio server runs (the session's working directory).
     cwd: PathBuf,
+    /// The variables a stdio server does not inherit.
+    env: Arc<EnvPolicy>,
     slot: Mutex<Slot>,
 }
 
 impl Server {
-    pub fn new(def: ServerDef, cwd: PathBuf) -> Self {
+    pub fn new(def: ServerDef, cwd: PathBuf, env: Arc<EnvPolicy>) -> Self {
         Server {
             def,
             cwd,
+            env,
             slot: Mutex::new(Slot::Disabled),
         }
     }
@@ -61,7 +65,7 @@ impl Server {
             return;
         }
         self.set(Slot::Failed("starting".into()));
-        let slot = match Connection::open(&self.def, &self.cwd).await {
+        let slot = match Connection::open(&self.def, &self.cwd, &self.env).await {
             Ok(c) => Slot::Running(Arc::new(c)),
             Err(why) => Slot::Failed(why),
         };

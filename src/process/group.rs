@@ -7,7 +7,8 @@ pub struct GroupGuard {
 }
 
 impl GroupGuard {
-    /// The child was spawned with `process_group(0)`, so its pid is its group id.
+    /// The child was spawned in a group of its own (`process_group(0)` or its own session,
+    /// [`super::isolate`]), so its pid is its group id.
     pub fn new(pid: Option<u32>) -> Self {
         let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
         GroupGuard { pgid }

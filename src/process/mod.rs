@@ -1,14 +1,16 @@
 //! Running a child process the way agent-loop needs it, for both CLI backends and the bash
-//! tool: in its own process group, stdin closed (or fed a prompt), stdout and stderr drained
+//! tool: in its own session and process group (no controlling terminal), stdin closed (or fed a prompt), stdout and stderr drained
 //! together so a noisy stderr can never deadlock it, each capped in memory while the child
 //! keeps being drained, and on timeout or cancellation the whole group killed. The run ends
 //! when the child exits, even if something it started in the background still holds its pipes.
 
 mod capture;
 mod group;
+mod isolate;
 
 pub use capture::Capture;
 pub use group::GroupGuard;
+pub use isolate::isolate;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,6 +33,8 @@ pub struct Spec {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// Variables the child does not inherit (the bash tool's secrets).
+    pub env_remove: Vec<String>,
     pub cwd: Option<PathBuf>,
     /// Bytes written to stdin, which is then closed; `None` means stdin is `/dev/null`.
     pub stdin: Option<Vec<u8>>,
@@ -79,6 +83,9 @@ pub async fn run(
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> std::io::Result<Finished> {
     let mut command = Command::new(&spec.program);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
     command
         .args(&spec.args)
         .envs(&spec.env)
@@ -89,8 +96,9 @@ pub async fn run(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // Its own session, so its own group too: the guard below kills the group.
+    isolate(&mut command);
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
@@ -208,6 +216,7 @@ mod tests {
             program: program.into(),
             args: args.iter().map(|a| a.to_string()).collect(),
             env: Default::default(),
+            env_remove: Vec::new(),
             cwd: None,
             stdin: stdin.map(<[u8]>::to_vec),
             timeout: Duration::from_secs(30),

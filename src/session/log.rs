@@ -1,7 +1,7 @@
 //! The session's event log: one JSON object per line, appended as events happen, each line
 //! redacted before it is written.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -17,17 +17,14 @@ pub struct Log {
 }
 
 impl Log {
-    /// Opens (creating folders and file) for appending.
+    /// Opens (creating folders and file, private to the user) for appending.
     pub fn open(path: &Path, redactor: Redactor) -> Result<Self, Error> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
+            super::private::create_dir(dir).map_err(|e| {
                 Error::config(format!("cannot create log folder {}: {e}", dir.display()))
             })?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
+        let file = super::private::open_append(path)
             .map_err(|e| Error::config(format!("cannot open log file {}: {e}", path.display())))?;
         Ok(Log {
             file,

@@ -1,9 +1,10 @@
 //! Sessions: conversations that survive restarts. Each session is a folder under
 //! `$XDG_DATA_HOME/agent-loop/sessions/NAME/` holding `session.json` (the conversation and its
 //! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
-//! `artifacts/`. A file that fails to parse is reported with its path and never overwritten.
+//! `artifacts/`, all private to the user (0700 folders, 0600 files). A file that fails to parse is reported with its path and never overwritten.
 
 mod log;
+pub mod private;
 mod redact;
 mod store;
 

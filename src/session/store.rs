@@ -89,7 +89,9 @@ fn now() -> u64 {
 }
 
 impl Store {
+    /// The store in `dir`; what a save cut short left there is removed.
     pub fn new(dir: PathBuf) -> Self {
+        super::private::sweep(&dir);
         Store { dir }
     }
 
@@ -140,12 +142,15 @@ impl Store {
         let path = self.file(&session.name);
         let json =
             serde_json::to_string_pretty(session).map_err(|e| Error::config(e.to_string()))?;
-        crate::tools::write_atomic(&path, redactor.redact(&json).as_bytes()).map_err(|e| {
-            Error::new(
-                crate::ErrorKind::Io,
-                format!("cannot save session file {}: {e}", path.display()),
-            )
-        })
+        let folder = self.folder(&session.name);
+        super::private::create_dir(&folder)
+            .and_then(|()| super::private::write_atomic(&path, redactor.redact(&json).as_bytes()))
+            .map_err(|e| {
+                Error::new(
+                    crate::ErrorKind::Io,
+                    format!("cannot save session file {}: {e}", path.display()),
+                )
+            })
     }
 
     /// Every session folder, newest first; broken files are listed, not skipped.

@@ -52,6 +52,7 @@ impl Builtin for Bash {
             program: shell(),
             args: vec!["-c".into(), args.command.clone()],
             env: BTreeMap::new(),
+            env_remove: ctx.env.removed(),
             cwd: Some(ctx.cwd.clone()),
             stdin: None,
             timeout: Duration::from_secs(timeout),

@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 
-use super::fs;
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 pub struct Edit;
@@ -67,13 +66,13 @@ impl Builtin for Edit {
         } else {
             text.replacen(&args.old_string, &args.new_string, 1)
         };
-        match fs::write_atomic(&path, new_text.as_bytes()) {
+        match ctx.replace(&path, &args.path, new_text.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!(
                 "edited {}: replaced {count} occurrence{}",
                 args.path,
                 if count == 1 { "" } else { "s" }
             )),
-            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+            Err(e) => e,
         }
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use regex::RegexBuilder;
 use serde::Deserialize;
 
+use super::beneath;
 use super::fs;
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
@@ -77,9 +78,16 @@ impl Builtin for Grep {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(entry.path()) else {
+            // Opened beneath the root like every file tool's file: no link followed.
+            let Ok(beneath::Opened::File(mut file)) =
+                beneath::open_read(ctx.root.dir(), entry.path(), "", false)
+            else {
                 continue;
             };
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+                continue;
+            }
             let Some(text) = fs::as_text(bytes) else {
                 continue;
             };

@@ -2,6 +2,9 @@
 
 use serde::Deserialize;
 
+use std::os::fd::AsRawFd;
+
+use super::beneath;
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 const MAX_ENTRIES: usize = 1000;
@@ -34,7 +37,18 @@ impl Builtin for Ls {
             Ok(p) => p,
             Err(e) => return e,
         };
-        let entries = match std::fs::read_dir(&dir) {
+        // Opened beneath the root, then listed through its descriptor: a folder swapped
+        // for a link after the check is never listed.
+        let fd = match beneath::open_read(ctx.root.dir(), &dir, &args.path, true) {
+            Ok(beneath::Opened::Dir(fd)) => fd,
+            Ok(beneath::Opened::File(_)) => {
+                return ToolOutput::error(format!("{} is a file, not a folder", args.path))
+            }
+            Err(e) => return ToolOutput::error(e),
+        };
+        let by_fd = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        // Without /proc (rare), the checked path itself.
+        let entries = match std::fs::read_dir(&by_fd).or_else(|_| std::fs::read_dir(&dir)) {
             Ok(rd) => rd,
             Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", args.path)),
         };

@@ -3,7 +3,9 @@
 //! HTTP backends, into native tool definitions.
 
 mod bash;
+mod beneath;
 mod edit;
+mod env;
 mod fs;
 mod grep;
 mod ls;
@@ -12,6 +14,8 @@ mod root;
 mod spec;
 mod write;
 
+pub use beneath::{method as confinement_method, Method as ConfinementMethod};
+pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use root::Root;
 pub use spec::{Tool, ToolContext, ToolOutput, ToolSpec};

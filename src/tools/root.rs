@@ -1,7 +1,8 @@
 //! Confinement of the file tools (read, write, edit, ls, grep) to one folder, `--root`. Paths
 //! are resolved the way the kernel would follow them, `..` and symbolic links included, also
 //! for files that do not exist yet, and anything that lands outside the root is refused.
-//! bash is not confined: it can do anything the user can, which is why it asks first.
+//! The checked path is then opened by beneath.rs, which follows no link, so nothing swapped
+//! in after the check can lead outside. bash is not confined: it can do anything the user can, which is why it asks first.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -29,13 +30,21 @@ impl Root {
         })
     }
 
+    /// The folder files are opened beneath (`/` for anywhere).
+    pub fn dir(&self) -> &Path {
+        match self {
+            Root::Anywhere => Path::new("/"),
+            Root::Dir(dir) => dir,
+        }
+    }
+
     /// Resolves `path` (absolute) and checks it is inside the root; the error is the message
     /// for the model.
     pub fn check(&self, path: &Path, shown: &str) -> Result<PathBuf, String> {
-        let Root::Dir(root) = self else {
-            return Ok(path.to_path_buf());
-        };
         let resolved = resolve(path).map_err(|e| format!("refused: {shown}: {e}"))?;
+        let Root::Dir(root) = self else {
+            return Ok(resolved);
+        };
         if resolved.starts_with(root) {
             Ok(resolved)
         } else {

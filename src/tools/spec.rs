@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::beneath;
+use super::env::EnvPolicy;
 use super::fs;
 use super::root::Root;
 use crate::BoxFuture;
@@ -63,6 +65,8 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Where the file tools may go (`--root`).
     pub root: Root,
+    /// What bash does not inherit, and whose values no result shows.
+    pub env: std::sync::Arc<EnvPolicy>,
 }
 
 impl ToolContext {
@@ -73,12 +77,17 @@ impl ToolContext {
         self.root.check(&joined, path).map_err(ToolOutput::error)
     }
 
-    /// A text file's content for `tool`; a missing, unreadable, binary or out-of-root file
-    /// is an error result that says which.
+    /// A text file's content for `tool`; a missing, unreadable, binary, special (FIFO,
+    /// device) or out-of-root file is an error result that says which.
     pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
         let resolved = self.path(path)?;
-        let bytes = tokio::fs::read(&resolved)
-            .await
+        let mut file = match beneath::open_read(self.root.dir(), &resolved, path, false) {
+            Ok(beneath::Opened::File(file)) => file,
+            Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
+            Err(e) => return Err(ToolOutput::error(e)),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
         let text = fs::as_text(bytes).ok_or_else(|| {
             ToolOutput::error(format!(
@@ -86,6 +95,16 @@ impl ToolContext {
             ))
         })?;
         Ok((resolved, text))
+    }
+
+    /// Replaces the file at `resolved` (from [`ToolContext::path`]) beneath the root.
+    pub fn replace(
+        &self,
+        resolved: &std::path::Path,
+        shown: &str,
+        content: &[u8],
+    ) -> Result<(), ToolOutput> {
+        beneath::replace(self.root.dir(), resolved, shown, content).map_err(ToolOutput::error)
     }
 }
 

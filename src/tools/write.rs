@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 
-use super::fs;
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 
 pub struct Write;
@@ -32,14 +31,14 @@ impl Builtin for Write {
             Ok(p) => p,
             Err(e) => return e,
         };
-        match fs::write_atomic(&path, args.content.as_bytes()) {
+        match ctx.replace(&path, &args.path, args.content.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!(
                 "wrote {} ({} bytes, {} lines)",
                 args.path,
                 args.content.len(),
                 args.content.lines().count()
             )),
-            Err(e) => ToolOutput::error(format!("cannot write {}: {e}", args.path)),
+            Err(e) => e,
         }
     }
 }

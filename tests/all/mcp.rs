@@ -342,7 +342,11 @@ fn start(text: &str, cwd: &Path, runtime: &tokio::runtime::Runtime) -> McpServer
         text: text.into(),
     }])
     .unwrap();
-    runtime.block_on(McpServers::start(config.mcp_servers.into_values(), cwd))
+    runtime.block_on(McpServers::start(
+        config.mcp_servers.into_values(),
+        cwd,
+        Default::default(),
+    ))
 }
 
 #[test]
@@ -385,6 +389,7 @@ fn servers_are_listed_and_one_is_restarted() {
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
         root: agent_loop::tools::Root::Anywhere,
+        env: Default::default(),
     };
     let out = runtime.block_on(registry.get("mcp.tiny.die").unwrap().run(json!({}), &ctx));
     assert!(!out.ok, "{}", out.output);

@@ -134,10 +134,16 @@ fn approvals_go_through_agent_loops_approval_flow() {
         run.stderr()
     );
     // On a terminal the user is asked, and the answer typed back.
-    let (code, screen) = repl(&ws, "--backend tui", "run touch asked.txt\ny\nexit\n");
+    // Each answer is typed once its question shows: an approval discards earlier typeahead.
+    let steps = [
+        ("agent-loop with backend", 1, "run touch asked.txt\n"),
+        ("[y]es once, [a]lways for shell", 1, "y\n"),
+        ("Done: created asked.txt.", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend tui", &steps);
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.contains("Allow shell touch asked.txt? [y]es once"),
+        screen.contains("Allow shell? It asks to run (1 line):\n  | touch asked.txt"),
         "{screen}"
     );
     assert!(screen.contains("Done: created asked.txt."), "{screen}");

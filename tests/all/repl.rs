@@ -23,6 +23,29 @@ fn repl_in(ws: &Workspace, display: &str, args: &str, keys: &str) -> (i32, Strin
     (code, String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Runs the REPL on a pty in `display` mode as a dialogue: each step waits until the screen
+/// shows its text that many times, then types its keys (an approval discards what was typed
+/// before it was asked). Returns (exit code, screen text).
+pub(crate) fn dialogue_in(
+    ws: &Workspace,
+    display: &str,
+    args: &str,
+    steps: &[(&str, usize, &str)],
+) -> (i32, String) {
+    let mut argv = vec!["--display", display];
+    argv.extend(args.split_whitespace());
+    let mut pty = Pty::spawn(ws, &[], &argv);
+    for (text, times, keys) in steps {
+        pty.wait_for_nth(text, *times);
+        pty.send(keys);
+    }
+    let (code, bytes) = pty.finish();
+    if display == "plain" {
+        assert_append_only("the plain REPL", &bytes);
+    }
+    (code, String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The REPL in plain mode (checked append-only), for the slash-command and MCP tests.
 pub(crate) fn repl(ws: &Workspace, args: &str, keys: &str) -> (i32, String) {
     repl_in(ws, "plain", args, keys)
@@ -70,8 +93,14 @@ fn approvals_clear_and_exit() {
 
 fn approvals_clear_and_exit_in(display: &str) {
     let ws = Workspace::new();
-    let keys = "run touch first.txt\ny\nrun touch second.txt\nmaybe\nn\nclear\nrun touch third.txt\na\nrun touch fourth.txt\nexit\n";
-    let (code, screen) = repl_in(&ws, display, "--backend demo", keys);
+    let steps = [
+        ("agent-loop with backend", 1, "run touch first.txt\n"),
+        ("[n]o", 1, "y\nrun touch second.txt\n"),
+        ("[n]o", 2, "maybe\n"),
+        ("[n]o", 3, "n\nclear\nrun touch third.txt\n"),
+        ("[n]o", 4, "a\nrun touch fourth.txt\nexit\n"),
+    ];
+    let (code, screen) = dialogue_in(&ws, display, "--backend demo", &steps);
     assert_eq!(code, 0, "{screen}");
     assert!(
         screen.contains("agent-loop with backend `demo`, session "),
@@ -82,7 +111,7 @@ fn approvals_clear_and_exit_in(display: &str) {
         "y did not run it\n{screen}"
     );
     assert!(!ws.work().join("second.txt").exists(), "n ran it\n{screen}");
-    assert!(screen.contains("Please answer y, a or n."), "{screen}");
+    assert!(screen.contains("Please answer y, a, n or v."), "{screen}");
     assert!(screen.contains("not run: the user said no"), "{screen}");
     assert!(screen.contains("[conversation cleared]"), "{screen}");
     assert!(

@@ -112,14 +112,15 @@ fn commit_goes_through_bash_and_its_approval() {
     git(&["config", "user.email", "t@example.com"]);
     git(&["config", "user.name", "Test"]);
     std::fs::write(ws.work().join("file.txt"), "content\n").unwrap();
-    let (code, screen) = repl(
-        &ws,
-        "--backend fake",
-        "/commit it's the first\ny\n/commit nothing to do\nn\n/exit\n",
-    );
+    let steps = [
+        ("agent-loop with backend", 1, "/commit it's the first\n"),
+        ("[n]o", 1, "y\n/commit nothing to do\n"),
+        ("[n]o", 2, "n\n/exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend fake", &steps);
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.contains("Allow bash git add -A && git commit -m 'it'\\''s the first'?"),
+        screen.contains("  | git add -A && git commit -m 'it'\\''s the first'\n"),
         "{screen}"
     );
     assert_eq!(git(&["log", "--format=%s"]).trim(), "it's the first");

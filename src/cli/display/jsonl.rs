@@ -51,7 +51,7 @@ impl Renderer for JsonlDisplay {
         }
     }
 
-    fn approval_prompt(&mut self, _request: &ApprovalRequest) {}
+    fn approval_prompt(&mut self, _request: &ApprovalRequest, _full: bool) {}
 
     fn notice(&mut self, _text: &str) {}
 

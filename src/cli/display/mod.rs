@@ -10,6 +10,7 @@
 //!
 //! Renderers write to the writers they are given; they never touch the terminal themselves.
 
+pub mod approval;
 pub mod caps;
 pub mod choose;
 pub mod jsonl;

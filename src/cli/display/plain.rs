@@ -26,6 +26,8 @@ pub struct PlainDisplay {
     mid_line: bool,
     /// The last delta ended in `\r`: held back, as the next may start with `\n`.
     pending_cr: bool,
+    /// Columns an approval prompt is wrapped to.
+    pub width: usize,
 }
 
 impl PlainDisplay {
@@ -37,6 +39,7 @@ impl PlainDisplay {
             streamed: false,
             mid_line: false,
             pending_cr: false,
+            width: 80,
         }
     }
 
@@ -210,14 +213,11 @@ impl PlainDisplay {
     }
 
     /// Asks whether a tool may run; the answer is read by the caller.
-    pub fn approval_prompt(&mut self, request: &ApprovalRequest) {
-        let _ = write!(
-            self.err,
-            "Allow {} {}? [y]es once, [a]lways for {}, [n]o: ",
-            sanitize(&request.call.name),
-            one_line(&request.summary),
-            sanitize(&request.call.name)
-        );
+    /// Asks whether the call may run, showing all of it (super::approval); `full`: even a
+    /// command longer than a screen.
+    pub fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+        let text = super::approval::prompt(request, self.width, full);
+        let _ = write!(self.err, "{}", sanitize(&text));
         let _ = self.err.flush();
     }
 
@@ -265,8 +265,8 @@ impl Renderer for PlainDisplay {
         PlainDisplay::render(self, event);
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest) {
-        PlainDisplay::approval_prompt(self, request);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+        PlainDisplay::approval_prompt(self, request, full);
     }
 
     fn notice(&mut self, text: &str) {

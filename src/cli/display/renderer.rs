@@ -10,8 +10,9 @@ pub trait Renderer: Send {
     /// Renders one event of the loop.
     fn render(&mut self, event: &Event);
 
-    /// Asks whether a tool may run; the caller reads the answer.
-    fn approval_prompt(&mut self, request: &ApprovalRequest);
+    /// Asks whether a tool may run; the caller reads the answer. `full`: all of a command
+    /// longer than a screen (the user answered `v`).
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool);
 
     /// A line of the front end's own (REPL banner, notices).
     fn notice(&mut self, text: &str);

@@ -231,10 +231,11 @@ impl Renderer for TerminfoDisplay {
         self.styled(style, |plain| plain.render(event));
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest) {
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
         self.stop();
+        self.plain.width = (self.width)().or(self.caps.cols).unwrap_or(DEFAULT_WIDTH);
         let style = self.caps.colour(Colour::Yellow);
-        self.styled(style, |plain| plain.approval_prompt(request));
+        self.styled(style, |plain| plain.approval_prompt(request, full));
     }
 
     fn notice(&mut self, text: &str) {

@@ -145,6 +145,22 @@ impl Pty {
         );
     }
 
+    /// Waits until the output contains `text` at least `n` times.
+    pub fn wait_for_nth(&self, text: &str, n: usize) {
+        let seen = poll(|| {
+            (String::from_utf8_lossy(&self.output())
+                .matches(text)
+                .count()
+                >= n)
+                .then_some(())
+        });
+        assert!(
+            seen.is_some(),
+            "never saw {text:?} {n} times in:\n{}",
+            String::from_utf8_lossy(&self.output())
+        );
+    }
+
     /// Types `keys`.
     pub fn send(&mut self, keys: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");

@@ -1,0 +1,176 @@
+//! How a tool call the model wants to run is shown for approval. The text is untrusted: a
+//! model can pad a command with 400 spaces or 60 newlines so that the part that matters falls
+//! off the screen, or hide it behind escape sequences. So the whole of it is shown, wrapped
+//! to the terminal's width and never cut: control characters as escapes (`\n`, `\t`, `\x1b`),
+//! invisible and direction-changing characters as `\u{..}`, and runs of blanks as a count
+//! (`␠×400`). Longer than a screen, it is shown with its line count, and `v` shows it all.
+//! Both the plain and the terminfo display ask through [`prompt`].
+
+use agent_loop::agent::ApprovalRequest;
+
+/// More lines than this do not fit a screen: only the first ones are shown until `v`.
+pub const SCREEN_LINES: usize = 40;
+/// The lines shown of a command longer than a screen, before `v`.
+const HEAD_LINES: usize = 30;
+/// Blanks in a row beyond this are shown as a count.
+const BLANK_RUN: usize = 8;
+/// Newlines in a row beyond this are shown as a count.
+const NEWLINE_RUN: usize = 2;
+
+/// The approval prompt for `request` at `width` columns: every line of it, the last one
+/// (the question) without its newline. `full`: the whole command even when it is long.
+pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
+    let tool = visible(&request.call.name).concat();
+    let lines = wrap(&visible(&request.summary), width.saturating_sub(4).max(20));
+    let mut out = format!(
+        "Allow {tool}? It asks to run ({} line{}):\n",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" }
+    );
+    let long = lines.len() > SCREEN_LINES;
+    let shown = if long && !full {
+        HEAD_LINES
+    } else {
+        lines.len()
+    };
+    for line in &lines[..shown] {
+        out.push_str(&format!("  | {line}\n"));
+    }
+    if shown < lines.len() {
+        out.push_str(&format!(
+            "  ... {} more lines not shown: answer v to see all {} before deciding\n",
+            lines.len() - shown,
+            lines.len()
+        ));
+    }
+    out.push_str(&format!("[y]es once, [a]lways for {tool}, [n]o"));
+    if long {
+        out.push_str(", [v]iew all");
+    }
+    out.push_str(": ");
+    out
+}
+
+/// `text` cut into visible pieces: each piece is one shown character or escape, and `"\n"`
+/// pieces end a line (after their escape was shown).
+fn visible(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let mut run = 1;
+        if c == ' ' || c == '\n' {
+            while chars.peek() == Some(&c) {
+                chars.next();
+                run += 1;
+            }
+        }
+        match c {
+            ' ' if run > BLANK_RUN => pieces.push(format!("\u{2420}\u{d7}{run}")),
+            ' ' => pieces.extend(std::iter::repeat_n(" ".to_string(), run)),
+            '\n' if run > NEWLINE_RUN => {
+                pieces.push(format!("\\n\u{d7}{run}"));
+                pieces.push("\n".into());
+            }
+            '\n' => {
+                for _ in 0..run {
+                    pieces.push("\\n".into());
+                    pieces.push("\n".into());
+                }
+            }
+            '\t' => pieces.push("\\t".into()),
+            '\r' => pieces.push("\\r".into()),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                pieces.push(format!("\\x{:02x}", c as u32));
+            }
+            c if hidden(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
+            c => pieces.push(c.to_string()),
+        }
+    }
+    pieces
+}
+
+/// Characters that show nothing, or change how what follows is shown: C1 controls, odd
+/// spaces, zero-width characters, bidirectional overrides, the byte-order mark.
+fn hidden(c: char) -> bool {
+    matches!(c as u32,
+        0x80..=0x9f | 0xa0 | 0xad | 0x115f | 0x1160 | 0x180e | 0x2000..=0x200f
+        | 0x2028..=0x202f | 0x205f..=0x206f | 0x3000 | 0x3164 | 0xfe00..=0xfe0f | 0xfeff
+        | 0xfff9..=0xfffb)
+}
+
+/// The pieces as lines of at most `width` characters; a line ends where a `"\n"` piece is.
+fn wrap(pieces: &[String], width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for piece in pieces {
+        if piece == "\n" {
+            lines.push(String::new());
+            used = 0;
+            continue;
+        }
+        let len = piece.chars().count();
+        if used > 0 && used + len > width {
+            lines.push(String::new());
+            used = 0;
+        }
+        lines.last_mut().expect("never empty").push_str(piece);
+        used += len;
+    }
+    // A command ending in a newline has shown its `\n`; no empty line after it.
+    if lines.len() > 1 && lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_loop::context::ToolCall;
+
+    fn request(command: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            call: ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                args: serde_json::json!({ "command": command }),
+            },
+            summary: command.into(),
+        }
+    }
+
+    #[test]
+    fn padding_escapes_and_newlines_are_shown() {
+        let padded = format!("echo hi{}; touch /tmp/PWN", " ".repeat(400));
+        let shown = prompt(&request(&padded), 80, false);
+        assert!(
+            shown.contains("echo hi\u{2420}\u{d7}400; touch /tmp/PWN"),
+            "{shown}"
+        );
+        let escaped = prompt(&request("a\tb\x1b[2Jc\u{202e}d"), 80, false);
+        assert!(escaped.contains("a\\tb\\x1b[2Jc\\u{202e}d"), "{escaped}");
+        assert!(!escaped.contains('\x1b'));
+        let newlines = format!("echo hi{}rm -rf ~", "\n".repeat(60));
+        let shown = prompt(&request(&newlines), 80, false);
+        assert!(
+            shown.contains("echo hi\\n\u{d7}60\n  | rm -rf ~"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn long_lines_wrap_and_long_commands_fold_until_viewed() {
+        let long = "x".repeat(250);
+        let shown = prompt(&request(&long), 84, false);
+        assert_eq!(shown.matches("  | ").count(), 4, "{shown}");
+        assert!(shown.lines().all(|l| l.chars().count() <= 84), "{shown}");
+        let script: String = (1..=100).map(|i| format!("echo {i}\n")).collect();
+        let folded = prompt(&request(&script), 80, false);
+        assert!(folded.contains("(100 lines)"), "{folded}");
+        assert!(folded.contains("70 more lines not shown"), "{folded}");
+        assert!(!folded.contains("echo 100"), "{folded}");
+        assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
+        let all = prompt(&request(&script), 80, true);
+        assert!(all.contains("echo 100\\n"), "{all}");
+    }
+}

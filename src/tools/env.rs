@@ -1,0 +1,148 @@
+//! What the bash tool and MCP stdio servers do not inherit from agent-loop's environment: the
+//! secrets. A command the model wrote could print them, and its output goes to the backend.
+//! Removed are every configured backend's `api_key_env`, `TELEGRAM_BOT_TOKEN`,
+//! `BRAVE_API_KEY`, and every variable named like a secret (`*_API_KEY`, `*_TOKEN`,
+//! `*_SECRET*`, `*PASSWORD*`); config.toml's `[tools.bash]` keeps some (`env_keep`) or
+//! removes more (`env_remove`). The values of the removed variables are also masked in every
+//! tool result before it reaches the model.
+
+use crate::session::Redactor;
+
+/// Always removed, whatever their name looks like.
+const ALWAYS: [&str; 2] = ["TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"];
+
+/// The environment policy of the tools.
+#[derive(Debug, Clone, Default)]
+pub struct EnvPolicy {
+    /// Every configured backend's `api_key_env`.
+    backend_keys: Vec<String>,
+    /// Kept although they look like secrets (`[tools.bash] env_keep`).
+    keep: Vec<String>,
+    /// Removed besides (`[tools.bash] env_remove`).
+    remove: Vec<String>,
+    /// The values of what is removed, for tool results.
+    redactor: Redactor,
+}
+
+impl EnvPolicy {
+    pub fn new(backend_keys: Vec<String>, keep: Vec<String>, remove: Vec<String>) -> Self {
+        let mut policy = EnvPolicy {
+            backend_keys,
+            keep,
+            remove,
+            redactor: Redactor::default(),
+        };
+        policy.redactor = Redactor::from_env(policy.removed());
+        policy
+    }
+
+    /// The policy of config.toml's `[tools.bash]` for these backends' key variables.
+    pub fn from_settings(
+        settings: &crate::config::settings::Settings,
+        backend_keys: Vec<String>,
+    ) -> Self {
+        let list = |key: &str| -> Vec<String> {
+            settings.raw(key).map_or(Vec::new(), |(value, _)| {
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+        };
+        EnvPolicy::new(
+            backend_keys,
+            list("tools.bash.env_keep"),
+            list("tools.bash.env_remove"),
+        )
+    }
+
+    /// Whether the variable `name` is kept from the tools.
+    pub fn removes(&self, name: &str) -> bool {
+        if self.keep.iter().any(|k| k == name) {
+            return false;
+        }
+        let upper = name.to_ascii_uppercase();
+        self.remove.iter().any(|r| r == name)
+            || self.backend_keys.iter().any(|k| k == name)
+            || ALWAYS.contains(&name)
+            || upper.ends_with("_API_KEY")
+            || upper.ends_with("_TOKEN")
+            || upper.contains("_SECRET")
+            || upper.contains("PASSWORD")
+    }
+
+    /// The variables set now that the tools do not get.
+    pub fn removed(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::env::vars_os()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|name| self.removes(name))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Removes the secrets from what `command`'s child inherits.
+    pub fn apply(&self, command: &mut tokio::process::Command) {
+        for name in self.removed() {
+            command.env_remove(name);
+        }
+    }
+
+    /// Masks the removed variables' values in a tool's output.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text)
+    }
+
+    /// The policy in a few lines, for `agent-loop config`.
+    pub fn describe(&self) -> String {
+        let list = |names: &[String]| {
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        format!(
+            "Tools (bash, MCP servers) do not inherit: backends' api_key_env ({}), {}, \
+             *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*\n  \
+             env_remove: {}\n  env_keep: {}\n  removed now: {}\n",
+            list(&self.backend_keys),
+            ALWAYS.join(", "),
+            list(&self.remove),
+            list(&self.keep),
+            list(&self.removed()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_by_name_config_and_backend() {
+        let policy = EnvPolicy::new(
+            vec!["GROQ_KEY".into()],
+            vec!["GH_TOKEN".into()],
+            vec!["MY_PRIVATE".into()],
+        );
+        for name in [
+            "GROQ_KEY",
+            "MY_PRIVATE",
+            "TELEGRAM_BOT_TOKEN",
+            "BRAVE_API_KEY",
+            "OPENAI_API_KEY",
+            "NPM_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "PGPASSWORD",
+        ] {
+            assert!(policy.removes(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "GH_TOKEN", "TOKENIZER", "LANG"] {
+            assert!(!policy.removes(name), "{name}");
+        }
+    }
+}

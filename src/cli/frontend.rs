@@ -15,6 +15,8 @@ pub struct Frontend {
     pub redactor: Redactor,
     /// `--debug`: every event as JSON on stderr.
     pub debug: bool,
+    /// In the REPL, where notices may point to slash commands such as `/pick`.
+    pub repl: bool,
 }
 
 impl Frontend {
@@ -24,6 +26,7 @@ impl Frontend {
             input,
             redactor,
             debug: false,
+            repl: false,
         }
     }
 

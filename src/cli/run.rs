@@ -20,12 +20,19 @@ use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
 pub fn main() -> i32 {
+    // The demo agent behind the `demo` backend is reached before clap, not as a (hidden)
+    // subcommand: shell completions would offer a hidden one, and no user types it.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "demo-agent")
+    {
+        return super::demo_agent::run();
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => return usage_error(e),
     };
     match args.command {
-        Some(Command::DemoAgent) => return super::demo_agent::run(),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(
                 shell,

@@ -83,6 +83,49 @@ fn every_flag_and_subcommand_of_help_is_documented() {
 }
 
 #[test]
+fn short_help_fits_a_phone_screen_and_long_help_keeps_everything() {
+    let short = Command::new(bin()).arg("-h").output().unwrap();
+    assert!(short.status.success(), "{short:?}");
+    let short = String::from_utf8(short.stdout).unwrap();
+    assert!(
+        short.lines().count() <= 40,
+        "{} lines:\n{short}",
+        short.lines().count()
+    );
+    for must in [
+        "Usage:",
+        "--backend",
+        "--yes",
+        "--model",
+        "agent-loop --help",
+        "docs/",
+    ] {
+        assert!(short.contains(must), "{must} not in -h:\n{short}");
+    }
+    let options = section(&short, "Options:");
+    let flags = options
+        .iter()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .count();
+    // The ten most used flags, and -h and -V.
+    assert_eq!(flags, 12, "{short}");
+    assert!(!short.contains("--no-save"), "{short}");
+
+    let long = Command::new(bin()).arg("--help").output().unwrap();
+    let long = String::from_utf8(long.stdout).unwrap();
+    for must in [
+        "--no-save",
+        "--tail",
+        "--max-iterations",
+        "Examples:",
+        "Exit codes:",
+    ] {
+        assert!(long.contains(must), "{must} not in --help:\n{long}");
+    }
+    assert!(!long.contains("see the README"), "{long}");
+}
+
+#[test]
 fn every_repl_command_of_slash_help_is_documented() {
     let ws = Workspace::new();
     let (code, screen) = repl(&ws, "--backend demo", "/help\n/exit\n");

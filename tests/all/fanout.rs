@@ -76,10 +76,12 @@ fn backend_list_runs_each_in_its_own_folder_and_keeps_the_first() {
         "the real folder is untouched"
     );
     assert!(
-        run.stderr().contains("[kept answer 1 (a)"),
+        run.stderr().contains("[kept answer 1 (a)]\n"),
         "{}",
         run.stderr()
     );
+    // `/pick` is a REPL command: a one-shot run does not offer it.
+    assert!(!run.stderr().contains("/pick"), "{}", run.stderr());
     let session =
         std::fs::read_to_string(ws.path("data/agent-loop/sessions/fan/session.json")).unwrap();
     assert!(

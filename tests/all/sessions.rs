@@ -205,6 +205,8 @@ fn completions_come_from_the_flag_definitions() {
         run.expect_code(0);
         assert!(run.stdout().contains("max-iterations"), "{shell}");
         assert!(run.stdout().contains("agent-loop"), "{shell}");
+        // The demo agent behind the `demo` backend is not a command for people.
+        assert!(!run.stdout().contains("demo-agent"), "{shell}");
     }
 }
 

@@ -5,6 +5,7 @@ mod app;
 pub mod args;
 mod backends_cmd;
 mod commands;
+mod config_cmd;
 pub mod demo_agent;
 mod display;
 mod fanout;

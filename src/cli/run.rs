@@ -43,24 +43,8 @@ pub fn main() -> i32 {
             return 0;
         }
         Some(Command::Config) => {
-            return match load_settings(&args) {
-                Ok(settings) => {
-                    print!("{}", settings.describe());
-                    let files = agent_loop::config::Config::load(args.run.config.as_deref())
-                        .map(|c| c.sources.join(", "));
-                    println!(
-                        "\nsettings file: {}",
-                        settings.file.as_deref().unwrap_or("(none)")
-                    );
-                    match files {
-                        Ok(files) => println!("backends files: {files}"),
-                        Err(e) => return fail(&e),
-                    }
-                    if let Some(dir) = agent_loop::session::Store::default_dir() {
-                        println!("sessions: {}", dir.display());
-                    }
-                    0
-                }
+            return match load_settings(&args).and_then(|s| super::config_cmd::run(&args, &s)) {
+                Ok(()) => 0,
                 Err(e) => fail(&e),
             }
         }
@@ -241,6 +225,9 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
         args.tooling.max_iterations.map(|n| n.to_string()),
     );
     settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
+    if args.tooling.yes {
+        settings.flag_as("approval", "never", "--yes");
+    }
     settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
     settings.flag("context", args.request.context.map(|c| c.to_string()));
     settings.flag("display", args.run.display.map(|d| d.to_string()));
@@ -262,7 +249,7 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
 }
 
 /// A boolean setting: `1`, `true`, `yes`, `on` (and their opposites).
-struct Flag(bool);
+pub(super) struct Flag(bool);
 
 impl std::str::FromStr for Flag {
     type Err = String;

@@ -13,6 +13,7 @@ mod frontend;
 mod input;
 mod mcp;
 mod outcome;
+mod probe;
 mod repl;
 mod run;
 mod screen;

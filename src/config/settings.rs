@@ -278,7 +278,10 @@ mod tests {
         s.flag("max_iterations", Some("9".into()));
         assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(9));
         let table = s.describe();
-        let row = table.lines().find(|l| l.starts_with("max_iterations")).unwrap();
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("max_iterations"))
+            .unwrap();
         assert_eq!(
             row.split_whitespace().collect::<Vec<_>>(),
             ["max_iterations", "9", "flag", "--max-iterations"]

@@ -279,11 +279,24 @@ fn read_stdin_task() -> Result<String, Error> {
     Ok(task)
 }
 
+/// The exit code of a one-shot turn that ended with an answer although every tool call in it
+/// was refused, because approval could not be asked: what was asked for was not done.
+const ALL_REFUSED: i32 = 4;
+
 async fn one_shot(app: &mut App, task: &str) -> i32 {
     let outcome = app.turn(task).await;
+    let frontend = app.frontend();
+    let all_refused = frontend.calls > 0 && frontend.refused == frontend.calls;
+    if all_refused && matches!(outcome, Outcome::Done(Ok(_))) {
+        app.notice(
+            "[no tool ran: approval cannot be asked here (no terminal, or --output jsonl); \
+             pass --yes, or --allow TOOL for the tools you trust]",
+        );
+    }
     let line = app.summary_line();
     app.notice(&line);
     match outcome {
+        Outcome::Done(Ok(_)) if all_refused => ALL_REFUSED,
         Outcome::Done(Ok(_)) => 0,
         // The error has already been shown.
         Outcome::Done(Err(e)) => e.exit_code(),

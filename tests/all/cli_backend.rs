@@ -78,7 +78,14 @@ fn mutating_tools_are_denied_without_a_terminal_or_yes() {
     ws.reply(1, "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"touch ran.txt\"}}</tool_call>\n");
     ws.reply(2, "ok, I could not\n");
     let run = ws.run(&["--backend", "fake", "make a file"]);
-    run.expect_code(0);
+    // The only call was refused: nothing asked for was done, and the exit code says so.
+    run.expect_code(4);
+    assert!(
+        run.stderr()
+            .contains("[no tool ran: approval cannot be asked here"),
+        "{}",
+        run.stderr()
+    );
     assert!(
         !ws.work().join("ran.txt").exists(),
         "bash ran without approval"

@@ -158,7 +158,8 @@ fn approvals_are_asked_one_backend_at_a_time_and_named() {
     let mut cmd = ws.cmd(&["--backend", "a,b", "--no-save", "write it"]);
     cmd.env("TMPDIR", ws.path("tmp"));
     let run = ws.run_cmd(cmd);
-    run.expect_code(0);
+    // Every call refused, in every backend: the exit code says nothing ran.
+    run.expect_code(4);
     let err = run.stderr();
     assert!(
         err.contains("[1] a asks:") && err.contains("[2] b asks:"),

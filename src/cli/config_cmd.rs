@@ -13,7 +13,7 @@ use agent_loop::context::ContextMode;
 use agent_loop::Error;
 
 use super::args::Args;
-use super::run::Flag;
+use super::bool_setting::Flag;
 use super::screen::Screen;
 
 /// Prints the table and the files; the exit code.

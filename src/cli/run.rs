@@ -14,6 +14,7 @@ use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
 use super::args::{Args, Command};
+use super::bool_setting::Flag;
 use super::frontend::Frontend;
 use super::input::Input;
 use super::repl;
@@ -246,20 +247,6 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
         );
     }
     Ok(settings)
-}
-
-/// A boolean setting: `1`, `true`, `yes`, `on` (and their opposites).
-pub(super) struct Flag(bool);
-
-impl std::str::FromStr for Flag {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => Ok(Flag(true)),
-            "0" | "false" | "no" | "off" | "" => Ok(Flag(false)),
-            _ => Err("expected true or false".into()),
-        }
-    }
 }
 
 fn read_stdin_task() -> Result<String, Error> {

@@ -291,6 +291,23 @@ fn iteration_cap_stops_with_exit_3() {
 }
 
 #[test]
+fn a_cap_of_one_says_one_backend_call() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>\n",
+    );
+    let run = ws.run(&["--backend", "fake", "--max-iterations", "1", "loop"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr()
+            .contains("stopped after 1 backend call (the --max-iterations cap)"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
 fn unknown_tool_and_malformed_calls_go_back_to_the_model() {
     let ws = Workspace::new();
     ws.reply(

@@ -55,11 +55,13 @@ Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configurat
 129 ended by SIGHUP, 130 interrupted (Ctrl-C), 143 ended by SIGTERM.";
 
 const SHORT_FOOTER: &str = "\
-Every flag, examples and exit codes: agent-loop --help. Guides: README.md and docs/ in the
-source (docs/configuration.md for flags and settings, docs/backends-and-presets.md for backends).";
+All flags, examples: agent-loop --help
+Guides: README.md, docs/*.md";
 
-/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool
-/// set and a display that works on any terminal.
+/// One prompt for every AI agent.
+///
+/// Drives agent CLIs and LLM APIs through one loop, one tool set and a display that works on
+/// any terminal.
 #[derive(Debug, Parser)]
 // No colour in help and usage errors (clap is built without its `color` feature): clap's
 // escapes are hard-coded, and would break plain mode's promise and terminfo mode's (every
@@ -70,7 +72,8 @@ source (docs/configuration.md for flags and settings, docs/backends-and-presets.
     name = "agent-loop",
     version,
     after_help = SHORT_FOOTER,
-    after_long_help = EXAMPLES
+    after_long_help = EXAMPLES,
+    disable_help_flag = true
 )]
 pub struct Args {
     // The flags in four groups, in the order `--help` lists them. Not for their own sake:
@@ -97,12 +100,14 @@ pub struct Args {
 // What to run, on which backend, and how it is shown.
 #[derive(Debug, clap::Args)]
 pub struct Run {
-    /// The task for one turn (`-` reads stdin); without one, a REPL.
+    /// Task; none: a REPL.
+    ///
+    /// The task for one turn; `-` reads it from stdin.
     ///
     /// Without a task: a REPL on a terminal, or the task from piped stdin.
     pub task: Option<String>,
 
-    /// Backend to use, by name (`agent-loop backends` lists them).
+    /// Backend to use.
     ///
     /// Its name in backends.toml, for example `demo`. Without it: the
     /// `backend` setting (config.toml, AGENT_LOOP_BACKEND), else `default_backend` in a
@@ -116,25 +121,34 @@ pub struct Run {
     #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How to show the conversation.
+    /// auto, plain or terminfo.
     ///
     /// `plain` appends lines and never writes
     /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
     /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.
     /// [default: auto]
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
     pub display: Option<DisplayMode>,
 
-    /// `text` for people, or `jsonl` for programs.
+    /// text, or jsonl.
     ///
     /// `jsonl`: one JSON object per event on stdout, nothing else, and no approval questions
     /// (use --yes) [default: text].
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_enum, value_name = "FORMAT", hide_possible_values = true)]
     pub output: Option<OutputFormat>,
 
-    /// Only the final answer on stdout; errors and approval questions on stderr.
+    /// Answer only, on stdout.
+    ///
+    /// Only the final answer on stdout.
+    /// Errors and approval questions go to stderr.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Help (--help: all).
+    ///
+    /// Print help: `-h` a summary, `--help` everything.
+    #[arg(short, long, action = clap::ArgAction::Help, global = true)]
+    pub help: Option<bool>,
 
     /// In terminfo mode, show the last N lines of the backend's output in place while it
     /// runs; all of it is printed when the call ends.
@@ -145,11 +159,16 @@ pub struct Run {
 // What tools may do, and how far a turn may go.
 #[derive(Debug, clap::Args)]
 pub struct Tooling {
-    /// Run every tool without asking for approval (the same as `--approval never`).
+    /// Never ask before tools.
+    ///
+    /// Run every tool without asking.
+    /// The same as `--approval never`.
     #[arg(short, long)]
     pub yes: bool,
 
-    /// When to ask before a tool runs: never, on-write or always-ask.
+    /// When tools ask first.
+    ///
+    /// never, on-write or always-ask.
     ///
     /// `on-write` asks before bash, write and edit, `always-ask` before every tool.
     /// [default: on-write]
@@ -169,7 +188,9 @@ pub struct Tooling {
     #[arg(hide_short_help = true, long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
-    /// Comma-separated tools that exist for this run (default: all).
+    /// Tools for this run.
+    ///
+    /// Comma-separated.
     ///
     /// All: bash, read, write, edit, ls, grep, and the tools of every MCP server. MCP tools are named
     /// mcp.SERVER.TOOL; mcp.SERVER.* takes all of one server's, mcp.* all of them.
@@ -190,9 +211,9 @@ pub struct Tooling {
 // What a request to the backend asks for and carries.
 #[derive(Debug, clap::Args)]
 pub struct Request {
-    /// Model to ask for, instead of the backend's `model` key.
+    /// Model to ask for.
     ///
-    /// For HTTP backends, and CLI backends whose args use {model}.
+    /// Instead of the backend's `model` key: for HTTP backends, and CLI backends whose args use {model}.
     #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
 
@@ -221,12 +242,14 @@ pub struct Request {
 // Which session the conversation is saved to.
 #[derive(Debug, clap::Args)]
 pub struct Saving {
-    /// Start or continue the session called NAME.
+    /// Start or continue NAME.
     ///
     /// Saved under $XDG_DATA_HOME/agent-loop/sessions/NAME/.
     #[arg(short, long, value_name = "NAME", conflicts_with = "continue_")]
     pub session: Option<String>,
 
+    /// Continue last session.
+    ///
     /// Continue the most recently used session.
     #[arg(short = 'c', long = "continue")]
     pub continue_: bool,
@@ -242,34 +265,38 @@ pub struct Saving {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List saved sessions, or remove some.
+    /// Saved sessions.
     ///
-    /// Each with its name, backend, turns, tokens and when it was last used.
+    /// Lists the saved sessions, each with its name, backend, turns, tokens and when it was
+    /// last used; `rm NAME` removes one.
     Sessions {
         #[command(subcommand)]
         action: Option<SessionsAction>,
     },
-    /// Print the effective settings and where each came from.
+    /// Show the settings.
     ///
-    /// Origins: default, config.toml, environment, flag. Every value is checked as a run
-    /// checks it; each configuration file is listed where it is looked for.
+    /// Prints every setting's effective value and where it came from (default, config.toml,
+    /// environment, flag), each checked as a run checks it, and where each configuration file
+    /// is looked for.
     Config,
-    /// Print a shell completion script (bash, zsh, fish, ...).
+    /// Shell completions.
     ///
-    /// For example: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
+    /// Prints a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// List every configured backend and whether it can run here.
+    /// List backends.
     ///
-    /// For each: its type, command or URL, whether it can run here (the command found on
-    /// PATH, the API key set, a local server answering) and the version its `--version` prints.
+    /// Lists every configured backend: its type, command or URL, whether it can run here (the
+    /// command found on PATH, the API key set, a local server answering) and the version its
+    /// `--version` prints.
     Backends,
-    /// Show what BACKEND prints for a tiny prompt and what is read from it.
+    /// Check one backend.
     ///
-    /// Its raw output, the ANSI-stripped text, and what each parser read from it (text, tool
-    /// calls, usage, errors): for checking a preset.
+    /// Sends a tiny prompt through BACKEND and shows its raw output, the ANSI-stripped text,
+    /// and what each parser read from it (text, tool calls, usage, errors): for checking a
+    /// preset.
     Doctor {
         #[arg(value_name = "BACKEND")]
         backend: String,

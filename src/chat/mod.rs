@@ -179,8 +179,9 @@ impl Chat {
             return Ok(());
         };
         // A session is saved once it holds a turn: a REPL left or cleared before any task
-        // leaves no empty session behind.
-        if self.agent.turns() == 0 && self.agent.conversation.messages.is_empty() {
+        // leaves no empty session behind. One saved before is saved again, emptied or not.
+        let empty = self.agent.turns() == 0 && self.agent.conversation.messages.is_empty();
+        if empty && !store.has(&self.session.name) {
             return Ok(());
         }
         self.session.conversation = self.agent.conversation.clone();

@@ -411,8 +411,9 @@ impl Agent {
             Error::new(
                 ErrorKind::IterationCap,
                 format!(
-                    "stopped after {max} backend calls (the --max-iterations cap) while the model \
-                     was still asking for tools; raise --max-iterations to let it go on"
+                    "stopped after {max} backend call{} (the --max-iterations cap) while the model \
+                     was still asking for tools; raise --max-iterations to let it go on",
+                    if max == 1 { "" } else { "s" }
                 ),
             ),
         ))

@@ -104,11 +104,15 @@ impl Chat {
         self.mcp.restart(name, self.agent.tools_mut()).await
     }
 
-    /// Stops the MCP servers, and asks a terminal agent (`type = "pty"`) to quit (then its
-    /// process group is killed).
+    /// Stops the MCP servers, asks a terminal agent (`type = "pty"`) to quit (then its
+    /// process group is killed), and removes the cut tool outputs of a session that is not
+    /// saved: nothing would ever point to them again.
     pub async fn shutdown(&mut self) {
         self.mcp.shutdown();
         self.agent.shutdown().await;
+        if self.store.is_none() {
+            let _ = std::fs::remove_dir_all(self.artifacts().dir());
+        }
     }
 
     /// Runs one turn: the events go through the log to `observer`; the session is saved
@@ -177,6 +181,12 @@ impl Chat {
         let Some(store) = &self.store else {
             return Ok(());
         };
+        // A session is saved once it holds a turn: a REPL left or cleared before any task
+        // leaves no empty session behind. One saved before is saved again, emptied or not.
+        let empty = self.agent.turns() == 0 && self.agent.conversation.messages.is_empty();
+        if empty && !store.has(&self.session.name) {
+            return Ok(());
+        }
         self.session.conversation = self.agent.conversation.clone();
         self.session.turns = self.agent.turns();
         self.session.usage = self.agent.totals;
@@ -199,12 +209,11 @@ impl Chat {
         self.log = match path {
             None => None,
             // A session's own log is only created once it has something to say, so a
-            // failure to create the folder is reported at the first save, not here.
-            Some(path) => match Log::open(&path, self.redactor.clone()) {
-                Ok(log) => Some(EventLog::new(log)),
-                Err(e) if self.log_path.is_some() => return Err(e),
-                Err(_) => None,
-            },
+            // failure to create the folder is reported at the first event, not here.
+            Some(path) if self.log_path.is_none() => {
+                Some(EventLog::new(Log::deferred(&path, self.redactor.clone())))
+            }
+            Some(path) => Some(EventLog::new(Log::open(&path, self.redactor.clone())?)),
         };
         self.sync();
         Ok(())

@@ -109,12 +109,11 @@ impl App {
         let status = self.chat.status();
         let t = &status.totals;
         let mut line = format!(
-            "[session {}: {} turn{}, tokens in {} / out {}",
+            "[session {}: {} turn{}, {}",
             status.session,
             status.turns,
             if status.turns == 1 { "" } else { "s" },
-            t.input,
-            t.output
+            super::display::plain::tokens(Some(t.input), Some(t.output))
         );
         if t.cost > 0.0 {
             line.push_str(&format!(", ${:.4}", t.cost));

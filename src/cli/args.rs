@@ -45,20 +45,36 @@ Examples:
       Only the final answer on stdout.
 
 Backends are defined in backends.toml: the built-in file, then
-$XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. The README documents
-every key and shows how to add an agent CLI.
+$XDG_CONFIG_HOME/agent-loop/backends.toml, then --config FILE. docs/backends-and-presets.md
+documents every key and shows how to add an agent CLI; docs/configuration.md covers every
+flag and setting.
 
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
 3 the turn would not end (--max-iterations reached, or the same tool call three times),
+4 no tool ran: every tool call needed an approval that could not be asked (use --yes),
 129 ended by SIGHUP, 130 interrupted (Ctrl-C), 143 ended by SIGTERM.";
 
-/// One prompt for every AI agent: drives agent CLIs and LLM APIs through one loop, one tool
-/// set and a display that works on any terminal.
+const SHORT_FOOTER: &str = "\
+All flags, examples: agent-loop --help
+Guides: README.md, docs/*.md";
+
+/// One prompt for every AI agent.
+///
+/// Drives agent CLIs and LLM APIs through one loop, one tool set and a display that works on
+/// any terminal.
 #[derive(Debug, Parser)]
 // No colour in help and usage errors (clap is built without its `color` feature): clap's
 // escapes are hard-coded, and would break plain mode's promise and terminfo mode's (every
 // sequence from the entry).
-#[command(name = "agent-loop", version, after_help = EXAMPLES)]
+// `-h` is a phone screen's worth: the most used flags, each in one line, and where to read
+// more; `--help` has every flag in full, the examples and the exit codes.
+#[command(
+    name = "agent-loop",
+    version,
+    after_help = SHORT_FOOTER,
+    after_long_help = EXAMPLES,
+    disable_help_flag = true
+)]
 pub struct Args {
     // The flags in four groups, in the order `--help` lists them. Not for their own sake:
     // clap's derive builds each flag on the stack of one function, and one function for all
@@ -84,51 +100,77 @@ pub struct Args {
 // What to run, on which backend, and how it is shown.
 #[derive(Debug, clap::Args)]
 pub struct Run {
-    /// The task for one turn; `-` reads it from stdin. Without a task: a REPL on a terminal,
-    /// or the task from piped stdin.
+    /// Task; none: a REPL.
+    ///
+    /// The task for one turn; `-` reads it from stdin.
+    ///
+    /// Without a task: a REPL on a terminal, or the task from piped stdin.
     pub task: Option<String>,
 
-    /// Backend to use, by its name in backends.toml (for example `demo`). Without it: the
+    /// Backend to use.
+    ///
+    /// Its name in backends.toml, for example `demo`. Without it: the
     /// `backend` setting (config.toml, AGENT_LOOP_BACKEND), else `default_backend` in a
-    /// backends.toml, else the first available backend (see the README).
+    /// backends.toml, else the first available backend (docs/configuration.md, "Which
+    /// backend runs").
     #[arg(short, long, value_name = "NAME")]
     pub backend: Option<String>,
 
     /// Extra backends.toml, read after the built-in and user files; its entries add backends
     /// or override single keys.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How to show the conversation [default: auto]. `plain` appends lines and never writes
+    /// auto, plain or terminfo.
+    ///
+    /// `plain` appends lines and never writes
     /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
     /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.
-    #[arg(long, value_enum, value_name = "MODE")]
+    /// [default: auto]
+    #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
     pub display: Option<DisplayMode>,
 
-    /// `text` for people, or `jsonl`: one JSON object per event on stdout, nothing else, and
-    /// no approval questions (use --yes) [default: text].
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    /// text, or jsonl.
+    ///
+    /// `jsonl`: one JSON object per event on stdout, nothing else, and no approval questions
+    /// (use --yes) [default: text].
+    #[arg(long, value_enum, value_name = "FORMAT", hide_possible_values = true)]
     pub output: Option<OutputFormat>,
 
-    /// Only the final answer on stdout; errors and approval questions on stderr.
+    /// Answer only, on stdout.
+    ///
+    /// Only the final answer on stdout.
+    /// Errors and approval questions go to stderr.
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Help (--help: all).
+    ///
+    /// Print help: `-h` a summary, `--help` everything.
+    #[arg(short, long, action = clap::ArgAction::Help, global = true)]
+    pub help: Option<bool>,
+
     /// In terminfo mode, show the last N lines of the backend's output in place while it
     /// runs; all of it is printed when the call ends.
-    #[arg(long, value_name = "N")]
+    #[arg(hide_short_help = true, long, value_name = "N")]
     pub tail: Option<usize>,
 }
 
 // What tools may do, and how far a turn may go.
 #[derive(Debug, clap::Args)]
 pub struct Tooling {
-    /// Run every tool without asking for approval (the same as `--approval never`).
+    /// Never ask before tools.
+    ///
+    /// Run every tool without asking.
+    /// The same as `--approval never`.
     #[arg(short, long)]
     pub yes: bool,
 
-    /// When to ask before a tool runs: `never`, `on-write` (before bash, write and edit) or
-    /// `always-ask` (before every tool).
+    /// When tools ask first.
+    ///
+    /// never, on-write or always-ask.
+    ///
+    /// `on-write` asks before bash, write and edit, `always-ask` before every tool.
     /// [default: on-write]
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub approval: Option<ApprovalMode>,
@@ -137,110 +179,129 @@ pub struct Tooling {
     /// `TOOL:GLOB` the calls whose main argument matches (`bash:git status*`, `write:docs/*`).
     /// A bash command that chains commands (`;`, `&&`, `|`, `$(...)`, redirections) never
     /// matches a pattern.
-    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    #[arg(hide_short_help = true, long, value_name = "RULE", value_parser = parse_rule)]
     pub allow: Vec<AllowRule>,
 
     /// The folder read, write, edit, ls and grep may use (default: the working directory);
     /// paths that resolve outside it, through `..` or symbolic links, are refused. `--root /`
     /// lifts the limit. bash is not confined.
-    #[arg(long, value_name = "DIR")]
+    #[arg(hide_short_help = true, long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
-    /// Comma-separated tools that exist for this run (default: all of bash, read, write,
-    /// edit, ls, grep, and the tools of every MCP server). MCP tools are named
+    /// Tools for this run.
+    ///
+    /// Comma-separated.
+    ///
+    /// All: bash, read, write, edit, ls, grep, and the tools of every MCP server. MCP tools are named
     /// mcp.SERVER.TOOL; mcp.SERVER.* takes all of one server's, mcp.* all of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub tools: Option<Vec<String>>,
 
     /// Backend calls allowed in one turn before it stops with an error (exit 3).
     /// [default: 10]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
 
     /// Internal tracing (settings and their origins, every event as JSON) on stderr; never
     /// on stdout. Also AGENT_LOOP_DEBUG=1.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub debug: bool,
 }
 
 // What a request to the backend asks for and carries.
 #[derive(Debug, clap::Args)]
 pub struct Request {
-    /// Model to ask for, instead of the backend's `model` key (HTTP backends, and CLI
-    /// backends with `model_args` or {model} in their args: every agent CLI preset but coro).
+    /// Model to ask for.
+    ///
+    /// Instead of the backend's `model` key: for HTTP backends, and CLI backends with
+    /// `model_args` or {model} in their args (every agent CLI preset but coro).
     #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
 
     /// Sampling temperature sent to an HTTP backend (for example 0.2); without it, none is
     /// sent and the API's default applies.
-    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    #[arg(hide_short_help = true, long, value_name = "T", value_parser = parse_temperature)]
     pub temp: Option<f64>,
 
     /// Ask an HTTP backend for the whole reply at once instead of streaming it. Then only
     /// the final answer reaches stdout.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub no_stream: bool,
 
     /// How much history each request carries: continue (all, trimmed to the backend's
     /// max_context_tokens), fresh (none: only the current exchange), sliding:N (the last N
     /// messages) or summarize (the backend summarises older messages). Default: the backend's
     /// `context` key, else continue.
-    #[arg(long, value_name = "MODE")]
+    #[arg(hide_short_help = true, long, value_name = "MODE")]
     pub context: Option<ContextMode>,
 
     /// Also show every line the backend prints (ANSI-stripped), on stderr.
-    #[arg(short, long)]
+    #[arg(hide_short_help = true, short, long)]
     pub verbose: bool,
 }
 
 // Which session the conversation is saved to.
 #[derive(Debug, clap::Args)]
 pub struct Saving {
-    /// Start or continue the session called NAME (saved under
-    /// $XDG_DATA_HOME/agent-loop/sessions/NAME/).
+    /// Start or continue NAME.
+    ///
+    /// Saved under $XDG_DATA_HOME/agent-loop/sessions/NAME/.
     #[arg(short, long, value_name = "NAME", conflicts_with = "continue_")]
     pub session: Option<String>,
 
+    /// Continue last session.
+    ///
     /// Continue the most recently used session.
     #[arg(short = 'c', long = "continue")]
     pub continue_: bool,
 
     /// Write the JSONL event log to FILE instead of the session's log.jsonl.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
     /// Do not save the session or its log (for scripts that run many one-off tasks).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub no_save: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List saved sessions (name, backend, turns, tokens, last used), or remove some.
+    /// Saved sessions.
+    ///
+    /// Lists the saved sessions, each with its name, backend, turns, tokens and when it was
+    /// last used; `rm NAME` removes one.
     Sessions {
         #[command(subcommand)]
         action: Option<SessionsAction>,
     },
-    /// Print the effective settings and where each came from (default, config.toml,
-    /// environment, flag), and the configuration files read.
+    /// Show the settings.
+    ///
+    /// Prints every setting's effective value and where it came from (default, config.toml,
+    /// environment, flag), each checked as a run checks it, and where each configuration file
+    /// is looked for.
     Config,
-    /// Print a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
+    /// Shell completions.
+    ///
+    /// Prints a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// List every configured backend: its type, command or URL, whether it can run here (the
-    /// command found on PATH, the API key set) and the version its `--version` prints.
+    /// List backends.
+    ///
+    /// Lists every configured backend: its type, command or URL, whether it can run here (the
+    /// command found on PATH, the API key set, a local server answering) and the version its
+    /// `--version` prints.
     Backends,
-    /// Send a tiny prompt through BACKEND and show its raw output, the ANSI-stripped text, and
-    /// what each parser read from it (text, tool calls, usage, errors): for checking a preset.
+    /// Check one backend.
+    ///
+    /// Sends a tiny prompt through BACKEND and shows its raw output, the ANSI-stripped text,
+    /// and what each parser read from it (text, tool calls, usage, errors): for checking a
+    /// preset.
     Doctor {
         #[arg(value_name = "BACKEND")]
         backend: String,
     },
-    /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
-    #[command(hide = true)]
-    DemoAgent,
 }
 
 fn parse_mode(s: &str) -> Result<ApprovalMode, String> {

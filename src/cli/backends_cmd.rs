@@ -24,6 +24,8 @@ struct Row {
     status: String,
     /// The program to ask for `--version`, when it was found.
     program: Option<std::path::PathBuf>,
+    /// A keyless HTTP backend's URL: whether its server answers is the status.
+    probe: Option<String>,
 }
 
 fn row(name: &str, def: &Definition) -> Row {
@@ -48,6 +50,7 @@ fn row(name: &str, def: &Definition) -> Row {
                 target: d.command.replace("{self}", "agent-loop"),
                 status,
                 program,
+                probe: None,
             }
         }
         Definition::Pty(d) => {
@@ -61,6 +64,7 @@ fn row(name: &str, def: &Definition) -> Row {
                 target: d.command.clone(),
                 status,
                 program,
+                probe: None,
             }
         }
         Definition::Http(d) => Row {
@@ -68,11 +72,12 @@ fn row(name: &str, def: &Definition) -> Row {
             kind: d.format.type_name().into(),
             target: d.base_url.clone(),
             status: match &d.api_key_env {
-                None => "no key needed".into(),
+                None => String::new(),
                 Some(var) if def.is_available() => format!("{var} set"),
                 Some(var) => format!("{var} not set"),
             },
             program: None,
+            probe: d.api_key_env.is_none().then(|| d.base_url.clone()),
         },
     }
 }
@@ -84,7 +89,23 @@ pub async fn table(config: &Config) -> Result<String, Error> {
         .map(|(name, def)| row(name, def))
         .collect();
     let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
-    let versions = super::versions::versions(&programs).await;
+    let probes = futures_util::future::join_all(rows.iter().map(|r| {
+        let url = r.probe.clone();
+        async move {
+            match url {
+                Some(url) => Some(super::probe::server_status(&url).await),
+                None => None,
+            }
+        }
+    }));
+    let (versions, probes) =
+        futures_util::future::join(super::versions::versions(&programs), probes).await;
+    let mut rows = rows;
+    for (row, status) in rows.iter_mut().zip(probes) {
+        if let Some(status) = status {
+            row.status = status;
+        }
+    }
     let mut cells = vec![["NAME", "TYPE", "COMMAND / URL", "HERE", "VERSION"].map(String::from)];
     for (r, v) in rows.into_iter().zip(versions) {
         cells.push([r.name, r.kind, r.target, r.status, v]);

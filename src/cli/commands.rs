@@ -220,8 +220,15 @@ fn context_line(app: &App) -> String {
 
 fn help() -> String {
     let mut out = String::from("Commands (a line that does not start with / is a prompt):\n");
+    let usage = |name: &str, args: &str| format!("{name} {args}").trim_end().to_string();
+    // One column for the descriptions, as wide as the longest usage.
+    let width = COMMANDS
+        .iter()
+        .map(|(name, args, _)| usage(name, args).chars().count())
+        .max()
+        .unwrap_or(0);
     for (name, args, what) in COMMANDS {
-        let _ = writeln!(out, "  {:<18} {what}", format!("{name} {args}").trim_end());
+        let _ = writeln!(out, "  {:<width$} {what}", usage(name, args));
     }
     out.push_str("Multi-line input: end a line with \\ to continue it, or put \"\"\" alone on a line to start and end a block.");
     out
@@ -257,10 +264,23 @@ fn history(app: &App, arg: &str) -> Result<String, Error> {
                 format!("[{name} {}] {first}", if *ok { "ok" } else { "error" })
             }
         };
-        let short: String = line.chars().take(200).collect();
-        let _ = writeln!(out, "{short}");
+        let _ = writeln!(out, "{}", shorten(&line, 200));
     }
     Ok(out.trim_end().to_string())
+}
+
+/// `text` cut to at most `max` characters, at a word boundary, with `...` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(3)).collect();
+    // Back to the last space, unless that loses most of the line (one very long word).
+    let cut = match head.rfind(char::is_whitespace) {
+        Some(at) if at > head.len() / 2 => &head[..at],
+        _ => &head,
+    };
+    format!("{}...", cut.trim_end())
 }
 
 fn tools(app: &App) -> String {
@@ -424,6 +444,36 @@ fn markdown(app: &App) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_lines_are_cut_at_a_word_with_an_ellipsis() {
+        let line = format!("You: {}", "word ".repeat(60));
+        let short = shorten(&line, 200);
+        assert!(short.ends_with("word..."), "{short}");
+        assert!(short.chars().count() <= 200, "{short}");
+        assert_eq!(shorten("short line", 200), "short line");
+        // One long word is cut inside it rather than lost.
+        let long = "x".repeat(300);
+        assert_eq!(shorten(&long, 10), "xxxxxxx...");
+    }
+
+    #[test]
+    fn help_aligns_every_description() {
+        let text = help();
+        // The column each description starts at, one per command.
+        let starts: std::collections::BTreeSet<usize> = COMMANDS
+            .iter()
+            .map(|(name, args, what)| {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with(&format!("  {name} {args}").trim_end().to_string()))
+                    .unwrap_or_else(|| panic!("{name} not in {text}"));
+                line.find(what).unwrap()
+            })
+            .collect();
+        assert_eq!(starts.len(), 1, "{text}");
+        assert!(text.contains("  /mcp [restart NAME] "), "{text}");
+    }
 
     #[test]
     fn quoting_survives_quotes() {

@@ -141,12 +141,11 @@ fn show(chat: &mut Chat, frontend: &mut Frontend, lanes: &[Lane]) {
             _ => ", failed",
         };
         let heading = format!(
-            "=== [{}] {}: {:.1}s, tokens in {} / out {}{outcome}; worked in {} ===",
+            "=== [{}] {}: {:.1}s, {}{outcome}; worked in {} ===",
             i + 1,
             lane.name,
             lane.elapsed.as_secs_f64(),
-            t.input,
-            t.output,
+            super::display::plain::tokens(Some(t.input), Some(t.output)),
             lane.folder.display()
         );
         // On stdout, with the answers, so `> answers.txt` keeps them apart.
@@ -198,11 +197,13 @@ fn keep(chat: &mut Chat, frontend: &mut Frontend, lanes: Vec<Lane>) -> Kept {
         return (Err(error), None);
     };
     chat.adopt(conversation, totals);
-    frontend.notice(&format!(
-        "[kept answer {} ({}); /pick N keeps another]",
-        i + 1,
-        saved[i].0
-    ));
+    // `/pick` exists only in the REPL; a one-shot run has nothing to pick with.
+    let pick = if frontend.repl {
+        "; /pick N keeps another"
+    } else {
+        ""
+    };
+    frontend.notice(&format!("[kept answer {} ({}){pick}]", i + 1, saved[i].0));
     (Ok(answer), Some(Compared { lanes: saved }))
 }
 

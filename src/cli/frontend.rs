@@ -15,6 +15,13 @@ pub struct Frontend {
     pub redactor: Redactor,
     /// `--debug`: every event as JSON on stderr.
     pub debug: bool,
+    /// In the REPL, where notices may point to slash commands such as `/pick`.
+    pub repl: bool,
+    /// Tool calls seen, and those refused because approval could not be asked (no
+    /// terminal, or JSON lines): a one-shot run in which every call was refused says so in
+    /// its exit code.
+    pub calls: u32,
+    pub refused: u32,
 }
 
 impl Frontend {
@@ -24,6 +31,9 @@ impl Frontend {
             input,
             redactor,
             debug: false,
+            repl: false,
+            calls: 0,
+            refused: 0,
         }
     }
 
@@ -40,12 +50,16 @@ impl Observer for Frontend {
             let json = serde_json::to_string(event).unwrap_or_default();
             self.display.notice(&format!("debug: event {json}"));
         }
+        if let Event::ToolCall { .. } = event {
+            self.calls += 1;
+        }
         self.display.render(event);
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             if !self.display.asks_approval() {
+                self.refused += 1;
                 return Decision::Deny(format!(
                     "agent-loop does not ask for approval with --output jsonl and --yes was \
                      not given, so {} was not allowed to run",
@@ -53,6 +67,7 @@ impl Observer for Frontend {
                 ));
             }
             if !self.input.interactive {
+                self.refused += 1;
                 return Decision::Deny(format!(
                     "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \
                      not given, so {} was not allowed to run",

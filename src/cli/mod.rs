@@ -4,7 +4,9 @@
 mod app;
 pub mod args;
 mod backends_cmd;
+mod bool_setting;
 mod commands;
+mod config_cmd;
 pub mod demo_agent;
 mod display;
 mod fanout;
@@ -12,6 +14,7 @@ mod frontend;
 mod input;
 mod mcp;
 mod outcome;
+mod probe;
 mod repl;
 mod run;
 mod screen;

@@ -9,6 +9,7 @@ use super::commands::{self, Flow};
 use super::signals::Stop;
 
 pub async fn run(app: &mut App) -> i32 {
+    app.frontend().repl = true;
     let status = app.chat().status();
     app.notice(&format!(
         "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",

@@ -14,18 +14,26 @@ use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
 use super::args::{Args, Command};
+use super::bool_setting::Flag;
 use super::frontend::Frontend;
 use super::input::Input;
 use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
 pub fn main() -> i32 {
+    // The demo agent behind the `demo` backend is reached before clap, not as a (hidden)
+    // subcommand: shell completions would offer a hidden one, and no user types it.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "demo-agent")
+    {
+        return super::demo_agent::run();
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => return usage_error(e),
     };
     match args.command {
-        Some(Command::DemoAgent) => return super::demo_agent::run(),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(
                 shell,
@@ -36,33 +44,8 @@ pub fn main() -> i32 {
             return 0;
         }
         Some(Command::Config) => {
-            return match load_settings(&args) {
-                Ok(settings) => {
-                    print!("{}", settings.describe());
-                    let config = agent_loop::config::Config::load(args.run.config.as_deref());
-                    println!(
-                        "\nsettings file: {}",
-                        settings.file.as_deref().unwrap_or("(none)")
-                    );
-                    let config = match config {
-                        Ok(config) => config,
-                        Err(e) => return fail(&e),
-                    };
-                    println!("backends files: {}", config.sources.join(", "));
-                    let env = agent_loop::tools::EnvPolicy::from_settings(
-                        &settings,
-                        config.api_key_envs(),
-                    );
-                    print!("{}", env.describe());
-                    println!(
-                        "file tools open files with: {}",
-                        agent_loop::tools::confinement_method().describe()
-                    );
-                    if let Some(dir) = agent_loop::session::Store::default_dir() {
-                        println!("sessions: {}", dir.display());
-                    }
-                    0
-                }
+            return match load_settings(&args).and_then(|s| super::config_cmd::run(&args, &s)) {
+                Ok(()) => 0,
                 Err(e) => fail(&e),
             }
         }
@@ -243,6 +226,9 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
         args.tooling.max_iterations.map(|n| n.to_string()),
     );
     settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
+    if args.tooling.yes {
+        settings.flag_as("approval", "never", "--yes");
+    }
     settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
     settings.flag("context", args.request.context.map(|c| c.to_string()));
     settings.flag("display", args.run.display.map(|d| d.to_string()));
@@ -263,20 +249,6 @@ fn load_settings(args: &Args) -> Result<Settings, Error> {
     Ok(settings)
 }
 
-/// A boolean setting: `1`, `true`, `yes`, `on` (and their opposites).
-struct Flag(bool);
-
-impl std::str::FromStr for Flag {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => Ok(Flag(true)),
-            "0" | "false" | "no" | "off" | "" => Ok(Flag(false)),
-            _ => Err("expected true or false".into()),
-        }
-    }
-}
-
 fn read_stdin_task() -> Result<String, Error> {
     let mut task = String::new();
     std::io::stdin().read_to_string(&mut task).map_err(|e| {
@@ -294,11 +266,24 @@ fn read_stdin_task() -> Result<String, Error> {
     Ok(task)
 }
 
+/// The exit code of a one-shot turn that ended with an answer although every tool call in it
+/// was refused, because approval could not be asked: what was asked for was not done.
+const ALL_REFUSED: i32 = 4;
+
 async fn one_shot(app: &mut App, task: &str) -> i32 {
     let outcome = app.turn(task).await;
+    let frontend = app.frontend();
+    let all_refused = frontend.calls > 0 && frontend.refused == frontend.calls;
+    if all_refused && matches!(outcome, Outcome::Done(Ok(_))) {
+        app.notice(
+            "[no tool ran: approval cannot be asked here (no terminal, or --output jsonl); \
+             pass --yes, or --allow TOOL for the tools you trust]",
+        );
+    }
     let line = app.summary_line();
     app.notice(&line);
     match outcome {
+        Outcome::Done(Ok(_)) if all_refused => ALL_REFUSED,
         Outcome::Done(Ok(_)) => 0,
         // The error has already been shown.
         Outcome::Done(Err(e)) => e.exit_code(),

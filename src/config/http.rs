@@ -81,6 +81,9 @@ pub struct HttpDef {
     pub base_url: String,
     /// The environment variable holding the API key; `None`: no key is sent.
     pub api_key_env: Option<String>,
+    /// `unreachable`: the message when the connection is refused, `{url}` replaced by the
+    /// base URL; such a refusal then ends the call at once instead of being retried.
+    pub unreachable: Option<String>,
     pub model: Option<String>,
     pub max_tokens: Option<u32>,
     /// Sent only when set.
@@ -178,6 +181,7 @@ pub(super) fn resolve(
         format,
         base_url,
         api_key_env,
+        unreachable: raw.unreachable,
         model: raw.model,
         max_tokens,
         temperature: raw.temperature,

@@ -197,8 +197,12 @@ impl Config {
     /// The backend called `name`, or an error listing the configured ones.
     pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
         self.backends.get(name).ok_or_else(|| {
+            let hint = closest(name, self.names())
+                .map(|near| format!(" (did you mean `{near}`?)"))
+                .unwrap_or_default();
             Error::config(format!(
-                "no backend named `{name}`; configured backends: {} (run `agent-loop --help` for how to add one)",
+                "no backend named `{name}`{hint}; configured backends: {} (docs/backends-and-presets.md, \
+                 \"Adding an agent CLI\", shows how to add one)",
                 self.names().collect::<Vec<_>>().join(", ")
             ))
         })
@@ -240,6 +244,16 @@ impl Config {
             .filter_map(|def| def.api_key_env().map(str::to_string))
             .collect()
     }
+}
+
+/// The name most like `name`, if one is close enough to be a typing slip: clap's measure for
+/// misspelt flags, with a stricter threshold (at clap's 0.7, `nope` would suggest `openai`).
+fn closest<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::jaro(name, n), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 /// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.

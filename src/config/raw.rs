@@ -67,6 +67,8 @@ pub struct RawBackend {
     pub api_key_env: Option<Located>,
     /// An environment variable that, when set, replaces `base_url`.
     pub base_url_env: Option<Located>,
+    /// What to say, instead of retrying, when nothing listens at the URL (a local server).
+    pub unreachable: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
     pub stream: Option<bool>,
@@ -139,6 +141,7 @@ impl Overlay for RawBackend {
             base_url,
             api_key_env,
             base_url_env,
+            unreachable,
             max_tokens,
             temperature,
             stream,
@@ -215,6 +218,7 @@ impl RawBackend {
             ("base_url", self.base_url.is_some()),
             ("api_key_env", self.api_key_env.is_some()),
             ("base_url_env", self.base_url_env.is_some()),
+            ("unreachable", self.unreachable.is_some()),
             ("max_tokens", self.max_tokens.is_some()),
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),

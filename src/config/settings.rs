@@ -234,6 +234,13 @@ impl Settings {
         }
     }
 
+    /// A flag that sets another setting: `--yes` is `approval` = `never`.
+    pub fn flag_as(&mut self, name: &'static str, value: &str, flag: &'static str) {
+        let key = KEYS.iter().find(|k| k.name == name).expect("known setting");
+        self.values
+            .insert(key.name, (value.to_string(), Origin::Flag(flag)));
+    }
+
     pub fn raw(&self, name: &str) -> Option<&(String, Origin)> {
         self.values.get(name)
     }
@@ -252,15 +259,23 @@ impl Settings {
         }
     }
 
-    /// The `agent-loop config` table.
+    /// The `agent-loop config` table, its columns as wide as their longest entry.
     pub fn describe(&self) -> String {
-        let mut out = format!("{:<16} {:<22} {}\n", "SETTING", "VALUE", "FROM");
-        for key in KEYS {
-            let (value, origin) = match self.values.get(key.name) {
-                Some((v, o)) => (v.clone(), o.to_string()),
-                None => ("(unset)".to_string(), "-".to_string()),
-            };
-            out.push_str(&format!("{:<16} {:<22} {origin}\n", key.name, value));
+        let rows: Vec<(&str, String, String)> = KEYS
+            .iter()
+            .map(|key| match self.values.get(key.name) {
+                Some((v, o)) => (key.name, v.clone(), o.to_string()),
+                None => (key.name, "(unset)".to_string(), "-".to_string()),
+            })
+            .collect();
+        let width = |column: &dyn Fn(&(&str, String, String)) -> usize, title: &str| {
+            rows.iter().map(column).max().unwrap_or(0).max(title.len())
+        };
+        let name_w = width(&|r| r.0.chars().count(), "SETTING");
+        let value_w = width(&|r| r.1.chars().count(), "VALUE");
+        let mut out = format!("{:<name_w$}  {:<value_w$}  FROM\n", "SETTING", "VALUE");
+        for (name, value, origin) in rows {
+            out.push_str(&format!("{name:<name_w$}  {value:<value_w$}  {origin}\n"));
         }
         out
     }
@@ -294,9 +309,19 @@ mod tests {
         );
         s.flag("max_iterations", Some("9".into()));
         assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(9));
-        assert!(s
-            .describe()
-            .contains("max_iterations   9                      flag --max-iterations"));
+        let table = s.describe();
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("max_iterations"))
+            .unwrap();
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["max_iterations", "9", "flag", "--max-iterations"]
+        );
+        // Every column starts at the same place on every line, long names included.
+        let value_at = |l: &str| l.find("  ").map(|i| i + l[i..].find(|c| c != ' ').unwrap());
+        let starts: std::collections::BTreeSet<_> = table.lines().map(value_at).collect();
+        assert_eq!(starts.len(), 1, "{table}");
     }
 
     #[test]

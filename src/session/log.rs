@@ -11,7 +11,8 @@ use crate::jsonl::{record, rfc3339, Meta};
 use crate::Error;
 
 pub struct Log {
-    file: File,
+    /// `None` until the first line for a [`Log::deferred`] log.
+    file: Option<File>,
     path: PathBuf,
     redactor: Redactor,
 }
@@ -19,18 +20,19 @@ pub struct Log {
 impl Log {
     /// Opens (creating folders and file, private to the user) for appending.
     pub fn open(path: &Path, redactor: Redactor) -> Result<Self, Error> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            super::private::create_dir(dir).map_err(|e| {
-                Error::config(format!("cannot create log folder {}: {e}", dir.display()))
-            })?;
-        }
-        let file = super::private::open_append(path)
-            .map_err(|e| Error::config(format!("cannot open log file {}: {e}", path.display())))?;
-        Ok(Log {
-            file,
+        let mut log = Log::deferred(path, redactor);
+        log.file = Some(create(path)?);
+        Ok(log)
+    }
+
+    /// A log whose folder and file are made when the first line is written: a session's own
+    /// log, so that a session with nothing to say leaves nothing behind.
+    pub fn deferred(path: &Path, redactor: Redactor) -> Self {
+        Log {
+            file: None,
             path: path.to_path_buf(),
             redactor,
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -41,9 +43,26 @@ impl Log {
     /// fatal to the conversation.
     pub fn write(&mut self, value: &serde_json::Value) -> std::io::Result<()> {
         let line = self.redactor.redact(&value.to_string());
-        self.file.write_all(line.as_bytes())?;
-        self.file.write_all(b"\n")
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self
+                .file
+                .insert(create(&self.path).map_err(std::io::Error::other)?),
+        };
+        file.write_all(line.as_bytes())?;
+        file.write_all(b"\n")
     }
+}
+
+/// Opens `path` for appending, creating it and its folders.
+fn create(path: &Path) -> Result<File, Error> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        super::private::create_dir(dir).map_err(|e| {
+            Error::config(format!("cannot create log folder {}: {e}", dir.display()))
+        })?;
+    }
+    super::private::open_append(path)
+        .map_err(|e| Error::config(format!("cannot open log file {}: {e}", path.display())))
 }
 
 /// Where every line of a session's event log says it came from.

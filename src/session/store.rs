@@ -114,6 +114,11 @@ impl Store {
         self.folder(name).join(SESSION_FILE)
     }
 
+    /// Whether a session called `name` has been saved.
+    pub fn has(&self, name: &str) -> bool {
+        self.file(name).is_file()
+    }
+
     /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
     /// it cannot be read or parsed.
     pub fn load(&self, name: &str) -> Result<Option<Session>, Error> {

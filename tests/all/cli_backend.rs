@@ -78,7 +78,14 @@ fn mutating_tools_are_denied_without_a_terminal_or_yes() {
     ws.reply(1, "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"touch ran.txt\"}}</tool_call>\n");
     ws.reply(2, "ok, I could not\n");
     let run = ws.run(&["--backend", "fake", "make a file"]);
-    run.expect_code(0);
+    // The only call was refused: nothing asked for was done, and the exit code says so.
+    run.expect_code(4);
+    assert!(
+        run.stderr()
+            .contains("[no tool ran: approval cannot be asked here"),
+        "{}",
+        run.stderr()
+    );
     assert!(
         !ws.work().join("ran.txt").exists(),
         "bash ran without approval"
@@ -279,6 +286,23 @@ fn iteration_cap_stops_with_exit_3() {
     assert!(
         run.stderr()
             .contains("stopped after 3 backend calls (the --max-iterations cap)"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_cap_of_one_says_one_backend_call() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>\n",
+    );
+    let run = ws.run(&["--backend", "fake", "--max-iterations", "1", "loop"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr()
+            .contains("stopped after 1 backend call (the --max-iterations cap)"),
         "{}",
         run.stderr()
     );

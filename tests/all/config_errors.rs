@@ -131,6 +131,20 @@ fn unknown_backend_lists_the_configured_ones() {
 }
 
 #[test]
+fn misspelt_backend_gets_a_suggestion_and_the_page_on_adding_one() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--backend", "dmeo", "task"]);
+    run.expect_code(2);
+    let err = run.stderr();
+    assert!(
+        err.contains("no backend named `dmeo` (did you mean `demo`?); configured backends: "),
+        "{err}"
+    );
+    assert!(err.contains("docs/backends-and-presets.md"), "{err}");
+    assert!(!err.contains("--help"), "{err}");
+}
+
+#[test]
 fn no_backend_chosen_suggests_the_demo() {
     let ws = Workspace::new();
     // The only user backend is not installed, so nothing can be picked automatically.

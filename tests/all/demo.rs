@@ -57,3 +57,30 @@ fn reads_a_file() {
         run.stdout()
     );
 }
+
+#[test]
+fn a_question_it_cannot_answer_gets_what_it_can_do_not_a_listing() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--backend", "demo", "what is the capital of France?"]);
+    run.expect_code(0);
+    let (out, err) = (run.stdout(), run.stderr());
+    assert!(!err.contains("[tool "), "{err}");
+    for phrase in ["list the files here", "read FILE", "run COMMAND", "--yes"] {
+        assert!(out.contains(phrase), "{phrase} missing from\n{out}");
+    }
+    assert!(out.contains("\"what is the capital of France?\""), "{out}");
+}
+
+#[test]
+fn uses_every_line_of_a_multi_line_task() {
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("notes.md"), "first\n").unwrap();
+    let run = ws.run(&["--backend", "demo", "Please help me.\nread notes.md"]);
+    run.expect_code(0);
+    assert!(run.stdout().contains("1\tfirst"), "{}", run.stdout());
+    assert!(
+        run.stdout().contains("\"Please help me.\nread notes.md\""),
+        "{}",
+        run.stdout()
+    );
+}

@@ -83,6 +83,55 @@ fn every_flag_and_subcommand_of_help_is_documented() {
 }
 
 #[test]
+fn short_help_fits_a_phone_screen_and_long_help_keeps_everything() {
+    // A phone's terminal is 50 columns or so; clap wraps to COLUMNS.
+    for columns in ["50", "100"] {
+        let short = Command::new(bin())
+            .arg("-h")
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        let short = String::from_utf8(short.stdout).unwrap();
+        let lines = short.lines().count();
+        assert!(lines <= 40, "{lines} lines at {columns} columns:\n{short}");
+    }
+    let short = Command::new(bin()).arg("-h").output().unwrap();
+    assert!(short.status.success(), "{short:?}");
+    let short = String::from_utf8(short.stdout).unwrap();
+    for must in [
+        "Usage:",
+        "--backend",
+        "--yes",
+        "--model",
+        "agent-loop --help",
+        "docs/",
+    ] {
+        assert!(short.contains(must), "{must} not in -h:\n{short}");
+    }
+    let options = section(&short, "Options:");
+    let flags = options
+        .iter()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .count();
+    // The ten most used flags, and -h and -V.
+    assert_eq!(flags, 12, "{short}");
+    assert!(!short.contains("--no-save"), "{short}");
+
+    let long = Command::new(bin()).arg("--help").output().unwrap();
+    let long = String::from_utf8(long.stdout).unwrap();
+    for must in [
+        "--no-save",
+        "--tail",
+        "--max-iterations",
+        "Examples:",
+        "Exit codes:",
+    ] {
+        assert!(long.contains(must), "{must} not in --help:\n{long}");
+    }
+    assert!(!long.contains("see the README"), "{long}");
+}
+
+#[test]
 fn every_repl_command_of_slash_help_is_documented() {
     let ws = Workspace::new();
     let (code, screen) = repl(&ws, "--backend demo", "/help\n/exit\n");

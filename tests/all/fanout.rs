@@ -76,10 +76,12 @@ fn backend_list_runs_each_in_its_own_folder_and_keeps_the_first() {
         "the real folder is untouched"
     );
     assert!(
-        run.stderr().contains("[kept answer 1 (a)"),
+        run.stderr().contains("[kept answer 1 (a)]\n"),
         "{}",
         run.stderr()
     );
+    // `/pick` is a REPL command: a one-shot run does not offer it.
+    assert!(!run.stderr().contains("/pick"), "{}", run.stderr());
     let session =
         std::fs::read_to_string(ws.path("data/agent-loop/sessions/fan/session.json")).unwrap();
     assert!(
@@ -156,7 +158,8 @@ fn approvals_are_asked_one_backend_at_a_time_and_named() {
     let mut cmd = ws.cmd(&["--backend", "a,b", "--no-save", "write it"]);
     cmd.env("TMPDIR", ws.path("tmp"));
     let run = ws.run_cmd(cmd);
-    run.expect_code(0);
+    // Every call refused, in every backend: the exit code says nothing ran.
+    run.expect_code(4);
     let err = run.stderr();
     assert!(
         err.contains("[1] a asks:") && err.contains("[2] b asks:"),

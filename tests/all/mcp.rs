@@ -91,7 +91,8 @@ fn untrusted_mcp_tools_ask_first() {
     ws.reply(1, call("mcp.everything.echo", r#"{"message":"hi"}"#));
     ws.reply(2, "refused\n");
     // No terminal to ask on and no --yes: the call is refused and the model told why.
-    ws.run(&["--backend", "fake", "echo"]).expect_code(0);
+    // The only call was refused: exit 4.
+    ws.run(&["--backend", "fake", "echo"]).expect_code(4);
     let second = ws.prompt(2);
     assert!(
         second.contains("name=\"mcp.everything.echo\" status=\"error\">\nnot run: agent-loop cannot ask for approval"),

@@ -136,6 +136,14 @@ fn every_sh_command_runs() {
             );
             continue;
         }
+        // `agent-loop backends` asks a keyless server whether it answers: not the scripted
+        // server, whose answers are counted out for the HTTP examples (port 9, discard, is
+        // closed on a test machine).
+        let ollama_host = if line.contains("agent-loop backends") {
+            "127.0.0.1:9".to_string()
+        } else {
+            server.url.trim_start_matches("http://").to_string()
+        };
         // TMPDIR too, outside the working folder: a fan-out example keeps its copies of the
         // folder there.
         let output = Command::new("sh")
@@ -150,7 +158,7 @@ fn every_sh_command_runs() {
             .env("ANTHROPIC_BASE_URL", &server.url)
             .env("OPENAI_API_KEY", "sk-readme-test-key")
             .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-            .env("OLLAMA_HOST", server.url.trim_start_matches("http://"))
+            .env("OLLAMA_HOST", &ollama_host)
             .env_remove("AGENT_LOOP_BACKEND")
             .stdin(std::process::Stdio::null())
             .output()

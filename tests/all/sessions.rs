@@ -32,7 +32,7 @@ fn a_named_session_resumes_in_a_second_process() {
     );
     assert!(
         run.stderr()
-            .contains("[session work: 2 turns, tokens in 0 / out 0]"),
+            .contains("[session work: 2 turns, tokens unknown]"),
         "{}",
         run.stderr()
     );
@@ -205,6 +205,8 @@ fn completions_come_from_the_flag_definitions() {
         run.expect_code(0);
         assert!(run.stdout().contains("max-iterations"), "{shell}");
         assert!(run.stdout().contains("agent-loop"), "{shell}");
+        // The demo agent behind the `demo` backend is not a command for people.
+        assert!(!run.stdout().contains("demo-agent"), "{shell}");
     }
 }
 
@@ -233,4 +235,52 @@ fn api_keys_are_redacted_from_displays_logs_and_session_files() {
         assert!(!text.contains(secret), "{file} holds the key:\n{text}");
         assert!(text.contains("[REDACTED]"), "{file}");
     }
+}
+
+#[test]
+fn a_repl_left_or_cleared_before_any_task_saves_no_session() {
+    let ws = Workspace::new();
+    for keys in ["exit\n", "clear\nexit\n", "/clear\n/clear\n/exit\n"] {
+        let (code, screen) = crate::repl::repl(&ws, "--backend demo", keys);
+        assert_eq!(code, 0, "{screen}");
+        let left: Vec<_> = std::fs::read_dir(sessions_dir(&ws))
+            .map(|dir| dir.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{keys:?} left {left:?}\n{screen}");
+    }
+    // Once a turn has happened, the session is saved, its log with it.
+    let (code, screen) = crate::repl::repl(
+        &ws,
+        "--backend demo --session kept",
+        "list the files\nclear\nexit\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    let kept = sessions_dir(&ws).join("kept");
+    assert!(kept.join("session.json").is_file(), "{screen}");
+    assert!(kept.join("log.jsonl").is_file(), "{screen}");
+    let all: Vec<_> = std::fs::read_dir(sessions_dir(&ws)).unwrap().collect();
+    assert_eq!(all.len(), 1, "only the session with a turn: {all:?}");
+}
+
+#[test]
+fn the_cut_tool_outputs_of_an_unsaved_run_are_removed_at_exit() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"seq 1 5000\"}}</tool_call>\n",
+    );
+    ws.reply(2, "done\n");
+    let mut cmd = ws.cmd(&["--backend", "fake", "--yes", "--no-save", "count"]);
+    cmd.env("AGENT_LOOP_TOOL_RESULT_MAX_CHARS", "200");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    // The output was cut and saved as an artifact the model could read during the run...
+    let tmp = ws.path("tmp").display().to_string();
+    assert!(ws.prompt(2).contains(&tmp), "{}", ws.prompt(2));
+    // ...and nothing of it is left in the temporary folder afterwards.
+    let left: Vec<_> = std::fs::read_dir(ws.path("tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

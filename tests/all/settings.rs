@@ -146,12 +146,93 @@ fn debug_goes_to_stderr_only() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "the answer\n");
     let err = run.stderr();
-    assert!(
-        err.contains("debug: debug            1                      environment AGENT_LOOP_DEBUG"),
+    let row = err
+        .lines()
+        .find(|l| l.starts_with("debug: debug "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["debug:", "debug", "1", "environment", "AGENT_LOOP_DEBUG"],
         "{err}"
     );
     assert!(
         err.contains("debug: event {\"event\":\"backend_started\""),
         "{err}"
     );
+}
+
+#[test]
+fn config_checks_every_value_as_a_run_does() {
+    let cases: [(&str, Option<&str>, Option<&str>); 3] = [
+        ("environment", None, Some("fancy")),
+        ("display in the file", Some("display = \"fancy\"\n"), None),
+        ("backend in the file", Some("backend = \"dmeo\"\n"), None),
+    ];
+    for (case, file, env) in cases {
+        let ws = Workspace::new();
+        if let Some(text) = file {
+            std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+            std::fs::write(ws.path("xdg/agent-loop/config.toml"), text).unwrap();
+        }
+        let with_env = |mut cmd: std::process::Command| {
+            if let Some(value) = env {
+                cmd.env("AGENT_LOOP_DISPLAY", value);
+            }
+            cmd
+        };
+        let config = ws.run_cmd(with_env(ws.cmd(&["config"])));
+        config.expect_code(2);
+        let run = ws.run_cmd(with_env(ws.cmd(&["--no-save", "list the files here"])));
+        run.expect_code(2);
+        assert_eq!(config.stderr(), run.stderr(), "{case}");
+        assert!(config.stdout().is_empty(), "{case}: {}", config.stdout());
+        assert!(
+            config.stderr().contains("fancy") || config.stderr().contains("did you mean `demo`"),
+            "{case}: {}",
+            config.stderr()
+        );
+    }
+}
+
+#[test]
+fn config_shows_what_flags_make_of_the_settings_and_every_file_looked_for() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--yes", "-m", "big-model", "config"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    let row = |key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(row("approval"), "approval never flag --yes");
+    assert_eq!(row("model"), "model big-model flag --model");
+    // The files that do not exist are named too, where they would be read from.
+    let xdg = ws.path("xdg/agent-loop");
+    assert!(
+        out.contains(&format!(
+            "settings file: {} (not found)",
+            xdg.join("config.toml").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "backends files: built-in backends.toml, {} (not found), {} (--config)",
+            xdg.join("backends.toml").display(),
+            ws.path("backends.toml").display()
+        )),
+        "{out}"
+    );
+    // The long names keep the columns aligned: every value starts in one column.
+    let header = out.lines().next().unwrap();
+    let column = header.find("VALUE").unwrap();
+    let long = out
+        .lines()
+        .find(|l| l.starts_with("tool_result_max_chars"))
+        .unwrap();
+    assert_eq!(long.find("(unset)"), Some(column), "{out}");
 }

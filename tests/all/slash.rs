@@ -13,7 +13,7 @@ fn commands_that_inspect_and_switch() {
     let (code, screen) = repl(&ws, "--backend fake --session slash", keys);
     assert_eq!(code, 0, "{screen}");
     for expected in [
-        "  /retry             send the last message again",
+        "  /retry              send the last message again",
         "Multi-line input: end a line with \\ to continue it",
         "[session slash: 1 turn, tokens in 100 / out 5]",
         "You: save my work\nAssistant: noted",

@@ -178,6 +178,15 @@ impl HttpBackend {
                         wait,
                     )
                 }
+                Err(e) if refused(&e) && self.def.unreachable.is_some() => {
+                    // A local server that is not running: retrying will not start it.
+                    let hint = self.def.unreachable.as_deref().unwrap_or_default();
+                    return Err(Error::backend(format!(
+                        "backend `{}`: {}",
+                        self.def.name,
+                        hint.replace("{url}", &self.def.base_url)
+                    )));
+                }
                 Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
             };
             match retry_reason {
@@ -308,6 +317,20 @@ fn read_key(def: &HttpDef, var: &str) -> Result<String, Error> {
 /// each already waited the whole timeout.
 fn transport_retry_reason(e: &reqwest::Error) -> Option<String> {
     (!e.is_timeout() && (e.is_connect() || e.is_request())).then(|| root_cause(e))
+}
+
+/// Whether nothing listens at the address: the connection was refused.
+fn refused(e: &reqwest::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(now) = cause {
+        if let Some(io) = now.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        cause = now.source();
+    }
+    false
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

@@ -98,8 +98,7 @@ impl PlainDisplay {
                 }
             }
             Event::Usage { usage, .. } => {
-                let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
-                let mut line = format!("[tokens in {} / out {}", n(usage.input), n(usage.output));
+                let mut line = format!("[{}", tokens(usage.input, usage.output));
                 if let Some(read) = usage.cache_read.filter(|n| *n > 0) {
                     line.push_str(&format!(" / cache read {read}"));
                 }
@@ -278,9 +277,27 @@ impl Renderer for PlainDisplay {
     }
 }
 
+/// `tokens in 1234 / out 56`, or `tokens unknown` when the backend reported no count (or only
+/// zeros, which is what a backend without a token line adds up to).
+pub fn tokens(input: Option<u64>, output: Option<u64>) -> String {
+    if input.unwrap_or(0) == 0 && output.unwrap_or(0) == 0 {
+        return "tokens unknown".to_string();
+    }
+    let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
+    format!("tokens in {} / out {}", n(input), n(output))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_unknown_when_nothing_was_reported() {
+        assert_eq!(tokens(None, None), "tokens unknown");
+        assert_eq!(tokens(Some(0), Some(0)), "tokens unknown");
+        assert_eq!(tokens(Some(12), None), "tokens in 12 / out ?");
+        assert_eq!(tokens(Some(12), Some(3)), "tokens in 12 / out 3");
+    }
     use std::sync::{Arc, Mutex};
 
     /// A writer whose bytes the test can read afterwards.

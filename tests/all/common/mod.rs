@@ -48,7 +48,8 @@ pub const CLEARED_ENV: [&str; 15] = [
 
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
 /// of the scripted fake agent), `xdg/` (an empty XDG config home), `data/` (the XDG data home,
-/// made on demand) and `backends.toml`.
+/// made on demand), `tmp/` (the TMPDIR of every run, so that nothing a run leaves in its
+/// temporary folder outlives the test) and `backends.toml`.
 pub struct Workspace {
     pub dir: tempfile::TempDir,
 }
@@ -56,7 +57,7 @@ pub struct Workspace {
 impl Workspace {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        for sub in ["work", "fake", "xdg"] {
+        for sub in ["work", "fake", "xdg", "tmp"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
         let ws = Workspace { dir };
@@ -115,13 +116,14 @@ impl Workspace {
     }
 
     /// The variables every run in this workspace gets (besides [`CLEARED_ENV`] removed).
-    pub fn env(&self) -> [(&'static str, PathBuf); 4] {
+    pub fn env(&self) -> [(&'static str, PathBuf); 5] {
         [
             ("FAKE_DIR", self.path("fake")),
             ("XDG_CONFIG_HOME", self.path("xdg")),
             ("XDG_DATA_HOME", self.path("data")),
             // `agent-loop backends` remembers versions there.
             ("XDG_CACHE_HOME", self.path("cache")),
+            ("TMPDIR", self.path("tmp")),
         ]
     }
 

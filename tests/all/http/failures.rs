@@ -238,3 +238,52 @@ fn ctrl_c_drops_the_request_in_flight() {
     assert!(ws.saved_messages().contains("[turn cancelled by the user]"));
     ws.assert_no_leftovers();
 }
+
+/// An address on 127.0.0.1 where nothing listens: a port the system gave out, then freed.
+fn closed_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    addr.to_string()
+}
+
+#[test]
+fn ollama_without_a_server_says_how_to_start_one_at_once() {
+    let ws = crate::common::Workspace::new();
+    let host = closed_port();
+    let mut cmd = ws.cmd(&["--backend", "ollama", "--no-save", "hi"]);
+    cmd.env("OLLAMA_HOST", &host);
+    let run = ws.run_cmd(cmd);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!(
+            "no Ollama server at http://{host}: start it with `ollama serve` or set OLLAMA_HOST"
+        )),
+        "{err}"
+    );
+    // Not retried: a server that is not running will not start in the meantime.
+    assert!(!err.contains("retrying"), "{err}");
+}
+
+#[test]
+fn backends_says_whether_a_local_server_answers() {
+    let ws = crate::common::Workspace::new();
+    let server = super::server::Server::start(vec![json(200, "{}")]);
+    let status = |host: &str| {
+        let mut cmd = ws.cmd(&["backends"]);
+        cmd.env("OLLAMA_HOST", host);
+        let run = ws.run_cmd(cmd);
+        run.expect_code(0);
+        let out = run.stdout();
+        out.lines()
+            .find(|l| l.starts_with("ollama "))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
+    };
+    let up = status(server.url.trim_start_matches("http://"));
+    assert!(up.contains("server answers"), "{up}");
+    assert!(!up.contains("no key needed"), "{up}");
+    let down = status(&closed_port());
+    assert!(down.contains("no server answering"), "{down}");
+}

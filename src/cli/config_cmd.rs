@@ -1,0 +1,82 @@
+//! `agent-loop config`: every setting's effective value and where it came from, each value
+//! checked as a run checks it (a bad one exits 2 with the message the run would give), and
+//! where each configuration file is looked for, found or not.
+
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+
+use agent_loop::agent::{AllowRule, ApprovalMode};
+use agent_loop::config::settings::Settings;
+use agent_loop::config::{user_backends_path, user_settings_path, Config};
+use agent_loop::context::ContextMode;
+use agent_loop::Error;
+
+use super::args::Args;
+use super::bool_setting::Flag;
+use super::screen::Screen;
+
+/// Prints the table and the files; the exit code.
+pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
+    check(args, settings)?;
+    print!("{}", settings.describe());
+    println!();
+    println!(
+        "settings file: {}",
+        looked_for(user_settings_path().as_deref())
+    );
+    let mut files = vec![agent_loop::config::Source::BUILTIN_NAME.to_string()];
+    files.push(looked_for(user_backends_path().as_deref()));
+    if let Some(extra) = &args.run.config {
+        files.push(format!("{} (--config)", extra.display()));
+    }
+    println!("backends files: {}", files.join(", "));
+    let config = Config::load(args.run.config.as_deref())?;
+    let env = agent_loop::tools::EnvPolicy::from_settings(settings, config.api_key_envs());
+    print!("{}", env.describe());
+    println!(
+        "file tools open files with: {}",
+        agent_loop::tools::confinement_method().describe()
+    );
+    if let Some(dir) = agent_loop::session::Store::default_dir() {
+        println!("sessions: {}", dir.display());
+    }
+    Ok(())
+}
+
+/// A file's path, and `(not found)` when nothing is there.
+fn looked_for(path: Option<&Path>) -> String {
+    match path {
+        Some(path) if path.is_file() => path.display().to_string(),
+        Some(path) => format!("{} (not found)", path.display()),
+        None => "(no home folder: neither XDG_CONFIG_HOME nor HOME is set)".to_string(),
+    }
+}
+
+/// Every value parsed as a run parses it, in the order a run does, so the first bad one gives
+/// the same error: the display first, then the backend files and the chat's settings
+/// (`Chat::open`).
+fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
+    Screen::for_args(args, settings)?;
+    settings.get::<Flag>("debug")?;
+    let config = Config::load(args.run.config.as_deref())?;
+    if let Some(name) = settings.get::<String>("backend")? {
+        config.backend_list(&name)?;
+    }
+    settings.get::<String>("model")?;
+    settings.get::<ApprovalMode>("approval")?;
+    if let Some((rules, origin)) = settings.raw("allow") {
+        for rule in rules.split(',').filter(|r| !r.trim().is_empty()) {
+            rule.trim()
+                .parse::<AllowRule>()
+                .map_err(|e| Error::config(format!("{origin}: {e}")))?;
+        }
+    }
+    if settings.get::<u32>("max_iterations")? == Some(0) {
+        return Err(Error::config("max_iterations must be at least 1"));
+    }
+    settings.get::<ContextMode>("context")?;
+    settings.get::<u64>("max_context_tokens")?;
+    settings.get::<usize>("tool_result_max_chars")?;
+    Ok(())
+}

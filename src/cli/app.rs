@@ -9,7 +9,7 @@ use agent_loop::config::settings::Settings;
 use agent_loop::config::{Config, Definition};
 use agent_loop::context::{Artifacts, ContextMode};
 use agent_loop::mcp::McpServers;
-use agent_loop::session::{format_time, Log, Redactor, Session, Store};
+use agent_loop::session::{format_time, Contended, Log, Redactor, Session, SessionLock, Store};
 use agent_loop::tools::{Registry, Root};
 use agent_loop::{Error, ErrorKind};
 
@@ -48,6 +48,10 @@ pub struct App {
     /// Ctrl-C, SIGTERM and SIGHUP; installed once the MCP servers have started, so that until
     /// then they end the run as usual.
     pub signals: Signals,
+    /// This run's hold on the session (none with `--no-save`): one run per session at a time.
+    lock: Option<SessionLock>,
+    /// `--wait-session`: wait for a session another run holds instead of failing.
+    wait_session: bool,
 }
 
 impl App {
@@ -69,7 +73,7 @@ impl App {
         let lookup = store
             .clone()
             .or_else(|| Store::default_dir().map(Store::new));
-        let resumed = resume(args, lookup.as_ref(), &mut frontend)?;
+        let (resumed, lock) = resume(args, store.as_ref(), lookup.as_ref(), &mut frontend)?;
         // An explicit flag, then the resumed session's backend, then the settings and files.
         let resumed_backend = resumed
             .as_ref()
@@ -187,10 +191,32 @@ impl App {
             fanout: fanout.filter(|n| n.len() > 1),
             compared: None,
             signals: Signals::default(),
+            lock,
+            wait_session: args.saving.wait_session,
         };
+        app.lock_session()?;
         app.session.backend = app.def.name().to_string();
         app.open_log()?;
         Ok(app)
+    }
+
+    /// Takes the lock on the current session unless this run already holds it.
+    fn lock_session(&mut self) -> Result<(), Error> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if self.lock.as_ref().map(SessionLock::name) == Some(self.session.name.as_str()) {
+            return Ok(());
+        }
+        let contended = match self.wait_session {
+            true => Contended::Wait,
+            false => Contended::Fail,
+        };
+        let display = &mut self.frontend;
+        self.lock = Some(store.lock(&self.session.name, contended, &mut |m| {
+            display.notice(m)
+        })?);
+        Ok(())
     }
 
     /// Points the front end's log at `--log FILE` or the session's own `log.jsonl`.
@@ -325,6 +351,7 @@ impl App {
             .as_ref()
             .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
         self.session = Session::new(&name, self.def.name());
+        self.lock_session()?;
         self.agent
             .restore(Default::default(), 0, Default::default());
         self.open_log()
@@ -343,9 +370,20 @@ impl App {
             ))
         })?;
         self.save()?;
-        self.agent
-            .restore(session.conversation.clone(), session.turns, session.usage);
-        self.session = session;
+        let previous = std::mem::replace(&mut self.session, session);
+        if let Err(e) = self.lock_session() {
+            self.session = previous;
+            return Err(e);
+        }
+        // Loaded again under the lock: another run may have saved it meanwhile.
+        if let Ok(Some(fresh)) = store.load(name) {
+            self.session = fresh;
+        }
+        self.agent.restore(
+            self.session.conversation.clone(),
+            self.session.turns,
+            self.session.usage,
+        );
         self.open_log()
     }
 
@@ -387,29 +425,40 @@ impl App {
 
 /// The session to continue, if `--continue` or `--session NAME` names a readable one. A file
 /// that cannot be read is reported and left alone; the caller starts a new session.
+/// The session is locked (when saving) before it is read, so that a run waiting for it reads
+/// what the other run saved.
 fn resume(
     args: &Args,
+    saving: Option<&Store>,
     store: Option<&Store>,
     frontend: &mut Frontend,
-) -> Result<Option<Session>, Error> {
+) -> Result<(Option<Session>, Option<SessionLock>), Error> {
     let Some(store) = store else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let name = if args.saving.continue_ {
         match store.most_recent() {
             Some(name) => name,
             None => {
                 frontend.notice("[no saved session to continue: starting a new one]");
-                return Ok(None);
+                return Ok((None, None));
             }
         }
     } else if let Some(name) = &args.saving.session {
         agent_loop::session::validate_name(name)?;
         name.clone()
     } else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    match store.load(&name) {
+    let contended = match args.saving.wait_session {
+        true => Contended::Wait,
+        false => Contended::Fail,
+    };
+    let lock = match saving {
+        Some(saving) => Some(saving.lock(&name, contended, &mut |m| frontend.notice(m))?),
+        None => None,
+    };
+    let session = match store.load(&name) {
         Ok(Some(session)) => {
             frontend.notice(&format!(
                 "[continuing session {} ({} turns, last used {})]",
@@ -417,16 +466,17 @@ fn resume(
                 session.turns,
                 format_time(session.updated)
             ));
-            Ok(Some(session))
+            Some(session)
         }
-        Ok(None) => Ok(None),
+        Ok(None) => None,
         Err(e) => {
             frontend.notice(&format!(
                 "error: {e}. It is left untouched; starting a new session instead."
             ));
-            Ok(None)
+            None
         }
-    }
+    };
+    Ok((session, lock))
 }
 
 fn no_backend(config: &Config) -> Error {

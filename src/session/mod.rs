@@ -3,10 +3,12 @@
 //! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
 //! `artifacts/`. A file that fails to parse is reported with its path and never overwritten.
 
+mod lock;
 mod log;
 mod redact;
 mod store;
 
+pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::Log;
 pub use redact::Redactor;
 pub use store::{format_time, validate_name, Listing, Session, Store};

@@ -20,6 +20,7 @@ mod props;
 mod readme;
 mod repl;
 mod replay;
+mod session_lock;
 mod sessions;
 mod settings;
 mod slash;

@@ -169,7 +169,7 @@ impl App {
             }
             None => {
                 let session_name = match (&args.saving.session, &lookup) {
-                    (Some(n), Some(store)) => store.free_name(n),
+                    (Some(n), Some(store)) => store.name_for_new(n),
                     (Some(n), None) => n.clone(),
                     (None, Some(store)) => store.fresh_name(),
                     (None, None) => "unsaved".into(),
@@ -468,7 +468,15 @@ fn resume(
             ));
             Some(session)
         }
-        Ok(None) => None,
+        Ok(None) => {
+            if store.unsaved_folder(&name) {
+                frontend.notice(&format!(
+                    "[session {name} has no saved turn (a run stopped before its first save): \
+                     starting it again under the same name; its log.jsonl is kept]"
+                ));
+            }
+            None
+        }
         Err(e) => {
             frontend.notice(&format!(
                 "error: {e}. It is left untouched; starting a new session instead."

@@ -20,7 +20,7 @@ mod props;
 mod readme;
 mod repl;
 mod replay;
-mod session_lock;
+mod session_safety;
 mod sessions;
 mod settings;
 mod slash;

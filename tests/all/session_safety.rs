@@ -1,5 +1,6 @@
-//! One run per session at a time: a second run on a session in use is refused, or waits with
-//! `--wait-session`, and no turn is lost either way.
+//! Sessions that never lose a turn: one run per session at a time (a second run is refused,
+//! or waits with `--wait-session`), and a session whose first save was cut off is resumed
+//! under its own name.
 
 use std::process::Stdio;
 
@@ -52,4 +53,26 @@ fn a_session_in_use_is_refused_or_waited_for_and_no_turn_is_lost() {
         messages.contains("first") && messages.contains("third") && !messages.contains("refused"),
         "{messages}"
     );
+}
+
+#[test]
+fn a_session_stopped_before_its_first_save_keeps_its_name_and_log() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    // What a run killed during its first turn leaves: the folder and its log, no session file.
+    let folder = ws.path("data/agent-loop/sessions/fresh");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("log.jsonl"), "{\"event\":\"user_message\"}\n").unwrap();
+    let run = ws.run(&["--backend", "fake", "--session", "fresh", "again"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr().contains("[session fresh has no saved turn"),
+        "{}",
+        run.stderr()
+    );
+    let saved = ws.saved_session();
+    assert_eq!(saved["name"], "fresh", "{saved}");
+    assert_eq!(saved["turns"], 1, "{saved}");
+    let log = std::fs::read_to_string(folder.join("log.jsonl")).unwrap();
+    assert!(log.starts_with("{\"event\":\"user_message\"}\n") && log.lines().count() > 1);
 }

@@ -255,6 +255,7 @@ impl App {
         self.agent.set_artifacts(artifacts);
         let ctx = &mut self.frontend.context;
         ctx.session = self.session.name.clone();
+        ctx.session_id = self.session.id.clone();
         ctx.backend = self.def.name().to_string();
         ctx.model = self
             .overrides
@@ -397,6 +398,7 @@ impl App {
         self.save()?;
         let mut copy = self.session.clone();
         copy.name = name.to_string();
+        copy.id = agent_loop::session::new_id();
         copy.conversation = self.agent.conversation.clone();
         store.save(&mut copy, &self.frontend.redactor)
     }

@@ -13,6 +13,8 @@ use super::screen::Screen;
 #[derive(Debug, Clone, Default)]
 pub struct LogContext {
     pub session: String,
+    /// The session's random id, the `session_id` of every record.
+    pub session_id: String,
     pub backend: String,
     pub model: Option<String>,
     pub turn: u32,
@@ -56,7 +58,7 @@ impl Frontend {
     fn log(&mut self, event: &Event) {
         let Some(log) = self.log.as_mut() else { return };
         let meta = Meta {
-            session_id: self.context.session.clone(),
+            session_id: self.context.session_id.clone(),
             turn: self.context.turn,
             backend: Some(self.context.backend.clone()),
             model: self.context.model.clone(),

@@ -3,11 +3,13 @@
 //! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
 //! `artifacts/`. A file that fails to parse is reported with its path and never overwritten.
 
+mod id;
 mod lock;
 mod log;
 mod redact;
 mod store;
 
+pub use id::new_id;
 pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::Log;
 pub use redact::Redactor;

@@ -18,6 +18,10 @@ const FORMAT_VERSION: u32 = 1;
 pub struct Session {
     pub version: u32,
     pub name: String,
+    /// The session's id in logs (`session_id`): random, kept in the file, never reused.
+    /// Files from before it existed get one when they are read.
+    #[serde(default = "super::new_id")]
+    pub id: String,
     pub backend: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -36,6 +40,7 @@ impl Session {
         Session {
             version: FORMAT_VERSION,
             name: name.to_string(),
+            id: super::new_id(),
             backend: backend.to_string(),
             model: None,
             created: now,

@@ -12,6 +12,7 @@ mod fanout;
 mod faults;
 mod http;
 mod jsonl;
+mod log_schema;
 mod mcp;
 mod modes;
 mod policy;

@@ -5,6 +5,7 @@
 mod cli;
 mod http;
 mod lines;
+pub mod retry;
 
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};

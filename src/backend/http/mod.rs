@@ -8,7 +8,6 @@ mod anthropic;
 mod ollama;
 mod openai;
 mod reply;
-mod retry;
 mod stream;
 mod wire;
 
@@ -16,7 +15,7 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::backend::{Backend, Emit, Reply, Request};
+use crate::backend::{retry, Backend, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
 use crate::event::Event;
 use crate::{BoxFuture, Error};
@@ -180,11 +179,9 @@ impl HttpBackend {
                 }
                 Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
             };
-            match retry_reason {
-                Some(reason) if tries <= settings.retries => {
-                    let wait = server_wait
-                        .unwrap_or_else(|| retry::backoff(settings.base, tries))
-                        .min(settings.max_wait);
+            let plan = retry::plan(&settings, tries, server_wait);
+            match (retry_reason, plan) {
+                (Some(reason), retry::Plan::Wait(wait)) => {
                     emit(Event::Retrying {
                         backend: self.def.name.clone(),
                         retry: tries,
@@ -194,11 +191,11 @@ impl HttpBackend {
                     });
                     tokio::time::sleep(wait).await;
                 }
-                _ => {
-                    let gave_up = if tries > 1 {
-                        format!(" (gave up after {tries} tries)")
-                    } else {
-                        String::new()
+                (retry_reason, plan) => {
+                    let gave_up = match plan {
+                        retry::Plan::TooLong(why) if retry_reason.is_some() => format!(" ({why})"),
+                        _ if tries > 1 => format!(" (gave up after {tries} tries)"),
+                        _ => String::new(),
                     };
                     return Err(self.error(&format!("{failure}{gave_up}")));
                 }

@@ -1,13 +1,56 @@
-//! Which failed requests are worth another try, and how long to wait first: the server's own
+//! Which failed calls are worth another try, and how long to wait first: the server's own
 //! word when it gives one (`retry-after-ms`, `Retry-After`, Anthropic's
-//! `anthropic-ratelimit-*-reset`), else exponential backoff with jitter so that clients
-//! throttled together do not come back together.
+//! `anthropic-ratelimit-*-reset`, or a CLI's "try again in N s"), else exponential backoff with
+//! jitter so that clients throttled together do not come back together. Shared by the HTTP
+//! and CLI backends.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
+
+use crate::config::RetrySettings;
+
+/// What to do after a failed try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Wait this long, then try again.
+    Wait(Duration),
+    /// The tries allowed (`retries`) are used up.
+    OutOfTries,
+    /// The provider asked for a longer wait than `retry_max_s` allows: giving up now beats
+    /// waiting the limit, failing again, and giving up later. Says what the provider asked.
+    TooLong(String),
+}
+
+/// The plan after failed try number `tries` (1 for the first), given the wait the provider
+/// asked for, if any.
+pub fn plan(settings: &RetrySettings, tries: u32, asked: Option<Duration>) -> Plan {
+    if tries > settings.retries {
+        return Plan::OutOfTries;
+    }
+    match asked {
+        Some(wait) if wait > settings.max_wait => Plan::TooLong(format!(
+            "the provider asked to wait {}, longer than retry_max_s = {}s; not retried",
+            human(wait),
+            settings.max_wait.as_secs()
+        )),
+        Some(wait) => Plan::Wait(wait),
+        None => Plan::Wait(backoff(settings.base, tries).min(settings.max_wait)),
+    }
+}
+
+/// `45s`, `2m30s`, `250ms`.
+fn human(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0 => format!("{}ms", d.as_millis()),
+        1..=59 => format!("{secs}s"),
+        _ if secs % 60 == 0 => format!("{}m", secs / 60),
+        _ => format!("{}m{}s", secs / 60, secs % 60),
+    }
+}
 
 /// Rate limited (429), server errors (5xx) and Anthropic's overloaded (529). Other 4xx mean
 /// the request itself is wrong, and sending it again would not help.
@@ -78,6 +121,28 @@ mod tests {
             map.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         map
+    }
+
+    #[test]
+    fn a_wait_over_the_limit_gives_up_at_once_saying_so() {
+        let settings = RetrySettings {
+            retries: 2,
+            base: Duration::from_millis(10),
+            max_wait: Duration::from_secs(60),
+        };
+        assert_eq!(
+            plan(&settings, 1, Some(Duration::from_secs(3))),
+            Plan::Wait(Duration::from_secs(3))
+        );
+        assert_eq!(
+            plan(&settings, 1, Some(Duration::from_secs(150))),
+            Plan::TooLong(
+                "the provider asked to wait 2m30s, longer than retry_max_s = 60s; not retried"
+                    .into()
+            )
+        );
+        assert_eq!(plan(&settings, 3, None), Plan::OutOfTries);
+        assert!(matches!(plan(&settings, 2, None), Plan::Wait(w) if w <= Duration::from_millis(20)));
     }
 
     #[test]

@@ -41,6 +41,31 @@ pub fn plan(settings: &RetrySettings, tries: u32, asked: Option<Duration>) -> Pl
     }
 }
 
+/// The wait a CLI's message asks for: "try again in 20s", "retry after 1.5 minutes",
+/// "Retry-After: 30". The longest one mentioned, if several are.
+pub fn hinted_wait(text: &str) -> Option<Duration> {
+    static HINT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = HINT.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\b(?:try(?:ing)? again|retry(?:ing)?)[- ](?:in|after)[:\s]*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b",
+        )
+        .expect("a fixed pattern")
+    });
+    re.captures_iter(text)
+        .filter_map(|c| {
+            let n: f64 = c[1].parse().ok()?;
+            let unit = c.get(2).map_or("s", |u| u.as_str()).to_ascii_lowercase();
+            let secs = match unit.as_str() {
+                "ms" | "millisecond" | "milliseconds" => n / 1000.0,
+                u if u.starts_with('m') => n * 60.0,
+                u if u.starts_with('h') => n * 3600.0,
+                _ => n,
+            };
+            Duration::try_from_secs_f64(secs).ok()
+        })
+        .max()
+}
+
 /// `45s`, `2m30s`, `250ms`.
 fn human(d: Duration) -> String {
     let secs = d.as_secs();
@@ -143,6 +168,20 @@ mod tests {
         );
         assert_eq!(plan(&settings, 3, None), Plan::OutOfTries);
         assert!(matches!(plan(&settings, 2, None), Plan::Wait(w) if w <= Duration::from_millis(20)));
+    }
+
+    #[test]
+    fn hints_in_cli_output() {
+        let s = Duration::from_secs;
+        assert_eq!(hinted_wait("Rate limited. Please try again in 20s."), Some(s(20)));
+        assert_eq!(hinted_wait("429: retry after 3 seconds"), Some(s(3)));
+        assert_eq!(hinted_wait("Retry-After: 30"), Some(s(30)));
+        assert_eq!(hinted_wait("quota hit, try again in 2 minutes"), Some(s(120)));
+        assert_eq!(
+            hinted_wait("retrying in 500ms"),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(hinted_wait("try again later"), None);
     }
 
     #[test]

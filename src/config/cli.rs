@@ -52,6 +52,10 @@ pub struct BackendDef {
     /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
     /// `style`).
     pub context: ContextSettings,
+    /// A failed run (non-zero exit, or `json_error` set) whose stdout or stderr matches this
+    /// is tried again, as `retry` says; without it, a failed run is not retried.
+    pub retry_regex: Option<Pattern>,
+    pub retry: super::RetrySettings,
 }
 
 /// Checks one merged CLI backend entry.
@@ -82,6 +86,12 @@ pub(super) fn resolve(
         .as_ref()
         .map(|r| pattern(Some(r), "", name, "error_regex"))
         .transpose()?;
+    let retry_regex = raw
+        .retry_regex
+        .as_ref()
+        .map(|r| pattern(Some(r), "", name, "retry_regex"))
+        .transpose()?;
+    let retry = super::http::retry_settings(&raw);
     let tool_activity = raw
         .tool_activity_regex
         .as_ref()
@@ -189,6 +199,8 @@ pub(super) fn resolve(
         },
         prices,
         context,
+        retry_regex,
+        retry,
     })
 }
 

@@ -69,6 +69,15 @@ pub struct RetrySettings {
     pub max_wait: Duration,
 }
 
+/// `retries`, `retry_base_ms` and `retry_max_s`, defaults filled in (CLI backends too).
+pub(super) fn retry_settings(raw: &RawBackend) -> RetrySettings {
+    RetrySettings {
+        retries: raw.retries.unwrap_or(DEFAULT_RETRIES),
+        base: Duration::from_millis(raw.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS)),
+        max_wait: Duration::from_secs(raw.retry_max_s.unwrap_or(DEFAULT_RETRY_MAX_S)),
+    }
+}
+
 /// A fully resolved HTTP backend.
 #[derive(Debug, Clone)]
 pub struct HttpDef {
@@ -171,6 +180,7 @@ pub(super) fn resolve(
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
     let prices = super::cli::prices(&raw);
     let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
+    let retry = retry_settings(&raw);
     Ok(HttpDef {
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),
@@ -188,11 +198,7 @@ pub(super) fn resolve(
                 .max(1),
         ),
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
-        retry: RetrySettings {
-            retries: raw.retries.unwrap_or(DEFAULT_RETRIES),
-            base: Duration::from_millis(raw.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS)),
-            max_wait: Duration::from_secs(raw.retry_max_s.unwrap_or(DEFAULT_RETRY_MAX_S)),
-        },
+        retry,
         prices,
         context,
     })

@@ -4,6 +4,7 @@
 mod common;
 
 mod cli_backend;
+mod cli_retry;
 mod config_errors;
 mod context;
 mod demo;
@@ -16,6 +17,7 @@ mod log_schema;
 mod mcp;
 mod modes;
 mod policy;
+mod preset_retry;
 mod presets;
 mod props;
 mod readme;

@@ -67,6 +67,7 @@ pub(super) fn resolve(
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
     let prices = prices(&raw);
     let context = context_settings(&raw, name, &here)?;
+    super::http::check_timeouts(&raw, &here)?;
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();

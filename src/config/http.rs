@@ -69,6 +69,24 @@ pub struct RetrySettings {
     pub max_wait: Duration,
 }
 
+/// A timeout of 0 would end every call at once (it used to become 1 s, silently); there is
+/// no "no limit": a backend that never answers must not hold a turn forever.
+pub(super) fn check_timeouts(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+    for (key, value) in [
+        ("timeout_s", raw.timeout_s),
+        ("connect_timeout_s", raw.connect_timeout_s),
+        ("progress_s", raw.progress_s),
+    ] {
+        if value == Some(0) {
+            return Err(Error::config(format!(
+                "{}: must be at least 1 (seconds); for a backend that may take very long, set a large value such as 86400",
+                here(key)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `retries`, `retry_base_ms` and `retry_max_s`, defaults filled in (CLI backends too).
 pub(super) fn retry_settings(raw: &RawBackend) -> RetrySettings {
     RetrySettings {
@@ -180,6 +198,7 @@ pub(super) fn resolve(
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
     let prices = super::cli::prices(&raw);
     let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
+    check_timeouts(&raw, &|key| here(key, &defined_at))?;
     let retry = retry_settings(&raw);
     Ok(HttpDef {
         name: name.to_string(),

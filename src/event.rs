@@ -21,6 +21,10 @@ pub enum OutputStream {
 pub struct RawOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Bytes past `max_output_bytes`, drained and counted but not kept (not serialised: the
+    /// log notes them in a record of their own).
+    pub stdout_dropped: u64,
+    pub stderr_dropped: u64,
 }
 
 impl Serialize for RawOutput {
@@ -193,6 +197,7 @@ impl Event {
                 raw: raw.as_ref().map(|r| RawOutput {
                     stdout: f(&String::from_utf8_lossy(&r.stdout)).into_bytes(),
                     stderr: f(&String::from_utf8_lossy(&r.stderr)).into_bytes(),
+                    ..*r
                 }),
             },
             Event::Text { text, final_answer } => Event::Text {

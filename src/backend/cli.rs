@@ -85,6 +85,8 @@ impl CliBackend {
             timed_out: finished.timed_out,
             stdout_dropped: finished.stdout.dropped(),
             raw: RawOutput {
+                stdout_dropped: finished.stdout.dropped(),
+                stderr_dropped: finished.stderr.dropped(),
                 stdout: finished.stdout.into_bytes(),
                 stderr: finished.stderr.into_bytes(),
             },
@@ -310,6 +312,8 @@ impl CliBackend {
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
             raw: Some(RawOutput {
+                stdout_dropped: finished.stdout.dropped(),
+                stderr_dropped: finished.stderr.dropped(),
                 stdout: finished.stdout.into_bytes(),
                 stderr: finished.stderr.into_bytes(),
             }),

@@ -72,7 +72,11 @@ impl Frontend {
         }
         let ts = rfc3339(std::time::SystemTime::now());
         let mut lines = Vec::new();
-        if let Some(record) = record(event, &meta, &ts) {
+        // A CLI's stdout lines are in the log once, byte for byte, in the `backend_output`
+        // record that ends the call: as `assistant_delta` records too, a flood would be
+        // logged twice over (`--output jsonl` streams them).
+        let cli_line = matches!(event, Event::BackendOutput { .. });
+        if let Some(record) = record(event, &meta, &ts).filter(|_| !cli_line) {
             lines.push(serde_json::to_value(record).unwrap_or_default());
         }
         if let Event::BackendFinished { raw: Some(raw), .. } = event {
@@ -85,6 +89,19 @@ impl Frontend {
                 "model": meta.model,
                 "raw": raw,
             }));
+            // What max_output_bytes kept out of that record (and out of memory).
+            if raw.stdout_dropped + raw.stderr_dropped > 0 {
+                lines.push(serde_json::json!({
+                    "ts": ts,
+                    "event": "backend_output_dropped",
+                    "session_id": meta.session_id,
+                    "turn": meta.turn,
+                    "backend": meta.backend,
+                    "model": meta.model,
+                    "stdout_dropped_bytes": raw.stdout_dropped,
+                    "stderr_dropped_bytes": raw.stderr_dropped,
+                }));
+            }
         }
         for line in lines {
             if let Err(e) = log.write(&line) {

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod bounded_log;
 mod cli_backend;
 mod cli_retry;
 mod config_errors;

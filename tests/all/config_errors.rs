@@ -195,7 +195,7 @@ fn user_file_under_xdg_config_home_then_config_flag_override() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "from mine\n");
     // A later file overrides one key of the user's entry, keeping the rest.
-    ws.add_config("[backends.mine]\ntimeout_s = 1\nargs = ['--prompt-file', '{prompt_file}']\n");
+    ws.add_config("[backends.mine]\ntimeout_s = 300\nargs = ['--prompt-file', '{prompt_file}']\n");
     ws.reply(2, "still mine\n");
     let run = ws.run(&["task two"]);
     run.expect_code(0);

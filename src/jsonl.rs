@@ -2,8 +2,10 @@
 //! `log.jsonl`. [`Record`] is kept apart from the internal [`Event`] so the loop can change
 //! without breaking readers; [`record`] maps one to the other.
 //!
-//! Every record has `ts`, `event`, `session_id`, `turn`, `backend` and `model`, then the
-//! fields of its kind (the README lists them).
+//! Every record has the keys of [`COMMON`] (`ts`, `v`, `level`, `event`, `actor`,
+//! `session_id`, `turn`, `backend`, `model`), then those [`SCHEMA`] lists for its kind.
+//! [`SCHEMA`] is the one source of truth: a unit test checks every kind of record against it,
+//! and an integration test checks the table of docs/sessions-and-logs.md against it.
 
 use std::time::SystemTime;
 
@@ -12,11 +14,66 @@ use serde_json::Value;
 
 use crate::event::{Event, OutputStream};
 
+/// The version of this schema, the `v` of every record: raised when a key changes meaning or
+/// goes away (new keys and kinds do not raise it).
+pub const VERSION: u32 = 2;
+
+/// The keys every record has.
+pub const COMMON: [&str; 9] = [
+    "ts",
+    "v",
+    "level",
+    "event",
+    "actor",
+    "session_id",
+    "turn",
+    "backend",
+    "model",
+];
+
+/// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
+pub const SCHEMA: [(&str, &str, &[&str]); 15] = [
+    ("session_start", "system", &["session"]),
+    ("session_clear", "user", &["session"]),
+    ("user_message", "user", &["text"]),
+    ("assistant_delta", "assistant", &["text"]),
+    ("own_tool", "assistant", &["text"]),
+    ("assistant_message", "assistant", &["text", "final_answer"]),
+    ("tool_call", "assistant", &["call_id", "tool", "args"]),
+    ("tool_result", "tool", &["call_id", "tool", "ok", "output", "exit_code"]),
+    ("mcp_call", "assistant", &["call_id", "tool", "server", "args"]),
+    ("mcp_result", "tool", &["call_id", "tool", "server", "ok", "output"]),
+    (
+        "usage",
+        "assistant",
+        &[
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "prompt_tokens",
+            "completion_tokens",
+            "thinking_tokens",
+            "cost_usd",
+            "latency_ms",
+        ],
+    ),
+    ("error", "system", &["error"]),
+    ("turn_end", "system", &["ok", "iterations"]),
+    ("backend_output", "system", &["raw"]),
+    ("backend_output_dropped", "system", &["stdout_dropped_bytes", "stderr_dropped_bytes"]),
+];
+
 /// One line of JSONL output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// When it happened: RFC 3339, UTC, milliseconds.
     pub ts: String,
+    /// [`VERSION`].
+    pub v: u32,
+    /// `info`, `warn` or `error`.
+    pub level: String,
+    /// Who acted: `user`, `assistant`, `tool` or `system` ([`SCHEMA`]).
+    pub actor: String,
     /// `event` and the fields of this kind of record.
     #[serde(flatten)]
     pub body: Body,
@@ -31,7 +88,14 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Body {
-    SessionStart {},
+    /// A session begins (a run, or `/clear`); `session` is its name.
+    SessionStart {
+        session: String,
+    },
+    /// `/clear`: this session ends here; the next records belong to a new one.
+    SessionClear {
+        session: String,
+    },
     /// The task of a turn.
     UserMessage {
         text: String,
@@ -61,11 +125,30 @@ pub enum Body {
         output: String,
         exit_code: Option<i32>,
     },
-    /// Token counts the backend reported, and how long its call took.
+    /// A call of an MCP server's tool (`tool` is `mcp.SERVER.TOOL`).
+    McpCall {
+        call_id: String,
+        tool: String,
+        server: String,
+        args: Value,
+    },
+    McpResult {
+        call_id: String,
+        tool: String,
+        server: String,
+        ok: bool,
+        output: String,
+    },
+    /// Token counts the backend reported, and how long its call took. `prompt_tokens` and
+    /// `completion_tokens` repeat the input and output counts under the names log pipelines
+    /// expect; `thinking_tokens` is null until a backend's reasoning tokens are read.
     Usage {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
         total_tokens: Option<u64>,
+        prompt_tokens: Option<u64>,
+        completion_tokens: Option<u64>,
+        thinking_tokens: Option<u64>,
         cost_usd: Option<f64>,
         latency_ms: Option<u64>,
     },
@@ -76,6 +159,55 @@ pub enum Body {
         ok: bool,
         iterations: u32,
     },
+    /// What a CLI backend printed, raw (in the session's log only).
+    BackendOutput {
+        raw: Value,
+    },
+    /// Bytes past `max_output_bytes`, drained and dropped (in the session's log only).
+    BackendOutputDropped {
+        stdout_dropped_bytes: u64,
+        stderr_dropped_bytes: u64,
+    },
+}
+
+impl Body {
+    /// The `event` key of this kind of record.
+    pub fn event(&self) -> &'static str {
+        match self {
+            Body::SessionStart { .. } => "session_start",
+            Body::SessionClear { .. } => "session_clear",
+            Body::UserMessage { .. } => "user_message",
+            Body::AssistantDelta { .. } => "assistant_delta",
+            Body::OwnTool { .. } => "own_tool",
+            Body::AssistantMessage { .. } => "assistant_message",
+            Body::ToolCall { .. } => "tool_call",
+            Body::ToolResult { .. } => "tool_result",
+            Body::McpCall { .. } => "mcp_call",
+            Body::McpResult { .. } => "mcp_result",
+            Body::Usage { .. } => "usage",
+            Body::Error { .. } => "error",
+            Body::TurnEnd { .. } => "turn_end",
+            Body::BackendOutput { .. } => "backend_output",
+            Body::BackendOutputDropped { .. } => "backend_output_dropped",
+        }
+    }
+
+    fn actor(&self) -> &'static str {
+        let event = self.event();
+        SCHEMA
+            .iter()
+            .find(|(e, ..)| *e == event)
+            .map_or("system", |(_, actor, _)| actor)
+    }
+
+    fn level(&self) -> &'static str {
+        match self {
+            Body::Error { .. } => "error",
+            Body::TurnEnd { ok: false, .. } | Body::BackendOutputDropped { .. } => "warn",
+            Body::ToolResult { ok: false, .. } | Body::McpResult { ok: false, .. } => "warn",
+            _ => "info",
+        }
+    }
 }
 
 /// What every record repeats, tracked from the events.
@@ -93,6 +225,9 @@ impl Meta {
     pub fn record(&self, ts: &str, body: Body) -> Record {
         Record {
             ts: ts.to_string(),
+            v: VERSION,
+            level: body.level().to_string(),
+            actor: body.actor().to_string(),
             body,
             session_id: self.session_id.clone(),
             turn: self.turn,
@@ -123,10 +258,31 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             text: text.clone(),
             final_answer: *final_answer,
         },
-        Event::ToolCall { call, .. } => Body::ToolCall {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            args: call.args.clone(),
+        Event::ToolCall { call, .. } => match mcp_server(&call.name) {
+            Some(server) => Body::McpCall {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                server,
+                args: call.args.clone(),
+            },
+            None => Body::ToolCall {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.args.clone(),
+            },
+        },
+        Event::ToolResult {
+            call_id,
+            tool,
+            ok,
+            output,
+            ..
+        } if mcp_server(tool).is_some() => Body::McpResult {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            server: mcp_server(tool).unwrap_or_default(),
+            ok: *ok,
+            output: output.clone(),
         },
         Event::ToolResult {
             call_id,
@@ -145,6 +301,9 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             input_tokens: usage.input,
             output_tokens: usage.output,
             total_tokens: usage.total,
+            prompt_tokens: usage.input,
+            completion_tokens: usage.output,
+            thinking_tokens: None,
             cost_usd: usage.cost,
             latency_ms: meta.latency_ms,
         },
@@ -166,6 +325,12 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
         | Event::ContextNotice { .. } => return None,
     };
     Some(meta.record(ts, body))
+}
+
+/// The server of an MCP tool's name, `mcp.SERVER.TOOL`.
+fn mcp_server(tool: &str) -> Option<String> {
+    let rest = tool.strip_prefix("mcp.")?;
+    rest.split_once('.').map(|(server, _)| server.to_string())
 }
 
 /// `2024-05-06T07:08:09.123Z`.
@@ -213,6 +378,9 @@ mod tests {
             record(&event, &meta(), TS),
             Some(Record {
                 ts: TS.into(),
+                v: VERSION,
+                level: "info".into(),
+                actor: "assistant".into(),
                 body: Body::ToolCall {
                     call_id: "call_1".into(),
                     tool: "bash".into(),
@@ -226,7 +394,8 @@ mod tests {
         );
         assert_eq!(
             one(event),
-            json!({"ts": TS, "event": "tool_call", "session_id": "s1", "turn": 2,
+            json!({"ts": TS, "v": VERSION, "level": "info", "event": "tool_call",
+                   "actor": "assistant", "session_id": "s1", "turn": 2,
                    "backend": "fake", "model": null, "call_id": "call_1", "tool": "bash",
                    "args": {"command": "ls"}})
         );
@@ -234,14 +403,21 @@ mod tests {
 
     #[test]
     fn every_kind_has_its_stable_keys() {
-        let common =
-            json!({"ts": TS, "session_id": "s1", "turn": 2, "backend": "fake", "model": null});
+        let common = json!({"ts": TS, "v": VERSION, "session_id": "s1", "turn": 2,
+                            "backend": "fake", "model": null});
+        // `level` and `actor` are checked by the next test.
         let with = |fields: Value| {
             let mut all = common.clone();
             all.as_object_mut()
                 .unwrap()
                 .extend(fields.as_object().unwrap().clone());
             all
+        };
+        let one = |event| {
+            let mut v = one(event);
+            v.as_object_mut().unwrap().remove("level");
+            v.as_object_mut().unwrap().remove("actor");
+            v
         };
         let cases = [
             (
@@ -289,7 +465,8 @@ mod tests {
                     },
                 },
                 json!({"event": "usage", "input_tokens": 10, "output_tokens": 2,
-                       "total_tokens": null, "cost_usd": null, "latency_ms": 1500}),
+                       "total_tokens": null, "prompt_tokens": 10, "completion_tokens": 2,
+                       "thinking_tokens": null, "cost_usd": null, "latency_ms": 1500}),
             ),
             (
                 Event::Error {
@@ -309,6 +486,73 @@ mod tests {
         for (event, fields) in cases {
             assert_eq!(one(event), with(fields));
         }
+    }
+
+    /// One of every kind of record, to check against [`SCHEMA`].
+    fn one_of_each() -> Vec<Body> {
+        let s = String::new;
+        vec![
+            Body::SessionStart { session: s() },
+            Body::SessionClear { session: s() },
+            Body::UserMessage { text: s() },
+            Body::AssistantDelta { text: s() },
+            Body::OwnTool { text: s() },
+            Body::AssistantMessage { text: s(), final_answer: true },
+            Body::ToolCall { call_id: s(), tool: s(), args: Value::Null },
+            Body::ToolResult { call_id: s(), tool: s(), ok: true, output: s(), exit_code: None },
+            Body::McpCall { call_id: s(), tool: s(), server: s(), args: Value::Null },
+            Body::McpResult { call_id: s(), tool: s(), server: s(), ok: false, output: s() },
+            Body::Usage {
+                input_tokens: None,
+                output_tokens: None,
+                total_tokens: None,
+                prompt_tokens: None,
+                completion_tokens: None,
+                thinking_tokens: None,
+                cost_usd: None,
+                latency_ms: None,
+            },
+            Body::Error { error: s() },
+            Body::TurnEnd { ok: true, iterations: 1 },
+            Body::BackendOutput { raw: Value::Null },
+            Body::BackendOutputDropped { stdout_dropped_bytes: 1, stderr_dropped_bytes: 0 },
+        ]
+    }
+
+    #[test]
+    fn every_kind_of_record_has_exactly_the_keys_of_the_schema() {
+        let bodies = one_of_each();
+        assert_eq!(bodies.len(), SCHEMA.len(), "a kind is missing from the schema");
+        for body in bodies {
+            let event = body.event();
+            let value = serde_json::to_value(meta().record(TS, body)).unwrap();
+            let (_, actor, own) = SCHEMA
+                .iter()
+                .find(|(e, ..)| *e == event)
+                .unwrap_or_else(|| panic!("{event} is not in SCHEMA"));
+            let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let mut expected: Vec<&str> = COMMON.iter().chain(own.iter()).copied().collect();
+            keys.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(keys, expected, "{event}");
+            assert_eq!(value["event"], event);
+            assert_eq!(value["actor"], *actor, "{event}");
+            assert!(["info", "warn", "error"].contains(&value["level"].as_str().unwrap()));
+        }
+    }
+
+    #[test]
+    fn mcp_tools_are_mcp_records() {
+        let event = Event::ToolCall {
+            call: ToolCall {
+                id: "c".into(),
+                name: "mcp.fs.read_file".into(),
+                args: json!({}),
+            },
+            summary: String::new(),
+        };
+        let value = one(event);
+        assert_eq!((&value["event"], &value["server"]), (&json!("mcp_call"), &json!("fs")));
     }
 
     #[test]

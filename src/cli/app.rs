@@ -8,6 +8,7 @@ use agent_loop::backend::{self, Overrides};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::{Config, Definition};
 use agent_loop::context::{Artifacts, ContextMode};
+use agent_loop::jsonl::Body;
 use agent_loop::mcp::McpServers;
 use agent_loop::session::{format_time, Contended, Log, Redactor, Session, SessionLock, Store};
 use agent_loop::tools::{Registry, Root};
@@ -236,7 +237,10 @@ impl App {
             Err(e) if self.log_override.is_some() => return Err(e),
             Err(_) => None,
         };
-        self.sync_context()
+        self.sync_context()?;
+        let session = self.session.name.clone();
+        self.frontend.log_body(Body::SessionStart { session });
+        Ok(())
     }
 
     /// Where this session's cut tool outputs go: its own folder, or a temporary one when
@@ -347,6 +351,8 @@ impl App {
     /// `/clear`: a new, empty session; the old one stays saved.
     pub fn new_session(&mut self) -> Result<(), Error> {
         self.save()?;
+        let session = self.session.name.clone();
+        self.frontend.log_body(Body::SessionClear { session });
         let name = self
             .store
             .as_ref()

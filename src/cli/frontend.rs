@@ -2,7 +2,7 @@
 //! JSONL log, keeps secrets out of both, and asks the user to approve tools.
 
 use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::jsonl::{record, rfc3339, Meta};
+use agent_loop::jsonl::{record, rfc3339, Body, Meta};
 use agent_loop::session::{Log, Redactor};
 use agent_loop::BoxFuture;
 
@@ -53,56 +53,72 @@ impl Frontend {
         self.display.notice(&text);
     }
 
-    /// Appends the event to the log in the `--output jsonl` schema; the raw output of a CLI
-    /// backend call is logged too, as a `backend_output` record of the log's own.
-    fn log(&mut self, event: &Event) {
-        let Some(log) = self.log.as_mut() else { return };
-        let meta = Meta {
+    /// What every record of the log repeats, from the current context.
+    fn meta(&self) -> Meta {
+        Meta {
             session_id: self.context.session_id.clone(),
             turn: self.context.turn,
             backend: Some(self.context.backend.clone()),
             model: self.context.model.clone(),
+            latency_ms: None,
+        }
+    }
+
+    /// Appends a record of the log's own (`session_start`, `session_clear`).
+    pub fn log_body(&mut self, body: Body) {
+        let record = self.meta().record(&rfc3339(std::time::SystemTime::now()), body);
+        self.write_log(vec![serde_json::to_value(record).unwrap_or_default()]);
+    }
+
+    /// Appends the event to the log in the `--output jsonl` schema; the raw output of a CLI
+    /// backend call is logged too, as a `backend_output` record of the log's own.
+    fn log(&mut self, event: &Event) {
+        if self.log.is_none() {
+            return;
+        }
+        let meta = Meta {
             latency_ms: match event {
                 Event::Usage { .. } => self.last_latency,
                 _ => None,
             },
+            ..self.meta()
         };
         if let Event::BackendFinished { elapsed_ms, .. } = event {
             self.last_latency = Some(*elapsed_ms);
         }
         let ts = rfc3339(std::time::SystemTime::now());
-        let mut lines = Vec::new();
+        let mut records = Vec::new();
         // A CLI's stdout lines are in the log once, byte for byte, in the `backend_output`
         // record that ends the call: as `assistant_delta` records too, a flood would be
         // logged twice over (`--output jsonl` streams them).
         let cli_line = matches!(event, Event::BackendOutput { .. });
         if let Some(record) = record(event, &meta, &ts).filter(|_| !cli_line) {
-            lines.push(serde_json::to_value(record).unwrap_or_default());
+            records.push(record);
         }
         if let Event::BackendFinished { raw: Some(raw), .. } = event {
-            lines.push(serde_json::json!({
-                "ts": ts,
-                "event": "backend_output",
-                "session_id": meta.session_id,
-                "turn": meta.turn,
-                "backend": meta.backend,
-                "model": meta.model,
-                "raw": raw,
-            }));
+            let raw_value = serde_json::to_value(raw).unwrap_or_default();
+            records.push(meta.record(&ts, Body::BackendOutput { raw: raw_value }));
             // What max_output_bytes kept out of that record (and out of memory).
             if raw.stdout_dropped + raw.stderr_dropped > 0 {
-                lines.push(serde_json::json!({
-                    "ts": ts,
-                    "event": "backend_output_dropped",
-                    "session_id": meta.session_id,
-                    "turn": meta.turn,
-                    "backend": meta.backend,
-                    "model": meta.model,
-                    "stdout_dropped_bytes": raw.stdout_dropped,
-                    "stderr_dropped_bytes": raw.stderr_dropped,
-                }));
+                records.push(meta.record(
+                    &ts,
+                    Body::BackendOutputDropped {
+                        stdout_dropped_bytes: raw.stdout_dropped,
+                        stderr_dropped_bytes: raw.stderr_dropped,
+                    },
+                ));
             }
         }
+        let values = records
+            .into_iter()
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
+            .collect();
+        self.write_log(values);
+    }
+
+    /// Writes records to the log; the first failure is reported once.
+    fn write_log(&mut self, lines: Vec<serde_json::Value>) {
+        let Some(log) = self.log.as_mut() else { return };
         for line in lines {
             if let Err(e) = log.write(&line) {
                 if !self.log_failed {

@@ -182,7 +182,12 @@ async fn run(args: Args) -> i32 {
         Ok(app) => app,
         Err(e) => return display.fail(&e),
     };
-    display.session_start(&app.session.id, app.def.name(), app.model().as_deref());
+    display.session_start(
+        &app.session.id,
+        &app.session.name,
+        app.def.name(),
+        app.model().as_deref(),
+    );
     let mut app = app;
     let servers = app.config.mcp_servers.values().cloned().collect();
     app.mcp = super::mcp::start(servers, &mut app.agent, &app.frontend.display).await;

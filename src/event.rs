@@ -73,6 +73,13 @@ pub enum Event {
         backend: String,
         text: String,
     },
+    /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
+    /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
+    RateLimitWait {
+        backend: String,
+        wait_ms: u64,
+        limit: String,
+    },
     /// A request failed in a way worth another try (rate limit, overload, server error,
     /// connection reset); the backend waits `wait_ms`, then sends it again.
     Retrying {

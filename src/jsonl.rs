@@ -32,7 +32,7 @@ pub const COMMON: [&str; 9] = [
 ];
 
 /// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
-pub const SCHEMA: [(&str, &str, &[&str]); 15] = [
+pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
     ("user_message", "user", &["text"]),
@@ -59,6 +59,7 @@ pub const SCHEMA: [(&str, &str, &[&str]); 15] = [
     ),
     ("error", "system", &["error"]),
     ("turn_end", "system", &["ok", "iterations"]),
+    ("rate_limit_wait", "system", &["wait_ms", "limit"]),
     ("backend_output", "system", &["raw"]),
     ("backend_output_dropped", "system", &["stdout_dropped_bytes", "stderr_dropped_bytes"]),
 ];
@@ -159,6 +160,11 @@ pub enum Body {
         ok: bool,
         iterations: u32,
     },
+    /// The backend's rate limit holds a request back before it is sent.
+    RateLimitWait {
+        wait_ms: u64,
+        limit: String,
+    },
     /// What a CLI backend printed, raw (in the session's log only).
     BackendOutput {
         raw: Value,
@@ -187,6 +193,7 @@ impl Body {
             Body::Usage { .. } => "usage",
             Body::Error { .. } => "error",
             Body::TurnEnd { .. } => "turn_end",
+            Body::RateLimitWait { .. } => "rate_limit_wait",
             Body::BackendOutput { .. } => "backend_output",
             Body::BackendOutputDropped { .. } => "backend_output_dropped",
         }
@@ -313,6 +320,10 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
         Event::TurnFinished { ok, iterations, .. } => Body::TurnEnd {
             ok: *ok,
             iterations: *iterations,
+        },
+        Event::RateLimitWait { wait_ms, limit, .. } => Body::RateLimitWait {
+            wait_ms: *wait_ms,
+            limit: limit.clone(),
         },
         Event::BackendStarted { .. }
         | Event::BackendOutput { .. }
@@ -514,6 +525,7 @@ mod tests {
             },
             Body::Error { error: s() },
             Body::TurnEnd { ok: true, iterations: 1 },
+            Body::RateLimitWait { wait_ms: 1, limit: s() },
             Body::BackendOutput { raw: Value::Null },
             Body::BackendOutputDropped { stdout_dropped_bytes: 1, stderr_dropped_bytes: 0 },
         ]

@@ -5,6 +5,7 @@
 mod cli;
 mod http;
 mod lines;
+pub mod ratelimit;
 pub mod retry;
 
 pub use cli::{CliBackend, Probe};

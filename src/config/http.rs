@@ -117,6 +117,9 @@ pub struct HttpDef {
     /// For the whole request, streamed body included.
     pub timeout: Duration,
     pub retry: RetrySettings,
+    /// The proactive rate limiter's limits (`backend::ratelimit`).
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
     /// Prices per million tokens, to compute the cost of each call.
     pub prices: Option<crate::parse::Prices>,
     /// How much of the conversation each request carries.
@@ -200,7 +203,20 @@ pub(super) fn resolve(
     let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
     check_timeouts(&raw, &|key| here(key, &defined_at))?;
     let retry = retry_settings(&raw);
+    for (key, value) in [
+        ("requests_per_minute", raw.requests_per_minute),
+        ("tokens_per_minute", raw.tokens_per_minute),
+    ] {
+        if value == Some(0) {
+            return Err(Error::config(format!(
+                "{}: must be at least 1 (leave it out for no limit)",
+                here(key, &defined_at)
+            )));
+        }
+    }
     Ok(HttpDef {
+        requests_per_minute: raw.requests_per_minute,
+        tokens_per_minute: raw.tokens_per_minute,
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),
         defined_at,

@@ -70,6 +70,9 @@ pub struct RawBackend {
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
     pub retry_max_s: Option<u64>,
+    /// HTTP backends: the proactive rate limiter (`backend::ratelimit`).
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
     /// CLI backends: a failed run whose output matches is tried again (`retries` times).
     pub retry_regex: Option<Located>,
     pub context: Option<Located>,
@@ -168,6 +171,8 @@ impl Overlay for RawBackend {
             retry_base_ms,
             retry_max_s,
             retry_regex,
+            requests_per_minute,
+            tokens_per_minute,
             price_input_per_mtok,
             price_output_per_mtok,
             context,
@@ -227,6 +232,8 @@ impl RawBackend {
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),
             ("connect_timeout_s", self.connect_timeout_s.is_some()),
+            ("requests_per_minute", self.requests_per_minute.is_some()),
+            ("tokens_per_minute", self.tokens_per_minute.is_some()),
         ])
     }
 

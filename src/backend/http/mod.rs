@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::backend::{retry, Backend, Emit, Reply, Request};
+use crate::backend::{ratelimit, retry, Backend, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
 use crate::event::Event;
 use crate::{BoxFuture, Error};
@@ -34,6 +34,7 @@ pub struct HttpBackend {
     headers: HeaderMap,
     client: reqwest::Client,
     wire: &'static dyn Wire,
+    limiter: Option<ratelimit::Limiter>,
 }
 
 impl HttpBackend {
@@ -84,6 +85,7 @@ impl HttpBackend {
                 ))
             })?;
         Ok(HttpBackend {
+            limiter: ratelimit::Limiter::new(def.requests_per_minute, def.tokens_per_minute),
             url: format!("{}{}", def.base_url, wire.path()),
             def,
             model,
@@ -150,8 +152,21 @@ impl HttpBackend {
     async fn send(&self, body: Vec<u8>, emit: &mut Emit<'_>) -> Result<reqwest::Response, Error> {
         let settings = self.def.retry;
         let mut tries = 0;
+        let tokens = ratelimit::estimate_tokens(body.len()) + u64::from(self.def.max_tokens.unwrap_or(0));
         loop {
             tries += 1;
+            if let Some(limiter) = &self.limiter {
+                // Waits as long as the fullest bucket needs, then takes its share.
+                if let Some(wait) = limiter.check(tokens, std::time::Instant::now()) {
+                    emit(Event::RateLimitWait {
+                        backend: self.def.name.clone(),
+                        wait_ms: wait.wait.as_millis() as u64,
+                        limit: wait.limit,
+                    });
+                    tokio::time::sleep(wait.wait).await;
+                }
+                limiter.take(tokens, std::time::Instant::now());
+            }
             let sent = self
                 .client
                 .post(&self.url)
@@ -159,6 +174,9 @@ impl HttpBackend {
                 .body(body.clone())
                 .send()
                 .await;
+            if let (Some(limiter), Ok(response)) = (&self.limiter, &sent) {
+                limiter.observe(response.headers(), std::time::Instant::now());
+            }
             let (failure, retry_reason, server_wait) = match sent {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {

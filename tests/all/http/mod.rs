@@ -4,6 +4,7 @@
 
 mod failures;
 mod formats;
+mod ratelimit;
 pub mod server;
 
 use std::process::Command;

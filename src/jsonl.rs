@@ -40,9 +40,21 @@ pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
     ("own_tool", "assistant", &["text"]),
     ("assistant_message", "assistant", &["text", "final_answer"]),
     ("tool_call", "assistant", &["call_id", "tool", "args"]),
-    ("tool_result", "tool", &["call_id", "tool", "ok", "output", "exit_code"]),
-    ("mcp_call", "assistant", &["call_id", "tool", "server", "args"]),
-    ("mcp_result", "tool", &["call_id", "tool", "server", "ok", "output"]),
+    (
+        "tool_result",
+        "tool",
+        &["call_id", "tool", "ok", "output", "exit_code"],
+    ),
+    (
+        "mcp_call",
+        "assistant",
+        &["call_id", "tool", "server", "args"],
+    ),
+    (
+        "mcp_result",
+        "tool",
+        &["call_id", "tool", "server", "ok", "output"],
+    ),
     (
         "usage",
         "assistant",
@@ -61,7 +73,11 @@ pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
     ("turn_end", "system", &["ok", "iterations"]),
     ("rate_limit_wait", "system", &["wait_ms", "limit"]),
     ("backend_output", "system", &["raw"]),
-    ("backend_output_dropped", "system", &["stdout_dropped_bytes", "stderr_dropped_bytes"]),
+    (
+        "backend_output_dropped",
+        "system",
+        &["stdout_dropped_bytes", "stderr_dropped_bytes"],
+    ),
 ];
 
 /// One line of JSONL output.
@@ -508,11 +524,35 @@ mod tests {
             Body::UserMessage { text: s() },
             Body::AssistantDelta { text: s() },
             Body::OwnTool { text: s() },
-            Body::AssistantMessage { text: s(), final_answer: true },
-            Body::ToolCall { call_id: s(), tool: s(), args: Value::Null },
-            Body::ToolResult { call_id: s(), tool: s(), ok: true, output: s(), exit_code: None },
-            Body::McpCall { call_id: s(), tool: s(), server: s(), args: Value::Null },
-            Body::McpResult { call_id: s(), tool: s(), server: s(), ok: false, output: s() },
+            Body::AssistantMessage {
+                text: s(),
+                final_answer: true,
+            },
+            Body::ToolCall {
+                call_id: s(),
+                tool: s(),
+                args: Value::Null,
+            },
+            Body::ToolResult {
+                call_id: s(),
+                tool: s(),
+                ok: true,
+                output: s(),
+                exit_code: None,
+            },
+            Body::McpCall {
+                call_id: s(),
+                tool: s(),
+                server: s(),
+                args: Value::Null,
+            },
+            Body::McpResult {
+                call_id: s(),
+                tool: s(),
+                server: s(),
+                ok: false,
+                output: s(),
+            },
             Body::Usage {
                 input_tokens: None,
                 output_tokens: None,
@@ -524,17 +564,30 @@ mod tests {
                 latency_ms: None,
             },
             Body::Error { error: s() },
-            Body::TurnEnd { ok: true, iterations: 1 },
-            Body::RateLimitWait { wait_ms: 1, limit: s() },
+            Body::TurnEnd {
+                ok: true,
+                iterations: 1,
+            },
+            Body::RateLimitWait {
+                wait_ms: 1,
+                limit: s(),
+            },
             Body::BackendOutput { raw: Value::Null },
-            Body::BackendOutputDropped { stdout_dropped_bytes: 1, stderr_dropped_bytes: 0 },
+            Body::BackendOutputDropped {
+                stdout_dropped_bytes: 1,
+                stderr_dropped_bytes: 0,
+            },
         ]
     }
 
     #[test]
     fn every_kind_of_record_has_exactly_the_keys_of_the_schema() {
         let bodies = one_of_each();
-        assert_eq!(bodies.len(), SCHEMA.len(), "a kind is missing from the schema");
+        assert_eq!(
+            bodies.len(),
+            SCHEMA.len(),
+            "a kind is missing from the schema"
+        );
         for body in bodies {
             let event = body.event();
             let value = serde_json::to_value(meta().record(TS, body)).unwrap();
@@ -542,7 +595,12 @@ mod tests {
                 .iter()
                 .find(|(e, ..)| *e == event)
                 .unwrap_or_else(|| panic!("{event} is not in SCHEMA"));
-            let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let mut keys: Vec<&str> = value
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
             let mut expected: Vec<&str> = COMMON.iter().chain(own.iter()).copied().collect();
             keys.sort_unstable();
             expected.sort_unstable();
@@ -564,7 +622,10 @@ mod tests {
             summary: String::new(),
         };
         let value = one(event);
-        assert_eq!((&value["event"], &value["server"]), (&json!("mcp_call"), &json!("fs")));
+        assert_eq!(
+            (&value["event"], &value["server"]),
+            (&json!("mcp_call"), &json!("fs"))
+        );
     }
 
     #[test]

@@ -218,7 +218,10 @@ impl CliBackend {
                 Plan::OutOfTries => String::new(),
                 Plan::TooLong(why) => format!(" ({why})"),
             };
-            return Err(Error::new(error.kind, format!("{}{gave_up}", error.message)));
+            return Err(Error::new(
+                error.kind,
+                format!("{}{gave_up}", error.message),
+            ));
         }
     }
 

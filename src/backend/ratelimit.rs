@@ -189,7 +189,10 @@ mod tests {
         let t0 = Instant::now();
         let limiter = Limiter::new(Some(600), Some(1_000_000)).unwrap();
         let mut headers = HeaderMap::new();
-        headers.insert("x-ratelimit-remaining-requests", HeaderValue::from_static("0"));
+        headers.insert(
+            "x-ratelimit-remaining-requests",
+            HeaderValue::from_static("0"),
+        );
         headers.insert(
             "anthropic-ratelimit-tokens-remaining",
             HeaderValue::from_static("1000"),

@@ -72,7 +72,7 @@ fn human(d: Duration) -> String {
     match secs {
         0 => format!("{}ms", d.as_millis()),
         1..=59 => format!("{secs}s"),
-        _ if secs % 60 == 0 => format!("{}m", secs / 60),
+        _ if secs.is_multiple_of(60) => format!("{}m", secs / 60),
         _ => format!("{}m{}s", secs / 60, secs % 60),
     }
 }
@@ -167,16 +167,24 @@ mod tests {
             )
         );
         assert_eq!(plan(&settings, 3, None), Plan::OutOfTries);
-        assert!(matches!(plan(&settings, 2, None), Plan::Wait(w) if w <= Duration::from_millis(20)));
+        assert!(
+            matches!(plan(&settings, 2, None), Plan::Wait(w) if w <= Duration::from_millis(20))
+        );
     }
 
     #[test]
     fn hints_in_cli_output() {
         let s = Duration::from_secs;
-        assert_eq!(hinted_wait("Rate limited. Please try again in 20s."), Some(s(20)));
+        assert_eq!(
+            hinted_wait("Rate limited. Please try again in 20s."),
+            Some(s(20))
+        );
         assert_eq!(hinted_wait("429: retry after 3 seconds"), Some(s(3)));
         assert_eq!(hinted_wait("Retry-After: 30"), Some(s(30)));
-        assert_eq!(hinted_wait("quota hit, try again in 2 minutes"), Some(s(120)));
+        assert_eq!(
+            hinted_wait("quota hit, try again in 2 minutes"),
+            Some(s(120))
+        );
         assert_eq!(
             hinted_wait("retrying in 500ms"),
             Some(Duration::from_millis(500))

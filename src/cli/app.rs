@@ -214,9 +214,7 @@ impl App {
             false => Contended::Fail,
         };
         let display = &mut self.frontend;
-        self.lock = Some(store.lock(&self.session.name, contended, &mut |m| {
-            display.notice(m)
-        })?);
+        self.lock = Some(store.lock(&self.session.name, contended, &mut |m| display.notice(m))?);
         Ok(())
     }
 

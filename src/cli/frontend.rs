@@ -66,7 +66,9 @@ impl Frontend {
 
     /// Appends a record of the log's own (`session_start`, `session_clear`).
     pub fn log_body(&mut self, body: Body) {
-        let record = self.meta().record(&rfc3339(std::time::SystemTime::now()), body);
+        let record = self
+            .meta()
+            .record(&rfc3339(std::time::SystemTime::now()), body);
         self.write_log(vec![serde_json::to_value(record).unwrap_or_default()]);
     }
 

@@ -50,7 +50,13 @@ fn builtin_patterns_compile_and_have_their_groups() {
             );
         }
         let retry = d.retry_regex.iter();
-        for extra in p.skip_lines.iter().chain(&p.error).chain(&p.tool_activity).chain(retry) {
+        for extra in p
+            .skip_lines
+            .iter()
+            .chain(&p.error)
+            .chain(&p.tool_activity)
+            .chain(retry)
+        {
             extra.warm();
         }
     }

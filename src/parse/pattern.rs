@@ -4,8 +4,8 @@
 //! their backend runs: a run then pays only for the backend it uses, and a unit test compiles
 //! them all.
 
-use std::ops::{Deref, Range};
 use std::collections::HashMap;
+use std::ops::{Deref, Range};
 use std::sync::{Mutex, OnceLock};
 
 use regex::{Captures, Regex, RegexBuilder};

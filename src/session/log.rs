@@ -75,7 +75,11 @@ impl Log {
         {
             joined.push_str(text);
         }
-        let full = self.pending.as_ref().and_then(|p| p["text"].as_str()).map_or(0, str::len);
+        let full = self
+            .pending
+            .as_ref()
+            .and_then(|p| p["text"].as_str())
+            .map_or(0, str::len);
         if full >= BATCH {
             self.write_pending()?;
         }
@@ -116,14 +120,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         let mut log = Log::open(&path, Redactor::default()).unwrap();
-        let delta = |t: &str| json!({"event": "assistant_delta", "turn": 1, "backend": "b", "text": t});
+        let delta =
+            |t: &str| json!({"event": "assistant_delta", "turn": 1, "backend": "b", "text": t});
         for line in ["a\n", "b\n", "c\n"] {
             log.write(&delta(line)).unwrap();
         }
         log.write(&json!({"event": "turn_end", "turn": 1})).unwrap();
         // Written before the log is closed: the file is current after every other record.
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert_eq!(lines[0]["text"], "a\nb\nc\n");
         assert_eq!(lines[1]["event"], "turn_end");

@@ -334,7 +334,11 @@ mod tests {
         s.turns = 1;
         let tmp = dir.path().join("fresh/.session.json.agent-loop-4242.tmp");
         std::fs::write(&tmp, serde_json::to_string(&s).unwrap()).unwrap();
-        std::fs::write(dir.path().join("fresh/.session.json.agent-loop-7.tmp"), "{ half").unwrap();
+        std::fs::write(
+            dir.path().join("fresh/.session.json.agent-loop-7.tmp"),
+            "{ half",
+        )
+        .unwrap();
         assert_eq!(store.load("fresh").unwrap().unwrap().turns, 1);
         assert!(!tmp.exists() && dir.path().join("fresh/session.json").is_file());
         assert_eq!(store.name_for_new("fresh"), "fresh-2");

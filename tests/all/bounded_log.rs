@@ -22,7 +22,10 @@ fn a_flood_leaves_a_log_bounded_by_the_cap_with_one_note_of_what_was_dropped() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let kinds: Vec<&str> = records.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["event"].as_str().unwrap())
+        .collect();
     let dropped: Vec<_> = records
         .iter()
         .filter(|r| r["event"] == "backend_output_dropped")
@@ -33,5 +36,8 @@ fn a_flood_leaves_a_log_bounded_by_the_cap_with_one_note_of_what_was_dropped() {
     assert!(!kinds.contains(&"assistant_delta"), "{kinds:?}");
     // The raw record and the answer each hold at most the cap, plus JSON framing.
     let size = text.len() as u64;
-    assert!(size < 2 * cap + 10_000, "log of {size} bytes for a cap of {cap}");
+    assert!(
+        size < 2 * cap + 10_000,
+        "log of {size} bytes for a cap of {cap}"
+    );
 }

@@ -15,7 +15,10 @@ fn flaky(extra: &str) -> Workspace {
 fn a_rate_limited_run_is_tried_again_after_the_wait_it_asks_for() {
     let ws = flaky("");
     ws.reply(1, "");
-    ws.fake_file("stderr.1", "Error: Rate limit reached. Please try again in 0.02s.\n");
+    ws.fake_file(
+        "stderr.1",
+        "Error: Rate limit reached. Please try again in 0.02s.\n",
+    );
     ws.fake_file("rc.1", "1");
     ws.reply(2, "The answer.\n");
     let run = ws.run(&["--backend", "fake", "question"]);
@@ -41,7 +44,11 @@ fn retries_run_out_and_other_failures_are_not_retried() {
     let run = ws.run(&["--backend", "fake", "question"]);
     run.expect_code(1);
     assert_eq!(ws.runs(), 2, "one try and one retry");
-    assert!(run.stderr().contains("(gave up after 2 tries)"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("(gave up after 2 tries)"),
+        "{}",
+        run.stderr()
+    );
 
     // An error retry_regex does not match fails at once.
     let ws = flaky("");

@@ -21,7 +21,14 @@ fn session_ids_are_random_ids_not_names() {
     ws.reply(0, "ok\n");
     let ids: Vec<Value> = (0..2)
         .map(|_| {
-            let run = ws.run(&["--backend", "fake", "--no-save", "--output", "jsonl", "task"]);
+            let run = ws.run(&[
+                "--backend",
+                "fake",
+                "--no-save",
+                "--output",
+                "jsonl",
+                "task",
+            ]);
             run.expect_code(0);
             let records = lines(&run.stdout());
             let id = records[0]["session_id"].clone();
@@ -97,11 +104,18 @@ fn the_documented_table_is_the_schema() {
 fn the_session_log_starts_and_clears() {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
-    let (code, screen) = crate::repl::repl(&ws, "--backend fake --session one", "first\n/clear\n/exit\n");
+    let (code, screen) = crate::repl::repl(
+        &ws,
+        "--backend fake --session one",
+        "first\n/clear\n/exit\n",
+    );
     assert_eq!(code, 0, "{screen}");
     let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/one/log.jsonl")).unwrap();
     let records = lines(&log);
-    let kinds: Vec<&str> = records.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["event"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds.first(), Some(&"session_start"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"session_clear"), "{kinds:?}");
     assert_eq!(records[0]["session"], "one");

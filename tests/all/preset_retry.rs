@@ -9,18 +9,63 @@ use crate::common::fixture;
 
 /// (preset, recording without extension, what the recording says, its retryable variant)
 const CASES: [(&str, &str, &str, &str); 12] = [
-    ("claude", "claude/error-json", "\"api_error_status\":401", "\"api_error_status\":529"),
-    ("codex", "codex/error-json", "unexpected status 401 Unauthorized", "unexpected status 429 Too Many Requests"),
-    ("codex", "codex/error", "unexpected status 401 Unauthorized", "unexpected status 503 Service Unavailable"),
-    ("gemini", "gemini/error-json", "\"code\":400", "\"code\":429"),
+    (
+        "claude",
+        "claude/error-json",
+        "\"api_error_status\":401",
+        "\"api_error_status\":529",
+    ),
+    (
+        "codex",
+        "codex/error-json",
+        "unexpected status 401 Unauthorized",
+        "unexpected status 429 Too Many Requests",
+    ),
+    (
+        "codex",
+        "codex/error",
+        "unexpected status 401 Unauthorized",
+        "unexpected status 503 Service Unavailable",
+    ),
+    (
+        "gemini",
+        "gemini/error-json",
+        "\"code\":400",
+        "\"code\":429",
+    ),
     ("gemini", "gemini/error", "\"code\":400", "\"code\":503"),
-    ("qwen", "qwen/error-json", "API Error: 401", "API Error: 429"),
+    (
+        "qwen",
+        "qwen/error-json",
+        "API Error: 401",
+        "API Error: 429",
+    ),
     ("qwen", "qwen/error", "API Error: 401", "API Error: 500"),
-    ("opencode", "opencode/error-json", "\"statusCode\":401", "\"statusCode\":429"),
-    ("aider", "aider/error", "litellm.AuthenticationError", "litellm.RateLimitError"),
+    (
+        "opencode",
+        "opencode/error-json",
+        "\"statusCode\":401",
+        "\"statusCode\":429",
+    ),
+    (
+        "aider",
+        "aider/error",
+        "litellm.AuthenticationError",
+        "litellm.RateLimitError",
+    ),
     ("llm", "llm/error", "Error code: 401", "Error code: 429"),
-    ("coro", "coro/scen-http401", "500 - invalid_request_error", "429 - rate_limit_exceeded"),
-    ("claude", "claude/error-json", "\"api_error_status\":401", "\"api_error_status\":500"),
+    (
+        "coro",
+        "coro/scen-http401",
+        "500 - invalid_request_error",
+        "429 - rate_limit_exceeded",
+    ),
+    (
+        "claude",
+        "claude/error-json",
+        "\"api_error_status\":401",
+        "\"api_error_status\":500",
+    ),
 ];
 
 fn read(rec: &str, exts: [&str; 2]) -> String {

@@ -27,12 +27,22 @@ fn a_session_in_use_is_refused_or_waited_for_and_no_turn_is_lost() {
 
     let err = ws.path("waiter.err");
     let mut waiter = ws
-        .cmd(&["--backend", "slow", "--session", "dup", "--wait-session", "third"])
+        .cmd(&[
+            "--backend",
+            "slow",
+            "--session",
+            "dup",
+            "--wait-session",
+            "third",
+        ])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
-    let waiting = format!("[waiting for session dup: it is in use by process {}]", first.id());
+    let waiting = format!(
+        "[waiting for session dup: it is in use by process {}]",
+        first.id()
+    );
     assert!(
         poll(|| std::fs::read_to_string(&err)
             .ok()

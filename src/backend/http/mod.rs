@@ -152,7 +152,8 @@ impl HttpBackend {
     async fn send(&self, body: Vec<u8>, emit: &mut Emit<'_>) -> Result<reqwest::Response, Error> {
         let settings = self.def.retry;
         let mut tries = 0;
-        let tokens = ratelimit::estimate_tokens(body.len()) + u64::from(self.def.max_tokens.unwrap_or(0));
+        let tokens =
+            ratelimit::estimate_tokens(body.len()) + u64::from(self.def.max_tokens.unwrap_or(0));
         loop {
             tries += 1;
             if let Some(limiter) = &self.limiter {

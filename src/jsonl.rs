@@ -158,7 +158,7 @@ pub enum Body {
     },
     /// Token counts the backend reported, and how long its call took. `prompt_tokens` and
     /// `completion_tokens` repeat the input and output counts under the names log pipelines
-    /// expect; `thinking_tokens` is null until a backend's reasoning tokens are read.
+    /// expect; `thinking_tokens` counts reasoning tokens where the backend reports them.
     Usage {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
@@ -326,7 +326,7 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             total_tokens: usage.total,
             prompt_tokens: usage.input,
             completion_tokens: usage.output,
-            thinking_tokens: None,
+            thinking_tokens: usage.thinking,
             cost_usd: usage.cost,
             latency_ms: meta.latency_ms,
         },

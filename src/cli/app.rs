@@ -74,7 +74,7 @@ impl App {
         let lookup = store
             .clone()
             .or_else(|| Store::default_dir().map(Store::new));
-        let (resumed, lock) = resume(args, store.as_ref(), lookup.as_ref(), &mut frontend)?;
+        let (resumed, mut lock) = resume(args, store.as_ref(), lookup.as_ref(), &mut frontend)?;
         // An explicit flag, then the resumed session's backend, then the settings and files.
         let resumed_backend = resumed
             .as_ref()
@@ -169,11 +169,17 @@ impl App {
                 s
             }
             None => {
-                let session_name = match (&args.saving.session, &lookup) {
-                    (Some(n), Some(store)) => store.name_for_new(n),
-                    (Some(n), None) => n.clone(),
-                    (None, Some(store)) => store.fresh_name(),
-                    (None, None) => "unsaved".into(),
+                let session_name = match (&args.saving.session, &lookup, &store) {
+                    (Some(n), Some(lookup), _) => lookup.name_for_new(n),
+                    (Some(n), None, _) => n.clone(),
+                    // Locked as it is chosen: runs started in the same second differ.
+                    (None, _, Some(saving)) => {
+                        let (name, held) = saving.lock_fresh()?;
+                        lock = Some(held);
+                        name
+                    }
+                    (None, Some(lookup), None) => lookup.fresh_name(),
+                    (None, None, None) => "unsaved".into(),
                 };
                 Session::new(&session_name, &name)
             }

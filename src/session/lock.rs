@@ -106,6 +106,23 @@ impl Store {
     ) -> Result<SessionLock, Error> {
         acquire(self.dir(), name, contended, on_wait)
     }
+
+    /// A new session named after the time, locked: two runs started in the same second
+    /// would otherwise pick the same free name, and the second would be refused.
+    pub fn lock_fresh(&self) -> Result<(String, SessionLock), Error> {
+        let base = self.fresh_name();
+        let mut last = None;
+        for name in std::iter::once(base.clone()).chain((2..100).map(|n| format!("{base}-{n}"))) {
+            if self.folder(&name).exists() {
+                continue;
+            }
+            match acquire(self.dir(), &name, Contended::Fail, &mut |_| {}) {
+                Ok(lock) => return Ok((name, lock)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::config("no free session name")))
+    }
 }
 
 /// "process 1234", from the lock file (the holder may not have written it yet).
@@ -139,5 +156,18 @@ mod tests {
         acquire(dir.path(), "other", Contended::Fail, &mut |_| {}).unwrap();
         drop(first);
         acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_fresh_name_in_use_by_another_run_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let (first, _held) = store.lock_fresh().unwrap();
+        // Another run that has not saved yet (no folder) holds `first`.
+        let (second, _) = store.lock_fresh().unwrap();
+        assert!(
+            second.starts_with(&first) && second != first,
+            "{first} {second}"
+        );
     }
 }

@@ -34,13 +34,20 @@ pub struct Probe {
 pub struct CliBackend {
     def: BackendDef,
     program: PathBuf,
+    limiter: Option<crate::backend::ratelimit::Limiter>,
 }
 
 impl CliBackend {
     /// Checks that the command exists (through `PATH` unless it is a path) before any turn.
     pub fn new(def: BackendDef) -> Result<Self, Error> {
         let program = resolve_command(&def)?;
-        Ok(CliBackend { def, program })
+        let limiter =
+            crate::backend::ratelimit::Limiter::new(def.requests_per_minute, def.tokens_per_minute);
+        Ok(CliBackend {
+            def,
+            program,
+            limiter,
+        })
     }
 
     /// The command line this backend runs, for messages.
@@ -105,6 +112,10 @@ impl CliBackend {
     ) -> Result<process::Finished, Error> {
         let def = &self.def;
         let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
+        if let Some(limiter) = &self.limiter {
+            let tokens = crate::backend::ratelimit::estimate_tokens(prompt.len());
+            crate::backend::ratelimit::wait_turn(limiter, tokens, &def.name, emit).await;
+        }
         // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
         let prompt_file = match def.prompt_via {
             PromptVia::File => {

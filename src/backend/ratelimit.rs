@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
 
+use crate::backend::Emit;
+use crate::event::Event;
+
 /// One bucket: `level` units of `capacity`, refilled at `capacity` per minute.
 #[derive(Debug, Clone)]
 struct Bucket {
@@ -133,6 +136,20 @@ impl Limiter {
             }
         }
     }
+}
+
+/// Waits, if a bucket is short, as long as the emptiest one needs (saying so with a
+/// [`Event::RateLimitWait`]), then takes the request's share.
+pub async fn wait_turn(limiter: &Limiter, tokens: u64, backend: &str, emit: &mut Emit<'_>) {
+    if let Some(wait) = limiter.check(tokens, Instant::now()) {
+        emit(Event::RateLimitWait {
+            backend: backend.to_string(),
+            wait_ms: wait.wait.as_millis() as u64,
+            limit: wait.limit,
+        });
+        tokio::time::sleep(wait.wait).await;
+    }
+    limiter.take(tokens, Instant::now());
 }
 
 /// `30k`, `1.5M`, `60`.

@@ -56,6 +56,9 @@ pub struct BackendDef {
     /// is tried again, as `retry` says; without it, a failed run is not retried.
     pub retry_regex: Option<Pattern>,
     pub retry: super::RetrySettings,
+    /// The proactive rate limiter's limits (`backend::ratelimit`).
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
 }
 
 /// Checks one merged CLI backend entry.
@@ -68,6 +71,7 @@ pub(super) fn resolve(
     let prices = prices(&raw);
     let context = context_settings(&raw, name, &here)?;
     super::http::check_timeouts(&raw, &here)?;
+    super::http::check_rates(&raw, &here)?;
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
@@ -202,6 +206,8 @@ pub(super) fn resolve(
         context,
         retry_regex,
         retry,
+        requests_per_minute: raw.requests_per_minute,
+        tokens_per_minute: raw.tokens_per_minute,
     })
 }
 

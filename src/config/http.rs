@@ -87,6 +87,22 @@ pub(super) fn check_timeouts(raw: &RawBackend, here: &dyn Fn(&str) -> String) ->
     Ok(())
 }
 
+/// `requests_per_minute` and `tokens_per_minute`: no limit is written by leaving them out.
+pub(super) fn check_rates(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+    for (key, value) in [
+        ("requests_per_minute", raw.requests_per_minute),
+        ("tokens_per_minute", raw.tokens_per_minute),
+    ] {
+        if value == Some(0) {
+            return Err(Error::config(format!(
+                "{}: must be at least 1 (leave it out for no limit)",
+                here(key)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `retries`, `retry_base_ms` and `retry_max_s`, defaults filled in (CLI backends too).
 pub(super) fn retry_settings(raw: &RawBackend) -> RetrySettings {
     RetrySettings {
@@ -203,17 +219,7 @@ pub(super) fn resolve(
     let context = super::cli::context_settings(&raw, name, &|key| here(key, &defined_at))?;
     check_timeouts(&raw, &|key| here(key, &defined_at))?;
     let retry = retry_settings(&raw);
-    for (key, value) in [
-        ("requests_per_minute", raw.requests_per_minute),
-        ("tokens_per_minute", raw.tokens_per_minute),
-    ] {
-        if value == Some(0) {
-            return Err(Error::config(format!(
-                "{}: must be at least 1 (leave it out for no limit)",
-                here(key, &defined_at)
-            )));
-        }
-    }
+    check_rates(&raw, &|key| here(key, &defined_at))?;
     Ok(HttpDef {
         requests_per_minute: raw.requests_per_minute,
         tokens_per_minute: raw.tokens_per_minute,

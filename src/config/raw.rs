@@ -70,7 +70,7 @@ pub struct RawBackend {
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
     pub retry_max_s: Option<u64>,
-    /// HTTP backends: the proactive rate limiter (`backend::ratelimit`).
+    /// The proactive rate limiter (`backend::ratelimit`), CLI and HTTP backends.
     pub requests_per_minute: Option<u64>,
     pub tokens_per_minute: Option<u64>,
     /// CLI backends: a failed run whose output matches is tried again (`retries` times).
@@ -232,8 +232,6 @@ impl RawBackend {
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),
             ("connect_timeout_s", self.connect_timeout_s.is_some()),
-            ("requests_per_minute", self.requests_per_minute.is_some()),
-            ("tokens_per_minute", self.tokens_per_minute.is_some()),
         ])
     }
 

@@ -74,3 +74,23 @@ fn a_wait_over_retry_max_s_gives_up_at_once_saying_what_was_asked() {
         run.stderr()
     );
 }
+
+/// CLI backends take the rate limiter's keys too; a budget that is not spent does not wait.
+#[test]
+fn cli_backends_take_rate_limits() {
+    let ws = Workspace::new();
+    ws.add_config("requests_per_minute = 600\ntokens_per_minute = 1000000\n");
+    ws.reply(0, "ok\n");
+    let run = ws.run(&["--backend", "fake", "question"]);
+    run.expect_code(0);
+    assert!(!run.stderr().contains("[waiting "), "{}", run.stderr());
+    ws.add_config("[backends.zero]\ncommand = 'true'\nrequests_per_minute = 0\n");
+    let run = ws.run(&["--backend", "fake", "question"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("backend `zero`: key `requests_per_minute`: must be at least 1"),
+        "{}",
+        run.stderr()
+    );
+}

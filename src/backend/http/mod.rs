@@ -157,16 +157,7 @@ impl HttpBackend {
         loop {
             tries += 1;
             if let Some(limiter) = &self.limiter {
-                // Waits as long as the fullest bucket needs, then takes its share.
-                if let Some(wait) = limiter.check(tokens, std::time::Instant::now()) {
-                    emit(Event::RateLimitWait {
-                        backend: self.def.name.clone(),
-                        wait_ms: wait.wait.as_millis() as u64,
-                        limit: wait.limit,
-                    });
-                    tokio::time::sleep(wait.wait).await;
-                }
-                limiter.take(tokens, std::time::Instant::now());
+                ratelimit::wait_turn(limiter, tokens, &self.def.name, emit).await;
             }
             let sent = self
                 .client

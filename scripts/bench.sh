@@ -86,8 +86,9 @@ flood1g_mib=$(flood_mib 1073741824)
 # The 1 GiB flood saved to a session: wall time (target: under 15 s, draining past the cap at
 # pipe speed) and the size of the log it leaves (target: under 2x the 4 MiB cap).
 rm -rf "$work/data"
-read -r flood_s < <( { /usr/bin/time -f "%e" env FLOOD_BYTES=1073741824 "$bin" --config "$work/backends.toml" \
-  --backend flood --session flood --quiet flood >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+/usr/bin/time -f "%e" -o "$work/flood.time" env FLOOD_BYTES=1073741824 "$bin" --config "$work/backends.toml" \
+  --backend flood --session flood --quiet flood >/dev/null 2>&1
+flood_s=$(tail -1 "$work/flood.time")
 flood_log_mib=$(python3 -c 'import os,sys; print("%.1f" % (os.path.getsize(sys.argv[1])/2**20))' \
   "$work/data/agent-loop/sessions/flood/log.jsonl")
 # Loading a generated config of N backends, each with a tokens_regex (the same one, as
@@ -99,8 +100,8 @@ for i in range(int(sys.argv[1])):
     print(f"[backends.b{i}]\ncommand = \"true\"\ntokens_regex = 'Tokens: (?P<input>\\d+) in'\n")
 PY
   # b0 runs `true`, which prints no answer: the run fails after loading, as intended.
-  { /usr/bin/time -f "%e s, %M" "$bin" --no-save --config "$work/many.toml" --backend b0 x >/dev/null 2>/dev/null || true; } 2>&1 \
-    | tail -1 | awk -F', ' '{printf "%s, %.0f MiB", $1, $2/1024}'
+  /usr/bin/time -f "%e s, %M" -o "$work/load.time" "$bin" --no-save --config "$work/many.toml" --backend b0 x >/dev/null 2>&1 || true
+  tail -1 "$work/load.time" | awk -F', ' '{printf "%s, %.0f MiB", $1, $2/1024}'
 }
 load40k=$(config_load 40000)
 load200k=$(config_load 200000)

@@ -357,12 +357,15 @@ impl App {
         self.save()?;
         let session = self.session.name.clone();
         self.frontend.log_body(Body::SessionClear { session });
-        let name = self
-            .store
-            .as_ref()
-            .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
+        let name = match &self.store {
+            Some(store) => {
+                let (name, held) = store.lock_fresh()?;
+                self.lock = Some(held);
+                name
+            }
+            None => "unsaved".into(),
+        };
         self.session = Session::new(&name, self.def.name());
-        self.lock_session()?;
         self.agent
             .restore(Default::default(), 0, Default::default());
         self.open_log()

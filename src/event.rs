@@ -24,6 +24,10 @@ pub enum OutputStream {
 pub struct RawOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Bytes past `max_output_bytes`, drained and counted but not kept (not serialised: the
+    /// log notes them in a record of their own).
+    pub stdout_dropped: u64,
+    pub stderr_dropped: u64,
 }
 
 impl Serialize for RawOutput {
@@ -71,6 +75,13 @@ pub enum Event {
     TextDelta {
         backend: String,
         text: String,
+    },
+    /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
+    /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
+    RateLimitWait {
+        backend: String,
+        wait_ms: u64,
+        limit: String,
     },
     /// A request failed in a way worth another try (rate limit, overload, server error,
     /// connection reset); the backend waits `wait_ms`, then sends it again.
@@ -201,6 +212,7 @@ impl Event {
                 raw: raw.as_ref().map(|r| RawOutput {
                     stdout: f(&String::from_utf8_lossy(&r.stdout)).into_bytes(),
                     stderr: f(&String::from_utf8_lossy(&r.stderr)).into_bytes(),
+                    ..*r
                 }),
             },
             Event::Text { text, final_answer } => Event::Text {

@@ -2,8 +2,10 @@
 //! `log.jsonl`. [`Record`] is kept apart from the internal [`Event`] so the loop can change
 //! without breaking readers; [`record`] maps one to the other.
 //!
-//! Every record has `ts`, `event`, `session_id`, `turn`, `backend` and `model`, then the
-//! fields of its kind (the README lists them).
+//! Every record has the keys of [`COMMON`] (`ts`, `v`, `level`, `event`, `actor`,
+//! `session_id`, `turn`, `backend`, `model`), then those [`SCHEMA`] lists for its kind.
+//! [`SCHEMA`] is the one source of truth: a unit test checks every kind of record against it,
+//! and an integration test checks the table of docs/sessions-and-logs.md against it.
 
 use std::time::SystemTime;
 
@@ -12,11 +14,83 @@ use serde_json::Value;
 
 use crate::event::{Event, OutputStream};
 
+/// The version of this schema, the `v` of every record: raised when a key changes meaning or
+/// goes away (new keys and kinds do not raise it).
+pub const VERSION: u32 = 2;
+
+/// The keys every record has.
+pub const COMMON: [&str; 9] = [
+    "ts",
+    "v",
+    "level",
+    "event",
+    "actor",
+    "session_id",
+    "turn",
+    "backend",
+    "model",
+];
+
+/// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
+pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
+    ("session_start", "system", &["session"]),
+    ("session_clear", "user", &["session"]),
+    ("user_message", "user", &["text"]),
+    ("assistant_delta", "assistant", &["text"]),
+    ("own_tool", "assistant", &["text"]),
+    ("assistant_message", "assistant", &["text", "final_answer"]),
+    ("tool_call", "assistant", &["call_id", "tool", "args"]),
+    (
+        "tool_result",
+        "tool",
+        &["call_id", "tool", "ok", "output", "exit_code"],
+    ),
+    (
+        "mcp_call",
+        "assistant",
+        &["call_id", "tool", "server", "args"],
+    ),
+    (
+        "mcp_result",
+        "tool",
+        &["call_id", "tool", "server", "ok", "output"],
+    ),
+    (
+        "usage",
+        "assistant",
+        &[
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "prompt_tokens",
+            "completion_tokens",
+            "thinking_tokens",
+            "cost_usd",
+            "latency_ms",
+        ],
+    ),
+    ("error", "system", &["error"]),
+    ("turn_end", "system", &["ok", "iterations"]),
+    ("rate_limit_wait", "system", &["wait_ms", "limit"]),
+    ("backend_output", "system", &["raw"]),
+    (
+        "backend_output_dropped",
+        "system",
+        &["stdout_dropped_bytes", "stderr_dropped_bytes"],
+    ),
+];
+
 /// One line of JSONL output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// When it happened: RFC 3339, UTC, milliseconds.
     pub ts: String,
+    /// [`VERSION`].
+    pub v: u32,
+    /// `info`, `warn` or `error`.
+    pub level: String,
+    /// Who acted: `user`, `assistant`, `tool` or `system` ([`SCHEMA`]).
+    pub actor: String,
     /// `event` and the fields of this kind of record.
     #[serde(flatten)]
     pub body: Body,
@@ -31,7 +105,14 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Body {
-    SessionStart {},
+    /// A session begins (a run, or `/clear`); `session` is its name.
+    SessionStart {
+        session: String,
+    },
+    /// `/clear`: this session ends here; the next records belong to a new one.
+    SessionClear {
+        session: String,
+    },
     /// The task of a turn.
     UserMessage {
         text: String,
@@ -61,11 +142,30 @@ pub enum Body {
         output: String,
         exit_code: Option<i32>,
     },
-    /// Token counts the backend reported, and how long its call took.
+    /// A call of an MCP server's tool (`tool` is `mcp.SERVER.TOOL`).
+    McpCall {
+        call_id: String,
+        tool: String,
+        server: String,
+        args: Value,
+    },
+    McpResult {
+        call_id: String,
+        tool: String,
+        server: String,
+        ok: bool,
+        output: String,
+    },
+    /// Token counts the backend reported, and how long its call took. `prompt_tokens` and
+    /// `completion_tokens` repeat the input and output counts under the names log pipelines
+    /// expect; `thinking_tokens` counts reasoning tokens where the backend reports them.
     Usage {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
         total_tokens: Option<u64>,
+        prompt_tokens: Option<u64>,
+        completion_tokens: Option<u64>,
+        thinking_tokens: Option<u64>,
         cost_usd: Option<f64>,
         latency_ms: Option<u64>,
     },
@@ -76,6 +176,61 @@ pub enum Body {
         ok: bool,
         iterations: u32,
     },
+    /// The backend's rate limit holds a request back before it is sent.
+    RateLimitWait {
+        wait_ms: u64,
+        limit: String,
+    },
+    /// What a CLI backend printed, raw (in the session's log only).
+    BackendOutput {
+        raw: Value,
+    },
+    /// Bytes past `max_output_bytes`, drained and dropped (in the session's log only).
+    BackendOutputDropped {
+        stdout_dropped_bytes: u64,
+        stderr_dropped_bytes: u64,
+    },
+}
+
+impl Body {
+    /// The `event` key of this kind of record.
+    pub fn event(&self) -> &'static str {
+        match self {
+            Body::SessionStart { .. } => "session_start",
+            Body::SessionClear { .. } => "session_clear",
+            Body::UserMessage { .. } => "user_message",
+            Body::AssistantDelta { .. } => "assistant_delta",
+            Body::OwnTool { .. } => "own_tool",
+            Body::AssistantMessage { .. } => "assistant_message",
+            Body::ToolCall { .. } => "tool_call",
+            Body::ToolResult { .. } => "tool_result",
+            Body::McpCall { .. } => "mcp_call",
+            Body::McpResult { .. } => "mcp_result",
+            Body::Usage { .. } => "usage",
+            Body::Error { .. } => "error",
+            Body::TurnEnd { .. } => "turn_end",
+            Body::RateLimitWait { .. } => "rate_limit_wait",
+            Body::BackendOutput { .. } => "backend_output",
+            Body::BackendOutputDropped { .. } => "backend_output_dropped",
+        }
+    }
+
+    fn actor(&self) -> &'static str {
+        let event = self.event();
+        SCHEMA
+            .iter()
+            .find(|(e, ..)| *e == event)
+            .map_or("system", |(_, actor, _)| actor)
+    }
+
+    fn level(&self) -> &'static str {
+        match self {
+            Body::Error { .. } => "error",
+            Body::TurnEnd { ok: false, .. } | Body::BackendOutputDropped { .. } => "warn",
+            Body::ToolResult { ok: false, .. } | Body::McpResult { ok: false, .. } => "warn",
+            _ => "info",
+        }
+    }
 }
 
 /// What every record repeats, tracked from the events.
@@ -93,6 +248,9 @@ impl Meta {
     pub fn record(&self, ts: &str, body: Body) -> Record {
         Record {
             ts: ts.to_string(),
+            v: VERSION,
+            level: body.level().to_string(),
+            actor: body.actor().to_string(),
             body,
             session_id: self.session_id.clone(),
             turn: self.turn,
@@ -123,10 +281,31 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             text: text.clone(),
             final_answer: *final_answer,
         },
-        Event::ToolCall { call, .. } => Body::ToolCall {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            args: call.args.clone(),
+        Event::ToolCall { call, .. } => match mcp_server(&call.name) {
+            Some(server) => Body::McpCall {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                server,
+                args: call.args.clone(),
+            },
+            None => Body::ToolCall {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.args.clone(),
+            },
+        },
+        Event::ToolResult {
+            call_id,
+            tool,
+            ok,
+            output,
+            ..
+        } if mcp_server(tool).is_some() => Body::McpResult {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            server: mcp_server(tool).unwrap_or_default(),
+            ok: *ok,
+            output: output.clone(),
         },
         Event::ToolResult {
             call_id,
@@ -145,6 +324,9 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             input_tokens: usage.input,
             output_tokens: usage.output,
             total_tokens: usage.total,
+            prompt_tokens: usage.input,
+            completion_tokens: usage.output,
+            thinking_tokens: usage.thinking,
             cost_usd: usage.cost,
             latency_ms: meta.latency_ms,
         },
@@ -154,6 +336,10 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
         Event::TurnFinished { ok, iterations, .. } => Body::TurnEnd {
             ok: *ok,
             iterations: *iterations,
+        },
+        Event::RateLimitWait { wait_ms, limit, .. } => Body::RateLimitWait {
+            wait_ms: *wait_ms,
+            limit: limit.clone(),
         },
         Event::BackendStarted { .. }
         | Event::BackendOutput { .. }
@@ -169,174 +355,16 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
     Some(meta.record(ts, body))
 }
 
+/// The server of an MCP tool's name, `mcp.SERVER.TOOL`.
+fn mcp_server(tool: &str) -> Option<String> {
+    let rest = tool.strip_prefix("mcp.")?;
+    rest.split_once('.').map(|(server, _)| server.to_string())
+}
+
 /// `2024-05-06T07:08:09.123Z`.
 pub fn rfc3339(time: SystemTime) -> String {
     humantime::format_rfc3339_millis(time).to_string()
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::context::ToolCall;
-    use crate::parse::Usage;
-
-    const TS: &str = "2024-01-02T03:04:05.006Z";
-
-    fn meta() -> Meta {
-        Meta {
-            session_id: "s1".into(),
-            turn: 2,
-            backend: Some("fake".into()),
-            model: None,
-            latency_ms: Some(1500),
-        }
-    }
-
-    fn one(event: Event) -> Value {
-        serde_json::to_value(record(&event, &meta(), TS).expect("a record")).unwrap()
-    }
-
-    #[test]
-    fn tool_call_maps_to_the_whole_record() {
-        let event = Event::ToolCall {
-            call: ToolCall {
-                id: "call_1".into(),
-                name: "bash".into(),
-                args: json!({"command": "ls"}),
-            },
-            summary: "ls".into(),
-        };
-        assert_eq!(
-            record(&event, &meta(), TS),
-            Some(Record {
-                ts: TS.into(),
-                body: Body::ToolCall {
-                    call_id: "call_1".into(),
-                    tool: "bash".into(),
-                    args: json!({"command": "ls"}),
-                },
-                session_id: "s1".into(),
-                turn: 2,
-                backend: Some("fake".into()),
-                model: None,
-            })
-        );
-        assert_eq!(
-            one(event),
-            json!({"ts": TS, "event": "tool_call", "session_id": "s1", "turn": 2,
-                   "backend": "fake", "model": null, "call_id": "call_1", "tool": "bash",
-                   "args": {"command": "ls"}})
-        );
-    }
-
-    #[test]
-    fn every_kind_has_its_stable_keys() {
-        let common =
-            json!({"ts": TS, "session_id": "s1", "turn": 2, "backend": "fake", "model": null});
-        let with = |fields: Value| {
-            let mut all = common.clone();
-            all.as_object_mut()
-                .unwrap()
-                .extend(fields.as_object().unwrap().clone());
-            all
-        };
-        let cases = [
-            (
-                Event::TurnStarted {
-                    turn: 2,
-                    input: "task".into(),
-                },
-                json!({"event": "user_message", "text": "task"}),
-            ),
-            (
-                Event::BackendOutput {
-                    backend: "fake".into(),
-                    stream: OutputStream::Stdout,
-                    line: "partial".into(),
-                },
-                json!({"event": "assistant_delta", "text": "partial\n"}),
-            ),
-            (
-                Event::Text {
-                    text: "done".into(),
-                    final_answer: true,
-                },
-                json!({"event": "assistant_message", "text": "done", "final_answer": true}),
-            ),
-            (
-                Event::ToolResult {
-                    call_id: "call_1".into(),
-                    tool: "bash".into(),
-                    ok: false,
-                    output: "exit 1".into(),
-                    exit_code: Some(1),
-                },
-                json!({"event": "tool_result", "call_id": "call_1", "tool": "bash", "ok": false,
-                       "output": "exit 1", "exit_code": 1}),
-            ),
-            (
-                Event::Usage {
-                    backend: "fake".into(),
-                    usage: Usage {
-                        input: Some(10),
-                        output: Some(2),
-                        total: None,
-                        cost: None,
-                        ..Default::default()
-                    },
-                },
-                json!({"event": "usage", "input_tokens": 10, "output_tokens": 2,
-                       "total_tokens": null, "cost_usd": null, "latency_ms": 1500}),
-            ),
-            (
-                Event::Error {
-                    message: "boom".into(),
-                },
-                json!({"event": "error", "error": "boom"}),
-            ),
-            (
-                Event::TurnFinished {
-                    turn: 2,
-                    iterations: 3,
-                    ok: false,
-                },
-                json!({"event": "turn_end", "ok": false, "iterations": 3}),
-            ),
-        ];
-        for (event, fields) in cases {
-            assert_eq!(one(event), with(fields));
-        }
-    }
-
-    #[test]
-    fn progress_and_stderr_have_no_record() {
-        for event in [
-            Event::Waiting {
-                backend: "fake".into(),
-                elapsed_s: 10,
-            },
-            Event::BackendOutput {
-                backend: "fake".into(),
-                stream: OutputStream::Stderr,
-                line: "log".into(),
-            },
-        ] {
-            assert_eq!(record(&event, &meta(), TS), None);
-        }
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        let at = |secs: u64, ms: u64| {
-            rfc3339(std::time::UNIX_EPOCH + Duration::from_millis(secs * 1000 + ms))
-        };
-        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(at(951_782_400, 7), "2000-02-29T00:00:00.007Z");
-        assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
-        assert_eq!(at(4_102_444_800, 0), "2100-01-01T00:00:00.000Z");
-    }
-}
+mod tests;

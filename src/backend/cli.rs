@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::backend::lines::LineSplitter;
+use crate::backend::retry::{self, Plan};
 use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
@@ -34,13 +35,20 @@ pub struct Probe {
 pub struct CliBackend {
     def: BackendDef,
     program: PathBuf,
+    limiter: Option<crate::backend::ratelimit::Limiter>,
 }
 
 impl CliBackend {
     /// Checks that the command exists (through `PATH` unless it is a path) before any turn.
     pub fn new(def: BackendDef) -> Result<Self, Error> {
         let program = resolve_command(&def)?;
-        Ok(CliBackend { def, program })
+        let limiter =
+            crate::backend::ratelimit::Limiter::new(def.requests_per_minute, def.tokens_per_minute);
+        Ok(CliBackend {
+            def,
+            program,
+            limiter,
+        })
     }
 
     /// The command line this backend runs, for messages.
@@ -60,6 +68,8 @@ impl CliBackend {
             timed_out: finished.timed_out,
             stdout_dropped: finished.stdout.dropped(),
             raw: RawOutput {
+                stdout_dropped: finished.stdout.dropped(),
+                stderr_dropped: finished.stderr.dropped(),
                 stdout: finished.stdout.into_bytes(),
                 stderr: finished.stderr.into_bytes(),
             },
@@ -78,6 +88,10 @@ impl CliBackend {
     ) -> Result<process::Finished, Error> {
         let def = &self.def;
         let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
+        if let Some(limiter) = &self.limiter {
+            let tokens = crate::backend::ratelimit::estimate_tokens(prompt.len());
+            crate::backend::ratelimit::wait_turn(limiter, tokens, &def.name, emit).await;
+        }
         // Kept alive until the child is done; removed when dropped. Honours TMPDIR.
         let prompt_file = match def.prompt_via {
             PromptVia::File => {
@@ -162,55 +176,121 @@ impl CliBackend {
         Ok(finished)
     }
 
-    /// One model step: the CLI's reply, or why it failed. The output is taken, not copied,
-    /// from the capture to the reply's raw record, and the stripped stdout becomes the
-    /// answer in place: about twice the output is held, the raw and the stripped.
+    /// One model step, tried again when a failed run's output matches `retry_regex`: after
+    /// the wait its output asks for ("try again in 20s"), if any and under `retry_max_s`,
+    /// else after a backoff with jitter, as HTTP backends do.
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
+        let settings = self.def.retry;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (error, retry) = match self.run_once(request, emit).await {
+                Ok(reply) => return Ok(reply),
+                Err(Failed { error, retry }) => (error, retry),
+            };
+            let Some((reason, asked)) = retry else {
+                return Err(error);
+            };
+            let gave_up = match retry::plan(&settings, tries, asked) {
+                Plan::Wait(wait) => {
+                    emit(Event::Retrying {
+                        backend: self.def.name.clone(),
+                        retry: tries,
+                        retries: settings.retries,
+                        wait_ms: wait.as_millis() as u64,
+                        reason,
+                    });
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Plan::OutOfTries if tries > 1 => format!(" (gave up after {tries} tries)"),
+                Plan::OutOfTries => String::new(),
+                Plan::TooLong(why) => format!(" ({why})"),
+            };
+            return Err(Error::new(
+                error.kind,
+                format!("{}{gave_up}", error.message),
+            ));
+        }
+    }
+
+    /// Whether a failed run is worth another: its stdout or stderr matches `retry_regex`.
+    /// The reason to show, and the wait its output asks for.
+    fn retry_reason(
+        &self,
+        stdout: &str,
+        stderr: &str,
+    ) -> Option<(String, Option<std::time::Duration>)> {
+        let re = self.def.retry_regex.as_ref()?;
+        let found = [stderr, stdout]
+            .into_iter()
+            .find_map(|text| re.find_all(text).next().map(|r| text[r].trim().to_string()))?;
+        let mut reason: String = found.chars().take(80).collect();
+        if reason.is_empty() {
+            reason = "a retry_regex match".into();
+        }
+        let asked = retry::hinted_wait(stderr).or_else(|| retry::hinted_wait(stdout));
+        Some((format!("\"{reason}\""), asked))
+    }
+
+    /// One run of the CLI: the reply, or why it failed and whether to try again. The output
+    /// is taken, not copied, from the capture to the reply's raw record, and the stripped
+    /// stdout becomes the answer in place: about twice the output is held, the raw and the
+    /// stripped.
+    async fn run_once(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Failed> {
         let def = &self.def;
         let finished = self.execute(request, emit).await?;
         let stderr = def.render.text(finished.stderr.bytes());
         if finished.timed_out {
-            return Err(Error::backend(format!(
+            return Err(Failed::from(Error::backend(format!(
                 "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
                 def.name,
                 def.timeout.as_secs(),
                 def.defined_at,
                 quote_tail("stderr", &stderr)
-            )));
+            ))));
         }
         let stdout = def.render.text(finished.stdout.bytes());
         let code = finished.exit_code().unwrap_or(-1);
-        // A failed run has no answer, but its stdout may be quoted.
-        let (mut parsed, failed_stdout) = if code == 0 {
+        // A failed run has no answer, but its stdout may be quoted, and `retry_regex` reads
+        // it; else the answer is parsed out of it in place.
+        let (mut parsed, kept_stdout) = if code == 0 && def.retry_regex.is_none() {
             (def.parsers.parse_owned(stdout, &stderr), None)
         } else {
             (def.parsers.parse(&stdout, &stderr), Some(stdout))
         };
         if let Some(message) = parsed.error.take() {
-            return Err(Error::backend(format!(
-                "backend `{}` reported an error: {message}",
-                def.name
-            )));
+            let retry = self.retry_reason(kept_stdout.as_deref().unwrap_or(&message), &stderr);
+            return Err(Failed {
+                error: Error::backend(format!(
+                    "backend `{}` reported an error: {message}",
+                    def.name
+                )),
+                retry,
+            });
         }
-        if let Some(stdout) = failed_stdout {
+        if let Some(stdout) = kept_stdout.filter(|_| code != 0) {
             let (label, text) = if stderr.trim().is_empty() {
                 ("stdout", &stdout)
             } else {
                 ("stderr", &stderr)
             };
-            return Err(Error::backend(format!(
-                "backend `{}` ({}) exited with status {code}{}",
-                def.name,
-                self.program.display(),
-                quote_tail(label, text)
-            )));
+            return Err(Failed {
+                error: Error::backend(format!(
+                    "backend `{}` ({}) exited with status {code}{}",
+                    def.name,
+                    self.program.display(),
+                    quote_tail(label, text)
+                )),
+                retry: self.retry_reason(&stdout, &stderr),
+            });
         }
         if parsed.text.is_empty() && parsed.calls.is_empty() {
-            return Err(Error::backend(format!(
+            return Err(Failed::from(Error::backend(format!(
                 "backend `{}` exited successfully but printed no answer on stdout{}",
                 def.name,
                 quote_tail("stderr", &stderr)
-            )));
+            ))));
         }
         let dropped = finished.stdout.dropped();
         if dropped > 0 {
@@ -224,6 +304,8 @@ impl CliBackend {
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
             raw: Some(RawOutput {
+                stdout_dropped: finished.stdout.dropped(),
+                stderr_dropped: finished.stderr.dropped(),
                 stdout: finished.stdout.into_bytes(),
                 stderr: finished.stderr.into_bytes(),
             }),
@@ -255,6 +337,19 @@ impl Backend for CliBackend {
         emit: &'a mut Emit<'_>,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, emit))
+    }
+}
+
+/// A run that gave no reply: why, and, when another try may help, the reason to show and
+/// the wait the output asked for.
+struct Failed {
+    error: Error,
+    retry: Option<(String, Option<std::time::Duration>)>,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Self {
+        Failed { error, retry: None }
     }
 }
 

@@ -7,6 +7,8 @@ mod cli;
 mod http;
 mod lines;
 mod pty;
+pub mod ratelimit;
+pub mod retry;
 
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};

@@ -21,9 +21,12 @@ use crate::backend::{self, Overrides};
 use crate::config::{Config, Definition};
 use crate::context::Artifacts;
 use crate::event::{Event, Observer};
+use crate::jsonl::Body;
 use crate::mcp::{McpServers, ServerStatus};
 use crate::parse::Totals;
-use crate::session::{validate_name, EventLog, Log, LogContext, Redactor, Session, Store};
+use crate::session::{
+    validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionLock, Store,
+};
 use crate::tools::{builtin_names, Registry, Root, ToolOutput};
 use crate::Error;
 use logged::Logged;
@@ -49,12 +52,18 @@ pub struct Chat {
     /// Every backend named when several were (`--backend a,b`): a front end may run each
     /// task on all of them (fan-out).
     fanout: Option<Vec<String>>,
+    /// This chat's hold on its session (none without saving): one run per session at a time.
+    lock: Option<SessionLock>,
+    /// `--wait-session`: wait for a session another run holds instead of failing.
+    wait_session: bool,
 }
 
 /// What a front end shows as the chat's state (`/status`, `/tokens`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     pub session: String,
+    /// The session's random id (`session_id` in logs).
+    pub id: String,
     pub backend: String,
     pub model: Option<String>,
     pub turns: u32,
@@ -206,16 +215,20 @@ impl Chat {
             (None, Some(store)) => Some(store.folder(&self.session.name).join("log.jsonl")),
             (None, None) => None,
         };
+        self.sync();
         self.log = match path {
             None => None,
             // A session's own log is only created once it has something to say, so a
             // failure to create the folder is reported at the first event, not here.
-            Some(path) if self.log_path.is_none() => {
-                Some(EventLog::new(Log::deferred(&path, self.redactor.clone())))
-            }
-            Some(path) => Some(EventLog::new(Log::open(&path, self.redactor.clone())?)),
+            Some(path) if self.log_path.is_none() => Some(EventLog::new(
+                Log::deferred(&path, self.redactor.clone()),
+                &self.context,
+            )),
+            Some(path) => Some(EventLog::new(
+                Log::open(&path, self.redactor.clone())?,
+                &self.context,
+            )),
         };
-        self.sync();
         Ok(())
     }
 
@@ -236,6 +249,7 @@ impl Chat {
         self.agent.set_artifacts(artifacts);
         self.context = LogContext {
             session: self.session.name.clone(),
+            session_id: self.session.id.clone(),
             backend: self.def.name().to_string(),
             model: self.model(),
             turn: self.agent.turns(),
@@ -280,10 +294,19 @@ impl Chat {
     /// A new, empty session; the old one stays saved (`/clear`, `/new`).
     pub fn new_session(&mut self) -> Result<(), Error> {
         self.save()?;
-        let name = self
-            .store
-            .as_ref()
-            .map_or_else(|| "unsaved".into(), |s| s.fresh_name());
+        let session = self.session.name.clone();
+        if let Some(log) = &mut self.log {
+            log.body(Body::SessionClear { session }, &self.context);
+        }
+        let name = match &self.store {
+            // Locked as it is chosen: runs started in the same second differ.
+            Some(store) => {
+                let (name, held) = store.lock_fresh()?;
+                self.lock = Some(held);
+                name
+            }
+            None => "unsaved".into(),
+        };
         self.start_session(&name)
     }
 
@@ -307,10 +330,38 @@ impl Chat {
             ))
         })?;
         self.save()?;
-        self.agent
-            .restore(session.conversation.clone(), session.turns, session.usage);
-        self.session = session;
+        let previous = std::mem::replace(&mut self.session, session);
+        if let Err(e) = self.lock_session(&mut |_| {}) {
+            self.session = previous;
+            return Err(e);
+        }
+        // Loaded again under the lock: another run may have saved it meanwhile.
+        if let Ok(Some(fresh)) = store.load(name) {
+            self.session = fresh;
+        }
+        self.agent.restore(
+            self.session.conversation.clone(),
+            self.session.turns,
+            self.session.usage,
+        );
         self.open_log()
+    }
+
+    /// Takes the lock on the current session unless this chat holds it already: one run
+    /// per session at a time. `notice` hears of a wait (`--wait-session`).
+    pub(super) fn lock_session(&mut self, notice: &mut dyn FnMut(&str)) -> Result<(), Error> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if self.lock.as_ref().map(SessionLock::name) == Some(self.session.name.as_str()) {
+            return Ok(());
+        }
+        let contended = match self.wait_session {
+            true => Contended::Wait,
+            false => Contended::Fail,
+        };
+        self.lock = Some(store.lock(&self.session.name, contended, notice)?);
+        Ok(())
     }
 
     /// Saves a copy of this conversation under another name; this session goes on.
@@ -320,6 +371,7 @@ impl Chat {
         self.save()?;
         let mut copy = self.session.clone();
         copy.name = name.to_string();
+        copy.id = crate::session::new_id();
         copy.conversation = self.agent.conversation.clone();
         store.save(&mut copy, &self.redactor)
     }
@@ -379,6 +431,7 @@ impl Chat {
     pub fn status(&self) -> Status {
         Status {
             session: self.session.name.clone(),
+            id: self.session.id.clone(),
             backend: self.def.name().to_string(),
             model: self.model(),
             turns: self.agent.turns(),

@@ -7,7 +7,9 @@ use crate::config::settings::Settings;
 use crate::config::Config;
 use crate::context::{Artifacts, ContextMode};
 use crate::mcp::McpServers;
-use crate::session::{format_time, validate_name, LogContext, Redactor, Session, Store};
+use crate::session::{
+    format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
+};
 use crate::tools::{EnvPolicy, Registry, Root};
 use crate::{Error, ErrorKind};
 
@@ -36,7 +38,7 @@ impl Chat {
         let lookup = store
             .clone()
             .or_else(|| Store::default_dir().map(Store::new));
-        let resumed = resume(&options.session, lookup.as_ref(), notice)?;
+        let (resumed, mut lock) = resume(options, store.as_ref(), lookup.as_ref(), notice)?;
         // The settings' backend (a flag is one), then the resumed session's, then the files'.
         let resumed_backend = resumed
             .as_ref()
@@ -126,11 +128,17 @@ impl Chat {
                 s
             }
             None => {
-                let session_name = match (&options.session, &lookup) {
-                    (SessionChoice::Named(n), Some(store)) => store.free_name(n),
-                    (SessionChoice::Named(n), None) => n.clone(),
-                    (_, Some(store)) => store.fresh_name(),
-                    (_, None) => "unsaved".into(),
+                let session_name = match (&options.session, &lookup, &store) {
+                    (SessionChoice::Named(n), Some(lookup), _) => lookup.name_for_new(n),
+                    (SessionChoice::Named(n), None, _) => n.clone(),
+                    // Locked as it is chosen: runs started in the same second differ.
+                    (_, _, Some(saving)) => {
+                        let (name, held) = saving.lock_fresh()?;
+                        lock = Some(held);
+                        name
+                    }
+                    (_, Some(lookup), None) => lookup.fresh_name(),
+                    (_, None, None) => "unsaved".into(),
                 };
                 Session::new(&session_name, &name)
             }
@@ -149,30 +157,36 @@ impl Chat {
             base_mode,
             mcp: McpServers::default(),
             fanout: (names.len() > 1).then_some(names),
+            lock,
+            wait_session: options.wait_session,
         };
+        chat.lock_session(notice)?;
         chat.session.backend = chat.def.name().to_string();
         chat.open_log()?;
         Ok(chat)
     }
 }
 
-/// The session to continue, if the choice names a readable one. A file that cannot be read
-/// is reported and left alone; the caller starts a new session.
+/// The session to continue, if the options name a readable one, and the lock on it (when
+/// saving). A file that cannot be read is reported and left alone; the caller starts a new
+/// session. The session is locked before it is read, so that a run that waited for it reads
+/// what the other run saved.
 fn resume(
-    choice: &SessionChoice,
+    options: &ChatOptions,
+    saving: Option<&Store>,
     store: Option<&Store>,
     notice: &mut dyn FnMut(&str),
-) -> Result<Option<Session>, Error> {
+) -> Result<(Option<Session>, Option<SessionLock>), Error> {
     let Some(store) = store else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    let name = match choice {
-        SessionChoice::New => return Ok(None),
+    let name = match &options.session {
+        SessionChoice::New => return Ok((None, None)),
         SessionChoice::MostRecent => match store.most_recent() {
             Some(name) => name,
             None => {
                 notice("[no saved session to continue: starting a new one]");
-                return Ok(None);
+                return Ok((None, None));
             }
         },
         SessionChoice::Named(name) => {
@@ -180,7 +194,15 @@ fn resume(
             name.clone()
         }
     };
-    match store.load(&name) {
+    let contended = match options.wait_session {
+        true => Contended::Wait,
+        false => Contended::Fail,
+    };
+    let lock = match saving {
+        Some(saving) => Some(saving.lock(&name, contended, notice)?),
+        None => None,
+    };
+    let session = match store.load(&name) {
         Ok(Some(session)) => {
             notice(&format!(
                 "[continuing session {} ({} turns, last used {})]",
@@ -188,16 +210,25 @@ fn resume(
                 session.turns,
                 format_time(session.updated)
             ));
-            Ok(Some(session))
+            Some(session)
         }
-        Ok(None) => Ok(None),
+        Ok(None) => {
+            if store.unsaved_folder(&name) {
+                notice(&format!(
+                    "[session {name} has no saved turn (a run stopped before its first save): \
+                     starting it again under the same name; its log.jsonl is kept]"
+                ));
+            }
+            None
+        }
         Err(e) => {
             notice(&format!(
                 "error: {e}. It is left untouched; starting a new session instead."
             ));
-            Ok(None)
+            None
         }
-    }
+    };
+    Ok((session, lock))
 }
 
 fn no_backend(config: &Config) -> Error {

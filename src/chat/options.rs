@@ -44,6 +44,8 @@ pub struct ChatOptions {
     pub save: bool,
     /// `--log FILE`: the event log goes there instead of the session's own `log.jsonl`.
     pub log: Option<PathBuf>,
+    /// `--wait-session`: wait for a session another run holds instead of failing.
+    pub wait_session: bool,
 }
 
 impl ChatOptions {

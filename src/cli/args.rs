@@ -262,6 +262,10 @@ pub struct Saving {
     /// Do not save the session or its log (for scripts that run many one-off tasks).
     #[arg(hide_short_help = true, long)]
     pub no_save: bool,
+
+    /// If another run is using the session, wait for it to finish instead of exiting.
+    #[arg(long)]
+    pub wait_session: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -181,7 +181,12 @@ async fn run(args: Args) -> i32 {
         frontend.notice(&format!("debug: backends read from {files}"));
     }
     let status = chat.status();
-    display.session_start(&status.session, &status.backend, status.model.as_deref());
+    display.session_start(
+        &status.id,
+        &status.session,
+        &status.backend,
+        status.model.as_deref(),
+    );
     let mut app = App::new(chat, frontend);
     for notice in app.chat_mut().start_mcp().await {
         display.notice(&notice);
@@ -213,6 +218,7 @@ fn chat_options(args: &Args) -> ChatOptions {
         },
         save: !args.saving.no_save,
         log: args.saving.log.clone(),
+        wait_session: args.saving.wait_session,
     }
 }
 

@@ -93,8 +93,8 @@ impl Screen {
         error.exit_code()
     }
 
-    pub fn session_start(&self, session: &str, backend: &str, model: Option<&str>) {
-        self.lock().session_start(session, backend, model);
+    pub fn session_start(&self, id: &str, name: &str, backend: &str, model: Option<&str>) {
+        self.lock().session_start(id, name, backend, model);
     }
 
     pub fn asks_approval(&self) -> bool {

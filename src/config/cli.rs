@@ -58,6 +58,13 @@ pub struct BackendDef {
     /// `context`, `max_context_tokens`, `tool_result_max_chars` (`context_format` is in
     /// `style`).
     pub context: ContextSettings,
+    /// A failed run (non-zero exit, or `json_error` set) whose stdout or stderr matches this
+    /// is tried again, as `retry` says; without it, a failed run is not retried.
+    pub retry_regex: Option<Pattern>,
+    pub retry: super::RetrySettings,
+    /// The proactive rate limiter's limits (`backend::ratelimit`).
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
 }
 
 /// Checks one merged CLI backend entry.
@@ -69,6 +76,8 @@ pub(super) fn resolve(
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
     let prices = prices(&raw);
     let context = context_settings(&raw, name, &here)?;
+    super::http::check_timeouts(&raw, &here)?;
+    super::http::check_rates(&raw, &here)?;
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
@@ -89,6 +98,12 @@ pub(super) fn resolve(
         .as_ref()
         .map(|r| pattern(Some(r), "", name, "error_regex"))
         .transpose()?;
+    let retry_regex = raw
+        .retry_regex
+        .as_ref()
+        .map(|r| pattern(Some(r), "", name, "retry_regex"))
+        .transpose()?;
+    let retry = super::http::retry_settings(&raw);
     let tool_activity = raw
         .tool_activity_regex
         .as_ref()
@@ -208,6 +223,10 @@ pub(super) fn resolve(
         render,
         prices,
         context,
+        retry_regex,
+        retry,
+        requests_per_minute: raw.requests_per_minute,
+        tokens_per_minute: raw.tokens_per_minute,
     })
 }
 

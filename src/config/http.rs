@@ -69,6 +69,49 @@ pub struct RetrySettings {
     pub max_wait: Duration,
 }
 
+/// A timeout of 0 would end every call at once (it used to become 1 s, silently); there is
+/// no "no limit": a backend that never answers must not hold a turn forever.
+pub(super) fn check_timeouts(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+    for (key, value) in [
+        ("timeout_s", raw.timeout_s),
+        ("connect_timeout_s", raw.connect_timeout_s),
+        ("progress_s", raw.progress_s),
+    ] {
+        if value == Some(0) {
+            return Err(Error::config(format!(
+                "{}: must be at least 1 (seconds); for a backend that may take very long, set a large value such as 86400",
+                here(key)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `requests_per_minute` and `tokens_per_minute`: no limit is written by leaving them out.
+pub(super) fn check_rates(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+    for (key, value) in [
+        ("requests_per_minute", raw.requests_per_minute),
+        ("tokens_per_minute", raw.tokens_per_minute),
+    ] {
+        if value == Some(0) {
+            return Err(Error::config(format!(
+                "{}: must be at least 1 (leave it out for no limit)",
+                here(key)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `retries`, `retry_base_ms` and `retry_max_s`, defaults filled in (CLI backends too).
+pub(super) fn retry_settings(raw: &RawBackend) -> RetrySettings {
+    RetrySettings {
+        retries: raw.retries.unwrap_or(DEFAULT_RETRIES),
+        base: Duration::from_millis(raw.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS)),
+        max_wait: Duration::from_secs(raw.retry_max_s.unwrap_or(DEFAULT_RETRY_MAX_S)),
+    }
+}
+
 /// A fully resolved HTTP backend.
 #[derive(Debug, Clone)]
 pub struct HttpDef {
@@ -93,6 +136,9 @@ pub struct HttpDef {
     /// For the whole request, streamed body included.
     pub timeout: Duration,
     pub retry: RetrySettings,
+    /// The proactive rate limiter's limits (`backend::ratelimit`).
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
     /// Prices per million tokens, to compute the cost of each call.
     pub prices: Option<crate::parse::Prices>,
     /// How much of the conversation each request carries.
@@ -174,7 +220,12 @@ pub(super) fn resolve(
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
     let prices = super::keys::prices(&raw);
     let context = super::keys::context_settings(&raw, name, &|key| here(key, &defined_at))?;
+    check_timeouts(&raw, &|key| here(key, &defined_at))?;
+    let retry = retry_settings(&raw);
+    check_rates(&raw, &|key| here(key, &defined_at))?;
     Ok(HttpDef {
+        requests_per_minute: raw.requests_per_minute,
+        tokens_per_minute: raw.tokens_per_minute,
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),
         defined_at,
@@ -192,11 +243,7 @@ pub(super) fn resolve(
                 .max(1),
         ),
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
-        retry: RetrySettings {
-            retries: raw.retries.unwrap_or(DEFAULT_RETRIES),
-            base: Duration::from_millis(raw.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS)),
-            max_wait: Duration::from_secs(raw.retry_max_s.unwrap_or(DEFAULT_RETRY_MAX_S)),
-        },
+        retry,
         prices,
         context,
     })

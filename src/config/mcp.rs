@@ -33,6 +33,8 @@ pub struct RawServer {
     pub url: Option<Located>,
     pub enabled: Option<bool>,
     pub timeout_s: Option<u64>,
+    /// Start-up's own limit; by default the larger of `timeout_s` and a minute.
+    pub startup_timeout_s: Option<u64>,
     pub trust: Option<bool>,
 }
 
@@ -41,7 +43,16 @@ impl Overlay for RawServer {
         macro_rules! take {
             ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
         }
-        take!(command, args, env, url, enabled, timeout_s, trust);
+        take!(
+            command,
+            args,
+            env,
+            url,
+            enabled,
+            timeout_s,
+            startup_timeout_s,
+            trust
+        );
     }
 }
 
@@ -75,8 +86,12 @@ pub struct ServerDef {
     pub defined_at: String,
     pub transport: Transport,
     pub enabled: bool,
-    /// Start-up, and each tool call, must finish within this.
+    /// Each tool call must finish within this.
     pub timeout: Duration,
+    /// Starting, the handshake and listing the tools must finish within this: a server
+    /// (node, npx) can take much longer to start on a busy machine or a phone than a call
+    /// takes to answer.
+    pub startup_timeout: Duration,
     /// Its tools run without asking for approval.
     pub trust: bool,
 }
@@ -135,6 +150,11 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
         transport,
         enabled: raw.enabled.unwrap_or(true),
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
+        startup_timeout: Duration::from_secs(
+            raw.startup_timeout_s
+                .unwrap_or(raw.timeout_s.unwrap_or(0).max(DEFAULT_TIMEOUT_S))
+                .max(1),
+        ),
         trust: raw.trust.unwrap_or(false),
     })
 }
@@ -184,6 +204,8 @@ mod tests {
         );
         assert!(!web.enabled && web.trust);
         assert_eq!(web.timeout, Duration::from_secs(5));
+        // A short call timeout leaves start-up its minute.
+        assert_eq!(web.startup_timeout, Duration::from_secs(60));
         assert_eq!(web.defined_at, "my.toml:6");
     }
 

@@ -76,6 +76,11 @@ pub struct RawBackend {
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
     pub retry_max_s: Option<u64>,
+    /// The proactive rate limiter (`backend::ratelimit`), CLI and HTTP backends.
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
+    /// CLI backends: a failed run whose output matches is tried again (`retries` times).
+    pub retry_regex: Option<Located>,
     pub context: Option<Located>,
     pub context_format: Option<Located>,
     pub max_context_tokens: Option<u64>,
@@ -149,6 +154,9 @@ impl Overlay for RawBackend {
             retries,
             retry_base_ms,
             retry_max_s,
+            retry_regex,
+            requests_per_minute,
+            tokens_per_minute,
             price_input_per_mtok,
             price_output_per_mtok,
             context,
@@ -190,6 +198,7 @@ impl RawBackend {
                 ("skip_lines", self.skip_lines.is_some()),
                 ("output", self.output.is_some()),
                 ("error_regex", self.error_regex.is_some()),
+                ("retry_regex", self.retry_regex.is_some()),
                 ("tools", self.tools.is_some()),
                 ("tool_activity_regex", self.tool_activity_regex.is_some()),
                 ("render", self.render.is_some()),
@@ -223,9 +232,6 @@ impl RawBackend {
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),
             ("connect_timeout_s", self.connect_timeout_s.is_some()),
-            ("retries", self.retries.is_some()),
-            ("retry_base_ms", self.retry_base_ms.is_some()),
-            ("retry_max_s", self.retry_max_s.is_some()),
         ])
     }
 
@@ -248,6 +254,7 @@ impl RawBackend {
             &mut self.json_cost,
             &mut self.json_error,
             &mut self.error_regex,
+            &mut self.retry_regex,
             &mut self.tools,
             &mut self.tool_activity_regex,
             &mut self.render,

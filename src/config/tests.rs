@@ -49,7 +49,14 @@ fn builtin_patterns_compile_and_have_their_groups() {
                 d.name
             );
         }
-        for extra in p.skip_lines.iter().chain(&p.error).chain(&p.tool_activity) {
+        let retry = d.retry_regex.iter();
+        for extra in p
+            .skip_lines
+            .iter()
+            .chain(&p.error)
+            .chain(&p.tool_activity)
+            .chain(retry)
+        {
             extra.warm();
         }
     }

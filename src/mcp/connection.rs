@@ -48,7 +48,7 @@ pub enum CallError {
 
 impl Connection {
     /// Starts or reaches the server, does the MCP handshake and lists its tools, all within
-    /// the server's timeout. The error says what failed, with the server's last stderr lines.
+    /// the server's start-up timeout. The error says what failed, with the server's last stderr lines.
     pub async fn open(
         def: &ServerDef,
         cwd: &std::path::Path,
@@ -57,7 +57,7 @@ impl Connection {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         let mut group = None;
         let mut reader = None;
-        let result = tokio::time::timeout(def.timeout, async {
+        let result = tokio::time::timeout(def.startup_timeout, async {
             let service = match &def.transport {
                 Transport::Stdio { command, args, env } => {
                     let program = which::which_in(command, std::env::var_os("PATH"), cwd)
@@ -110,8 +110,8 @@ impl Connection {
             }
             Ok(Err(e)) => e,
             Err(_) => format!(
-                "no answer within {}s (its timeout_s)",
-                def.timeout.as_secs()
+                "no answer within {}s (its startup_timeout_s)",
+                def.startup_timeout.as_secs()
             ),
         };
         // Kill what is left, so the stderr pipe reaches its end and its last lines are known.

@@ -4,8 +4,9 @@
 //! their backend runs: a run then pays only for the backend it uses, and a unit test compiles
 //! them all.
 
+use std::collections::HashMap;
 use std::ops::{Deref, Range};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use regex::{Captures, Regex, RegexBuilder};
 
@@ -100,8 +101,22 @@ impl<'h> Groups<'h> {
     }
 }
 
+/// Compiles, once per distinct pattern: a config that repeats one pattern over thousands of
+/// backends (generated files do) pays one compilation, and the copies share its memory (a
+/// `Regex` clone is a reference count). Failures are not kept.
 fn build(source: &str, multi_line: bool) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(source).multi_line(multi_line).build()
+    type Cache = Mutex<HashMap<(String, bool), Regex>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (source.to_string(), multi_line);
+    if let Some(regex) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(regex);
+    }
+    let regex = RegexBuilder::new(source).multi_line(multi_line).build()?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, regex.clone());
+    }
+    Ok(regex)
 }
 
 impl Deref for Pattern {

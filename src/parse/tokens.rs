@@ -17,6 +17,10 @@ pub struct Usage {
     pub cache_read: Option<u64>,
     /// Input tokens written to the provider's prompt cache (Anthropic).
     pub cache_write: Option<u64>,
+    /// Reasoning ("thinking") tokens, part of `output`, where the backend reports them apart
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`).
+    #[serde(default)]
+    pub thinking: Option<u64>,
 }
 
 /// Token and cost totals over many calls (a turn, a session).
@@ -77,6 +81,7 @@ pub fn extract(re: &Pattern, text: &str) -> Option<Usage> {
     let caps = re.captures_at(text, last.start)?;
     let count = |group: &str| caps.name(group).and_then(|m| parse_count(m.as_str()));
     let usage = Usage {
+        thinking: None,
         input: count("input"),
         output: count("output"),
         total: count("total"),

@@ -17,11 +17,14 @@ impl Capture {
         }
     }
 
-    pub fn push(&mut self, chunk: &[u8]) {
+    /// Keeps what fits under the cap and counts the rest; returns how many bytes of the
+    /// chunk were kept (they are its start).
+    pub fn push(&mut self, chunk: &[u8]) -> usize {
         let room = self.cap.saturating_sub(self.bytes.len());
         let take = room.min(chunk.len());
         self.bytes.extend_from_slice(&chunk[..take]);
         self.dropped += (chunk.len() - take) as u64;
+        take
     }
 
     pub fn bytes(&self) -> &[u8] {

@@ -149,16 +149,22 @@ pub async fn run(
             n = read_chunk(&mut out_pipe, &mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
-                    stdout.push(&out_buf);
-                    progress(Progress::Stdout(&out_buf));
+                    // Past the cap, output is only counted: no events, no lines, no log
+                    // records for what is not kept, so draining runs at pipe speed.
+                    let kept = stdout.push(&out_buf);
+                    if kept > 0 {
+                        progress(Progress::Stdout(&out_buf[..kept]));
+                    }
                 }
                 _ => out_open = false,
             },
             n = read_chunk(&mut err_pipe, &mut err_buf), if err_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
-                    stderr.push(&err_buf);
-                    progress(Progress::Stderr(&err_buf));
+                    let kept = stderr.push(&err_buf);
+                    if kept > 0 {
+                        progress(Progress::Stderr(&err_buf[..kept]));
+                    }
                 }
                 _ => err_open = false,
             },
@@ -249,5 +255,24 @@ mod tests {
         assert_eq!(fed.replace('S', ""), "hello");
         let none = reports(&spec("echo", &["hi"], None)).await;
         assert_eq!(none, "Shi\n");
+    }
+
+    /// Past the cap output is counted, never reported: no lines, events or log records for
+    /// what is dropped.
+    #[tokio::test]
+    async fn nothing_past_the_cap_is_reported() {
+        let mut spec = spec("sh", &["-c", "yes 0123456789 | head -c 1000000"], None);
+        spec.cap = 25;
+        let mut reported = 0;
+        let finished = run(&spec, &mut |p| {
+            if let Progress::Stdout(bytes) = p {
+                reported += bytes.len();
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(reported, 25);
+        assert_eq!(finished.stdout.bytes(), b"0123456789\n0123456789\n012");
+        assert_eq!(finished.stdout.dropped(), 1_000_000 - 25);
     }
 }

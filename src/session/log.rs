@@ -1,27 +1,37 @@
 //! The session's event log: one JSON object per line, appended as events happen, each line
-//! redacted before it is written.
+//! redacted before it is written. Streamed text is batched: consecutive `assistant_delta`
+//! records of one turn become one record (up to [`BATCH`] bytes of text), and lines go out
+//! through a buffer flushed at every other record, so a backend printing a million lines
+//! costs a few hundred writes, not a million records and a million writes.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use super::Redactor;
 use crate::event::Event;
-use crate::jsonl::{record, rfc3339, Meta};
+use crate::jsonl::{record, rfc3339, Body, Meta};
 use crate::Error;
+
+/// The most text one batched `assistant_delta` record holds.
+pub const BATCH: usize = 64 * 1024;
 
 pub struct Log {
     /// `None` until the first line for a [`Log::deferred`] log.
-    file: Option<File>,
+    file: Option<BufWriter<File>>,
     path: PathBuf,
     redactor: Redactor,
+    /// The `assistant_delta` record being filled.
+    pending: Option<Value>,
 }
 
 impl Log {
     /// Opens (creating folders and file, private to the user) for appending.
     pub fn open(path: &Path, redactor: Redactor) -> Result<Self, Error> {
         let mut log = Log::deferred(path, redactor);
-        log.file = Some(create(path)?);
+        log.file = Some(BufWriter::with_capacity(BATCH, create(path)?));
         Ok(log)
     }
 
@@ -32,6 +42,7 @@ impl Log {
             file: None,
             path: path.to_path_buf(),
             redactor,
+            pending: None,
         }
     }
 
@@ -39,22 +50,81 @@ impl Log {
         &self.path
     }
 
-    /// Appends one JSON value as a line. A failed write is reported once by the caller, not
-    /// fatal to the conversation.
-    pub fn write(&mut self, value: &serde_json::Value) -> std::io::Result<()> {
+    /// Appends one JSON value as a line (a delta joins the one before it). A failed write is
+    /// reported once by the caller, not fatal to the conversation.
+    pub fn write(&mut self, value: &Value) -> std::io::Result<()> {
+        if value["event"] == "assistant_delta" {
+            if let Some(text) = value["text"].as_str() {
+                return self.add_delta(value, text);
+            }
+        }
+        self.write_pending()?;
+        self.write_line(value)?;
+        self.file()?.flush()
+    }
+
+    fn add_delta(&mut self, value: &Value, text: &str) -> std::io::Result<()> {
+        let same_turn = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p["turn"] == value["turn"] && p["backend"] == value["backend"]);
+        if !same_turn {
+            self.write_pending()?;
+            self.pending = Some(value.clone());
+        } else if let Some(Value::String(joined)) =
+            self.pending.as_mut().and_then(|p| p.get_mut("text"))
+        {
+            joined.push_str(text);
+        }
+        let full = self
+            .pending
+            .as_ref()
+            .and_then(|p| p["text"].as_str())
+            .map_or(0, str::len);
+        if full >= BATCH {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batched delta, if any.
+    fn write_pending(&mut self) -> std::io::Result<()> {
+        match self.pending.take() {
+            Some(pending) => self.write_line(&pending),
+            None => Ok(()),
+        }
+    }
+
+    fn write_line(&mut self, value: &Value) -> std::io::Result<()> {
         let line = self.redactor.redact(&value.to_string());
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => self
-                .file
-                .insert(create(&self.path).map_err(std::io::Error::other)?),
-        };
+        let file = self.file()?;
         file.write_all(line.as_bytes())?;
         file.write_all(b"\n")
     }
+
+    /// The file, made now for a deferred log.
+    fn file(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+        match self.file {
+            Some(ref mut file) => Ok(file),
+            None => {
+                let file = create(&self.path).map_err(std::io::Error::other)?;
+                Ok(self.file.insert(BufWriter::with_capacity(BATCH, file)))
+            }
+        }
+    }
 }
 
-/// Opens `path` for appending, creating it and its folders.
+impl Drop for Log {
+    /// The last batch and the buffer go out when the log is closed.
+    fn drop(&mut self) {
+        let _ = self.write_pending();
+        if let Some(file) = &mut self.file {
+            let _ = file.flush();
+        }
+    }
+}
+
+/// Creates the log's folder and file, private to the user.
 fn create(path: &Path) -> Result<File, Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         super::private::create_dir(dir).map_err(|e| {
@@ -68,16 +138,36 @@ fn create(path: &Path) -> Result<File, Error> {
 /// Where every line of a session's event log says it came from.
 #[derive(Debug, Clone, Default)]
 pub struct LogContext {
+    /// The session's name.
     pub session: String,
+    /// The session's random id, the `session_id` of every record.
+    pub session_id: String,
     pub backend: String,
     pub model: Option<String>,
     pub turn: u32,
 }
 
+impl LogContext {
+    /// What every record repeats, from this context.
+    fn meta(&self) -> Meta {
+        Meta {
+            session_id: self.session_id.clone(),
+            turn: self.turn,
+            backend: Some(self.backend.clone()),
+            model: self.model.clone(),
+            latency_ms: None,
+        }
+    }
+}
+
 /// A session's events as JSON lines in the public schema ([`crate::jsonl`]), plus the raw
-/// output of each CLI backend call as a `backend_output` record of the log's own.
+/// output of each CLI backend call as a `backend_output` record of the log's own (and a
+/// `backend_output_dropped` note of what `max_output_bytes` kept out of it).
 pub struct EventLog {
     log: Log,
+    /// The `session_start` record, written before the first other one: a session that never
+    /// has anything to say leaves no log behind.
+    start: Option<Value>,
     /// How long the last backend call took, for the usage record after it.
     last_latency: Option<u64>,
     /// A write failed already: said once, then the log is left alone.
@@ -85,9 +175,17 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    pub fn new(log: Log) -> Self {
+    /// The log of session `context.session`, which starts with its `session_start` record.
+    pub fn new(log: Log, context: &LogContext) -> Self {
+        let start = Body::SessionStart {
+            session: context.session.clone(),
+        };
+        let start = context
+            .meta()
+            .record(&rfc3339(std::time::SystemTime::now()), start);
         EventLog {
             log,
+            start: Some(serde_json::to_value(start).unwrap_or_default()),
             last_latency: None,
             failed: false,
         }
@@ -97,42 +195,66 @@ impl EventLog {
         self.log.path()
     }
 
+    /// Appends a record of the log's own (`session_clear`) to a log that has begun: a session
+    /// that had nothing to say gets no log for it. The first write that fails returns what to
+    /// tell the user.
+    pub fn body(&mut self, body: Body, context: &LogContext) -> Option<String> {
+        if self.start.is_some() {
+            return None;
+        }
+        let record = context
+            .meta()
+            .record(&rfc3339(std::time::SystemTime::now()), body);
+        self.write(vec![serde_json::to_value(record).unwrap_or_default()])
+    }
+
     /// Appends `event`. The first write that fails returns what to tell the user; after it
     /// nothing more is written.
     pub fn record(&mut self, event: &Event, context: &LogContext) -> Option<String> {
-        if self.failed {
-            return None;
-        }
         let meta = Meta {
-            session_id: context.session.clone(),
-            turn: context.turn,
-            backend: Some(context.backend.clone()),
-            model: context.model.clone(),
             latency_ms: match event {
                 Event::Usage { .. } => self.last_latency,
                 _ => None,
             },
+            ..context.meta()
         };
         if let Event::BackendFinished { elapsed_ms, .. } = event {
             self.last_latency = Some(*elapsed_ms);
         }
         let ts = rfc3339(std::time::SystemTime::now());
-        let mut lines = Vec::new();
-        if let Some(record) = record(event, &meta, &ts) {
-            lines.push(serde_json::to_value(record).unwrap_or_default());
+        let mut records = Vec::new();
+        // A CLI's stdout lines are in the log once, byte for byte, in the `backend_output`
+        // record that ends the call: as `assistant_delta` records too, a flood would be
+        // logged twice over (`--output jsonl` streams them).
+        let cli_line = matches!(event, Event::BackendOutput { .. });
+        if let Some(record) = record(event, &meta, &ts).filter(|_| !cli_line) {
+            records.push(record);
         }
         if let Event::BackendFinished { raw: Some(raw), .. } = event {
-            lines.push(serde_json::json!({
-                "ts": ts,
-                "event": "backend_output",
-                "session_id": meta.session_id,
-                "turn": meta.turn,
-                "backend": meta.backend,
-                "model": meta.model,
-                "raw": raw,
-            }));
+            let raw_value = serde_json::to_value(raw).unwrap_or_default();
+            records.push(meta.record(&ts, Body::BackendOutput { raw: raw_value }));
+            if raw.stdout_dropped + raw.stderr_dropped > 0 {
+                records.push(meta.record(
+                    &ts,
+                    Body::BackendOutputDropped {
+                        stdout_dropped_bytes: raw.stdout_dropped,
+                        stderr_dropped_bytes: raw.stderr_dropped,
+                    },
+                ));
+            }
         }
-        for line in lines {
+        let values = records
+            .into_iter()
+            .map(|r| serde_json::to_value(r).unwrap_or_default())
+            .collect();
+        self.write(values)
+    }
+
+    fn write(&mut self, lines: Vec<Value>) -> Option<String> {
+        if self.failed || lines.is_empty() {
+            return None;
+        }
+        for line in self.start.take().into_iter().chain(lines) {
             if let Err(e) = self.log.write(&line) {
                 self.failed = true;
                 return Some(format!(
@@ -142,5 +264,53 @@ impl EventLog {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn deltas_are_batched_and_every_other_record_is_written_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut log = Log::open(&path, Redactor::default()).unwrap();
+        let delta =
+            |t: &str| json!({"event": "assistant_delta", "turn": 1, "backend": "b", "text": t});
+        for line in ["a\n", "b\n", "c\n"] {
+            log.write(&delta(line)).unwrap();
+        }
+        log.write(&json!({"event": "turn_end", "turn": 1})).unwrap();
+        // Written before the log is closed: the file is current after every other record.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["text"], "a\nb\nc\n");
+        assert_eq!(lines[1]["event"], "turn_end");
+        // A batch is cut at BATCH bytes.
+        let big = "x".repeat(BATCH / 2 + 1);
+        for _ in 0..3 {
+            log.write(&delta(&big)).unwrap();
+        }
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 4, "two batches more");
+    }
+
+    #[test]
+    fn a_deferred_log_is_made_at_its_first_line_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/log.jsonl");
+        drop(Log::deferred(&path, Redactor::default()));
+        assert!(!path.exists() && !path.parent().unwrap().exists());
+        let mut log = Log::deferred(&path, Redactor::default());
+        log.write(&json!({"event": "turn_end"})).unwrap();
+        assert!(path.exists());
     }
 }

@@ -3,11 +3,15 @@
 //! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
 //! `artifacts/`, all private to the user (0700 folders, 0600 files). A file that fails to parse is reported with its path and never overwritten.
 
+mod id;
+mod lock;
 mod log;
 pub mod private;
 mod redact;
 mod store;
 
+pub use id::new_id;
+pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::{EventLog, Log, LogContext};
 pub use redact::Redactor;
 pub use store::{format_time, validate_name, Listing, Session, Store};

@@ -18,6 +18,10 @@ const FORMAT_VERSION: u32 = 1;
 pub struct Session {
     pub version: u32,
     pub name: String,
+    /// The session's id in logs (`session_id`): random, kept in the file, never reused.
+    /// Files from before it existed get one when they are read.
+    #[serde(default = "super::new_id")]
+    pub id: String,
     pub backend: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -36,6 +40,7 @@ impl Session {
         Session {
             version: FORMAT_VERSION,
             name: name.to_string(),
+            id: super::new_id(),
             backend: backend.to_string(),
             model: None,
             created: now,
@@ -126,7 +131,7 @@ impl Store {
         let path = self.file(name);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.recover(name)),
             Err(e) => {
                 return Err(Error::config(format!(
                     "cannot read session file {}: {e}",
@@ -137,6 +142,44 @@ impl Store {
         serde_json::from_str(&text).map(Some).map_err(|e| {
             Error::config(format!("session file {} is not valid: {e}", path.display()))
         })
+    }
+
+    /// A session whose save was killed between writing the temporary file and renaming it:
+    /// the newest whole temporary file is put in place and read. Anything else is `None`.
+    fn recover(&self, name: &str) -> Option<Session> {
+        let prefix = format!(".{SESSION_FILE}.agent-loop-");
+        let best = std::fs::read_dir(self.folder(name))
+            .ok()?
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with(&prefix) && n.ends_with(".tmp")
+            })
+            .filter_map(|e| {
+                let text = std::fs::read_to_string(e.path()).ok()?;
+                let session: Session = serde_json::from_str(&text).ok()?;
+                (session.name == name).then_some((session, e.path()))
+            })
+            .max_by_key(|(s, _)| s.updated)?;
+        std::fs::rename(&best.1, self.file(name)).ok()?;
+        Some(best.0)
+    }
+
+    /// Whether the session's folder holds something (a log, artifacts, a broken file) but no
+    /// saved session: what a run stopped before its first save leaves.
+    pub fn unsaved_folder(&self, name: &str) -> bool {
+        self.folder(name).is_dir() && !self.file(name).exists()
+    }
+
+    /// The folder a new session asked for as `name` goes to: `name` itself when it holds no
+    /// session file (a run stopped before its first save: its log is kept and appended to),
+    /// else a free name beside it.
+    pub fn name_for_new(&self, name: &str) -> String {
+        if self.file(name).exists() {
+            self.free_name(name)
+        } else {
+            name.to_string()
+        }
     }
 
     /// Writes the session atomically (a temporary file, then a rename), stamping `updated`,
@@ -284,6 +327,31 @@ mod tests {
             std::fs::read_to_string(dir.path().join("bad/session.json")).unwrap(),
             "{ not json"
         );
+    }
+
+    #[test]
+    fn a_killed_first_save_is_resumed_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        // A run stopped during its first turn: a log, no session file.
+        std::fs::create_dir_all(dir.path().join("fresh")).unwrap();
+        std::fs::write(dir.path().join("fresh/log.jsonl"), "{}\n").unwrap();
+        assert!(store.load("fresh").unwrap().is_none());
+        assert!(store.unsaved_folder("fresh"));
+        assert_eq!(store.name_for_new("fresh"), "fresh");
+        // Stopped between writing the temporary file and renaming it: that file is the save.
+        let mut s = Session::new("fresh", "demo");
+        s.turns = 1;
+        let tmp = dir.path().join("fresh/.session.json.agent-loop-4242.tmp");
+        std::fs::write(&tmp, serde_json::to_string(&s).unwrap()).unwrap();
+        std::fs::write(
+            dir.path().join("fresh/.session.json.agent-loop-7.tmp"),
+            "{ half",
+        )
+        .unwrap();
+        assert_eq!(store.load("fresh").unwrap().unwrap().turns, 1);
+        assert!(!tmp.exists() && dir.path().join("fresh/session.json").is_file());
+        assert_eq!(store.name_for_new("fresh"), "fresh-2");
     }
 
     #[test]

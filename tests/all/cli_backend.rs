@@ -256,12 +256,15 @@ fn hanging_backend_is_killed_at_the_timeout_with_its_children() {
     let err = run.stderr();
     assert!(err.contains("backend `slow` timed out after 1s"), "{err}");
     assert!(err.contains("its process group was killed"), "{err}");
+    // On a busy machine the timeout may come before the agent wrote its pid files (it hangs
+    // either way): whatever it did start is checked by assert_no_leftovers below.
     for file in ["self.pid", "child.pid"] {
-        let pid: i32 = std::fs::read_to_string(ws.path("fake").join(file))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let Ok(text) = std::fs::read_to_string(ws.path("fake").join(file)) else {
+            continue;
+        };
+        let Ok(pid) = text.trim().parse::<i32>() else {
+            continue;
+        };
         assert!(wait_gone(pid), "{file} ({pid}) is still running");
     }
     assert!(ws.saved_messages().contains("anything"));
@@ -399,15 +402,12 @@ fn ctrl_c_stops_the_backend_group_and_exits_130() {
     let child = cmd.spawn().unwrap();
     // Wait for the backend to be running (self.pid is written last), polling a condition.
     let child_pid = ws.path("fake").join("self.pid");
-    let mut ready = false;
-    for _ in 0..1000 {
-        if std::fs::read_to_string(&child_pid).is_ok_and(|s| s.ends_with('\n')) {
-            ready = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(ready, "the fake backend never started");
+    let ready = crate::common::poll(|| {
+        std::fs::read_to_string(&child_pid)
+            .is_ok_and(|s| s.ends_with('\n'))
+            .then_some(())
+    });
+    assert!(ready.is_some(), "the fake backend never started");
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -24,16 +24,20 @@ fn invalid_regex() {
     );
 }
 
-/// A pattern that parses but compiles past the regex crate's size limit is only found out
-/// when it is compiled, while the backend runs: the turn then ends with the same kind of error,
-/// naming file, line, backend and key, and exit 2.
+/// A pattern that parses but compiles past the regex crate's size limit is reported when the
+/// file is loaded, naming file, line, backend and key, with exit 2: the backend never runs.
 #[test]
 fn regex_too_big_to_compile() {
-    let (err, file) =
-        config_error("[backends.x]\ncommand = 'true'\ntokens_regex = '(?P<input>\\w{1000})'\n");
+    let ws = Workspace::new();
+    ws.add_config("[backends.x]\ncommand = 'true'\n");
+    ws.add_config("tokens_regex = '(?P<input>\\w{1000})'\n");
+    let run = ws.run(&["--backend", "fake", "task"]);
+    run.expect_code(2);
+    assert_eq!(ws.runs(), 0, "the backend ran before the error");
+    let (err, file) = (run.stderr(), ws.path("backends.toml").display().to_string());
     assert!(
         err.contains(&format!(
-            "error: {file}:3: backend `x`: key `tokens_regex`: invalid regex: "
+            "error: {file}:7: backend `x`: key `tokens_regex`: invalid regex: "
         )) && err.contains("size limit"),
         "{err}"
     );
@@ -205,7 +209,7 @@ fn user_file_under_xdg_config_home_then_config_flag_override() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "from mine\n");
     // A later file overrides one key of the user's entry, keeping the rest.
-    ws.add_config("[backends.mine]\ntimeout_s = 1\nargs = ['--prompt-file', '{prompt_file}']\n");
+    ws.add_config("[backends.mine]\ntimeout_s = 300\nargs = ['--prompt-file', '{prompt_file}']\n");
     ws.reply(2, "still mine\n");
     let run = ws.run(&["task two"]);
     run.expect_code(0);
@@ -222,4 +226,20 @@ fn env_var_chooses_the_backend() {
     let run = ws.run_cmd(cmd);
     run.expect_code(0);
     assert_eq!(run.stdout(), "via env\n");
+}
+
+/// A timeout of 0 used to become 1 s without a word.
+#[test]
+fn a_timeout_of_zero_is_refused() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true'\ntimeout_s = 0\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:1: backend `x`: key `timeout_s`: must be at least 1 (seconds)"
+        )),
+        "{err}"
+    );
+    let (err, _) = config_error(
+        "[backends.x]\ntype = 'openai'\nbase_url = 'http://127.0.0.1:9'\nmodel = 'm'\ntimeout_s = 0\n",
+    );
+    assert!(err.contains("key `timeout_s`: must be at least 1"), "{err}");
 }

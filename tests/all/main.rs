@@ -3,7 +3,9 @@
 
 mod common;
 
+mod bounded_log;
 mod cli_backend;
+mod cli_retry;
 mod config_errors;
 mod context;
 mod demo;
@@ -14,10 +16,12 @@ mod http;
 mod jsonl;
 mod layering;
 mod library;
+mod log_schema;
 mod mcp;
 mod modes;
 mod policy;
 mod preset_args;
+mod preset_retry;
 mod presets;
 mod props;
 mod pty;
@@ -26,6 +30,7 @@ mod pty_replay;
 mod readme;
 mod repl;
 mod replay;
+mod session_safety;
 mod sessions;
 mod settings;
 mod slash;

@@ -293,7 +293,7 @@ fn streamable_http_server_through_a_turn() {
     let http = HttpServer::start();
     let ws = Workspace::new();
     ws.add_config(&format!(
-        "\n[mcp.servers.web]\nurl = '{}'\ntrust = true\ntimeout_s = 20\n",
+        "\n[mcp.servers.web]\nurl = '{}'\ntrust = true\ntimeout_s = 300\n",
         http.url
     ));
     ws.reply(

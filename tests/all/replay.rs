@@ -8,7 +8,7 @@ use crate::common::{fixture, Workspace};
 fn replaying(preset: &str, recording: &str) -> (Workspace, std::process::Command, String) {
     let ws = Workspace::new();
     ws.add_config(&format!(
-        "\n[backends.{preset}]\ncommand = \"{}\"\ntimeout_s = 20\n",
+        "\n[backends.{preset}]\ncommand = \"{}\"\ntimeout_s = 300\n",
         fixture("agents/replay.sh").display()
     ));
     let save = ws.path("fake/replayed").display().to_string();

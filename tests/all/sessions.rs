@@ -131,7 +131,8 @@ fn every_event_is_logged_as_jsonl_with_raw_output() {
         for key in ["ts", "event", "session_id", "turn", "backend"] {
             assert!(e.get(key).is_some(), "{key} missing in {e}");
         }
-        assert_eq!(e["session_id"], "logged");
+        // The session's random id, not its name.
+        assert_eq!(e["session_id"], ws.saved_session()["id"]);
     }
     let kinds: Vec<&str> = events
         .iter()

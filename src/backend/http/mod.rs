@@ -8,7 +8,6 @@ mod anthropic;
 mod ollama;
 mod openai;
 mod reply;
-mod retry;
 mod stream;
 mod wire;
 
@@ -16,7 +15,7 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::backend::{Backend, Emit, Reply, Request};
+use crate::backend::{ratelimit, retry, Backend, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
 use crate::event::Event;
 use crate::{BoxFuture, Error};
@@ -35,6 +34,7 @@ pub struct HttpBackend {
     headers: HeaderMap,
     client: reqwest::Client,
     wire: &'static dyn Wire,
+    limiter: Option<ratelimit::Limiter>,
 }
 
 impl HttpBackend {
@@ -85,6 +85,7 @@ impl HttpBackend {
                 ))
             })?;
         Ok(HttpBackend {
+            limiter: ratelimit::Limiter::new(def.requests_per_minute, def.tokens_per_minute),
             url: format!("{}{}", def.base_url, wire.path()),
             def,
             model,
@@ -151,8 +152,13 @@ impl HttpBackend {
     async fn send(&self, body: Vec<u8>, emit: &mut Emit<'_>) -> Result<reqwest::Response, Error> {
         let settings = self.def.retry;
         let mut tries = 0;
+        let tokens =
+            ratelimit::estimate_tokens(body.len()) + u64::from(self.def.max_tokens.unwrap_or(0));
         loop {
             tries += 1;
+            if let Some(limiter) = &self.limiter {
+                ratelimit::wait_turn(limiter, tokens, &self.def.name, emit).await;
+            }
             let sent = self
                 .client
                 .post(&self.url)
@@ -160,6 +166,9 @@ impl HttpBackend {
                 .body(body.clone())
                 .send()
                 .await;
+            if let (Some(limiter), Ok(response)) = (&self.limiter, &sent) {
+                limiter.observe(response.headers(), std::time::Instant::now());
+            }
             let (failure, retry_reason, server_wait) = match sent {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
@@ -189,11 +198,9 @@ impl HttpBackend {
                 }
                 Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
             };
-            match retry_reason {
-                Some(reason) if tries <= settings.retries => {
-                    let wait = server_wait
-                        .unwrap_or_else(|| retry::backoff(settings.base, tries))
-                        .min(settings.max_wait);
+            let plan = retry::plan(&settings, tries, server_wait);
+            match (retry_reason, plan) {
+                (Some(reason), retry::Plan::Wait(wait)) => {
                     emit(Event::Retrying {
                         backend: self.def.name.clone(),
                         retry: tries,
@@ -203,11 +210,11 @@ impl HttpBackend {
                     });
                     tokio::time::sleep(wait).await;
                 }
-                _ => {
-                    let gave_up = if tries > 1 {
-                        format!(" (gave up after {tries} tries)")
-                    } else {
-                        String::new()
+                (retry_reason, plan) => {
+                    let gave_up = match plan {
+                        retry::Plan::TooLong(why) if retry_reason.is_some() => format!(" ({why})"),
+                        _ if tries > 1 => format!(" (gave up after {tries} tries)"),
+                        _ => String::new(),
                     };
                     return Err(self.error(&format!("{failure}{gave_up}")));
                 }

@@ -135,4 +135,27 @@ fn read_usage(usage: &Value, reply: &mut ReplyBuilder) {
     if let Some(details) = usage.get("prompt_tokens_details") {
         count(&mut u.cache_read, details, "cached_tokens");
     }
+    if let Some(details) = usage.get("completion_tokens_details") {
+        count(&mut u.thinking, details, "reasoning_tokens");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_tokens_are_thinking_tokens() {
+        let mut reply = ReplyBuilder::default();
+        read_usage(
+            &json!({"prompt_tokens": 10, "completion_tokens": 50,
+                    "completion_tokens_details": {"reasoning_tokens": 32}}),
+            &mut reply,
+        );
+        let u = *reply.usage();
+        assert_eq!(
+            (u.input, u.output, u.thinking),
+            (Some(10), Some(50), Some(32))
+        );
+    }
 }

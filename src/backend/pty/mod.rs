@@ -171,7 +171,7 @@ impl PtyBackend {
             usage: None,
             raw: Some(RawOutput {
                 stdout: raw,
-                stderr: Vec::new(),
+                ..RawOutput::default()
             }),
         })
     }

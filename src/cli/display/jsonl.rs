@@ -63,11 +63,13 @@ impl Renderer for JsonlDisplay {
         });
     }
 
-    fn session_start(&mut self, session: &str, backend: &str, model: Option<&str>) {
-        self.meta.session_id = session.to_string();
+    fn session_start(&mut self, id: &str, name: &str, backend: &str, model: Option<&str>) {
+        self.meta.session_id = id.to_string();
         self.meta.backend = Some(backend.to_string());
         self.meta.model = model.map(str::to_string);
-        self.write(Body::SessionStart {});
+        self.write(Body::SessionStart {
+            session: name.to_string(),
+        });
     }
 
     fn asks_approval(&self) -> bool {
@@ -87,7 +89,7 @@ mod tests {
         let out = Captured::default();
         let mut display = JsonlDisplay::new(out.boxed());
         display.fatal("bad config");
-        display.session_start("s1", "fake", Some("m1"));
+        display.session_start("s1", "work", "fake", Some("m1"));
         display.render(&Event::TurnStarted {
             turn: 1,
             input: "hi\nthere\u{1b}".into(),

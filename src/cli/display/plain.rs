@@ -148,6 +148,19 @@ impl PlainDisplay {
                     sanitize(reason)
                 )?;
             }
+            Event::RateLimitWait {
+                backend,
+                wait_ms,
+                limit,
+            } => {
+                writeln!(
+                    self.err,
+                    "[waiting {}: {} rate limit {}]",
+                    duration_text(*wait_ms),
+                    sanitize(backend),
+                    sanitize(limit)
+                )?;
+            }
             Event::BackendStarted { .. } => self.streamed = false,
             Event::Context { stats } => {
                 writeln!(self.err, "[context {stats}]")?;

@@ -25,8 +25,9 @@ pub trait Renderer: Send {
         self.notice(&format!("agent-loop: error: {message}"));
     }
 
-    /// The session is ready: it talks to `backend` (with `model`, if the backend names one).
-    fn session_start(&mut self, _session: &str, _backend: &str, _model: Option<&str>) {}
+    /// Session `name` (`id` in logs) is ready: it talks to `backend` (with `model`, if the
+    /// backend names one).
+    fn session_start(&mut self, _id: &str, _name: &str, _backend: &str, _model: Option<&str>) {}
 
     /// Whether a person can be asked to approve tools through this display.
     fn asks_approval(&self) -> bool {

@@ -62,7 +62,7 @@ impl Workspace {
         }
         let ws = Workspace { dir };
         ws.config(&format!(
-            "[backends.fake]\ncommand = \"{}\"\n{TOKENS}timeout_s = 20\n",
+            "[backends.fake]\ncommand = \"{}\"\n{TOKENS}timeout_s = 300\n",
             fixture("agents/scripted.sh").display()
         ));
         ws
@@ -219,15 +219,10 @@ pub fn process_gone(pid: i32) -> bool {
     }
 }
 
-/// Waits (bounded, polling the condition, not sleeping a guessed time) until `pid` is gone.
+/// Waits (polling the condition, not sleeping a guessed time, for at most `pty::PATIENCE`,
+/// far above what a busy machine needs) until `pid` is gone.
 pub fn wait_gone(pid: i32) -> bool {
-    for _ in 0..500 {
-        if process_gone(pid) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    false
+    poll(|| process_gone(pid).then_some(())).is_some()
 }
 
 impl Workspace {
@@ -273,26 +268,19 @@ impl Workspace {
 
     /// Waits (bounded, polling) until nothing started for this workspace is running.
     pub fn assert_no_leftovers(&self) {
-        let mut left = Vec::new();
-        for _ in 0..500 {
-            left = self.processes();
-            if left.is_empty() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        if poll(|| self.processes().is_empty().then_some(())).is_none() {
+            panic!("processes left running: {:?}", self.processes());
         }
-        panic!("processes left running: {left:?}");
     }
 
     /// Waits (bounded, polling) until a process named `comm` runs for this workspace.
     pub fn wait_for_process(&self, comm: &str) -> i32 {
-        for _ in 0..2000 {
-            if let Some((pid, _)) = self.processes().into_iter().find(|(_, c)| c == comm) {
-                return pid;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        panic!("no `{comm}` process started");
+        poll(|| {
+            self.processes()
+                .into_iter()
+                .find_map(|(pid, c)| (c == comm).then_some(pid))
+        })
+        .unwrap_or_else(|| panic!("no `{comm}` process started"))
     }
 
     /// Runs the binary to completion with its output in files, and returns the run and its

@@ -38,7 +38,7 @@ impl Workspace {
     /// its gate: its first run waits until [`Workspace::open_gate`].
     pub fn gated_backend(&self) {
         self.add_config(&format!(
-            "[backends.slow]\ncommand = \"{}\"\nprogress_s = 1\ntimeout_s = 30\n{TOKENS}",
+            "[backends.slow]\ncommand = \"{}\"\nprogress_s = 1\ntimeout_s = 300\n{TOKENS}",
             fixture("agents/gated.sh").display()
         ));
         let gate = self.path("fake/gate");

@@ -8,7 +8,7 @@ use crate::common::{fixture, Workspace};
 fn a_backend_killed_mid_output_is_an_error_with_what_it_printed() {
     let ws = Workspace::new();
     ws.config(&format!(
-        "[backends.crashy]\ncommand = '{}'\ntimeout_s = 20\n",
+        "[backends.crashy]\ncommand = '{}'\ntimeout_s = 300\n",
         fixture("agents/crash.sh").display()
     ));
     let run = ws.run(&["--backend", "crashy", "crash please"]);

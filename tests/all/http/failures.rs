@@ -287,3 +287,25 @@ fn backends_says_whether_a_local_server_answers() {
     let down = status(&closed_port());
     assert!(down.contains("no server answering"), "{down}");
 }
+
+#[test]
+fn a_retry_after_over_the_limit_gives_up_at_once_with_the_providers_wait() {
+    let limited = response(
+        429,
+        &[("Content-Type", "application/json"), ("retry-after", "150")],
+        br#"{"type":"error","error":{"type":"rate_limit_error","message":"rate limited"}}"#,
+    );
+    let (ws, server) = setup(Anthropic, vec![limited], "retry_max_s = 60\n");
+    let run = run_api(&ws, &["hi"]);
+    run.expect_code(1);
+    assert_eq!(server.requests().len(), 1, "not retried");
+    assert!(
+        run.stderr().contains(
+            "HTTP 429 Too Many Requests: rate limited (the provider asked to wait 2m30s, longer \
+             than retry_max_s = 60s; not retried)"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("retrying"), "{}", run.stderr());
+}

@@ -4,6 +4,7 @@
 
 mod failures;
 mod formats;
+mod ratelimit;
 pub mod server;
 
 use std::process::Command;
@@ -87,7 +88,7 @@ pub(crate) fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Works
     };
     ws.config(&format!(
         "[backends.api]\ntype = \"{}\"\nbase_url = \"{base_url}\"\n{key}model = \"test-model\"\n\
-         max_tokens = 100\ntimeout_s = 20\nretry_base_ms = 1\n{extra}",
+         max_tokens = 100\ntimeout_s = 300\nretry_base_ms = 1\n{extra}",
         format.type_name()
     ));
     std::fs::write(ws.work().join("notes.txt"), "hello from notes\n").unwrap();

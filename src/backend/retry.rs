@@ -1,13 +1,81 @@
-//! Which failed requests are worth another try, and how long to wait first: the server's own
+//! Which failed calls are worth another try, and how long to wait first: the server's own
 //! word when it gives one (`retry-after-ms`, `Retry-After`, Anthropic's
-//! `anthropic-ratelimit-*-reset`), else exponential backoff with jitter so that clients
-//! throttled together do not come back together.
+//! `anthropic-ratelimit-*-reset`, or a CLI's "try again in N s"), else exponential backoff with
+//! jitter so that clients throttled together do not come back together. Shared by the HTTP
+//! and CLI backends.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
+
+use crate::config::RetrySettings;
+
+/// What to do after a failed try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Wait this long, then try again.
+    Wait(Duration),
+    /// The tries allowed (`retries`) are used up.
+    OutOfTries,
+    /// The provider asked for a longer wait than `retry_max_s` allows: giving up now beats
+    /// waiting the limit, failing again, and giving up later. Says what the provider asked.
+    TooLong(String),
+}
+
+/// The plan after failed try number `tries` (1 for the first), given the wait the provider
+/// asked for, if any.
+pub fn plan(settings: &RetrySettings, tries: u32, asked: Option<Duration>) -> Plan {
+    if tries > settings.retries {
+        return Plan::OutOfTries;
+    }
+    match asked {
+        Some(wait) if wait > settings.max_wait => Plan::TooLong(format!(
+            "the provider asked to wait {}, longer than retry_max_s = {}s; not retried",
+            human(wait),
+            settings.max_wait.as_secs()
+        )),
+        Some(wait) => Plan::Wait(wait),
+        None => Plan::Wait(backoff(settings.base, tries).min(settings.max_wait)),
+    }
+}
+
+/// The wait a CLI's message asks for: "try again in 20s", "retry after 1.5 minutes",
+/// "Retry-After: 30". The longest one mentioned, if several are.
+pub fn hinted_wait(text: &str) -> Option<Duration> {
+    static HINT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = HINT.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\b(?:try(?:ing)? again|retry(?:ing)?)[- ](?:in|after)[:\s]*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b",
+        )
+        .expect("a fixed pattern")
+    });
+    re.captures_iter(text)
+        .filter_map(|c| {
+            let n: f64 = c[1].parse().ok()?;
+            let unit = c.get(2).map_or("s", |u| u.as_str()).to_ascii_lowercase();
+            let secs = match unit.as_str() {
+                "ms" | "millisecond" | "milliseconds" => n / 1000.0,
+                u if u.starts_with('m') => n * 60.0,
+                u if u.starts_with('h') => n * 3600.0,
+                _ => n,
+            };
+            Duration::try_from_secs_f64(secs).ok()
+        })
+        .max()
+}
+
+/// `45s`, `2m30s`, `250ms`.
+fn human(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0 => format!("{}ms", d.as_millis()),
+        1..=59 => format!("{secs}s"),
+        _ if secs.is_multiple_of(60) => format!("{}m", secs / 60),
+        _ => format!("{}m{}s", secs / 60, secs % 60),
+    }
+}
 
 /// Rate limited (429), server errors (5xx) and Anthropic's overloaded (529). Other 4xx mean
 /// the request itself is wrong, and sending it again would not help.
@@ -78,6 +146,50 @@ mod tests {
             map.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         map
+    }
+
+    #[test]
+    fn a_wait_over_the_limit_gives_up_at_once_saying_so() {
+        let settings = RetrySettings {
+            retries: 2,
+            base: Duration::from_millis(10),
+            max_wait: Duration::from_secs(60),
+        };
+        assert_eq!(
+            plan(&settings, 1, Some(Duration::from_secs(3))),
+            Plan::Wait(Duration::from_secs(3))
+        );
+        assert_eq!(
+            plan(&settings, 1, Some(Duration::from_secs(150))),
+            Plan::TooLong(
+                "the provider asked to wait 2m30s, longer than retry_max_s = 60s; not retried"
+                    .into()
+            )
+        );
+        assert_eq!(plan(&settings, 3, None), Plan::OutOfTries);
+        assert!(
+            matches!(plan(&settings, 2, None), Plan::Wait(w) if w <= Duration::from_millis(20))
+        );
+    }
+
+    #[test]
+    fn hints_in_cli_output() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            hinted_wait("Rate limited. Please try again in 20s."),
+            Some(s(20))
+        );
+        assert_eq!(hinted_wait("429: retry after 3 seconds"), Some(s(3)));
+        assert_eq!(hinted_wait("Retry-After: 30"), Some(s(30)));
+        assert_eq!(
+            hinted_wait("quota hit, try again in 2 minutes"),
+            Some(s(120))
+        );
+        assert_eq!(
+            hinted_wait("retrying in 500ms"),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(hinted_wait("try again later"), None);
     }
 
     #[test]

@@ -1,0 +1,173 @@
+//! One run per session at a time. Two runs that both load a session and both save it would
+//! each write their own turn over the other's, so a run holds an exclusive lock on the
+//! session for as long as it uses it: a second run is refused (or waits, with
+//! `--wait-session`). The lock is an OS file lock on `sessions.locks/NAME` beside the sessions
+//! folder (not inside it, where every folder is a session), released by the kernel when the
+//! holder exits however it exits, so a killed run never leaves a stale lock. The file holds the
+//! holder's process id, for the message of the run that was refused.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+
+use super::store::{validate_name, Store};
+use crate::{Error, ErrorKind};
+
+/// Held for as long as a run uses the session; dropping it releases the lock.
+#[derive(Debug)]
+pub struct SessionLock {
+    name: String,
+    _file: File,
+}
+
+impl SessionLock {
+    /// The session this lock is for.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// What `acquire` does when another process holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contended {
+    /// Fail at once, naming the process that holds it.
+    Fail,
+    /// Block until it is released; `on_wait` is told the holder's pid first.
+    Wait,
+}
+
+/// Locks session `name` in the sessions folder `dir`.
+pub fn acquire(
+    dir: &Path,
+    name: &str,
+    contended: Contended,
+    on_wait: &mut dyn FnMut(&str),
+) -> Result<SessionLock, Error> {
+    validate_name(name)?;
+    let mut locks = dir.as_os_str().to_owned();
+    locks.push(".locks");
+    let path = Path::new(&locks).join(name);
+    let io = |what: &str, e: std::io::Error| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot {what} the session lock {}: {e}", path.display()),
+        )
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io("create the folder of", e))?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| io("open", e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let holder = holder(&mut file);
+            match contended {
+                Contended::Fail => {
+                    return Err(Error::config(format!(
+                        "session {name} is in use by {holder}: wait for it to finish, or pass \
+                         --wait-session to wait for it"
+                    )))
+                }
+                Contended::Wait => {
+                    on_wait(&format!(
+                        "[waiting for session {name}: it is in use by {holder}]"
+                    ));
+                    file.lock().map_err(|e| io("wait for", e))?;
+                }
+            }
+        }
+        Err(TryLockError::Error(e)) => return Err(io("take", e)),
+    }
+    // Ours now: record who holds it.
+    let pid = std::process::id().to_string();
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(pid.as_bytes()))
+        .map_err(|e| io("write", e))?;
+    Ok(SessionLock {
+        name: name.to_string(),
+        _file: file,
+    })
+}
+
+impl Store {
+    /// Locks session `name` for this run (see the module doc).
+    pub fn lock(
+        &self,
+        name: &str,
+        contended: Contended,
+        on_wait: &mut dyn FnMut(&str),
+    ) -> Result<SessionLock, Error> {
+        acquire(self.dir(), name, contended, on_wait)
+    }
+
+    /// A new session named after the time, locked: two runs started in the same second
+    /// would otherwise pick the same free name, and the second would be refused.
+    pub fn lock_fresh(&self) -> Result<(String, SessionLock), Error> {
+        let base = self.fresh_name();
+        let mut last = None;
+        for name in std::iter::once(base.clone()).chain((2..100).map(|n| format!("{base}-{n}"))) {
+            if self.folder(&name).exists() {
+                continue;
+            }
+            match acquire(self.dir(), &name, Contended::Fail, &mut |_| {}) {
+                Ok(lock) => return Ok((name, lock)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::config("no free session name")))
+    }
+}
+
+/// "process 1234", from the lock file (the holder may not have written it yet).
+fn holder(file: &mut File) -> String {
+    let mut text = String::new();
+    let _ = file.rewind().and_then(|()| file.read_to_string(&mut text));
+    match text.trim().parse::<u32>() {
+        Ok(pid) => format!("process {pid}"),
+        Err(_) => "another process".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap();
+        assert_eq!(first.name(), "dup");
+        // Another open file description conflicts even within one process.
+        let err = acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap_err();
+        let me = std::process::id();
+        assert!(
+            err.message
+                .starts_with(&format!("session dup is in use by process {me}")),
+            "{}",
+            err.message
+        );
+        acquire(dir.path(), "other", Contended::Fail, &mut |_| {}).unwrap();
+        drop(first);
+        acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_fresh_name_in_use_by_another_run_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let (first, _held) = store.lock_fresh().unwrap();
+        // Another run that has not saved yet (no folder) holds `first`.
+        let (second, _) = store.lock_fresh().unwrap();
+        assert!(
+            second.starts_with(&first) && second != first,
+            "{first} {second}"
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! A backend that floods: the session log obeys `max_output_bytes` like memory does, notes
+//! what was dropped in one record, and holds the lines it keeps once.
+
+use crate::common::{fixture, Workspace};
+
+#[test]
+fn a_flood_leaves_a_log_bounded_by_the_cap_with_one_note_of_what_was_dropped() {
+    let ws = Workspace::new();
+    let cap = 100_000u64;
+    let flood = 20_000_000u64;
+    ws.add_config(&format!(
+        "[backends.flood]\ncommand = '{}'\nmax_output_bytes = {cap}\ntimeout_s = 600\n",
+        fixture("agents/flood.sh").display()
+    ));
+    let mut cmd = ws.cmd(&["--backend", "flood", "--session", "f", "--quiet", "go"]);
+    cmd.env("FLOOD_BYTES", flood.to_string());
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let log = ws.path("data/agent-loop/sessions/f/log.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["event"].as_str().unwrap())
+        .collect();
+    let dropped: Vec<_> = records
+        .iter()
+        .filter(|r| r["event"] == "backend_output_dropped")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{kinds:?}");
+    assert_eq!(dropped[0]["stdout_dropped_bytes"], flood - cap);
+    // The lines are logged once, in the raw record, not one record per line as well.
+    assert!(!kinds.contains(&"assistant_delta"), "{kinds:?}");
+    // The raw record and the answer each hold at most the cap, plus JSON framing.
+    let size = text.len() as u64;
+    assert!(
+        size < 2 * cap + 10_000,
+        "log of {size} bytes for a cap of {cap}"
+    );
+}

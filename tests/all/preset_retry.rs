@@ -1,0 +1,102 @@
+//! The presets' `retry_regex` against their recorded errors: the recorded failure (a wrong
+//! key) is not retried, and the same recording with a rate-limit or server-error status in
+//! its place is.
+
+use agent_loop::config::{Config, Definition, Source};
+use agent_loop::parse::strip_ansi;
+
+use crate::common::fixture;
+
+/// (preset, recording without extension, what the recording says, its retryable variant)
+const CASES: [(&str, &str, &str, &str); 12] = [
+    (
+        "claude",
+        "claude/error-json",
+        "\"api_error_status\":401",
+        "\"api_error_status\":529",
+    ),
+    (
+        "codex",
+        "codex/error-json",
+        "unexpected status 401 Unauthorized",
+        "unexpected status 429 Too Many Requests",
+    ),
+    (
+        "codex",
+        "codex/error",
+        "unexpected status 401 Unauthorized",
+        "unexpected status 503 Service Unavailable",
+    ),
+    (
+        "gemini",
+        "gemini/error-json",
+        "\"code\":400",
+        "\"code\":429",
+    ),
+    ("gemini", "gemini/error", "\"code\":400", "\"code\":503"),
+    (
+        "qwen",
+        "qwen/error-json",
+        "API Error: 401",
+        "API Error: 429",
+    ),
+    ("qwen", "qwen/error", "API Error: 401", "API Error: 500"),
+    (
+        "opencode",
+        "opencode/error-json",
+        "\"statusCode\":401",
+        "\"statusCode\":429",
+    ),
+    (
+        "aider",
+        "aider/error",
+        "litellm.AuthenticationError",
+        "litellm.RateLimitError",
+    ),
+    ("llm", "llm/error", "Error code: 401", "Error code: 429"),
+    (
+        "coro",
+        "coro/scen-http401",
+        "500 - invalid_request_error",
+        "429 - rate_limit_exceeded",
+    ),
+    (
+        "claude",
+        "claude/error-json",
+        "\"api_error_status\":401",
+        "\"api_error_status\":500",
+    ),
+];
+
+fn read(rec: &str, exts: [&str; 2]) -> String {
+    let bytes = exts
+        .iter()
+        .find_map(|e| std::fs::read(fixture(&format!("{rec}.{e}"))).ok())
+        .unwrap_or_default();
+    strip_ansi(&bytes)
+}
+
+#[test]
+fn presets_retry_rate_limits_and_server_errors_but_not_their_recorded_auth_errors() {
+    let config = Config::from_sources(&[Source::builtin()]).expect("built-in file loads");
+    for (preset, rec, said, retryable) in CASES {
+        let Definition::Cli(def) = config.backend(preset).unwrap() else {
+            panic!("{preset} is a CLI")
+        };
+        let re = def
+            .retry_regex
+            .as_ref()
+            .unwrap_or_else(|| panic!("{preset} has no retry_regex"));
+        let output = read(rec, ["stdout", "out"]) + &read(rec, ["stderr", "err"]);
+        assert!(output.contains(said), "{rec} does not say {said:?}");
+        assert!(
+            re.find_all(&output).next().is_none(),
+            "{preset}: the recorded error {rec} would be retried"
+        );
+        let variant = output.replace(said, retryable);
+        assert!(
+            re.find_all(&variant).next().is_some(),
+            "{preset}: {rec} with {retryable:?} would not be retried"
+        );
+    }
+}

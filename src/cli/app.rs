@@ -107,7 +107,14 @@ impl App {
             no_stream: args.request.no_stream,
         };
         let backend = backend::build(&def, &overrides)?;
-        let tools = Registry::builtin(args.tooling.tools.as_deref())?;
+        let tools = Registry::configured(
+            args.tooling.tools.as_deref(),
+            config.tools.command_defs(),
+            &config.tools.confirms(),
+        )?;
+        for warning in &config.tools.warnings {
+            frontend.notice(&format!("warning: {warning}"));
+        }
         let cwd = std::env::current_dir()
             .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
         let root =

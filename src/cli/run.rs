@@ -38,15 +38,21 @@ pub fn main() -> i32 {
             return match load_settings(&args) {
                 Ok(settings) => {
                     print!("{}", settings.describe());
-                    let files = agent_loop::config::Config::load(args.run.config.as_deref())
-                        .map(|c| c.sources.join(", "));
+                    let config = agent_loop::config::Config::load(args.run.config.as_deref());
+                    let files = config.as_ref().map(|c| c.sources.join(", "));
                     println!(
                         "\nsettings file: {}",
                         settings.file.as_deref().unwrap_or("(none)")
                     );
                     match files {
                         Ok(files) => println!("backends files: {files}"),
-                        Err(e) => return fail(&e),
+                        Err(e) => return fail(e),
+                    }
+                    if let Ok(config) = &config {
+                        let tools = config.tools.describe();
+                        if !tools.is_empty() {
+                            print!("\ntools ([tools.NAME]):\n{tools}");
+                        }
                     }
                     if let Some(dir) = agent_loop::session::Store::default_dir() {
                         println!("sessions: {}", dir.display());

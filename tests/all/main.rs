@@ -5,6 +5,7 @@ mod common;
 
 mod cli_backend;
 mod config_errors;
+mod custom_tools;
 mod context;
 mod demo;
 mod docs_cover;

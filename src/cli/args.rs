@@ -239,6 +239,19 @@ pub enum Command {
         #[arg(value_name = "BACKEND")]
         backend: String,
     },
+    /// Translate a UnifyWeaver agent-loop spec (the Prolog facts agent_backend/2,
+    /// tool_spec/2 and loop_config/1) into backends.toml, printed to stdout; what has no
+    /// equivalent becomes a comment and a warning on stderr.
+    ImportSpec {
+        #[arg(value_name = "FILE.pl")]
+        file: PathBuf,
+        /// Write the result to FILE (atomically) instead of stdout.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// The offline demo agent behind the `demo` backend: an emulated single-task agent CLI.
     #[command(hide = true)]
     DemoAgent,

@@ -62,6 +62,12 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
+        Some(Command::ImportSpec { file, out, force }) => {
+            return match super::import_spec::run(&file, out.as_deref(), force) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            }
+        }
         Some(Command::Sessions { action }) => {
             return match super::sessions_cmd::run(action) {
                 Ok(()) => 0,

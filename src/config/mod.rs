@@ -16,9 +16,9 @@ mod http;
 pub mod mcp;
 pub(crate) mod raw;
 pub mod settings;
-pub mod tools;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -337,11 +337,15 @@ fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
         .filter_map(|l| {
             let inner = l.trim().strip_prefix('[')?.trim_start_matches('[');
             let inner = inner.split(']').next()?.trim();
-            Some([BACKENDS, MCP_SERVERS, TOOLS].into_iter().find_map(|prefix| {
-                let rest = inner.strip_prefix(prefix)?;
-                let name = rest.split('.').next().unwrap_or(rest);
-                Some((prefix, name.trim().trim_matches('"').to_string()))
-            }))
+            Some(
+                [BACKENDS, MCP_SERVERS, TOOLS]
+                    .into_iter()
+                    .find_map(|prefix| {
+                        let rest = inner.strip_prefix(prefix)?;
+                        let name = rest.split('.').next().unwrap_or(rest);
+                        Some((prefix, name.trim().trim_matches('"').to_string()))
+                    }),
+            )
         })
         .last()
         .flatten()

@@ -26,10 +26,13 @@ pub struct RawTool {
     pub confirm: Option<Spanned<bool>>,
     pub timeout_s: Option<Spanned<u64>>,
     pub cwd: Option<Spanned<String>>,
-    pub parameters: Option<Spanned<BTreeMap<String, RawParam>>>,
+    pub parameters: Option<Spanned<BTreeMap<Spanned<String>, RawParam>>>,
     /// `file:line` of each key set, by key (`parameters.NAME.type` for a parameter's).
     #[serde(skip)]
     at: BTreeMap<String, String>,
+    /// The parameters' names in the order they are written (the map sorts them).
+    #[serde(skip)]
+    order: Vec<String>,
 }
 
 /// One `[tools.NAME.parameters.PARAM]` table.
@@ -50,23 +53,36 @@ impl RawTool {
                 .insert(key, format!("{}:{}", lines.name(), lines.line(start)));
         };
         let spans = [
-            ("description", self.description.as_ref().map(|s| s.span().start)),
+            (
+                "description",
+                self.description.as_ref().map(|s| s.span().start),
+            ),
             ("command", self.command.as_ref().map(|s| s.span().start)),
             ("confirm", self.confirm.as_ref().map(|s| s.span().start)),
             ("timeout_s", self.timeout_s.as_ref().map(|s| s.span().start)),
             ("cwd", self.cwd.as_ref().map(|s| s.span().start)),
-            ("parameters", self.parameters.as_ref().map(|s| s.span().start)),
+            (
+                "parameters",
+                self.parameters.as_ref().map(|s| s.span().start),
+            ),
         ];
         for (key, start) in spans {
             if let Some(start) = start {
                 at(key.to_string(), start);
             }
         }
+        let mut order = Vec::new();
         for (name, param) in self.parameters.iter().flat_map(|p| p.get_ref()) {
             if let Some(kind) = &param.kind {
-                at(format!("parameters.{name}.type"), kind.span().start);
+                at(
+                    format!("parameters.{}.type", name.get_ref()),
+                    kind.span().start,
+                );
             }
+            order.push((name.span().start, name.get_ref().clone()));
         }
+        order.sort();
+        self.order = order.into_iter().map(|(_, name)| name).collect();
     }
 
     /// `file:line` of `key`, else of the table.
@@ -95,7 +111,11 @@ impl Overlay for RawTool {
         macro_rules! take {
             ($($field:ident),*) => { $( if other.$field.is_some() { self.$field = other.$field; } )* };
         }
-        take!(description, command, confirm, timeout_s, cwd, parameters);
+        take!(description, command, confirm, timeout_s, cwd);
+        if other.parameters.is_some() {
+            self.parameters = other.parameters;
+            self.order = other.order;
+        }
         self.at.extend(other.at);
     }
 }
@@ -200,30 +220,59 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
     };
     if name.is_empty()
         || name.len() > 64
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
         return Err(Error::config(format!(
             "{at}: tool `{name}`: a tool's name is 1 to 64 letters, digits, `_` or `-` (what the APIs accept)"
         )));
     }
     let missing = |key: &str| {
-        err(&at, key, format!("missing; a command tool needs `description` and `command`"))
+        err(
+            &at,
+            key,
+            format!("missing; a command tool needs `description` and `command`"),
+        )
     };
-    let description = raw.description.clone().ok_or_else(|| missing("description"))?;
+    let description = raw
+        .description
+        .clone()
+        .ok_or_else(|| missing("description"))?;
     let command = raw.command.clone().ok_or_else(|| missing("command"))?;
     let command_at = raw.at("command", &at).to_string();
     let mut params = Vec::new();
-    for (pname, p) in raw.parameters.clone().map(Spanned::into_inner).unwrap_or_default() {
+    let mut written: BTreeMap<String, RawParam> = raw
+        .parameters
+        .clone()
+        .map(Spanned::into_inner)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k.into_inner(), v))
+        .collect();
+    for pname in &raw.order {
+        let Some(p) = written.remove(pname) else {
+            continue;
+        };
+        let pname = pname.clone();
         let key = format!("parameters.{pname}.type");
         let where_ = raw.at(&key, raw.at("parameters", &at)).to_string();
-        let kind = p
-            .kind
-            .ok_or_else(|| err(&where_, &key, format!("missing; the types are {}", ParamType::NAMES)))?;
+        let kind = p.kind.ok_or_else(|| {
+            err(
+                &where_,
+                &key,
+                format!("missing; the types are {}", ParamType::NAMES),
+            )
+        })?;
         let kind = ParamType::parse(kind.get_ref()).ok_or_else(|| {
             err(
                 &where_,
                 &key,
-                format!("unknown type `{}`; the types are {}", kind.get_ref(), ParamType::NAMES),
+                format!(
+                    "unknown type `{}`; the types are {}",
+                    kind.get_ref(),
+                    ParamType::NAMES
+                ),
             )
         })?;
         if !pname.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || pname.is_empty() {
@@ -259,15 +308,26 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
                     "command",
                     format!(
                         "unknown placeholder `{{{placeholder}}}`; the parameters are {}",
-                        if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+                        if names.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            names.join(", ")
+                        }
                     ),
                 ));
             }
         }
     }
-    let timeout_s = raw.timeout_s.as_ref().map_or(DEFAULT_TIMEOUT_S, |t| *t.get_ref());
+    let timeout_s = raw
+        .timeout_s
+        .as_ref()
+        .map_or(DEFAULT_TIMEOUT_S, |t| *t.get_ref());
     if timeout_s == 0 {
-        return Err(err(raw.at("timeout_s", &at), "timeout_s", "must be at least 1".into()));
+        return Err(err(
+            raw.at("timeout_s", &at),
+            "timeout_s",
+            "must be at least 1".into(),
+        ));
     }
     Ok(CommandDef {
         name: name.to_string(),

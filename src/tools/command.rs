@@ -16,7 +16,12 @@ pub const OUTPUT_CAP: usize = 200 * 1024;
 
 /// Runs `program` with `args` in `cwd` for at most `timeout`; a failure to start it is an
 /// error result naming the program.
-pub async fn run(program: PathBuf, args: Vec<String>, cwd: PathBuf, timeout: Duration) -> ToolOutput {
+pub async fn run(
+    program: PathBuf,
+    args: Vec<String>,
+    cwd: PathBuf,
+    timeout: Duration,
+) -> ToolOutput {
     let spec = Spec {
         program,
         args,

@@ -154,7 +154,10 @@ fn fill(element: &str, values: &Map<String, Value>) -> String {
             rest = &tail[2..];
             continue;
         }
-        if let Some(close) = tail.find('}').filter(|&c| tail.starts_with('{') && is_ident(&tail[1..c])) {
+        if let Some(close) = tail
+            .find('}')
+            .filter(|&c| tail.starts_with('{') && is_ident(&tail[1..c]))
+        {
             if let Some(Value::String(v)) = values.get(&tail[1..close]) {
                 out.push_str(v);
             }
@@ -191,7 +194,10 @@ impl CommandTool {
                 "invalid arguments for {name}: expected a JSON object"
             )));
         };
-        if let Some(unknown) = args.keys().find(|k| !self.def.params.iter().any(|p| p.name == **k)) {
+        if let Some(unknown) = args
+            .keys()
+            .find(|k| !self.def.params.iter().any(|p| p.name == **k))
+        {
             return Err(ToolOutput::error(format!(
                 "invalid arguments for {name}: unknown parameter `{unknown}`"
             )));
@@ -209,9 +215,7 @@ impl CommandTool {
             };
             let text = match (p.kind, value) {
                 (ParamType::String, Value::String(s)) => s.clone(),
-                (ParamType::Path, Value::String(s)) => {
-                    ctx.path(s)?.to_string_lossy().into_owned()
-                }
+                (ParamType::Path, Value::String(s)) => ctx.path(s)?.to_string_lossy().into_owned(),
                 (ParamType::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
                 (ParamType::Number, Value::Number(n)) => n.to_string(),
                 (ParamType::Boolean, Value::Bool(b)) => b.to_string(),
@@ -219,7 +223,11 @@ impl CommandTool {
                     return Err(ToolOutput::error(format!(
                         "invalid arguments for {name}: `{}` must be {} {}, not {value}",
                         p.name,
-                        if p.kind == ParamType::Integer { "an" } else { "a" },
+                        if p.kind == ParamType::Integer {
+                            "an"
+                        } else {
+                            "a"
+                        },
                         p.kind.json_type()
                     )))
                 }

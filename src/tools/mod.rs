@@ -188,14 +188,16 @@ impl Registry {
     ) -> Result<Self, crate::Error> {
         let all: Vec<Box<dyn Tool>> = builtins()
             .into_iter()
-            .map(|tool| match confirm.iter().find(|(n, _)| *n == tool.spec().name) {
-                Some((_, asks)) => {
-                    let mut spec = tool.spec().clone();
-                    spec.mutating = *asks;
-                    Box::new(custom::Confirmed { inner: tool, spec }) as Box<dyn Tool>
-                }
-                None => tool,
-            })
+            .map(
+                |tool| match confirm.iter().find(|(n, _)| *n == tool.spec().name) {
+                    Some((_, asks)) => {
+                        let mut spec = tool.spec().clone();
+                        spec.mutating = *asks;
+                        Box::new(custom::Confirmed { inner: tool, spec }) as Box<dyn Tool>
+                    }
+                    None => tool,
+                },
+            )
             .chain(
                 custom
                     .into_iter()

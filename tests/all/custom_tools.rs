@@ -32,7 +32,10 @@ fn a_cli_agent_is_offered_the_tool_and_its_argv_never_meets_a_shell() {
     // A name a shell would act on: it must reach wc as one argument.
     let name = "it's $(touch pwned) a;b.txt";
     std::fs::write(ws.work().join(name), "one two three\n").unwrap();
-    ws.reply(1, call("word_count", &format!("{{\"path\":{}}}", Value::from(name))));
+    ws.reply(
+        1,
+        call("word_count", &format!("{{\"path\":{}}}", Value::from(name))),
+    );
     ws.reply(2, "three words\n");
     let run = ws.run(&["--backend", "fake", "count the words"]);
     run.expect_code(0);
@@ -49,7 +52,10 @@ fn a_cli_agent_is_offered_the_tool_and_its_argv_never_meets_a_shell() {
         work.join(name).display()
     );
     assert!(second.contains(&expected), "{second}");
-    assert!(!ws.work().join("pwned").exists(), "a shell ran the argument");
+    assert!(
+        !ws.work().join("pwned").exists(),
+        "a shell ran the argument"
+    );
 }
 
 #[test]
@@ -67,7 +73,9 @@ fn confirm_asks_like_bash_and_allow_or_confirm_false_lets_it_run() {
     ws.reply(2, "could not\n");
     ws.run(&["--backend", "fake", "make it"]).expect_code(0);
     assert!(!ws.work().join("made.txt").exists(), "ran without approval");
-    assert!(ws.prompt(2).contains("name=\"touch_it\" status=\"error\">\nnot run: agent-loop cannot ask for approval"));
+    assert!(ws.prompt(2).contains(
+        "name=\"touch_it\" status=\"error\">\nnot run: agent-loop cannot ask for approval"
+    ));
     // --allow names it like a built-in.
     ws.reply(3, call("touch_it", "{\"name\":\"made.txt\"}"));
     ws.reply(4, "made\n");
@@ -98,12 +106,15 @@ fn confirm_applies_to_builtins_with_a_warning_for_bash() {
     assert!(ws.work().join("ran.txt").exists(), "bash asked");
     let err = run.stderr();
     assert!(
-        err.contains("backends.toml:6: [tools.bash] confirm = false: bash will change things without asking"),
+        err.contains(
+            "backends.toml:6: [tools.bash] confirm = false: bash will change things without asking"
+        ),
         "{err}"
     );
     assert!(
-        ws.prompt(2)
-            .contains("name=\"read\" status=\"error\">\nnot run: agent-loop cannot ask for approval"),
+        ws.prompt(2).contains(
+            "name=\"read\" status=\"error\">\nnot run: agent-loop cannot ask for approval"
+        ),
         "read did not ask"
     );
 }
@@ -134,7 +145,8 @@ fn path_parameters_and_cwd_stay_inside_the_root() {
     ws.run(&["--backend", "fake", "count"]).expect_code(0);
     let second = ws.prompt(2);
     assert!(
-        second.contains("name=\"word_count\" status=\"error\">\nrefused: ../outside.txt resolves to"),
+        second
+            .contains("name=\"word_count\" status=\"error\">\nrefused: ../outside.txt resolves to"),
         "{second}"
     );
     // A wrong type is a result for the model too.
@@ -157,8 +169,14 @@ fn tools_lists_custom_tools_and_config_shows_them() {
     ws.run(&["--backend", "fake", "--tools", "word_count,read", "hi"])
         .expect_code(0);
     let first = ws.prompt(1);
-    assert!(first.contains("## word_count") && first.contains("## read"), "{first}");
-    assert!(!first.contains("## bash") && !first.contains("## later"), "{first}");
+    assert!(
+        first.contains("## word_count") && first.contains("## read"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("## bash") && !first.contains("## later"),
+        "{first}"
+    );
     // A tool with no command yet is not offered, so --tools does not know it.
     let run = ws.run(&["--backend", "fake", "--tools", "later", "hi"]);
     run.expect_code(2);
@@ -166,8 +184,14 @@ fn tools_lists_custom_tools_and_config_shows_them() {
     let run = ws.run(&["config"]);
     run.expect_code(0);
     let out = run.stdout();
-    assert!(out.contains("later            () confirm = true: (disabled: no command yet)"), "{out}");
-    assert!(out.contains("word_count       (path) confirm = false: wc -w {path}"), "{out}");
+    assert!(
+        out.contains("later            () confirm = true: (disabled: no command yet)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("word_count       (path) confirm = false: wc -w {path}"),
+        "{out}"
+    );
 }
 
 /// Each bad definition stops the run with exit 2 and names the file, the line and the key.

@@ -5,13 +5,14 @@ mod common;
 
 mod cli_backend;
 mod config_errors;
-mod custom_tools;
 mod context;
+mod custom_tools;
 mod demo;
 mod docs_cover;
 mod fanout;
 mod faults;
 mod http;
+mod import_spec;
 mod jsonl;
 mod mcp;
 mod modes;

@@ -5,9 +5,11 @@
 mod cli;
 mod http;
 mod lines;
+mod system;
 
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};
+pub use system::effective_system_prompt;
 
 use std::path::Path;
 

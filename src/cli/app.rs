@@ -7,7 +7,7 @@ use agent_loop::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use agent_loop::backend::{self, Overrides};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::{Config, Definition};
-use agent_loop::context::{Artifacts, ContextMode};
+use agent_loop::context::{Artifacts, ContextMode, SystemMode, SystemPrompt};
 use agent_loop::mcp::McpServers;
 use agent_loop::session::{format_time, Log, Redactor, Session, Store};
 use agent_loop::tools::{Registry, Root};
@@ -165,6 +165,17 @@ impl App {
                 artifacts: Artifacts::new(std::env::temp_dir()),
             },
         );
+        let system_prompt = SystemPrompt::load(
+            args.run.system.as_deref(),
+            settings
+                .raw("system_prompt")
+                .map(|(text, origin)| (text.clone(), origin.to_string())),
+            agent_loop::config::config_dir().as_deref(),
+            settings
+                .get::<SystemMode>("system_mode")?
+                .unwrap_or_default(),
+        )?;
+        agent.set_system_prompt(system_prompt);
         let session = match resumed {
             Some(s) => {
                 agent.restore(s.conversation.clone(), s.turns, s.usage);

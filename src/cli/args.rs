@@ -99,6 +99,12 @@ pub struct Run {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Your system prompt from FILE, instead of the `system_prompt` setting or system.md in
+    /// $XDG_CONFIG_HOME/agent-loop/; `{date}`, `{cwd}` and `{tools}` in it are filled in.
+    /// The `system_mode` setting says whether it extends or replaces the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+
     /// How to show the conversation [default: auto]. `plain` appends lines and never writes
     /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
     /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.

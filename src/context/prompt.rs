@@ -46,22 +46,32 @@ pub fn render_prompt(
 ) -> String {
     // A guess that saves most regrowth; the exact size would cost a pass over the messages.
     let mut out = String::with_capacity(8192 + 512 * window.messages.len());
-    write_preamble(&mut out, tools, style, cwd);
-    if let Some(memory) = window.memory {
-        write_memory(&mut out, memory);
-    }
+    write_system(&mut out, window, tools, style, cwd);
     out.push_str("\n# Conversation\n");
     write_omitted(&mut out, window.omitted);
     write_messages(&mut out, window.summary, &window.messages, style);
     out
 }
 
-fn write_preamble(out: &mut String, tools: &[ToolSpec], style: &PromptStyle, cwd: &Path) {
-    let _ = writeln!(
-        out,
-        "You are a coding agent driven by agent-loop. The working directory is {}.",
-        cwd.display()
-    );
+/// Everything before the conversation: the preamble, the user's system prompt and the memory
+/// file (see `context::system` for how they combine).
+pub fn write_system(
+    out: &mut String,
+    window: &Window<'_>,
+    tools: &[ToolSpec],
+    style: &PromptStyle,
+    cwd: &Path,
+) {
+    super::system::write_opening(out, window, tools, cwd);
+    write_tools(out, tools, style);
+    super::system::write_appended(out, window, tools, cwd);
+    if let Some(memory) = window.memory {
+        write_memory(out, memory);
+    }
+}
+
+/// How to call a tool, and the tools.
+fn write_tools(out: &mut String, tools: &[ToolSpec], style: &PromptStyle) {
     if style.own_tools {
         out.push_str("Use your own tools as you need them, then reply with the answer.\n");
         return;

@@ -35,7 +35,8 @@ pub(crate) fn pages() -> Vec<(String, String)> {
 struct Blocks {
     /// (page, command line) of every line of every `sh` block.
     sh: Vec<(String, String)>,
-    /// `toml` blocks whose first line is `# FILE`: (file, text).
+    /// `toml` blocks whose first line is `# FILE`, `prolog` blocks whose first line is
+    /// `% FILE`: (file, text).
     files: Vec<(String, String)>,
 }
 
@@ -58,8 +59,10 @@ fn blocks() -> Blocks {
                 "sh" => out
                     .sh
                     .extend(body.iter().map(|l| (page.clone(), l.to_string()))),
-                "toml" => {
-                    if let Some(name) = body.first().and_then(|l| l.strip_prefix("# ")) {
+                // An example file: its first line names it, as a comment of its language.
+                "toml" | "prolog" => {
+                    let comment = if lang == "toml" { "# " } else { "% " };
+                    if let Some(name) = body.first().and_then(|l| l.strip_prefix(comment)) {
                         assert!(
                             !out.files.iter().any(|(n, _)| n == name),
                             "{page}: a second example file named {name}"

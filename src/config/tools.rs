@@ -150,7 +150,7 @@ impl ToolDefs {
         }
         for (name, def) in &self.commands {
             let state = if def.enabled() {
-                format!("{}", shell_words(&def.command))
+                shell_words(&def.command)
             } else {
                 "(disabled: no command yet)".into()
             };
@@ -232,7 +232,7 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
         err(
             &at,
             key,
-            format!("missing; a command tool needs `description` and `command`"),
+            "missing; a command tool needs `description` and `command`".to_string(),
         )
     };
     let description = raw
@@ -333,7 +333,7 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
         name: name.to_string(),
         description: description.into_inner(),
         command,
-        confirm: raw.confirm.map_or(true, |c| *c.get_ref()),
+        confirm: raw.confirm.is_none_or(|c| *c.get_ref()),
         timeout: Duration::from_secs(timeout_s),
         cwd: raw.cwd.map(Spanned::into_inner),
         params,

@@ -340,3 +340,36 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
         defined_at: at,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, Source};
+
+    fn source(name: &str, text: &str) -> Source {
+        Source {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// A later file overrides single keys; parameters keep the order they are written in.
+    #[test]
+    fn layered_tables_and_parameter_order() {
+        let first = source(
+            "a.toml",
+            "[tools.t]\ndescription = \"d\"\ncommand = [\"x\", \"{zeta}\", \"{alpha}\"]\n\
+             [tools.t.parameters.zeta]\ntype = \"string\"\nrequired = true\n\
+             [tools.t.parameters.alpha]\ntype = \"integer\"\n",
+        );
+        let second = source("b.toml", "[tools.t]\nconfirm = false\ntimeout_s = 5\n");
+        let config = Config::from_sources(&[Source::builtin(), first, second]).unwrap();
+        let def = &config.tools.commands["t"];
+        assert!(!def.confirm);
+        assert_eq!(def.timeout.as_secs(), 5);
+        assert_eq!(def.defined_at, "b.toml:1");
+        let names: Vec<&str> = def.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+        assert_eq!(def.spec().main_param, "zeta");
+        assert!(config.tools.warnings.is_empty());
+    }
+}

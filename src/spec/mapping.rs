@@ -27,29 +27,36 @@ pub struct Imported {
 
 /// Lines of one output table, its leading comments and keys in order.
 #[derive(Default)]
-struct Table {
-    header: String,
-    lines: Vec<String>,
+pub(super) struct Table {
+    pub(super) header: String,
+    pub(super) lines: Vec<String>,
 }
 
 impl Table {
-    fn key(&mut self, key: &str, value: impl Into<toml::Value>) {
+    pub(super) fn key(&mut self, key: &str, value: impl Into<toml::Value>) {
         self.lines.push(format!("{key} = {}", value.into()));
     }
 
-    fn comment(&mut self, text: &str) {
+    pub(super) fn comment(&mut self, text: &str) {
         self.lines.push(format!("# {text}"));
     }
 }
 
-struct Translator<'a> {
-    source: &'a str,
-    warnings: Vec<String>,
+pub(super) struct Translator<'a> {
+    pub(super) source: &'a str,
+    pub(super) warnings: Vec<String>,
 }
 
 impl Translator<'_> {
     /// Leaves `term` as a comment in `table` and warns about it.
-    fn unsupported(&mut self, table: &mut Table, line: usize, what: &str, term: &Term, why: &str) {
+    pub(super) fn unsupported(
+        &mut self,
+        table: &mut Table,
+        line: usize,
+        what: &str,
+        term: &Term,
+        why: &str,
+    ) {
         table.comment(&format!("not imported: {term} ({why})"));
         self.warnings.push(format!(
             "{}:{line}: {what}: {term} is not supported ({why}); left as a comment",
@@ -57,7 +64,7 @@ impl Translator<'_> {
         ));
     }
 
-    fn error(&self, line: usize, message: String) -> Error {
+    pub(super) fn error(&self, line: usize, message: String) -> Error {
         Error::config(format!("{}:{line}: {message}", self.source))
     }
 }
@@ -105,7 +112,7 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Er
                         format!("agent_backend: the name {name} is not an atom"),
                     )
                 })?;
-                backends.push(backend(&mut t, line, name, props)?);
+                backends.push(super::backends::backend(&mut t, line, name, props)?);
             }
             Some(("tool_spec", [name, Term::List(props)])) => {
                 let name = name.text().ok_or_else(|| {
@@ -225,7 +232,7 @@ fn write_table(out: &mut String, table: &Table) {
 }
 
 /// A table key: bare when it can be.
-fn key(name: &str) -> String {
+pub(super) fn key(name: &str) -> String {
     if !name.is_empty()
         && name
             .chars()
@@ -237,7 +244,12 @@ fn key(name: &str) -> String {
     }
 }
 
-fn boolean(t: &Translator, line: usize, prop: &Term, flag: &Term) -> Result<bool, Error> {
+pub(super) fn boolean(
+    t: &Translator,
+    line: usize,
+    prop: &Term,
+    flag: &Term,
+) -> Result<bool, Error> {
     match flag {
         Term::Atom(s) if s == "true" => Ok(true),
         Term::Atom(s) if s == "false" => Ok(false),
@@ -245,7 +257,7 @@ fn boolean(t: &Translator, line: usize, prop: &Term, flag: &Term) -> Result<bool
     }
 }
 
-fn string(
+pub(super) fn string(
     t: &Translator,
     line: usize,
     what: &str,
@@ -257,7 +269,7 @@ fn string(
         .ok_or_else(|| t.error(line, format!("{what}: {prop}: expected a string")))
 }
 
-fn strings(
+pub(super) fn strings(
     t: &Translator,
     line: usize,
     what: &str,
@@ -271,205 +283,6 @@ fn strings(
             .collect(),
         _ => Err(t.error(line, format!("{what}: {prop}: expected a list of strings"))),
     }
-}
-
-/// One `agent_backend(Name, Props)`.
-fn backend(t: &mut Translator, line: usize, name: &str, props: &[Term]) -> Result<Table, Error> {
-    let what = format!("agent_backend({name})");
-    let kind = props.iter().find_map(|p| match p.functor() {
-        Some(("type", [Term::Atom(k)])) => Some(k.as_str()),
-        _ => None,
-    });
-    let mut table = Table {
-        header: format!("[backends.{}]", key(name)),
-        ..Table::default()
-    };
-    match kind {
-        Some("cli") => cli_backend(t, line, &what, props, &mut table)?,
-        Some("api") => api_backend(t, line, &what, props, &mut table)?,
-        Some(other) => {
-            return Err(t.error(
-                line,
-                format!("{what}: unknown type({other}); the types are cli and api"),
-            ))
-        }
-        None => return Err(t.error(line, format!("{what}: no type(cli) or type(api)"))),
-    }
-    Ok(table)
-}
-
-fn cli_backend(
-    t: &mut Translator,
-    line: usize,
-    what: &str,
-    props: &[Term],
-    table: &mut Table,
-) -> Result<(), Error> {
-    table.key("type", "cli");
-    for prop in props {
-        let Some((functor, args)) = prop.functor() else {
-            t.unsupported(table, line, what, prop, "not a property");
-            continue;
-        };
-        match (functor, args) {
-            ("type", _) => {}
-            ("command", [arg]) => table.key("command", string(t, line, what, prop, arg)?),
-            ("args", [arg]) => table.key("args", strings(t, line, what, prop, arg)?),
-            ("model" | "default_model", [arg]) => {
-                table.key("model", string(t, line, what, prop, arg)?)
-            }
-            ("tool_pattern", [arg]) => {
-                let pattern = string(t, line, what, prop, arg)?;
-                table.key("tool_call_regex", name_groups(&pattern, &["name", "args"]));
-            }
-            ("token_pattern", [arg]) => {
-                let pattern = string(t, line, what, prop, arg)?;
-                table.key("tokens_regex", name_groups(&pattern, &["input", "output"]));
-            }
-            ("context_format", [Term::Atom(f)]) => match cli_format(f) {
-                Some(format) => table.key("context_format", format),
-                None => t.unsupported(
-                    table,
-                    line,
-                    what,
-                    prop,
-                    "the formats are plain, markdown, json, xml",
-                ),
-            },
-            ("timeout", [Term::Int(n)]) if *n > 0 => table.key("timeout_s", *n),
-            _ => t.unsupported(table, line, what, prop, "a CLI backend has no such setting"),
-        }
-    }
-    Ok(())
-}
-
-/// A CLI `context_format`: the spec's `conversation_history` is agent-loop's plain text.
-fn cli_format(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "conversation_history" | "plain" => "plain",
-        "markdown" => "markdown",
-        "messages_array" | "json" => "json",
-        "xml" => "xml",
-        _ => return None,
-    })
-}
-
-/// The wire formats, each with the path its endpoint ends in and its key variable.
-const WIRES: [(&str, &str); 3] = [
-    ("anthropic", "/v1/messages"),
-    ("openai", "/chat/completions"),
-    ("ollama", "/api/chat"),
-];
-
-fn api_backend(
-    t: &mut Translator,
-    line: usize,
-    what: &str,
-    props: &[Term],
-    table: &mut Table,
-) -> Result<(), Error> {
-    let find = |name: &str| {
-        props.iter().find_map(|p| match p.functor() {
-            Some((f, args)) if f == name => Some((p, args)),
-            _ => None,
-        })
-    };
-    let (endpoint_prop, endpoint_args) = find("endpoint").ok_or_else(|| {
-        t.error(
-            line,
-            format!("{what}: an api backend needs endpoint(\"URL\")"),
-        )
-    })?;
-    let endpoint = match endpoint_args {
-        [arg] => string(t, line, what, endpoint_prop, arg)?,
-        _ => {
-            return Err(t.error(
-                line,
-                format!("{what}: {endpoint_prop}: expected endpoint(\"URL\")"),
-            ))
-        }
-    };
-    let endpoint = endpoint.trim_end_matches('/');
-    let auth_header = find("auth_header")
-        .and_then(|(_, args)| args.first())
-        .and_then(Term::text)
-        .map(str::to_ascii_lowercase);
-    let by_path = WIRES.iter().find(|(_, path)| endpoint.ends_with(path));
-    let (format, base_url) = match (by_path, auth_header.as_deref()) {
-        (Some((format, path)), _) => (*format, endpoint[..endpoint.len() - path.len()].to_string()),
-        (None, Some("x-api-key")) => (WIRES[0].0, endpoint.to_string()),
-        (None, Some("authorization")) => (WIRES[1].0, endpoint.to_string()),
-        (None, _) => {
-            return Err(t.error(
-                line,
-                format!("{what}: cannot tell the API from endpoint(\"{endpoint}\"): it ends in none of /v1/messages, /chat/completions, /api/chat and no auth_header says"),
-            ))
-        }
-    };
-    if by_path.is_none() {
-        t.warnings.push(format!(
-            "{}:{line}: {what}: the endpoint's path is not a known API's; base_url is the whole endpoint, check it",
-            t.source
-        ));
-    }
-    table.key("type", format);
-    table.key("base_url", base_url.clone());
-    let needs_key = format != "ollama"
-        && !props.iter().any(
-            |p| matches!(p.functor(), Some(("auth_required", [Term::Atom(f)])) if f == "false"),
-        );
-    if needs_key {
-        table.key("api_key_env", key_variable(format, &base_url));
-    }
-    for prop in props {
-        let Some((functor, args)) = prop.functor() else {
-            t.unsupported(table, line, what, prop, "not a property");
-            continue;
-        };
-        match (functor, args) {
-            ("type" | "endpoint" | "auth_required", _) => {}
-            ("auth_header", _) => table.comment(&format!(
-                "{prop}: the {format} format sends the key this way"
-            )),
-            ("model" | "default_model", [arg]) => {
-                table.key("model", string(t, line, what, prop, arg)?)
-            }
-            ("context_format", [Term::Atom(f)]) if f == "messages_array" => table.comment(
-                &format!("{prop}: HTTP backends send the native message array"),
-            ),
-            ("supports_tools", [Term::Atom(f)]) if f == "true" => table.comment(&format!(
-                "{prop}: HTTP backends are sent native tool definitions"
-            )),
-            ("supports_streaming", [flag]) => table.key("stream", boolean(t, line, prop, flag)?),
-            ("timeout", [Term::Int(n)]) if *n > 0 => table.key("timeout_s", *n),
-            _ => t.unsupported(
-                table,
-                line,
-                what,
-                prop,
-                "an HTTP backend has no such setting",
-            ),
-        }
-    }
-    Ok(())
-}
-
-/// The provider's usual key variable.
-fn key_variable(format: &str, base_url: &str) -> &'static str {
-    if format == "anthropic" {
-        return "ANTHROPIC_API_KEY";
-    }
-    for (host, var) in [
-        ("openrouter.ai", "OPENROUTER_API_KEY"),
-        ("api.deepseek.com", "DEEPSEEK_API_KEY"),
-        ("api.groq.com", "GROQ_API_KEY"),
-        ("api.mistral.ai", "MISTRAL_API_KEY"),
-    ] {
-        if base_url.contains(host) {
-            return var;
-        }
-    }
-    "OPENAI_API_KEY"
 }
 
 /// One `tool_spec(Name, Props)` of a tool that is not built in, its parameters' tables
@@ -584,56 +397,53 @@ fn param(
     Ok((name.to_string(), table))
 }
 
-/// `pattern` with its unnamed capturing groups named `names[0]`, `names[1]`, ... in order;
-/// groups past the names, and groups already named, are left alone.
-pub fn name_groups(pattern: &str, names: &[&str]) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut names = names.iter();
-    let mut chars = pattern.chars().peekable();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        out.push(c);
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    out.push(next);
-                }
-            }
-            '[' if !in_class => {
-                in_class = true;
-                // `]` right after `[` or `[^` is a literal.
-                if chars.peek() == Some(&'^') {
-                    out.push(chars.next().unwrap_or('^'));
-                }
-                if chars.peek() == Some(&']') {
-                    out.push(chars.next().unwrap_or(']'));
-                }
-            }
-            ']' if in_class => in_class = false,
-            '(' if !in_class && chars.peek() != Some(&'?') => {
-                if let Some(name) = names.next() {
-                    let _ = write!(out, "?P<{name}>");
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::import;
 
     #[test]
-    fn positional_groups_are_named_in_order() {
-        assert_eq!(
-            name_groups(r"Tokens: (\d+) input \+ (\d+) output", &["input", "output"]),
-            r"Tokens: (?P<input>\d+) input \+ (?P<output>\d+) output"
+    fn api_format_from_auth_header_and_keys_by_provider() {
+        let spec = "agent_backend(x, [type(api), endpoint(\"https://proxy.example/llm\"), auth_header(\"x-api-key\")]).\n\
+                    agent_backend(r, [type(api), endpoint(\"https://openrouter.ai/api/v1/chat/completions\")]).\n\
+                    agent_backend(l, [type(api), endpoint(\"http://h:8080/v1/chat/completions\"), auth_required(false)]).\n";
+        let out = import(spec, "s.pl").unwrap();
+        assert!(out.toml.contains("[backends.x]\ntype = \"anthropic\"\nbase_url = \"https://proxy.example/llm\"\napi_key_env = \"ANTHROPIC_API_KEY\"\n"), "{}", out.toml);
+        assert!(out.toml.contains("base_url = \"https://openrouter.ai/api/v1\"\napi_key_env = \"OPENROUTER_API_KEY\"\n"), "{}", out.toml);
+        assert!(
+            out.toml
+                .contains("[backends.l]\ntype = \"openai\"\nbase_url = \"http://h:8080/v1\"\n"),
+            "{}",
+            out.toml
         );
-        assert_eq!(
-            name_groups(r"\((?:x)[(](\w+)(?P<k>.)(a)(b)", &["name", "args"]),
-            r"\((?:x)[(](?P<name>\w+)(?P<k>.)(?P<args>a)(b)"
+        assert!(
+            !out.toml.contains("api_key_env = \"OPENAI_API_KEY\""),
+            "{}",
+            out.toml
         );
+        assert_eq!(out.warnings, ["s.pl:1: agent_backend(x): the endpoint's path is not a known API's; base_url is the whole endpoint, check it"]);
+    }
+
+    #[test]
+    fn custom_tools_unknown_facts_and_errors() {
+        let spec = "tool_spec(fmt, [description(\"Format\"), parameters([param(file, path, required, \"f\"), param(n, int, optional, \"n\")]), confirmation_required(false)]).\n\
+                    helper(x).\n";
+        let out = import(spec, "s.pl").unwrap();
+        assert!(out.toml.contains(
+            "[tools.fmt]\ndescription = \"Format\"\n\
+             # TODO: fill in the program and its arguments, e.g. [\"PROGRAM\", \"{file}\", \"{n}\"]; until then the tool is not offered\n\
+             command = []\nconfirm = false\n\n[tools.fmt.parameters.file]\ntype = \"path\"\ndescription = \"f\"\nrequired = true\n\n\
+             [tools.fmt.parameters.n]\ntype = \"integer\"\ndescription = \"n\"\nrequired = false\n"
+        ), "{}", out.toml);
+        assert!(out.toml.contains(
+            "# not imported: helper(x) (not agent_backend/2, tool_spec/2 or loop_config/1)"
+        ));
+        assert_eq!(out.warnings.len(), 1);
+        let err = import("\n\nagent_backend(b, [command(\"b\")]).\n", "s.pl").unwrap_err();
+        assert_eq!(
+            err.message,
+            "s.pl:3: agent_backend(b): no type(cli) or type(api)"
+        );
+        let err = import("agent_backend(b, [type(cli)]", "s.pl").unwrap_err();
+        assert_eq!(err.message, "s.pl:1:29: expected `,` or `)`");
     }
 }

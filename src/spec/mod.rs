@@ -1,13 +1,16 @@
 //! `agent-loop import-spec`: reads the facts of a UnifyWeaver agent-loop spec (Prolog:
 //! `agent_backend/2`, `tool_spec/2`, `loop_config/1`) and writes the equivalent
 //! `backends.toml` text. `term` parses the Prolog subset, `mapping` turns the facts into
-//! tables; whatever has no equivalent becomes a comment in the output and a warning for the
+//! tables (`backends` the `agent_backend` facts, `regex` their patterns' groups); whatever has no equivalent becomes a comment in the output and a warning for the
 //! front end to show.
 
+mod backends;
 mod mapping;
+mod regex;
 pub mod term;
 
-pub use mapping::{name_groups, Imported};
+pub use mapping::Imported;
+pub use regex::name_groups;
 
 use crate::Error;
 

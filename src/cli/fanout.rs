@@ -11,7 +11,7 @@ use agent_loop::agent::{Agent, AgentOptions, ApprovalRequest, Decision, Event, O
 use agent_loop::backend;
 use agent_loop::context::{Artifacts, Conversation};
 use agent_loop::parse::Totals;
-use agent_loop::tools::{builtin_names, Registry, Root};
+use agent_loop::tools::{Registry, Root};
 use agent_loop::{BoxFuture, Error};
 
 use super::app::{App, Outcome};
@@ -125,16 +125,21 @@ async fn run(
 fn lane(app: &App, name: &str, folder: PathBuf) -> Result<Lane, Error> {
     let def = app.config.backend(name)?;
     let backend = backend::build(def, &app.overrides)?;
-    let builtin_tools = builtin_names();
-    let builtin: Vec<String> = app
+    // The same tools, built-in and [tools.NAME] ones, without the MCP servers' (which run
+    // once, for the session's own folder).
+    let local: Vec<String> = app
         .agent
         .tools()
         .names()
         .into_iter()
-        .filter(|n| builtin_tools.iter().any(|b| b == n))
+        .filter(|n| !n.starts_with("mcp."))
         .map(String::from)
         .collect();
-    let tools = Registry::builtin(Some(&builtin))?;
+    let tools = Registry::configured(
+        Some(&local),
+        app.config.tools.command_defs(),
+        &app.config.tools.confirms(),
+    )?;
     let options = app.agent.options();
     let mut agent = Agent::new(
         backend,
@@ -147,6 +152,7 @@ fn lane(app: &App, name: &str, folder: PathBuf) -> Result<Lane, Error> {
             ..options.clone()
         },
     );
+    agent.set_system_prompt(app.agent.system_prompt().cloned());
     agent.restore(
         app.agent.conversation.clone(),
         app.agent.turns(),

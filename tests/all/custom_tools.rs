@@ -277,3 +277,60 @@ fn an_http_backend_calls_the_tool_natively() {
     assert!(text.starts_with("exit code: 0\nstdout:\n3 "), "{text}");
     assert!(text.ends_with("notes.txt"), "{text}");
 }
+
+/// Over an HTTP backend too, a tool that asks is refused without a terminal, a path outside
+/// the root is refused, and a slow tool is killed at its timeout: each a result the next
+/// request carries.
+#[test]
+fn an_http_backend_gets_approval_confinement_and_timeout_results() {
+    let calls = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,
+        "tool_calls":[
+          {"id":"c_touch","type":"function","function":{"name":"touch_it","arguments":"{\"name\": \"made.txt\"}"}},
+          {"id":"c_out","type":"function","function":{"name":"word_count","arguments":"{\"path\": \"../outside.txt\"}"}},
+          {"id":"c_slow","type":"function","function":{"name":"slow","arguments":"{}"}}]},
+        "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#;
+    let done = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"None worked."},
+        "finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}}"#;
+    let tools = format!(
+        "{WORD_COUNT}\n[tools.touch_it]\ndescription = \"Create a file\"\ncommand = [\"touch\", \"{{name}}\"]\n\
+         [tools.touch_it.parameters.name]\ntype = \"string\"\nrequired = true\n\
+         [tools.slow]\ndescription = \"Wait\"\ncommand = [\"sleep\", \"300\"]\nconfirm = false\ntimeout_s = 1\n"
+    );
+    let (ws, server) = setup(
+        Format::OpenAi,
+        vec![json(200, calls), json(200, done)],
+        &tools,
+    );
+    std::fs::write(ws.path("outside.txt"), "secret words\n").unwrap();
+    run_api(&ws, &["--no-stream", "try the tools"]).expect_code(0);
+    assert!(
+        !ws.work().join("made.txt").exists(),
+        "touch_it ran without approval"
+    );
+    let second = server.requests()[1].json();
+    let result = |id: &str| -> String {
+        second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["tool_call_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {second}"))["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        result("c_touch").starts_with("not run: agent-loop cannot ask for approval"),
+        "{}",
+        result("c_touch")
+    );
+    assert!(
+        result("c_out").starts_with("refused: ../outside.txt resolves to"),
+        "{}",
+        result("c_out")
+    );
+    assert_eq!(
+        result("c_slow"),
+        "exit code: 124\ntimed out after 1s: the command and everything it started were killed"
+    );
+}

@@ -334,3 +334,30 @@ fn an_http_backend_gets_approval_confinement_and_timeout_results() {
         "exit code: 124\ntimed out after 1s: the command and everything it started were killed"
     );
 }
+
+/// `cwd` is taken under --root, and one that leads out of it is refused.
+#[test]
+fn cwd_is_under_the_root() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.work().join("sub")).unwrap();
+    ws.add_config(
+        "[tools.where]\ndescription = \"Where am I\"\ncommand = [\"pwd\"]\nconfirm = false\ncwd = \"sub\"\n\
+         [tools.out]\ndescription = \"Escape\"\ncommand = [\"pwd\"]\nconfirm = false\ncwd = \"..\"\n",
+    );
+    ws.reply(1, call("where", "{}") + &call("out", "{}"));
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "where"]).expect_code(0);
+    let second = ws.prompt(2);
+    let sub = std::fs::canonicalize(ws.work().join("sub")).unwrap();
+    assert!(
+        second.contains(&format!(
+            "name=\"where\" status=\"ok\">\nexit code: 0\nstdout:\n{}\n</tool_result>",
+            sub.display()
+        )),
+        "{second}"
+    );
+    assert!(
+        second.contains("name=\"out\" status=\"error\">\nout: cwd: refused: .. resolves to"),
+        "{second}"
+    );
+}

@@ -23,6 +23,8 @@ def body(p):
     i=s.find('#[cfg(test)]\nmod ')
     s=s if i<0 else s[:i]
     s=re.sub(r'//[^\n]*','',s)
+    # Re-exports (`pub use`, `pub(crate) use`) are a module's face, not an import of its own.
+    s=re.sub(r'(?m)^\s*pub(?:\([a-z ]+\))?\s+use\s+[^;]*;','',s)
     s=re.sub(r'"(?:[^"\\]|\\.)*"','""',s)
     return s
 texts={m:body(p) for m,p in files.items()}

@@ -71,6 +71,7 @@ pub async fn summarize(
     messages.push(&ask);
     let window = Window {
         memory: None,
+        system: None,
         summary: conversation
             .summary()
             .filter(|s| s.upto <= from)

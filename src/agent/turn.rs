@@ -179,6 +179,15 @@ impl Agent {
     }
 
     /// The tools that exist for this session.
+    /// The user's system prompt, sent with every request from now on.
+    pub fn set_system_prompt(&mut self, system: Option<crate::context::SystemPrompt>) {
+        self.context.set_system(system);
+    }
+
+    pub fn system_prompt(&self) -> Option<&crate::context::SystemPrompt> {
+        self.context.system()
+    }
+
     pub fn tools(&self) -> &Registry {
         &self.tools
     }
@@ -291,7 +300,8 @@ impl Agent {
                 .await
             }
             .map_err(|e| (iteration, e))?;
-            let window = Window::planned(&self.conversation, &plan, self.context.memory());
+            let mut window = Window::planned(&self.conversation, &plan, self.context.memory());
+            window.system = self.context.system();
             let started = std::time::Instant::now();
             let request = Request {
                 window: &window,

@@ -9,10 +9,12 @@ mod lines;
 mod pty;
 pub mod ratelimit;
 pub mod retry;
+mod system;
 
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
+pub use system::effective_system_prompt;
 
 use std::path::Path;
 

@@ -27,7 +27,7 @@ use crate::parse::Totals;
 use crate::session::{
     validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionLock, Store,
 };
-use crate::tools::{builtin_names, Registry, Root, ToolOutput};
+use crate::tools::{Registry, Root, ToolOutput};
 use crate::Error;
 use logged::Logged;
 
@@ -387,16 +387,21 @@ impl Chat {
     pub fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {
         let def = self.config.backend(name)?;
         let backend = backend::build(def, &self.overrides)?;
-        let builtin_tools = builtin_names();
-        let builtin: Vec<String> = self
+        // The same tools, built-in and [tools.NAME] ones, without the MCP servers' (which run
+        // once, for the session's own folder).
+        let local: Vec<String> = self
             .agent
             .tools()
             .names()
             .into_iter()
-            .filter(|n| builtin_tools.iter().any(|b| b == n))
+            .filter(|n| !n.starts_with("mcp."))
             .map(String::from)
             .collect();
-        let tools = Registry::builtin(Some(&builtin))?;
+        let tools = Registry::configured(
+            Some(&local),
+            self.config.tools.command_defs(),
+            &self.config.tools.confirms(),
+        )?;
         let mut agent = Agent::new(
             backend,
             tools,
@@ -408,6 +413,7 @@ impl Chat {
                 ..self.agent.options().clone()
             },
         );
+        agent.set_system_prompt(self.agent.system_prompt().cloned());
         agent.restore(
             self.agent.conversation.clone(),
             self.agent.turns(),

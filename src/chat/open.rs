@@ -5,7 +5,7 @@ use crate::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use crate::backend::{self, Overrides};
 use crate::config::settings::Settings;
 use crate::config::Config;
-use crate::context::{Artifacts, ContextMode};
+use crate::context::{Artifacts, ContextMode, SystemMode, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
@@ -66,7 +66,14 @@ impl Chat {
             no_stream: options.no_stream,
         };
         let backend = backend::build(&def, &overrides)?;
-        let tools = Registry::builtin(options.tools.as_deref())?;
+        let tools = Registry::configured(
+            options.tools.as_deref(),
+            config.tools.command_defs(),
+            &config.tools.confirms(),
+        )?;
+        for warning in &config.tools.warnings {
+            notice(&format!("warning: {warning}"));
+        }
         let cwd = match &options.cwd {
             Some(cwd) => cwd.clone(),
             None => std::env::current_dir()
@@ -122,6 +129,17 @@ impl Chat {
                 env: std::sync::Arc::new(EnvPolicy::from_settings(settings, config.api_key_envs())),
             },
         );
+        let system_prompt = SystemPrompt::load(
+            options.system.as_deref(),
+            settings
+                .raw("system_prompt")
+                .map(|(text, origin)| (text.clone(), origin.to_string())),
+            crate::config::config_dir().as_deref(),
+            settings
+                .get::<SystemMode>("system_mode")?
+                .unwrap_or_default(),
+        )?;
+        agent.set_system_prompt(system_prompt);
         let session = match resumed {
             Some(s) => {
                 agent.restore(s.conversation.clone(), s.turns, s.usage);

@@ -29,6 +29,9 @@ pub struct ChatOptions {
     pub temperature: Option<f64>,
     /// `--no-stream`: HTTP backends ask for the whole reply at once.
     pub no_stream: bool,
+    /// `--system FILE`: the user's system prompt, instead of the `system_prompt` setting or
+    /// `system.md` in the config folder.
+    pub system: Option<PathBuf>,
     /// `--tools a,b`: only these tools (built-in names, `mcp.SERVER.TOOL`, `mcp.SERVER.*`).
     pub tools: Option<Vec<String>>,
     /// `--root DIR`: where the file tools may go; the working directory when `None`.

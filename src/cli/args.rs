@@ -121,6 +121,14 @@ pub struct Run {
     #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Your system prompt, from FILE.
+    ///
+    /// Instead of the `system_prompt` setting or system.md in $XDG_CONFIG_HOME/agent-loop/;
+    /// `{date}`, `{cwd}` and `{tools}` in it are filled in. The `system_mode` setting says
+    /// whether it extends or replaces the built-in one.
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+
     /// auto, plain or terminfo.
     ///
     /// `plain` appends lines and never writes
@@ -192,7 +200,7 @@ pub struct Tooling {
     ///
     /// Comma-separated.
     ///
-    /// All: bash, read, write, edit, ls, grep, and the tools of every MCP server. MCP tools are named
+    /// All: bash, read, write, edit, ls, grep, the command tools of [tools.NAME] tables, and the tools of every MCP server. MCP tools are named
     /// mcp.SERVER.TOOL; mcp.SERVER.* takes all of one server's, mcp.* all of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub tools: Option<Vec<String>>,
@@ -263,8 +271,10 @@ pub struct Saving {
     #[arg(hide_short_help = true, long)]
     pub no_save: bool,
 
-    /// If another run is using the session, wait for it to finish instead of exiting.
-    #[arg(long)]
+    /// Wait for a session another run is using.
+    ///
+    /// If another run is using the session, wait for it to finish instead of exiting with 2.
+    #[arg(hide_short_help = true, long)]
     pub wait_session: bool,
 }
 
@@ -305,6 +315,21 @@ pub enum Command {
     Doctor {
         #[arg(value_name = "BACKEND")]
         backend: String,
+    },
+    /// Translate a UnifyWeaver spec into backends.toml.
+    ///
+    /// The Prolog facts agent_backend/2, tool_spec/2 and loop_config/1 become
+    /// backends.toml, printed to stdout; what has no equivalent becomes a comment and a
+    /// warning on stderr.
+    ImportSpec {
+        #[arg(value_name = "FILE.pl")]
+        file: PathBuf,
+        /// Write the result to FILE (atomically) instead of stdout.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
     },
 }
 

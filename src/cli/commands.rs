@@ -83,6 +83,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/tools", "", "the tools and whether they ask first"),
     (
+        "/system",
+        "",
+        "the effective system prompt: the built-in one, yours, and AGENTS.md",
+    ),
+    (
         "/mcp",
         "[restart NAME]",
         "the MCP servers with their state and tools, or restart one",
@@ -113,6 +118,32 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "write the conversation to FILE.md (markdown) or FILE.json",
     ),
 ];
+
+/// `/system`: what the current backend is sent as instructions, and where yours came from.
+fn system_prompt(app: &App) -> String {
+    let (agent, def) = (app.chat().agent(), app.chat().definition());
+    let cwd = &agent.options().cwd;
+    let memory = agent_loop::context::memory::load(cwd).ok().flatten();
+    let system = agent.system_prompt();
+    let text = agent_loop::backend::effective_system_prompt(
+        def,
+        system,
+        memory.as_ref(),
+        agent.tools().specs(),
+        cwd,
+    );
+    let yours = system.map_or("none".to_string(), |s| {
+        let mode = match s.mode {
+            agent_loop::context::SystemMode::Append => "append",
+            agent_loop::context::SystemMode::Replace => "replace",
+        };
+        format!("{}, {mode}", s.source)
+    });
+    format!(
+        "[system prompt of backend {}; yours: {yours}]\n{text}",
+        def.name()
+    )
+}
 
 fn names() -> String {
     COMMANDS.iter().map(|c| c.0).collect::<Vec<_>>().join(", ")
@@ -180,6 +211,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             ))
         }),
         "/tools" => Ok(Some(tools(app))),
+        "/system" => Ok(Some(system_prompt(app))),
         "/compare" if !rest.is_empty() => return compare(app, rest).await,
         "/pick" if !rest.is_empty() => app.pick(rest).map(Some),
         "/mcp" => {

@@ -34,6 +34,10 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     let config = Config::load(args.run.config.as_deref())?;
     let env = agent_loop::tools::EnvPolicy::from_settings(settings, config.api_key_envs());
     print!("{}", env.describe());
+    let tools = config.tools.describe();
+    if !tools.is_empty() {
+        print!("tools ([tools.NAME]):\n{tools}");
+    }
     println!(
         "file tools open files with: {}",
         agent_loop::tools::confinement_method().describe()

@@ -11,6 +11,7 @@ pub mod demo_agent;
 mod display;
 mod fanout;
 mod frontend;
+mod import_spec;
 mod input;
 mod mcp;
 mod outcome;

@@ -49,6 +49,12 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
+        Some(Command::ImportSpec { file, out, force }) => {
+            return match super::import_spec::run(&file, out.as_deref(), force) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            }
+        }
         Some(Command::Sessions { action }) => {
             return match super::sessions_cmd::run(action) {
                 Ok(()) => 0,
@@ -206,6 +212,7 @@ fn chat_options(args: &Args) -> ChatOptions {
         config: args.run.config.clone(),
         temperature: args.request.temp,
         no_stream: args.request.no_stream,
+        system: args.run.system.clone(),
         tools: args.tooling.tools.clone(),
         root: args.tooling.root.clone(),
         cwd: None,

@@ -8,6 +8,7 @@
 //! - `raw`: the schema as written, each key optional so that files can be layered;
 //! - `cli` and `http`: the checked definitions of the two kinds of backend;
 //! - `mcp`: the `[mcp.servers.NAME]` tables;
+//! - `tools`: the `[tools.NAME]` tables (custom command tools, `confirm` of built-ins);
 //! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`).
 
 mod cli;
@@ -21,6 +22,7 @@ pub mod settings;
 mod source;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,6 +118,8 @@ pub struct Config {
     pub user_order: Vec<String>,
     /// `[mcp.servers.NAME]` entries, enabled or not.
     pub mcp_servers: BTreeMap<String, ServerDef>,
+    /// `[tools.NAME]` entries.
+    pub tools: tools::ToolDefs,
     /// The files read, in order.
     pub sources: Vec<String>,
 }
@@ -137,6 +141,7 @@ impl Config {
     pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
         let mut merged: Merged<RawBackend> = BTreeMap::new();
         let mut servers: Merged<RawServer> = BTreeMap::new();
+        let mut tool_tables: Merged<tools::RawTool> = BTreeMap::new();
         let mut default_backend = None;
         let mut auto_order = Vec::new();
         for (index, source) in sources.iter().enumerate() {
@@ -150,6 +155,7 @@ impl Config {
             }
             merge(&mut merged, file.backends, &lines, index);
             merge(&mut servers, file.mcp.servers, &lines, index);
+            merge(&mut tool_tables, file.tools, &lines, index);
         }
         // The built-in file is the first source; what the others define is the user's.
         let mut user: Vec<(&String, (usize, usize))> = merged
@@ -167,6 +173,12 @@ impl Config {
             .into_iter()
             .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, Error>>()?;
+        let tools = tools::resolve(
+            tool_tables
+                .into_iter()
+                .map(|(name, (raw, at, _))| (name, (raw, at)))
+                .collect(),
+        )?;
         if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
             return Err(Error::config(format!(
                 "auto_order names `{unknown}`, which is not a configured backend"
@@ -178,6 +190,7 @@ impl Config {
             auto_order,
             user_order,
             mcp_servers,
+            tools,
             sources: sources.iter().map(|s| s.name.clone()).collect(),
         })
     }

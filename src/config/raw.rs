@@ -9,6 +9,7 @@ use toml::Spanned;
 
 use super::mcp::RawMcp;
 use super::source::{Lines, Located, Overlay, Source};
+use super::tools::RawTool;
 use crate::Error;
 
 #[derive(Debug, Default, Deserialize)]
@@ -24,6 +25,9 @@ pub struct RawFile {
     /// `[mcp.servers.NAME]`: MCP servers whose tools join the built-in ones.
     #[serde(default)]
     pub mcp: RawMcp,
+    /// `[tools.NAME]`: custom command tools, and `confirm` of built-in ones.
+    #[serde(default)]
+    pub tools: BTreeMap<Spanned<String>, RawTool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -291,6 +295,12 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
             msg.push_str(&format!(":{line}"));
             match table_at(&source.text, line) {
                 Some((BACKENDS, b)) => msg.push_str(&format!(": backend `{b}`")),
+                Some((TOOLS, t)) => {
+                    msg.push_str(&format!(": tool `{t}`"));
+                    if let Some(key) = key_at(&source.text, line) {
+                        msg.push_str(&format!(": key `{key}`"));
+                    }
+                }
                 Some((_, s)) => msg.push_str(&format!(": MCP server `{s}`")),
                 None => {}
             }
@@ -303,6 +313,9 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
     for server in file.mcp.servers.values_mut() {
         server.locate(lines);
     }
+    for tool in file.tools.values_mut() {
+        tool.locate(lines);
+    }
     Ok(file)
 }
 
@@ -310,8 +323,17 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
 pub const BACKENDS: &str = "backends.";
 /// The prefix of MCP server tables.
 pub const MCP_SERVERS: &str = "mcp.servers.";
+/// The prefix of tool tables.
+pub const TOOLS: &str = "tools.";
 
-/// The `[backends.NAME]` or `[mcp.servers.NAME]` table that line `line` belongs to, as
+/// The key written on line `line` (`key = value`), for naming which value is wrong.
+fn key_at(text: &str, line: usize) -> Option<String> {
+    let (key, _) = text.lines().nth(line.checked_sub(1)?)?.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+}
+
+/// The `[backends.NAME]`, `[mcp.servers.NAME]` or `[tools.NAME]` table that line `line` belongs to, as
 /// (prefix, name): for naming where a syntax error is, which the parser cannot tell.
 fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
     text.lines()
@@ -319,11 +341,15 @@ fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
         .filter_map(|l| {
             let inner = l.trim().strip_prefix('[')?.trim_start_matches('[');
             let inner = inner.split(']').next()?.trim();
-            Some([BACKENDS, MCP_SERVERS].into_iter().find_map(|prefix| {
-                let rest = inner.strip_prefix(prefix)?;
-                let name = rest.split('.').next().unwrap_or(rest);
-                Some((prefix, name.trim().trim_matches('"').to_string()))
-            }))
+            Some(
+                [BACKENDS, MCP_SERVERS, TOOLS]
+                    .into_iter()
+                    .find_map(|prefix| {
+                        let rest = inner.strip_prefix(prefix)?;
+                        let name = rest.split('.').next().unwrap_or(rest);
+                        Some((prefix, name.trim().trim_matches('"').to_string()))
+                    }),
+            )
         })
         .last()
         .flatten()

@@ -101,6 +101,18 @@ pub const KEYS: &[Key] = &[
         help: "more variables bash and MCP servers do not get",
     },
     Key {
+        name: "system_prompt",
+        flag: None,
+        default: None,
+        help: "your system prompt (else --system FILE, else system.md in the config folder)",
+    },
+    Key {
+        name: "system_mode",
+        flag: None,
+        default: Some("append"),
+        help: "append your system prompt to the built-in one, or replace its opening",
+    },
+    Key {
         name: "debug",
         flag: Some("--debug"),
         default: Some("false"),

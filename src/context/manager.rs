@@ -9,7 +9,7 @@ use super::memory::{self, Memory};
 use super::summarize::summary_range;
 use super::tokens::{preamble_bytes, Calibration};
 use super::truncate::fit_tool_output;
-use super::{Artifacts, ContextMode, ContextSettings, ContextStats, Conversation};
+use super::{Artifacts, ContextMode, ContextSettings, ContextStats, Conversation, SystemPrompt};
 use crate::parse::Usage;
 use crate::tools::ToolSpec;
 use crate::Error;
@@ -22,6 +22,8 @@ pub struct ContextManager {
     calibration: Calibration,
     artifacts: Artifacts,
     memory: Option<Memory>,
+    /// The user's system prompt (`system.md`, `--system`, `system_prompt`).
+    system: Option<SystemPrompt>,
     /// Instructions and tool descriptions: fixed for the agent's life.
     preamble_bytes: usize,
     /// The first message kept by the last trim.
@@ -42,6 +44,7 @@ impl ContextManager {
             calibration: Calibration::default(),
             artifacts,
             memory: None,
+            system: None,
             preamble_bytes: preamble_bytes(tools),
             hint: 0,
             last: None,
@@ -64,6 +67,17 @@ impl ContextManager {
 
     pub fn memory(&self) -> Option<&Memory> {
         self.memory.as_ref()
+    }
+
+    pub fn system(&self) -> Option<&SystemPrompt> {
+        self.system.as_ref()
+    }
+
+    /// Sets the user's system prompt; its text counts toward every request's fixed part.
+    pub fn set_system(&mut self, system: Option<SystemPrompt>) {
+        let bytes = |s: &Option<SystemPrompt>| s.as_ref().map_or(0, |s| s.text.len());
+        self.preamble_bytes = self.preamble_bytes - bytes(&self.system) + bytes(&system);
+        self.system = system;
     }
 
     /// Reads the memory file of `cwd` again (it may have changed since the last turn).

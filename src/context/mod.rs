@@ -11,6 +11,7 @@
 //! - [`summarize`]: asking the backend to summarise older messages.
 //! - [`truncate`] and [`artifacts`]: long tool results cut, the full text saved as a file.
 //! - [`memory`]: the `AGENTS.md` memory file.
+//! - [`system`]: the user's system prompt (`system.md`, `--system`, `system_prompt`).
 //! - [`metrics`]: messages, tokens and budget used, per turn and for `/tokens`.
 //! - [`manager`]: all of it together, as the agent uses it.
 
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod modes;
 pub mod prompt;
 pub mod summarize;
+pub mod system;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod tokens;
@@ -38,5 +40,6 @@ pub use manager::ContextManager;
 pub use memory::Memory;
 pub use metrics::ContextStats;
 pub use modes::{ContextMode, ContextSettings};
-pub use prompt::{native_preamble, render_prompt};
+pub use prompt::{native_preamble, native_system, render_prompt};
+pub use system::{SystemMode, SystemPrompt};
 pub use window::Window;

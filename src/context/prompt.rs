@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::formats::{write_messages, PromptStyle};
+use super::system::{write_appended, write_opening, SystemMode};
 use super::{Memory, Window};
 use crate::tools::ToolSpec;
 
@@ -19,22 +20,32 @@ pub fn render_prompt(
 ) -> String {
     // A guess that saves most regrowth; the exact size would cost a pass over the messages.
     let mut out = String::with_capacity(8192 + 512 * window.messages.len());
-    write_preamble(&mut out, tools, style, cwd);
-    if let Some(memory) = window.memory {
-        write_memory(&mut out, memory);
-    }
+    write_system(&mut out, window, tools, style, cwd);
     out.push_str("\n# Conversation\n");
     write_omitted(&mut out, window.omitted);
     write_messages(&mut out, window.summary, &window.messages, style);
     out
 }
 
-fn write_preamble(out: &mut String, tools: &[ToolSpec], style: &PromptStyle, cwd: &Path) {
-    let _ = writeln!(
-        out,
-        "You are a coding agent driven by agent-loop. The working directory is {}.",
-        cwd.display()
-    );
+/// Everything before the conversation: the preamble, the user's system prompt and the memory
+/// file (see `context::system` for how they combine).
+pub fn write_system(
+    out: &mut String,
+    window: &Window<'_>,
+    tools: &[ToolSpec],
+    style: &PromptStyle,
+    cwd: &Path,
+) {
+    write_opening(out, window.system, tools, cwd);
+    write_tools(out, tools, style);
+    write_appended(out, window.system, tools, cwd);
+    if let Some(memory) = window.memory {
+        write_memory(out, memory);
+    }
+}
+
+/// How to call a tool, and the tools.
+fn write_tools(out: &mut String, tools: &[ToolSpec], style: &PromptStyle) {
     if style.own_tools {
         out.push_str("Use your own tools as you need them, then reply with the answer.\n");
         return;
@@ -95,6 +106,23 @@ fn write_memory(out: &mut String, memory: &Memory) {
         memory.file_name(),
         memory.text.trim_end()
     );
+}
+
+/// The whole system prompt of a backend with native messages (the HTTP APIs): `builtin`, or
+/// the user's text instead of it or after it, then the memory file and the window's notes.
+pub fn native_system(builtin: String, window: &Window, tools: &[ToolSpec], cwd: &Path) -> String {
+    let mut out = match window.system {
+        Some(system) if system.mode == SystemMode::Replace => system.render(cwd, tools),
+        _ => builtin,
+    };
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    let mut rest = String::new();
+    write_appended(&mut rest, window.system, tools, cwd);
+    out.push_str(rest.trim_end_matches('\n'));
+    out.push_str(&native_preamble(window));
+    out
 }
 
 #[cfg(test)]

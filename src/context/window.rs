@@ -3,12 +3,14 @@
 //! message array.
 
 use super::budget::Plan;
-use super::{Conversation, Memory, Message};
+use super::{Conversation, Memory, Message, SystemPrompt};
 
 #[derive(Debug, Clone, Default)]
 pub struct Window<'a> {
     /// The memory file, for the system preamble.
     pub memory: Option<&'a Memory>,
+    /// The user's system prompt, for the system preamble.
+    pub system: Option<&'a SystemPrompt>,
     /// The backend's summary of older messages (`summarize` mode), sent before `messages`.
     pub summary: Option<&'a str>,
     /// Earlier messages left out (by `sliding:N` or the budget), for a note to the model.
@@ -38,6 +40,7 @@ impl<'a> Window<'a> {
         picked.extend(&messages[plan.start..]);
         Window {
             memory,
+            system: None,
             summary: plan
                 .summary
                 .then(|| conversation.summary().map(|s| s.text.as_str()))

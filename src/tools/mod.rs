@@ -1,9 +1,12 @@
-//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep),
-//! each described by a JSON schema that goes into the text preamble for CLI backends and, for
-//! HTTP backends, into native tool definitions.
+//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep,
+//! and the command tools of `[tools.NAME]` tables, see `custom`), each described by a JSON
+//! schema that goes into the text preamble for CLI backends and, for HTTP backends, into
+//! native tool definitions.
 
 mod bash;
 mod beneath;
+mod command;
+pub mod custom;
 mod edit;
 mod env;
 mod fs;
@@ -62,13 +65,42 @@ impl Registry {
     /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
     /// error that lists the known ones.
     pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
-        let all = builtins();
+        Self::configured(only, Vec::new(), &[])
+    }
+
+    /// The built-in tools, each built-in named in `confirm` asking for approval or not as it
+    /// says, then the enabled command tools of `[tools.NAME]`; limited to `only` as
+    /// [`Registry::builtin`] is.
+    pub fn configured(
+        only: Option<&[String]>,
+        custom: Vec<custom::CommandDef>,
+        confirm: &[(String, bool)],
+    ) -> Result<Self, crate::Error> {
+        let all: Vec<Box<dyn Tool>> = builtins()
+            .into_iter()
+            .map(
+                |tool| match confirm.iter().find(|(n, _)| *n == tool.spec().name) {
+                    Some((_, asks)) => {
+                        let mut spec = tool.spec().clone();
+                        spec.mutating = *asks;
+                        Box::new(custom::Confirmed { inner: tool, spec }) as Box<dyn Tool>
+                    }
+                    None => tool,
+                },
+            )
+            .chain(
+                custom
+                    .into_iter()
+                    .filter(custom::CommandDef::enabled)
+                    .map(|def| Box::new(custom::CommandTool::new(def)) as Box<dyn Tool>),
+            )
+            .collect();
         if let Some(names) = only {
             for name in names {
                 if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
                     return Err(crate::Error::config(format!(
                         "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
-                        builtin_names().join(", ")
+                        all.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>().join(", ")
                     )));
                 }
             }

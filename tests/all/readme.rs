@@ -35,7 +35,8 @@ pub(crate) fn pages() -> Vec<(String, String)> {
 struct Blocks {
     /// (page, command line) of every line of every `sh` block.
     sh: Vec<(String, String)>,
-    /// `toml` blocks whose first line is `# FILE`: (file, text).
+    /// `toml` blocks whose first line is `# FILE`, `prolog` blocks whose first line is
+    /// `% FILE`: (file, text).
     files: Vec<(String, String)>,
 }
 
@@ -62,8 +63,10 @@ fn blocks() -> Blocks {
                 "sh" => out
                     .sh
                     .extend(body.iter().map(|l| (page.clone(), l.to_string()))),
-                "toml" => {
-                    if let Some(name) = body.first().and_then(|l| l.strip_prefix("# ")) {
+                // An example file: its first line names it, as a comment of its language.
+                "toml" | "prolog" => {
+                    let comment = if lang == "toml" { "# " } else { "% " };
+                    if let Some(name) = body.first().and_then(|l| l.strip_prefix(comment)) {
                         assert!(
                             !out.files.iter().any(|(n, _)| n == name),
                             "{page}: a second example file named {name}"
@@ -139,7 +142,7 @@ fn every_sh_command_runs() {
         // `agent-loop backends` asks a keyless server whether it answers: not the scripted
         // server, whose answers are counted out for the HTTP examples (port 9, discard, is
         // closed on a test machine).
-        let ollama_host = if line.contains("agent-loop backends") {
+        let ollama_host = if line.contains("agent-loop backends") || line.ends_with(" backends") {
             "127.0.0.1:9".to_string()
         } else {
             server.url.trim_start_matches("http://").to_string()

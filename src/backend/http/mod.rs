@@ -11,6 +11,8 @@ mod reply;
 mod stream;
 mod wire;
 
+pub(crate) use wire::system_prompt as builtin_system_prompt;
+
 use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
@@ -97,8 +99,12 @@ impl HttpBackend {
     }
 
     async fn run(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Error> {
-        let mut system = wire::system_prompt(request.cwd);
-        system.push_str(&crate::context::native_preamble(request.window));
+        let system = crate::context::native_system(
+            wire::system_prompt(request.cwd),
+            request.window,
+            request.tools,
+            request.cwd,
+        );
         let messages = wire::with_all_results(request.window.messages.iter().copied());
         let body = self.wire.body(&BodyInput {
             base_url: &self.def.base_url,

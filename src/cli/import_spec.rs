@@ -1,0 +1,31 @@
+//! `agent-loop import-spec FILE.pl [-o FILE] [--force]`: the UnifyWeaver spec as
+//! backends.toml, printed or written (the translation is `agent_loop::spec`).
+
+use std::path::Path;
+
+use agent_loop::{Error, ErrorKind};
+
+/// Translates `file`; the warnings go to stderr, the text to stdout or `out`.
+pub fn run(file: &Path, out: Option<&Path>, force: bool) -> Result<(), Error> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot read the spec {}: {e}", file.display()),
+        )
+    })?;
+    let imported = agent_loop::spec::import(&text, &file.display().to_string())?;
+    for warning in &imported.warnings {
+        eprintln!("agent-loop: warning: {warning}");
+    }
+    match out {
+        Some(path) => {
+            agent_loop::spec::write(path, &imported.toml, force)?;
+            eprintln!(
+                "agent-loop: wrote {}; use it with --config {0}",
+                path.display()
+            );
+        }
+        None => print!("{}", imported.toml),
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! `agent-loop import-spec`: reads the facts of a UnifyWeaver agent-loop spec (Prolog:
+//! `agent_backend/2`, `tool_spec/2`, `loop_config/1`) and writes the equivalent
+//! `backends.toml` text. `term` parses the Prolog subset, `mapping` turns the facts into
+//! tables (`backends` the `agent_backend` facts, `regex` their patterns' groups); whatever has no equivalent becomes a comment in the output and a warning for the
+//! front end to show.
+
+mod backends;
+mod mapping;
+mod regex;
+pub mod term;
+mod translator;
+
+pub use mapping::Imported;
+pub use regex::name_groups;
+
+use crate::Error;
+
+/// Translates the spec `text`, reported under `source` in messages.
+pub fn import(text: &str, source: &str) -> Result<Imported, Error> {
+    let clauses = term::parse(text).map_err(|e| Error::config(format!("{source}:{e}")))?;
+    mapping::translate(&clauses, source)
+}
+
+/// Writes the translation to `path` atomically (a temporary file renamed over it); an
+/// existing file is an error unless `force`.
+pub fn write(path: &std::path::Path, text: &str, force: bool) -> Result<(), Error> {
+    if !force && path.exists() {
+        return Err(Error::config(format!(
+            "{} exists; pass --force to replace it",
+            path.display()
+        )));
+    }
+    crate::tools::write_atomic(path, text.as_bytes()).map_err(|e| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })
+}

@@ -73,6 +73,7 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
             root: crate::tools::Root::new(dir).unwrap(),
             context: Default::default(),
             artifacts: crate::context::Artifacts::new(dir.join("artifacts")),
+            web: Default::default(),
         },
     )
 }
@@ -336,6 +337,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
                 ..Default::default()
             },
             artifacts: crate::context::Artifacts::new(dir.path().join("artifacts")),
+            web: Default::default(),
         },
     );
     let mut long = Conversation::new();

@@ -13,7 +13,7 @@ use crate::context::{
     Window,
 };
 use crate::parse::{RawArgs, RawCall, Totals};
-use crate::tools::{Registry, Root, ToolContext, ToolOutput};
+use crate::tools::{Registry, Root, ToolContext, ToolOutput, WebOptions};
 use crate::{Error, ErrorKind};
 
 /// Settings of an [`Agent`].
@@ -31,6 +31,8 @@ pub struct AgentOptions {
     pub context: ContextSettings,
     /// Where cut tool outputs are saved in full.
     pub artifacts: Artifacts,
+    /// How read_url fetches (`web_timeout`, `web_connect_timeout`, `web_max_bytes`).
+    pub web: WebOptions,
 }
 
 /// The same call (tool and arguments) this many times in one turn stops the turn.
@@ -490,8 +492,9 @@ impl Agent {
                 call: request.call.clone(),
                 summary: request.summary.clone(),
             });
+            let spec = tool.spec().clone();
             match obs.approve(&request).await {
-                Decision::Once => {}
+                Decision::Once => self.options.policy.approved_once(call, &spec),
                 Decision::Always => self.options.policy.allow_always(&call.name),
                 Decision::Deny(reason) => {
                     return ToolOutput::error(format!("not run: {reason}"));
@@ -501,6 +504,10 @@ impl Agent {
         let ctx = ToolContext {
             cwd: self.options.cwd.clone(),
             root: self.options.root.clone(),
+            web: WebOptions {
+                named: self.options.policy.named_patterns("read_url"),
+                ..self.options.web.clone()
+            },
         };
         // The registry is borrowed again: approval needed `self` mutably.
         let tool = self.tools.get(&call.name).expect("checked above");

@@ -145,6 +145,7 @@ impl App {
         if let Some(n) = settings.get::<usize>("tool_result_max_chars")? {
             context.tool_result_max_chars = n.max(1);
         }
+        let web = agent_loop::tools::WebOptions::from_settings(settings)?;
         let mut agent = Agent::new(
             backend,
             tools,
@@ -156,6 +157,7 @@ impl App {
                 context,
                 // Set for the session below, once its name is known.
                 artifacts: Artifacts::new(std::env::temp_dir()),
+                web,
             },
         );
         let session = match resumed {

@@ -147,7 +147,8 @@ pub struct Tooling {
     pub root: Option<PathBuf>,
 
     /// Comma-separated tools that exist for this run (default: all of bash, read, write,
-    /// edit, ls, grep, and the tools of every MCP server). MCP tools are named
+    /// edit, ls, grep, read_url, web_search when BRAVE_API_KEY is set, and the tools of every
+    /// MCP server). MCP tools are named
     /// mcp.SERVER.TOOL; mcp.SERVER.* takes all of one server's, mcp.* all of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub tools: Option<Vec<String>>,

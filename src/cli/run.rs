@@ -51,6 +51,7 @@ pub fn main() -> i32 {
                     if let Some(dir) = agent_loop::session::Store::default_dir() {
                         println!("sessions: {}", dir.display());
                     }
+                    println!("{}", agent_loop::tools::web_search_status());
                     0
                 }
                 Err(e) => fail(&e),
@@ -114,6 +115,7 @@ async fn backends(args: &Args) -> i32 {
     match super::backends_cmd::table(&config).await {
         Ok(table) => {
             print!("{table}");
+            println!("\n{}", agent_loop::tools::web_search_status());
             0
         }
         Err(e) => fail(&e),

@@ -1,5 +1,5 @@
-//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep),
-//! each described by a JSON schema that goes into the text preamble for CLI backends and, for
+//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep,
+//! read_url, and web_search when a search provider is set up), each described by a JSON schema that goes into the text preamble for CLI backends and, for
 //! HTTP backends, into native tool definitions.
 
 mod bash;
@@ -8,11 +8,15 @@ mod fs;
 mod grep;
 mod ls;
 mod read;
+mod read_url;
 mod root;
+pub mod web;
+mod web_search;
 mod write;
 
 pub use fs::write_atomic;
 pub use root::Root;
+pub use web::WebOptions;
 
 use std::path::PathBuf;
 
@@ -29,8 +33,11 @@ pub struct ToolSpec {
     /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
     /// than JSON.
     pub main_param: String,
-    /// Whether it changes anything (and so asks for approval).
+    /// Whether it changes anything or sends data out (and so asks for approval).
     pub mutating: bool,
+    /// What one approval covers for the session (read_url: the URL's host), when not just
+    /// this call.
+    pub approval_key: Option<fn(&Value) -> Option<String>>,
     /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
     schema: Value,
     /// The same as compact JSON text, for the prompts of CLI backends.
@@ -50,6 +57,7 @@ impl ToolSpec {
             description,
             main_param,
             mutating,
+            approval_key: None,
             schema_text: schema.to_string(),
             schema,
         }
@@ -73,6 +81,8 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Where the file tools may go (`--root`).
     pub root: Root,
+    /// How read_url fetches, and the URLs allow rules name.
+    pub web: WebOptions,
 }
 
 impl ToolContext {
@@ -134,19 +144,37 @@ pub trait Tool: Send + Sync {
 
 /// The built-in tools, in the order they are offered: the one list of them.
 fn builtins() -> Vec<Box<dyn Tool>> {
-    vec![
+    let mut tools: Vec<Box<dyn Tool>> = vec![
         Typed::boxed(bash::Bash),
         Typed::boxed(read::Read),
         Typed::boxed(write::Write),
         Typed::boxed(edit::Edit),
         Typed::boxed(ls::Ls),
         Typed::boxed(grep::Grep),
-    ]
+        Typed::boxed(read_url::ReadUrl),
+    ];
+    if let Some(provider) = web::search::Provider::from_env() {
+        tools.push(Typed::boxed(web_search::WebSearch { provider }));
+    }
+    tools
 }
 
 /// The names of the built-in tools, in the order they are offered.
 pub fn builtin_names() -> Vec<String> {
     builtins().iter().map(|t| t.spec().name.clone()).collect()
+}
+
+/// The web search provider the environment sets up, in a few words (`agent-loop backends`
+/// and `config`), or what to set for one.
+pub fn web_search_status() -> String {
+    match web::search::Provider::from_env() {
+        Some(provider) => format!("web_search: {}", provider.describe()),
+        None => format!(
+            "web_search: not offered; set {} (or {} for a SearXNG instance)",
+            web::search::BRAVE_KEY_ENV,
+            web::search::SEARXNG_ENV
+        ),
+    }
 }
 
 /// The set of tools that exist for this run.
@@ -175,6 +203,13 @@ impl Registry {
         let all = builtins();
         if let Some(names) = only {
             for name in names {
+                if name == "web_search" && !all.iter().any(|t| t.spec().name == *name) {
+                    return Err(crate::Error::config(format!(
+                        "--tools: web_search needs a search provider: set {} (a Brave Search API key), or {} for a SearXNG instance",
+                        web::search::BRAVE_KEY_ENV,
+                        web::search::SEARXNG_ENV
+                    )));
+                }
                 if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
                     return Err(crate::Error::config(format!(
                         "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
@@ -268,8 +303,11 @@ trait Builtin: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// The parameter a bare argument maps to (`bash(ls -la)`).
     const MAIN_PARAM: &'static str;
-    /// Whether it changes anything (and so asks for approval).
+    /// Whether it changes anything or sends data out (and so asks for approval).
     const MUTATING: bool;
+    /// What one approval covers for the session, from the call's arguments (see
+    /// [`ToolSpec::approval_key`]).
+    const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> = None;
     type Args: DeserializeOwned + Send;
 
     /// The JSON schema of `Args`.
@@ -287,13 +325,14 @@ struct Typed<T> {
 
 impl<T: Builtin> Typed<T> {
     fn boxed(tool: T) -> Box<dyn Tool> {
-        let spec = ToolSpec::new(
+        let mut spec = ToolSpec::new(
             T::NAME.into(),
             T::DESCRIPTION.into(),
             T::MAIN_PARAM.into(),
             T::MUTATING,
             T::schema(),
         );
+        spec.approval_key = T::APPROVAL_KEY;
         Box::new(Typed { tool, spec })
     }
 }
@@ -325,8 +364,9 @@ mod tests {
     fn builtin_schemas_are_canonical_json() {
         let registry = Registry::builtin(None).unwrap();
         assert_eq!(
-            registry.names(),
-            ["bash", "read", "write", "edit", "ls", "grep"]
+            // web_search follows when the environment sets up a provider.
+            registry.names()[..7],
+            ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
         );
         for spec in registry.specs() {
             assert_eq!(spec.schema()["type"], "object", "{}", spec.name);

@@ -218,6 +218,7 @@ mod across_turns {
             root: Root::new(&ws.work()).unwrap(),
             context: def.context(),
             artifacts: Artifacts::new(ws.path("data")),
+            web: Default::default(),
         };
         let tools = Registry::builtin(Some(&["read".to_string()])).unwrap();
         let backend = backend::build(&def, &Default::default()).unwrap();

@@ -27,3 +27,4 @@ mod start;
 mod terminfo;
 mod tmux;
 mod tools;
+mod web;

@@ -1,0 +1,74 @@
+//! web_search: a numbered list of results (title, URL, description) from the provider the
+//! environment sets up (`web/search.rs`); the model then reads what it needs with read_url.
+//! Without a provider the tool is not offered at all.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::web::search::Provider;
+use super::{Builtin, ToolContext, ToolOutput};
+use crate::BoxFuture;
+
+const DEFAULT_COUNT: usize = 5;
+const MAX_COUNT: usize = 20;
+
+pub struct WebSearch {
+    pub provider: Provider,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    query: String,
+    count: Option<usize>,
+}
+
+impl Builtin for WebSearch {
+    const NAME: &'static str = "web_search";
+    const DESCRIPTION: &'static str =
+        "Search the web. Returns numbered results with title, URL and description; read a \
+        result with read_url.";
+    const MAIN_PARAM: &'static str = "query";
+    const MUTATING: bool = false;
+    type Args = Args;
+
+    fn schema() -> Value {
+        serde_json::json!({
+            "properties": {
+                "count": {"description": "How many results (default 5, at most 20).", "type": "integer"},
+                "query": {"description": "What to search for.", "type": "string"}
+            },
+            "required": ["query"],
+            "type": "object"
+        })
+    }
+
+    fn run<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let count = args.count.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
+            let hits = match self
+                .provider
+                .search(&args.query, count, ctx.web.timeout)
+                .await
+            {
+                Ok(hits) => hits,
+                Err(e) => return ToolOutput::error(e),
+            };
+            if hits.is_empty() {
+                return ToolOutput::ok(format!("no results for `{}`", args.query));
+            }
+            let list: Vec<String> = hits
+                .iter()
+                .enumerate()
+                .map(|(i, hit)| {
+                    let mut entry = format!("{}. {}\n   {}", i + 1, hit.title, hit.url);
+                    if !hit.description.is_empty() {
+                        entry.push_str(&format!("\n   {}", hit.description));
+                    }
+                    entry
+                })
+                .collect();
+            ToolOutput::ok(list.join("\n\n"))
+        })
+    }
+}

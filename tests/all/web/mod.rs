@@ -420,3 +420,19 @@ fn web_search_needs_a_key() {
         run.stdout()
     );
 }
+
+#[test]
+fn searxng_is_the_other_provider() {
+    let site = Site::start();
+    let ws = Workspace::new();
+    let calls = call("web_search", json!({"query": "rust html"}));
+    let base = format!("{}/searxng", site.url);
+    let env = [("SEARXNG_URL", base.as_str())];
+    let (_, results) = results(&ws, &calls, &["--tools", "web_search"], &env);
+    assert_eq!(
+        results,
+        [ok("1. htmd\n   https://docs.rs/htmd\n   HTML to Markdown")]
+    );
+    let requests = site.requests_for("/searxng/search");
+    assert_eq!(requests[0].target, "/searxng/search?q=rust+html&format=json");
+}

@@ -1,7 +1,7 @@
 //! A small web site on 127.0.0.1 for the read_url and web_search tests: the article of
 //! `fixtures/web/`, redirects (relative, to a private name, to the metadata address, in a
-//! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page and a
-//! Brave-shaped search API. Each connection is answered on its own thread (a stalled body
+//! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page, a
+//! Brave-shaped search API and a SearXNG one. Each connection is answered on its own thread (a stalled body
 //! does not hold up the others), and every request is recorded.
 
 use std::io::{Read, Write};
@@ -141,6 +141,11 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
         "/res/v1/web/search" => {
             let head = [("Content-Type", "application/json")];
             full(&mut stream, "200 OK", &head, BRAVE_RESULTS.as_bytes());
+        }
+        "/searxng/search" => {
+            let body = br#"{"query":"rust html","results":[{"title":"htmd","url":"https://docs.rs/htmd","content":"HTML to <b>Markdown</b>","engine":"duckduckgo"}]}"#;
+            let head = [("Content-Type", "application/json")];
+            full(&mut stream, "200 OK", &head, body);
         }
         "/limited/res/v1/web/search" => {
             let body = br#"{"type":"ErrorResponse","error":{"id":"e1","status":429,"code":"RATE_LIMITED","detail":"Request rate limit exceeded for plan."}}"#;

@@ -6,7 +6,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::web::convert::{decode, Converter};
+use super::web::charset::decode;
+use super::web::convert::Converter;
 use super::web::fetch::{self, Reply};
 use super::web::{host_of, WebOptions};
 use super::{Builtin, ToolContext, ToolOutput};
@@ -123,7 +124,7 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
             start.first() == Some(&b'<')
         }
     };
-    let text = decode(&body.bytes, charset.as_deref(), html);
+    let (text, undecoded) = decode(&body.bytes, charset.as_deref(), html);
     let mut out = String::new();
     if !status.is_success() {
         out.push_str(&format!("HTTP {status}\n"));
@@ -137,6 +138,11 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
         out.push_str(&format!("URL: {final_url}\n\n{}", page.markdown));
     } else {
         out.push_str(&format!("URL: {final_url}\n\n{}", text.trim_end()));
+    }
+    if let Some(label) = undecoded {
+        out.push_str(&format!(
+            "\n\n[the page is in {label}, which read_url reads as UTF-8: letters outside ASCII may be U+FFFD]"
+        ));
     }
     if body.cut {
         out.push_str(&format!(

@@ -127,7 +127,10 @@ fn every_setting_of_config_is_documented() {
         .iter()
         .filter(|s| !docs.contains(&format!("`{s}`")))
         .collect();
-    assert!(missing.is_empty(), "settings missing from the docs: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "settings missing from the docs: {missing:?}"
+    );
 }
 
 /// GitHub's anchor for a heading: lower case, spaces to `-`, punctuation other than `-` and

@@ -1,10 +1,9 @@
-//! What read_url makes of a body: bytes decoded by their charset (header, byte order mark or
-//! `<meta>`), and HTML turned into Markdown by `htmd` (turndown's rules on html5ever's DOM)
-//! after the parts that are not the page's content are dropped and links made absolute.
+//! What read_url makes of an HTML page (once `charset.rs` has decoded it): Markdown by
+//! `htmd` (turndown's rules on html5ever's DOM), after the parts that are not the page's
+//! content are dropped and links made absolute.
 
 use std::rc::Rc;
 
-use encoding_rs::{Encoding, UTF_8};
 use htmd::options::{BulletListMarker, Options};
 use htmd::{HtmlToMarkdown, Node};
 use markup5ever_rcdom::NodeData;
@@ -136,49 +135,6 @@ fn text_of(node: &Rc<Node>) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `bytes` as text: a byte order mark wins, then the header's charset, then (for HTML) a
-/// `<meta charset>` in the first 1024 bytes, else UTF-8. Malformed bytes become U+FFFD.
-pub fn decode(bytes: &[u8], header_charset: Option<&str>, html: bool) -> String {
-    let declared = header_charset
-        .and_then(|c| Encoding::for_label(c.as_bytes()))
-        .or_else(|| {
-            html.then(|| meta_charset(bytes))
-                .flatten()
-                .and_then(|c| Encoding::for_label(c.as_bytes()))
-        })
-        .unwrap_or(UTF_8);
-    // A page labelled UTF-16 in <meta> is really ASCII-compatible (the HTML standard's rule).
-    let encoding = declared.output_encoding();
-    let (text, _, _) = encoding.decode(bytes);
-    text.into_owned()
-}
-
-/// The `charset=` value of a `<meta>` near the start of an HTML page.
-fn meta_charset(bytes: &[u8]) -> Option<String> {
-    let head = &bytes[..bytes.len().min(1024)];
-    let lower = head.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = memchr::memmem::find(&lower[from..], b"<meta") {
-        let start = from + at;
-        let end = memchr::memchr(b'>', &lower[start..]).map_or(lower.len(), |e| start + e);
-        let tag = &lower[start..end];
-        if let Some(pos) = memchr::memmem::find(tag, b"charset=") {
-            let value = &tag[pos + 8..];
-            let value = value
-                .strip_prefix(b"\"")
-                .or_else(|| value.strip_prefix(b"'"))
-                .unwrap_or(value);
-            let len = value
-                .iter()
-                .position(|b| !(b.is_ascii_alphanumeric() || b"-_:.".contains(b)))
-                .unwrap_or(value.len());
-            return Some(String::from_utf8_lossy(&value[..len]).into_owned());
-        }
-        from = end;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,26 +162,5 @@ mod tests {
         let page = md("<head><base href='https://other.example/x/'></head><a href='y'>y</a>");
         assert_eq!(page.markdown, "[y](https://other.example/x/y)");
         assert_eq!(page.title, None);
-    }
-
-    #[test]
-    fn charsets() {
-        assert_eq!(decode(b"caf\xe9", Some("ISO-8859-1"), false), "café");
-        assert_eq!(
-            decode(b"<meta charset=\"windows-1252\">caf\xe9", None, true),
-            "<meta charset=\"windows-1252\">café"
-        );
-        assert_eq!(
-            decode(
-                b"<meta http-equiv=Content-Type content='text/html; charset=iso-8859-1'>\xe9",
-                None,
-                true
-            )
-            .chars()
-            .last(),
-            Some('é')
-        );
-        assert_eq!(decode(b"ok \xff", None, false), "ok \u{fffd}");
-        assert_eq!(decode(b"\xef\xbb\xbfbom", Some("latin1"), false), "bom");
     }
 }

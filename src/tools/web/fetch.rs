@@ -44,7 +44,7 @@ pub struct Body {
 }
 
 impl Reply {
-    /// The body, up to `max_bytes` (after gzip/brotli decoding, so a small compressed answer
+    /// The body, up to `max_bytes` (after gzip decoding, so a small compressed answer
     /// cannot unpack into gigabytes).
     pub async fn body(mut self, max_bytes: usize) -> Result<Body, String> {
         let mut bytes = Vec::new();

@@ -1,7 +1,9 @@
 //! The web under read_url and web_search: fetching with address checks (`fetch`, `address`),
-//! turning pages into Markdown (`convert`), and the search providers (`search`).
+//! decoding and turning pages into Markdown (`charset`, `convert`), and the search providers
+//! (`search`).
 
 pub mod address;
+pub mod charset;
 pub mod convert;
 pub mod fetch;
 pub mod search;

@@ -98,10 +98,7 @@ fn an_article_becomes_markdown_for_a_cli_agent() {
         Some(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
     );
     let encodings = request.header("accept-encoding").unwrap_or_default();
-    assert!(
-        encodings.contains("gzip") && encodings.contains("br"),
-        "{encodings}"
-    );
+    assert!(encodings.contains("gzip"), "{encodings}");
     // The preamble offers read_url; web_search needs a key nobody set.
     let first = ws.prompt(1);
     assert!(first.contains("## read_url"), "{first}");
@@ -434,5 +431,8 @@ fn searxng_is_the_other_provider() {
         [ok("1. htmd\n   https://docs.rs/htmd\n   HTML to Markdown")]
     );
     let requests = site.requests_for("/searxng/search");
-    assert_eq!(requests[0].target, "/searxng/search?q=rust+html&format=json");
+    assert_eq!(
+        requests[0].target,
+        "/searxng/search?q=rust+html&format=json"
+    );
 }

@@ -100,7 +100,7 @@ impl Builtin for ReadUrl {
 async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
     let reply = fetch::get(url, opts).await.map_err(ToolOutput::error)?;
     let Some(kind) = kind(&reply.media_type) else {
-        return Err(refuse(&reply, &reply.media_type));
+        return Err(refuse(&reply));
     };
     let (final_url, status, charset) = (reply.url.clone(), reply.status, reply.charset.clone());
     let length = reply.length;
@@ -157,10 +157,12 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
     })
 }
 
-fn refuse(reply: &Reply, media_type: &str) -> ToolOutput {
+/// The answer for a type read_url does not read, from the head alone (the body is not read).
+fn refuse(reply: &Reply) -> ToolOutput {
     ToolOutput::error(format!(
-        "refused: {} is {media_type} ({}), not a page; read_url reads HTML, text and JSON only",
+        "refused: {} is {} ({}), not a page; read_url reads HTML, text and JSON only",
         reply.url,
+        reply.media_type,
         size_text(reply.length)
     ))
 }

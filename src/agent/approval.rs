@@ -83,13 +83,14 @@ impl std::fmt::Display for AllowRule {
     }
 }
 
-/// The policy of one session: the mode, the allow rules, and the tools the user answered
-/// "always" for.
+/// The policy of one session: the mode, the allow rules, the tools the user answered
+/// "always" for, and the approval keys (tool, host) an answer covers for the session.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     pub mode: ApprovalMode,
     pub allow: Vec<AllowRule>,
     always: HashSet<String>,
+    approved: HashSet<(String, String)>,
 }
 
 impl Policy {
@@ -98,6 +99,7 @@ impl Policy {
             mode,
             allow,
             always: HashSet::new(),
+            approved: HashSet::new(),
         }
     }
 
@@ -127,7 +129,29 @@ impl Policy {
                 .any(|rule| rule.names_git() && rule.matches(&call.name, main));
         }
         !self.always.contains(&call.name)
+            && !self
+                .approved
+                .contains(&(call.name.clone(), approval_key(call, spec)))
             && !self.allow.iter().any(|rule| rule.matches(&call.name, main))
+    }
+
+    /// The user approved this call: for a tool with an approval key (read_url: the host),
+    /// later calls with the same key run without asking in this session.
+    pub fn approved_once(&mut self, call: &ToolCall, spec: &ToolSpec) {
+        if spec.approval_key.is_some() {
+            let key = approval_key(call, spec);
+            self.approved.insert((call.name.clone(), key));
+        }
+    }
+
+    /// The globs of `TOOL:GLOB` allow rules for `tool`: what the user named explicitly
+    /// (read_url fetches a private address only when one of them matches its URL).
+    pub fn named_patterns(&self, tool: &str) -> Vec<GlobMatcher> {
+        self.allow
+            .iter()
+            .filter(|r| r.tool == tool)
+            .filter_map(|r| r.pattern.clone())
+            .collect()
     }
 
     /// The user answered "always" for this tool.
@@ -194,6 +218,13 @@ fn in_git(target: &str) -> bool {
         .any(|c| c.as_os_str() == ".git")
 }
 
+/// What an approval of `call` covers; empty (never remembered) for tools without a key.
+fn approval_key(call: &ToolCall, spec: &ToolSpec) -> String {
+    spec.approval_key
+        .and_then(|key| key(&call.args))
+        .unwrap_or_default()
+}
+
 /// Whether a shell command line does more than run one simple command.
 fn chains_commands(command: &str) -> bool {
     command.contains([';', '&', '|', '`', '\n', '>', '<']) || command.contains("$(")
@@ -222,6 +253,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             root: Root::new(dir).unwrap(),
             env: Default::default(),
+            web: Default::default(),
         };
         policy.needs_approval(&call, &spec, &ctx)
     }
@@ -322,6 +354,48 @@ mod tests {
             "edit",
             json!({"path": "a", "old_string": "x", "new_string": "y"})
         ));
+    }
+
+    #[test]
+    fn read_url_asks_once_per_host_and_rules_name_urls() {
+        let registry = Registry::builtin(None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext {
+            cwd: dir.path().to_path_buf(),
+            root: Root::new(dir.path()).unwrap(),
+            env: Default::default(),
+            web: Default::default(),
+        };
+        let spec = registry.get("read_url").unwrap().spec().clone();
+        let call = |url: &str| ToolCall {
+            id: "c".into(),
+            name: "read_url".into(),
+            args: json!({ "url": url }),
+        };
+        let mut policy = Policy::new(
+            ApprovalMode::OnWrite,
+            vec!["read_url:https://docs.rs/*".parse().unwrap()],
+        );
+        assert!(!policy.needs_approval(&call("https://docs.rs/htmd"), &spec, &ctx));
+        let page = call("https://example.com/a");
+        assert!(policy.needs_approval(&page, &spec, &ctx));
+        policy.approved_once(&page, &spec);
+        assert!(!policy.needs_approval(&call("https://example.com/b?q=1"), &spec, &ctx));
+        assert!(policy.needs_approval(&call("https://example.org/a"), &spec, &ctx));
+        assert!(policy.needs_approval(&call("https://example.com:8443/a"), &spec, &ctx));
+        // Approving a bash command once covers nothing else.
+        let bash = registry.get("bash").unwrap().spec().clone();
+        let ls = ToolCall {
+            id: "c".into(),
+            name: "bash".into(),
+            args: json!({"command": "ls"}),
+        };
+        policy.approved_once(&ls, &bash);
+        assert!(policy.needs_approval(&ls, &bash, &ctx));
+        let named = policy.named_patterns("read_url");
+        assert_eq!(named.len(), 1);
+        assert!(named[0].is_match("https://docs.rs/x"));
+        assert!(policy.named_patterns("bash").is_empty());
     }
 
     #[test]

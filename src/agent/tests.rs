@@ -74,6 +74,7 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
             context: Default::default(),
             artifacts: crate::context::Artifacts::new(dir.join("artifacts")),
             env: Default::default(),
+            web: Default::default(),
         },
     )
 }
@@ -338,6 +339,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
             },
             artifacts: crate::context::Artifacts::new(dir.path().join("artifacts")),
             env: Default::default(),
+            web: Default::default(),
         },
     );
     let mut long = Conversation::new();

@@ -15,7 +15,7 @@ use crate::context::{
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
-use crate::tools::{Registry, Root, ToolContext, ToolOutput};
+use crate::tools::{Registry, Root, ToolContext, ToolOutput, WebOptions};
 use crate::{Error, ErrorKind};
 
 /// Settings of an [`Agent`].
@@ -35,6 +35,8 @@ pub struct AgentOptions {
     pub artifacts: Artifacts,
     /// What bash and MCP servers do not inherit; their values are masked in tool results.
     pub env: std::sync::Arc<crate::tools::EnvPolicy>,
+    /// How read_url fetches (`web_timeout`, `web_connect_timeout`, `web_max_bytes`).
+    pub web: WebOptions,
 }
 
 /// The same call (tool and arguments) this many times in one turn stops the turn.
@@ -504,6 +506,10 @@ impl Agent {
             cwd: self.options.cwd.clone(),
             root: self.options.root.clone(),
             env: self.options.env.clone(),
+            web: WebOptions {
+                named: self.options.policy.named_patterns("read_url"),
+                ..self.options.web.clone()
+            },
         }
     }
 
@@ -529,8 +535,9 @@ impl Agent {
                 call: request.call.clone(),
                 summary: request.summary.clone(),
             });
+            let spec = tool.spec().clone();
             match obs.approve(&request).await {
-                Decision::Once => {}
+                Decision::Once => self.options.policy.approved_once(call, &spec),
                 Decision::Always => self.options.policy.allow_always(&call.name),
                 Decision::Deny(reason) => {
                     return ToolOutput::error(format!("not run: {reason}"));

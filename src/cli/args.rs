@@ -200,7 +200,7 @@ pub struct Tooling {
     ///
     /// Comma-separated.
     ///
-    /// All: bash, read, write, edit, ls, grep, the command tools of [tools.NAME] tables, and the tools of every MCP server. MCP tools are named
+    /// All: bash, read, write, edit, ls, grep, read_url, web_search when BRAVE_API_KEY is set, the command tools of [tools.NAME] tables, and the tools of every MCP server. MCP tools are named
     /// mcp.SERVER.TOOL; mcp.SERVER.* takes all of one server's, mcp.* all of them.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub tools: Option<Vec<String>>,

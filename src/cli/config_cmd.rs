@@ -45,6 +45,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     if let Some(dir) = agent_loop::session::Store::default_dir() {
         println!("sessions: {}", dir.display());
     }
+    println!("{}", agent_loop::tools::web_search_status());
     Ok(())
 }
 

@@ -113,6 +113,7 @@ async fn backends(args: &Args) -> i32 {
     match super::backends_cmd::table(&config).await {
         Ok(table) => {
             print!("{table}");
+            println!("\n{}", agent_loop::tools::web_search_status());
             0
         }
         Err(e) => fail(&e),

@@ -113,6 +113,24 @@ pub const KEYS: &[Key] = &[
         help: "append your system prompt to the built-in one, or replace its opening",
     },
     Key {
+        name: "web_connect_timeout",
+        flag: None,
+        default: Some("10"),
+        help: "read_url: seconds to look up and connect to a host",
+    },
+    Key {
+        name: "web_timeout",
+        flag: None,
+        default: Some("30"),
+        help: "read_url: seconds for a whole fetch (redirects and body); web_search too",
+    },
+    Key {
+        name: "web_max_bytes",
+        flag: None,
+        default: Some("5000000"),
+        help: "read_url: bytes of a page read at most (the rest is left out, with a note)",
+    },
+    Key {
         name: "debug",
         flag: Some("--debug"),
         default: Some("false"),

@@ -1,7 +1,7 @@
 //! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep,
-//! and the command tools of `[tools.NAME]` tables, see `custom`), each described by a JSON
-//! schema that goes into the text preamble for CLI backends and, for HTTP backends, into
-//! native tool definitions.
+//! read_url, web_search when a search provider is set up, and the command tools of
+//! `[tools.NAME]` tables, see `custom`), each described by a JSON schema that goes into the
+//! text preamble for CLI backends and, for HTTP backends, into native tool definitions.
 
 mod bash;
 mod beneath;
@@ -13,8 +13,11 @@ mod fs;
 mod grep;
 mod ls;
 mod read;
+mod read_url;
 mod root;
 mod spec;
+pub mod web;
+mod web_search;
 mod write;
 
 pub use beneath::{method as confinement_method, Method as ConfinementMethod};
@@ -22,19 +25,38 @@ pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use root::Root;
 pub use spec::{Tool, ToolContext, ToolOutput, ToolSpec};
+pub use web::WebOptions;
 
 use spec::Typed;
 
 /// The built-in tools, in the order they are offered: the one list of them.
 fn builtins() -> Vec<Box<dyn Tool>> {
-    vec![
+    let mut tools: Vec<Box<dyn Tool>> = vec![
         Typed::boxed(bash::Bash),
         Typed::boxed(read::Read),
         Typed::boxed(write::Write),
         Typed::boxed(edit::Edit),
         Typed::boxed(ls::Ls),
         Typed::boxed(grep::Grep),
-    ]
+        Typed::boxed(read_url::ReadUrl),
+    ];
+    if let Some(provider) = web::search::Provider::from_env() {
+        tools.push(Typed::boxed(web_search::WebSearch { provider }));
+    }
+    tools
+}
+
+/// The web search provider the environment sets up, in a few words (`agent-loop backends`
+/// and `config`), or what to set for one.
+pub fn web_search_status() -> String {
+    match web::search::Provider::from_env() {
+        Some(provider) => format!("web_search: {}", provider.describe()),
+        None => format!(
+            "web_search: not offered; set {} (or {} for a SearXNG instance)",
+            web::search::BRAVE_KEY_ENV,
+            web::search::SEARXNG_ENV
+        ),
+    }
 }
 
 /// The names of the built-in tools, in the order they are offered.
@@ -97,6 +119,13 @@ impl Registry {
             .collect();
         if let Some(names) = only {
             for name in names {
+                if name == "web_search" && !all.iter().any(|t| t.spec().name == *name) {
+                    return Err(crate::Error::config(format!(
+                        "--tools: web_search needs a search provider: set {} (a Brave Search API key), or {} for a SearXNG instance",
+                        web::search::BRAVE_KEY_ENV,
+                        web::search::SEARXNG_ENV
+                    )));
+                }
                 if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
                     return Err(crate::Error::config(format!(
                         "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
@@ -194,8 +223,9 @@ mod tests {
     fn builtin_schemas_are_canonical_json() {
         let registry = Registry::builtin(None).unwrap();
         assert_eq!(
-            registry.names(),
-            ["bash", "read", "write", "edit", "ls", "grep"]
+            // web_search follows when the environment sets up a provider.
+            registry.names()[..7],
+            ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
         );
         for spec in registry.specs() {
             assert_eq!(spec.schema()["type"], "object", "{}", spec.name);

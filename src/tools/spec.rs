@@ -11,6 +11,7 @@ use super::beneath;
 use super::env::EnvPolicy;
 use super::fs;
 use super::root::Root;
+use super::web::WebOptions;
 use crate::BoxFuture;
 
 /// What the model is told about a tool, and what the loop needs to know to run it.
@@ -21,8 +22,11 @@ pub struct ToolSpec {
     /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
     /// than JSON.
     pub main_param: String,
-    /// Whether it changes anything (and so asks for approval).
+    /// Whether it changes anything or sends data out (and so asks for approval).
     pub mutating: bool,
+    /// What one approval covers for the session (read_url: the URL's host), when not just
+    /// this call.
+    pub approval_key: Option<fn(&Value) -> Option<String>>,
     /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
     schema: Value,
     /// The same as compact JSON text, for the prompts of CLI backends.
@@ -42,6 +46,7 @@ impl ToolSpec {
             description,
             main_param,
             mutating,
+            approval_key: None,
             schema_text: schema.to_string(),
             schema,
         }
@@ -67,6 +72,8 @@ pub struct ToolContext {
     pub root: Root,
     /// What bash does not inherit, and whose values no result shows.
     pub env: std::sync::Arc<EnvPolicy>,
+    /// How read_url fetches, and the URLs allow rules name.
+    pub web: WebOptions,
 }
 
 impl ToolContext {
@@ -148,8 +155,11 @@ pub(super) trait Builtin: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// The parameter a bare argument maps to (`bash(ls -la)`).
     const MAIN_PARAM: &'static str;
-    /// Whether it changes anything (and so asks for approval).
+    /// Whether it changes anything or sends data out (and so asks for approval).
     const MUTATING: bool;
+    /// What one approval covers for the session, from the call's arguments (see
+    /// [`ToolSpec::approval_key`]).
+    const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> = None;
     /// Its parameters, for the JSON schema the model sees: those `Args` reads.
     const PARAMS: &'static [Param];
     type Args: DeserializeOwned + Send;
@@ -226,13 +236,14 @@ pub(super) struct Typed<T> {
 
 impl<T: Builtin> Typed<T> {
     pub(super) fn boxed(tool: T) -> Box<dyn Tool> {
-        let spec = ToolSpec::new(
+        let mut spec = ToolSpec::new(
             T::NAME.into(),
             T::DESCRIPTION.into(),
             T::MAIN_PARAM.into(),
             T::MUTATING,
             schema(T::PARAMS),
         );
+        spec.approval_key = T::APPROVAL_KEY;
         Box::new(Typed { tool, spec })
     }
 }

@@ -326,7 +326,9 @@ fn unknown_tool_and_malformed_calls_go_back_to_the_model() {
     run.expect_code(0);
     let second = ws.prompt(2);
     assert!(
-        second.contains("unknown tool `fly`; the tools are: bash, read, write, edit, ls, grep"),
+        second.contains(
+            "unknown tool `fly`; the tools are: bash, read, write, edit, ls, grep, read_url"
+        ),
         "{second}"
     );
     assert!(

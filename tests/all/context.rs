@@ -219,6 +219,7 @@ mod across_turns {
             context: def.context(),
             artifacts: Artifacts::new(ws.path("data")),
             env: Default::default(),
+            web: Default::default(),
         };
         let tools = Registry::builtin(Some(&["read".to_string()])).unwrap();
         let backend = backend::build(&def, &Default::default()).unwrap();

@@ -181,7 +181,7 @@ fn tools_lists_custom_tools_and_config_shows_them() {
     // A tool with no command yet is not offered, so --tools does not know it.
     let run = ws.run(&["--backend", "fake", "--tools", "later", "hi"]);
     run.expect_code(2);
-    assert!(run.stderr().contains("--tools: unknown tool `later`; the tools are bash, read, write, edit, ls, grep, word_count"), "{}", run.stderr());
+    assert!(run.stderr().contains("--tools: unknown tool `later`; the tools are bash, read, write, edit, ls, grep, read_url, word_count"), "{}", run.stderr());
     let run = ws.run(&["config"]);
     run.expect_code(0);
     let out = run.stdout();

@@ -1,6 +1,7 @@
-//! The documentation against the program: every flag and subcommand `--help` lists, and every
-//! command the REPL's `/help` lists, appears in README.md or docs/*.md; and every link
-//! between those pages leads to a file that exists and, with a `#fragment`, to a heading in it.
+//! The documentation against the program: every flag and subcommand `--help` lists, every
+//! setting `agent-loop config` lists, and every command the REPL's `/help` lists, appears in
+//! README.md or docs/*.md; and every link between those pages leads to a file that exists
+//! and, with a `#fragment`, to a heading in it.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -153,6 +154,31 @@ fn every_repl_command_of_slash_help_is_documented() {
     assert!(
         missing.is_empty(),
         "REPL commands missing from the docs: {missing:?}"
+    );
+}
+
+#[test]
+fn every_setting_of_config_is_documented() {
+    let ws = Workspace::new();
+    let run = ws.run(&["config"]);
+    run.expect_code(0);
+    let docs = all_docs();
+    // `agent-loop config` lists one setting a line after its heading line.
+    let settings: Vec<String> = run
+        .stdout()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(settings.iter().any(|s| s == "web_timeout"), "{settings:?}");
+    let missing: Vec<&String> = settings
+        .iter()
+        .filter(|s| !docs.contains(&format!("`{s}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "settings missing from the docs: {missing:?}"
     );
 }
 

@@ -43,3 +43,4 @@ mod terminfo;
 mod tmux;
 mod tools;
 mod versions;
+mod web;

@@ -391,6 +391,7 @@ fn servers_are_listed_and_one_is_restarted() {
         cwd: dir.path().to_path_buf(),
         root: agent_loop::tools::Root::Anywhere,
         env: Default::default(),
+        web: Default::default(),
     };
     let out = runtime.block_on(registry.get("mcp.tiny.die").unwrap().run(json!({}), &ctx));
     assert!(!out.ok, "{}", out.output);

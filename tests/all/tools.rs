@@ -10,6 +10,7 @@ fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
         cwd: dir.to_path_buf(),
         root: Root::new(dir).unwrap(),
         env: Default::default(),
+        web: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -28,7 +28,11 @@ pub const TOKENS: &str =
 
 /// Variables of the developer's environment that would change what a run does.
 /// `SHELL` is cleared so `script` runs its command with /bin/sh here as on CI.
-pub const CLEARED_ENV: [&str; 15] = [
+pub const CLEARED_ENV: [&str; 18] = [
+    // The web search providers: web_search is offered only when a test sets one.
+    "BRAVE_API_KEY",
+    "BRAVE_SEARCH_BASE_URL",
+    "SEARXNG_URL",
     "AGENT_LOOP_BACKEND",
     "AGENT_LOOP_DISPLAY",
     "AGENT_LOOP_OUTPUT",

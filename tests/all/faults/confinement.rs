@@ -16,6 +16,7 @@ fn context(dir: &Path) -> ToolContext {
         cwd: dir.to_path_buf(),
         root: Root::new(dir).unwrap(),
         env: Default::default(),
+        web: Default::default(),
     }
 }
 

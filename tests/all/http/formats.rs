@@ -43,7 +43,10 @@ fn round_trip(format: Format, stream: bool, extra_args: &[&str]) -> (Run, Vec<Re
         assert_eq!(request.header("content-type"), Some("application/json"));
         let body = request.json();
         let tools: Vec<&str> = tool_names(format, &body);
-        assert_eq!(tools, ["bash", "read", "write", "edit", "ls", "grep"]);
+        assert_eq!(
+            tools,
+            ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
+        );
     }
     (run, requests)
 }

@@ -1,0 +1,186 @@
+//! read_url: a web page as Markdown (title first, links absolute, chrome and scripts left
+//! out), text and JSON as they are; other content types are refused with their type and
+//! size. It sends data out of the machine, so it asks for approval (once per host) and
+//! refuses private addresses unless an allow rule names the URL (see `web/fetch.rs`).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::web::charset::decode;
+use super::web::convert::Converter;
+use super::web::fetch::{self, Reply};
+use super::web::{host_of, WebOptions};
+
+pub struct ReadUrl;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    url: String,
+    max_chars: Option<usize>,
+}
+
+/// How the body is read.
+#[derive(PartialEq)]
+enum Kind {
+    Html,
+    Text,
+    /// No `Content-Type`: HTML or text if it is UTF-8, else refused.
+    Unnamed,
+}
+
+fn kind(media_type: &str) -> Option<Kind> {
+    match media_type {
+        "text/html" | "application/xhtml+xml" => Some(Kind::Html),
+        "" => Some(Kind::Unnamed),
+        t if t.starts_with("text/")
+            || t == "application/json"
+            || t.ends_with("+json")
+            || t == "application/xml"
+            || t.ends_with("+xml")
+            || t == "application/javascript" =>
+        {
+            Some(Kind::Text)
+        }
+        _ => None,
+    }
+}
+
+impl Builtin for ReadUrl {
+    const NAME: &'static str = "read_url";
+    const DESCRIPTION: &'static str =
+        "Fetch a web page (http or https) and return it as Markdown: the title first, then the \
+        content with absolute links; navigation, scripts and styles are left out. Text and \
+        JSON come back as they are; images, PDFs and other binary types are refused. \
+        max_chars keeps only the start of a long page.";
+    const MAIN_PARAM: &'static str = "url";
+    /// It sends data out of the machine.
+    const MUTATING: bool = true;
+    const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> =
+        Some(|args| host_of(args.get("url")?.as_str()?));
+    const PARAMS: &'static [Param] = &[
+        Param::required("url", "string", "The http or https URL to read."),
+        Param::optional(
+            "max_chars",
+            "integer",
+            "Return at most this many characters of the page.",
+        ),
+    ];
+    type Args = Args;
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let opts = &ctx.web;
+        let fetched = tokio::time::timeout(opts.timeout, read(&args.url, opts)).await;
+        let output = match fetched {
+            Ok(Ok(output)) => output,
+            Ok(Err(error)) => return error,
+            Err(_) => {
+                return ToolOutput::error(format!(
+                    "reading {} timed out after {} (web_timeout)",
+                    args.url,
+                    fetch::seconds(opts.timeout)
+                ))
+            }
+        };
+        match args.max_chars {
+            Some(max) => cut(output, max),
+            None => output,
+        }
+    }
+}
+
+/// The page as the model gets it.
+async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
+    let reply = fetch::get(url, opts).await.map_err(ToolOutput::error)?;
+    let Some(kind) = kind(&reply.media_type) else {
+        return Err(refuse(&reply));
+    };
+    let (final_url, status, charset) = (reply.url.clone(), reply.status, reply.charset.clone());
+    let length = reply.length;
+    let body = reply
+        .body(opts.max_bytes)
+        .await
+        .map_err(ToolOutput::error)?;
+    let html = match kind {
+        Kind::Html => true,
+        Kind::Text => false,
+        Kind::Unnamed => {
+            if std::str::from_utf8(&body.bytes).is_err() {
+                let size = length.unwrap_or(body.bytes.len() as u64);
+                return Err(ToolOutput::error(format!(
+                    "refused: {final_url} names no content type and is not UTF-8 text \
+                     ({}); read_url reads HTML, text and JSON only",
+                    size_text(Some(size))
+                )));
+            }
+            let start = body.bytes.trim_ascii_start();
+            start.first() == Some(&b'<')
+        }
+    };
+    let (text, undecoded) = decode(&body.bytes, charset.as_deref(), html);
+    let mut out = String::new();
+    if !status.is_success() {
+        out.push_str(&format!("HTTP {status}\n"));
+    }
+    if html {
+        // Rc-based DOM: built and dropped here, between awaits.
+        let page = Converter::new().convert(&text, &final_url);
+        if let Some(title) = page.title {
+            out.push_str(&format!("Title: {title}\n"));
+        }
+        out.push_str(&format!("URL: {final_url}\n\n{}", page.markdown));
+    } else {
+        out.push_str(&format!("URL: {final_url}\n\n{}", text.trim_end()));
+    }
+    if let Some(label) = undecoded {
+        out.push_str(&format!(
+            "\n\n[the page is in {label}, which read_url reads as UTF-8: letters outside ASCII may be U+FFFD]"
+        ));
+    }
+    if body.cut {
+        out.push_str(&format!(
+            "\n\n[cut: only the first {} bytes of the page were read (web_max_bytes)]",
+            opts.max_bytes
+        ));
+    }
+    Ok(ToolOutput {
+        ok: status.is_success(),
+        output: out,
+        exit_code: None,
+    })
+}
+
+/// The answer for a type read_url does not read, from the head alone (the body is not read).
+fn refuse(reply: &Reply) -> ToolOutput {
+    ToolOutput::error(format!(
+        "refused: {} is {} ({}), not a page; read_url reads HTML, text and JSON only",
+        reply.url,
+        reply.media_type,
+        size_text(reply.length)
+    ))
+}
+
+fn size_text(length: Option<u64>) -> String {
+    match length {
+        Some(n) => format!("{n} bytes"),
+        None => "size not given".into(),
+    }
+}
+
+/// The first `max` characters, with a note when more were left out.
+fn cut(mut output: ToolOutput, max: usize) -> ToolOutput {
+    let total = output.output.chars().count();
+    if total > max {
+        let end = output
+            .output
+            .char_indices()
+            .nth(max)
+            .map_or(output.output.len(), |(i, _)| i);
+        output.output.truncate(end);
+        output.output.push_str(&format!(
+            "\n\n[cut at max_chars: {max} of {total} characters shown]"
+        ));
+    }
+    output
+}

@@ -1,0 +1,72 @@
+//! The web under read_url and web_search: fetching with address checks (`fetch`, `address`),
+//! decoding and turning pages into Markdown (`charset`, `convert`), and the search providers
+//! (`search`).
+
+pub mod address;
+pub mod charset;
+pub mod convert;
+pub mod fetch;
+pub mod search;
+
+use std::time::Duration;
+
+use globset::GlobMatcher;
+
+/// How read_url fetches (`web_connect_timeout`, `web_timeout`, `web_max_bytes`), and which
+/// URLs the user named in allow rules.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    pub connect_timeout: Duration,
+    /// The whole fetch: every redirect and the body.
+    pub timeout: Duration,
+    pub max_bytes: usize,
+    /// The globs of `read_url:GLOB` allow rules: a URL one of them matches may be on a
+    /// private address (the user named it).
+    pub named: Vec<GlobMatcher>,
+}
+
+impl Default for WebOptions {
+    fn default() -> Self {
+        WebOptions {
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_bytes: 5_000_000,
+            named: Vec::new(),
+        }
+    }
+}
+
+impl WebOptions {
+    /// Whether an allow rule names `url`.
+    pub fn names(&self, url: &str) -> bool {
+        self.named.iter().any(|g| g.is_match(url))
+    }
+}
+
+/// The host of a URL, for asking approval once per host; `None` if it is no URL.
+pub fn host_of(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    Some(match url.port() {
+        Some(port) => format!("{}:{port}", url.host_str()?),
+        None => url.host_str()?.to_string(),
+    })
+}
+
+impl WebOptions {
+    /// `web_connect_timeout`, `web_timeout` (seconds) and `web_max_bytes` from the settings.
+    pub fn from_settings(
+        settings: &crate::config::settings::Settings,
+    ) -> Result<Self, crate::Error> {
+        let mut web = WebOptions::default();
+        if let Some(s) = settings.get::<u64>("web_connect_timeout")? {
+            web.connect_timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = settings.get::<u64>("web_timeout")? {
+            web.timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(n) = settings.get::<usize>("web_max_bytes")? {
+            web.max_bytes = n.max(1);
+        }
+        Ok(web)
+    }
+}

@@ -44,6 +44,9 @@ pub struct ChatOptions {
     pub save: bool,
     /// `--log FILE`: the event log goes there instead of the session's own `log.jsonl`.
     pub log: Option<PathBuf>,
+    /// More environment variables whose values are secrets, kept out of logs, sessions and
+    /// displays like the backends' API keys (the Telegram bot's token).
+    pub secret_envs: Vec<String>,
 }
 
 impl ChatOptions {

@@ -17,5 +17,6 @@ mod run;
 mod screen;
 mod sessions_cmd;
 mod signals;
+mod telegram;
 
 pub use run::main;

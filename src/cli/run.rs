@@ -63,7 +63,10 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
-        Some(Command::Backends) | Some(Command::Doctor { .. }) | None => {}
+        Some(Command::Backends)
+        | Some(Command::Doctor { .. })
+        | Some(Command::Telegram(_))
+        | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -83,6 +86,7 @@ pub fn main() -> i32 {
     let code = match &args.command {
         Some(Command::Backends) => runtime.block_on(backends(&args)),
         Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
+        Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
         _ => runtime.block_on(run(args)),
     };
     // Everything that matters is done and flushed: do not wait for the blocking pool (a
@@ -136,7 +140,7 @@ async fn doctor(args: &Args, name: &str) -> i32 {
     }
 }
 
-fn fail(error: &Error) -> i32 {
+pub(super) fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
     error.exit_code()
 }
@@ -204,7 +208,7 @@ async fn run(args: Args) -> i32 {
 }
 
 /// The chat this run's flags ask for (the rest of its settings are in `Settings`).
-fn chat_options(args: &Args) -> ChatOptions {
+pub(super) fn chat_options(args: &Args) -> ChatOptions {
     ChatOptions {
         config: args.run.config.clone(),
         temperature: args.request.temp,
@@ -221,11 +225,12 @@ fn chat_options(args: &Args) -> ChatOptions {
         },
         save: !args.saving.no_save,
         log: args.saving.log.clone(),
+        secret_envs: Vec::new(),
     }
 }
 
 /// Settings from config.toml and the environment, with this run's flags on top.
-fn load_settings(args: &Args) -> Result<Settings, Error> {
+pub(super) fn load_settings(args: &Args) -> Result<Settings, Error> {
     let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
     settings.flag("backend", args.run.backend.clone());
     settings.flag("model", args.request.model.clone());

@@ -26,6 +26,7 @@ mod sessions;
 mod settings;
 mod slash;
 mod start;
+mod telegram;
 mod terminfo;
 mod tmux;
 mod tools;

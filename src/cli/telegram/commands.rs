@@ -89,7 +89,7 @@ pub fn status(chat: &Chat, running: bool) -> String {
         t.output
     );
     text.push_str(&format!("\ncost: ${:.4}", t.cost));
-    let last = if s.updated == 0 {
+    let last = if s.turns == 0 {
         "none yet".to_string()
     } else {
         format_time(s.updated)

@@ -11,6 +11,7 @@ mod fanout;
 mod frontend;
 mod input;
 mod mcp;
+mod options;
 mod outcome;
 mod repl;
 mod run;

@@ -22,7 +22,7 @@ use agent_loop::config::settings::Settings;
 use agent_loop::Error;
 
 use super::args::{Args, Request, Run, Saving, Telegram, Tooling};
-use super::run::{chat_options, fail, load_settings};
+use super::options::{chat_options, load_settings, Flag};
 use super::signals::Signals;
 use api::{backoff, Api, Update};
 use approval::Approvals;
@@ -135,9 +135,7 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
              bot: it replies with it), or pass --allow-anyone",
         ));
     }
-    let debug = settings.raw("debug").is_some_and(|(v, _)| {
-        matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
-    });
+    let debug = settings.get::<Flag>("debug")?.is_some_and(|f| f.0);
     let base = std::env::var("TELEGRAM_API_URL")
         .ok()
         .filter(|b| !b.is_empty())
@@ -153,6 +151,11 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
         options,
         debug,
     })
+}
+
+fn fail(error: &Error) -> i32 {
+    eprintln!("agent-loop: error: {error}");
+    error.exit_code()
 }
 
 async fn serve(setup: Setup, bot: &Telegram) -> i32 {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Semaphore};
 
-use agent_loop::chat::ChatOptions;
+use agent_loop::chat::{Chat, ChatOptions};
 use agent_loop::config::settings::Settings;
 use agent_loop::Error;
 
@@ -144,6 +144,14 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
     let mut options = chat_options(args);
     // The token is kept out of logs and sessions as the backends' keys are.
     options.secret_envs.push(token_env);
+    // A bad backend or setting stops the start, rather than failing every chat's first
+    // message: a chat is put together once, unsaved, and dropped.
+    let probe = ChatOptions {
+        save: false,
+        ..options.clone()
+    };
+    let backend = Chat::open(&settings, &probe, &mut |_| {})?.status().backend;
+    eprintln!("agent-loop telegram: backend {backend}");
     Ok(Setup {
         api,
         settings,
@@ -189,9 +197,13 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
         debug,
     });
     let mut signals = Signals::install();
-    if let Err(e) = api.set_my_commands(&COMMANDS).await {
-        eprintln!("agent-loop telegram: setMyCommands failed, the commands still work: {e}");
-    }
+    // Beside the polling, which must not wait for it while the network is down.
+    let commands_api = api.clone();
+    tokio::task::spawn_local(async move {
+        if let Err(e) = commands_api.set_my_commands(&COMMANDS).await {
+            eprintln!("agent-loop telegram: setMyCommands failed, the commands still work: {e}");
+        }
+    });
     eprintln!("agent-loop telegram: polling for messages");
     let poll_timeout = Duration::from_secs(bot.poll_timeout);
     let mut offset = 0;

@@ -46,6 +46,8 @@ struct State {
     failures: VecDeque<(Matcher, u16, Value)>,
     /// The highest `offset` a getUpdates carried.
     acked: i64,
+    /// This many getUpdates calls are dropped without an answer, as a network failure.
+    dropped_polls: usize,
 }
 
 pub struct Mock {
@@ -123,6 +125,11 @@ impl Mock {
             .push_back((Box::new(matches), status, body));
     }
 
+    /// The next `n` getUpdates calls get no answer (the connection is closed).
+    pub fn drop_polls(&self, n: usize) {
+        self.lock().dropped_polls = n;
+    }
+
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
     }
@@ -177,6 +184,10 @@ fn serve(mut stream: TcpStream, state: &(Mutex<State>, Condvar)) {
         return;
     };
     let (status, reply) = answer(&path, body, state);
+    if status == 0 {
+        // Dropped: the connection closes with no answer.
+        return;
+    }
     let body = reply.to_string();
     let head = format!(
         "HTTP/1.1 {status} Status\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -200,6 +211,10 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
         body,
         message_id: 0,
     };
+    if method == "getUpdates" && s.dropped_polls > 0 {
+        s.dropped_polls -= 1;
+        return (0, Value::Null);
+    }
     if method == "getUpdates" {
         let offset = call.body["offset"].as_i64().unwrap_or(0);
         let timeout = call.body["timeout"].as_u64().unwrap_or(0);

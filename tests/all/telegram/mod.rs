@@ -115,6 +115,10 @@ fn a_tool_round_trip_from_an_allowed_user() {
     );
     ws.reply(
         2,
+        "<tool_call>{\"name\": \"ls\", \"arguments\": {\"path\": \".\"}}</tool_call>\n",
+    );
+    ws.reply(
+        3,
         format!("The file says **42** <ok>. The token is {TOKEN}.\n"),
     );
     let mock = Mock::start();
@@ -138,9 +142,17 @@ fn a_tool_round_trip_from_an_allowed_user() {
         ws.prompt(2)
     );
     let calls = mock.calls();
+    // One progress message, edited in place as the second call is added.
+    let progress = calls
+        .iter()
+        .find(|c| c.method == "sendMessage" && c.text() == "running: notes.txt")
+        .unwrap_or_else(|| panic!("no progress line: {calls:#?}"));
     assert!(
-        calls.iter().any(|c| c.text() == "running: notes.txt"),
-        "no progress line: {calls:#?}"
+        calls.iter().any(|c| c.method == "editMessageText"
+            && c.body["message_id"] == progress.message_id
+            && c.text().starts_with("running: notes.txt\nrunning: ")),
+        "the progress message was not edited: {calls:#?}\n{}",
+        bot.stderr()
     );
     assert!(calls
         .iter()
@@ -573,6 +585,14 @@ fn it_will_not_start_without_a_token_or_an_allowlist() {
     run.expect_code(2);
     assert!(run.stderr().contains("--allow-user ID"), "{}", run.stderr());
 
+    // A backend that does not exist stops the start, not each chat's first message.
+    let mut cmd = ws.cmd(&["telegram", "--backend", "nope", "--allow-user", "42"]);
+    cmd.env("TELEGRAM_BOT_TOKEN", TOKEN)
+        .env("TELEGRAM_API_URL", &mock.url);
+    let run = ws.run_cmd(cmd);
+    run.expect_code(2);
+    assert!(run.stderr().contains("nope"), "{}", run.stderr());
+
     // --allow-anyone starts, with a warning.
     let mut cmd = ws.cmd(&[
         "telegram",
@@ -589,6 +609,24 @@ fn it_will_not_start_without_a_token_or_an_allowlist() {
         bot.stderr().contains("warning: --allow-anyone"),
         "{}",
         bot.stderr()
+    );
+    assert_eq!(bot.terminate(), 0);
+}
+
+#[test]
+fn polling_resumes_after_network_errors() {
+    let ws = Workspace::new();
+    ws.reply(1, "still here\n");
+    let mock = Mock::start();
+    mock.drop_polls(2);
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
+    mock.message(ME, ME, "are you there?");
+    mock.wait_sent(ME, "still here");
+    let stderr = bot.stderr();
+    assert_eq!(
+        stderr.matches("getUpdates: network error").count(),
+        2,
+        "{stderr}"
     );
     assert_eq!(bot.terminate(), 0);
 }

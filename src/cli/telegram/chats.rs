@@ -217,6 +217,7 @@ impl Worker {
             chat_id: self.chat_id,
             approval_timeout: shared.approval_timeout,
             lines,
+            redactor: chat.redactor().clone(),
             debug: shared.debug,
         };
         let mut cancel_all = shared.cancel_all.clone();

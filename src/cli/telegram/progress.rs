@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use agent_loop::context::ToolCall;
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
 use super::api::{Api, Mode};
@@ -27,6 +29,8 @@ pub struct Progress {
     pub chat_id: i64,
     pub approval_timeout: Duration,
     pub lines: mpsc::UnboundedSender<String>,
+    /// The chat's: an approval request reaches the observer unredacted.
+    pub redactor: Redactor,
     /// Debug lines on stderr.
     pub debug: bool,
 }
@@ -60,13 +64,26 @@ impl Observer for Progress {
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(ask(
-            &self.api,
-            &self.approvals,
-            self.chat_id,
-            request,
-            self.approval_timeout,
-        ))
+        Box::pin(async move {
+            let shown = ApprovalRequest {
+                call: ToolCall {
+                    args: serde_json::from_str(
+                        &self.redactor.redact(&request.call.args.to_string()),
+                    )
+                    .unwrap_or_else(|_| request.call.args.clone()),
+                    ..request.call.clone()
+                },
+                summary: self.redactor.redact(&request.summary),
+            };
+            ask(
+                &self.api,
+                &self.approvals,
+                self.chat_id,
+                &shown,
+                self.approval_timeout,
+            )
+            .await
+        })
     }
 }
 

@@ -337,7 +337,7 @@ fn approval_through_a_callback() {
     let ws = Workspace::new();
     ws.reply(
         1,
-        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"touch approved.txt\"}}</tool_call>\n",
+        format!("<tool_call>{{\"name\":\"bash\",\"arguments\":{{\"command\":\"touch approved.txt # {TOKEN}\"}}}}</tool_call>\n"),
     );
     ws.reply(2, "made it\n");
     let mock = Mock::start();
@@ -350,7 +350,7 @@ fn approval_through_a_callback() {
         .find(|t| t.contains("Allow"))
         .unwrap();
     assert!(
-        question.contains("<pre>touch approved.txt</pre>"),
+        question.contains("<pre>touch approved.txt # [REDACTED]</pre>"),
         "{question}"
     );
     assert!(!ws.work().join("approved.txt").exists());

@@ -204,11 +204,18 @@ impl Worker {
     async fn turn(&mut self, task: &str) {
         let Some(chat) = &mut self.chat else { return };
         let shared = &self.shared;
-        // A slot among the chats that may run at once.
-        let Ok(_slot) = shared.slots.acquire().await else {
-            return;
-        };
+        // A /stop that came as the last turn ended is not for this one.
+        let _ = futures_util::FutureExt::now_or_never(self.stop.notified());
         self.busy.set(true);
+        // A slot among the chats that may run at once; /stop also ends the wait for one.
+        let slot = tokio::select! {
+            slot = shared.slots.acquire() => slot.ok(),
+            _ = self.stop.notified() => None,
+        };
+        let Some(_slot) = slot else {
+            self.busy.set(false);
+            return self.send_plain("Stopped before it started.").await;
+        };
         let (lines, received) = mpsc::unbounded_channel();
         let reporter = tokio::task::spawn_local(report(shared.api.clone(), self.chat_id, received));
         let mut observer = Progress {

@@ -630,3 +630,49 @@ fn polling_resumes_after_network_errors() {
     );
     assert_eq!(bot.terminate(), 0);
 }
+
+#[test]
+fn more_chats_than_slots_wait_their_turn() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.blocking]\ncommand = \"{}\"\ntimeout_s = 60\n",
+        fixture("agents/blocking.sh").display()
+    ));
+    for gate in ["a", "b"] {
+        mkfifo(ws.path(&format!("fake/gate.{gate}")));
+    }
+    let mock = Mock::start();
+    let mut bot = Bot::start(
+        &ws,
+        &mock,
+        &[
+            "--backend",
+            "blocking",
+            "--allow-user",
+            "1",
+            "--allow-user",
+            "2",
+            "--max-concurrent",
+            "1",
+        ],
+    );
+    mock.message(1, 1, "gate:a");
+    wait_file(ws.path("fake/started.a"));
+    mock.message(2, 2, "gate:b");
+    // Answered at once, after chat 2's task was taken.
+    mock.message(2, 2, "/help");
+    mock.wait_sent(2, "/status");
+    mock.message(1, 1, "/status");
+    assert!(
+        !ws.path("fake/started.b").exists(),
+        "a second turn ran with one slot"
+    );
+    open_gate(ws.path("fake/gate.a"));
+    mock.wait_sent(1, "released a");
+    wait_file(ws.path("fake/started.b"));
+    open_gate(ws.path("fake/gate.b"));
+    mock.wait_sent(2, "released b");
+    // Chat 1's /status waited for its turn, and did not need a slot.
+    mock.wait_sent(1, "backend: blocking");
+    assert_eq!(bot.terminate(), 0);
+}

@@ -479,11 +479,21 @@ fn sigterm_during_a_turn_still_sends_the_answer() {
     let mut bot = Bot::start(&ws, &mock, &["--backend", "slow"]);
     mock.message(ME, ME, "take your time");
     wait_file(ws.path("fake/started"));
+    // A second message waits in the chat's queue (the /help answer shows it was taken).
+    mock.message(ME, ME, "and this too");
+    mock.message(ME, ME, "/help");
+    mock.wait_sent(ME, "/status");
     send_signal(bot.child.id(), libc::SIGTERM);
     bot.wait_stderr("stopping");
     open_gate(ws.path("fake/gate"));
     assert_eq!(bot.wait(), 0, "{}", bot.stderr());
-    assert!(mock.sent(ME).iter().any(|t| t == "finished anyway"));
+    let sent = mock.sent(ME);
+    let answer = sent.iter().position(|t| t == "finished anyway");
+    let not_run = sent
+        .iter()
+        .position(|t| t.starts_with("Not run: the bot is shutting down"));
+    assert!(answer.is_some() && not_run > answer, "{sent:?}");
+    assert_eq!(ws.runs(), 1);
     // The message was acknowledged: a restart does not see it again.
     assert!(mock.acked() >= 2, "acked {}", mock.acked());
     assert!(ws
@@ -675,4 +685,23 @@ fn more_chats_than_slots_wait_their_turn() {
     // Chat 1's /status waited for its turn, and did not need a slot.
     mock.wait_sent(1, "backend: blocking");
     assert_eq!(bot.terminate(), 0);
+}
+
+#[test]
+fn a_turn_still_running_after_the_drain_is_cancelled() {
+    let ws = Workspace::new();
+    ws.gated_backend();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "slow", "--drain-timeout", "1"]);
+    mock.message(ME, ME, "never ends");
+    wait_file(ws.path("fake/started"));
+    assert_eq!(bot.terminate(), 0, "{}", bot.stderr());
+    assert!(bot.stderr().contains("cancelling"), "{}", bot.stderr());
+    mock.wait_sent(ME, "Cancelled: the bot is shutting down.");
+    // The backend was killed, and the session saved with the cancelled turn.
+    ws.assert_no_leftovers();
+    let saved =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/telegram-42/session.json"))
+            .unwrap();
+    assert!(saved.contains("never ends"), "{saved}");
 }

@@ -2,6 +2,7 @@
 //! scripted fake agents of fixtures/agents as backends. Every wait polls the mock's recorded
 //! calls or a file, bounded; nothing sleeps to synchronise.
 
+mod lifecycle;
 mod mock;
 
 use std::path::PathBuf;
@@ -14,22 +15,22 @@ use crate::common::{fixture, poll, send_signal, Workspace};
 use mock::{Call, Mock, TOKEN};
 
 /// The allowed user, in their private chat (whose id is theirs).
-const ME: i64 = 42;
+pub(super) const ME: i64 = 42;
 
 /// A running bot; killed if a test ends without stopping it.
-struct Bot {
-    child: Child,
+pub(super) struct Bot {
+    pub child: Child,
     err: PathBuf,
 }
 
 impl Bot {
-    fn start(ws: &Workspace, mock: &Mock, args: &[&str]) -> Bot {
+    pub fn start(ws: &Workspace, mock: &Mock, args: &[&str]) -> Bot {
         let mut all = vec!["telegram", "--poll-timeout", "1", "--allow-user", "42"];
         all.extend_from_slice(args);
         Bot::spawn(ws, mock, ws.cmd(&all))
     }
 
-    fn spawn(ws: &Workspace, mock: &Mock, mut cmd: Command) -> Bot {
+    pub fn spawn(ws: &Workspace, mock: &Mock, mut cmd: Command) -> Bot {
         let err = ws.path("bot.err");
         cmd.env("TELEGRAM_BOT_TOKEN", TOKEN)
             .env("TELEGRAM_API_URL", &mock.url)
@@ -40,12 +41,12 @@ impl Bot {
         Bot { child, err }
     }
 
-    fn stderr(&self) -> String {
+    pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.err).unwrap_or_default()
     }
 
     /// Waits (bounded) until the bot's stderr contains `needle`.
-    fn wait_stderr(&self, needle: &str) {
+    pub fn wait_stderr(&self, needle: &str) {
         let found = poll(|| self.stderr().contains(needle).then_some(()));
         assert!(
             found.is_some(),
@@ -55,12 +56,12 @@ impl Bot {
     }
 
     /// Sends SIGTERM and waits (bounded) for the exit code.
-    fn terminate(&mut self) -> i32 {
+    pub fn terminate(&mut self) -> i32 {
         send_signal(self.child.id(), libc::SIGTERM);
         self.wait()
     }
 
-    fn wait(&mut self) -> i32 {
+    pub fn wait(&mut self) -> i32 {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -83,17 +84,17 @@ impl Drop for Bot {
     }
 }
 
-fn mkfifo(path: PathBuf) {
+pub(super) fn mkfifo(path: PathBuf) {
     let made = Command::new("mkfifo").arg(&path).status().expect("mkfifo");
     assert!(made.success(), "mkfifo {}", path.display());
 }
 
 /// Lets the run waiting on the FIFO `path` go on.
-fn open_gate(path: PathBuf) {
+pub(super) fn open_gate(path: PathBuf) {
     std::fs::write(&path, "go\n").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
-fn wait_file(path: PathBuf) {
+pub(super) fn wait_file(path: PathBuf) {
     let found = poll(|| path.exists().then_some(()));
     assert!(found.is_some(), "{} never appeared", path.display());
 }
@@ -471,60 +472,6 @@ fn a_429_is_waited_out() {
 }
 
 #[test]
-fn sigterm_during_a_turn_still_sends_the_answer() {
-    let ws = Workspace::new();
-    ws.gated_backend();
-    ws.reply(1, "finished anyway\n");
-    let mock = Mock::start();
-    let mut bot = Bot::start(&ws, &mock, &["--backend", "slow"]);
-    mock.message(ME, ME, "take your time");
-    wait_file(ws.path("fake/started"));
-    // A second message waits in the chat's queue (the /help answer shows it was taken).
-    mock.message(ME, ME, "and this too");
-    mock.message(ME, ME, "/help");
-    mock.wait_sent(ME, "/status");
-    send_signal(bot.child.id(), libc::SIGTERM);
-    bot.wait_stderr("stopping");
-    open_gate(ws.path("fake/gate"));
-    assert_eq!(bot.wait(), 0, "{}", bot.stderr());
-    let sent = mock.sent(ME);
-    let answer = sent.iter().position(|t| t == "finished anyway");
-    let not_run = sent
-        .iter()
-        .position(|t| t.starts_with("Not run: the bot is shutting down"));
-    assert!(answer.is_some() && not_run > answer, "{sent:?}");
-    assert_eq!(ws.runs(), 1);
-    // The message was acknowledged: a restart does not see it again.
-    assert!(mock.acked() >= 2, "acked {}", mock.acked());
-    assert!(ws
-        .path("data/agent-loop/sessions/telegram-42/session.json")
-        .exists());
-}
-
-#[test]
-fn a_restart_continues_the_chat() {
-    let ws = Workspace::new();
-    ws.reply(1, "noted\n");
-    ws.reply(2, "it was 7\n");
-    let mock = Mock::start();
-    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
-    mock.message(ME, ME, "remember the number 7");
-    mock.wait_sent(ME, "noted");
-    assert_eq!(bot.terminate(), 0);
-    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
-    mock.message(ME, ME, "which number?");
-    mock.wait_sent(ME, "it was 7");
-    let prompt = ws.prompt(2);
-    assert!(prompt.contains("remember the number 7"), "{prompt}");
-    assert!(
-        bot.stderr().contains("continuing session telegram-42"),
-        "{}",
-        bot.stderr()
-    );
-    assert_eq!(bot.terminate(), 0);
-}
-
-#[test]
 fn html_telegram_rejects_is_resent_as_plain_text() {
     let ws = Workspace::new();
     ws.reply(1, "use **this** one\n");
@@ -546,98 +493,6 @@ fn html_telegram_rejects_is_resent_as_plain_text() {
     assert_eq!(plain.text(), "use **this** one");
     let sent = mock.sent(ME);
     assert_eq!(sent, ["use <b>this</b> one", "use **this** one"]);
-    assert_eq!(bot.terminate(), 0);
-}
-
-#[test]
-fn it_will_not_start_without_a_token_or_an_allowlist() {
-    let ws = Workspace::new();
-    let mock = Mock::start();
-    let mut cmd = ws.cmd(&["telegram", "--backend", "fake", "--allow-user", "42"]);
-    cmd.env_remove("TELEGRAM_BOT_TOKEN");
-    let run = ws.run_cmd(cmd);
-    run.expect_code(2);
-    assert!(
-        run.stderr().contains("TELEGRAM_BOT_TOKEN"),
-        "{}",
-        run.stderr()
-    );
-
-    // The token's variable and the allowlist from config.toml's [telegram] table.
-    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
-    std::fs::write(
-        ws.path("xdg/agent-loop/config.toml"),
-        "[telegram]\ntoken_env = \"MY_BOT_TOKEN\"\nallowed_users = [42]\n",
-    )
-    .unwrap();
-    let mut cmd = ws.cmd(&["telegram", "--backend", "fake"]);
-    cmd.env("TELEGRAM_BOT_TOKEN", TOKEN);
-    let run = ws.run_cmd(cmd);
-    run.expect_code(2);
-    assert!(
-        run.stderr().contains("set MY_BOT_TOKEN"),
-        "{}",
-        run.stderr()
-    );
-    let mut cmd = ws.cmd(&["telegram", "--backend", "fake", "--poll-timeout", "1"]);
-    cmd.env("MY_BOT_TOKEN", TOKEN);
-    let mut bot = Bot::spawn(&ws, &mock, cmd);
-    ws.reply(1, "from the table\n");
-    mock.message(ME, ME, "hi");
-    mock.wait_sent(ME, "from the table");
-    assert_eq!(bot.terminate(), 0);
-    std::fs::remove_file(ws.path("xdg/agent-loop/config.toml")).unwrap();
-
-    let mut cmd = ws.cmd(&["telegram", "--backend", "fake"]);
-    cmd.env("TELEGRAM_BOT_TOKEN", TOKEN)
-        .env("TELEGRAM_API_URL", &mock.url);
-    let run = ws.run_cmd(cmd);
-    run.expect_code(2);
-    assert!(run.stderr().contains("--allow-user ID"), "{}", run.stderr());
-
-    // A backend that does not exist stops the start, not each chat's first message.
-    let mut cmd = ws.cmd(&["telegram", "--backend", "nope", "--allow-user", "42"]);
-    cmd.env("TELEGRAM_BOT_TOKEN", TOKEN)
-        .env("TELEGRAM_API_URL", &mock.url);
-    let run = ws.run_cmd(cmd);
-    run.expect_code(2);
-    assert!(run.stderr().contains("nope"), "{}", run.stderr());
-
-    // --allow-anyone starts, with a warning.
-    let mut cmd = ws.cmd(&[
-        "telegram",
-        "--backend",
-        "fake",
-        "--allow-anyone",
-        "--poll-timeout",
-        "1",
-    ]);
-    cmd.env("AGENT_LOOP_TELEGRAM_USERS", "");
-    let mut bot = Bot::spawn(&ws, &mock, cmd);
-    bot.wait_stderr("polling");
-    assert!(
-        bot.stderr().contains("warning: --allow-anyone"),
-        "{}",
-        bot.stderr()
-    );
-    assert_eq!(bot.terminate(), 0);
-}
-
-#[test]
-fn polling_resumes_after_network_errors() {
-    let ws = Workspace::new();
-    ws.reply(1, "still here\n");
-    let mock = Mock::start();
-    mock.drop_polls(2);
-    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
-    mock.message(ME, ME, "are you there?");
-    mock.wait_sent(ME, "still here");
-    let stderr = bot.stderr();
-    assert_eq!(
-        stderr.matches("getUpdates: network error").count(),
-        2,
-        "{stderr}"
-    );
     assert_eq!(bot.terminate(), 0);
 }
 
@@ -685,23 +540,4 @@ fn more_chats_than_slots_wait_their_turn() {
     // Chat 1's /status waited for its turn, and did not need a slot.
     mock.wait_sent(1, "backend: blocking");
     assert_eq!(bot.terminate(), 0);
-}
-
-#[test]
-fn a_turn_still_running_after_the_drain_is_cancelled() {
-    let ws = Workspace::new();
-    ws.gated_backend();
-    let mock = Mock::start();
-    let mut bot = Bot::start(&ws, &mock, &["--backend", "slow", "--drain-timeout", "1"]);
-    mock.message(ME, ME, "never ends");
-    wait_file(ws.path("fake/started"));
-    assert_eq!(bot.terminate(), 0, "{}", bot.stderr());
-    assert!(bot.stderr().contains("cancelling"), "{}", bot.stderr());
-    mock.wait_sent(ME, "Cancelled: the bot is shutting down.");
-    // The backend was killed, and the session saved with the cancelled turn.
-    ws.assert_no_leftovers();
-    let saved =
-        std::fs::read_to_string(ws.path("data/agent-loop/sessions/telegram-42/session.json"))
-            .unwrap();
-    assert!(saved.contains("never ends"), "{saved}");
 }

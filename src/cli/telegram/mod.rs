@@ -24,7 +24,7 @@ use agent_loop::Error;
 use super::args::{Args, Request, Run, Saving, Telegram, Tooling};
 use super::options::{chat_options, load_settings, Flag};
 use super::signals::Signals;
-use api::{backoff, Api, Update};
+use api::{backoff, Api, ApiError, Update};
 use approval::Approvals;
 use chats::{Chats, Shared};
 use commands::COMMANDS;
@@ -48,6 +48,9 @@ struct Setup {
     settings: Settings,
     users: Vec<i64>,
     options: ChatOptions,
+    /// The variable the token came from, to name in errors.
+    token_env: String,
+    max_concurrent: usize,
     debug: bool,
 }
 
@@ -141,9 +144,13 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
         .filter(|b| !b.is_empty())
         .unwrap_or_else(|| api::DEFAULT_BASE.into());
     let api = Api::new(&base, &token).map_err(Error::config)?;
+    let max_concurrent = settings
+        .get::<usize>("telegram_max_concurrent")?
+        .unwrap_or(4)
+        .max(1);
     let mut options = chat_options(args);
     // The token is kept out of logs and sessions as the backends' keys are.
-    options.secret_envs.push(token_env);
+    options.secret_envs.push(token_env.clone());
     // A bad backend or setting stops the start, rather than failing every chat's first
     // message: a chat is put together once, unsaved, and dropped.
     let probe = ChatOptions {
@@ -157,6 +164,8 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
         settings,
         users,
         options,
+        token_env,
+        max_concurrent,
         debug,
     })
 }
@@ -172,6 +181,8 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
         settings,
         users,
         options,
+        token_env,
+        max_concurrent,
         debug,
     } = setup;
     if users.is_empty() {
@@ -179,10 +190,6 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
             "agent-loop telegram: warning: --allow-anyone: anyone who finds the bot can run tools on this machine"
         );
     }
-    let max_concurrent = match settings.get::<usize>("telegram_max_concurrent") {
-        Ok(n) => n.unwrap_or(4).max(1),
-        Err(e) => return fail(&e),
-    };
     let (cancel, cancel_all) = watch::channel(false);
     let approvals = Approvals::default();
     let chats = Chats::new(Shared {
@@ -220,6 +227,13 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
                     offset = offset.max(update.update_id + 1);
                     handle(&chats, &approvals, &users, update, debug);
                 }
+            }
+            // The token is wrong (or revoked): no retry will fix it.
+            Err(ApiError::Refused { code, description }) if code == 401 || code == 404 => {
+                return fail(&Error::config(format!(
+                    "the Bot API refused the token ({code} {description}): check {}",
+                    token_env
+                )));
             }
             Err(e) => {
                 eprintln!("agent-loop telegram: getUpdates: {e}; trying again");

@@ -106,6 +106,24 @@ fn it_will_not_start_without_a_token_or_an_allowlist() {
     run.expect_code(2);
     assert!(run.stderr().contains("--allow-user ID"), "{}", run.stderr());
 
+    // A token the Bot API refuses ends the run, naming the variable.
+    let mut cmd = ws.cmd(&["telegram", "--backend", "fake", "--allow-user", "42"]);
+    cmd.env("TELEGRAM_BOT_TOKEN", "999:not-the-mock-bots-token")
+        .env("TELEGRAM_API_URL", &mock.url);
+    let run = ws.run_cmd(cmd);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("refused the token"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("TELEGRAM_BOT_TOKEN"),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("not-the-mock"), "{}", run.stderr());
+
     // A backend that does not exist stops the start, not each chat's first message.
     let mut cmd = ws.cmd(&["telegram", "--backend", "nope", "--allow-user", "42"]);
     cmd.env("TELEGRAM_BOT_TOKEN", TOKEN)

@@ -166,4 +166,6 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   if [ -n "$build_s" ]; then
     echo "| clean release build | ${build_s} s | ≤ 300 s |"
   fi
+  # The Telegram bot, idle and with 20 chats at once, against a mock Bot API.
+  python3 benches/telegram/bench.py "$bin"
 } | tee target/bench.md

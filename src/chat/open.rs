@@ -29,7 +29,12 @@ impl Chat {
     ) -> Result<Chat, Error> {
         let config = Config::load(options.config.as_deref())?;
         // Every API key any backend reads is kept out of displays, logs and session files.
-        let redactor = Redactor::from_env(config.api_key_envs());
+        let redactor = Redactor::from_env(
+            config
+                .api_key_envs()
+                .into_iter()
+                .chain(options.secret_envs.iter().cloned()),
+        );
         let store = options
             .save
             .then(Store::default_dir)

@@ -165,7 +165,7 @@ pub struct Run {
 }
 
 // What tools may do, and how far a turn may go.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Tooling {
     /// Never ask before tools.
     ///
@@ -217,7 +217,7 @@ pub struct Tooling {
 }
 
 // What a request to the backend asks for and carries.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Request {
     /// Model to ask for.
     ///
@@ -331,6 +331,54 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run as a Telegram bot: each chat with it is a saved session (`telegram-CHAT_ID`) on the
+    /// chosen backend, with the same tools and approval as the CLI. Runs until SIGTERM or SIGINT.
+    Telegram(Box<Telegram>),
+}
+
+/// `agent-loop telegram`: the run flags that apply to a bot, and its own.
+#[derive(Debug, clap::Args)]
+pub struct Telegram {
+    /// Backend to use, by its name in backends.toml.
+    #[arg(short, long, value_name = "NAME")]
+    pub backend: Option<String>,
+
+    /// Extra backends.toml, read after the built-in and user files.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub tooling: Tooling,
+
+    #[command(flatten)]
+    pub request: Request,
+
+    /// A Telegram user id the bot answers; repeatable. Also AGENT_LOOP_TELEGRAM_USERS=1,2
+    /// and `allowed_users` in config.toml's [telegram] table.
+    #[arg(long = "allow-user", value_name = "ID")]
+    pub allow_user: Vec<i64>,
+
+    /// Answer anyone who finds the bot (a warning is printed): without an allowlist the bot
+    /// refuses to start.
+    #[arg(long)]
+    pub allow_anyone: bool,
+
+    /// Chats whose turns run at the same time; more wait their turn [default: 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: Option<u32>,
+
+    /// On SIGTERM or SIGINT, how long running turns may take to finish and send their
+    /// answers before they are cancelled.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub drain_timeout: u64,
+
+    /// How long an approval question waits for a button before the call is denied.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub approval_timeout: u64,
+
+    /// The `timeout` of each getUpdates long poll.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub poll_timeout: u64,
 }
 
 fn parse_mode(s: &str) -> Result<ApprovalMode, String> {

@@ -14,6 +14,7 @@ mod frontend;
 mod import_spec;
 mod input;
 mod mcp;
+mod options;
 mod outcome;
 mod probe;
 mod repl;
@@ -21,6 +22,7 @@ mod run;
 mod screen;
 mod sessions_cmd;
 mod signals;
+mod telegram;
 mod versions;
 
 pub use run::main;

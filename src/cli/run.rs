@@ -6,9 +6,7 @@ use std::io::{IsTerminal, Read};
 
 use clap::{CommandFactory, Parser};
 
-use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
-use agent_loop::config::settings::Settings;
-use agent_loop::config::user_settings_path;
+use agent_loop::chat::Chat;
 use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
@@ -17,6 +15,7 @@ use super::args::{Args, Command};
 use super::bool_setting::Flag;
 use super::frontend::Frontend;
 use super::input::Input;
+use super::options::{chat_options, load_settings};
 use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
@@ -61,7 +60,10 @@ pub fn main() -> i32 {
                 Err(e) => fail(&e),
             }
         }
-        Some(Command::Backends) | Some(Command::Doctor { .. }) | None => {}
+        Some(Command::Backends)
+        | Some(Command::Doctor { .. })
+        | Some(Command::Telegram(_))
+        | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -81,6 +83,7 @@ pub fn main() -> i32 {
     let code = match &args.command {
         Some(Command::Backends) => runtime.block_on(backends(&args)),
         Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
+        Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
         _ => runtime.block_on(run(args)),
     };
     // Everything that matters is done and flushed: do not wait for the blocking pool (a
@@ -205,62 +208,6 @@ async fn run(args: Args) -> i32 {
     };
     app.chat_mut().shutdown().await;
     code
-}
-
-/// The chat this run's flags ask for (the rest of its settings are in `Settings`).
-fn chat_options(args: &Args) -> ChatOptions {
-    ChatOptions {
-        config: args.run.config.clone(),
-        temperature: args.request.temp,
-        no_stream: args.request.no_stream,
-        system: args.run.system.clone(),
-        tools: args.tooling.tools.clone(),
-        root: args.tooling.root.clone(),
-        cwd: None,
-        yes: args.tooling.yes,
-        allow: args.tooling.allow.clone(),
-        session: match (&args.saving.session, args.saving.continue_) {
-            (_, true) => SessionChoice::MostRecent,
-            (Some(name), false) => SessionChoice::Named(name.clone()),
-            (None, false) => SessionChoice::New,
-        },
-        save: !args.saving.no_save,
-        log: args.saving.log.clone(),
-        wait_session: args.saving.wait_session,
-    }
-}
-
-/// Settings from config.toml and the environment, with this run's flags on top.
-fn load_settings(args: &Args) -> Result<Settings, Error> {
-    let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
-    settings.flag("backend", args.run.backend.clone());
-    settings.flag("model", args.request.model.clone());
-    settings.flag(
-        "max_iterations",
-        args.tooling.max_iterations.map(|n| n.to_string()),
-    );
-    settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
-    if args.tooling.yes {
-        settings.flag_as("approval", "never", "--yes");
-    }
-    settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
-    settings.flag("context", args.request.context.map(|c| c.to_string()));
-    settings.flag("display", args.run.display.map(|d| d.to_string()));
-    settings.flag("output", args.run.output.map(|o| o.to_string()));
-    if !args.tooling.allow.is_empty() {
-        settings.flag(
-            "allow",
-            Some(
-                args.tooling
-                    .allow
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-        );
-    }
-    Ok(settings)
 }
 
 fn read_stdin_task() -> Result<String, Error> {

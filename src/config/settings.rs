@@ -136,6 +136,33 @@ pub const KEYS: &[Key] = &[
         default: Some("false"),
         help: "internal tracing on stderr",
     },
+    // The Telegram bot's: in config.toml, the entries of a `[telegram]` table (see
+    // `TELEGRAM_TABLE`).
+    Key {
+        name: "telegram_users",
+        flag: Some("--allow-user"),
+        default: None,
+        help: "Telegram user ids the bot answers, comma-separated",
+    },
+    Key {
+        name: "telegram_token_env",
+        flag: None,
+        default: Some("TELEGRAM_BOT_TOKEN"),
+        help: "environment variable holding the Telegram bot's token",
+    },
+    Key {
+        name: "telegram_max_concurrent",
+        flag: Some("--max-concurrent"),
+        default: Some("4"),
+        help: "Telegram chats whose turns run at once",
+    },
+];
+
+/// The entries of config.toml's `[telegram]` table and the settings they set.
+const TELEGRAM_TABLE: &[(&str, &str)] = &[
+    ("allowed_users", "telegram_users"),
+    ("token_env", "telegram_token_env"),
+    ("max_concurrent", "telegram_max_concurrent"),
 ];
 
 /// The file's keys with tables flattened: `[tools.bash] env_keep` is `tools.bash.env_keep`.
@@ -225,33 +252,52 @@ impl Settings {
         })?;
         for (k, v) in flatten(doc.into_inner()) {
             let leaf = k.rsplit('.').next().unwrap_or(&k);
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with(leaf))
-                .map_or(1, |i| i + 1);
-            let at = format!("{name}:{line}");
-            let Some(key) = KEYS.iter().find(|key| key.name == k) else {
-                return Err(Error::config(format!(
-                    "{at}: unknown setting `{k}`; the settings are {}",
-                    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-                )));
+            let at = format!("{name}:{}", line_of_key(&text, leaf));
+            // `[telegram] allowed_users` and the like are the `telegram_*` settings.
+            let k = match k.strip_prefix("telegram.") {
+                Some(tk) => match TELEGRAM_TABLE.iter().find(|(t, _)| *t == tk) {
+                    Some((_, key)) => key.to_string(),
+                    None => {
+                        return Err(Error::config(format!(
+                            "{at}: unknown setting `{tk}` in [telegram]; its settings are {}",
+                            TELEGRAM_TABLE
+                                .iter()
+                                .map(|(t, _)| *t)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )))
+                    }
+                },
+                None => k,
             };
-            let value = match v {
-                toml::Value::String(s) => s,
-                toml::Value::Array(items) => items
-                    .iter()
-                    .map(|i| {
-                        i.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| i.to_string())
-                    })
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => other.to_string(),
-            };
-            self.values.insert(key.name, (value, Origin::File(at)));
+            self.insert_from_file(&k, v, at)?;
         }
         self.file = Some(name);
+        Ok(())
+    }
+
+    /// Sets the setting `k` from a value of the file (at `at`); an unknown key is an error.
+    fn insert_from_file(&mut self, k: &str, v: toml::Value, at: String) -> Result<(), Error> {
+        let Some(key) = KEYS.iter().find(|key| key.name == k) else {
+            return Err(Error::config(format!(
+                "{at}: unknown setting `{k}`; the settings are {}",
+                KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            )));
+        };
+        let value = match v {
+            toml::Value::String(s) => s,
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
+        };
+        self.values.insert(key.name, (value, Origin::File(at)));
         Ok(())
     }
 
@@ -309,6 +355,13 @@ impl Settings {
         }
         out
     }
+}
+
+/// The line (from 1) where `key` is set in `text`.
+fn line_of_key(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|l| l.trim_start().starts_with(key))
+        .map_or(1, |i| i + 1)
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ mod settings;
 mod slash;
 mod start;
 mod system_prompt;
+mod telegram;
 mod terminal_text;
 mod terminfo;
 mod tmux;

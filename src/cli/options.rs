@@ -1,0 +1,68 @@
+//! From the command line to the library's inputs: the [`Settings`] (config.toml and the
+//! environment, with the flags layered on top) and the [`ChatOptions`] the flags ask for.
+//! Every front end of the binary (one-shot runs, the REPL, the Telegram bot) builds its chats
+//! from these.
+
+use agent_loop::chat::{ChatOptions, SessionChoice};
+use agent_loop::config::settings::Settings;
+use agent_loop::config::user_settings_path;
+use agent_loop::Error;
+
+use super::args::Args;
+
+/// The chat this run's flags ask for (the rest of its settings are in `Settings`).
+pub fn chat_options(args: &Args) -> ChatOptions {
+    ChatOptions {
+        config: args.run.config.clone(),
+        temperature: args.request.temp,
+        no_stream: args.request.no_stream,
+        system: args.run.system.clone(),
+        tools: args.tooling.tools.clone(),
+        root: args.tooling.root.clone(),
+        cwd: None,
+        yes: args.tooling.yes,
+        allow: args.tooling.allow.clone(),
+        session: match (&args.saving.session, args.saving.continue_) {
+            (_, true) => SessionChoice::MostRecent,
+            (Some(name), false) => SessionChoice::Named(name.clone()),
+            (None, false) => SessionChoice::New,
+        },
+        save: !args.saving.no_save,
+        log: args.saving.log.clone(),
+        wait_session: args.saving.wait_session,
+        secret_envs: Vec::new(),
+    }
+}
+
+/// Settings from config.toml and the environment, with this run's flags on top.
+pub fn load_settings(args: &Args) -> Result<Settings, Error> {
+    let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
+    settings.flag("backend", args.run.backend.clone());
+    settings.flag("model", args.request.model.clone());
+    settings.flag(
+        "max_iterations",
+        args.tooling.max_iterations.map(|n| n.to_string()),
+    );
+    settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
+    if args.tooling.yes {
+        settings.flag_as("approval", "never", "--yes");
+    }
+    settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
+    settings.flag("context", args.request.context.map(|c| c.to_string()));
+    settings.flag("display", args.run.display.map(|d| d.to_string()));
+    settings.flag("output", args.run.output.map(|o| o.to_string()));
+    if !args.tooling.allow.is_empty() {
+        settings.flag(
+            "allow",
+            Some(
+                args.tooling
+                    .allow
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        );
+    }
+    Ok(settings)
+}

@@ -1,0 +1,357 @@
+//! The Telegram Bot API, the part the bot uses: typed requests and replies with the Bot API's
+//! own field names, sent as JSON over reqwest (already a dependency; a Bot API crate would add
+//! a second HTTP stack or hundreds of types for the six methods used here). Calls go to
+//! `{base}/bot{token}/{method}`. A 429 is waited out as `retry_after` says and the call
+//! sent again; a network error is retried with a growing pause. Errors never carry the URL,
+//! which holds the token.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// The default API base.
+pub const DEFAULT_BASE: &str = "https://api.telegram.org";
+
+/// How many times a call is sent again after a network error (polling has its own loop).
+const NETWORK_RETRIES: u32 = 4;
+/// How many 429s in a row a call waits out before it gives up.
+const RATE_LIMIT_RETRIES: u32 = 20;
+
+#[derive(Debug, Clone)]
+pub struct Api {
+    client: reqwest::Client,
+    /// `{base}/bot{token}`: secret.
+    root: String,
+}
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiError {
+    /// No answer: connection refused, reset, timed out (the description has no URL).
+    Network(String),
+    /// Telegram answered `ok: false`.
+    Refused { code: i64, description: String },
+}
+
+impl ApiError {
+    /// Telegram could not parse the message's HTML or Markdown.
+    pub fn bad_entities(&self) -> bool {
+        matches!(self, ApiError::Refused { code: 400, description } if description.contains("can't parse entities"))
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Network(why) => write!(f, "network error: {why}"),
+            ApiError::Refused { code, description } => write!(f, "{code} {description}"),
+        }
+    }
+}
+
+/// Every reply of the Bot API.
+#[derive(Debug, Deserialize)]
+struct Reply<T> {
+    ok: bool,
+    result: Option<T>,
+    description: Option<String>,
+    error_code: Option<i64>,
+    parameters: Option<ResponseParameters>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ResponseParameters {
+    retry_after: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Update {
+    pub update_id: i64,
+    pub message: Option<Message>,
+    pub callback_query: Option<CallbackQuery>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Message {
+    pub message_id: i64,
+    pub from: Option<User>,
+    pub chat: Chat,
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Chat {
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallbackQuery {
+    pub id: String,
+    pub from: User,
+    pub message: Option<Message>,
+    pub data: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct GetUpdates {
+    offset: i64,
+    timeout: u64,
+    allowed_updates: [&'static str; 2],
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InlineKeyboardButton {
+    pub text: String,
+    pub callback_data: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InlineKeyboardMarkup {
+    pub inline_keyboard: Vec<Vec<InlineKeyboardButton>>,
+}
+
+#[derive(Debug, Serialize)]
+struct SendMessage<'a> {
+    chat_id: i64,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parse_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply_markup: Option<&'a InlineKeyboardMarkup>,
+}
+
+#[derive(Debug, Serialize)]
+struct EditMessageText<'a> {
+    chat_id: i64,
+    message_id: i64,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parse_mode: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct SendChatAction {
+    chat_id: i64,
+    action: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BotCommand {
+    pub command: &'static str,
+    pub description: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct SetMyCommands<'a> {
+    commands: &'a [BotCommand],
+}
+
+#[derive(Debug, Serialize)]
+struct AnswerCallbackQuery<'a> {
+    callback_query_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
+}
+
+/// How a message's text is to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Plain,
+    Html,
+}
+
+impl Mode {
+    fn parse_mode(self) -> Option<&'static str> {
+        match self {
+            Mode::Plain => None,
+            Mode::Html => Some("HTML"),
+        }
+    }
+}
+
+impl Api {
+    pub fn new(base: &str, token: &str) -> Result<Api, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Api {
+            client,
+            root: format!("{}/bot{token}", base.trim_end_matches('/')),
+        })
+    }
+
+    /// Sends `method` with `body`, waiting out 429s and retrying network errors (up to
+    /// `network_retries` times); `timeout` bounds each try.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        body: &impl Serialize,
+        timeout: Duration,
+        network_retries: u32,
+    ) -> Result<T, ApiError> {
+        let url = format!("{}/{method}", self.root);
+        let body = serde_json::to_vec(body).map_err(|e| ApiError::Network(e.to_string()))?;
+        let (mut failures, mut limited) = (0, 0);
+        loop {
+            let sent = self
+                .client
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone())
+                .timeout(timeout)
+                .send()
+                .await;
+            let reply = match sent {
+                Ok(response) => response.bytes().await.map(|bytes| {
+                    serde_json::from_slice::<Reply<T>>(&bytes).map_err(|e| {
+                        format!(
+                            "{method}: not a Bot API reply ({e}): {}",
+                            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                        )
+                    })
+                }),
+                Err(e) => Err(e),
+            };
+            let error = match reply {
+                Ok(Ok(Reply {
+                    ok: true,
+                    result: Some(result),
+                    ..
+                })) => return Ok(result),
+                Ok(Err(garbled)) => ApiError::Network(garbled),
+                Ok(Ok(reply)) => {
+                    let code = reply.error_code.unwrap_or(0);
+                    let retry_after = reply.parameters.and_then(|p| p.retry_after);
+                    if code == 429 && limited < RATE_LIMIT_RETRIES {
+                        limited += 1;
+                        tokio::time::sleep(Duration::from_secs(retry_after.unwrap_or(1))).await;
+                        continue;
+                    }
+                    return Err(ApiError::Refused {
+                        code,
+                        description: reply.description.unwrap_or_default(),
+                    });
+                }
+                // Without the URL: it holds the token.
+                Err(e) => ApiError::Network(e.without_url().to_string()),
+            };
+            if failures >= network_retries {
+                return Err(error);
+            }
+            tokio::time::sleep(backoff(failures)).await;
+            failures += 1;
+        }
+    }
+
+    /// The updates after `offset` (which acknowledges those before it), waiting up to
+    /// `timeout` for one to arrive.
+    pub async fn get_updates(
+        &self,
+        offset: i64,
+        timeout: Duration,
+    ) -> Result<Vec<Update>, ApiError> {
+        let body = GetUpdates {
+            offset,
+            timeout: timeout.as_secs(),
+            allowed_updates: ["message", "callback_query"],
+        };
+        self.call("getUpdates", &body, timeout + Duration::from_secs(15), 0)
+            .await
+    }
+
+    /// Sends a message; returns its id.
+    pub async fn send_message(
+        &self,
+        chat_id: i64,
+        text: &str,
+        mode: Mode,
+        keyboard: Option<&InlineKeyboardMarkup>,
+    ) -> Result<i64, ApiError> {
+        let body = SendMessage {
+            chat_id,
+            text,
+            parse_mode: mode.parse_mode(),
+            reply_markup: keyboard,
+        };
+        let sent: Message = self
+            .call("sendMessage", &body, REQUEST_TIMEOUT, NETWORK_RETRIES)
+            .await?;
+        Ok(sent.message_id)
+    }
+
+    /// Replaces a message's text (and drops its buttons).
+    pub async fn edit_message_text(
+        &self,
+        chat_id: i64,
+        message_id: i64,
+        text: &str,
+        mode: Mode,
+    ) -> Result<(), ApiError> {
+        let body = EditMessageText {
+            chat_id,
+            message_id,
+            text,
+            parse_mode: mode.parse_mode(),
+        };
+        // The result is the edited Message, or `true`: either way only success matters.
+        self.call::<serde_json::Value>("editMessageText", &body, REQUEST_TIMEOUT, NETWORK_RETRIES)
+            .await
+            .map(drop)
+    }
+
+    /// "typing…" under the chat's title for a few seconds.
+    pub async fn typing(&self, chat_id: i64) -> Result<(), ApiError> {
+        let body = SendChatAction {
+            chat_id,
+            action: "typing",
+        };
+        self.call::<bool>("sendChatAction", &body, REQUEST_TIMEOUT, 0)
+            .await
+            .map(drop)
+    }
+
+    pub async fn set_my_commands(&self, commands: &[BotCommand]) -> Result<(), ApiError> {
+        self.call::<bool>(
+            "setMyCommands",
+            &SetMyCommands { commands },
+            REQUEST_TIMEOUT,
+            NETWORK_RETRIES,
+        )
+        .await
+        .map(drop)
+    }
+
+    pub async fn answer_callback_query(
+        &self,
+        id: &str,
+        text: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let body = AnswerCallbackQuery {
+            callback_query_id: id,
+            text,
+        };
+        self.call::<bool>(
+            "answerCallbackQuery",
+            &body,
+            REQUEST_TIMEOUT,
+            NETWORK_RETRIES,
+        )
+        .await
+        .map(drop)
+    }
+}
+
+/// How long one call other than a long poll may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The pause before the next try after `failures` failed ones: 1, 2, 4, … up to 30 s.
+pub fn backoff(failures: u32) -> Duration {
+    Duration::from_secs((1u64 << failures.min(5)).min(30))
+}

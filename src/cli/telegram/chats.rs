@@ -1,0 +1,299 @@
+//! The chats the bot is in: one worker task per chat, which owns its [`Chat`] and handles
+//! the chat's messages one after another, in the order they came (a message sent during a
+//! turn waits in the chat's queue). Turns of different chats run at once, up to
+//! `max_concurrent`; more wait for a slot. Everything runs on one thread (a `LocalSet`).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch, Notify, Semaphore};
+use tokio::task::JoinHandle;
+
+use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
+use agent_loop::config::settings::Settings;
+
+use super::api::{Api, Mode};
+use super::approval::Approvals;
+use super::commands::{self, Command};
+use super::format::to_html;
+use super::progress::{report, Progress};
+use super::split::{split, MESSAGE_LIMIT};
+
+/// What the bot's chats share.
+pub struct Shared {
+    pub api: Api,
+    pub settings: Settings,
+    /// The run's flags as chat options; each chat sets its own session.
+    pub options: ChatOptions,
+    pub approvals: Approvals,
+    pub approval_timeout: Duration,
+    pub slots: Semaphore,
+    /// Becomes true when running turns are to be cancelled (shutdown, after the drain).
+    pub cancel_all: watch::Receiver<bool>,
+    /// Shutting down: queued messages are not run.
+    pub draining: Cell<bool>,
+    pub debug: bool,
+}
+
+/// A queued message of a chat.
+enum Job {
+    Task(String),
+    Command(Command),
+}
+
+struct Handle {
+    queue: mpsc::UnboundedSender<Job>,
+    /// A turn is running.
+    busy: Rc<Cell<bool>>,
+    stop: Rc<Notify>,
+}
+
+/// The chats, by id.
+pub struct Chats {
+    shared: Rc<Shared>,
+    chats: RefCell<HashMap<i64, Handle>>,
+    workers: RefCell<Vec<JoinHandle<()>>>,
+}
+
+impl Chats {
+    pub fn new(shared: Shared) -> Chats {
+        Chats {
+            shared: Rc::new(shared),
+            chats: RefCell::default(),
+            workers: RefCell::default(),
+        }
+    }
+
+    pub fn api(&self) -> &Api {
+        &self.shared.api
+    }
+
+    /// Takes a text message of an allowed user in `chat_id`.
+    pub fn message(&self, chat_id: i64, text: &str) {
+        let job = match commands::parse(text) {
+            // Answered at once, not after the running turn.
+            Some(Command::Help) => return self.reply(chat_id, commands::help()),
+            Some(Command::Unknown) => {
+                return self.reply(chat_id, format!("Unknown command.\n\n{}", commands::help()))
+            }
+            Some(Command::Stop) => {
+                let chats = self.chats.borrow();
+                match chats.get(&chat_id).filter(|h| h.busy.get()) {
+                    // The worker says "stopped" when the turn has ended.
+                    Some(handle) => handle.stop.notify_one(),
+                    None => self.reply(chat_id, "Nothing is running.".into()),
+                }
+                return;
+            }
+            Some(command) => Job::Command(command),
+            None => Job::Task(text.to_string()),
+        };
+        let mut chats = self.chats.borrow_mut();
+        let handle = chats.entry(chat_id).or_insert_with(|| {
+            let (queue, jobs) = mpsc::unbounded_channel();
+            let busy = Rc::new(Cell::new(false));
+            let stop = Rc::new(Notify::new());
+            let worker = Worker {
+                shared: Rc::clone(&self.shared),
+                chat_id,
+                busy: Rc::clone(&busy),
+                stop: Rc::clone(&stop),
+                chat: None,
+            };
+            self.workers
+                .borrow_mut()
+                .push(tokio::task::spawn_local(worker.run(jobs)));
+            Handle { queue, busy, stop }
+        });
+        let _ = handle.queue.send(job);
+    }
+
+    /// Sends `text` to `chat_id` without waiting for it.
+    pub fn reply(&self, chat_id: i64, text: String) {
+        let api = self.shared.api.clone();
+        tokio::task::spawn_local(async move {
+            if let Err(e) = api.send_message(chat_id, &text, Mode::Plain, None).await {
+                eprintln!("agent-loop telegram: cannot send to chat {chat_id}: {e}");
+            }
+        });
+    }
+
+    /// Stops taking messages: each worker finishes its running turn, tells the chat about
+    /// the messages it will not run, and ends. Returns the workers to wait for.
+    pub fn close(&self) -> Vec<JoinHandle<()>> {
+        self.shared.draining.set(true);
+        self.chats.borrow_mut().clear();
+        std::mem::take(&mut *self.workers.borrow_mut())
+    }
+}
+
+struct Worker {
+    shared: Rc<Shared>,
+    chat_id: i64,
+    busy: Rc<Cell<bool>>,
+    stop: Rc<Notify>,
+    /// Opened at the chat's first message.
+    chat: Option<Chat>,
+}
+
+impl Worker {
+    fn session(&self) -> String {
+        format!("telegram-{}", self.chat_id)
+    }
+
+    async fn run(mut self, mut jobs: mpsc::UnboundedReceiver<Job>) {
+        while let Some(job) = jobs.recv().await {
+            if self.shared.draining.get() {
+                self.send_plain(
+                    "Not run: the bot is shutting down. Send it again when it is back.",
+                )
+                .await;
+                continue;
+            }
+            if let Err(e) = self.open().await {
+                self.send_plain(&format!("error: {e}")).await;
+                continue;
+            }
+            match job {
+                Job::Task(task) => self.turn(&task).await,
+                Job::Command(command) => self.command(command).await,
+            }
+        }
+        if let Some(chat) = &mut self.chat {
+            let _ = chat.save();
+            chat.shutdown().await;
+        }
+    }
+
+    async fn open(&mut self) -> Result<(), agent_loop::Error> {
+        if self.chat.is_some() {
+            return Ok(());
+        }
+        let options = ChatOptions {
+            session: SessionChoice::Named(self.session()),
+            ..self.shared.options.clone()
+        };
+        let id = self.chat_id;
+        let mut chat = Chat::open(&self.shared.settings, &options, &mut |n| {
+            eprintln!("agent-loop telegram: chat {id}: {n}")
+        })?;
+        for notice in chat.start_mcp().await {
+            eprintln!("agent-loop telegram: chat {id}: {notice}");
+        }
+        self.chat = Some(chat);
+        Ok(())
+    }
+
+    async fn command(&mut self, command: Command) {
+        let Some(chat) = &mut self.chat else { return };
+        let text = match command {
+            Command::Start => commands::start(chat),
+            Command::Status => commands::status(chat, self.busy.get()),
+            Command::New => {
+                let session = format!("telegram-{}", self.chat_id);
+                commands::new(chat, &session).unwrap_or_else(|e| format!("error: {e}"))
+            }
+            Command::Help | Command::Stop | Command::Unknown => commands::help(),
+        };
+        self.send_plain(&text).await;
+    }
+
+    /// Runs one turn; sends its answer, or why there is none.
+    async fn turn(&mut self, task: &str) {
+        let Some(chat) = &mut self.chat else { return };
+        let shared = &self.shared;
+        // A /stop that came as the last turn ended is not for this one.
+        let _ = futures_util::FutureExt::now_or_never(self.stop.notified());
+        self.busy.set(true);
+        // A slot among the chats that may run at once; /stop also ends the wait for one.
+        let slot = tokio::select! {
+            slot = shared.slots.acquire() => slot.ok(),
+            _ = self.stop.notified() => None,
+        };
+        let Some(_slot) = slot else {
+            self.busy.set(false);
+            return self.send_plain("Stopped before it started.").await;
+        };
+        let (lines, received) = mpsc::unbounded_channel();
+        let reporter = tokio::task::spawn_local(report(shared.api.clone(), self.chat_id, received));
+        let mut observer = Progress {
+            api: shared.api.clone(),
+            approvals: shared.approvals.clone(),
+            chat_id: self.chat_id,
+            approval_timeout: shared.approval_timeout,
+            lines,
+            redactor: chat.redactor().clone(),
+            debug: shared.debug,
+        };
+        let mut cancel_all = shared.cancel_all.clone();
+        let outcome = tokio::select! {
+            result = chat.turn(task, &mut observer) => Ok(result),
+            _ = self.stop.notified() => Err("Stopped."),
+            _ = cancel_all.wait_for(|cancel| *cancel) => Err("Cancelled: the bot is shutting down."),
+        };
+        drop(observer);
+        let _ = reporter.await;
+        self.busy.set(false);
+        let reply = match outcome {
+            Ok(Ok(answer)) => {
+                let answer = chat.redactor().redact(&answer);
+                return self.send_answer(&answer).await;
+            }
+            Ok(Err(e)) => format!("error: {}", chat.redactor().redact(&e.to_string())),
+            Err(why) => {
+                if let Err(e) = chat.cancelled() {
+                    eprintln!("agent-loop telegram: chat {}: {e}", self.chat_id);
+                }
+                why.to_string()
+            }
+        };
+        self.send_plain(&reply).await;
+    }
+
+    /// Sends an answer in pieces, as HTML; a piece Telegram cannot parse goes again as
+    /// plain text.
+    async fn send_answer(&self, answer: &str) {
+        let answer = if answer.trim().is_empty() {
+            "(no answer)"
+        } else {
+            answer
+        };
+        let api = &self.shared.api;
+        for piece in split(answer, MESSAGE_LIMIT) {
+            let sent = match api
+                .send_message(self.chat_id, &to_html(&piece), Mode::Html, None)
+                .await
+            {
+                Err(e) if e.bad_entities() => {
+                    api.send_message(self.chat_id, &piece, Mode::Plain, None)
+                        .await
+                }
+                other => other,
+            };
+            if let Err(e) = sent {
+                eprintln!(
+                    "agent-loop telegram: cannot send to chat {}: {e}",
+                    self.chat_id
+                );
+            }
+        }
+    }
+
+    async fn send_plain(&self, text: &str) {
+        for piece in split(text, MESSAGE_LIMIT) {
+            if let Err(e) = self
+                .shared
+                .api
+                .send_message(self.chat_id, &piece, Mode::Plain, None)
+                .await
+            {
+                eprintln!(
+                    "agent-loop telegram: cannot send to chat {}: {e}",
+                    self.chat_id
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! A mock of the Telegram Bot API on 127.0.0.1: `getUpdates` long polling served from a queue
+//! the test feeds (updates stay until a later call's `offset` acknowledges them, as on
+//! Telegram), and every other call recorded and answered as Telegram would. A test can make
+//! the next matching call fail with a given status and body.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+pub const TOKEN: &str = "123456:TEST-token-of-the-mock-bot";
+
+/// A call the bot made: the method and its JSON body.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub method: String,
+    pub body: Value,
+    /// The id the mock gave the message a `sendMessage` sent.
+    pub message_id: i64,
+}
+
+impl Call {
+    pub fn chat(&self) -> i64 {
+        self.body["chat_id"].as_i64().unwrap_or(0)
+    }
+
+    pub fn text(&self) -> &str {
+        self.body["text"].as_str().unwrap_or("")
+    }
+}
+
+type Matcher = Box<dyn Fn(&Call) -> bool + Send>;
+
+#[derive(Default)]
+struct State {
+    updates: Vec<Value>,
+    next_update: i64,
+    next_message: i64,
+    calls: Vec<Call>,
+    /// Calls made to a path without the bot's token.
+    wrong_token: usize,
+    /// The next call a matcher accepts gets this status and body instead.
+    failures: VecDeque<(Matcher, u16, Value)>,
+    /// The highest `offset` a getUpdates carried.
+    acked: i64,
+    /// This many getUpdates calls are dropped without an answer, as a network failure.
+    dropped_polls: usize,
+}
+
+pub struct Mock {
+    pub url: String,
+    state: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl Mock {
+    pub fn start() -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let shared = Arc::clone(&shared);
+                std::thread::spawn(move || serve(stream, &shared));
+            }
+        });
+        Mock { url, state }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.0.lock().unwrap()
+    }
+
+    fn push(&self, update: impl FnOnce(i64) -> Value) {
+        let mut state = self.lock();
+        state.next_update += 1;
+        let id = state.next_update;
+        state.updates.push(update(id));
+        self.state.1.notify_all();
+    }
+
+    /// A text message from `user` in the private chat `chat`.
+    pub fn message(&self, chat: i64, user: i64, text: &str) {
+        self.push(|id| {
+            json!({"update_id": id, "message": {
+                "message_id": id, "date": 0, "text": text,
+                "from": {"id": user, "is_bot": false, "first_name": "Test"},
+                "chat": {"id": chat, "type": "private"}}})
+        });
+    }
+
+    /// A sticker (no text) from `user`.
+    pub fn sticker(&self, chat: i64, user: i64) {
+        self.push(|id| {
+            json!({"update_id": id, "message": {
+                "message_id": id, "date": 0, "sticker": {"file_id": "x"},
+                "from": {"id": user, "is_bot": false, "first_name": "Test"},
+                "chat": {"id": chat, "type": "private"}}})
+        });
+    }
+
+    /// `user` pressed the button with `data` under the message `message` of `chat`.
+    pub fn press(&self, chat: i64, user: i64, message: i64, data: &str) {
+        self.push(|id| {
+            json!({"update_id": id, "callback_query": {
+                "id": format!("cb{id}"), "chat_instance": "1", "data": data,
+                "from": {"id": user, "is_bot": false, "first_name": "Test"},
+                "message": {"message_id": message, "date": 0, "chat": {"id": chat, "type": "private"}}}})
+        });
+    }
+
+    /// The next call `matches` accepts is answered with `status` and `body`.
+    pub fn fail_next(
+        &self,
+        matches: impl Fn(&Call) -> bool + Send + 'static,
+        status: u16,
+        body: Value,
+    ) {
+        self.lock()
+            .failures
+            .push_back((Box::new(matches), status, body));
+    }
+
+    /// The next `n` getUpdates calls get no answer (the connection is closed).
+    pub fn drop_polls(&self, n: usize) {
+        self.lock().dropped_polls = n;
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().calls.clone()
+    }
+
+    /// The texts of the `sendMessage` calls to `chat`, in order.
+    pub fn sent(&self, chat: i64) -> Vec<String> {
+        self.calls()
+            .iter()
+            .filter(|c| c.method == "sendMessage" && c.chat() == chat)
+            .map(|c| c.text().to_string())
+            .collect()
+    }
+
+    pub fn wrong_token(&self) -> usize {
+        self.lock().wrong_token
+    }
+
+    /// The highest offset the bot has acknowledged.
+    pub fn acked(&self) -> i64 {
+        self.lock().acked
+    }
+
+    /// Waits (bounded, polling the recorded calls) until `found` finds something in them.
+    pub fn wait_for<T>(&self, what: &str, found: impl Fn(&[Call]) -> Option<T>) -> T {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(t) = found(&self.calls()) {
+                return t;
+            }
+            if Instant::now() > deadline {
+                panic!("waited in vain for {what}; calls: {:#?}", self.calls());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until a `sendMessage` to `chat` contains `needle`; returns its text.
+    pub fn wait_sent(&self, chat: i64, needle: &str) -> String {
+        self.wait_for(&format!("a message to {chat} with {needle:?}"), |calls| {
+            calls
+                .iter()
+                .find(|c| {
+                    c.method == "sendMessage" && c.chat() == chat && c.text().contains(needle)
+                })
+                .map(|c| c.text().to_string())
+        })
+    }
+}
+
+fn serve(mut stream: TcpStream, state: &(Mutex<State>, Condvar)) {
+    let Some((path, body)) = read_request(&mut stream) else {
+        return;
+    };
+    let (status, reply) = answer(&path, body, state);
+    if status == 0 {
+        // Dropped: the connection closes with no answer.
+        return;
+    }
+    let body = reply.to_string();
+    let head = format!(
+        "HTTP/1.1 {status} Status\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+}
+
+fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Value) {
+    let mut s = state.0.lock().unwrap();
+    let Some(method) = path.strip_prefix(&format!("/bot{TOKEN}/")) else {
+        s.wrong_token += 1;
+        return (
+            404,
+            json!({"ok": false, "error_code": 404, "description": "Not Found"}),
+        );
+    };
+    let mut call = Call {
+        method: method.to_string(),
+        body,
+        message_id: 0,
+    };
+    if method == "getUpdates" && s.dropped_polls > 0 {
+        s.dropped_polls -= 1;
+        return (0, Value::Null);
+    }
+    if method == "getUpdates" {
+        let offset = call.body["offset"].as_i64().unwrap_or(0);
+        let timeout = call.body["timeout"].as_u64().unwrap_or(0);
+        s.acked = s.acked.max(offset);
+        s.updates
+            .retain(|u| u["update_id"].as_i64().unwrap_or(0) >= offset);
+        let deadline = Instant::now() + Duration::from_secs(timeout);
+        while s.updates.is_empty() && Instant::now() < deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            s = state.1.wait_timeout(s, left).unwrap().0;
+        }
+        return (200, json!({"ok": true, "result": s.updates}));
+    }
+    if method == "sendMessage" {
+        s.next_message += 1;
+        call.message_id = s.next_message;
+    }
+    s.calls.push(call.clone());
+    if let Some(i) = s.failures.iter().position(|(m, _, _)| m(&call)) {
+        let (_, status, body) = s.failures.remove(i).unwrap();
+        return (status, body);
+    }
+    let result = match method {
+        "sendMessage" => {
+            json!({"message_id": call.message_id, "date": 0,
+                   "chat": {"id": call.chat(), "type": "private"}, "text": call.text()})
+        }
+        "editMessageText" => json!({"message_id": call.body["message_id"], "date": 0,
+                   "chat": {"id": call.chat(), "type": "private"}, "text": call.text()}),
+        _ => json!(true),
+    };
+    (200, json!({"ok": true, "result": result}))
+}
+
+/// One request: its path and JSON body.
+fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    let end = loop {
+        if let Some(pos) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos;
+        }
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&data[..end]).into_owned();
+    let path = head.split(' ').nth(1)?.to_string();
+    let length: usize = head
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = data[end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&buf[..n]);
+    }
+    Some((path, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+}

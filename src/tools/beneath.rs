@@ -321,10 +321,9 @@ mod tests {
         ));
     }
 
-    /// Both ways refuse a link anywhere on the path, inside the root or out of it, and open
-    /// what has none.
-    #[test]
-    fn both_methods_follow_no_link() {
+    /// A root holding `sub/f` ("in") beside an `outside/f` ("out"): the guard, the base and
+    /// the root.
+    fn tree() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(dir.path()).unwrap();
         let root = base.join("root");
@@ -332,6 +331,14 @@ mod tests {
         std::fs::create_dir_all(base.join("outside")).unwrap();
         std::fs::write(root.join("sub/f"), "in").unwrap();
         std::fs::write(base.join("outside/f"), "out").unwrap();
+        (dir, base, root)
+    }
+
+    /// Both ways refuse a link anywhere on the path, inside the root or out of it, and open
+    /// what has none.
+    #[test]
+    fn both_methods_follow_no_link() {
+        let (_dir, base, root) = tree();
         std::os::unix::fs::symlink(base.join("outside"), root.join("up")).unwrap();
         std::os::unix::fs::symlink(root.join("sub"), root.join("inner")).unwrap();
         std::os::unix::fs::symlink("sub/f", root.join("near")).unwrap();
@@ -359,13 +366,7 @@ mod tests {
     /// method this kernel uses: a folder swapped for a link out is never passed through.
     #[test]
     fn the_walk_does_not_race() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        let root = base.join("root");
-        std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::create_dir_all(base.join("outside")).unwrap();
-        std::fs::write(root.join("sub/f"), "in").unwrap();
-        std::fs::write(base.join("outside/f"), "out").unwrap();
+        let (_dir, base, root) = tree();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let swapper = {
             let (stop, root, outside) = (stop.clone(), root.clone(), base.join("outside"));

@@ -12,15 +12,7 @@ const DOC: &str = include_str!("../../docs/pty.md");
 /// The `sh` lines, and the `toml` blocks whose first line is `# FILE`.
 fn blocks() -> (Vec<String>, Vec<(String, String)>) {
     let (mut sh, mut files) = (Vec::new(), Vec::new());
-    let mut lines = DOC.lines();
-    while let Some(line) = lines.next() {
-        let Some(lang) = line.strip_prefix("```") else {
-            continue;
-        };
-        let body: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| !l.starts_with("```"))
-            .collect();
+    for (lang, body) in crate::readme::fenced(DOC) {
         match lang {
             "sh" => sh.extend(body.iter().map(|l| l.to_string())),
             "toml" => {

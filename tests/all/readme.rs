@@ -40,6 +40,22 @@ struct Blocks {
     files: Vec<(String, String)>,
 }
 
+/// The fenced code blocks of a Markdown text: (language, lines), in order.
+pub(crate) fn fenced(text: &str) -> Vec<(&str, Vec<&str>)> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some(lang) = line.strip_prefix("```") {
+            let body = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            blocks.push((lang, body));
+        }
+    }
+    blocks
+}
+
 fn blocks() -> Blocks {
     let mut out = Blocks {
         sh: Vec::new(),
@@ -50,15 +66,7 @@ fn blocks() -> Blocks {
         .into_iter()
         .filter(|(page, _)| page != "docs/pty.md")
     {
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            let Some(lang) = line.strip_prefix("```") else {
-                continue;
-            };
-            let body: Vec<&str> = lines
-                .by_ref()
-                .take_while(|l| !l.starts_with("```"))
-                .collect();
+        for (lang, body) in fenced(&text) {
             match lang {
                 "sh" => out
                     .sh

@@ -159,10 +159,11 @@ impl Server {
     }
 }
 
-/// Reads one request: headers up to the blank line, then `Content-Length` bytes of body.
-fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+/// Reads one request: headers up to the blank line, then `Content-Length` bytes of body (the
+/// mock servers of the tests all read requests this way).
+pub fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
     stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .ok()?;
     let mut data = Vec::new();
     let mut buf = [0u8; 4096];

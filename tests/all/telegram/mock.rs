@@ -4,7 +4,7 @@
 //! the next matching call fail with a given status and body.
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -251,36 +251,7 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
 
 /// One request: its path and JSON body.
 fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .ok()?;
-    let mut data = Vec::new();
-    let mut buf = [0u8; 8192];
-    let end = loop {
-        if let Some(pos) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos;
-        }
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buf[..n]);
-    };
-    let head = String::from_utf8_lossy(&data[..end]).into_owned();
-    let path = head.split(' ').nth(1)?.to_string();
-    let length: usize = head
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = data[end + 4..].to_vec();
-    while body.len() < length {
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&buf[..n]);
-    }
-    Some((path, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    let request = crate::http::server::read_request(stream)?;
+    let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    Some((request.path, body))
 }

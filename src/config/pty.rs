@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use regex::Regex;
+use crate::parse::Pattern;
 
 use super::keys::{DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
 use super::raw::RawBackend;
-use super::source::Located;
+use super::source::{Located, Source};
 use crate::Error;
 
 /// The `type` value of these entries.
@@ -47,7 +47,7 @@ pub struct PtyDef {
     pub cols: u16,
     pub term: String,
     /// The screen shows the agent is ready for a message; without it, `idle` of quiet.
-    pub ready: Option<Regex>,
+    pub ready: Option<Pattern>,
     /// Quiet this long means ready, or done when no `busy` pattern is visible, or (with the
     /// message still in the input box) not accepted.
     pub idle: Duration,
@@ -55,17 +55,17 @@ pub struct PtyDef {
     /// Type the message between bracketed-paste markers when the agent turned the mode on.
     pub bracketed_paste: bool,
     /// The answer is complete: searched in what is new since the message.
-    pub done: Option<Regex>,
+    pub done: Option<Pattern>,
     /// The agent is still working (a spinner, "esc to cancel"): searched on the screen.
-    pub busy: Option<Regex>,
+    pub busy: Option<Pattern>,
     /// Lines of chrome left out of answers and progress (input boxes, tips, status bars).
-    pub skip_lines: Vec<Regex>,
+    pub skip_lines: Vec<Pattern>,
     /// The agent's own tool activity, reported as it appears.
-    pub tool_activity: Option<Regex>,
+    pub tool_activity: Option<Pattern>,
     /// The agent shows an error: the turn fails with the matching line.
-    pub error: Option<Regex>,
+    pub error: Option<Pattern>,
     /// The agent asks for approval; groups `tool` and `detail` name what it asks about.
-    pub approval: Option<Regex>,
+    pub approval: Option<Pattern>,
     pub approve_keys: String,
     pub deny_keys: String,
     /// Typed to close the agent at the end of the session, before Ctrl-D.
@@ -179,7 +179,7 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
             here("submit")
         )));
     }
-    let regex = |value: &Option<Located>, key: &str| -> Result<Option<Regex>, Error> {
+    let regex = |value: &Option<Located>, key: &str| -> Result<Option<Pattern>, Error> {
         value.as_ref().map(|v| compile(v, name, key)).transpose()
     };
     let skip_lines = raw
@@ -229,11 +229,14 @@ fn parse_size(value: &str) -> Option<(u16, u16)> {
     (ok(cols) && ok(rows)).then_some((rows, cols))
 }
 
-/// A screen pattern: `^` and `$` match at every line of the screen.
-fn compile(value: &Located, backend: &str, key: &str) -> Result<Regex, Error> {
-    regex::RegexBuilder::new(&value.value)
-        .multi_line(true)
-        .build()
+/// A screen pattern: `^` and `$` match at every line of the screen. The built-in file's are
+/// compiled when first used (a unit test compiles them all), the user's now.
+fn compile(value: &Located, backend: &str, key: &str) -> Result<Pattern, Error> {
+    if value.file == Source::BUILTIN_NAME {
+        return Ok(Pattern::lazy(&value.value, true));
+    }
+    Pattern::checked(&value.value, true)
+        .map(|(pattern, _)| pattern)
         .map_err(|e| {
             Error::config(format!(
                 "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",

@@ -31,6 +31,22 @@ fn builtin_patterns_compile_and_have_their_groups() {
             .collect::<Vec<_>>()
     };
     for (_, def) in config.definitions() {
+        if let Definition::Pty(d) = def {
+            let screen = [
+                &d.ready,
+                &d.done,
+                &d.busy,
+                &d.tool_activity,
+                &d.error,
+                &d.approval,
+            ];
+            screen
+                .into_iter()
+                .flatten()
+                .chain(&d.skip_lines)
+                .for_each(Pattern::warm);
+            continue;
+        }
         let Definition::Cli(d) = def else { continue };
         let p = &d.parsers;
         let call = names(&p.tool_call);

@@ -3,7 +3,7 @@
 //! the done marker), with box-drawing borders and prompt markers trimmed and the common
 //! indentation removed. Also the lines shown as progress while the agent works.
 
-use regex::Regex;
+use crate::parse::Pattern;
 
 /// Markers TUIs put before a prompt or an answer (`> hi`, `✦ The answer`), taken off a row's
 /// start when a space follows.
@@ -11,10 +11,10 @@ const MARKERS: [char; 6] = ['>', '❯', '›', '✦', '⏺', '$'];
 
 /// What is not part of an answer.
 pub struct Chrome<'a> {
-    pub skip: &'a [Regex],
+    pub skip: &'a [Pattern],
     /// The spinner and the done marker: shown while working and at the end, never answers.
-    pub busy: Option<&'a Regex>,
-    pub done: Option<&'a Regex>,
+    pub busy: Option<&'a Pattern>,
+    pub done: Option<&'a Pattern>,
 }
 
 impl Chrome<'_> {
@@ -186,10 +186,10 @@ mod tests {
         let start = region_start(&before, &after, "what is 6*7?");
         assert_eq!(start, 3);
         let skip = [
-            Regex::new("status:").unwrap(),
-            Regex::new(r"^│ >\s").unwrap(),
+            Pattern::compile("status:", true).unwrap(),
+            Pattern::compile(r"^│ >\s", true).unwrap(),
         ];
-        let done = Regex::new("^✓ done").unwrap();
+        let done = Pattern::compile("^✓ done", true).unwrap();
         let chrome = Chrome {
             skip: &skip,
             busy: None,

@@ -3,17 +3,16 @@
 //! that recorded sessions can be replayed through exactly what a live turn uses (tests and
 //! the `pty_screen` benchmark).
 
-use regex::Regex;
-
 use super::extract::{self, Chrome};
 use super::screen::Screen;
 use crate::config::PtyDef;
+use crate::parse::Pattern;
 
 pub struct ScreenReader {
     screen: Screen,
-    skip: Vec<Regex>,
-    busy: Option<Regex>,
-    done: Option<Regex>,
+    skip: Vec<Pattern>,
+    busy: Option<Pattern>,
+    done: Option<Pattern>,
     /// Every row before the message was typed.
     before: Vec<String>,
     message: String,

@@ -299,7 +299,7 @@ pub enum Command {
     /// Prints a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
     Completions {
         #[arg(value_enum)]
-        shell: clap_complete::Shell,
+        shell: CompletionShell,
     },
     /// List backends.
     ///
@@ -406,4 +406,13 @@ fn parse_temperature(text: &str) -> Result<f64, String> {
             "`{text}` is not a temperature (a number from 0, such as 0.2)"
         )),
     }
+}
+
+/// The shells `agent-loop completions` writes for: the ones of Linux and Termux (clap_complete's
+/// elvish and PowerShell generators would cost binary for shells no user here runs).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }

@@ -11,7 +11,7 @@ use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
-use super::args::{Args, Command};
+use super::args::{Args, Command, CompletionShell};
 use super::bool_setting::Flag;
 use super::frontend::Frontend;
 use super::input::Input;
@@ -34,12 +34,13 @@ pub fn main() -> i32 {
     };
     match args.command {
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(
-                shell,
-                &mut Args::command(),
-                "agent-loop",
-                &mut std::io::stdout(),
-            );
+            use clap_complete::shells::{Bash, Fish, Zsh};
+            let (command, out) = (&mut Args::command(), &mut std::io::stdout());
+            match shell {
+                CompletionShell::Bash => clap_complete::generate(Bash, command, "agent-loop", out),
+                CompletionShell::Zsh => clap_complete::generate(Zsh, command, "agent-loop", out),
+                CompletionShell::Fish => clap_complete::generate(Fish, command, "agent-loop", out),
+            }
             return 0;
         }
         Some(Command::Config) => {

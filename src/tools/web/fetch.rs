@@ -7,7 +7,10 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, USER_AGENT};
+use reqwest::header::{
+    HeaderMap, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, LOCATION,
+    USER_AGENT,
+};
 use reqwest::{redirect, Client, StatusCode, Url};
 
 use super::address::private_kind;
@@ -44,8 +47,8 @@ pub struct Body {
 }
 
 impl Reply {
-    /// The body, up to `max_bytes` (after gzip decoding, so a small compressed answer
-    /// cannot unpack into gigabytes).
+    /// The body, up to `max_bytes` (pages are asked for uncompressed, so these are the
+    /// bytes that crossed the network).
     pub async fn body(mut self, max_bytes: usize) -> Result<Body, String> {
         let mut bytes = Vec::new();
         loop {
@@ -81,6 +84,15 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
                 .join(location)
                 .map_err(|e| format!("{url} redirects to `{location}`, which is not a URL: {e}"))?;
             continue;
+        }
+        let encoding = response.headers().get(CONTENT_ENCODING);
+        if let Some(encoding) = encoding.filter(|e| !e.as_bytes().eq_ignore_ascii_case(b"identity"))
+        {
+            return Err(format!(
+                "refused: {url} came {}-compressed although read_url asked for it uncompressed; \
+                 read_url does not decode compressed pages",
+                String::from_utf8_lossy(encoding.as_bytes())
+            ));
         }
         let (media_type, charset) = content_type(response.headers());
         let length = response
@@ -146,6 +158,8 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
         .get(url.clone())
         .header(USER_AGENT, USER_AGENT_VALUE)
         .header(ACCEPT, ACCEPT_VALUE)
+        // No decoder is built in (docs/tools-and-mcp.md says why).
+        .header(ACCEPT_ENCODING, "identity")
         .send()
         .await
         .map_err(|e| format!("fetching {url} failed: {}", describe(&e)))

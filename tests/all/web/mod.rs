@@ -97,8 +97,8 @@ fn an_article_becomes_markdown_for_a_cli_agent() {
         request.header("user-agent"),
         Some(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
     );
-    let encodings = request.header("accept-encoding").unwrap_or_default();
-    assert!(encodings.contains("gzip"), "{encodings}");
+    // Pages come uncompressed: no decoder is built in (docs/tools-and-mcp.md says why).
+    assert_eq!(request.header("accept-encoding"), Some("identity"));
     // The preamble offers read_url; web_search needs a key nobody set.
     let first = ws.prompt(1);
     assert!(first.contains("## read_url"), "{first}");
@@ -219,6 +219,7 @@ fn content_types_caps_and_errors() {
         read_url(&at("/doc.pdf")),
         read_url(&at("/data.json")),
         read_url(&at("/latin1")),
+        read_url(&at("/gzipped")),
         read_url(&at("/missing")),
         read_url(&at("/huge")),
         read_url(&at("/r/loop")),
@@ -245,6 +246,10 @@ fn content_types_caps_and_errors() {
             )),
             ok(json_text.clone()),
             ok(format!("Title: Café\nURL: {}\n\ncrème brûlée", at("/latin1"))),
+            error(format!(
+                "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
+                at("/gzipped")
+            )),
             error(format!(
                 "HTTP 404 Not Found\nTitle: Not here\nURL: {}\n\n# 404\n\nNo such page.",
                 at("/missing")

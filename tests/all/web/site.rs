@@ -111,6 +111,16 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
             let head = [("Content-Type", "text/html; charset=ISO-8859-1")];
             full(&mut stream, "200 OK", &head, body);
         }
+        "/gzipped" => {
+            // Compressed although nobody asked: a misconfigured server's answer.
+            let head = [("Content-Type", "text/html"), ("Content-Encoding", "gzip")];
+            full(
+                &mut stream,
+                "200 OK",
+                &head,
+                b"\x1f\x8b\x08\x00not really gzip",
+            );
+        }
         "/missing" => {
             let body = b"<html><head><title>Not here</title></head><body><h1>404</h1><p>No such page.</p></body></html>";
             full(

@@ -43,5 +43,6 @@ mod terminal_text;
 mod terminfo;
 mod tmux;
 mod tools;
+mod thinking_tokens;
 mod versions;
 mod web;

@@ -5,6 +5,7 @@ mod common;
 
 mod bounded_log;
 mod cli_backend;
+mod cli_ratelimit;
 mod cli_retry;
 mod config_errors;
 mod context;

@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # compiles the fake terminfo entries of the terminfo tests; tmux is the terminal emulator of
 # the screen tests; jq reads the JSON lines output; git makes the repository the aider preset
 # must leave untouched (tests/all/preset_args.rs); python3 runs the fake TUI agent and the
-# recorded-session replayer of the `type = "pty"` tests; ps (procps) is run by the approval and
-# isolation tests of the fault suite.
+# recorded-session replayer of the `type = "pty"` tests, and measures agent-loop's peak memory
+# (tests/all/common/peak_rss.py); ps (procps) is run by the approval and isolation tests of the
+# fault suite.
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 command -v script >/dev/null || need_apt+=(bsdutils)

@@ -28,6 +28,30 @@ pub struct RawOutput {
     /// log notes them in a record of their own).
     pub stdout_dropped: u64,
     pub stderr_dropped: u64,
+    /// Bytes kept (and parsed) but left out of the log's raw record by [`RawOutput::share_cap`],
+    /// as the answer holds the call's output already (not serialised: noted like the dropped).
+    pub stdout_unlogged: u64,
+    pub stderr_unlogged: u64,
+}
+
+impl RawOutput {
+    /// Leaves in the raw record only what `cap` has room for beside an answer of `answer`
+    /// bytes, so that one call puts at most `cap` bytes of output in the log, not the answer
+    /// and the raw output each up to `cap` (a flood's answer *is* its stdout). Stderr keeps its
+    /// room first, as the answer never holds it; each stream's head is kept.
+    pub fn share_cap(&mut self, answer: usize, cap: usize) {
+        let mut room = cap.saturating_sub(answer);
+        for (bytes, unlogged) in [
+            (&mut self.stderr, &mut self.stderr_unlogged),
+            (&mut self.stdout, &mut self.stdout_unlogged),
+        ] {
+            let keep = bytes.len().min(room);
+            *unlogged += (bytes.len() - keep) as u64;
+            bytes.truncate(keep);
+            bytes.shrink_to_fit();
+            room -= keep;
+        }
+    }
 }
 
 impl Serialize for RawOutput {

@@ -76,7 +76,12 @@ pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
     (
         "backend_output_dropped",
         "system",
-        &["stdout_dropped_bytes", "stderr_dropped_bytes"],
+        &[
+            "stdout_dropped_bytes",
+            "stderr_dropped_bytes",
+            "stdout_unlogged_bytes",
+            "stderr_unlogged_bytes",
+        ],
     ),
 ];
 
@@ -185,10 +190,14 @@ pub enum Body {
     BackendOutput {
         raw: Value,
     },
-    /// Bytes past `max_output_bytes`, drained and dropped (in the session's log only).
+    /// Bytes past `max_output_bytes`, drained and dropped, and bytes kept but left out of the
+    /// `backend_output` record, which shares the cap with the answer (in the session's log
+    /// only).
     BackendOutputDropped {
         stdout_dropped_bytes: u64,
         stderr_dropped_bytes: u64,
+        stdout_unlogged_bytes: u64,
+        stderr_unlogged_bytes: u64,
     },
 }
 

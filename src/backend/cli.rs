@@ -72,6 +72,7 @@ impl CliBackend {
                 stderr_dropped: finished.stderr.dropped(),
                 stdout: finished.stdout.into_bytes(),
                 stderr: finished.stderr.into_bytes(),
+                ..RawOutput::default()
             },
             stdout,
             stderr,
@@ -299,16 +300,19 @@ impl CliBackend {
                 dropped, def.max_output_bytes
             ));
         }
+        let mut raw = RawOutput {
+            stdout_dropped: finished.stdout.dropped(),
+            stderr_dropped: finished.stderr.dropped(),
+            stdout: finished.stdout.into_bytes(),
+            stderr: finished.stderr.into_bytes(),
+            ..RawOutput::default()
+        };
+        raw.share_cap(parsed.text.len(), def.max_output_bytes);
         Ok(Reply {
             text: parsed.text,
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
-            raw: Some(RawOutput {
-                stdout_dropped: finished.stdout.dropped(),
-                stderr_dropped: finished.stderr.dropped(),
-                stdout: finished.stdout.into_bytes(),
-                stderr: finished.stderr.into_bytes(),
-            }),
+            raw: Some(raw),
         })
     }
 

@@ -48,6 +48,35 @@ impl App {
         (&mut self.chat, &mut self.frontend)
     }
 
+    /// `/clear`: a new, empty session. The display hears that the old one ended and the new
+    /// one began, as the session log does (`--output jsonl` then carries the new id).
+    pub fn clear_session(&mut self) -> Result<(), agent_loop::Error> {
+        let old = self.chat.session().name.clone();
+        self.chat.new_session()?;
+        self.frontend.display.session_clear(&old);
+        self.announce_session();
+        Ok(())
+    }
+
+    /// `/load NAME`: continues a saved session, which the display hears of.
+    pub fn load_session(&mut self, name: &str) -> Result<(), agent_loop::Error> {
+        self.chat.load_session(name)?;
+        self.announce_session();
+        Ok(())
+    }
+
+    /// Tells the display which session is now in use.
+    fn announce_session(&self) {
+        let status = self.chat.status();
+        self.frontend.display.session_start(
+            &status.id,
+            &status.session,
+            &status.backend,
+            status.model.as_deref(),
+            status.turns,
+        );
+    }
+
     /// A notice on stderr, redacted.
     pub fn notice(&mut self, text: &str) {
         self.frontend.notice(text);

@@ -157,8 +157,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/help" => Ok(Some(help())),
         "/exit" | "/quit" => return Flow::Exit,
         "/clear" => app
-            .chat_mut()
-            .new_session()
+            .clear_session()
             .map(|_| Some(format!("[new session {}]", app.chat().session().name))),
         "/backend" if rest.is_empty() => Ok(Some(format!(
             "[backend {}; configured: {}]",
@@ -203,7 +202,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             .chat_mut()
             .save_as(rest)
             .map(|_| Some(format!("[saved a copy as session {rest}]"))),
-        "/load" if !rest.is_empty() => app.chat_mut().load_session(rest).map(|_| {
+        "/load" if !rest.is_empty() => app.load_session(rest).map(|_| {
             let status = app.chat().status();
             Some(format!(
                 "[continuing session {} ({} messages)]",

@@ -59,7 +59,7 @@ pub async fn run(app: &mut App) -> i32 {
             "" => continue,
             "exit" | "quit" => break 0,
             "clear" => {
-                if let Err(e) = app.chat_mut().new_session() {
+                if let Err(e) = app.clear_session() {
                     app.notice(&format!("error: {e}"));
                 }
                 app.notice("[conversation cleared]");

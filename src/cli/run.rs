@@ -197,6 +197,7 @@ async fn run(args: Args) -> i32 {
         &status.session,
         &status.backend,
         status.model.as_deref(),
+        status.turns,
     );
     let mut app = App::new(chat, frontend);
     for notice in app.chat_mut().start_mcp().await {

@@ -93,8 +93,19 @@ impl Screen {
         error.exit_code()
     }
 
-    pub fn session_start(&self, id: &str, name: &str, backend: &str, model: Option<&str>) {
-        self.lock().session_start(id, name, backend, model);
+    pub fn session_start(
+        &self,
+        id: &str,
+        name: &str,
+        backend: &str,
+        model: Option<&str>,
+        turns: u32,
+    ) {
+        self.lock().session_start(id, name, backend, model, turns);
+    }
+
+    pub fn session_clear(&self, name: &str) {
+        self.lock().session_clear(name);
     }
 
     pub fn asks_approval(&self) -> bool {

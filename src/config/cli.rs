@@ -248,7 +248,7 @@ fn json_fields(
         }
         return Ok(JsonFields::default());
     }
-    let [text, input, output_tokens, total, cost, error] = keys.map(|(key, value)| {
+    let [text, input, output_tokens, total, thinking, cost, error] = keys.map(|(key, value)| {
         value
             .map(|v| {
                 v.value.parse::<JsonPath>().map_err(|e| {
@@ -265,6 +265,7 @@ fn json_fields(
         input_tokens: input?,
         output_tokens: output_tokens?,
         total_tokens: total?,
+        thinking_tokens: thinking?,
         cost: cost?,
         error: error?,
     };

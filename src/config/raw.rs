@@ -56,6 +56,7 @@ pub struct RawBackend {
     pub json_input_tokens: Option<Located>,
     pub json_output_tokens: Option<Located>,
     pub json_total_tokens: Option<Located>,
+    pub json_thinking_tokens: Option<Located>,
     pub json_cost: Option<Located>,
     pub json_error: Option<Located>,
     pub error_regex: Option<Located>,
@@ -141,6 +142,7 @@ impl Overlay for RawBackend {
             json_input_tokens,
             json_output_tokens,
             json_total_tokens,
+            json_thinking_tokens,
             json_cost,
             json_error,
             error_regex,
@@ -214,12 +216,13 @@ impl RawBackend {
     }
 
     /// The `json_*` field paths, by key.
-    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 6] {
+    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 7] {
         [
             ("json_text", self.json_text.as_ref()),
             ("json_input_tokens", self.json_input_tokens.as_ref()),
             ("json_output_tokens", self.json_output_tokens.as_ref()),
             ("json_total_tokens", self.json_total_tokens.as_ref()),
+            ("json_thinking_tokens", self.json_thinking_tokens.as_ref()),
             ("json_cost", self.json_cost.as_ref()),
             ("json_error", self.json_error.as_ref()),
         ]
@@ -255,6 +258,7 @@ impl RawBackend {
             &mut self.json_input_tokens,
             &mut self.json_output_tokens,
             &mut self.json_total_tokens,
+            &mut self.json_thinking_tokens,
             &mut self.json_cost,
             &mut self.json_error,
             &mut self.error_regex,

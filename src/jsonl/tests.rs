@@ -209,6 +209,8 @@ fn one_of_each() -> Vec<Body> {
         Body::BackendOutputDropped {
             stdout_dropped_bytes: 1,
             stderr_dropped_bytes: 0,
+            stdout_unlogged_bytes: 2,
+            stderr_unlogged_bytes: 0,
         },
     ]
 }

@@ -204,6 +204,8 @@ pub struct JsonFields {
     pub input_tokens: Option<JsonPath>,
     pub output_tokens: Option<JsonPath>,
     pub total_tokens: Option<JsonPath>,
+    /// Reasoning tokens, part of the output (`json_thinking_tokens`).
+    pub thinking_tokens: Option<JsonPath>,
     pub cost: Option<JsonPath>,
     pub error: Option<JsonPath>,
 }
@@ -237,6 +239,7 @@ impl JsonFields {
             input: count(&self.input_tokens),
             output: count(&self.output_tokens),
             total: count(&self.total_tokens),
+            thinking: count(&self.thinking_tokens),
             cost: Self::sum(self.cost.as_ref(), docs),
             ..Default::default()
         };

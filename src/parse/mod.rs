@@ -27,7 +27,8 @@ use regex::Regex;
 pub struct Parsers {
     /// Finds tool calls: named groups `json`, or `name` and optional `args`.
     pub tool_call: Pattern,
-    /// Finds token counts: named groups `input`, `output`, optional `total`, `cost`.
+    /// Finds token counts: named groups `input`, `output`, optional `total`,
+    /// `thinking`, `cost`.
     pub tokens: Option<Pattern>,
     /// Lines of output that are not part of the answer (banners, log lines).
     pub skip_lines: Vec<Pattern>,

@@ -18,7 +18,8 @@ pub struct Usage {
     /// Input tokens written to the provider's prompt cache (Anthropic).
     pub cache_write: Option<u64>,
     /// Reasoning ("thinking") tokens, part of `output`, where the backend reports them apart
-    /// (OpenAI's `completion_tokens_details.reasoning_tokens`).
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`; a CLI's `json_thinking_tokens`
+    /// or `tokens_regex` group `thinking`).
     #[serde(default)]
     pub thinking: Option<u64>,
 }
@@ -81,7 +82,7 @@ pub fn extract(re: &Pattern, text: &str) -> Option<Usage> {
     let caps = re.captures_at(text, last.start)?;
     let count = |group: &str| caps.name(group).and_then(|m| parse_count(m.as_str()));
     let usage = Usage {
-        thinking: None,
+        thinking: count("thinking"),
         input: count("input"),
         output: count("output"),
         total: count("total"),

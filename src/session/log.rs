@@ -162,7 +162,8 @@ impl LogContext {
 
 /// A session's events as JSON lines in the public schema ([`crate::jsonl`]), plus the raw
 /// output of each CLI backend call as a `backend_output` record of the log's own (and a
-/// `backend_output_dropped` note of what `max_output_bytes` kept out of it).
+/// `backend_output_dropped` note of what `max_output_bytes` kept out of it: the raw record
+/// shares the cap with the answer, [`crate::event::RawOutput::share_cap`]).
 pub struct EventLog {
     log: Log,
     /// The `session_start` record, written before the first other one: a session that never
@@ -233,12 +234,16 @@ impl EventLog {
         if let Event::BackendFinished { raw: Some(raw), .. } = event {
             let raw_value = serde_json::to_value(raw).unwrap_or_default();
             records.push(meta.record(&ts, Body::BackendOutput { raw: raw_value }));
-            if raw.stdout_dropped + raw.stderr_dropped > 0 {
+            let left_out =
+                raw.stdout_dropped + raw.stderr_dropped + raw.stdout_unlogged + raw.stderr_unlogged;
+            if left_out > 0 {
                 records.push(meta.record(
                     &ts,
                     Body::BackendOutputDropped {
                         stdout_dropped_bytes: raw.stdout_dropped,
                         stderr_dropped_bytes: raw.stderr_dropped,
+                        stdout_unlogged_bytes: raw.stdout_unlogged,
+                        stderr_unlogged_bytes: raw.stderr_unlogged,
                     },
                 ));
             }

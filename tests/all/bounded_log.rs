@@ -41,3 +41,50 @@ fn a_flood_leaves_a_log_bounded_by_the_cap_with_one_note_of_what_was_dropped() {
         "log of {size} bytes for a cap of {cap}"
     );
 }
+
+/// The answer of a flood is its stdout: the raw record does not repeat it, so the log of a
+/// flood a few times the cap stays under twice the cap (it was just over: the answer and the
+/// raw record each held the cap, and JSON escaping adds to both), and says what it left out.
+#[test]
+fn the_raw_record_shares_the_cap_with_the_answer() {
+    let ws = Workspace::new();
+    let cap = 100_000u64;
+    let flood = 5 * cap;
+    ws.add_config(&format!(
+        "[backends.flood]\ncommand = '{}'\nmax_output_bytes = {cap}\n",
+        fixture("agents/flood.sh").display()
+    ));
+    let mut cmd = ws.cmd(&["--backend", "flood", "--session", "f", "--quiet", "go"]);
+    cmd.env("FLOOD_BYTES", flood.to_string());
+    ws.run_cmd(cmd).expect_code(0);
+    let text = std::fs::read_to_string(ws.path("data/agent-loop/sessions/f/log.jsonl")).unwrap();
+    let size = text.len() as u64;
+    assert!(size < 2 * cap, "log of {size} bytes for a cap of {cap}");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |kind: &str| {
+        records
+            .iter()
+            .find(|r| r["event"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} record in {text:.2000}"))
+    };
+    // The answer is all there, and the note says what was dropped and what was left out.
+    let answer = find("assistant_message")["text"].as_str().unwrap();
+    assert!(
+        answer.starts_with(&format!("{:0999}\n", 0)),
+        "{answer:.100}"
+    );
+    assert!(
+        answer.contains("bytes past max_output_bytes"),
+        "{answer:.100}"
+    );
+    let raw = &find("backend_output")["raw"];
+    let note = find("backend_output_dropped");
+    assert_eq!(note["stdout_dropped_bytes"], flood - cap);
+    let logged = raw["stdout"].as_str().unwrap().len() as u64;
+    let unlogged = note["stdout_unlogged_bytes"].as_u64().unwrap();
+    assert_eq!(logged + unlogged, cap, "{note}");
+    assert!(unlogged >= cap - 200, "the answer holds the stdout: {note}");
+}

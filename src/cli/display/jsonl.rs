@@ -63,11 +63,26 @@ impl Renderer for JsonlDisplay {
         });
     }
 
-    fn session_start(&mut self, id: &str, name: &str, backend: &str, model: Option<&str>) {
+    fn session_start(
+        &mut self,
+        id: &str,
+        name: &str,
+        backend: &str,
+        model: Option<&str>,
+        turns: u32,
+    ) {
         self.meta.session_id = id.to_string();
+        // The turns it had, as the session's log says (`/clear` and `/load` switch mid-run).
+        self.meta.turn = turns;
         self.meta.backend = Some(backend.to_string());
         self.meta.model = model.map(str::to_string);
         self.write(Body::SessionStart {
+            session: name.to_string(),
+        });
+    }
+
+    fn session_clear(&mut self, name: &str) {
+        self.write(Body::SessionClear {
             session: name.to_string(),
         });
     }
@@ -89,7 +104,7 @@ mod tests {
         let out = Captured::default();
         let mut display = JsonlDisplay::new(out.boxed());
         display.fatal("bad config");
-        display.session_start("s1", "work", "fake", Some("m1"));
+        display.session_start("s1", "work", "fake", Some("m1"), 0);
         display.render(&Event::TurnStarted {
             turn: 1,
             input: "hi\nthere\u{1b}".into(),

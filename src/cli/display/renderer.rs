@@ -25,9 +25,20 @@ pub trait Renderer: Send {
         self.notice(&format!("agent-loop: error: {message}"));
     }
 
-    /// Session `name` (`id` in logs) is ready: it talks to `backend` (with `model`, if the
-    /// backend names one).
-    fn session_start(&mut self, _id: &str, _name: &str, _backend: &str, _model: Option<&str>) {}
+    /// Session `name` (`id` in logs), `turns` turns in, is ready: it talks to `backend` (with
+    /// `model`, if the backend names one).
+    fn session_start(
+        &mut self,
+        _id: &str,
+        _name: &str,
+        _backend: &str,
+        _model: Option<&str>,
+        _turns: u32,
+    ) {
+    }
+
+    /// Session `name` ended here (`/clear`); a [`Renderer::session_start`] follows.
+    fn session_clear(&mut self, _name: &str) {}
 
     /// Whether a person can be asked to approve tools through this display.
     fn asks_approval(&self) -> bool {

@@ -288,30 +288,42 @@ impl Workspace {
     }
 
     /// Runs the binary to completion with its output in files, and returns the run and its
-    /// peak resident memory in KiB (from wait4, for this one child).
-    pub fn run_measured(&self, mut cmd: Command) -> (Run, u64) {
+    /// own peak resident memory in KiB. It is measured by `common/peak_rss.py`, which forks
+    /// it: the ru_maxrss of a child of this test process would count this process's own peak
+    /// (all the tests running beside it), not just agent-loop's.
+    pub fn run_measured(&self, cmd: Command) -> (Run, u64) {
         let out = self.path("measured.out");
         let err = self.path("measured.err");
-        cmd.stdout(std::fs::File::create(&out).unwrap())
+        let peak = self.path("measured.peak");
+        let mut wrapped = Command::new("python3");
+        wrapped
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/common/peak_rss.py"))
+            .arg(&peak)
+            .arg(cmd.get_program())
+            .args(cmd.get_args())
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
             .stderr(std::fs::File::create(&err).unwrap());
-        // Reaped below by wait4, which std's Child cannot do with rusage.
-        #[allow(clippy::zombie_processes)]
-        let child = cmd.spawn().expect("run agent-loop");
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is valid; wait4 fills it and reaps our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-        assert_eq!(pid, child.id() as i32, "wait4");
-        use std::os::unix::process::ExitStatusExt;
+        if let Some(dir) = cmd.get_current_dir() {
+            wrapped.current_dir(dir);
+        }
+        for (var, value) in cmd.get_envs() {
+            match value {
+                Some(value) => wrapped.env(var, value),
+                None => wrapped.env_remove(var),
+            };
+        }
+        let status = wrapped.status().expect("run python3 peak_rss.py");
         let run = Run {
             output: Output {
-                status: std::process::ExitStatus::from_raw(status),
+                status,
                 stdout: std::fs::read(&out).unwrap(),
                 stderr: std::fs::read(&err).unwrap(),
             },
         };
         run.assert_append_only();
-        (run, usage.ru_maxrss as u64)
+        let peak = std::fs::read_to_string(&peak).expect("peak_rss.py wrote the peak");
+        (run, peak.trim().parse().expect("a number of KiB"))
     }
 }
 

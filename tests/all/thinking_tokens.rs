@@ -1,0 +1,74 @@
+//! `thinking_tokens` from CLI backends: read by a `json_thinking_tokens` field path or a
+//! `tokens_regex` group `thinking`, and by the presets whose recorded JSON output carries
+//! them, into the usage record of `--output jsonl`.
+
+use crate::common::{fixture, Workspace};
+
+/// The usage records of a `--output jsonl` run's stdout.
+fn usage_records(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["event"] == "usage")
+        .collect()
+}
+
+#[test]
+fn presets_read_thinking_tokens_where_their_recorded_json_has_them() {
+    // All recordings report 0 thinking tokens: 0, not null, says the field was read.
+    for (preset, recording, want) in [
+        ("codex", "codex/json", serde_json::json!(0)),
+        ("gemini", "gemini/json", serde_json::json!(0)),
+        ("qwen", "qwen/json", serde_json::json!(0)),
+        ("opencode", "opencode/json", serde_json::json!(0)),
+        // Claude's JSON does not report thinking apart from its output tokens.
+        ("claude", "claude/json", serde_json::Value::Null),
+    ] {
+        let ws = Workspace::new();
+        ws.add_config(&format!(
+            "\n[backends.{preset}]\ncommand = \"{}\"\ntimeout_s = 300\n",
+            fixture("agents/replay.sh").display()
+        ));
+        let mut cmd = ws.cmd(&["--backend", preset, "--no-save", "--output", "jsonl", "hi"]);
+        cmd.env("REPLAY", fixture(recording));
+        let run = ws.run_cmd(cmd);
+        run.expect_code(0);
+        let usage = usage_records(&run.stdout());
+        assert_eq!(usage.len(), 1, "{preset}: {}", run.stdout());
+        assert_eq!(usage[0]["thinking_tokens"], want, "{preset}: {}", usage[0]);
+        assert!(usage[0]["output_tokens"].is_u64(), "{preset}: {}", usage[0]);
+    }
+}
+
+#[test]
+fn a_cli_backend_reports_thinking_tokens_by_field_path_or_regex_group() {
+    let ws = Workspace::new();
+    let agent = fixture("agents/scripted.sh");
+    ws.add_config(&format!(
+        "\n[backends.json]\ncommand = \"{0}\"\noutput = \"json\"\njson_text = \"text\"\n\
+         json_output_tokens = \"usage.out\"\njson_thinking_tokens = \"usage.reasoning\"\n\
+         \n[backends.text]\ncommand = \"{0}\"\n\
+         tokens_regex = 'Tokens: (?P<input>\\d+) in, (?P<output>\\d+) out, (?P<thinking>\\d+) thinking'\n",
+        agent.display()
+    ));
+    for (backend, reply, want) in [
+        (
+            "json",
+            "{\"text\": \"The answer.\", \"usage\": {\"out\": 20, \"reasoning\": 7}}\n",
+            7,
+        ),
+        (
+            "text",
+            "The answer.\nTokens: 100 in, 20 out, 12 thinking\n",
+            12,
+        ),
+    ] {
+        ws.reply(0, reply);
+        let run = ws.run(&["--backend", backend, "--no-save", "--output", "jsonl", "hi"]);
+        run.expect_code(0);
+        let usage = usage_records(&run.stdout());
+        assert_eq!(usage.len(), 1, "{backend}: {}", run.stdout());
+        assert_eq!(usage[0]["thinking_tokens"], want, "{backend}: {}", usage[0]);
+        assert_eq!(usage[0]["output_tokens"], 20, "{backend}: {}", usage[0]);
+    }
+}

@@ -19,6 +19,7 @@ use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
 
 use super::http::HttpClient;
+use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
 
@@ -58,7 +59,7 @@ impl Connection {
         let mut group = None;
         let mut reader = None;
         let result = tokio::time::timeout(def.startup_timeout, async {
-            let service = match &def.transport {
+            let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
                     let program = which::which_in(command, std::env::var_os("PATH"), cwd)
                         .map_err(|_| format!("command `{command}` is not on PATH"))?;
@@ -79,19 +80,23 @@ impl Connection {
                     if let Some(err) = err {
                         reader = Some(tokio::spawn(keep_tail(err, stderr.clone())));
                     }
-                    client_info().serve(child).await.map_err(init_error)?
+                    AnyTransport::new(child)
                 }
                 Transport::Http { url } => {
-                    let transport = StreamableHttpClientTransport::with_client(
+                    AnyTransport::new(StreamableHttpClientTransport::with_client(
                         HttpClient::new().map_err(|e| e.to_string())?,
                         StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-                    );
-                    client_info()
-                        .serve(transport)
-                        .await
-                        .map_err(|e| format!("{url}: {}", init_error(e)))?
+                    ))
                 }
             };
+            let service =
+                client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| match &def.transport {
+                        Transport::Http { url } => format!("{url}: {}", init_error(e)),
+                        Transport::Stdio { .. } => init_error(e),
+                    })?;
             let tools = service
                 .list_all_tools()
                 .await

@@ -10,6 +10,7 @@ mod content;
 mod http;
 mod server;
 mod tool;
+mod transport;
 
 use std::path::Path;
 use std::sync::Arc;

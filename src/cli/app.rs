@@ -104,6 +104,7 @@ impl App {
             return self.compare(&names, input).await;
         }
         let screen = self.frontend.display.clone();
+        screen.talking_to(self.chat.definition().name(), self.chat.model().as_deref());
         let outcome = tokio::select! {
             result = self.chat.turn(input, &mut self.frontend) => Outcome::Done(result),
             never = screen.animate() => match never {},

@@ -104,6 +104,10 @@ impl Screen {
         self.lock().session_start(id, name, backend, model, turns);
     }
 
+    pub fn talking_to(&self, backend: &str, model: Option<&str>) {
+        self.lock().talking_to(backend, model);
+    }
+
     pub fn session_clear(&self, name: &str) {
         self.lock().session_clear(name);
     }

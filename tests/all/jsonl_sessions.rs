@@ -87,3 +87,35 @@ fn clear_and_load_are_in_the_jsonl_stream_as_in_the_session_logs() {
     assert_eq!(of(one), sessions(&log("one")));
     assert_eq!(of(two), sessions(&log(new_name)));
 }
+
+/// `/backend` and `/model` between turns: the records of the next turn name the backend and
+/// model it talks to, not the ones the REPL started with.
+#[test]
+fn backend_and_model_switches_are_in_the_jsonl_stream() {
+    let ws = Workspace::new();
+    ws.reply(0, "noted\n");
+    ws.add_config(&format!(
+        "[backends.other]\ncommand = \"{}\"\nmodel_args = [\"--model\", \"{{model}}\"]\n",
+        crate::common::fixture("agents/scripted.sh").display()
+    ));
+    let mut pty = Pty::spawn(&ws, &[], &["--backend", "fake", "--output", "jsonl"]);
+    pty.wait_for("\"event\":\"session_start\"");
+    pty.send("first task\n/backend other\nsecond task\n/model m2\nthird task\nquit\n");
+    let (code, out) = pty.finish();
+    let out = String::from_utf8_lossy(&out).into_owned();
+    assert_eq!(code, 0, "{out}");
+    let users: Vec<(Value, Value)> = records(&out)
+        .into_iter()
+        .filter(|r| r["event"] == "user_message")
+        .map(|r| (r["backend"].clone(), r["model"].clone()))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            ("fake".into(), Value::Null),
+            ("other".into(), Value::Null),
+            ("other".into(), "m2".into()),
+        ],
+        "{out}"
+    );
+}

@@ -51,6 +51,11 @@ impl Renderer for JsonlDisplay {
         }
     }
 
+    fn talking_to(&mut self, backend: &str, model: Option<&str>) {
+        self.meta.backend = Some(backend.to_string());
+        self.meta.model = model.map(str::to_string);
+    }
+
     fn approval_prompt(&mut self, _request: &ApprovalRequest, _full: bool) {}
 
     fn notice(&mut self, _text: &str) {}

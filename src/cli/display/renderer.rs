@@ -37,6 +37,10 @@ pub trait Renderer: Send {
     ) {
     }
 
+    /// The next turn talks to `backend` with `model` (`/backend` and `/model` change them
+    /// between turns).
+    fn talking_to(&mut self, _backend: &str, _model: Option<&str>) {}
+
     /// Session `name` ended here (`/clear`); a [`Renderer::session_start`] follows.
     fn session_clear(&mut self, _name: &str) {}
 

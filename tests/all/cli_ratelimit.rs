@@ -62,13 +62,12 @@ fn a_cli_backend_waits_on_its_token_rate_limit_shows_it_and_logs_it() {
         stderr.find("[tool read]").unwrap() < stderr.find(line).unwrap(),
         "{stderr}"
     );
-    let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/rl/log.jsonl")).unwrap();
-    let waits: Vec<serde_json::Value> = log
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let waits: Vec<serde_json::Value> = ws
+        .session_log("rl")
+        .into_iter()
         .filter(|r| r["event"] == "rate_limit_wait")
         .collect();
-    assert_eq!(waits.len(), 1, "{log}");
+    assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!(waits[0]["limit"], format!("{count} tokens/min"));
     assert_eq!(waits[0]["backend"], "limited");
     assert!(

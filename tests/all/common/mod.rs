@@ -92,6 +92,16 @@ impl Workspace {
         self.config(&old);
     }
 
+    /// The records of session `name`'s `log.jsonl`, each line parsed.
+    pub fn session_log(&self, name: &str) -> Vec<serde_json::Value> {
+        let path = self.path(&format!("data/agent-loop/sessions/{name}/log.jsonl"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+
     /// What the fake agent prints on its `n`th run (`n` = 0: every run without its own).
     pub fn reply(&self, n: usize, bytes: impl AsRef<[u8]>) {
         let name = if n == 0 {

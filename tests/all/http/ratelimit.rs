@@ -39,14 +39,12 @@ fn an_exhausted_limit_waits_before_the_next_request_says_so_and_logs_it() {
     // The wait comes after the first call's tools ran, before the second request.
     assert!(stderr.find("[tool ls]").unwrap() < wait, "{stderr}");
     assert_eq!(server.requests().len(), 2);
-    let log =
-        std::fs::read_to_string(ws.path("data/agent-loop/sessions/limited/log.jsonl")).unwrap();
-    let waits: Vec<serde_json::Value> = log
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let waits: Vec<serde_json::Value> = ws
+        .session_log("limited")
+        .into_iter()
         .filter(|r| r["event"] == "rate_limit_wait")
         .collect();
-    assert_eq!(waits.len(), 1, "{log}");
+    assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!(waits[0]["limit"], "60 requests/min");
     assert!(waits[0]["wait_ms"].as_u64().unwrap() <= 1000);
 }

@@ -219,6 +219,7 @@ fn content_types_caps_and_errors() {
         read_url(&at("/doc.pdf")),
         read_url(&at("/data.json")),
         read_url(&at("/latin1")),
+        read_url(&at("/cyrillic")),
         read_url(&at("/gzipped")),
         read_url(&at("/missing")),
         read_url(&at("/huge")),
@@ -246,6 +247,10 @@ fn content_types_caps_and_errors() {
             )),
             ok(json_text.clone()),
             ok(format!("Title: Café\nURL: {}\n\ncrème brûlée", at("/latin1"))),
+            ok(format!(
+                "Title: Новости\nURL: {}\n\n# Чай с мёдом\n\nПривет, мир",
+                at("/cyrillic")
+            )),
             error(format!(
                 "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
                 at("/gzipped")

@@ -1,9 +1,9 @@
 //! A small web site on 127.0.0.1 for the read_url and web_search tests: the article of
 //! `fixtures/web/`, redirects (relative, to a private name, to the metadata address, in a
 //! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page, a
-//! windows-1251 one, a Brave-shaped search API and a SearXNG one. Each connection is answered
-//! on its own thread (a stalled body does not hold up the others), and every request is
-//! recorded.
+//! windows-1251 one, a page with a header, nav and footer, a Brave-shaped search API and a
+//! SearXNG one. Each connection is answered on its own thread (a stalled body does not hold up
+//! the others), and every request is recorded.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -122,6 +122,12 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
                 &[("Content-Type", "text/html")],
                 body,
             );
+        }
+        "/chrome" => {
+            let body = b"<html><head><title>Chrome</title></head><body>\
+                <header><p>Site name</p><nav><a href=\"/\">Home</a> <a href=\"/about\">About</a></nav></header>\
+                <main><h1>Story</h1><p>The text.</p></main><footer>(c) 2026</footer></body></html>";
+            full(&mut stream, "200 OK", &[("Content-Type", html)], body);
         }
         "/gzipped" => {
             // Compressed although nobody asked: a misconfigured server's answer.

@@ -7,13 +7,13 @@
 use std::path::Path;
 
 use agent_loop::agent::{AllowRule, ApprovalMode};
+use agent_loop::config::bool_setting::Flag;
 use agent_loop::config::settings::Settings;
 use agent_loop::config::{user_backends_path, user_settings_path, Config};
 use agent_loop::context::ContextMode;
 use agent_loop::Error;
 
 use super::args::Args;
-use super::bool_setting::Flag;
 use super::screen::Screen;
 
 /// Prints the table and the files; the exit code.
@@ -83,5 +83,6 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     settings.get::<ContextMode>("context")?;
     settings.get::<u64>("max_context_tokens")?;
     settings.get::<usize>("tool_result_max_chars")?;
+    agent_loop::tools::WebOptions::from_settings(settings)?;
     Ok(())
 }

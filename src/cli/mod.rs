@@ -4,7 +4,6 @@
 mod app;
 pub mod args;
 mod backends_cmd;
-mod bool_setting;
 mod commands;
 mod config_cmd;
 pub mod demo_agent;

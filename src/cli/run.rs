@@ -7,12 +7,12 @@ use std::io::{IsTerminal, Read};
 use clap::{CommandFactory, Parser};
 
 use agent_loop::chat::Chat;
+use agent_loop::config::bool_setting::Flag;
 use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
 use super::args::{Args, Command, CompletionShell};
-use super::bool_setting::Flag;
 use super::frontend::Frontend;
 use super::input::Input;
 use super::options::{chat_options, load_settings};

@@ -9,8 +9,10 @@
 //! - `cli` and `http`: the checked definitions of the two kinds of backend;
 //! - `mcp`: the `[mcp.servers.NAME]` tables;
 //! - `tools`: the `[tools.NAME]` tables (custom command tools, `confirm` of built-ins);
-//! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`).
+//! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`);
+//! - `bool_setting`: how a boolean setting is written (`debug`, `web_keep_chrome`).
 
+pub mod bool_setting;
 mod cli;
 mod cli_args;
 mod http;

@@ -131,6 +131,12 @@ pub const KEYS: &[Key] = &[
         help: "read_url: bytes of a page read at most (the rest is left out, with a note)",
     },
     Key {
+        name: "web_keep_chrome",
+        flag: None,
+        default: Some("false"),
+        help: "read_url: keep a page's <nav>, <header> and <footer> (left out by default)",
+    },
+    Key {
         name: "debug",
         flag: Some("--debug"),
         default: Some("false"),

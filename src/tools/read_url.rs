@@ -125,7 +125,7 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
     }
     if html {
         // Rc-based DOM: built and dropped here, between awaits.
-        let page = Converter::new().convert(&text, &final_url);
+        let page = Converter::with_chrome(opts.keep_chrome).convert(&text, &final_url);
         if let Some(title) = page.title {
             out.push_str(&format!("Title: {title}\n"));
         }

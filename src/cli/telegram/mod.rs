@@ -18,11 +18,11 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 
 use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::config::bool_setting::Flag;
 use agent_loop::config::settings::Settings;
 use agent_loop::Error;
 
 use super::args::{Args, Request, Run, Saving, Telegram, Tooling};
-use super::bool_setting::Flag;
 use super::options::{chat_options, load_settings};
 use super::signals::Signals;
 use api::{backoff, Api, ApiError, Update};

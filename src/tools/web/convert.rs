@@ -14,7 +14,7 @@ const NOT_CONTENT: &[&str] = &[
     "script", "style", "noscript", "svg", "template", "iframe", "object", "canvas",
 ];
 
-/// The page's chrome, dropped by default.
+/// The page's chrome, dropped unless `web_keep_chrome` is set.
 const CHROME: &[&str] = &["nav", "header", "footer"];
 
 /// A page as Markdown.
@@ -37,9 +37,17 @@ impl Default for Converter {
 }
 
 impl Converter {
+    /// The converter that drops the page's chrome.
     pub fn new() -> Self {
+        Converter::with_chrome(false)
+    }
+
+    /// The converter that keeps the page's chrome (`<nav>`, `<header>`, `<footer>`) or not.
+    pub fn with_chrome(keep: bool) -> Self {
         let mut skip = NOT_CONTENT.to_vec();
-        skip.extend_from_slice(CHROME);
+        if !keep {
+            skip.extend_from_slice(CHROME);
+        }
         // `head` holds the title (read separately), scripts and metadata: no content.
         skip.push("head");
         Converter {
@@ -155,6 +163,19 @@ mod tests {
             page.markdown,
             "# Head\n\nSee [this](https://example.com/docs/other#x) and [that](https://cdn.example.org/a)."
         );
+    }
+
+    #[test]
+    fn chrome_is_kept_when_asked() {
+        let page =
+            "<header>Site</header><nav><a href='/'>Home</a></nav><p>Text</p><footer>(c)</footer>";
+        let base = Url::parse("https://example.com/").unwrap();
+        let kept = Converter::with_chrome(true).convert(page, &base);
+        assert_eq!(
+            kept.markdown,
+            "Site\n\n[Home](https://example.com/)\n\nText\n\n(c)"
+        );
+        assert_eq!(md(page).markdown, "Text");
     }
 
     #[test]

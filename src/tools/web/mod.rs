@@ -12,14 +12,18 @@ use std::time::Duration;
 
 use globset::GlobMatcher;
 
-/// How read_url fetches (`web_connect_timeout`, `web_timeout`, `web_max_bytes`), and which
-/// URLs the user named in allow rules.
+use crate::config::bool_setting::Flag;
+
+/// How read_url fetches (`web_connect_timeout`, `web_timeout`, `web_max_bytes`) and converts
+/// (`web_keep_chrome`), and which URLs the user named in allow rules.
 #[derive(Debug, Clone)]
 pub struct WebOptions {
     pub connect_timeout: Duration,
     /// The whole fetch: every redirect and the body.
     pub timeout: Duration,
     pub max_bytes: usize,
+    /// Whether pages keep their `<nav>`, `<header>` and `<footer>`.
+    pub keep_chrome: bool,
     /// The globs of `read_url:GLOB` allow rules: a URL one of them matches may be on a
     /// private address (the user named it).
     pub named: Vec<GlobMatcher>,
@@ -31,6 +35,7 @@ impl Default for WebOptions {
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
             max_bytes: 5_000_000,
+            keep_chrome: false,
             named: Vec::new(),
         }
     }
@@ -53,7 +58,8 @@ pub fn host_of(url: &str) -> Option<String> {
 }
 
 impl WebOptions {
-    /// `web_connect_timeout`, `web_timeout` (seconds) and `web_max_bytes` from the settings.
+    /// `web_connect_timeout`, `web_timeout` (seconds), `web_max_bytes` and `web_keep_chrome`
+    /// from the settings.
     pub fn from_settings(
         settings: &crate::config::settings::Settings,
     ) -> Result<Self, crate::Error> {
@@ -66,6 +72,9 @@ impl WebOptions {
         }
         if let Some(n) = settings.get::<usize>("web_max_bytes")? {
             web.max_bytes = n.max(1);
+        }
+        if let Some(keep) = settings.get::<Flag>("web_keep_chrome")? {
+            web.keep_chrome = keep.0;
         }
         Ok(web)
     }

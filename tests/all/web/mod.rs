@@ -219,6 +219,7 @@ fn content_types_caps_and_errors() {
         read_url(&at("/doc.pdf")),
         read_url(&at("/data.json")),
         read_url(&at("/latin1")),
+        read_url(&at("/cyrillic")),
         read_url(&at("/gzipped")),
         read_url(&at("/missing")),
         read_url(&at("/huge")),
@@ -246,6 +247,10 @@ fn content_types_caps_and_errors() {
             )),
             ok(json_text.clone()),
             ok(format!("Title: Café\nURL: {}\n\ncrème brûlée", at("/latin1"))),
+            ok(format!(
+                "Title: Новости\nURL: {}\n\n# Чай с мёдом\n\nПривет, мир",
+                at("/cyrillic")
+            )),
             error(format!(
                 "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
                 at("/gzipped")
@@ -272,6 +277,43 @@ fn content_types_caps_and_errors() {
     );
     // The PDF's body was never read: one request, refused on its head.
     assert_eq!(site.requests_for("/doc.pdf").len(), 1);
+}
+
+#[test]
+fn web_keep_chrome_keeps_nav_header_and_footer() {
+    let site = Site::start();
+    let url = format!("{}/chrome", site.url);
+    let content = "# Story\n\nThe text.";
+    let chrome = format!(
+        "Site name\n\n[Home]({0}/) [About]({0}/about)\n\n{content}\n\n(c) 2026",
+        site.url
+    );
+    for (env, markdown) in [
+        (None, content.to_string()),
+        (Some("false"), content.to_string()),
+        (Some("yes"), chrome.clone()),
+        (Some("1"), chrome),
+    ] {
+        let ws = Workspace::new();
+        let env: Vec<(&str, &str)> = env
+            .map(|v| ("AGENT_LOOP_WEB_KEEP_CHROME", v))
+            .into_iter()
+            .collect();
+        let (run, results) = results(&ws, &read_url(&url), &["--allow", &allow(&site)], &env);
+        let expected = format!("Title: Chrome\nURL: {url}\n\n{markdown}");
+        assert_eq!(results, [ok(expected)], "{env:?}: {}", run.stderr());
+    }
+    // A value that is no boolean is refused, by a run and by `agent-loop config`.
+    let ws = Workspace::new();
+    let mut cmd = ws.cmd(&["config"]);
+    cmd.env("AGENT_LOOP_WEB_KEEP_CHROME", "maybe");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("AGENT_LOOP_WEB_KEEP_CHROME") && run.stderr().contains("maybe"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]

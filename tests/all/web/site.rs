@@ -1,8 +1,9 @@
 //! A small web site on 127.0.0.1 for the read_url and web_search tests: the article of
 //! `fixtures/web/`, redirects (relative, to a private name, to the metadata address, in a
 //! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page, a
-//! Brave-shaped search API and a SearXNG one. Each connection is answered on its own thread (a stalled body
-//! does not hold up the others), and every request is recorded.
+//! windows-1251 one, a page with a header, nav and footer, a Brave-shaped search API and a
+//! SearXNG one. Each connection is answered on its own thread (a stalled body does not hold up
+//! the others), and every request is recorded.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -110,6 +111,23 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
             let body = b"<html><head><title>Caf\xe9</title></head><body><p>cr\xe8me br\xfbl\xe9e</p></body></html>";
             let head = [("Content-Type", "text/html; charset=ISO-8859-1")];
             full(&mut stream, "200 OK", &head, body);
+        }
+        "/cyrillic" => {
+            // windows-1251, said by the page alone: "Новости", "Чай с мёдом", "Привет, мир".
+            let body = b"<html><head><meta charset=\"windows-1251\"><title>\xcd\xee\xe2\xee\xf1\xf2\xe8</title></head>\
+                <body><h1>\xd7\xe0\xe9 \xf1 \xec\xb8\xe4\xee\xec</h1><p>\xcf\xf0\xe8\xe2\xe5\xf2, \xec\xe8\xf0</p></body></html>";
+            full(
+                &mut stream,
+                "200 OK",
+                &[("Content-Type", "text/html")],
+                body,
+            );
+        }
+        "/chrome" => {
+            let body = b"<html><head><title>Chrome</title></head><body>\
+                <header><p>Site name</p><nav><a href=\"/\">Home</a> <a href=\"/about\">About</a></nav></header>\
+                <main><h1>Story</h1><p>The text.</p></main><footer>(c) 2026</footer></body></html>";
+            full(&mut stream, "200 OK", &[("Content-Type", html)], body);
         }
         "/gzipped" => {
             // Compressed although nobody asked: a misconfigured server's answer.

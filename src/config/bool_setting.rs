@@ -1,4 +1,5 @@
-//! A boolean setting as config.toml and the environment write it (`debug`).
+//! A boolean setting as config.toml and the environment write it (`debug`,
+//! `web_keep_chrome`).
 
 /// `1`, `true`, `yes`, `on` (and their opposites).
 pub struct Flag(pub bool);

@@ -85,13 +85,15 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
                 .map_err(|e| format!("{url} redirects to `{location}`, which is not a URL: {e}"))?;
             continue;
         }
-        let encoding = response.headers().get(CONTENT_ENCODING);
-        if let Some(encoding) = encoding.filter(|e| !e.as_bytes().eq_ignore_ascii_case(b"identity"))
-        {
+        if let Some(coding) = compression(response.headers()) {
+            let status = if status.is_success() {
+                String::new()
+            } else {
+                format!(" (HTTP {status})")
+            };
             return Err(format!(
-                "refused: {url} came {}-compressed although read_url asked for it uncompressed; \
-                 read_url does not decode compressed pages",
-                String::from_utf8_lossy(encoding.as_bytes())
+                "refused: {url}{status} came {coding}-compressed although read_url asked for it \
+                 uncompressed; read_url does not decode compressed pages"
             ));
         }
         let (media_type, charset) = content_type(response.headers());
@@ -226,4 +228,19 @@ fn describe(e: &reqwest::Error) -> String {
 /// Seconds for messages (`30s`).
 pub fn seconds(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
+}
+
+/// The compression a `Content-Encoding` names, if it is one: misconfigured servers also send
+/// `none`, `utf-8` or an empty value over a plain body, which reads fine.
+fn compression(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_ENCODING)?.to_str().ok()?;
+    value
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .find(|c| {
+            matches!(
+                c.as_str(),
+                "gzip" | "x-gzip" | "deflate" | "br" | "zstd" | "compress" | "x-compress"
+            )
+        })
 }

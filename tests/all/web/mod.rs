@@ -221,6 +221,8 @@ fn content_types_caps_and_errors() {
         read_url(&at("/latin1")),
         read_url(&at("/cyrillic")),
         read_url(&at("/gzipped")),
+        read_url(&at("/none-encoding")),
+        read_url(&at("/gzipped-404")),
         read_url(&at("/missing")),
         read_url(&at("/huge")),
         read_url(&at("/r/loop")),
@@ -254,6 +256,11 @@ fn content_types_caps_and_errors() {
             error(format!(
                 "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
                 at("/gzipped")
+            )),
+            ok(format!("URL: {}\n\nplain after all", at("/none-encoding"))),
+            error(format!(
+                "refused: {} (HTTP 404 Not Found) came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
+                at("/gzipped-404")
             )),
             error(format!(
                 "HTTP 404 Not Found\nTitle: Not here\nURL: {}\n\n# 404\n\nNo such page.",

@@ -139,6 +139,15 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
                 b"\x1f\x8b\x08\x00not really gzip",
             );
         }
+        "/none-encoding" => {
+            // `none` is no compression: the body is plain, and read as such.
+            let head = [("Content-Type", "text/plain"), ("Content-Encoding", "none")];
+            full(&mut stream, "200 OK", &head, b"plain after all");
+        }
+        "/gzipped-404" => {
+            let head = [("Content-Type", "text/html"), ("Content-Encoding", "gzip")];
+            full(&mut stream, "404 Not Found", &head, b"\x1f\x8b\x08\x00gone");
+        }
         "/missing" => {
             let body = b"<html><head><title>Not here</title></head><body><h1>404</h1><p>No such page.</p></body></html>";
             full(

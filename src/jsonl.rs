@@ -235,7 +235,14 @@ impl Body {
     fn level(&self) -> &'static str {
         match self {
             Body::Error { .. } => "error",
-            Body::TurnEnd { ok: false, .. } | Body::BackendOutputDropped { .. } => "warn",
+            Body::TurnEnd { ok: false, .. } => "warn",
+            // Output no one will see again is worth a warning; output only left out of the
+            // log (the answer holds it) is not.
+            Body::BackendOutputDropped {
+                stdout_dropped_bytes,
+                stderr_dropped_bytes,
+                ..
+            } if stdout_dropped_bytes + stderr_dropped_bytes > 0 => "warn",
             Body::ToolResult { ok: false, .. } | Body::McpResult { ok: false, .. } => "warn",
             _ => "info",
         }

@@ -11,7 +11,7 @@ use crate::backend::{Backend, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
 use crate::event::{Event, OutputStream, RawOutput};
-use crate::parse::Parsed;
+use crate::parse::{OutputFormat, Parsed};
 use crate::process::{self, Progress, Spec};
 use crate::{BoxFuture, Error};
 
@@ -307,7 +307,11 @@ impl CliBackend {
             stderr: finished.stderr.into_bytes(),
             ..RawOutput::default()
         };
-        raw.share_cap(parsed.text.len(), def.max_output_bytes);
+        // A text answer is the output itself, so the log need not hold it twice; a JSON
+        // backend's answer is a small extract, and its events stay in the raw record whole.
+        if def.parsers.output == OutputFormat::Text {
+            raw.share_cap(parsed.text.len(), def.max_output_bytes);
+        }
         Ok(Reply {
             text: parsed.text,
             calls: parsed.calls,

@@ -290,3 +290,19 @@ fn timestamps_are_rfc3339_utc() {
     assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
     assert_eq!(at(4_102_444_800, 0), "2100-01-01T00:00:00.000Z");
 }
+
+#[test]
+fn output_only_left_out_of_the_log_is_no_warning() {
+    let dropped = |stdout_dropped_bytes, stdout_unlogged_bytes| {
+        let body = Body::BackendOutputDropped {
+            stdout_dropped_bytes,
+            stderr_dropped_bytes: 0,
+            stdout_unlogged_bytes,
+            stderr_unlogged_bytes: 0,
+        };
+        serde_json::to_value(meta().record(TS, body)).unwrap()["level"].clone()
+    };
+    assert_eq!(dropped(10, 0), "warn");
+    assert_eq!(dropped(10, 5), "warn");
+    assert_eq!(dropped(0, 5), "info");
+}

@@ -88,3 +88,41 @@ fn the_raw_record_shares_the_cap_with_the_answer() {
     assert_eq!(logged + unlogged, cap, "{note}");
     assert!(unlogged >= cap - 200, "the answer holds the stdout: {note}");
 }
+
+/// A JSON backend's answer is an extract of its events: its raw record keeps every event (up
+/// to the cap per stream), even when stdout and stderr together pass the cap.
+#[test]
+fn a_json_backend_keeps_its_events_in_the_raw_record() {
+    let ws = Workspace::new();
+    let cap = 100_000usize;
+    ws.add_config(&format!(
+        "[backends.events]\ncommand = '{}'\noutput = \"jsonl\"\njson_text = \"[type=result].text\"\n\
+         max_output_bytes = {cap}\n",
+        fixture("agents/scripted.sh").display()
+    ));
+    let mut events: String = (0..1200)
+        .map(|n| {
+            format!(
+                "{{\"type\":\"progress\",\"n\":{n},\"pad\":\"{}\"}}\n",
+                "x".repeat(30)
+            )
+        })
+        .collect();
+    events.push_str("{\"type\":\"result\",\"text\":\"done\"}\n");
+    assert!(events.len() < cap && events.len() > cap / 2);
+    ws.reply(0, &events);
+    ws.fake_file("stderr.1", "e".repeat(cap / 2));
+    ws.run(&["--backend", "events", "--session", "j", "--quiet", "go"])
+        .expect_code(0);
+    let log = ws.session_log("j");
+    let raw = &log
+        .iter()
+        .find(|r| r["event"] == "backend_output")
+        .expect("a raw record")["raw"];
+    assert_eq!(raw["stdout"].as_str().unwrap(), events);
+    assert_eq!(raw["stderr"].as_str().unwrap().len(), cap / 2);
+    assert!(
+        !log.iter().any(|r| r["event"] == "backend_output_dropped"),
+        "nothing was dropped or left out"
+    );
+}

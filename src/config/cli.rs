@@ -219,6 +219,7 @@ pub(super) fn resolve(
             error,
             tool_activity,
             own_tools,
+            thinking_in_output: raw.thinking_in_output.unwrap_or(true),
         },
         render,
         prices,

@@ -102,6 +102,7 @@ impl RawBackend {
             ("tool_call_regex", self.tool_call_regex.is_some()),
             ("tool_call_format", self.tool_call_format.is_some()),
             ("tokens_regex", self.tokens_regex.is_some()),
+            ("thinking_in_output", self.thinking_in_output.is_some()),
             ("output", self.output.is_some()),
             ("max_output_bytes", self.max_output_bytes.is_some()),
             ("context", self.context.is_some()),

@@ -57,6 +57,9 @@ pub struct RawBackend {
     pub json_output_tokens: Option<Located>,
     pub json_total_tokens: Option<Located>,
     pub json_thinking_tokens: Option<Located>,
+    /// Whether the output count includes the thinking tokens (true, the OpenAI convention) or
+    /// counts them apart (gemini's `candidates`), when they are added to it.
+    pub thinking_in_output: Option<bool>,
     pub json_cost: Option<Located>,
     pub json_error: Option<Located>,
     pub error_regex: Option<Located>,
@@ -143,6 +146,7 @@ impl Overlay for RawBackend {
             json_output_tokens,
             json_total_tokens,
             json_thinking_tokens,
+            thinking_in_output,
             json_cost,
             json_error,
             error_regex,
@@ -208,6 +212,7 @@ impl RawBackend {
                 ("tools", self.tools.is_some()),
                 ("tool_activity_regex", self.tool_activity_regex.is_some()),
                 ("render", self.render.is_some()),
+                ("thinking_in_output", self.thinking_in_output.is_some()),
             ]
             .into_iter()
             .chain(self.json_keys().into_iter().map(|(k, v)| (k, v.is_some())))

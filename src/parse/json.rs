@@ -204,7 +204,8 @@ pub struct JsonFields {
     pub input_tokens: Option<JsonPath>,
     pub output_tokens: Option<JsonPath>,
     pub total_tokens: Option<JsonPath>,
-    /// Reasoning tokens, part of the output (`json_thinking_tokens`).
+    /// Reasoning tokens (`json_thinking_tokens`), part of the output once `thinking_in_output`
+    /// has been applied.
     pub thinking_tokens: Option<JsonPath>,
     pub cost: Option<JsonPath>,
     pub error: Option<JsonPath>,

@@ -43,6 +43,9 @@ pub struct Parsers {
     pub tool_activity: Option<Pattern>,
     /// `tools = "own"`: the CLI runs its own tools, so no tool call is read from its reply.
     pub own_tools: bool,
+    /// The output count includes the thinking tokens (`thinking_in_output`); when it does
+    /// not, they are added to it, so that output always means every token generated.
+    pub thinking_in_output: bool,
 }
 
 /// What one backend run produced, parsed.
@@ -71,6 +74,7 @@ impl Parsers {
             error: None,
             tool_activity: None,
             own_tools: false,
+            thinking_in_output: true,
         }
     }
 
@@ -128,10 +132,18 @@ impl Parsers {
                 Some(lines.join(" ").trim().to_string())
             })
         });
-        let usage = json_usage.or_else(|| {
-            let re = self.tokens.as_ref()?;
-            tokens::extract(re, &stdout).or_else(|| tokens::extract(re, stderr))
-        });
+        let usage = json_usage
+            .or_else(|| {
+                let re = self.tokens.as_ref()?;
+                tokens::extract(re, &stdout).or_else(|| tokens::extract(re, stderr))
+            })
+            .map(|usage| {
+                if self.thinking_in_output {
+                    usage
+                } else {
+                    usage.with_thinking_in_output()
+                }
+            });
         let activity = self.activity(&stdout);
         let body = json_text.unwrap_or_else(|| stdout.into_owned());
         let (calls, spans) = if self.own_tools {

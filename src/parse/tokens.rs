@@ -19,7 +19,7 @@ pub struct Usage {
     pub cache_write: Option<u64>,
     /// Reasoning ("thinking") tokens, part of `output`, where the backend reports them apart
     /// (OpenAI's `completion_tokens_details.reasoning_tokens`; a CLI's `json_thinking_tokens`
-    /// or `tokens_regex` group `thinking`).
+    /// or `tokens_regex` group `thinking`, added to `output` where the CLI counts them apart).
     #[serde(default)]
     pub thinking: Option<u64>,
 }
@@ -52,6 +52,16 @@ pub struct Prices {
 }
 
 impl Usage {
+    /// For a backend that counts thinking tokens apart from its output (gemini's
+    /// `candidates`, `thinking_in_output = false`): adds them to the output, so that output is
+    /// every token generated, as the other backends count it and as it is billed.
+    pub fn with_thinking_in_output(mut self) -> Self {
+        if let Some(thinking) = self.thinking {
+            self.output = Some(self.output.unwrap_or(0) + thinking);
+        }
+        self
+    }
+
     /// Fills in the cost from `prices` when the backend did not report one.
     pub fn priced(mut self, prices: Option<Prices>) -> Self {
         if let (None, Some(p)) = (self.cost, prices) {

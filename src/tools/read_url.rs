@@ -51,9 +51,9 @@ impl Builtin for ReadUrl {
     const NAME: &'static str = "read_url";
     const DESCRIPTION: &'static str =
         "Fetch a web page (http or https) and return it as Markdown: the title first, then the \
-        content with absolute links; navigation, scripts and styles are left out. Text and \
-        JSON come back as they are; images, PDFs and other binary types are refused. \
-        max_chars keeps only the start of a long page.";
+        content with absolute links; scripts and styles are left out (navigation, headers and \
+        footers too, unless the user keeps them). Text and JSON come back as they are; images, \
+        PDFs and other binary types are refused. max_chars keeps only the start of a long page.";
     const MAIN_PARAM: &'static str = "url";
     /// It sends data out of the machine.
     const MUTATING: bool = true;

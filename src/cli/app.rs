@@ -66,7 +66,7 @@ impl App {
     }
 
     /// Tells the display which session is now in use.
-    fn announce_session(&self) {
+    pub fn announce_session(&self) {
         let status = self.chat.status();
         self.frontend.display.session_start(
             &status.id,

@@ -191,15 +191,8 @@ async fn run(args: Args) -> i32 {
         let files = chat.config().sources.join(", ");
         frontend.notice(&format!("debug: backends read from {files}"));
     }
-    let status = chat.status();
-    display.session_start(
-        &status.id,
-        &status.session,
-        &status.backend,
-        status.model.as_deref(),
-        status.turns,
-    );
     let mut app = App::new(chat, frontend);
+    app.announce_session();
     for notice in app.chat_mut().start_mcp().await {
         display.notice(&notice);
     }

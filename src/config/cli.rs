@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::http::WireFormat;
-use super::keys::{context_settings, parse_located, prices, DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
+use super::keys::{
+    context_settings, located_pattern, parse_located, prices, DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S,
+};
 use super::raw::RawBackend;
-use super::source::{Located, Source};
+use super::source::Located;
 use crate::context::{ContextSettings, PromptStyle};
 use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices, Render};
 use crate::Error;
@@ -305,16 +307,6 @@ fn checked(
     let per_line = key != "tool_call_regex";
     match value {
         None => Ok((Pattern::lazy(default, per_line), None)),
-        Some(located) if located.file == Source::BUILTIN_NAME => {
-            Ok((Pattern::lazy(&located.value, per_line), None))
-        }
-        Some(located) => Pattern::checked(&located.value, per_line)
-            .map(|(pattern, names)| (pattern, Some(names)))
-            .map_err(|e| {
-                Error::config(format!(
-                    "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
-                    located.at()
-                ))
-            }),
+        Some(located) => located_pattern(located, per_line, backend, key),
     }
 }

@@ -1,10 +1,10 @@
 //! Keys every kind of backend entry reads: prices, the context settings, the timeout's
-//! default, and parsing a located string with `FromStr`.
+//! default, parsing a located string with `FromStr`, and regex keys.
 
 use super::raw::RawBackend;
-use super::source::Located;
+use super::source::{Located, Source};
 use crate::context::{ContextMode, ContextSettings};
-use crate::parse::Prices;
+use crate::parse::{Pattern, Prices};
 use crate::Error;
 
 /// The timeout of a backend call when its entry sets none.
@@ -70,4 +70,27 @@ pub(super) fn parse_located<T: std::str::FromStr<Err = String>>(
             })
         })
         .transpose()
+}
+
+/// A regex key's pattern, with the names of its groups when it is the user's. The built-in
+/// file's patterns are compiled when first used (a unit test compiles them all); a user's
+/// now, so that a mistake is reported, with its file, line, backend and key, before anything
+/// runs.
+pub(super) fn located_pattern(
+    located: &Located,
+    multi_line: bool,
+    backend: &str,
+    key: &str,
+) -> Result<(Pattern, Option<Vec<String>>), Error> {
+    if located.file == Source::BUILTIN_NAME {
+        return Ok((Pattern::lazy(&located.value, multi_line), None));
+    }
+    Pattern::checked(&located.value, multi_line)
+        .map(|(pattern, names)| (pattern, Some(names)))
+        .map_err(|e| {
+            Error::config(format!(
+                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
+                located.at()
+            ))
+        })
 }

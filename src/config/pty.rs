@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use crate::parse::Pattern;
 
-use super::keys::{DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
+use super::keys::{located_pattern, DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
 use super::raw::RawBackend;
-use super::source::{Located, Source};
+use super::source::Located;
 use crate::Error;
 
 /// The `type` value of these entries.
@@ -230,20 +230,9 @@ fn parse_size(value: &str) -> Option<(u16, u16)> {
     (ok(cols) && ok(rows)).then_some((rows, cols))
 }
 
-/// A screen pattern: `^` and `$` match at every line of the screen. The built-in file's are
-/// compiled when first used (a unit test compiles them all), the user's now.
+/// A screen pattern: `^` and `$` match at every line of the screen.
 fn compile(value: &Located, backend: &str, key: &str) -> Result<Pattern, Error> {
-    if value.file == Source::BUILTIN_NAME {
-        return Ok(Pattern::lazy(&value.value, true));
-    }
-    Pattern::checked(&value.value, true)
-        .map(|(pattern, _)| pattern)
-        .map_err(|e| {
-            Error::config(format!(
-                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
-                value.at()
-            ))
-        })
+    Ok(located_pattern(value, true, backend, key)?.0)
 }
 
 #[cfg(test)]

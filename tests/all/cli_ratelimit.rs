@@ -70,9 +70,8 @@ fn a_cli_backend_waits_on_its_token_rate_limit_shows_it_and_logs_it() {
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!(waits[0]["limit"], format!("{count} tokens/min"));
     assert_eq!(waits[0]["backend"], "limited");
-    assert!(
-        waits[0]["wait_ms"].as_u64().unwrap() <= 1000,
-        "{}",
-        waits[0]
-    );
+    // About a second: the limit is rounded down to whole tokens, and the first run's prompts
+    // need not be byte for byte the second's (it saved no session), so not exactly one.
+    let wait_ms = waits[0]["wait_ms"].as_u64().unwrap();
+    assert!(wait_ms > 0 && wait_ms < 2000, "{}", waits[0]);
 }

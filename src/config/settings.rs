@@ -122,7 +122,7 @@ pub const KEYS: &[Key] = &[
         name: "web_timeout",
         flag: None,
         default: Some("30"),
-        help: "read_url: seconds for a whole fetch (redirects and body); web_search too",
+        help: "read_url: seconds for a whole read (redirects, body, conversion); web_search too",
     },
     Key {
         name: "web_max_bytes",

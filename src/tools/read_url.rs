@@ -3,12 +3,15 @@
 //! size. It sends data out of the machine, so it asks for approval (once per host) and
 //! refuses private addresses unless an allow rule names the URL (see `web/fetch.rs`).
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::Value;
+use url::Url;
 
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 use super::web::charset::decode;
-use super::web::convert::Converter;
+use super::web::convert::{Converted, Converter, Stop};
 use super::web::fetch::{self, Reply};
 use super::web::{host_of, WebOptions};
 
@@ -90,6 +93,34 @@ impl Builtin for ReadUrl {
     }
 }
 
+/// The page converted on tokio's blocking threads: a 1 MB page takes about 50 ms, a
+/// hostile one seconds, too long to hold the one thread of the runtime (the Telegram bot's
+/// other chats, Ctrl-C). Dropping this future (web_timeout, an interrupted turn) stops the
+/// conversion, so no thread goes on working for nothing.
+async fn to_markdown(html: String, url: Url, keep_chrome: bool) -> Result<Converted, ToolOutput> {
+    struct StopOnDrop(Arc<Stop>);
+    impl Drop for StopOnDrop {
+        fn drop(&mut self) {
+            self.0.set();
+        }
+    }
+    let stop = StopOnDrop(Arc::new(Stop::default()));
+    let flag = Arc::clone(&stop.0);
+    let shown = url.to_string();
+    let converted = tokio::task::spawn_blocking(move || {
+        Converter::with_chrome(keep_chrome).convert(&html, &url, &flag)
+    })
+    .await;
+    match converted {
+        Ok(Some(page)) => Ok(page),
+        // Only this future sets the stop, when dropped: it cannot see the result then.
+        Ok(None) => Err(ToolOutput::error(format!("converting {shown} was stopped"))),
+        Err(error) => Err(ToolOutput::error(format!(
+            "converting {shown} to Markdown failed: {error}"
+        ))),
+    }
+}
+
 /// The page as the model gets it.
 async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
     let reply = fetch::get(url, opts).await.map_err(ToolOutput::error)?;
@@ -124,8 +155,7 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
         out.push_str(&format!("HTTP {status}\n"));
     }
     if html {
-        // Rc-based DOM: built and dropped here, between awaits.
-        let page = Converter::with_chrome(opts.keep_chrome).convert(&text, &final_url);
+        let page = to_markdown(text, final_url.clone(), opts.keep_chrome).await?;
         if let Some(title) = page.title {
             out.push_str(&format!("Title: {title}\n"));
         }

@@ -19,7 +19,7 @@ use crate::config::bool_setting::Flag;
 #[derive(Debug, Clone)]
 pub struct WebOptions {
     pub connect_timeout: Duration,
-    /// The whole fetch: every redirect and the body.
+    /// The whole read: every redirect, the body and the conversion.
     pub timeout: Duration,
     pub max_bytes: usize,
     /// Whether pages keep their `<nav>`, `<header>` and `<footer>`.

@@ -341,6 +341,30 @@ fn a_stalled_body_times_out() {
 }
 
 #[test]
+fn hostile_nesting_neither_aborts_nor_outlives_the_timeout() {
+    let site = Site::start();
+    let ws = Workspace::new();
+    let calls =
+        read_url(&format!("{}/deep", site.url)) + &read_url(&format!("{}/nested", site.url));
+    // /deep converts well within the timeout, even in a debug build; /nested never would:
+    // the conversion is stopped at the timeout, and the run ends.
+    let env = [("AGENT_LOOP_WEB_TIMEOUT", "5")];
+    let (_, results) = results(&ws, &calls, &["--allow", &allow(&site)], &env);
+    let url = &site.url;
+    assert_eq!(
+        results,
+        [
+            ok(format!(
+                "Title: Deep\nURL: {url}/deep\n\nAt the [bottom]({url}/bottom)."
+            )),
+            error(format!(
+                "reading {url}/nested timed out after 5s (web_timeout)"
+            )),
+        ]
+    );
+}
+
+#[test]
 fn a_long_page_is_cut_with_the_full_markdown_saved() {
     let site = Site::start();
     let ws = Workspace::new();

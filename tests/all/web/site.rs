@@ -157,6 +157,30 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
                 body,
             );
         }
+        "/deep" => {
+            // Deeper than htmd's recursive walk goes on any stack: 5,000 nested `<div>`s.
+            let body = format!(
+                "<title>Deep</title>{}<p>At the <a href=\"/bottom\">bottom</a>.</p>",
+                "<div>".repeat(5_000)
+            );
+            full(
+                &mut stream,
+                "200 OK",
+                &[("Content-Type", html)],
+                body.as_bytes(),
+            );
+        }
+        "/nested" => {
+            // 400,000 nested `<div>`s (2 MB): html5ever's tree building is quadratic in the
+            // depth, so this page would take hours to parse.
+            let body = "<div>".repeat(400_000);
+            full(
+                &mut stream,
+                "200 OK",
+                &[("Content-Type", html)],
+                body.as_bytes(),
+            );
+        }
         "/slow" => {
             // The head and a first part, then nothing until the client gives up.
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<p>the start";

@@ -18,7 +18,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use agent_loop::tools::web::convert::{Converter, Stop};
+use agent_loop::tools::web::convert::Converter;
+use agent_loop::tools::web::dom::Stop;
 
 const SIZE: usize = 1 << 20;
 
@@ -77,7 +78,7 @@ fn convert(c: &mut Criterion) {
         .map(|_| {
             let start = cpu_ns();
             for _ in 0..ROUNDS {
-                black_box(converter.convert(black_box(&html), &base, &stop));
+                let _ = black_box(converter.convert(black_box(&html), &base, &stop));
             }
             let seconds = (cpu_ns() - start) as f64 / 1e9;
             html.len() as f64 * f64::from(ROUNDS) / seconds / 1e6

@@ -11,7 +11,8 @@ use url::Url;
 
 use super::spec::{Builtin, Param, ToolContext, ToolOutput};
 use super::web::charset::decode;
-use super::web::convert::{Converted, Converter, Stop};
+use super::web::convert::{Converted, Converter};
+use super::web::dom::Stop;
 use super::web::fetch::{self, Reply};
 use super::web::{host_of, WebOptions};
 
@@ -96,7 +97,7 @@ impl Builtin for ReadUrl {
 /// The page converted on tokio's blocking threads: a 1 MB page takes about 50 ms, a
 /// hostile one seconds, too long to hold the one thread of the runtime (the Telegram bot's
 /// other chats, Ctrl-C). Dropping this future (web_timeout, an interrupted turn) stops the
-/// conversion, so no thread goes on working for nothing.
+/// parsing, the part whose time a page can stretch without bound (see `web/dom.rs`).
 async fn to_markdown(html: String, url: Url, keep_chrome: bool) -> Result<Converted, ToolOutput> {
     struct StopOnDrop(Arc<Stop>);
     impl Drop for StopOnDrop {
@@ -112,9 +113,8 @@ async fn to_markdown(html: String, url: Url, keep_chrome: bool) -> Result<Conver
     })
     .await;
     match converted {
-        Ok(Some(page)) => Ok(page),
-        // Only this future sets the stop, when dropped: it cannot see the result then.
-        Ok(None) => Err(ToolOutput::error(format!("converting {shown} was stopped"))),
+        Ok(Ok(page)) => Ok(page),
+        Ok(Err(why)) => Err(ToolOutput::error(format!("refused: {shown}: {why}"))),
         Err(error) => Err(ToolOutput::error(format!(
             "converting {shown} to Markdown failed: {error}"
         ))),

@@ -1,24 +1,17 @@
 //! What read_url makes of an HTML page (once `charset.rs` has decoded it): Markdown by
 //! `htmd` (turndown's rules on html5ever's DOM), after the parts that are not the page's
-//! content are dropped and links made absolute.
-//!
-//! A page is untrusted input, and two of its shapes would hurt the program: nesting, which
-//! html5ever's tree building pays for quadratically (20,000 nested `<div>`s take 1.8 s, and
-//! a 5 MB page of them an hour) and htmd's walk recursively (a few thousand levels overflow
-//! any stack and abort the program). So the page is parsed in slices with a check for
-//! [`Stop`] between them, and the tree htmd walks is at most [`MAX_DEPTH`] deep (plus
-//! [`KEEP_DEPTH`]).
+//! content are dropped, links made absolute, and the tree brought within what htmd can walk
+//! (see `dom.rs`).
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use htmd::options::{BulletListMarker, Options};
 use htmd::{HtmlToMarkdown, Node};
-use html5ever::tendril::{StrTendril, TendrilSink};
-use html5ever::tree_builder::TreeBuilderOpts;
-use html5ever::{parse_document, ParseOpts};
-use markup5ever_rcdom::{NodeData, RcDom};
+use html5ever::tendril::StrTendril;
+use markup5ever_rcdom::NodeData;
 use url::{Position, Url};
+
+use super::dom::{dissolve, flatten, nests, parse, Stop, Unconverted, MAX_DEPTH, MAX_NESTING};
 
 /// Elements whose content is never the page's text.
 const NOT_CONTENT: &[&str] = &[
@@ -83,21 +76,21 @@ impl Converter {
     }
 
     /// `html` as Markdown, relative links resolved against `base` (or the page's own
-    /// `<base href>`); `None` if `stop` was set before it was done. It blocks the caller
-    /// until done (an async caller wants `spawn_blocking`), and its walk of a tree
-    /// [`MAX_DEPTH`] deep fits the 2 MiB stack of any thread, even in a debug build.
-    pub fn convert(&self, html: &str, base: &Url, stop: &Stop) -> Option<Converted> {
+    /// `<base href>`). It blocks the caller until done (an async caller wants
+    /// `spawn_blocking`); htmd's walk fits the 2 MiB stack of any thread, even in a debug
+    /// build.
+    pub fn convert(&self, html: &str, base: &Url, stop: &Stop) -> Result<Converted, Unconverted> {
         let tree = parse(html, stop)?;
         let mut title = None;
         let mut base_href = None;
         let mut links = Vec::new();
-        // An explicit stack: the tree can be of any depth. Only elements are walked, and
-        // not those htmd drops: a link there is never written.
-        let mut stack = vec![(Rc::clone(&tree), 0)];
-        while let Some((node, depth)) = stack.pop() {
+        let mut dropped = Vec::new();
+        // An explicit stack of (element, depth, quotes and lists around it, whether htmd
+        // drops it): the tree can be of any depth. In what htmd drops, only `<base>` counts.
+        let mut stack = vec![(Rc::clone(&tree), 0, 0, false)];
+        while let Some((node, depth, mut nesting, mut in_dropped)) = stack.pop() {
             if let NodeData::Element { name, attrs, .. } = &node.data {
                 match name.local.as_ref() {
-                    "title" if title.is_none() => title = Some(text_of(&node)),
                     // The document's base URL is the first `<base href>`'s.
                     "base" if base_href.is_none() => {
                         base_href = attrs
@@ -106,18 +99,33 @@ impl Converter {
                             .find(|a| a.name.local.as_ref() == "href")
                             .map(|a| a.value.to_string());
                     }
+                    _ if in_dropped => {}
+                    "title" if title.is_none() => title = Some(text_of(&node)),
                     "a" | "img" => links.push(Rc::clone(&node)),
-                    tag if self.drops(tag) => continue,
+                    tag if self.drops(tag) => {
+                        dropped.push(Rc::clone(&node));
+                        in_dropped = true;
+                    }
                     _ => {}
                 }
             }
-            if depth == MAX_DEPTH {
-                flatten(&node);
+            if !in_dropped {
+                if depth == MAX_DEPTH {
+                    flatten(&node);
+                }
+                nesting += usize::from(nests(&node));
+                if nesting == MAX_NESTING {
+                    dissolve(&node);
+                }
             }
             let children = node.children.borrow();
             let elements = children.iter().rev();
             let elements = elements.filter(|c| matches!(c.data, NodeData::Element { .. }));
-            stack.extend(elements.map(|c| (Rc::clone(c), depth + 1)));
+            stack.extend(elements.map(|c| (Rc::clone(c), depth + 1, nesting, in_dropped)));
+        }
+        // htmd skips these, but its table handler still walks them, recursively.
+        for node in dropped {
+            node.children.take();
         }
         let base = match base_href.and_then(|href| base.join(&href).ok()) {
             Some(url) => url,
@@ -127,120 +135,13 @@ impl Converter {
             absolute_links(&node, &base);
         }
         if stop.is_set() {
-            return None;
+            return Err(Unconverted::Stopped);
         }
-        Some(Converted {
+        Ok(Converted {
             title: title.filter(|t| !t.is_empty()),
             markdown: self.htmd.tree_to_markdown(&tree),
         })
     }
-}
-
-/// Set from another thread to end a conversion early (read_url's timeout, an interrupted
-/// turn): it is checked between slices of the page.
-#[derive(Debug, Default)]
-pub struct Stop(AtomicBool);
-
-impl Stop {
-    pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-
-    fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// How much of the page html5ever takes at a time between checks for [`Stop`]. A slice's
-/// work grows with the depth the page has reached: by the default 30 s timeout, a page of
-/// nested `<div>`s is about 80,000 deep, and a slice of them then takes about a second.
-const SLICE_BYTES: usize = 8 << 10;
-
-/// The page's DOM, as a browser builds it (scripting off, so `<noscript>` holds markup and
-/// is dropped like the rest); `None` if `stop` was set first.
-fn parse(html: &str, stop: &Stop) -> Option<Rc<Node>> {
-    let options = ParseOpts {
-        tree_builder: TreeBuilderOpts {
-            scripting_enabled: false,
-            ..TreeBuilderOpts::default()
-        },
-        ..ParseOpts::default()
-    };
-    let mut parser = parse_document(RcDom::default(), options);
-    let mut rest = html;
-    while !rest.is_empty() {
-        if stop.is_set() {
-            return None;
-        }
-        let mut end = rest.len().min(SLICE_BYTES);
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        parser.process(StrTendril::from_slice(&rest[..end]));
-        rest = &rest[end..];
-    }
-    Some(parser.finish().document)
-}
-
-/// How deep the tree htmd walks may be, near enough: below this depth the page is
-/// [`flatten`]ed. Real pages nest a few dozen levels; with [`KEEP_DEPTH`], htmd's recursive
-/// walk takes at most 1.5 MiB of stack in a debug build (about 5 KiB a level) and 0.4 MiB in
-/// a release build.
-pub const MAX_DEPTH: usize = 256;
-
-/// What [`flatten`] keeps whole: a subtree at most this deep (a paragraph with its links
-/// and emphasis, a list, a table).
-const KEEP_DEPTH: usize = 32;
-
-/// Brings the tree under `node` (at the depth limit) within [`KEEP_DEPTH`] levels: each
-/// descendant whose subtree is deeper gives its children to `node`, so they follow it as
-/// siblings. The text stays, in its order; only the nesting goes.
-fn flatten(node: &Rc<Node>) {
-    // The subtree in document order, each node with its parent's place in it (a parent
-    // comes before its children), walked without recursion.
-    let mut order: Vec<(Rc<Node>, Option<usize>)> = Vec::new();
-    let mut pending: Vec<_> = node
-        .children
-        .borrow()
-        .iter()
-        .rev()
-        .map(|c| (Rc::clone(c), None))
-        .collect();
-    while let Some((child, parent)) = pending.pop() {
-        let at = Some(order.len());
-        pending.extend(
-            child
-                .children
-                .borrow()
-                .iter()
-                .rev()
-                .map(|c| (Rc::clone(c), at)),
-        );
-        order.push((child, parent));
-    }
-    // Each node's height and size (itself and all under it), from the last node back.
-    let mut height = vec![0; order.len()];
-    let mut size = vec![1; order.len()];
-    for at in (0..order.len()).rev() {
-        if let Some(parent) = order[at].1 {
-            height[parent] = height[parent].max(height[at] + 1);
-            size[parent] += size[at];
-        }
-    }
-    let mut flat = Vec::new();
-    let mut at = 0;
-    while let Some((child, _)) = order.get(at) {
-        if height[at] > KEEP_DEPTH {
-            // Its children come next in `order`, and are placed in turn.
-            child.children.take();
-            at += 1;
-        } else {
-            at += size[at];
-        }
-        child.parent.set(Some(Rc::downgrade(node)));
-        flat.push(Rc::clone(child));
-    }
-    *node.children.borrow_mut() = flat;
 }
 
 /// Rewrites `href` and `src` to absolute URLs; `javascript:` links lose their target.
@@ -354,12 +255,78 @@ mod tests {
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.starts_with('w') || *w == "end")
                 .collect();
-            assert_eq!(
-                words,
-                ["w0", "w1000", "w2000", "w3000", "w4000", "end"],
-                "{open}"
-            );
+            let expected = ["w0", "w1000", "w2000", "w3000", "w4000", "end"];
+            assert_eq!(words, expected, "{open}");
         }
+    }
+
+    #[test]
+    fn what_htmd_skips_is_emptied_before_its_table_handler_walks_it() {
+        // htmd skips <nav>, <svg>..., but its table handler looks for headers through all a
+        // table holds, recursively: 20,000 levels in a <nav> in a cell aborted a release
+        // build. A thread of 256 KiB overflows at 5,000 levels in a debug build.
+        for (open, inner, close) in [
+            (
+                "<table><tr><td><nav>",
+                "<div>",
+                "</nav></td></tr></table><p>after</p>",
+            ),
+            (
+                "<table><tr><td><svg>",
+                "<g>",
+                "</svg></td></tr></table><p>after</p>",
+            ),
+        ] {
+            let html = format!("{open}{}{close}", inner.repeat(5_000));
+            let markdown = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || md(&html).markdown)
+                .unwrap()
+                .join()
+                .unwrap();
+            assert_eq!(markdown, "after", "{open}");
+        }
+    }
+
+    #[test]
+    fn quotes_and_lists_indent_at_most_eight_levels() {
+        // htmd re-reads a quote's content once for each quote around it: 256 levels of them
+        // around 1.6 MB of paragraphs took 29 s and 710 MiB, for 205 MB of `> > > ...`.
+        let body = "<p>line</p>".repeat(100);
+        let quotes = format!("{}{body}", "<blockquote>".repeat(300));
+        let deepest = md(&quotes)
+            .markdown
+            .lines()
+            .map(|l| l.matches('>').count())
+            .max();
+        assert_eq!(deepest, Some(8));
+        let lists = format!("{}{body}", "<ul><li>".repeat(300));
+        let page = md(&lists).markdown;
+        let widest = page.lines().map(|l| l.len() - l.trim_start().len()).max();
+        assert!(widest.is_some_and(|w| w <= 8 * 2), "{widest:?}");
+        assert_eq!(page.matches("line").count(), 100);
+    }
+
+    #[test]
+    fn misnested_formatting_tags_are_refused_before_they_fill_memory() {
+        // Each paragraph re-opens the 500 `<b>`s still open: 500 elements per 11 bytes.
+        let bolds: String = (0..500).map(|n| format!("<b id={n}>")).collect();
+        let page = format!("<p>{bolds}</p>{}", "<p>x</p>".repeat(2_000));
+        let base = Url::parse("https://example.com/").unwrap();
+        let converted = Converter::new().convert(&page, &base, &Stop::default());
+        let bytes = page.len();
+        let budget = bytes + 10_000;
+        assert_eq!(
+            converted,
+            Err(Unconverted::TooManyElements { bytes, budget })
+        );
+    }
+
+    #[test]
+    fn a_base_in_the_chrome_still_counts() {
+        let page =
+            md("<body><header><base href='https://other.example/'></header><a href='y'>y</a>");
+        assert_eq!(page.markdown, "[y](https://other.example/y)");
     }
 
     #[test]
@@ -372,6 +339,10 @@ mod tests {
             page.markdown,
             "# Head\n\nA [link](https://example.com/l).\n\n*deep* [here](https://example.com/d)"
         );
+        // A link around more than KEEP_DEPTH levels gives way to what it held: no `[](url)`.
+        let (open, close) = ("<div>".repeat(100), "</div>".repeat(100));
+        let page = md(&format!("{deep}<a href='/x'>{open}words{close}</a>"));
+        assert_eq!(page.markdown, "words");
     }
 
     #[test]
@@ -379,7 +350,8 @@ mod tests {
         let base = Url::parse("https://example.com/").unwrap();
         let stop = Stop::default();
         stop.set();
-        assert_eq!(Converter::new().convert("<p>text</p>", &base, &stop), None);
+        let converted = Converter::new().convert("<p>text</p>", &base, &stop);
+        assert_eq!(converted, Err(Unconverted::Stopped));
     }
 
     #[test]

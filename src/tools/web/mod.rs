@@ -1,10 +1,11 @@
 //! The web under read_url and web_search: fetching with address checks (`fetch`, `address`),
-//! decoding and turning pages into Markdown (`charset`, `convert`), and the search providers
-//! (`search`).
+//! decoding and turning pages into Markdown (`charset`, `dom`, `convert`), and the search
+//! providers (`search`).
 
 pub mod address;
 pub mod charset;
 pub mod convert;
+pub mod dom;
 pub mod fetch;
 pub mod search;
 

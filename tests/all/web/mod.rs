@@ -345,17 +345,23 @@ fn hostile_nesting_neither_aborts_nor_outlives_the_timeout() {
     let site = Site::start();
     let ws = Workspace::new();
     let calls =
-        read_url(&format!("{}/deep", site.url)) + &read_url(&format!("{}/nested", site.url));
-    // /deep converts well within the timeout, even in a debug build; /nested never would:
-    // the conversion is stopped at the timeout, and the run ends.
+        ["deep", "misnested", "nested"].map(|page| read_url(&format!("{}/{page}", site.url)));
+    // /deep converts well within the timeout, even in a debug build; /misnested is refused
+    // for the elements it builds; /nested never would end: the conversion is stopped at
+    // the timeout, and the run ends.
     let env = [("AGENT_LOOP_WEB_TIMEOUT", "5")];
-    let (_, results) = results(&ws, &calls, &["--allow", &allow(&site)], &env);
+    let (_, results) = results(&ws, &calls.concat(), &["--allow", &allow(&site)], &env);
     let url = &site.url;
     assert_eq!(
         results,
         [
             ok(format!(
                 "Title: Deep\nURL: {url}/deep\n\nAt the [bottom]({url}/bottom)."
+            )),
+            error(format!(
+                "refused: {url}/misnested: its 6497 bytes of HTML build more than 16497 \
+                 elements (misnested formatting tags), more than any page needs; it was not \
+                 converted"
             )),
             error(format!(
                 "reading {url}/nested timed out after 5s (web_timeout)"

@@ -181,6 +181,18 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
                 body.as_bytes(),
             );
         }
+        "/misnested" => {
+            // 500 `<b>`s left open: each paragraph re-opens them all (200 paragraphs would
+            // build 100,000 elements from 6.5 KB).
+            let bolds: String = (0..500).map(|n| format!("<b id={n}>")).collect();
+            let body = format!("<p>{bolds}</p>{}", "<p>x</p>".repeat(200));
+            full(
+                &mut stream,
+                "200 OK",
+                &[("Content-Type", html)],
+                body.as_bytes(),
+            );
+        }
         "/slow" => {
             // The head and a first part, then nothing until the client gives up.
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<p>the start";

@@ -1,0 +1,289 @@
+//! The DOM read_url converts, built from an untrusted page by html5ever into RcDom, and
+//! reshaped so that no page can make the conversion run away:
+//!
+//! - html5ever's tree building is quadratic in the nesting (20,000 nested `<div>`s take
+//!   1.8 s, a 5 MB page of them an hour), so the page is parsed in slices, with [`Stop`]
+//!   checked between them;
+//! - misnested formatting tags make html5ever re-open every one of them at each new
+//!   paragraph (500 unclosed `<b>`s and 56 KB of `<p>`s built 740 MiB of elements), so the
+//!   elements built are counted against a budget the page's size sets;
+//! - htmd's walk recurses once a level (a few thousand levels overflow any stack and abort
+//!   the program) and re-reads a quote's or a list's content once for each quote or list
+//!   around it, so the tree is [`flatten`]ed below [`MAX_DEPTH`] and quotes and lists are
+//!   [`dissolve`]d below [`MAX_NESTING`].
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeBuilderOpts, TreeSink};
+use html5ever::{parse_document, Attribute, ExpandedName, ParseOpts, QualName};
+use markup5ever_rcdom::{Handle, Node, NodeData, RcDom};
+
+/// How deep the tree htmd walks may be, near enough: below this depth the page is
+/// [`flatten`]ed. Real pages nest a few dozen levels; with [`KEEP_DEPTH`], htmd's recursive
+/// walk takes at most 1.5 MiB of stack in a debug build (about 5 KiB a level) and 0.4 MiB in
+/// a release build, within the 2 MiB of any thread.
+pub const MAX_DEPTH: usize = 256;
+
+/// What [`flatten`] keeps whole: a subtree at most this deep (a paragraph with its links
+/// and emphasis, a list, a table).
+pub const KEEP_DEPTH: usize = 32;
+
+/// How many quotes and lists may hold one another before the inner ones are [`dissolve`]d:
+/// Markdown indents each, and htmd re-reads their content once a level.
+pub const MAX_NESTING: usize = 8;
+
+/// The elements a page of `n` bytes may build: one a byte, more than any real page needs
+/// (an element takes at least three bytes, `<p>`), up to a million (about 200 MB of DOM).
+fn element_budget(bytes: usize) -> usize {
+    bytes.saturating_add(10_000).min(1_000_000)
+}
+
+/// How much of the page html5ever takes at a time between checks of [`Stop`] and of the
+/// element budget. A slice's work grows with the depth the page has reached: by the default
+/// 30 s timeout a page of nested `<div>`s is about 80,000 deep, and a slice then takes
+/// about half a second; the worst misnesting builds about 30 MB from one.
+const SLICE_BYTES: usize = 4 << 10;
+
+/// Set from another thread to end a conversion early (read_url's timeout, an interrupted
+/// turn): it is checked between slices of the page.
+#[derive(Debug, Default)]
+pub struct Stop(AtomicBool);
+
+impl Stop {
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a page was not converted.
+#[derive(Debug, PartialEq)]
+pub enum Unconverted {
+    /// [`Stop`] was set.
+    Stopped,
+    /// The page built more elements than its size explains.
+    TooManyElements { bytes: usize, budget: usize },
+}
+
+impl std::fmt::Display for Unconverted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unconverted::Stopped => write!(f, "the conversion was stopped"),
+            Unconverted::TooManyElements { bytes, budget } => write!(
+                f,
+                "its {bytes} bytes of HTML build more than {budget} elements (misnested \
+                 formatting tags), more than any page needs; it was not converted"
+            ),
+        }
+    }
+}
+
+/// The page's DOM, as a browser builds it (scripting off, so `<noscript>` holds markup and
+/// is dropped like the rest).
+pub fn parse(html: &str, stop: &Stop) -> Result<Handle, Unconverted> {
+    let options = ParseOpts {
+        tree_builder: TreeBuilderOpts {
+            scripting_enabled: false,
+            ..TreeBuilderOpts::default()
+        },
+        ..ParseOpts::default()
+    };
+    let built = Rc::new(Cell::new(0));
+    let sink = Counted {
+        dom: RcDom::default(),
+        elements: Rc::clone(&built),
+    };
+    let budget = element_budget(html.len());
+    let mut parser = parse_document(sink, options);
+    let mut rest = html;
+    while !rest.is_empty() {
+        if stop.is_set() {
+            return Err(Unconverted::Stopped);
+        }
+        let mut end = rest.len().min(SLICE_BYTES);
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        parser.process(StrTendril::from_slice(&rest[..end]));
+        rest = &rest[end..];
+        if built.get() > budget {
+            let bytes = html.len();
+            return Err(Unconverted::TooManyElements { bytes, budget });
+        }
+    }
+    Ok(parser.finish().document)
+}
+
+/// Makes `node`'s descendants its children, in document order, until none of them is more
+/// than [`KEEP_DEPTH`] deep: each descendant whose subtree is deeper gives way to its
+/// children. The text stays, in its order; the nesting, and the elements that held it, go.
+pub fn flatten(node: &Handle) {
+    // The subtree in document order, each node with its parent's place in it (a parent
+    // comes before its children), walked without recursion.
+    let mut order: Vec<(Handle, Option<usize>)> = Vec::new();
+    let children = node.children.borrow();
+    let mut pending: Vec<_> = children.iter().rev().map(|c| (c.clone(), None)).collect();
+    drop(children);
+    while let Some((child, parent)) = pending.pop() {
+        let at = Some(order.len());
+        let grandchildren = child.children.borrow();
+        pending.extend(grandchildren.iter().rev().map(|c| (c.clone(), at)));
+        drop(grandchildren);
+        order.push((child, parent));
+    }
+    // Each node's height and size (itself and all under it), from the last node back.
+    let mut height = vec![0; order.len()];
+    let mut size = vec![1; order.len()];
+    for at in (0..order.len()).rev() {
+        if let Some(parent) = order[at].1 {
+            height[parent] = height[parent].max(height[at] + 1);
+            size[parent] += size[at];
+        }
+    }
+    let mut flat = Vec::new();
+    let mut at = 0;
+    while let Some((child, _)) = order.get(at) {
+        if height[at] > KEEP_DEPTH {
+            // Its children come next in `order`, and take its place in turn.
+            child.children.take();
+            at += 1;
+        } else {
+            child.parent.set(Some(Rc::downgrade(node)));
+            flat.push(Rc::clone(child));
+            at += size[at];
+        }
+    }
+    *node.children.borrow_mut() = flat;
+}
+
+/// Whether `node` is a quote or a list, which Markdown indents.
+pub fn nests(node: &Node) -> bool {
+    let NodeData::Element { name, .. } = &node.data else {
+        return false;
+    };
+    matches!(name.local.as_ref(), "blockquote" | "ul" | "ol" | "li")
+}
+
+/// Replaces each quote or list among `node`'s children by its own children, repeatedly,
+/// so that none is left: the text stays, in its order, without the indentation.
+pub fn dissolve(node: &Handle) {
+    let mut pending = node.children.take();
+    pending.reverse();
+    let mut kept = Vec::with_capacity(pending.len());
+    while let Some(child) = pending.pop() {
+        if nests(&child) {
+            pending.extend(child.children.take().into_iter().rev());
+        } else {
+            child.parent.set(Some(Rc::downgrade(node)));
+            kept.push(child);
+        }
+    }
+    *node.children.borrow_mut() = kept;
+}
+
+/// RcDom, counting the elements html5ever builds, and keeping no parse errors (a hostile
+/// page can make millions).
+struct Counted {
+    dom: RcDom,
+    elements: Rc<Cell<usize>>,
+}
+
+impl TreeSink for Counted {
+    type Handle = Handle;
+    type Output = RcDom;
+    type ElemName<'a> = ExpandedName<'a>;
+
+    fn finish(self) -> RcDom {
+        self.dom
+    }
+
+    fn parse_error(&self, _: Cow<'static, str>) {}
+
+    fn get_document(&self) -> Handle {
+        self.dom.get_document()
+    }
+
+    fn elem_name<'a>(&'a self, target: &'a Handle) -> ExpandedName<'a> {
+        self.dom.elem_name(target)
+    }
+
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Handle {
+        self.elements.set(self.elements.get() + 1);
+        self.dom.create_element(name, attrs, flags)
+    }
+
+    fn create_comment(&self, text: StrTendril) -> Handle {
+        self.dom.create_comment(text)
+    }
+
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> Handle {
+        self.dom.create_pi(target, data)
+    }
+
+    fn append(&self, parent: &Handle, child: NodeOrText<Handle>) {
+        self.dom.append(parent, child)
+    }
+
+    fn append_based_on_parent_node(
+        &self,
+        element: &Handle,
+        prev_element: &Handle,
+        child: NodeOrText<Handle>,
+    ) {
+        self.dom
+            .append_based_on_parent_node(element, prev_element, child)
+    }
+
+    fn append_doctype_to_document(
+        &self,
+        name: StrTendril,
+        public_id: StrTendril,
+        system_id: StrTendril,
+    ) {
+        self.dom
+            .append_doctype_to_document(name, public_id, system_id)
+    }
+
+    fn get_template_contents(&self, target: &Handle) -> Handle {
+        self.dom.get_template_contents(target)
+    }
+
+    fn same_node(&self, x: &Handle, y: &Handle) -> bool {
+        self.dom.same_node(x, y)
+    }
+
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.dom.set_quirks_mode(mode)
+    }
+
+    fn append_before_sibling(&self, sibling: &Handle, new_node: NodeOrText<Handle>) {
+        self.dom.append_before_sibling(sibling, new_node)
+    }
+
+    fn add_attrs_if_missing(&self, target: &Handle, attrs: Vec<Attribute>) {
+        self.dom.add_attrs_if_missing(target, attrs)
+    }
+
+    fn remove_from_parent(&self, target: &Handle) {
+        self.dom.remove_from_parent(target)
+    }
+
+    fn reparent_children(&self, node: &Handle, new_parent: &Handle) {
+        self.dom.reparent_children(node, new_parent)
+    }
+
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &Handle) -> bool {
+        self.dom.is_mathml_annotation_xml_integration_point(handle)
+    }
+
+    fn maybe_clone_an_option_into_selectedcontent(&self, option: &Handle) {
+        self.dom.maybe_clone_an_option_into_selectedcontent(option)
+    }
+}

@@ -309,17 +309,19 @@ mod tests {
 
     #[test]
     fn misnested_formatting_tags_are_refused_before_they_fill_memory() {
-        // Each paragraph re-opens the 500 `<b>`s still open: 500 elements per 11 bytes.
-        let bolds: String = (0..500).map(|n| format!("<b id={n}>")).collect();
-        let page = format!("<p>{bolds}</p>{}", "<p>x</p>".repeat(2_000));
+        // Each paragraph re-opens the `<b>`s still open: with 2,000 of them, one slice of
+        // paragraphs would build 4 million elements (800 MB), so the budget is checked at
+        // each element.
         let base = Url::parse("https://example.com/").unwrap();
-        let converted = Converter::new().convert(&page, &base, &Stop::default());
-        let bytes = page.len();
-        let budget = bytes + 10_000;
-        assert_eq!(
-            converted,
-            Err(Unconverted::TooManyElements { bytes, budget })
-        );
+        for open in [500, 2_000] {
+            let bolds: String = (0..open).map(|n| format!("<b id={n}>")).collect();
+            let page = format!("<p>{bolds}</p>{}", "<p>x</p>".repeat(2_000));
+            let converted = Converter::new().convert(&page, &base, &Stop::default());
+            let bytes = page.len();
+            let budget = bytes + 10_000;
+            let refused = Err(Unconverted::TooManyElements { bytes, budget });
+            assert_eq!(converted, refused, "{open}");
+        }
     }
 
     #[test]

@@ -2,8 +2,7 @@
 //! reshaped so that no page can make the conversion run away:
 //!
 //! - html5ever's tree building is quadratic in the nesting (20,000 nested `<div>`s take
-//!   1.8 s, a 5 MB page of them an hour), so the page is parsed in slices, with [`Stop`]
-//!   checked between them;
+//!   1.8 s, a 5 MB page of them an hour), so [`Stop`] is checked at each element built;
 //! - misnested formatting tags make html5ever re-open every one of them at each new
 //!   paragraph (500 unclosed `<b>`s and 56 KB of `<p>`s built 740 MiB of elements), so the
 //!   elements built are counted against a budget the page's size sets;
@@ -12,8 +11,10 @@
 //!   around it, so the tree is [`flatten`]ed below [`MAX_DEPTH`] and quotes and lists are
 //!   [`dissolve`]d below [`MAX_NESTING`].
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -37,16 +38,15 @@ pub const KEEP_DEPTH: usize = 32;
 pub const MAX_NESTING: usize = 8;
 
 /// The elements a page of `n` bytes may build: one a byte, more than any real page needs
-/// (an element takes at least three bytes, `<p>`), up to a million (about 200 MB of DOM).
+/// (an element takes at least three bytes, `<p>`), up to half a million (about 100 MB of
+/// DOM).
 fn element_budget(bytes: usize) -> usize {
-    bytes.saturating_add(10_000).min(1_000_000)
+    bytes.saturating_add(10_000).min(500_000)
 }
 
-/// How much of the page html5ever takes at a time between checks of [`Stop`] and of the
-/// element budget. A slice's work grows with the depth the page has reached: by the default
-/// 30 s timeout a page of nested `<div>`s is about 80,000 deep, and a slice then takes
-/// about half a second; the worst misnesting builds about 30 MB from one.
-const SLICE_BYTES: usize = 4 << 10;
+/// How much of the page html5ever takes at a time. Stop and the element budget are checked
+/// at each element it builds, and between slices for pages that build few.
+const SLICE_BYTES: usize = 16 << 10;
 
 /// Set from another thread to end a conversion early (read_url's timeout, an interrupted
 /// turn): it is checked between slices of the page.
@@ -95,13 +95,23 @@ pub fn parse(html: &str, stop: &Stop) -> Result<Handle, Unconverted> {
         },
         ..ParseOpts::default()
     };
-    let built = Rc::new(Cell::new(0));
+    let budget = element_budget(html.len());
     let sink = Counted {
         dom: RcDom::default(),
-        elements: Rc::clone(&built),
+        elements: Cell::new(0),
+        budget,
+        stop,
     };
-    let budget = element_budget(html.len());
     let mut parser = parse_document(sink, options);
+    // The sink unwinds out of html5ever to end the parse early (see `Halt`).
+    let halted = |payload: Box<dyn Any + Send>| match payload.downcast::<Halt>() {
+        Ok(_) if stop.is_set() => Unconverted::Stopped,
+        Ok(_) => Unconverted::TooManyElements {
+            bytes: html.len(),
+            budget,
+        },
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
     let mut rest = html;
     while !rest.is_empty() {
         if stop.is_set() {
@@ -111,15 +121,20 @@ pub fn parse(html: &str, stop: &Stop) -> Result<Handle, Unconverted> {
         while !rest.is_char_boundary(end) {
             end -= 1;
         }
-        parser.process(StrTendril::from_slice(&rest[..end]));
+        let slice = StrTendril::from_slice(&rest[..end]);
+        catch_unwind(AssertUnwindSafe(|| parser.process(slice))).map_err(halted)?;
         rest = &rest[end..];
-        if built.get() > budget {
-            let bytes = html.len();
-            return Err(Unconverted::TooManyElements { bytes, budget });
-        }
     }
-    Ok(parser.finish().document)
+    let dom = catch_unwind(AssertUnwindSafe(|| parser.finish())).map_err(halted)?;
+    Ok(dom.document)
 }
+
+/// What [`Counted`] unwinds with to end a parse: html5ever's sink has no other way to stop
+/// the parser in the middle of a slice, and a misnested page can build millions of elements
+/// from one. `resume_unwind` runs no panic hook, so nothing is printed; the parser is
+/// dropped, never used again. (Panics unwind in every build of agent-loop: its Drop guards
+/// rely on it too.)
+struct Halt;
 
 /// Makes `node`'s descendants its children, in document order, until none of them is more
 /// than [`KEEP_DEPTH`] deep: each descendant whose subtree is deeper gives way to its
@@ -188,17 +203,22 @@ pub fn dissolve(node: &Handle) {
     *node.children.borrow_mut() = kept;
 }
 
-/// RcDom, counting the elements html5ever builds, and keeping no parse errors (a hostile
-/// page can make millions).
-struct Counted {
+/// RcDom, counting the elements html5ever builds against a budget and checking [`Stop`] at
+/// each, and keeping no parse errors (a hostile page can make millions).
+struct Counted<'a> {
     dom: RcDom,
-    elements: Rc<Cell<usize>>,
+    elements: Cell<usize>,
+    budget: usize,
+    stop: &'a Stop,
 }
 
-impl TreeSink for Counted {
+impl TreeSink for Counted<'_> {
     type Handle = Handle;
     type Output = RcDom;
-    type ElemName<'a> = ExpandedName<'a>;
+    type ElemName<'b>
+        = ExpandedName<'b>
+    where
+        Self: 'b;
 
     fn finish(self) -> RcDom {
         self.dom
@@ -210,12 +230,15 @@ impl TreeSink for Counted {
         self.dom.get_document()
     }
 
-    fn elem_name<'a>(&'a self, target: &'a Handle) -> ExpandedName<'a> {
+    fn elem_name<'b>(&'b self, target: &'b Handle) -> ExpandedName<'b> {
         self.dom.elem_name(target)
     }
 
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Handle {
         self.elements.set(self.elements.get() + 1);
+        if self.elements.get() > self.budget || self.stop.is_set() {
+            std::panic::resume_unwind(Box::new(Halt));
+        }
         self.dom.create_element(name, attrs, flags)
     }
 

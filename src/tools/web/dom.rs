@@ -8,8 +8,8 @@
 //!   elements built are counted against a budget the page's size sets;
 //! - htmd's walk recurses once a level (a few thousand levels overflow any stack and abort
 //!   the program) and re-reads a quote's or a list's content once for each quote or list
-//!   around it, so the tree is [`flatten`]ed below [`MAX_DEPTH`] and quotes and lists are
-//!   [`dissolve`]d below [`MAX_NESTING`].
+//!   around it, so the tree is flattened below `MAX_DEPTH` and quotes and lists are
+//!   dissolved below `MAX_NESTING`.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -27,15 +27,15 @@ use markup5ever_rcdom::{Handle, Node, NodeData, RcDom};
 /// [`flatten`]ed. Real pages nest a few dozen levels; with [`KEEP_DEPTH`], htmd's recursive
 /// walk takes at most 1.5 MiB of stack in a debug build (about 5 KiB a level) and 0.4 MiB in
 /// a release build, within the 2 MiB of any thread.
-pub const MAX_DEPTH: usize = 256;
+pub(super) const MAX_DEPTH: usize = 256;
 
 /// What [`flatten`] keeps whole: a subtree at most this deep (a paragraph with its links
 /// and emphasis, a list, a table).
-pub const KEEP_DEPTH: usize = 32;
+const KEEP_DEPTH: usize = 32;
 
 /// How many quotes and lists may hold one another before the inner ones are [`dissolve`]d:
 /// Markdown indents each, and htmd re-reads their content once a level.
-pub const MAX_NESTING: usize = 8;
+pub(super) const MAX_NESTING: usize = 8;
 
 /// The elements a page of `n` bytes may build: one a byte, more than any real page needs
 /// (an element takes at least three bytes, `<p>`), up to half a million (about 100 MB of
@@ -87,7 +87,7 @@ impl std::fmt::Display for Unconverted {
 
 /// The page's DOM, as a browser builds it (scripting off, so `<noscript>` holds markup and
 /// is dropped like the rest).
-pub fn parse(html: &str, stop: &Stop) -> Result<Handle, Unconverted> {
+pub(super) fn parse(html: &str, stop: &Stop) -> Result<Handle, Unconverted> {
     let options = ParseOpts {
         tree_builder: TreeBuilderOpts {
             scripting_enabled: false,
@@ -139,7 +139,7 @@ struct Halt;
 /// Makes `node`'s descendants its children, in document order, until none of them is more
 /// than [`KEEP_DEPTH`] deep: each descendant whose subtree is deeper gives way to its
 /// children. The text stays, in its order; the nesting, and the elements that held it, go.
-pub fn flatten(node: &Handle) {
+pub(super) fn flatten(node: &Handle) {
     // The subtree in document order, each node with its parent's place in it (a parent
     // comes before its children), walked without recursion.
     let mut order: Vec<(Handle, Option<usize>)> = Vec::new();
@@ -179,7 +179,7 @@ pub fn flatten(node: &Handle) {
 }
 
 /// Whether `node` is a quote or a list, which Markdown indents.
-pub fn nests(node: &Node) -> bool {
+pub(super) fn nests(node: &Node) -> bool {
     let NodeData::Element { name, .. } = &node.data else {
         return false;
     };
@@ -188,7 +188,7 @@ pub fn nests(node: &Node) -> bool {
 
 /// Replaces each quote or list among `node`'s children by its own children, repeatedly,
 /// so that none is left: the text stays, in its order, without the indentation.
-pub fn dissolve(node: &Handle) {
+pub(super) fn dissolve(node: &Handle) {
     let mut pending = node.children.take();
     pending.reverse();
     let mut kept = Vec::with_capacity(pending.len());

@@ -46,6 +46,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         println!("sessions: {}", dir.display());
     }
     println!("{}", agent_loop::tools::web_search_status());
+    println!("{}", agent_loop::tools::read_url_status());
     Ok(())
 }
 

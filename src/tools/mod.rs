@@ -59,6 +59,11 @@ pub fn web_search_status() -> String {
     }
 }
 
+/// Which charsets read_url decodes in this build, for `agent-loop config`.
+pub fn read_url_status() -> String {
+    format!("read_url decodes: {}", web::charset::DECODED)
+}
+
 /// The names of the built-in tools, in the order they are offered.
 pub fn builtin_names() -> Vec<String> {
     builtins().iter().map(|t| t.spec().name.clone()).collect()

@@ -137,7 +137,10 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
         Kind::Html => true,
         Kind::Text => false,
         Kind::Unnamed => {
-            if std::str::from_utf8(&body.bytes).is_err() {
+            // Markup is read as HTML, in the charset its <meta> names; anything else must
+            // be UTF-8 text.
+            let markup = body.bytes.trim_ascii_start().first() == Some(&b'<');
+            if !markup && std::str::from_utf8(&body.bytes).is_err() {
                 let size = length.unwrap_or(body.bytes.len() as u64);
                 return Err(ToolOutput::error(format!(
                     "refused: {final_url} names no content type and is not UTF-8 text \
@@ -145,11 +148,10 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
                     size_text(Some(size))
                 )));
             }
-            let start = body.bytes.trim_ascii_start();
-            start.first() == Some(&b'<')
+            markup
         }
     };
-    let (text, undecoded) = decode(&body.bytes, charset.as_deref(), html);
+    let (text, note) = decode(&body.bytes, charset.as_deref(), html);
     let mut out = String::new();
     if !status.is_success() {
         out.push_str(&format!("HTTP {status}\n"));
@@ -163,10 +165,8 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
     } else {
         out.push_str(&format!("URL: {final_url}\n\n{}", text.trim_end()));
     }
-    if let Some(label) = undecoded {
-        out.push_str(&format!(
-            "\n\n[the page is in {label}, which read_url reads as UTF-8: letters outside ASCII may be U+FFFD]"
-        ));
+    if let Some(note) = note {
+        out.push_str(&format!("\n\n[{note}]"));
     }
     if body.cut {
         out.push_str(&format!(

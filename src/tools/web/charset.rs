@@ -1,12 +1,14 @@
-//! Page bytes as text: a byte order mark wins, then the `Content-Type` charset, then (for
-//! HTML) a `<meta charset>` in the first 1024 bytes, else UTF-8; malformed bytes become
-//! U+FFFD. Decoded: UTF-8, UTF-16, and every single-byte encoding of the WHATWG Encoding
-//! Standard (windows-1252, which the HTML standard uses for every ISO-8859-1, Latin-1 and
-//! ASCII label, windows-1250 to 1258, ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866, macintosh,
-//! x-mac-cyrillic, windows-874), by each label the standard lists. The multi-byte legacy
-//! charsets (Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5, EUC-KR) are read as UTF-8
-//! with a note: their tables are what makes encoding_rs cost 174 KB of a binary budgeted at
-//! 8 MiB.
+//! Page bytes as text, by the HTML standard's order: a byte order mark wins, then the
+//! `Content-Type` charset, then (for HTML) a `<meta charset>` in the first 1024 bytes, else
+//! UTF-8; a label the Encoding Standard does not list is passed over, and malformed bytes
+//! become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined and every single-byte encoding of the
+//! WHATWG Encoding Standard (windows-1252, which the HTML standard uses for every ISO-8859-1,
+//! Latin-1 and ASCII label, windows-1250 to 1258, ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866,
+//! macintosh, x-mac-cyrillic, windows-874), by each label the standard lists. The multi-byte
+//! legacy charsets (Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5, EUC-KR) are decoded
+//! by encoding_rs in a build with the `cjk-charsets` feature, and otherwise read as UTF-8 with
+//! a note: their tables are more than the binary's 8 MiB budget has room for
+//! (docs/performance.md).
 
 use std::borrow::Cow;
 
@@ -22,25 +24,58 @@ enum Charset {
     Utf16Le,
     Utf16Be,
     SingleByte(Table),
-    /// A label this module does not decode.
-    Other(String),
+    /// x-user-defined: the bytes 0x80-0xFF are U+F780-U+F7FF.
+    UserDefined,
+    /// A multi-byte legacy charset, by its label.
+    MultiByte(String),
 }
 
-/// The charset a label names (WHATWG labels, case and surrounding spaces ignored).
-fn charset(label: &str) -> Charset {
+/// What this build decodes, for `agent-loop config`.
+pub const DECODED: &str = if cfg!(feature = "cjk-charsets") {
+    "UTF-8, UTF-16, the single-byte charsets and the Chinese, Japanese and Korean legacy ones \
+     (cjk-charsets)"
+} else {
+    "UTF-8, UTF-16 and the single-byte charsets; not the Chinese, Japanese and Korean legacy \
+     ones (a build with --features cjk-charsets does)"
+};
+
+/// The charset a label names (WHATWG labels, case and surrounding spaces ignored), if the
+/// standard lists it. The labels it retired (ISO-2022-KR, HZ-GB-2312...: its "replacement"
+/// encoding, which makes a whole page one U+FFFD) count as unlisted.
+fn charset(label: &str) -> Option<Charset> {
     let label = label.trim().to_ascii_lowercase();
-    match label.as_str() {
+    Some(match label.as_str() {
         "utf-8" | "utf8" | "unicode-1-1-utf-8" | "unicode11utf8" | "unicode20utf8"
         | "x-unicode20utf8" => Charset::Utf8,
         "utf-16le" | "utf-16" | "csunicode" | "iso-10646-ucs-2" | "ucs-2" | "unicode"
         | "unicodefeff" => Charset::Utf16Le,
         "utf-16be" | "unicodefffe" => Charset::Utf16Be,
+        "x-user-defined" => Charset::UserDefined,
         other => match single_byte(other) {
             Some(table) => Charset::SingleByte(table),
-            None => Charset::Other(label),
+            None if listed(MULTI_BYTE, other) => Charset::MultiByte(label),
+            None => return None,
         },
-    }
+    })
 }
+
+/// Whether a space-separated list of `labels` holds `label`.
+fn listed(labels: &[&str], label: &str) -> bool {
+    labels.iter().any(|l| l.split(' ').any(|l| l == label))
+}
+
+/// The labels of the multi-byte legacy encodings, one entry an encoding, as the standard
+/// lists them: Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5, EUC-KR.
+const MULTI_BYTE: &[&str] = &[
+    "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+    "cseucpkdfmtjapanese euc-jp x-euc-jp",
+    "csiso2022jp iso-2022-jp",
+    "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk",
+    "gb18030",
+    "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
+    "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 \
+     ksc_5601 windows-949",
+];
 
 /// Each single-byte encoding's table and labels, as the standard lists them.
 const SINGLE_BYTE: &[(Table, &str)] = &[
@@ -154,6 +189,10 @@ fn koi8_u(byte: u8) -> u16 {
     }
 }
 
+fn x_user_defined(byte: u8) -> u16 {
+    0xF700 + u16::from(byte)
+}
+
 fn windows_1255(byte: u8) -> u16 {
     match byte {
         0xCA => 0x05BA,
@@ -161,36 +200,74 @@ fn windows_1255(byte: u8) -> u16 {
     }
 }
 
-/// `bytes` as text, and the declared charset when it is one this module cannot decode (the
-/// text is then read as UTF-8).
+/// `bytes` as text, and a note for the model when the charset the page declares could not be
+/// used (the text is then read as UTF-8).
 pub fn decode(bytes: &[u8], header_charset: Option<&str>, html: bool) -> (String, Option<String>) {
     let (declared, body) = match bytes {
-        [0xEF, 0xBB, 0xBF, rest @ ..] => (Charset::Utf8, rest),
-        [0xFF, 0xFE, rest @ ..] => (Charset::Utf16Le, rest),
-        [0xFE, 0xFF, rest @ ..] => (Charset::Utf16Be, rest),
-        _ => {
-            let declared = match header_charset {
-                Some(label) => charset(label),
-                None => match html.then(|| meta_charset(bytes)).flatten() {
-                    // A page that says UTF-16 in its own ASCII markup is not UTF-16 (the
-                    // HTML standard's rule).
-                    Some(label) => match charset(&label) {
-                        Charset::Utf16Le | Charset::Utf16Be => Charset::Utf8,
-                        other => other,
-                    },
-                    None => Charset::Utf8,
-                },
-            };
-            (declared, bytes)
-        }
+        [0xEF, 0xBB, 0xBF, rest @ ..] => (Some(Charset::Utf8), rest),
+        [0xFF, 0xFE, rest @ ..] => (Some(Charset::Utf16Le), rest),
+        [0xFE, 0xFF, rest @ ..] => (Some(Charset::Utf16Be), rest),
+        _ => (None, bytes),
     };
+    // The first label the page gives that the standard does not list, for the note.
+    let mut unlisted = None;
+    let mut known = |label: String| {
+        let found = charset(&label);
+        if found.is_none() && unlisted.is_none() {
+            unlisted = Some(label);
+        }
+        found
+    };
+    let declared = declared
+        .or_else(|| header_charset.and_then(|label| known(label.to_string())))
+        .or_else(|| {
+            let label = html.then(|| meta_charset(bytes)).flatten()?;
+            // A page that says UTF-16 in its own ASCII markup is not UTF-16, and its
+            // x-user-defined is windows-1252 (the HTML standard's rules).
+            Some(match known(label)? {
+                Charset::Utf16Le | Charset::Utf16Be => Charset::Utf8,
+                Charset::UserDefined => Charset::SingleByte(index::windows_1252::forward),
+                other => other,
+            })
+        });
+    let as_utf8 = |why: String| (lossy(body), Some(why));
     match declared {
-        Charset::Utf8 => (lossy(body), None),
-        Charset::SingleByte(table) => (single_byte_text(body, table), None),
-        Charset::Utf16Le => (utf16(body, u16::from_le_bytes), None),
-        Charset::Utf16Be => (utf16(body, u16::from_be_bytes), None),
-        Charset::Other(label) => (lossy(body), Some(label)),
+        Some(Charset::Utf8) => (lossy(body), None),
+        Some(Charset::SingleByte(table)) => (single_byte_text(body, table), None),
+        Some(Charset::UserDefined) => (single_byte_text(body, x_user_defined), None),
+        Some(Charset::Utf16Le) => (utf16(body, u16::from_le_bytes), None),
+        Some(Charset::Utf16Be) => (utf16(body, u16::from_be_bytes), None),
+        Some(Charset::MultiByte(label)) => match multi_byte(&label, body) {
+            Some(text) => (text, None),
+            None => as_utf8(format!(
+                "the page is in {label}, a Chinese, Japanese or Korean legacy charset that this \
+                 build does not decode (agent-loop built with --features cjk-charsets does): read \
+                 as UTF-8, letters outside ASCII may be U+FFFD"
+            )),
+        },
+        None => match unlisted {
+            Some(label) => as_utf8(format!(
+                "the page says its charset is {}, which read_url does not know: read as UTF-8, \
+                 letters outside ASCII may be U+FFFD",
+                label.trim()
+            )),
+            None => (lossy(body), None),
+        },
     }
+}
+
+/// `bytes` in the multi-byte legacy charset `label` names, by encoding_rs; malformed bytes
+/// become U+FFFD.
+#[cfg(feature = "cjk-charsets")]
+fn multi_byte(label: &str, bytes: &[u8]) -> Option<String> {
+    let encoding = encoding_rs::Encoding::for_label_no_replacement(label.as_bytes())?;
+    let (text, _malformed) = encoding.decode_without_bom_handling(bytes);
+    Some(text.into_owned())
+}
+
+#[cfg(not(feature = "cjk-charsets"))]
+fn multi_byte(_label: &str, _bytes: &[u8]) -> Option<String> {
+    None
 }
 
 fn lossy(bytes: &[u8]) -> String {
@@ -329,9 +406,129 @@ mod tests {
     }
 
     #[test]
-    fn other_charsets_are_named() {
-        let (text, other) = decode(b"\x82\xa0", Some("Shift_JIS"), false);
+    #[cfg(not(feature = "cjk-charsets"))]
+    fn multi_byte_charsets_are_named() {
+        let (text, note) = decode(b"\x82\xa0", Some("Shift_JIS"), false);
         assert_eq!(text, "\u{fffd}\u{fffd}");
-        assert_eq!(other.as_deref(), Some("shift_jis"));
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "the page is in shift_jis, a Chinese, Japanese or Korean legacy charset that \
+                 this build does not decode (agent-loop built with --features cjk-charsets \
+                 does): read as UTF-8, letters outside ASCII may be U+FFFD"
+            )
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "cjk-charsets")]
+    fn multi_byte_charsets() {
+        // "日本語" in each Japanese charset, and with an undefined byte pair.
+        assert_eq!(
+            text(b"\x93\xfa\x96\x7b\x8c\xea", Some("Shift_JIS"), false),
+            "日本語"
+        );
+        assert_eq!(
+            text(b"\x93\xfa\x96\x7b\x8c\xea", Some("windows-31j"), false),
+            "日本語"
+        );
+        assert_eq!(
+            text(b"\xc6\xfc\xcb\xdc\xb8\xec", Some("EUC-JP"), false),
+            "日本語"
+        );
+        assert_eq!(
+            text(b"\x1b$BF|K\\8l\x1b(B!", Some("iso-2022-jp"), false),
+            "日本語!"
+        );
+        assert_eq!(text(b"a\x85\x40b", Some("shift_jis"), false), "a\u{fffd}@b");
+        // "中文" in GBK (gb2312 is its label too), and "中😀" in gb18030 (four bytes for
+        // the emoji); "中文" in Big5; "한국어" in EUC-KR.
+        assert_eq!(text(b"\xd6\xd0\xce\xc4", Some("gb2312"), false), "中文");
+        assert_eq!(
+            text(b"\xd6\xd0\x94\x39\xfc\x36", Some("gb18030"), false),
+            "中😀"
+        );
+        assert_eq!(text(b"\xa4\xa4\xa4\xe5", Some("big5"), false), "中文");
+        assert_eq!(
+            text(b"\xc7\xd1\xb1\xb9\xbe\xee", Some("euc-kr"), false),
+            "한국어"
+        );
+        // From <meta> too, and after a header label the standard does not list.
+        let page = b"<meta charset=\"Shift_JIS\"><p>\x82\xa0</p>";
+        assert_eq!(
+            text(page, None, true),
+            "<meta charset=\"Shift_JIS\"><p>あ</p>"
+        );
+        assert_eq!(
+            text(page, Some("x-bogus"), true),
+            "<meta charset=\"Shift_JIS\"><p>あ</p>"
+        );
+    }
+
+    #[test]
+    fn multi_byte_labels_are_the_standards() {
+        let labels: Vec<&str> = MULTI_BYTE.iter().flat_map(|l| l.split(' ')).collect();
+        // The standard's 38 labels of its 7 multi-byte legacy encodings, each once.
+        assert_eq!(labels.len(), 38);
+        let distinct: std::collections::BTreeSet<_> = labels.iter().collect();
+        assert_eq!(distinct.len(), labels.len());
+        for label in &labels {
+            let found = charset(label);
+            assert!(matches!(found, Some(Charset::MultiByte(_))), "{label}");
+        }
+        // encoding_rs, which implements the standard, gives each entry's labels to the
+        // encoding of that entry.
+        #[cfg(feature = "cjk-charsets")]
+        {
+            use encoding_rs::*;
+            let encodings = [SHIFT_JIS, EUC_JP, ISO_2022_JP, GBK, GB18030, BIG5, EUC_KR];
+            for (entry, encoding) in MULTI_BYTE.iter().zip(encodings) {
+                for label in entry.split(' ') {
+                    let found = Encoding::for_label_no_replacement(label.as_bytes());
+                    assert_eq!(found, Some(encoding), "{label}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unlisted_and_retired_labels_are_named() {
+        let note = |label: &str| {
+            format!(
+                "the page says its charset is {label}, which read_url does not know: read as \
+                 UTF-8, letters outside ASCII may be U+FFFD"
+            )
+        };
+        for label in [
+            "x-no-such-charset",
+            "iso-2022-kr",
+            "hz-gb-2312",
+            "replacement",
+        ] {
+            let (text, said) = decode(b"ok \xff", Some(label), false);
+            assert_eq!((text.as_str(), said), ("ok \u{fffd}", Some(note(label))));
+        }
+        // An unlisted header label gives way to the page's <meta>; an unlisted <meta> one is
+        // named.
+        let page = b"<meta charset=koi8-r>\xf0\xd2\xc9";
+        assert_eq!(
+            text(page, Some("x-bogus"), true),
+            "<meta charset=koi8-r>При"
+        );
+        let (_, said) = decode(b"<meta charset=x-bogus>ok", None, true);
+        assert_eq!(said, Some(note("x-bogus")));
+    }
+
+    #[test]
+    fn x_user_defined() {
+        // Private-use letters from the header; windows-1252 from a page's own <meta>.
+        assert_eq!(
+            text(b"a\x80\xff", Some("x-user-defined"), false),
+            "a\u{f780}\u{f7ff}"
+        );
+        assert_eq!(
+            text(b"<meta charset=x-user-defined>\xe9", None, true),
+            "<meta charset=x-user-defined>é"
+        );
     }
 }

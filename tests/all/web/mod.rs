@@ -220,6 +220,9 @@ fn content_types_caps_and_errors() {
         read_url(&at("/data.json")),
         read_url(&at("/latin1")),
         read_url(&at("/cyrillic")),
+        read_url(&at("/shift-jis")),
+        read_url(&at("/untyped-page")),
+        read_url(&at("/untyped-binary")),
         read_url(&at("/gzipped")),
         read_url(&at("/none-encoding")),
         read_url(&at("/gzipped-404")),
@@ -252,6 +255,24 @@ fn content_types_caps_and_errors() {
             ok(format!(
                 "Title: Новости\nURL: {}\n\n# Чай с мёдом\n\nПривет, мир",
                 at("/cyrillic")
+            )),
+            ok(format!(
+                "Title: Japanese\nURL: {}\n\n{}",
+                at("/shift-jis"),
+                if cfg!(feature = "cjk-charsets") {
+                    "あ ok"
+                } else {
+                    "\u{fffd}\u{fffd} ok\n\n[the page is in shift_jis, a Chinese, Japanese or \
+                     Korean legacy charset that this build does not decode (agent-loop built with \
+                     --features cjk-charsets does): read as UTF-8, letters outside ASCII may be \
+                     U+FFFD]"
+                }
+            )),
+            ok(format!("Title: Café\nURL: {}\n\ncrème", at("/untyped-page"))),
+            error(format!(
+                "refused: {} names no content type and is not UTF-8 text (9 bytes); read_url \
+                 reads HTML, text and JSON only",
+                at("/untyped-binary")
             )),
             error(format!(
                 "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
@@ -489,6 +510,12 @@ fn web_search_needs_a_key() {
         "web_search: not offered; set BRAVE_API_KEY (or SEARXNG_URL for a SearXNG instance)";
     let config = ws.run(&["config"]);
     assert!(config.stdout().contains(missing), "{}", config.stdout());
+    let charsets = if cfg!(feature = "cjk-charsets") {
+        "the Chinese, Japanese and Korean legacy ones (cjk-charsets)"
+    } else {
+        "not the Chinese, Japanese and Korean legacy ones (a build with --features cjk-charsets does)"
+    };
+    assert!(config.stdout().contains(charsets), "{}", config.stdout());
     let backends = ws.run(&["backends"]);
     assert!(backends.stdout().contains(missing), "{}", backends.stdout());
     let mut cmd = ws.cmd(&["backends"]);

@@ -1,9 +1,10 @@
 //! A small web site on 127.0.0.1 for the read_url and web_search tests: the article of
 //! `fixtures/web/`, redirects (relative, to a private name, to the metadata address, in a
 //! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page, a
-//! windows-1251 one, a page with a header, nav and footer, a Brave-shaped search API and a
-//! SearXNG one. Each connection is answered on its own thread (a stalled body does not hold up
-//! the others), and every request is recorded.
+//! windows-1251 one, a Shift_JIS one, a page and a binary with no content type, a page with a
+//! header, nav and footer, a Brave-shaped search API and a SearXNG one. Each connection is
+//! answered on its own thread (a stalled body does not hold up the others), and every request
+//! is recorded.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -123,6 +124,19 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
                 body,
             );
         }
+        "/shift-jis" => {
+            // "あ" in Shift_JIS, said by the header.
+            let body =
+                b"<html><head><title>Japanese</title></head><body><p>\x82\xa0 ok</p></body></html>";
+            let head = [("Content-Type", "text/html; charset=Shift_JIS")];
+            full(&mut stream, "200 OK", &head, body);
+        }
+        "/untyped-page" => {
+            // No Content-Type: markup, in the windows-1252 its <meta> names.
+            let body = b"<html><head><meta charset=windows-1252><title>Caf\xe9</title></head><body><p>cr\xe8me</p></body></html>";
+            full(&mut stream, "200 OK", &[], body);
+        }
+        "/untyped-binary" => full(&mut stream, "200 OK", &[], b"\x00\x01binary\xff"),
         "/chrome" => {
             let body = b"<html><head><title>Chrome</title></head><body>\
                 <header><p>Site name</p><nav><a href=\"/\">Home</a> <a href=\"/about\">About</a></nav></header>\

@@ -141,7 +141,8 @@ read -r curl_ms http_ms < <(paired_ms "curl -s -o /dev/null -H 'Content-Type: ap
 http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 
 # A real CLI turn: Claude Code (`claude -p`) against the scripted mock provider of the fixture
-# recordings, run alone and through agent-loop's `claude` preset, paired. Claude Code is
+# recordings, run alone and through agent-loop's `claude` preset, paired: 120 runs of each
+# (CLAUDE_RUNS=30 a round), as 40 left ±3 % of noise on a 2 % target. Claude Code is
 # installed from npm into target/bench-clis (once); without npm the row is left out.
 claude_pkg=@anthropic-ai/claude-code@2.1.197
 claude_dir=$PWD/target/bench-clis/claude
@@ -160,7 +161,7 @@ if [ -x "$claude_dir/node_modules/.bin/claude" ]; then
     HOME="$work/claude-home" PATH="$claude_dir/node_modules/.bin:$PATH" \
     ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/claude-port")" ANTHROPIC_API_KEY=mock-key \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
-    DISABLE_ERROR_REPORTING=1 RUNS=${CLAUDE_RUNS:-10} ROUNDS=4 \
+    DISABLE_ERROR_REPORTING=1 RUNS=${CLAUDE_RUNS:-30} ROUNDS=4 \
     paired_ms "claude -p --output-format json --tools '' --strict-mcp-config '$ask'" \
       "$bin --no-save --backend claude --display plain '$ask'")
   kill "$claude_mock" 2>/dev/null || true

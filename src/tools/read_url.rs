@@ -139,7 +139,11 @@ async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
         Kind::Unnamed => {
             // Markup is read as HTML, in the charset its <meta> names; anything else must
             // be UTF-8 text.
-            let markup = body.bytes.trim_ascii_start().first() == Some(&b'<');
+            let start = body
+                .bytes
+                .strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(&body.bytes);
+            let markup = start.trim_ascii_start().first() == Some(&b'<');
             if !markup && std::str::from_utf8(&body.bytes).is_err() {
                 let size = length.unwrap_or(body.bytes.len() as u64);
                 return Err(ToolOutput::error(format!(

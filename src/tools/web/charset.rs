@@ -1,7 +1,7 @@
-//! Page bytes as text, by the HTML standard's order: a byte order mark wins, then the
-//! `Content-Type` charset, then (for HTML) a `<meta charset>` in the first 1024 bytes, else
-//! UTF-8; a label the Encoding Standard does not list is passed over, and malformed bytes
-//! become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined and every single-byte encoding of the
+//! Page bytes as text, by the HTML standard's encoding sniffing: a byte order mark wins,
+//! then the `Content-Type` charset, then (for HTML) the charset a `<meta>` in the first 1024
+//! bytes declares (`prescan.rs`), else UTF-8; a label the Encoding Standard does not list is
+//! passed over, and malformed bytes become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined and every single-byte encoding of the
 //! WHATWG Encoding Standard (windows-1252, which the HTML standard uses for every ISO-8859-1,
 //! Latin-1 and ASCII label, windows-1250 to 1258, ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866,
 //! macintosh, x-mac-cyrillic, windows-874), by each label the standard lists. The multi-byte
@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 
 use encoding_index_singlebyte as index;
+
+use super::prescan::prescan;
 
 /// A single-byte encoding: the code point of each byte 0x80-0xFF, 0xFFFF where it has none
 /// (the bytes below 0x80 are ASCII in all of them).
@@ -221,10 +223,14 @@ pub fn decode(bytes: &[u8], header_charset: Option<&str>, html: bool) -> (String
     let declared = declared
         .or_else(|| header_charset.and_then(|label| known(label.to_string())))
         .or_else(|| {
-            let label = html.then(|| meta_charset(bytes)).flatten()?;
+            if !html {
+                return None;
+            }
+            let head = &bytes[..bytes.len().min(1024)];
+            let found = prescan(head, |label| known(label.to_string()))?;
             // A page that says UTF-16 in its own ASCII markup is not UTF-16, and its
             // x-user-defined is windows-1252 (the HTML standard's rules).
-            Some(match known(label)? {
+            Some(match found {
                 Charset::Utf16Le | Charset::Utf16Be => Charset::Utf8,
                 Charset::UserDefined => Charset::SingleByte(index::windows_1252::forward),
                 other => other,
@@ -300,32 +306,6 @@ fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
     char::decode_utf16(units)
         .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
         .collect()
-}
-
-/// The `charset=` value of a `<meta>` near the start of an HTML page.
-fn meta_charset(bytes: &[u8]) -> Option<String> {
-    let head = &bytes[..bytes.len().min(1024)];
-    let lower = head.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = memchr::memmem::find(&lower[from..], b"<meta") {
-        let start = from + at;
-        let end = memchr::memchr(b'>', &lower[start..]).map_or(lower.len(), |e| start + e);
-        let tag = &lower[start..end];
-        if let Some(pos) = memchr::memmem::find(tag, b"charset=") {
-            let value = &tag[pos + 8..];
-            let value = value
-                .strip_prefix(b"\"")
-                .or_else(|| value.strip_prefix(b"'"))
-                .unwrap_or(value);
-            let len = value
-                .iter()
-                .position(|b| !(b.is_ascii_alphanumeric() || b"-_:.".contains(b)))
-                .unwrap_or(value.len());
-            return Some(String::from_utf8_lossy(&value[..len]).into_owned());
-        }
-        from = end;
-    }
-    None
 }
 
 #[cfg(test)]
@@ -517,6 +497,13 @@ mod tests {
         );
         let (_, said) = decode(b"<meta charset=x-bogus>ok", None, true);
         assert_eq!(said, Some(note("x-bogus")));
+        // The prescan goes on past it, as it does past comments and a content= that no
+        // http-equiv makes a charset.
+        let page = b"<meta charset=x-bogus><!-- <meta charset=koi8-u> -->\
+            <meta name=x content='charset=koi8-u'><meta charset=koi8-r>\xf0";
+        assert_eq!(text(page, None, true).chars().last(), Some('П'));
+        // Not in a text page.
+        assert_eq!(decode(b"<meta charset=x-bogus>", None, false).1, None);
     }
 
     #[test]

@@ -204,9 +204,9 @@ fn content_type(headers: &HeaderMap) -> (String, Option<String>) {
     let media_type = parts.next().unwrap_or("").trim().to_ascii_lowercase();
     let charset = parts.find_map(|p| {
         let (key, value) = p.split_once('=')?;
-        key.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| value.trim().trim_matches('"').to_string())
+        let value = value.trim().trim_matches('"').trim();
+        // An empty charset is no charset (the Fetch standard's rule).
+        (key.trim().eq_ignore_ascii_case("charset") && !value.is_empty()).then(|| value.to_string())
     });
     (media_type, charset)
 }

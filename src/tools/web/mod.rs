@@ -7,6 +7,7 @@ pub mod charset;
 pub mod convert;
 pub mod dom;
 pub mod fetch;
+pub mod prescan;
 pub mod search;
 
 use std::time::Duration;

@@ -223,6 +223,8 @@ fn content_types_caps_and_errors() {
         read_url(&at("/shift-jis")),
         read_url(&at("/untyped-page")),
         read_url(&at("/untyped-binary")),
+        read_url(&at("/untyped-bom")),
+        read_url(&at("/empty-charset")),
         read_url(&at("/gzipped")),
         read_url(&at("/none-encoding")),
         read_url(&at("/gzipped-404")),
@@ -274,6 +276,8 @@ fn content_types_caps_and_errors() {
                  reads HTML, text and JSON only",
                 at("/untyped-binary")
             )),
+            ok(format!("Title: BOM\nURL: {}\n\ncafé", at("/untyped-bom"))),
+            ok(format!("URL: {}\n\ncafé", at("/empty-charset"))),
             error(format!(
                 "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
                 at("/gzipped")

@@ -1,10 +1,10 @@
 //! A small web site on 127.0.0.1 for the read_url and web_search tests: the article of
 //! `fixtures/web/`, redirects (relative, to a private name, to the metadata address, in a
 //! loop), a body that stalls, a body that never ends, a PDF, JSON, a Latin-1 page, a
-//! windows-1251 one, a Shift_JIS one, a page and a binary with no content type, a page with a
-//! header, nav and footer, a Brave-shaped search API and a SearXNG one. Each connection is
-//! answered on its own thread (a stalled body does not hold up the others), and every request
-//! is recorded.
+//! windows-1251 one, a Shift_JIS one, pages and a binary with no content type or an empty
+//! charset, a page with a header, nav and footer, a Brave-shaped search API and a SearXNG
+//! one. Each connection is answered on its own thread (a stalled body does not hold up the
+//! others), and every request is recorded.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -137,6 +137,14 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
             full(&mut stream, "200 OK", &[], body);
         }
         "/untyped-binary" => full(&mut stream, "200 OK", &[], b"\x00\x01binary\xff"),
+        "/untyped-bom" => {
+            let body = b"\xEF\xBB\xBF<html><title>BOM</title><p>caf\xc3\xa9</p>";
+            full(&mut stream, "200 OK", &[], body);
+        }
+        "/empty-charset" => {
+            let head = [("Content-Type", "text/html; charset=")];
+            full(&mut stream, "200 OK", &head, b"<p>caf\xc3\xa9</p>");
+        }
         "/chrome" => {
             let body = b"<html><head><title>Chrome</title></head><body>\
                 <header><p>Site name</p><nav><a href=\"/\">Home</a> <a href=\"/about\">About</a></nav></header>\

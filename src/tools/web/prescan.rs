@@ -306,6 +306,52 @@ mod tests {
         assert_eq!(found("<!-- <meta charset=koi8-r>"), None);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Pages cut from the pieces the scan looks for, in any order and cut anywhere,
+        /// and arbitrary bytes: the scan ends, without a panic.
+        #[test]
+        fn any_page_ends_the_scan(
+            pieces in proptest::collection::vec(0..PIECES.len(), 0..40),
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        ) {
+            let mut page: Vec<u8> = pieces.iter().flat_map(|&i| PIECES[i].bytes()).collect();
+            page.extend(&noise);
+            for end in [page.len(), page.len() / 2] {
+                let _ = prescan(&page[..end], |label| (label != "bogus").then_some(()));
+            }
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "<meta",
+        " ",
+        "/",
+        "charset",
+        "=",
+        "koi8-r",
+        "bogus",
+        "'",
+        "\"",
+        "<!--",
+        "-->",
+        "<",
+        ">",
+        "content",
+        "http-equiv",
+        "content-type",
+        "<?xml",
+        "encoding",
+        "</",
+        "<!",
+        "a",
+    ];
+
     #[test]
     fn xml_declaration() {
         let xml = "<?xml version=\"1.0\" encoding=\"ISO-8859-2\"?><p>";

@@ -1,10 +1,11 @@
 //! Page bytes as text, by the HTML standard's encoding sniffing: a byte order mark wins,
 //! then the `Content-Type` charset, then (for HTML) the charset a `<meta>` in the first 1024
 //! bytes declares (`prescan.rs`), else UTF-8; a label the Encoding Standard does not list is
-//! passed over, and malformed bytes become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined and every single-byte encoding of the
-//! WHATWG Encoding Standard (windows-1252, which the HTML standard uses for every ISO-8859-1,
-//! Latin-1 and ASCII label, windows-1250 to 1258, ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866,
-//! macintosh, x-mac-cyrillic, windows-874), by each label the standard lists. The multi-byte
+//! passed over, and malformed bytes become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined
+//! and every single-byte encoding of the WHATWG Encoding Standard (windows-1252, which the
+//! HTML standard uses for every ISO-8859-1, Latin-1 and ASCII label, windows-1250 to 1258,
+//! ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866, macintosh, x-mac-cyrillic, windows-874), by each
+//! label the standard lists. The multi-byte
 //! legacy charsets (Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5, EUC-KR) are decoded
 //! by encoding_rs in a build with the `cjk-charsets` feature, and otherwise read as UTF-8 with
 //! a note: their tables are more than the binary's 8 MiB budget has room for
@@ -213,21 +214,21 @@ pub fn decode(bytes: &[u8], header_charset: Option<&str>, html: bool) -> (String
     };
     // The first label the page gives that the standard does not list, for the note.
     let mut unlisted = None;
-    let mut known = |label: String| {
-        let found = charset(&label);
+    let mut known = |label: &str| {
+        let found = charset(label);
         if found.is_none() && unlisted.is_none() {
-            unlisted = Some(label);
+            unlisted = Some(label.trim().to_string());
         }
         found
     };
     let declared = declared
-        .or_else(|| header_charset.and_then(|label| known(label.to_string())))
+        .or_else(|| header_charset.and_then(&mut known))
         .or_else(|| {
             if !html {
                 return None;
             }
             let head = &bytes[..bytes.len().min(1024)];
-            let found = prescan(head, |label| known(label.to_string()))?;
+            let found = prescan(head, &mut known)?;
             // A page that says UTF-16 in its own ASCII markup is not UTF-16, and its
             // x-user-defined is windows-1252 (the HTML standard's rules).
             Some(match found {
@@ -253,9 +254,8 @@ pub fn decode(bytes: &[u8], header_charset: Option<&str>, html: bool) -> (String
         },
         None => match unlisted {
             Some(label) => as_utf8(format!(
-                "the page says its charset is {}, which read_url does not know: read as UTF-8, \
-                 letters outside ASCII may be U+FFFD",
-                label.trim()
+                "the page says its charset is {label}, which read_url does not know: read as \
+                 UTF-8, letters outside ASCII may be U+FFFD"
             )),
             None => (lossy(body), None),
         },

@@ -1,13 +1,13 @@
 //! The web under read_url and web_search: fetching with address checks (`fetch`, `address`),
-//! decoding and turning pages into Markdown (`charset`, `dom`, `convert`), and the search
-//! providers (`search`).
+//! decoding and turning pages into Markdown (`charset` with `prescan`, `dom`, `convert`), and
+//! the search providers (`search`).
 
 pub mod address;
 pub mod charset;
 pub mod convert;
 pub mod dom;
 pub mod fetch;
-pub mod prescan;
+mod prescan;
 pub mod search;
 
 use std::time::Duration;

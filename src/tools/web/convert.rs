@@ -1,14 +1,17 @@
 //! What read_url makes of an HTML page (once `charset.rs` has decoded it): Markdown by
 //! `htmd` (turndown's rules on html5ever's DOM), after the parts that are not the page's
-//! content are dropped, links made absolute, and the tree brought within what htmd can walk
-//! (see `dom.rs`).
+//! content are dropped, links tidied and made absolute, and the tree brought within what
+//! htmd can walk (see `dom.rs`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BulletListMarker, Options};
-use htmd::{HtmlToMarkdown, Node};
+use htmd::{Element, HtmlToMarkdown, Node};
 use html5ever::tendril::StrTendril;
+use html5ever::Attribute;
 use markup5ever_rcdom::NodeData;
 use url::{Position, Url};
 
@@ -21,6 +24,14 @@ const NOT_CONTENT: &[&str] = &[
 
 /// The page's chrome, dropped unless `web_keep_chrome` is set.
 const CHROME: &[&str] = &["nav", "header", "footer"];
+
+/// The same chrome by its ARIA role, on any element: Sphinx's sidebar and its bars of
+/// related links are `<div role="navigation">`.
+const CHROME_ROLES: &[&str] = &["navigation", "banner", "contentinfo"];
+
+/// What a link to a heading shows instead of text (Sphinx's and MkDocs' ¶, many sites' #):
+/// a link within the page that shows only one of these, or nothing, is left out.
+const PERMALINK_MARKS: &[&str] = &["¶", "§", "#", "🔗"];
 
 /// A page as Markdown.
 #[derive(Debug, PartialEq)]
@@ -48,7 +59,8 @@ impl Converter {
         Converter::with_chrome(false)
     }
 
-    /// The converter that keeps the page's chrome (`<nav>`, `<header>`, `<footer>`) or not.
+    /// The converter that keeps the page's chrome (`<nav>`, `<header>`, `<footer>`, and
+    /// [`CHROME_ROLES`]) or not.
     pub fn with_chrome(keep: bool) -> Self {
         let mut skip = NOT_CONTENT.to_vec();
         if !keep {
@@ -66,14 +78,24 @@ impl Converter {
                     ..Options::default()
                 })
                 .skip_tags(skip)
+                .add_handler(vec!["sup", "sub"], kept_as_html)
                 .build(),
             keep_chrome: keep,
         }
     }
 
-    /// Whether htmd leaves out the element `tag` and all it holds.
-    fn drops(&self, tag: &str) -> bool {
-        NOT_CONTENT.contains(&tag) || (!self.keep_chrome && CHROME.contains(&tag))
+    /// Whether the element `tag` with `attrs` is left out, with all it holds.
+    fn drops(&self, tag: &str, attrs: &[Attribute]) -> bool {
+        if NOT_CONTENT.contains(&tag) {
+            return true;
+        }
+        if self.keep_chrome {
+            return false;
+        }
+        // ARIA: the first token of `role` is the element's (the others are fallbacks).
+        let role = attr(attrs, "role").and_then(|r| r.split_ascii_whitespace().next());
+        let chrome_role = |role: &str| CHROME_ROLES.iter().any(|r| r.eq_ignore_ascii_case(role));
+        CHROME.contains(&tag) || role.is_some_and(chrome_role)
     }
 
     /// `html` as Markdown, relative links resolved against `base` (or the page's own
@@ -103,7 +125,7 @@ impl Converter {
                     _ if in_dropped => {}
                     "title" if title.is_none() => title = Some(text_of(&node)),
                     "a" | "img" => links.push(Rc::clone(&node)),
-                    tag if self.drops(tag) => {
+                    tag if self.drops(tag, &attrs.borrow()) => {
                         dropped.push(Rc::clone(&node));
                         in_dropped = true;
                     }
@@ -134,6 +156,7 @@ impl Converter {
         };
         let mut links_to = Links::new(base);
         for node in links {
+            tidy_link(&node);
             links_to.make_absolute(&node);
         }
         if stop.is_set() {
@@ -205,6 +228,115 @@ fn in_page(href: &str) -> Option<&str> {
     fragment.bytes().all(plain).then_some(fragment)
 }
 
+/// What a link shows the reader.
+#[derive(Debug, PartialEq)]
+enum Shows {
+    Nothing,
+    /// Only one of [`PERMALINK_MARKS`].
+    Mark,
+    /// Text or an image.
+    Content,
+}
+
+/// What `link` shows, its whitespace (zero-width spaces too) aside.
+fn shows(link: &Rc<Node>) -> Shows {
+    let longest_mark = PERMALINK_MARKS.iter().map(|m| m.len()).max().unwrap_or(0);
+    let shown = |c: &char| !c.is_whitespace() && *c != '\u{200B}';
+    let mut text = String::new();
+    let mut stack = vec![Rc::clone(link)];
+    while let Some(node) = stack.pop() {
+        match &node.data {
+            NodeData::Text { contents } => {
+                text.extend(contents.borrow().chars().filter(shown));
+                if text.len() > longest_mark {
+                    return Shows::Content;
+                }
+            }
+            NodeData::Element { name, .. } if name.local.as_ref() == "img" => {
+                return Shows::Content;
+            }
+            _ => {}
+        }
+        stack.extend(node.children.borrow().iter().cloned());
+    }
+    match text.as_str() {
+        "" => Shows::Nothing,
+        mark if PERMALINK_MARKS.contains(&mark) => Shows::Mark,
+        _ => Shows::Content,
+    }
+}
+
+/// Brings an `<a>` to what it tells the model, before its target is made absolute:
+/// - a `javascript:` link becomes its text;
+/// - a link within the page that shows nothing, or only a mark like ¶ (rustdoc's and
+///   Sphinx's links to each heading: a tenth of their pages' Markdown), is left out;
+/// - a link elsewhere that shows nothing (an icon) shows its `aria-label` or `title`.
+fn tidy_link(link: &Rc<Node>) {
+    let NodeData::Element { name, attrs, .. } = &link.data else {
+        return;
+    };
+    if name.local.as_ref() != "a" {
+        return;
+    }
+    let (script, in_page) = {
+        let attrs = attrs.borrow();
+        let Some(href) = attr(&attrs, "href") else {
+            return;
+        };
+        let script = href
+            .get(..11)
+            .is_some_and(|s| s.eq_ignore_ascii_case("javascript:"));
+        (script, href.starts_with('#'))
+    };
+    let unlink = || {
+        attrs
+            .borrow_mut()
+            .retain(|a| a.name.local.as_ref() != "href")
+    };
+    if script {
+        return unlink();
+    }
+    match shows(link) {
+        Shows::Content => {}
+        Shows::Nothing | Shows::Mark if in_page => {
+            unlink();
+            link.children.take();
+        }
+        Shows::Mark => {}
+        Shows::Nothing => {
+            let attrs = attrs.borrow();
+            let label = ["aria-label", "title"]
+                .into_iter()
+                .find_map(|name| attr(&attrs, name).filter(|l| !l.is_empty()));
+            if let Some(label) = label {
+                let text = Node::new(NodeData::Text {
+                    contents: RefCell::new(StrTendril::from(label)),
+                });
+                text.parent.set(Some(Rc::downgrade(link)));
+                *link.children.borrow_mut() = vec![text];
+            }
+        }
+    }
+}
+
+/// The value of the attribute `name`, trimmed.
+fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a str> {
+    let found = attrs.iter().find(|a| a.name.local.as_ref() == name);
+    found.map(|a| a.value.trim())
+}
+
+/// `<sup>` and `<sub>` as they are: Markdown has neither, and `2<sup>8</sup>` read as
+/// `28` would change the text.
+fn kept_as_html(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
+    let content = handlers.walk_children(element.node).content;
+    let content = content.trim();
+    if content.is_empty() {
+        return None;
+    }
+    let tag = element.tag;
+    Some(format!("<{tag}>{content}</{tag}>").into())
+}
+
 /// The text under `node`, whitespace collapsed.
 fn text_of(node: &Rc<Node>) -> String {
     let mut text = String::new();
@@ -243,16 +375,19 @@ mod tests {
         );
     }
 
+    /// `html` as Markdown by the converter that keeps the chrome.
+    fn with_chrome(html: &str) -> String {
+        let base = Url::parse("https://example.com/").unwrap();
+        let kept = Converter::with_chrome(true).convert(html, &base, &Stop::default());
+        kept.unwrap().markdown
+    }
+
     #[test]
     fn chrome_is_kept_when_asked() {
         let page =
             "<header>Site</header><nav><a href='/'>Home</a></nav><p>Text</p><footer>(c)</footer>";
-        let base = Url::parse("https://example.com/").unwrap();
-        let kept = Converter::with_chrome(true)
-            .convert(page, &base, &Stop::default())
-            .unwrap();
         assert_eq!(
-            kept.markdown,
+            with_chrome(page),
             "Site\n\n[Home](https://example.com/)\n\nText\n\n(c)"
         );
         assert_eq!(md(page).markdown, "Text");
@@ -433,6 +568,65 @@ mod tests {
             "[1](https://example.com/a%20b) [2](https://example.com/a%20b) \
              ![](https://example.com/a%20b) [3](http://[x) [4](http://[x)"
         );
+    }
+
+    #[test]
+    fn links_to_the_page_s_own_headings_are_left_out() {
+        // Sphinx's and MkDocs' ¶, rustdoc's empty anchors and §, a `#`, Docusaurus's
+        // zero-width space (its label is left out with it), GitHub's octicon.
+        for heading in [
+            "<h2 id=x>Use<a class=headerlink href='#x' title='Permalink to this heading'>¶</a></h2>",
+            "<h2 id=x><a href='#x' class=anchor></a>Use</h2>",
+            "<h2 id=x><a href='#x'>§</a>Use</h2>",
+            "<h2 id=x>Use <a href=' #x '> # </a></h2>",
+            "<h2 id=x>Use<a href='#x' class=hash-link aria-label='Direct link to Use'>&#8203;</a></h2>",
+            "<h2><a id=x class=anchor aria-hidden=true href='#x'><svg><path d='M0'/></svg></a>Use</h2>",
+        ] {
+            assert_eq!(md(heading).markdown, "## Use", "{heading}");
+        }
+        // What shows text or an image stays, and so does a mark that links elsewhere.
+        let page = md(
+            "<p><a href='#x'>see x</a> <a href='#top'><img src='up.png' alt=''></a> \
+             <a href='/other#x'>¶</a></p>",
+        );
+        assert_eq!(
+            page.markdown,
+            "[see x](https://example.com/docs/page#x) \
+             [![](https://example.com/docs/up.png)](https://example.com/docs/page#top) \
+             [¶](https://example.com/other#x)"
+        );
+    }
+
+    #[test]
+    fn an_icon_link_shows_its_label_and_a_script_link_its_text() {
+        let page = md(
+            "<p><a href='https://github.com/x' aria-label='x on GitHub'><svg></svg></a> \
+             <a href='/feed' title='Feed'><i class=icon></i></a> <a href='/blank'> </a> \
+             <a href='JavaScript:void(0)' title='collapse'>[−]</a></p>",
+        );
+        assert_eq!(
+            page.markdown,
+            "[x on GitHub](https://github.com/x) [Feed](https://example.com/feed \"Feed\") \
+             [](https://example.com/blank) \\[−\\]"
+        );
+    }
+
+    #[test]
+    fn chrome_by_its_aria_role_is_dropped_unless_kept() {
+        let page = "<div role='navigation'><a href='/'>Home</a></div>\
+             <div role='banner'>Site</div><p>Text</p><div role='contentinfo presentation'>(c)</div>\
+             <div role='main'>More</div>";
+        assert_eq!(md(page).markdown, "Text\n\nMore");
+        assert_eq!(
+            with_chrome(page),
+            "[Home](https://example.com/)\n\nSite\n\nText\n\n(c)\n\nMore"
+        );
+    }
+
+    #[test]
+    fn superscripts_and_subscripts_stay_as_html() {
+        let page = md("<p>2<sup>8</sup> − 1, H<sub>2</sub>O, x<sup> </sup>y</p>");
+        assert_eq!(page.markdown, "2<sup>8</sup> − 1, H<sub>2</sub>O, xy");
     }
 
     #[test]

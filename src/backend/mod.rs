@@ -98,8 +98,8 @@ pub struct Overrides {
 /// The backend a definition describes, with the overrides applied. Everything that can be
 /// checked before the first call (the command exists, the API key is set) is checked here.
 pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, Error> {
-    match def.clone() {
-        Definition::Cli(mut def) => {
+    match def {
+        Definition::Cli(def) => {
             if overrides.temperature.is_some() {
                 return Err(Error::config(format!(
                     "--temp: backend `{}` is an agent CLI, which sets its own temperature; \
@@ -107,12 +107,14 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
                     def.name
                 )));
             }
+            let mut def = def.clone();
             if let Some(model) = &overrides.model {
                 def.model = Some(model.clone());
             }
             Ok(Box::new(CliBackend::new(def)?))
         }
-        Definition::Http(mut def) => {
+        Definition::Http(def) => {
+            let mut def = def.clone();
             if let Some(model) = &overrides.model {
                 def.model = Some(model.clone());
             }
@@ -122,13 +124,14 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
             def.stream &= !overrides.no_stream;
             Ok(Box::new(HttpBackend::new(def)?))
         }
-        Definition::Pty(mut def) => {
+        Definition::Pty(def) => {
             if overrides.temperature.is_some() {
                 return Err(Error::config(format!(
                     "--temp: backend `{}` is a terminal agent, which sets its own temperature",
                     def.name
                 )));
             }
+            let mut def = def.clone();
             if let Some(model) = &overrides.model {
                 def.model = Some(model.clone());
             }

@@ -133,7 +133,7 @@ pub async fn table(config: &Config) -> Result<String, Error> {
 
 /// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got.
 pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Result<String, Error> {
-    let def = config.backend(name)?.clone();
+    let def = config.backend(name)?;
     let mut conversation = Conversation::new();
     conversation.push(Message::User {
         text: DOCTOR_PROMPT.into(),
@@ -149,7 +149,7 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
     };
     let mut emit = |_: Event| {};
     let mut out = String::new();
-    match &def {
+    match def {
         Definition::Cli(d) => {
             let mut d = d.clone();
             if model.is_some() {
@@ -223,7 +223,7 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
                 model,
                 ..Overrides::default()
             };
-            let backend = backend::build(&def, &overrides)?;
+            let backend = backend::build(def, &overrides)?;
             let _ = writeln!(out, "backend {name}: an HTTP API; the reply as parsed:");
             let reply = backend.call(request, &mut emit).await?;
             describe(

@@ -33,6 +33,9 @@ const CHROME_ROLES: &[&str] = &["navigation", "banner", "contentinfo"];
 /// a link within the page that shows only one of these, or nothing, is left out.
 const PERMALINK_MARKS: &[&str] = &["¶", "§", "#", "🔗"];
 
+/// The bytes of the longest of [`PERMALINK_MARKS`].
+const LONGEST_MARK: usize = "🔗".len();
+
 /// A page as Markdown.
 #[derive(Debug, PartialEq)]
 pub struct Converted {
@@ -95,7 +98,8 @@ impl Converter {
         // ARIA: the first token of `role` is the element's (the others are fallbacks).
         let role = attr(attrs, "role").and_then(|r| r.split_ascii_whitespace().next());
         let chrome_role = |role: &str| CHROME_ROLES.iter().any(|r| r.eq_ignore_ascii_case(role));
-        CHROME.contains(&tag) || role.is_some_and(chrome_role)
+        let root = matches!(tag, "html" | "body" | "main");
+        CHROME.contains(&tag) || (role.is_some_and(chrome_role) && !root)
     }
 
     /// `html` as Markdown, relative links resolved against `base` (or the page's own
@@ -154,10 +158,13 @@ impl Converter {
             Some(url) => url,
             None => base.clone(),
         };
+        // Images first: a link shows an image only if it keeps something to show.
+        for node in &links {
+            tidy_image(node);
+        }
         let mut links_to = Links::new(base);
         for node in links {
             tidy_link(&node);
-            tidy_image(&node);
             links_to.make_absolute(&node);
         }
         if stop.is_set() {
@@ -197,7 +204,7 @@ impl Links {
             }
             // An empty `src` is an image with no address to give (see `tidy_image`).
             let value = attr.value.trim();
-            if value.is_empty() {
+            if value.is_empty() && attr.name.local.as_ref() == "src" {
                 continue;
             }
             if let Some(absolute) = self.resolve(value) {
@@ -244,22 +251,35 @@ enum Shows {
     Content,
 }
 
-/// What `link` shows, its whitespace (zero-width spaces too) aside.
+/// How many nodes of a link [`shows`] reads before it counts the link as content: links can
+/// hold links (in MathML, across a `<td>`), and each would read all those it holds.
+const READ_NODES: usize = 64;
+
+/// What `link` shows, what [`invisible`] aside.
 fn shows(link: &Rc<Node>) -> Shows {
-    let longest_mark = PERMALINK_MARKS.iter().map(|m| m.len()).max().unwrap_or(0);
-    let shown = |c: &char| !c.is_whitespace() && *c != '\u{200B}';
     let mut text = String::new();
     let mut stack = vec![Rc::clone(link)];
+    let mut read = 0;
     while let Some(node) = stack.pop() {
+        read += 1;
         match &node.data {
+            _ if read > READ_NODES => return Shows::Content,
             NodeData::Text { contents } => {
-                text.extend(contents.borrow().chars().filter(shown));
-                if text.len() > longest_mark {
+                text.extend(contents.borrow().chars().filter(|c| !invisible(*c)));
+                if text.len() > LONGEST_MARK {
                     return Shows::Content;
                 }
             }
-            NodeData::Element { name, .. } if name.local.as_ref() == "img" => {
-                return Shows::Content;
+            // What `tidy_image` left it: an address, or an `alt` to show.
+            NodeData::Element { name, attrs, .. } if name.local.as_ref() == "img" => {
+                let named = |a: &Attribute| matches!(a.name.local.as_ref(), "src" | "alt");
+                if attrs
+                    .borrow()
+                    .iter()
+                    .any(|a| named(a) && !a.value.trim().is_empty())
+                {
+                    return Shows::Content;
+                }
             }
             _ => {}
         }
@@ -272,10 +292,20 @@ fn shows(link: &Rc<Node>) -> Shows {
     }
 }
 
+/// Whether `c` shows nothing: whitespace, the zero-width characters, the emoji variation
+/// selector.
+fn invisible(c: char) -> bool {
+    let zero_width = matches!(
+        c,
+        '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{FE0F}'
+    );
+    c.is_whitespace() || zero_width
+}
+
 /// Brings an `<a>` to what it tells the model, before its target is made absolute:
-/// - a `javascript:` link becomes its text;
-/// - a link within the page that shows nothing, or only a mark like ¶ (rustdoc's and
-///   Sphinx's links to each heading: a tenth of their pages' Markdown), is left out;
+/// - a `javascript:` or `data:` link becomes its text;
+/// - a link within the page (`#...`) that shows nothing, or only a mark like ¶ (rustdoc's
+///   and Sphinx's links to each heading: a tenth of their pages' Markdown), is left out;
 /// - a link elsewhere that shows nothing (an icon) shows its `aria-label` or `title`.
 fn tidy_link(link: &Rc<Node>) {
     let NodeData::Element { name, attrs, .. } = &link.data else {
@@ -284,29 +314,38 @@ fn tidy_link(link: &Rc<Node>) {
     if name.local.as_ref() != "a" {
         return;
     }
-    let (script, in_page) = {
+    let (no_address, in_page) = {
         let attrs = attrs.borrow();
         let Some(href) = attr(&attrs, "href") else {
             return;
         };
-        let script = href
-            .get(..11)
-            .is_some_and(|s| s.eq_ignore_ascii_case("javascript:"));
-        (script, href.starts_with('#'))
+        let scheme = |s: &str| {
+            href.get(..s.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(s))
+        };
+        let no_address = scheme("javascript:") || scheme("data:");
+        (no_address, href.starts_with('#'))
     };
     let unlink = || {
         attrs
             .borrow_mut()
             .retain(|a| a.name.local.as_ref() != "href")
     };
-    if script {
+    if no_address {
         return unlink();
     }
     match shows(link) {
         Shows::Content => {}
         Shows::Nothing | Shows::Mark if in_page => {
             unlink();
-            link.children.take();
+            // A space it held still parts the words around it.
+            let spaced = |c: &Rc<Node>| match &c.data {
+                NodeData::Text { contents } => contents.borrow().contains(char::is_whitespace),
+                _ => false,
+            };
+            if link.children.take().iter().any(spaced) {
+                set_text(link, " ".into());
+            }
         }
         Shows::Mark => {}
         Shows::Nothing => {
@@ -314,25 +353,40 @@ fn tidy_link(link: &Rc<Node>) {
             let label = ["aria-label", "title"]
                 .into_iter()
                 .find_map(|name| attr(&attrs, name).filter(|l| !l.is_empty()));
+            let label = label.map(StrTendril::from);
+            drop(attrs);
             if let Some(label) = label {
-                let text = Node::new(NodeData::Text {
-                    contents: RefCell::new(StrTendril::from(label)),
-                });
-                text.parent.set(Some(Rc::downgrade(link)));
-                *link.children.borrow_mut() = vec![text];
+                set_text(link, label);
             }
         }
     }
 }
 
-/// The attributes a script that loads images lazily reads the image's address from, while
-/// `src` holds a placeholder or nothing.
-const LAZY_SOURCES: &[&str] = &["data-src", "data-original", "data-lazy-src", "data-srcset"];
+/// Makes `text` all that `node` holds.
+fn set_text(node: &Rc<Node>, text: StrTendril) {
+    let text = Node::new(NodeData::Text {
+        contents: RefCell::new(text),
+    });
+    text.parent.set(Some(Rc::downgrade(node)));
+    *node.children.borrow_mut() = vec![text];
+}
+
+/// Where a script that loads images lazily reads the image's address from while `src` holds
+/// a placeholder or nothing, and the `srcset` a browser shows instead of a `data:` `src`.
+const LAZY_SOURCES: &[&str] = &[
+    "data-src",
+    "data-lazy-src",
+    "data-original",
+    "srcset",
+    "data-srcset",
+    "data-lazy-srcset",
+];
 
 /// Brings an `<img>` to what it tells the model: an image loaded lazily (its `src` a `data:`
-/// placeholder, or none) shows the address in [`LAZY_SOURCES`]; an image held whole in a
-/// `data:` URL, only its `alt` text as `![alt]()` (its bytes are no use to a model, and one
-/// of the pages in Mozilla Readability's tests has 60 KB of them).
+/// placeholder, empty, or missing) shows the address in [`LAZY_SOURCES`]; an image held
+/// whole in a `data:` URL, only its `alt` text as `![alt]()`, or nothing without one (its
+/// bytes are no use to a model, and one of the pages in Mozilla Readability's tests has 60 KB
+/// of them).
 fn tidy_image(image: &Rc<Node>) {
     let NodeData::Element { name, attrs, .. } = &image.data else {
         return;
@@ -345,13 +399,16 @@ fn tidy_image(image: &Rc<Node>) {
         url.get(..5)
             .is_some_and(|s| s.eq_ignore_ascii_case("data:"))
     };
-    if attr(&attrs, "src").is_some_and(|src| !inline(src)) {
+    if attr(&attrs, "src").is_some_and(|src| !src.is_empty() && !inline(src)) {
         return;
     }
-    // A `srcset` is a list of "URL width,": its first URL will do.
     let lazy = LAZY_SOURCES.iter().find_map(|name| {
-        let url = attr(&attrs, name)?.split_ascii_whitespace().next()?;
-        let url = url.trim_end_matches(',');
+        let mut url = attr(&attrs, name)?;
+        if name.ends_with("srcset") {
+            // A list of "URL width," (commas may lead): its first URL will do.
+            let first = url.trim_start_matches(',').split_ascii_whitespace().next();
+            url = first?.trim_end_matches(',');
+        }
         (!url.is_empty() && !inline(url)).then(|| StrTendril::from(url))
     });
     let alt = attr(&attrs, "alt").is_some_and(|alt| !alt.is_empty());
@@ -447,6 +504,7 @@ mod tests {
             ("<table><tr><td>", "</td></tr></table>"),
             ("<span><a href='x'>", "</a></span>"),
             ("<b><i>", "</i></b>"),
+            ("<sup>", "</sup>"),
         ] {
             let levels = 5_000;
             let mut html = String::new();
@@ -624,42 +682,78 @@ mod tests {
             "<h2 id=x>Use <a href=' #x '> # </a></h2>",
             "<h2 id=x>Use<a href='#x' class=hash-link aria-label='Direct link to Use'>&#8203;</a></h2>",
             "<h2><a id=x class=anchor aria-hidden=true href='#x'><svg><path d='M0'/></svg></a>Use</h2>",
+            "<h2 id=x>Use<a href='#x'>🔗&#xFE0F;</a><a href='#x'>&#xFEFF;</a></h2>",
+            "<h2 id=x>Use<a href='#x'><img src='data:image/png;base64,iVBOR'></a></h2>",
         ] {
             assert_eq!(md(heading).markdown, "## Use", "{heading}");
         }
-        // What shows text or an image stays, and so does a mark that links elsewhere.
+        // What shows text or an image stays, and so does a mark that links elsewhere; a
+        // space the link held still parts the words around it.
         let page = md(
             "<p><a href='#x'>see x</a> <a href='#top'><img src='up.png' alt=''></a> \
-             <a href='/other#x'>¶</a></p>",
+             <a href='/other#x'>¶</a> word<a href='#x'> </a>word<a href='#x'>¶</a>s</p>",
         );
         assert_eq!(
             page.markdown,
             "[see x](https://example.com/docs/page#x) \
              [![](https://example.com/docs/up.png)](https://example.com/docs/page#top) \
-             [¶](https://example.com/other#x)"
+             [¶](https://example.com/other#x) word words"
         );
     }
 
     #[test]
+    fn a_link_is_read_only_so_far_for_what_it_shows() {
+        // Links can hold links (in MathML), and each would read all those it holds: past
+        // READ_NODES nodes, a link counts as showing something.
+        let empty = |n| "<span></span>".repeat(n);
+        let (within, past) = (empty(READ_NODES - 1), empty(READ_NODES));
+        let html = format!("<p><a href='#a'>{within}</a><a href='#b'>{past}</a></p>");
+        let tree = parse(&html, &Stop::default()).unwrap();
+        let mut stack = vec![Rc::clone(&tree)];
+        let mut found = Vec::new();
+        while let Some(node) = stack.pop() {
+            if matches!(&node.data, NodeData::Element { name, .. } if name.local.as_ref() == "a") {
+                found.push(shows(&node));
+            }
+            stack.extend(node.children.borrow().iter().rev().cloned());
+        }
+        assert_eq!(found, [Shows::Nothing, Shows::Content]);
+    }
+
+    #[test]
     fn an_icon_link_shows_its_label_and_a_script_link_its_text() {
+        // The label: aria-label before title, an empty one passed over; an inlined image
+        // shows nothing (see tidy_image), so its link shows the label.
         let page = md(
-            "<p><a href='https://github.com/x' aria-label='x on GitHub'><svg></svg></a> \
-             <a href='/feed' title='Feed'><i class=icon></i></a> <a href='/blank'> </a> \
-             <a href='JavaScript:void(0)' title='collapse'>[−]</a></p>",
+            "<p><a href='https://github.com/x' aria-label='x on GitHub' title='GH'><svg></svg></a> \
+             <a href='/feed' aria-label=' ' title='Feed'><i class=icon></i></a> <a href='/blank'> </a> \
+             <a href='/gh' aria-label='GitHub'><img src='data:image/png;base64,AAAA'></a> \
+             <a href='JavaScript:void(0)' title='collapse'>[−]</a> \
+             <a href='data:text/plain;base64,QUJD'>abc.txt</a> <a href='日本語'>ja</a></p>",
         );
         assert_eq!(
             page.markdown,
-            "[x on GitHub](https://github.com/x) [Feed](https://example.com/feed \"Feed\") \
-             [](https://example.com/blank) \\[−\\]"
+            "[x on GitHub](https://github.com/x \"GH\") [Feed](https://example.com/feed \"Feed\") \
+             [](https://example.com/blank) [GitHub](https://example.com/gh) \\[−\\] abc.txt \
+             [ja](https://example.com/docs/%E6%97%A5%E6%9C%AC%E8%AA%9E)"
+        );
+        // An empty href is the page itself, as before.
+        let page = md("<p><a href=''>here</a> <a href=' '>there</a></p>");
+        assert_eq!(
+            page.markdown,
+            "[here](https://example.com/docs/page) [there](https://example.com/docs/page)"
         );
     }
 
     #[test]
     fn chrome_by_its_aria_role_is_dropped_unless_kept() {
         let page = "<div role='navigation'><a href='/'>Home</a></div>\
-             <div role='banner'>Site</div><p>Text</p><div role='contentinfo presentation'>(c)</div>\
+             <div role='Banner'>Site</div><p>Text</p><div role='contentinfo presentation'>(c)</div>\
              <div role='main'>More</div>";
         assert_eq!(md(page).markdown, "Text\n\nMore");
+        // Never the page's root: a role there is a mistake, not the page's chrome.
+        let roots = "<body role=banner><main role=navigation><p>Text</p></main></body>";
+        assert_eq!(md(roots).markdown, "Text");
         assert_eq!(
             with_chrome(page),
             "[Home](https://example.com/)\n\nSite\n\nText\n\n(c)\n\nMore"
@@ -671,12 +765,15 @@ mod tests {
         let page = md("<p><img src='data:image/gif;base64,R0lGOD' data-src=' /big.jpg ' alt='Big'> \
              <img data-original='/orig.png'> <img src='data:,' data-srcset='/s.jpg 320w, /m.jpg 640w'> \
              <img src='DATA:image/png;base64,iVBOR' alt='A chart'> <img src=' data:image/png,x'>\
-             <img src='/plain.png' data-src='/other.png'> <img src='' alt='None'></p>");
+             <img src='/plain.png' data-src='/other.png'> <img src='' alt='None'> \
+             <img src=' ' data-src='/my photo.jpg'> <img src='data:,' srcset=', /a.jpg, /b.jpg 2x'> \
+             <img src=''><img data-srcset='data:,x 1x' alt='Gone'></p>");
         assert_eq!(
             page.markdown,
             "![Big](https://example.com/big.jpg) ![](https://example.com/orig.png) \
              ![](https://example.com/s.jpg) ![A chart]() ![](https://example.com/plain.png) \
-             ![None]()"
+             ![None]() ![](https://example.com/my%20photo.jpg) ![](https://example.com/a.jpg) \
+             ![Gone]()"
         );
     }
 

@@ -1,14 +1,13 @@
-//! Page bytes as text, by the HTML standard's encoding sniffing: a byte order mark wins,
-//! then the `Content-Type` charset, then (for HTML) the charset a `<meta>` in the first 1024
-//! bytes declares (`prescan.rs`), else UTF-8; a label the Encoding Standard does not list is
-//! passed over, and malformed bytes become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined
-//! and every single-byte encoding of the WHATWG Encoding Standard (windows-1252, which the
-//! HTML standard uses for every ISO-8859-1, Latin-1 and ASCII label, windows-1250 to 1258,
-//! ISO-8859-2 to 16, KOI8-R, KOI8-U, IBM866, macintosh, x-mac-cyrillic, windows-874), by each
-//! label the standard lists. The multi-byte
-//! legacy charsets (Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5, EUC-KR) are decoded
-//! by encoding_rs in a build with the `cjk-charsets` feature, and otherwise read as UTF-8 with
-//! a note: their tables are more than the binary's 8 MiB budget has room for
+//! Page bytes as text, by the HTML standard's encoding sniffing: a byte order mark wins, then
+//! the `Content-Type` charset, then (for HTML) the charset a `<meta>` in the first 1024 bytes
+//! declares (`prescan.rs`), else UTF-8; a label the Encoding Standard does not list is passed
+//! over, and malformed bytes become U+FFFD. Decoded: UTF-8, UTF-16, x-user-defined and every
+//! single-byte encoding of the WHATWG Encoding Standard (windows-1252, which the HTML standard
+//! uses for every ISO-8859-1, Latin-1 and ASCII label, windows-1250 to 1258, ISO-8859-2 to 16,
+//! KOI8-R, KOI8-U, IBM866, macintosh, x-mac-cyrillic, windows-874), by each label the standard
+//! lists. The multi-byte legacy charsets (Shift_JIS, EUC-JP, ISO-2022-JP, GBK, gb18030, Big5,
+//! EUC-KR) are decoded by encoding_rs in a build with the `cjk-charsets` feature, and otherwise
+//! read as UTF-8 with a note: their tables are more than the binary's 8 MiB budget has room for
 //! (docs/performance.md).
 
 use std::borrow::Cow;

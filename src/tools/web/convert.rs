@@ -33,9 +33,6 @@ const CHROME_ROLES: &[&str] = &["navigation", "banner", "contentinfo"];
 /// a link within the page that shows only one of these, or nothing, is left out.
 const PERMALINK_MARKS: &[&str] = &["¶", "§", "#", "🔗"];
 
-/// The bytes of the longest of [`PERMALINK_MARKS`].
-const LONGEST_MARK: usize = "🔗".len();
-
 /// A page as Markdown.
 #[derive(Debug, PartialEq)]
 pub struct Converted {
@@ -257,6 +254,7 @@ const READ_NODES: usize = 64;
 
 /// What `link` shows, what [`invisible`] aside.
 fn shows(link: &Rc<Node>) -> Shows {
+    let longest_mark = PERMALINK_MARKS.iter().map(|m| m.len()).max().unwrap_or(0);
     let mut text = String::new();
     let mut stack = vec![Rc::clone(link)];
     let mut read = 0;
@@ -266,7 +264,7 @@ fn shows(link: &Rc<Node>) -> Shows {
             _ if read > READ_NODES => return Shows::Content,
             NodeData::Text { contents } => {
                 text.extend(contents.borrow().chars().filter(|c| !invisible(*c)));
-                if text.len() > LONGEST_MARK {
+                if text.len() > longest_mark {
                     return Shows::Content;
                 }
             }

@@ -1,40 +1,51 @@
-//! One live connection to an MCP server through the rmcp SDK: starting a stdio server as a
-//! child process in its own process group (killed with everything it started when the
-//! connection goes), or reaching a Streamable HTTP server; the handshake; listing tools and
-//! calling one. A stdio server's stderr is kept (its last lines) for error messages, never
-//! passed through to agent-loop's own output.
+//! One live connection to an MCP server: starting a stdio server as a child process in its
+//! own process group (killed with everything it started when the connection goes), or reaching
+//! a Streamable HTTP server; the handshake; listing tools and calling one. A stdio server's
+//! stderr is kept (its last lines) for error messages, never passed through to agent-loop's
+//! own output.
 
 use std::collections::VecDeque;
-use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Tool};
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-
-use crate::tools::EnvPolicy;
-use rmcp::ServiceExt;
+use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
+use tokio::task::JoinHandle;
 
-use super::http::HttpClient;
-use super::transport::AnyTransport;
+use super::http::Http;
+use super::lock;
+use super::protocol::{self, CallResult, Tool, ToolPage};
+use super::rpc::{self, Failure};
+use super::stdio::Stdio;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
+use crate::tools::EnvPolicy;
 
 /// Lines of a server's stderr kept for messages.
 const STDERR_LINES: usize = 20;
 /// How long to wait for a failed server's last stderr lines once its group is killed.
 const STDERR_GRACE: Duration = Duration::from_secs(2);
+/// How long a call that timed out waits to tell the server it is cancelled.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// A connected server and the tools it offered when it was connected.
 pub struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    link: Link,
+    /// The id of the next request; 0 is `initialize`'s.
+    next_id: AtomicU64,
     pub tools: Vec<Tool>,
-    /// Kills a stdio server's process group when the connection is dropped.
-    _group: Option<GroupGuard>,
+    /// Kills a stdio server's process group when the connection is dropped or found closed.
+    group: Mutex<Option<GroupGuard>>,
+    /// Reads a stdio server's stderr into `stderr` to its end.
+    reader: Mutex<Option<JoinHandle<()>>>,
     stderr: Arc<Mutex<StderrTail>>,
+}
+
+/// The transport to a server.
+enum Link {
+    Stdio(Stdio),
+    Http(Http),
 }
 
 /// Why a call through a connection failed.
@@ -49,69 +60,60 @@ pub enum CallError {
 
 impl Connection {
     /// Starts or reaches the server, does the MCP handshake and lists its tools, all within
-    /// the server's start-up timeout. The error says what failed, with the server's last stderr lines.
+    /// the server's start-up timeout. The error says what failed, with the server's last
+    /// stderr lines.
     pub async fn open(
         def: &ServerDef,
         cwd: &std::path::Path,
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
-        let mut group = None;
-        let mut reader = None;
-        let result = tokio::time::timeout(def.startup_timeout, async {
-            let transport = match &def.transport {
-                Transport::Stdio { command, args, env } => {
-                    let program = which::which_in(command, std::env::var_os("PATH"), cwd)
-                        .map_err(|_| format!("command `{command}` is not on PATH"))?;
-                    let mut cmd = tokio::process::Command::new(&program);
-                    cmd.args(args).current_dir(cwd).kill_on_drop(true);
-                    // Its own session and group: Ctrl-C at the terminal does not reach it,
-                    // it has no terminal to type into, and killing the group takes whatever
-                    // it started (npx starts node) with it.
-                    crate::process::isolate(&mut cmd);
-                    // No inherited secrets; what its own `env` names, it gets.
-                    env_policy.apply(&mut cmd);
-                    cmd.envs(env);
-                    let (child, err) = TokioChildProcess::builder(cmd)
-                        .stderr(Stdio::piped())
-                        .spawn()
-                        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                    group = Some(GroupGuard::new(child.id()));
-                    if let Some(err) = err {
-                        reader = Some(tokio::spawn(keep_tail(err, stderr.clone())));
-                    }
-                    AnyTransport::new(child)
-                }
-                Transport::Http { url } => {
-                    AnyTransport::new(StreamableHttpClientTransport::with_client(
-                        HttpClient::new().map_err(|e| e.to_string())?,
-                        StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-                    ))
-                }
-            };
-            let service =
-                client_info()
-                    .serve(transport)
-                    .await
-                    .map_err(|e| match &def.transport {
-                        Transport::Http { url } => format!("{url}: {}", init_error(e)),
-                        Transport::Stdio { .. } => init_error(e),
-                    })?;
-            let tools = service
-                .list_all_tools()
+        let (link, group, reader) = match &def.transport {
+            Transport::Stdio { command, args, env } => {
+                let program = which::which_in(command, std::env::var_os("PATH"), cwd)
+                    .map_err(|_| format!("command `{command}` is not on PATH"))?;
+                let mut cmd = tokio::process::Command::new(&program);
+                cmd.args(args).current_dir(cwd).kill_on_drop(true);
+                // Its own session and group: Ctrl-C at the terminal does not reach it, it has
+                // no terminal to type into, and killing the group takes whatever it started
+                // (npx starts node) with it.
+                crate::process::isolate(&mut cmd);
+                // No inherited secrets; what its own `env` names, it gets.
+                env_policy.apply(&mut cmd);
+                cmd.envs(env);
+                let (stdio, err, pid) =
+                    Stdio::start(cmd).map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                let reader = err.map(|err| tokio::spawn(keep_tail(err, stderr.clone())));
+                (Link::Stdio(stdio), Some(GroupGuard::new(pid)), reader)
+            }
+            Transport::Http { url } => (Link::Http(Http::new(url)?), None, None),
+        };
+        let mut connection = Connection {
+            link,
+            next_id: AtomicU64::new(1),
+            tools: Vec::new(),
+            group: Mutex::new(group),
+            reader: Mutex::new(reader),
+            stderr,
+        };
+        let started = tokio::time::timeout(def.startup_timeout, async {
+            connection
+                .handshake()
                 .await
-                .map_err(|e| format!("listing its tools failed: {e}"))?;
-            Ok::<_, String>((service, tools))
+                .map_err(|e| match &def.transport {
+                    Transport::Http { url } => format!("{url}: {}", describe(e)),
+                    Transport::Stdio { .. } => describe(e),
+                })?;
+            connection
+                .list_tools()
+                .await
+                .map_err(|e| format!("listing its tools failed: {}", describe(e)))
         })
         .await;
-        let failure = match result {
-            Ok(Ok((service, tools))) => {
-                return Ok(Connection {
-                    service,
-                    tools,
-                    _group: group,
-                    stderr,
-                })
+        let failure = match started {
+            Ok(Ok(tools)) => {
+                connection.tools = tools;
+                return Ok(connection);
             }
             Ok(Err(e)) => e,
             Err(_) => format!(
@@ -119,76 +121,137 @@ impl Connection {
                 def.startup_timeout.as_secs()
             ),
         };
-        // Kill what is left, so the stderr pipe reaches its end and its last lines are known.
-        drop(group);
-        if let Some(reader) = reader {
-            let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
-        }
-        let tail = stderr.lock().map(|t| t.render()).unwrap_or_default();
-        Err(with_stderr(failure, &tail))
+        Err(with_stderr(failure, &connection.last_stderr().await))
     }
 
-    /// Calls one tool of this server, within `timeout`.
+    /// `initialize`, then the `initialized` notification.
+    async fn handshake(&self) -> Result<(), Failure> {
+        match &self.link {
+            Link::Http(http) => http.handshake().await.map(drop),
+            Link::Stdio(stdio) => {
+                let initialize = rpc::request(0, "initialize", protocol::initialize());
+                stdio.request(0, initialize).await?;
+                let initialized = rpc::notification("notifications/initialized", json!({}));
+                stdio.send(initialized).await
+            }
+        }
+    }
+
+    /// Every page of `tools/list`.
+    async fn list_tools(&self) -> Result<Vec<Tool>, Failure> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let page = self.link.request(id, "tools/list", params).await?;
+            let page: ToolPage = serde_json::from_value(page)
+                .map_err(|e| Failure::Refused(format!("its tool list is not MCP's: {e}")))?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                // A server that hands back the same cursor would be asked forever.
+                Some(next) if cursor.as_ref() != Some(&next) => cursor = Some(next),
+                _ => return Ok(tools),
+            }
+        }
+    }
+
+    /// Calls one tool of this server, within `timeout`; a call that runs out of it is
+    /// cancelled on the server.
     pub async fn call(
         &self,
         tool: &str,
-        args: serde_json::Map<String, serde_json::Value>,
+        args: Map<String, Value>,
         timeout: Duration,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> Result<CallResult, CallError> {
         if self.is_closed() {
-            return Err(CallError::Closed(self.exit_note()));
+            return Err(CallError::Closed(self.closed_note(String::new()).await));
         }
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = Some(args);
-        match tokio::time::timeout(timeout, self.service.call_tool(params)).await {
-            Err(_) => Err(CallError::Timeout),
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(e.message.to_string())),
-            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
-                Err(CallError::Closed(self.exit_note()))
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let params = json!({"name": tool, "arguments": args});
+        match tokio::time::timeout(timeout, self.link.request(id, "tools/call", params)).await {
+            Err(_) => {
+                let cancel = json!({"requestId": id, "reason": "timed out"});
+                let cancel = self
+                    .link
+                    .send(rpc::notification("notifications/cancelled", cancel));
+                // A server too stuck to take it does not hold the call up any longer.
+                let _ = tokio::time::timeout(CANCEL_GRACE, cancel).await;
+                Err(CallError::Timeout)
             }
-            Ok(Err(e)) if self.is_closed() => Err(CallError::Closed(format!(
-                "{e}{}",
-                with_stderr(String::new(), &self.stderr_tail())
-            ))),
-            Ok(Err(e)) => Err(CallError::Protocol(e.to_string())),
+            Ok(Ok(result)) => serde_json::from_value(result)
+                .map_err(|e| CallError::Protocol(format!("its result is not MCP's: {e}"))),
+            Ok(Err(Failure::Refused(message))) => Err(CallError::Protocol(message)),
+            Ok(Err(Failure::Closed(cause))) => {
+                Err(CallError::Closed(self.closed_note(cause).await))
+            }
         }
     }
 
-    /// Whether the server has gone away (its process exited, or the connection closed).
+    /// Whether the server has gone away (a stdio server's output ended).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        match &self.link {
+            Link::Stdio(stdio) => stdio.is_closed(),
+            Link::Http(_) => false,
+        }
     }
 
-    /// "the connection closed", with the server's last stderr lines.
+    /// "the connection closed", with the server's last stderr lines so far.
     pub fn exit_note(&self) -> String {
         with_stderr("the connection closed".into(), &self.stderr_tail())
     }
 
+    /// Why the connection is gone, with all of the server's last stderr lines: its process
+    /// group is killed, so the pipe reaches its end, and its reader is given a moment.
+    async fn closed_note(&self, cause: String) -> String {
+        let cause = if cause.is_empty() {
+            "the connection closed".to_string()
+        } else {
+            cause
+        };
+        with_stderr(cause, &self.last_stderr().await)
+    }
+
+    async fn last_stderr(&self) -> String {
+        drop(lock(&self.group).take());
+        let reader = lock(&self.reader).take();
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+        }
+        self.stderr_tail()
+    }
+
     fn stderr_tail(&self) -> String {
-        self.stderr.lock().map(|t| t.render()).unwrap_or_default()
+        lock(&self.stderr).render()
     }
 }
 
-/// What agent-loop tells servers about itself.
-fn client_info() -> ClientConfig {
-    let mut info = ClientConfig::default();
-    info.client_info = Implementation::new("agent-loop", env!("CARGO_PKG_VERSION"));
-    info
+impl Link {
+    async fn request(&self, id: u64, method: &str, params: Value) -> Result<Value, Failure> {
+        let message = rpc::request(id, method, params);
+        match self {
+            Link::Stdio(stdio) => stdio.request(id, message).await,
+            Link::Http(http) => http.request(id, message).await,
+        }
+    }
+
+    async fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
+        match self {
+            Link::Stdio(stdio) => stdio.send(message).await,
+            Link::Http(http) => http.send(message).await,
+        }
+    }
 }
 
-/// The handshake's failure in words: for a transport error, the innermost cause (`Connection
-/// refused`) rather than the SDK's wrapping, which names Rust types.
-fn init_error(error: ClientInitializeError) -> String {
-    match &error {
-        ClientInitializeError::TransportError { error, .. } => {
-            let mut cause: &(dyn std::error::Error + 'static) = error.error.as_ref();
-            while let Some(next) = cause.source() {
-                cause = next;
-            }
-            cause.to_string()
-        }
-        _ => error.to_string(),
+/// A failure in words: the server's refusal, or why the transport closed.
+fn describe(failure: Failure) -> String {
+    match failure {
+        Failure::Refused(message) => message,
+        Failure::Closed(cause) if cause.is_empty() => "the connection closed".into(),
+        Failure::Closed(cause) => cause,
     }
 }
 

@@ -2,12 +2,13 @@
 //! other kind of content (images, audio, resources) described in one line rather than
 //! dropped, so the model knows it was there. `isError` results become error results.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::Value;
 
+use super::protocol::CallResult;
 use crate::tools::ToolOutput;
 
 /// The model's view of one call's result.
-pub fn tool_output(result: CallToolResult) -> ToolOutput {
+pub fn tool_output(result: CallResult) -> ToolOutput {
     let mut parts: Vec<String> = result.content.iter().map(describe).collect();
     if parts.is_empty() {
         // Servers may answer only with structured content; it is the result then.
@@ -27,54 +28,49 @@ pub fn tool_output(result: CallToolResult) -> ToolOutput {
     }
 }
 
-fn describe(block: &ContentBlock) -> String {
-    match block {
-        ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(i) => {
-            format!("[image: {}, {} bytes]", i.mime_type, decoded_len(&i.data))
-        }
-        ContentBlock::Audio(a) => {
-            format!("[audio: {}, {} bytes]", a.mime_type, decoded_len(&a.data))
-        }
-        ContentBlock::Resource(r) => match &r.resource {
-            ResourceContents::TextResourceContents { uri, text, .. } => {
-                format!("[resource: {uri}]\n{text}")
+fn describe(block: &Value) -> String {
+    let text =
+        |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+    let field = |key: &str| text(block, key).unwrap_or_default();
+    match block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+    {
+        "text" => field("text"),
+        kind @ ("image" | "audio") => format!(
+            "[{kind}: {}, {} bytes]",
+            field("mimeType"),
+            decoded_len(&field("data"))
+        ),
+        "resource" => {
+            let resource = block.get("resource").unwrap_or(&Value::Null);
+            let uri = text(resource, "uri").unwrap_or_default();
+            match (text(resource, "text"), text(resource, "blob")) {
+                (Some(body), _) => format!("[resource: {uri}]\n{body}"),
+                (None, Some(blob)) => format!(
+                    "[resource: {uri}, {}, {} bytes]",
+                    text(resource, "mimeType").as_deref().unwrap_or("binary"),
+                    decoded_len(&blob)
+                ),
+                (None, None) => format!("[resource: {uri}]"),
             }
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => format!(
-                "[resource: {uri}, {}, {} bytes]",
-                mime_type.as_deref().unwrap_or("binary"),
-                decoded_len(blob)
-            ),
-            other => unknown(other),
-        },
-        ContentBlock::ResourceLink(link) => {
-            let mut line = format!("[resource link: {}", link.uri);
-            if !link.name.is_empty() {
-                line.push_str(&format!(" ({})", link.name));
+        }
+        "resource_link" => {
+            let mut line = format!("[resource link: {}", field("uri"));
+            let name = field("name");
+            if !name.is_empty() {
+                line.push_str(&format!(" ({name})"));
             }
-            if let Some(mime) = &link.mime_type {
+            if let Some(mime) = text(block, "mimeType") {
                 line.push_str(&format!(", {mime}"));
             }
             line.push(']');
             line
         }
-        other => unknown(other),
+        // A kind newer than this client: named by its `type`, not dropped.
+        other => format!("[{other} content]"),
     }
-}
-
-/// A kind of content newer than this client: named by its `type`, not dropped.
-fn unknown(content: &impl serde::Serialize) -> String {
-    let value = serde_json::to_value(content).unwrap_or_default();
-    let kind = value
-        .get("type")
-        .and_then(|t| t.as_str())
-        .unwrap_or("unknown");
-    format!("[{kind} content]")
 }
 
 /// Bytes that base64 text decodes to, without decoding it.
@@ -87,22 +83,24 @@ fn decoded_len(base64: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::{ImageContent, TextContent};
+    use serde_json::json;
 
-    fn result(content: Vec<ContentBlock>, is_error: Option<bool>) -> CallToolResult {
-        let mut r = CallToolResult::success(content);
-        r.is_error = is_error;
-        r
+    fn result(content: Value, is_error: Option<bool>) -> CallResult {
+        CallResult {
+            content: serde_json::from_value(content).unwrap(),
+            is_error,
+            ..CallResult::default()
+        }
     }
 
     #[test]
     fn text_is_joined_and_images_are_described() {
         let out = tool_output(result(
-            vec![
-                ContentBlock::Text(TextContent::new("one")),
-                ContentBlock::Image(ImageContent::new("aGVsbG8=", "image/png")),
-                ContentBlock::Text(TextContent::new("two")),
-            ],
+            json!([
+                {"type": "text", "text": "one"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "text", "text": "two"},
+            ]),
             None,
         ));
         assert!(out.ok);
@@ -110,13 +108,36 @@ mod tests {
     }
 
     #[test]
+    fn resources_links_and_new_kinds_are_described() {
+        let out = tool_output(result(
+            json!([
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+                {"type": "resource", "resource": {"uri": "file:///b", "blob": "YWJj"}},
+                {"type": "resource_link", "uri": "file:///c", "name": "c", "mimeType": "text/plain"},
+                {"type": "hologram"},
+            ]),
+            None,
+        ));
+        assert_eq!(
+            out.output,
+            "[resource: file:///a.txt]\nhello\n[resource: file:///b, binary, 3 bytes]\n\
+             [resource link: file:///c (c), text/plain]\n[hologram content]"
+        );
+    }
+
+    #[test]
     fn is_error_becomes_an_error_result() {
         let out = tool_output(result(
-            vec![ContentBlock::Text(TextContent::new("no such file"))],
+            json!([{"type": "text", "text": "no such file"}]),
             Some(true),
         ));
         assert!(!out.ok);
         assert_eq!(out.output, "no such file");
+        let structured = CallResult {
+            structured_content: Some(json!({"n": 3})),
+            ..CallResult::default()
+        };
+        assert_eq!(tool_output(structured).output, r#"{"n":3}"#);
     }
 
     #[test]

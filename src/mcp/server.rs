@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::connection::Connection;
+use super::lock;
 use crate::config::mcp::ServerDef;
 use crate::tools::EnvPolicy;
 
@@ -75,7 +76,7 @@ impl Server {
     /// The live connection, or why there is none. A connection found closed marks the server
     /// exited.
     pub fn connection(&self) -> Result<Arc<Connection>, ServerState> {
-        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = lock(&self.slot);
         if let Slot::Running(c) = &*slot {
             if !c.is_closed() {
                 return Ok(c.clone());
@@ -103,17 +104,14 @@ impl Server {
     }
 
     /// The tools the server offered when it was (last) connected; none unless running.
-    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+    pub fn tools(&self) -> Vec<super::protocol::Tool> {
         self.connection()
             .map(|c| c.tools.clone())
             .unwrap_or_default()
     }
 
     fn set(&self, new: Slot) {
-        let old = std::mem::replace(
-            &mut *self.slot.lock().unwrap_or_else(|e| e.into_inner()),
-            new,
-        );
+        let old = std::mem::replace(&mut *lock(&self.slot), new);
         // Dropped outside the lock: dropping a connection kills its process group.
         drop(old);
     }

@@ -1,7 +1,9 @@
 //! MCP servers end to end: real servers from npm (installed by scripts/test.sh into
 //! tests/mcp-servers/) and a tiny fixture server for the failures, driven through full turns of
 //! the built binary by the scripted fake agent; the library's server list and restart; `/mcp`
-//! in the REPL.
+//! in the REPL. `client` covers the protocol handling itself against fixture servers.
+
+mod client;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -245,22 +247,33 @@ fn servers_and_what_they_started_are_gone_after_exit() {
     }
 }
 
-/// server-everything in its Streamable HTTP mode on a free local port; killed when dropped.
+/// A Streamable HTTP server on a free local port (`PORT`), ready once it says `listening on
+/// port` on stderr; killed when dropped.
 struct HttpServer {
     child: Child,
     url: String,
 }
 
 impl HttpServer {
-    fn start() -> Self {
+    /// server-everything in its Streamable HTTP mode.
+    fn everything() -> Self {
+        Self::start(
+            &npm_server("mcp-server-everything"),
+            &["streamableHttp"],
+            &[],
+        )
+    }
+
+    fn start(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut child = Command::new(npm_server("mcp-server-everything"))
-            .arg("streamableHttp")
+        let mut child = Command::new(program)
+            .args(args)
             .env("PORT", port.to_string())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -272,7 +285,7 @@ impl HttpServer {
             .by_ref()
             .map_while(Result::ok)
             .any(|l| l.contains("listening on port"));
-        assert!(ready, "server-everything did not start listening");
+        assert!(ready, "{} did not start listening", program.display());
         std::thread::spawn(move || lines.for_each(drop));
         HttpServer {
             child,
@@ -290,7 +303,7 @@ impl Drop for HttpServer {
 
 #[test]
 fn streamable_http_server_through_a_turn() {
-    let http = HttpServer::start();
+    let http = HttpServer::everything();
     let ws = Workspace::new();
     ws.add_config(&format!(
         "\n[mcp.servers.web]\nurl = '{}'\ntrust = true\ntimeout_s = 300\n",
@@ -369,21 +382,21 @@ fn servers_are_listed_and_one_is_restarted() {
             .filter(|n| n.starts_with("mcp.tiny."))
             .count()
     };
-    assert_eq!(tiny_tools(&registry), 4);
+    assert_eq!(tiny_tools(&registry), 5);
     let status = servers.status();
     assert_eq!(
         status[2],
         ServerStatus {
             name: "tiny".into(),
             state: ServerState::Running,
-            tools: 4
+            tools: 5
         }
     );
     assert_eq!(status[1].state, ServerState::Disabled);
     assert!(matches!(&status[0].state, ServerState::Failed(why) if why.contains("not on PATH")));
     assert_eq!(
         servers.render_status(),
-        "gone: failed: command `no-such-mcp-server` is not on PATH\noff: disabled\ntiny: running, 4 tools"
+        "gone: failed: command `no-such-mcp-server` is not on PATH\noff: disabled\ntiny: running, 5 tools"
     );
 
     // The server dies; its tools say so; a restart brings them back, not twice.
@@ -399,8 +412,8 @@ fn servers_are_listed_and_one_is_restarted() {
     let restarted = runtime
         .block_on(servers.restart("tiny", &mut registry))
         .unwrap();
-    assert_eq!(restarted.line(), "tiny: running, 4 tools");
-    assert_eq!(tiny_tools(&registry), 4);
+    assert_eq!(restarted.line(), "tiny: running, 5 tools");
+    assert_eq!(tiny_tools(&registry), 5);
     let out = runtime.block_on(
         registry
             .get("mcp.tiny.picture")
@@ -439,7 +452,7 @@ fn repl_lists_and_restarts_servers() {
     );
     assert_eq!(code, 0, "{screen}");
     assert_eq!(
-        screen.matches("tiny: running, 4 tools").count(),
+        screen.matches("tiny: running, 5 tools").count(),
         2,
         "{screen}"
     );

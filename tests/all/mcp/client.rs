@@ -1,0 +1,152 @@
+//! The MCP client's own protocol handling, against fixture servers that do what the real ones
+//! may: a server's requests to the client (`ping`) over stdio and inside an event stream, a
+//! stray line on stdout, a timed-out call cancelled on the server, tools listed in pages, the
+//! session and revision headers of Streamable HTTP, an event stream resumed from its last
+//! event, and a session the server forgot begun again.
+
+use serde_json::Value;
+
+use super::{call, server, tiny, HttpServer};
+use crate::common::{fixture, Workspace};
+
+/// The JSON lines a fixture server logged.
+fn logged(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("the server wrote its log");
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_stdio_servers_ping_is_answered_and_its_stray_output_passed_over() {
+    let ws = Workspace::new();
+    ws.add_config(&server("tiny", &tiny(), "trust = true"));
+    ws.reply(1, call("mcp.tiny.asking", "{}"));
+    ws.reply(2, "Answered.\n");
+    let run = ws.run(&["--backend", "fake", "ask"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "Answered.\n");
+    let second = ws.prompt(2);
+    assert!(
+        second.contains("name=\"mcp.tiny.asking\" status=\"ok\">\npong: {}\n"),
+        "{second}"
+    );
+    assert!(!run.stderr().contains("not JSON-RPC"), "{}", run.stderr());
+}
+
+#[test]
+fn a_call_that_times_out_is_cancelled_on_the_server() {
+    let ws = Workspace::new();
+    let log = ws.path("notifications");
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        &format!(
+            "trust = true\ntimeout_s = 1\nenv = {{ TINY_LOG_FILE = '{}' }}",
+            log.display()
+        ),
+    ));
+    ws.reply(1, call("mcp.tiny.hang", "{}"));
+    // A second call after it: the server reads its stdin in order, so by its answer the
+    // cancellation has been read too.
+    ws.reply(2, call("mcp.tiny.picture", "{}"));
+    ws.reply(3, "Done.\n");
+    ws.run(&["--backend", "fake", "try"]).expect_code(0);
+    assert!(
+        ws.prompt(3).contains("here is a picture"),
+        "{}",
+        ws.prompt(3)
+    );
+    let methods: Vec<Value> = logged(&log);
+    assert_eq!(methods[0]["method"], "notifications/initialized");
+    let cancelled = &methods[1];
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{methods:?}"
+    );
+    assert_eq!(cancelled["params"]["reason"], "timed out");
+    // Its id is the hung call's: the one after initialize (0) and tools/list (1).
+    assert_eq!(cancelled["params"]["requestId"], 2);
+}
+
+#[test]
+fn streamable_http_sessions_events_pages_and_resumption() {
+    let ws = Workspace::new();
+    let log = ws.path("requests");
+    let http = HttpServer::start(
+        &fixture("mcp/tiny-http-server.js"),
+        &[],
+        &[("TINY_LOG_FILE", &log)],
+    );
+    ws.add_config(&format!(
+        "\n[mcp.servers.web]\nurl = '{}'\ntrust = true\n",
+        http.url
+    ));
+    ws.reply(
+        1,
+        call("mcp.web.echo", r#"{"message":"one"}"#)
+            + &call("mcp.web.asking", "{}")
+            + &call("mcp.web.resume", "{}")
+            + &call("mcp.web.forget", "{}"),
+    );
+    ws.reply(2, call("mcp.web.echo", r#"{"message":"two"}"#));
+    ws.reply(3, "Done.\n");
+    ws.run(&["--backend", "fake", "go"]).expect_code(0);
+
+    // Both pages of the tool list were read.
+    let first = ws.prompt(1);
+    assert!(first.contains("\n## mcp.web.echo\n"), "{first}");
+    assert!(first.contains("\n## mcp.web.forget\n"), "{first}");
+    let second = ws.prompt(2);
+    for result in [
+        "name=\"mcp.web.echo\" status=\"ok\">\necho: one\n",
+        // The server's ping, sent in the call's event stream, was answered.
+        "name=\"mcp.web.asking\" status=\"ok\">\npong: {}\n",
+        // The stream ended on event e1 and the answer came on the resumed one.
+        "name=\"mcp.web.resume\" status=\"ok\">\nresumed\n",
+        "name=\"mcp.web.forget\" status=\"ok\">\nforgotten\n",
+    ] {
+        assert!(second.contains(result), "{result}\n{second}");
+    }
+    // The session the server forgot was begun again, and the call went through.
+    let third = ws.prompt(3);
+    assert!(
+        third.contains("name=\"mcp.web.echo\" status=\"ok\">\necho: two\n"),
+        "{third}"
+    );
+
+    let requests = logged(&log);
+    let shown: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            let field = |k: &str| r[k].as_str().unwrap_or("-").to_string();
+            [
+                field("http"),
+                field("method"),
+                field("session"),
+                field("version"),
+                field("lastEvent"),
+            ]
+            .join(" ")
+        })
+        .collect();
+    let expected = [
+        "POST initialize - - -",
+        // After the handshake every request names the session and the revision the server
+        // chose (2025-06-18), not the one the client asked for.
+        "POST notifications/initialized s1 2025-06-18 -",
+        "POST tools/list s1 2025-06-18 -",
+        "POST tools/list s1 2025-06-18 -",
+        "POST tools/call s1 2025-06-18 -",
+        "POST tools/call s1 2025-06-18 -",
+        "POST answer s1 2025-06-18 -",
+        "POST tools/call s1 2025-06-18 -",
+        "GET - s1 2025-06-18 e1",
+        "POST tools/call s1 2025-06-18 -",
+        "POST tools/call s1 2025-06-18 -",
+        "POST initialize - - -",
+        "POST notifications/initialized s2 2025-06-18 -",
+        "POST tools/call s2 2025-06-18 -",
+    ];
+    assert_eq!(shown[..expected.len()], expected, "{shown:#?}");
+}

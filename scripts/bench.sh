@@ -172,12 +172,6 @@ read -r true_ms version_ms < <(paired_ms "/bin/true" "$bin --version")
 version_mib=$(peak_mib "$bin --version")
 size_bytes=$(stat -c %s "$bin")
 size_mib=$(python3 -c 'import sys; print("%.2f" % (int(sys.argv[1])/2**20))' "$size_bytes")
-# The opt-in build with read_url's multi-byte legacy charsets, in a target folder of its own
-# so that target/release stays the default build measured above (the first run builds every
-# dependency again: about 2 minutes).
-cargo build --release --locked --quiet --features cjk-charsets --target-dir target/cjk
-cjk_bytes=$(stat -c %s target/cjk/release/agent-loop)
-cjk_mib=$(python3 -c 'import sys; print("%.2f" % (int(sys.argv[1])/2**20))' "$cjk_bytes")
 
 ratio() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1])/float(sys.argv[2])))" "$1" "$2"; }
 minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.argv[2])))" "$1" "$2"; }
@@ -196,7 +190,6 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   echo "| read_url's HTML to Markdown, a dense 1 MB article (CPU time), peak memory added | ${web_dense} | ≥ 20 MB/s |"
   [ -n "$web_real" ] && echo "| the same for a real 1.2 MB page (Rust's \`u8\` docs) | ${web_real} | ≥ 20 MB/s |"
   echo "| release binary | ${size_mib} MiB (${size_bytes} bytes) | ≤ 8 MiB (8,388,608 bytes) |"
-  echo "| the same with \`--features cjk-charsets\` (opt-in) | ${cjk_mib} MiB (${cjk_bytes} bytes) | |"
   if [ -n "$build_s" ]; then
     echo "| clean release build | ${build_s} s | ≤ 300 s |"
   fi

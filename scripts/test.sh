@@ -37,8 +37,3 @@ if [ ! tests/mcp-servers/node_modules/.package-lock.json -nt tests/mcp-servers/p
 fi
 
 cargo test --locked "$@"
-# The opt-in `cjk-charsets` feature: the web tools' unit tests again, and their end-to-end
-# tests through a binary built with it; only when test.sh runs the whole suite (no arguments).
-if [ $# -eq 0 ]; then
-  cargo test --locked -p agent-loop --features cjk-charsets --lib --test all -- web::
-fi

@@ -59,7 +59,7 @@ pub fn web_search_status() -> String {
     }
 }
 
-/// Which charsets read_url decodes in this build, for `agent-loop config`.
+/// Which charsets read_url decodes, for `agent-loop config`.
 pub fn read_url_status() -> String {
     format!("read_url decodes: {}", web::charset::DECODED)
 }

@@ -4,8 +4,8 @@
 //! counts only in one of its two forms: `charset=`, or `content=` with
 //! `http-equiv=content-type`. An unknown label is passed over and the scan goes on.
 //!
-//! Written here, step for step from the standard, because the crates that implement it
-//! return encoding_rs's encodings, and encoding_rs is opt-in (`cjk-charsets`, charset.rs).
+//! Written here, step for step from the standard: encoding_rs, which decodes the page
+//! (charset.rs), has no prescan of its own.
 
 /// The prescan of `bytes` (the caller passes the first 1024, as the standard advises).
 /// `encoding` is the standard's "get an encoding": the charset a label names, if any. The

@@ -261,14 +261,7 @@ fn content_types_caps_and_errors() {
             ok(format!(
                 "Title: Japanese\nURL: {}\n\n{}",
                 at("/shift-jis"),
-                if cfg!(feature = "cjk-charsets") {
-                    "あ ok"
-                } else {
-                    "\u{fffd}\u{fffd} ok\n\n[the page is in shift_jis, a Chinese, Japanese or \
-                     Korean legacy charset that this build does not decode (agent-loop built with \
-                     --features cjk-charsets does): read as UTF-8, letters outside ASCII may be \
-                     U+FFFD]"
-                }
+                "あ ok"
             )),
             ok(format!("Title: Café\nURL: {}\n\ncrème", at("/untyped-page"))),
             error(format!(
@@ -514,11 +507,9 @@ fn web_search_needs_a_key() {
         "web_search: not offered; set BRAVE_API_KEY (or SEARXNG_URL for a SearXNG instance)";
     let config = ws.run(&["config"]);
     assert!(config.stdout().contains(missing), "{}", config.stdout());
-    let charsets = if cfg!(feature = "cjk-charsets") {
-        "the Chinese, Japanese and Korean legacy ones (cjk-charsets)"
-    } else {
-        "not the Chinese, Japanese and Korean legacy ones (a build with --features cjk-charsets does)"
-    };
+    let charsets = "read_url decodes: every charset of the WHATWG Encoding Standard (UTF-8, \
+         UTF-16, the single-byte ones and the Chinese, Japanese and Korean legacy ones), by \
+         encoding_rs";
     assert!(config.stdout().contains(charsets), "{}", config.stdout());
     let backends = ws.run(&["backends"]);
     assert!(backends.stdout().contains(missing), "{}", backends.stdout());

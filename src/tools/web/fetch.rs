@@ -8,8 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use reqwest::header::{
-    HeaderMap, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, LOCATION,
-    USER_AGENT,
+    HeaderMap, ACCEPT, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, USER_AGENT,
 };
 use reqwest::{redirect, Client, StatusCode, Url};
 
@@ -47,8 +46,8 @@ pub struct Body {
 }
 
 impl Reply {
-    /// The body, up to `max_bytes` (pages are asked for uncompressed, so these are the
-    /// bytes that crossed the network).
+    /// The body, up to `max_bytes` once decoded (a gzip bomb stops at the cap, like any
+    /// other page).
     pub async fn body(mut self, max_bytes: usize) -> Result<Body, String> {
         let mut bytes = Vec::new();
         loop {
@@ -92,8 +91,8 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
                 format!(" (HTTP {status})")
             };
             return Err(format!(
-                "refused: {url}{status} came {coding}-compressed although read_url asked for it \
-                 uncompressed; read_url does not decode compressed pages"
+                "refused: {url}{status} came {coding}-compressed although read_url asked for \
+                 gzip or none; read_url decodes gzip only"
             ));
         }
         let (media_type, charset) = content_type(response.headers());
@@ -159,9 +158,8 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
     client
         .get(url.clone())
         .header(USER_AGENT, USER_AGENT_VALUE)
+        // reqwest asks for gzip (`Accept-Encoding: gzip`) and decodes it as it reads.
         .header(ACCEPT, ACCEPT_VALUE)
-        // No decoder is built in (docs/tools-and-mcp.md says why).
-        .header(ACCEPT_ENCODING, "identity")
         .send()
         .await
         .map_err(|e| format!("fetching {url} failed: {}", describe(&e)))
@@ -230,8 +228,9 @@ pub fn seconds(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
 
-/// The compression a `Content-Encoding` names, if it is one: misconfigured servers also send
-/// `none`, `utf-8` or an empty value over a plain body, which reads fine.
+/// The compression a `Content-Encoding` names, if it is one reqwest has not decoded (it takes
+/// gzip off): misconfigured servers also send `none`, `utf-8` or an empty value over a plain
+/// body, which reads fine.
 fn compression(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_ENCODING)?.to_str().ok()?;
     value

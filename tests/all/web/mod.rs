@@ -97,8 +97,8 @@ fn an_article_becomes_markdown_for_a_cli_agent() {
         request.header("user-agent"),
         Some(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
     );
-    // Pages come uncompressed: no decoder is built in (docs/tools-and-mcp.md says why).
-    assert_eq!(request.header("accept-encoding"), Some("identity"));
+    // Pages may come gzip-compressed, and no other way.
+    assert_eq!(request.header("accept-encoding"), Some("gzip"));
     // The preamble offers read_url; web_search needs a key nobody set.
     let first = ws.prompt(1);
     assert!(first.contains("## read_url"), "{first}");
@@ -226,8 +226,10 @@ fn content_types_caps_and_errors() {
         read_url(&at("/untyped-bom")),
         read_url(&at("/empty-charset")),
         read_url(&at("/gzipped")),
+        read_url(&at("/gzip-bomb")),
+        read_url(&at("/bad-gzip")),
         read_url(&at("/none-encoding")),
-        read_url(&at("/gzipped-404")),
+        read_url(&at("/brotli-404")),
         read_url(&at("/missing")),
         read_url(&at("/huge")),
         read_url(&at("/r/loop")),
@@ -271,14 +273,23 @@ fn content_types_caps_and_errors() {
             )),
             ok(format!("Title: BOM\nURL: {}\n\ncafé", at("/untyped-bom"))),
             ok(format!("URL: {}\n\ncafé", at("/empty-charset"))),
-            error(format!(
-                "refused: {} came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
+            ok(format!(
+                "Title: Packed\nURL: {}\n\nSent gzip-compressed.",
                 at("/gzipped")
+            )),
+            ok(format!(
+                "URL: {}\n\n{}\n\n[cut: only the first 1000 bytes of the page were read (web_max_bytes)]",
+                at("/gzip-bomb"),
+                "0".repeat(1000)
+            )),
+            error(format!(
+                "reading {} failed: error decoding response body: deflate decompression error",
+                at("/bad-gzip")
             )),
             ok(format!("URL: {}\n\nplain after all", at("/none-encoding"))),
             error(format!(
-                "refused: {} (HTTP 404 Not Found) came gzip-compressed although read_url asked for it uncompressed; read_url does not decode compressed pages",
-                at("/gzipped-404")
+                "refused: {} (HTTP 404 Not Found) came br-compressed although read_url asked for gzip or none; read_url decodes gzip only",
+                at("/brotli-404")
             )),
             error(format!(
                 "HTTP 404 Not Found\nTitle: Not here\nURL: {}\n\n# 404\n\nNo such page.",

@@ -152,7 +152,17 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
             full(&mut stream, "200 OK", &[("Content-Type", html)], body);
         }
         "/gzipped" => {
-            // Compressed although nobody asked: a misconfigured server's answer.
+            let page = b"<html><head><title>Packed</title></head><body><p>Sent gzip-compressed.</p></body></html>";
+            let head = [("Content-Type", "text/html"), ("Content-Encoding", "gzip")];
+            full(&mut stream, "200 OK", &head, &gzip(page));
+        }
+        "/gzip-bomb" => {
+            // 10 MB of text in 10 KB: only the capped part is ever inflated.
+            let head = [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")];
+            full(&mut stream, "200 OK", &head, &gzip(&vec![b'0'; 10_000_000]));
+        }
+        "/bad-gzip" => {
+            // Says gzip, is not.
             let head = [("Content-Type", "text/html"), ("Content-Encoding", "gzip")];
             full(
                 &mut stream,
@@ -166,9 +176,10 @@ fn serve(mut stream: TcpStream, port: u16, log: &Mutex<Vec<Request>>) {
             let head = [("Content-Type", "text/plain"), ("Content-Encoding", "none")];
             full(&mut stream, "200 OK", &head, b"plain after all");
         }
-        "/gzipped-404" => {
-            let head = [("Content-Type", "text/html"), ("Content-Encoding", "gzip")];
-            full(&mut stream, "404 Not Found", &head, b"\x1f\x8b\x08\x00gone");
+        "/brotli-404" => {
+            // Brotli although only gzip was offered: a misconfigured server's answer.
+            let head = [("Content-Type", "text/html"), ("Content-Encoding", "br")];
+            full(&mut stream, "404 Not Found", &head, b"\x8b\x02\x80gone");
         }
         "/missing" => {
             let body = b"<html><head><title>Not here</title></head><body><h1>404</h1><p>No such page.</p></body></html>";
@@ -297,4 +308,12 @@ fn read_head(stream: &mut TcpStream) -> Option<Request> {
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
     Some(Request { target, headers })
+}
+
+/// `bytes` gzip-compressed, as a server sends a page.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
 }

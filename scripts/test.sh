@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Programs the integration tests drive besides cargo: `script` (util-linux) gives the REPL
-# tests a pseudo-terminal; node and npm run the MCP servers of tests/all/mcp.rs; `tic`
+# tests a pseudo-terminal; node and npm run the MCP servers of tests/all/mcp/; `tic`
 # compiles the fake terminfo entries of the terminfo tests; tmux is the terminal emulator of
 # the screen tests; jq reads the JSON lines output; git makes the repository the aider preset
 # must leave untouched (tests/all/preset_args.rs); python3 runs the fake TUI agent and the

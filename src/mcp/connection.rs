@@ -4,7 +4,7 @@
 //! stderr is kept (its last lines) for error messages, never passed through to agent-loop's
 //! own output.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,6 +56,9 @@ pub enum CallError {
     Timeout,
     /// The server answered with a protocol error.
     Protocol(String),
+    /// The request to an HTTP server failed (the connection, or its event stream); the next
+    /// one may not.
+    Failed(String),
 }
 
 impl Connection {
@@ -97,13 +100,16 @@ impl Connection {
             stderr,
         };
         let started = tokio::time::timeout(def.startup_timeout, async {
-            connection
+            let server = connection
                 .handshake()
                 .await
                 .map_err(|e| match &def.transport {
                     Transport::Http { url } => format!("{url}: {}", describe(e)),
                     Transport::Stdio { .. } => describe(e),
                 })?;
+            if !protocol::offers_tools(&server) {
+                return Ok(Vec::new());
+            }
             connection
                 .list_tools()
                 .await
@@ -124,15 +130,16 @@ impl Connection {
         Err(with_stderr(failure, &connection.last_stderr().await))
     }
 
-    /// `initialize`, then the `initialized` notification.
-    async fn handshake(&self) -> Result<(), Failure> {
+    /// `initialize`, then the `initialized` notification; the server's `initialize` result.
+    async fn handshake(&self) -> Result<Value, Failure> {
         match &self.link {
-            Link::Http(http) => http.handshake().await.map(drop),
+            Link::Http(http) => http.handshake().await,
             Link::Stdio(stdio) => {
                 let initialize = rpc::request(0, "initialize", protocol::initialize());
-                stdio.request(0, initialize).await?;
+                let server = stdio.request(0, initialize).await?;
                 let initialized = rpc::notification("notifications/initialized", json!({}));
-                stdio.send(initialized).await
+                stdio.send(initialized)?;
+                Ok(server)
             }
         }
     }
@@ -141,6 +148,7 @@ impl Connection {
     async fn list_tools(&self) -> Result<Vec<Tool>, Failure> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
         loop {
             let params = match &cursor {
                 Some(cursor) => json!({ "cursor": cursor }),
@@ -152,8 +160,8 @@ impl Connection {
                 .map_err(|e| Failure::Refused(format!("its tool list is not MCP's: {e}")))?;
             tools.extend(page.tools);
             match page.next_cursor {
-                // A server that hands back the same cursor would be asked forever.
-                Some(next) if cursor.as_ref() != Some(&next) => cursor = Some(next),
+                // A server that hands back a cursor it gave before would be asked forever.
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
                 _ => return Ok(tools),
             }
         }
@@ -185,6 +193,11 @@ impl Connection {
             Ok(Ok(result)) => serde_json::from_value(result)
                 .map_err(|e| CallError::Protocol(format!("its result is not MCP's: {e}"))),
             Ok(Err(Failure::Refused(message))) => Err(CallError::Protocol(message)),
+            // An HTTP request that failed says nothing of the next one: the server is not
+            // taken for gone.
+            Ok(Err(Failure::Closed(cause))) if matches!(self.link, Link::Http(_)) => {
+                Err(CallError::Failed(cause))
+            }
             Ok(Err(Failure::Closed(cause))) => {
                 Err(CallError::Closed(self.closed_note(cause).await))
             }
@@ -240,7 +253,7 @@ impl Link {
 
     async fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
         match self {
-            Link::Stdio(stdio) => stdio.send(message).await,
+            Link::Stdio(stdio) => stdio.send(message),
             Link::Http(http) => http.send(message).await,
         }
     }
@@ -282,12 +295,11 @@ impl StderrTail {
     }
 }
 
-/// Drains a server's stderr to its end, keeping the last lines.
+/// Drains a server's stderr to its end, keeping the last lines (bytes that are not UTF-8
+/// become U+FFFD rather than ending the reading).
 async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<StderrTail>>) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Ok(mut tail) = tail.lock() {
-            tail.push(line);
-        }
+    let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
+    while let Ok(Some(line)) = lines.next_segment().await {
+        lock(&tail).push(String::from_utf8_lossy(&line).into_owned());
     }
 }

@@ -3,16 +3,20 @@
 //! notifications of the server's own. The session the server names at `initialize`
 //! (`Mcp-Session-Id`) and the revision it chose (`MCP-Protocol-Version`) go with every later
 //! request. As the specification asks, a session the server has forgotten (404) is begun
-//! again, once per request, and an event stream that ends before its answer is resumed from
-//! its last event. It runs on the same reqwest (rustls, no OpenSSL) as the HTTP backends.
+//! again, once per request, and an event stream that ends or breaks before its answer is
+//! resumed from its last event (`Last-Event-ID`, after the server's `retry`), for as long as
+//! the request's timeout allows. It runs on the same reqwest (rustls, no OpenSSL) as the HTTP
+//! backends.
 
 use std::sync::Mutex;
 
-use eventsource_stream::Eventsource;
+use std::time::Duration;
+
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
+use sse_stream::SseStream;
 
 use super::lock;
 use super::protocol;
@@ -22,6 +26,8 @@ const SESSION_ID: &str = "Mcp-Session-Id";
 const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
 const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
+/// How long to wait before resuming an event stream when the server set no `retry`.
+const RESUME_WAIT: Duration = Duration::from_secs(1);
 
 /// A Streamable HTTP server.
 pub struct Http {
@@ -56,7 +62,10 @@ impl Http {
             *lock(&self.session) = Some(id);
         }
         let result = self.answer(0, response).await?;
-        *lock(&self.version) = protocol::chosen_version(&result).map(str::to_string);
+        // Sent back as a header: a revision that could not be one is not kept.
+        let version = protocol::chosen_version(&result)
+            .filter(|v| v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+        *lock(&self.version) = version.map(str::to_string);
         self.send(rpc::notification("notifications/initialized", json!({})))
             .await?;
         Ok(result)
@@ -103,7 +112,9 @@ impl Http {
 
     /// The answer to request `id` in a response: its JSON body, or its event stream.
     async fn answer(&self, id: u64, response: Response) -> Result<Value, Failure> {
-        let content_type = header(&response, CONTENT_TYPE.as_str()).unwrap_or_default();
+        let content_type = header(&response, CONTENT_TYPE.as_str())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         if content_type.starts_with(EVENT_STREAM) {
             return self.events(id, response).await;
         }
@@ -125,18 +136,23 @@ impl Http {
     }
 
     /// Reads an event stream up to the answer to request `id`, answering the server's own
-    /// requests on the way, and resuming the stream (`Last-Event-ID`, after the `retry` the
-    /// server set) while the server goes on sending events.
+    /// requests on the way, and resuming the stream from its last event (`Last-Event-ID`,
+    /// after the `retry` the server set) whenever it ends or breaks first.
     async fn events(&self, id: u64, mut response: Response) -> Result<Value, Failure> {
-        let mut resumed_from = String::new();
-        let mut retry = None;
+        let mut last_event: Option<String> = None;
+        let mut retry = RESUME_WAIT;
         loop {
-            let mut events = response.bytes_stream().eventsource();
-            while let Some(event) = events.next().await {
-                let event =
-                    event.map_err(|e| Failure::Closed(format!("its event stream broke: {e}")))?;
-                retry = event.retry.or(retry);
-                for message in rpc::parse(event.data.as_bytes()) {
+            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            let broke = loop {
+                let event = match events.next().await {
+                    None => break None,
+                    Some(Err(e)) => break Some(e.to_string()),
+                    Some(Ok(event)) => event,
+                };
+                // An event may carry only its id: the point to resume from.
+                last_event = event.id.or(last_event);
+                retry = event.retry.map(Duration::from_millis).unwrap_or(retry);
+                for message in rpc::parse(event.data.unwrap_or_default().as_bytes()) {
                     if let Incoming::Request { id, method } = &message {
                         // A server that cannot take the answer fails the request itself.
                         let _ = self.send(rpc::reply(id, method)).await;
@@ -144,23 +160,31 @@ impl Http {
                         return outcome.map_err(Failure::Refused);
                     }
                 }
-            }
-            // Resumed only while the server goes on: each stream must end on a new event.
-            let from = events.last_event_id().to_string();
-            if from.is_empty() || from == resumed_from {
-                return Err(Failure::Closed(
-                    "its event stream ended before the answer".into(),
-                ));
-            }
-            tokio::time::sleep(retry.unwrap_or_default()).await;
+            };
+            // The stream ended or broke before the answer: resumed from its last event, for
+            // as long as the caller waits, when the server named one.
+            let Some(from) = last_event.clone() else {
+                return Err(Failure::Closed(match broke {
+                    Some(e) => format!("its event stream broke: {e}"),
+                    None => "its event stream ended before the answer".into(),
+                }));
+            };
+            tokio::time::sleep(retry).await;
             let resume = self
                 .client
                 .get(&self.url)
                 .header(ACCEPT, EVENT_STREAM)
                 .header("Last-Event-ID", &from);
             let resumed = self.with_session(resume).send().await;
-            response = checked(resumed.map_err(|e| Failure::Closed(cause(&e)))?).await?;
-            resumed_from = from;
+            let resumed = resumed.map_err(|e| Failure::Closed(cause(&e)))?;
+            if resumed.status() == StatusCode::METHOD_NOT_ALLOWED {
+                return Err(Failure::Closed(
+                    "its event stream ended before the answer, and it cannot resume streams \
+                     (HTTP 405)"
+                        .into(),
+                ));
+            }
+            response = checked(resumed).await?;
         }
     }
 }
@@ -168,13 +192,13 @@ impl Http {
 impl Drop for Http {
     /// Ends the session on the server, if a runtime is still there to send the request.
     fn drop(&mut self) {
-        let Some(id) = lock(&self.session).take() else {
+        if lock(&self.session).is_none() {
             return;
-        };
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let request = self.client.delete(&self.url).header(SESSION_ID, id);
+        let request = self.with_session(self.client.delete(&self.url));
         runtime.spawn(async move {
             let _ = request.send().await;
         });

@@ -23,6 +23,15 @@ pub fn chosen_version(result: &Value) -> Option<&str> {
     result.get("protocolVersion").and_then(Value::as_str)
 }
 
+/// Whether a server's `initialize` result lets `tools/list` be asked: a server that declares
+/// its capabilities without `tools` (one of prompts or resources only) has none to list.
+pub fn offers_tools(result: &Value) -> bool {
+    match result.get("capabilities") {
+        Some(capabilities) => capabilities.get("tools").is_some(),
+        None => true,
+    }
+}
+
 /// One tool a server offers.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Tool {

@@ -1,7 +1,10 @@
 //! The stdio transport: the server as a child process, one JSON-RPC message a line on its
-//! stdin and stdout. A task reads its stdout, hands each answer to the request waiting for it
-//! and answers the server's own requests; when that output ends, the transport is closed and
-//! every request still waiting fails.
+//! stdin and stdout. One task owns its stdin and writes the queued messages whole, one after
+//! the other, so a request abandoned at its timeout never leaves half a line behind, and
+//! answering the server never waits on a request being written. Another reads its stdout,
+//! hands each answer to the request waiting for it and queues the answers to the server's own
+//! requests; when that output ends, the transport is closed and every request still waiting
+//! fails.
 
 use std::collections::HashMap;
 use std::process::Stdio as Pipe;
@@ -11,20 +14,22 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 
 use super::lock;
 use super::rpc::{self, Failure, Incoming};
 
 type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
-type Input = Arc<tokio::sync::Mutex<ChildStdin>>;
+type Outgoing = mpsc::UnboundedSender<Vec<u8>>;
 
 /// A running stdio server.
 pub struct Stdio {
-    input: Input,
+    outgoing: Outgoing,
     waiting: Waiting,
     closed: Arc<AtomicBool>,
-    reader: tokio::task::JoinHandle<()>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
     /// Killed when dropped (`kill_on_drop`); its process group goes with the connection.
     _child: Child,
 }
@@ -46,15 +51,22 @@ impl Stdio {
             ));
         };
         let stderr = child.stderr.take();
-        let input: Input = Arc::new(tokio::sync::Mutex::new(stdin));
+        let (outgoing, queue) = mpsc::unbounded_channel();
         let waiting = Waiting::default();
         let closed = Arc::new(AtomicBool::new(false));
-        let reader = tokio::spawn(read(stdout, input.clone(), waiting.clone(), closed.clone()));
+        let writer = tokio::spawn(write(stdin, queue));
+        let reader = tokio::spawn(read(
+            stdout,
+            outgoing.clone(),
+            waiting.clone(),
+            closed.clone(),
+        ));
         let stdio = Stdio {
-            input,
+            outgoing,
             waiting,
             closed,
             reader,
+            writer,
             _child: child,
         };
         Ok((stdio, stderr, pid))
@@ -66,7 +78,11 @@ impl Stdio {
         let (sender, answer) = oneshot::channel();
         lock(&self.waiting).insert(id, sender);
         let _forget = Forget(&self.waiting, id);
-        self.send(message).await?;
+        // Closed after the reader's last clearing of `waiting`: nobody would answer.
+        if self.is_closed() {
+            return Err(Failure::Closed(String::new()));
+        }
+        self.send(message)?;
         match answer.await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(message)) => Err(Failure::Refused(message)),
@@ -74,11 +90,11 @@ impl Stdio {
         }
     }
 
-    /// Writes one message as a line.
-    pub async fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
-        write_line(&self.input, message)
-            .await
-            .map_err(|e| Failure::Closed(format!("writing to it failed: {e}")))
+    /// Queues one message, to be written as a line.
+    pub fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
+        self.outgoing
+            .send(message)
+            .map_err(|_| Failure::Closed("its stdin is closed".into()))
     }
 
     pub fn is_closed(&self) -> bool {
@@ -89,6 +105,7 @@ impl Stdio {
 impl Drop for Stdio {
     fn drop(&mut self) {
         self.reader.abort();
+        self.writer.abort();
     }
 }
 
@@ -101,15 +118,19 @@ impl Drop for Forget<'_> {
     }
 }
 
-async fn write_line(input: &Input, mut message: Vec<u8>) -> std::io::Result<()> {
-    message.push(b'\n');
-    let mut stdin = input.lock().await;
-    stdin.write_all(&message).await?;
-    stdin.flush().await
+/// Writes the queued messages to the server's stdin, a line each, until it is closed.
+async fn write(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(mut message) = queue.recv().await {
+        message.push(b'\n');
+        if stdin.write_all(&message).await.is_err() || stdin.flush().await.is_err() {
+            // The server is gone; the end of its output says so.
+            return;
+        }
+    }
 }
 
 /// Reads the server's stdout to its end.
-async fn read(stdout: ChildStdout, input: Input, waiting: Waiting, closed: Arc<AtomicBool>) {
+async fn read(stdout: ChildStdout, outgoing: Outgoing, waiting: Waiting, closed: Arc<AtomicBool>) {
     let mut lines = BufReader::new(stdout).split(b'\n');
     while let Ok(Some(line)) = lines.next_segment().await {
         for message in rpc::parse(&line) {
@@ -120,9 +141,7 @@ async fn read(stdout: ChildStdout, input: Input, waiting: Waiting, closed: Arc<A
                     }
                 }
                 Incoming::Request { id, method } => {
-                    // A server that cannot take the answer is gone; the end of its output
-                    // says so.
-                    let _ = write_line(&input, rpc::reply(&id, &method)).await;
+                    let _ = outgoing.send(rpc::reply(&id, &method));
                 }
                 Incoming::Notification => {}
             }

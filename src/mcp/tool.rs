@@ -86,6 +86,9 @@ impl McpTool {
             Err(CallError::Protocol(message)) => ToolOutput::error(format!(
                 "{name}: MCP server `{server}` refused the call: {message}"
             )),
+            Err(CallError::Failed(cause)) => ToolOutput::error(format!(
+                "{name}: the request to MCP server `{server}` failed: {cause}"
+            )),
         }
     }
 }

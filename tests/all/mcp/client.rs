@@ -1,10 +1,10 @@
 //! The MCP client's own protocol handling, against fixture servers that do what the real ones
 //! may: a server's requests to the client (`ping`) over stdio and inside an event stream, a
-//! stray line on stdout, a timed-out call cancelled on the server, tools listed in pages, the
-//! session and revision headers of Streamable HTTP, an event stream resumed from its last
-//! event, and a session the server forgot begun again.
+//! stray line on stdout, a server with no tools, a timed-out call cancelled on the server,
+//! tools listed in pages, the session and revision headers of Streamable HTTP, an event stream
+//! resumed from its last event, and a session the server forgot begun again.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{call, server, tiny, HttpServer};
 use crate::common::{fixture, Workspace};
@@ -15,6 +15,21 @@ fn logged(path: &std::path::Path) -> Vec<Value> {
     text.lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
+}
+
+/// The tiny stdio server as `tiny`, trusted, with calls' `timeout_s` and logging what it
+/// gets to the file returned.
+fn logging_tiny(ws: &Workspace, timeout_s: u32) -> std::path::PathBuf {
+    let log = ws.path("notifications");
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        &format!(
+            "trust = true\ntimeout_s = {timeout_s}\nenv = {{ TINY_LOG_FILE = '{}' }}",
+            log.display()
+        ),
+    ));
+    log
 }
 
 #[test]
@@ -35,17 +50,24 @@ fn a_stdio_servers_ping_is_answered_and_its_stray_output_passed_over() {
 }
 
 #[test]
+fn a_server_without_tools_is_not_asked_for_them() {
+    let ws = Workspace::new();
+    ws.add_config(&server("prompts", &tiny(), "args = ['no-tools']"));
+    ws.add_config(&server("tiny", &tiny(), "trust = true"));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "anything"]);
+    run.expect_code(0);
+    // It declared prompts only: running with no tools, not failed on a refused tools/list.
+    assert!(!run.stderr().contains("did not start"), "{}", run.stderr());
+    let first = ws.prompt(1);
+    assert!(!first.contains("mcp.prompts."), "{first}");
+    assert!(first.contains("\n## mcp.tiny.picture\n"), "{first}");
+}
+
+#[test]
 fn a_call_that_times_out_is_cancelled_on_the_server() {
     let ws = Workspace::new();
-    let log = ws.path("notifications");
-    ws.add_config(&server(
-        "tiny",
-        &tiny(),
-        &format!(
-            "trust = true\ntimeout_s = 1\nenv = {{ TINY_LOG_FILE = '{}' }}",
-            log.display()
-        ),
-    ));
+    let log = logging_tiny(&ws, 1);
     ws.reply(1, call("mcp.tiny.hang", "{}"));
     // A second call after it: the server reads its stdin in order, so by its answer the
     // cancellation has been read too.
@@ -70,6 +92,29 @@ fn a_call_that_times_out_is_cancelled_on_the_server() {
 }
 
 #[test]
+fn a_call_abandoned_mid_write_leaves_no_half_line_behind() {
+    let ws = Workspace::new();
+    let log = logging_tiny(&ws, 2);
+    // The server stops reading for 3 s; 300 KB of arguments fill the pipe, and the call runs
+    // out of its 2 s with the message half written.
+    ws.reply(1, call("mcp.tiny.stall", "{}"));
+    let big = json!({ "note": "x".repeat(300_000) }).to_string();
+    ws.reply(2, call("mcp.tiny.picture", &big));
+    ws.reply(3, call("mcp.tiny.picture", "{}"));
+    ws.reply(4, "Done.\n");
+    ws.run(&["--backend", "fake", "try"]).expect_code(0);
+    // The rest of it, and the cancellation, reached the server whole once it read again, and
+    // the next call went through.
+    let fourth = ws.prompt(4);
+    assert!(
+        fourth.contains("name=\"mcp.tiny.picture\" status=\"ok\">\nhere is a picture"),
+        "{fourth}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("BAD LINE"), "{text}");
+}
+
+#[test]
 fn streamable_http_sessions_events_pages_and_resumption() {
     let ws = Workspace::new();
     let log = ws.path("requests");
@@ -87,6 +132,9 @@ fn streamable_http_sessions_events_pages_and_resumption() {
         call("mcp.web.echo", r#"{"message":"one"}"#)
             + &call("mcp.web.asking", "{}")
             + &call("mcp.web.resume", "{}")
+            + &call("mcp.web.broken", "{}")
+            + &call("mcp.web.poll", "{}")
+            + &call("mcp.web.vanish", "{}")
             + &call("mcp.web.forget", "{}"),
     );
     ws.reply(2, call("mcp.web.echo", r#"{"message":"two"}"#));
@@ -102,8 +150,15 @@ fn streamable_http_sessions_events_pages_and_resumption() {
         "name=\"mcp.web.echo\" status=\"ok\">\necho: one\n",
         // The server's ping, sent in the call's event stream, was answered.
         "name=\"mcp.web.asking\" status=\"ok\">\npong: {}\n",
-        // The stream ended on event e1 and the answer came on the resumed one.
-        "name=\"mcp.web.resume\" status=\"ok\">\nresumed\n",
+        // Each stream ended or broke before its answer, after an event with an id (e1 was
+        // nothing but its id); the answer came on a stream resumed from it, for p1 on the
+        // second one.
+        "name=\"mcp.web.resume\" status=\"ok\">\nresumed from e1\n",
+        "name=\"mcp.web.broken\" status=\"ok\">\nresumed from b1\n",
+        "name=\"mcp.web.poll\" status=\"ok\">\nresumed from p1\n",
+        // A request that failed is an error result, and the server is not taken for gone:
+        // the next call went through.
+        "name=\"mcp.web.vanish\" status=\"error\">\nmcp.web.vanish: the request to MCP server `web` failed: ",
         "name=\"mcp.web.forget\" status=\"ok\">\nforgotten\n",
     ] {
         assert!(second.contains(result), "{result}\n{second}");
@@ -142,6 +197,12 @@ fn streamable_http_sessions_events_pages_and_resumption() {
         "POST answer s1 2025-06-18 -",
         "POST tools/call s1 2025-06-18 -",
         "GET - s1 2025-06-18 e1",
+        "POST tools/call s1 2025-06-18 -",
+        "GET - s1 2025-06-18 b1",
+        "POST tools/call s1 2025-06-18 -",
+        "GET - s1 2025-06-18 p1",
+        "GET - s1 2025-06-18 p1",
+        "POST tools/call s1 2025-06-18 -",
         "POST tools/call s1 2025-06-18 -",
         "POST tools/call s1 2025-06-18 -",
         "POST initialize - - -",

@@ -382,21 +382,21 @@ fn servers_are_listed_and_one_is_restarted() {
             .filter(|n| n.starts_with("mcp.tiny."))
             .count()
     };
-    assert_eq!(tiny_tools(&registry), 5);
+    assert_eq!(tiny_tools(&registry), 6);
     let status = servers.status();
     assert_eq!(
         status[2],
         ServerStatus {
             name: "tiny".into(),
             state: ServerState::Running,
-            tools: 5
+            tools: 6
         }
     );
     assert_eq!(status[1].state, ServerState::Disabled);
     assert!(matches!(&status[0].state, ServerState::Failed(why) if why.contains("not on PATH")));
     assert_eq!(
         servers.render_status(),
-        "gone: failed: command `no-such-mcp-server` is not on PATH\noff: disabled\ntiny: running, 5 tools"
+        "gone: failed: command `no-such-mcp-server` is not on PATH\noff: disabled\ntiny: running, 6 tools"
     );
 
     // The server dies; its tools say so; a restart brings them back, not twice.
@@ -412,8 +412,8 @@ fn servers_are_listed_and_one_is_restarted() {
     let restarted = runtime
         .block_on(servers.restart("tiny", &mut registry))
         .unwrap();
-    assert_eq!(restarted.line(), "tiny: running, 5 tools");
-    assert_eq!(tiny_tools(&registry), 5);
+    assert_eq!(restarted.line(), "tiny: running, 6 tools");
+    assert_eq!(tiny_tools(&registry), 6);
     let out = runtime.block_on(
         registry
             .get("mcp.tiny.picture")
@@ -452,7 +452,7 @@ fn repl_lists_and_restarts_servers() {
     );
     assert_eq!(code, 0, "{screen}");
     assert_eq!(
-        screen.matches("tiny: running, 5 tools").count(),
+        screen.matches("tiny: running, 6 tools").count(),
         2,
         "{screen}"
     );

@@ -9,15 +9,14 @@
 //! backends.
 
 use std::sync::Mutex;
-
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
-use sse_stream::SseStream;
 
+use super::events::Events;
 use super::lock;
 use super::protocol;
 use super::rpc::{self, Failure, Incoming};
@@ -28,6 +27,9 @@ const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
 /// How long to wait before resuming an event stream when the server set no `retry`.
 const RESUME_WAIT: Duration = Duration::from_secs(1);
+/// The least wait before resuming, whatever `retry` says: a server that ends every stream at
+/// once with `retry: 0` is not asked thousands of times a second.
+const MIN_RESUME_WAIT: Duration = Duration::from_millis(250);
 
 /// A Streamable HTTP server.
 pub struct Http {
@@ -40,6 +42,9 @@ pub struct Http {
 impl Http {
     pub fn new(url: &str) -> Result<Http, String> {
         let client = reqwest::Client::builder()
+            // An event stream a server gzips could hold a request of its own (a ping awaiting
+            // our answer) in its buffer: read_url alone asks for gzip.
+            .no_gzip()
             .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| cause(&e))?;
@@ -139,42 +144,41 @@ impl Http {
     /// requests on the way, and resuming the stream from its last event (`Last-Event-ID`,
     /// after the `retry` the server set) whenever it ends or breaks first.
     async fn events(&self, id: u64, mut response: Response) -> Result<Value, Failure> {
-        let mut last_event: Option<String> = None;
-        let mut retry = RESUME_WAIT;
+        let mut events = Events::default();
         loop {
-            let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+            let mut body = response.bytes_stream();
             let broke = loop {
-                let event = match events.next().await {
+                let chunk = match body.next().await {
                     None => break None,
-                    Some(Err(e)) => break Some(e.to_string()),
-                    Some(Ok(event)) => event,
+                    Some(Err(e)) => break Some(cause(&e)),
+                    Some(Ok(chunk)) => chunk,
                 };
-                // An event may carry only its id: the point to resume from.
-                last_event = event.id.or(last_event);
-                retry = event.retry.map(Duration::from_millis).unwrap_or(retry);
-                for message in rpc::parse(event.data.unwrap_or_default().as_bytes()) {
-                    if let Incoming::Request { id, method } = &message {
-                        // A server that cannot take the answer fails the request itself.
-                        let _ = self.send(rpc::reply(id, method)).await;
-                    } else if let Some(outcome) = answer_to(id, message) {
-                        return outcome.map_err(Failure::Refused);
+                for data in events.feed(&chunk) {
+                    for message in rpc::parse(data.as_bytes()) {
+                        if let Incoming::Request { id, method } = &message {
+                            // A server that cannot take the answer fails the request itself.
+                            let _ = self.send(rpc::reply(id, method)).await;
+                        } else if let Some(outcome) = answer_to(id, message) {
+                            return outcome.map_err(Failure::Refused);
+                        }
                     }
                 }
             };
             // The stream ended or broke before the answer: resumed from its last event, for
             // as long as the caller waits, when the server named one.
-            let Some(from) = last_event.clone() else {
+            if events.last_id.is_empty() {
                 return Err(Failure::Closed(match broke {
                     Some(e) => format!("its event stream broke: {e}"),
                     None => "its event stream ended before the answer".into(),
                 }));
-            };
-            tokio::time::sleep(retry).await;
+            }
+            let wait = events.retry.unwrap_or(RESUME_WAIT).max(MIN_RESUME_WAIT);
+            tokio::time::sleep(wait).await;
             let resume = self
                 .client
                 .get(&self.url)
                 .header(ACCEPT, EVENT_STREAM)
-                .header("Last-Event-ID", &from);
+                .header("Last-Event-ID", &events.last_id);
             let resumed = self.with_session(resume).send().await;
             let resumed = resumed.map_err(|e| Failure::Closed(cause(&e)))?;
             if resumed.status() == StatusCode::METHOD_NOT_ALLOWED {
@@ -185,6 +189,7 @@ impl Http {
                 ));
             }
             response = checked(resumed).await?;
+            events.new_stream();
         }
     }
 }
@@ -199,6 +204,8 @@ impl Drop for Http {
             return;
         };
         let request = self.with_session(self.client.delete(&self.url));
+        // Not left hanging on a server that is gone.
+        let request = request.timeout(Duration::from_secs(5));
         runtime.spawn(async move {
             let _ = request.send().await;
         });

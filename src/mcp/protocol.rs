@@ -38,13 +38,27 @@ pub struct Tool {
     pub name: String,
     pub title: Option<String>,
     pub description: Option<String>,
-    /// A JSON schema for the arguments; `{"type": "object"}` when a server leaves it out.
-    #[serde(rename = "inputSchema", default = "any_object")]
+    /// A JSON schema for the arguments; `{"type": "object"}` when a server leaves it out or
+    /// gives something else than an object (one odd tool does not lose the server the rest).
+    #[serde(
+        rename = "inputSchema",
+        default = "any_object",
+        deserialize_with = "object_or_any"
+    )]
     pub input_schema: Map<String, Value>,
 }
 
 fn any_object() -> Map<String, Value> {
     Map::from_iter([("type".to_string(), json!("object"))])
+}
+
+fn object_or_any<'de, D: serde::Deserializer<'de>>(
+    schema: D,
+) -> Result<Map<String, Value>, D::Error> {
+    Ok(match Value::deserialize(schema)? {
+        Value::Object(schema) => schema,
+        _ => any_object(),
+    })
 }
 
 /// One page of `tools/list`.
@@ -66,4 +80,39 @@ pub struct CallResult {
     pub structured_content: Option<Value>,
     #[serde(rename = "isError")]
     pub is_error: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_odd_schema_does_not_lose_the_page() {
+        let page: ToolPage = serde_json::from_value(json!({"tools": [
+            {"name": "a", "inputSchema": {"type": "object", "properties": {}}},
+            {"name": "b", "inputSchema": "oops"},
+            {"name": "c"},
+        ]}))
+        .unwrap();
+        let schemas: Vec<Value> = page
+            .tools
+            .iter()
+            .map(|t| Value::Object(t.input_schema.clone()))
+            .collect();
+        assert_eq!(
+            schemas,
+            [
+                json!({"type": "object", "properties": {}}),
+                json!({"type": "object"}),
+                json!({"type": "object"})
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_are_listed_unless_the_server_says_it_has_none() {
+        assert!(offers_tools(&json!({"capabilities": {"tools": {}}})));
+        assert!(offers_tools(&json!({})));
+        assert!(!offers_tools(&json!({"capabilities": {"prompts": {}}})));
+    }
 }

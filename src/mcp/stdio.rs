@@ -1,7 +1,8 @@
 //! The stdio transport: the server as a child process, one JSON-RPC message a line on its
 //! stdin and stdout. One task owns its stdin and writes the queued messages whole, one after
-//! the other, so a request abandoned at its timeout never leaves half a line behind, and
-//! answering the server never waits on a request being written. Another reads its stdout,
+//! the other, so a request abandoned at its timeout never leaves half a line behind (nor is
+//! written at all if its turn had not come), and answering the server never waits on a
+//! request being written. Another reads its stdout,
 //! hands each answer to the request waiting for it and queues the answers to the server's own
 //! requests; when that output ends, the transport is closed and every request still waiting
 //! fails.
@@ -21,7 +22,13 @@ use super::lock;
 use super::rpc::{self, Failure, Incoming};
 
 type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
-type Outgoing = mpsc::UnboundedSender<Vec<u8>>;
+/// A message for the server's stdin, with the id of the request it is, if it is one.
+type Outgoing = mpsc::Sender<(Option<u64>, Vec<u8>)>;
+
+/// Messages that may wait for the server to read its stdin. A server that stops reading does
+/// not make agent-loop hold ever more of them: its requests fail, and answers to its pings
+/// are dropped.
+const QUEUE: usize = 64;
 
 /// A running stdio server.
 pub struct Stdio {
@@ -51,10 +58,10 @@ impl Stdio {
             ));
         };
         let stderr = child.stderr.take();
-        let (outgoing, queue) = mpsc::unbounded_channel();
+        let (outgoing, queue) = mpsc::channel(QUEUE);
         let waiting = Waiting::default();
         let closed = Arc::new(AtomicBool::new(false));
-        let writer = tokio::spawn(write(stdin, queue));
+        let writer = tokio::spawn(write(stdin, queue, waiting.clone()));
         let reader = tokio::spawn(read(
             stdout,
             outgoing.clone(),
@@ -82,7 +89,7 @@ impl Stdio {
         if self.is_closed() {
             return Err(Failure::Closed(String::new()));
         }
-        self.send(message)?;
+        self.queue(Some(id), message)?;
         match answer.await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(message)) => Err(Failure::Refused(message)),
@@ -90,11 +97,22 @@ impl Stdio {
         }
     }
 
-    /// Queues one message, to be written as a line.
+    /// Queues a notification, to be written as a line.
     pub fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
+        self.queue(None, message)
+    }
+
+    fn queue(&self, request: Option<u64>, message: Vec<u8>) -> Result<(), Failure> {
         self.outgoing
-            .send(message)
-            .map_err(|_| Failure::Closed("its stdin is closed".into()))
+            .try_send((request, message))
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => Failure::Refused(format!(
+                    "it has stopped reading its stdin ({QUEUE} messages wait)"
+                )),
+                mpsc::error::TrySendError::Closed(_) => {
+                    Failure::Closed("its stdin is closed".into())
+                }
+            })
     }
 
     pub fn is_closed(&self) -> bool {
@@ -118,9 +136,18 @@ impl Drop for Forget<'_> {
     }
 }
 
-/// Writes the queued messages to the server's stdin, a line each, until it is closed.
-async fn write(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(mut message) = queue.recv().await {
+/// Writes the queued messages to the server's stdin, a line each, until it is closed. A
+/// request abandoned (at its timeout) before its turn came is not written: the model was told
+/// it was not run.
+async fn write(
+    mut stdin: ChildStdin,
+    mut queue: mpsc::Receiver<(Option<u64>, Vec<u8>)>,
+    waiting: Waiting,
+) {
+    while let Some((request, mut message)) = queue.recv().await {
+        if request.is_some_and(|id| !lock(&waiting).contains_key(&id)) {
+            continue;
+        }
         message.push(b'\n');
         if stdin.write_all(&message).await.is_err() || stdin.flush().await.is_err() {
             // The server is gone; the end of its output says so.
@@ -141,7 +168,7 @@ async fn read(stdout: ChildStdout, outgoing: Outgoing, waiting: Waiting, closed:
                     }
                 }
                 Incoming::Request { id, method } => {
-                    let _ = outgoing.send(rpc::reply(&id, &method));
+                    let _ = outgoing.try_send((None, rpc::reply(&id, &method)));
                 }
                 Incoming::Notification => {}
             }

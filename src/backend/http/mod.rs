@@ -75,6 +75,9 @@ impl HttpBackend {
             headers.insert(HeaderName::from_static(name), value);
         }
         let client = reqwest::Client::builder()
+            // Replies stream token by token; a compressing server or proxy would hold them
+            // back in its gzip buffer (read_url alone asks for gzip).
+            .no_gzip()
             .connect_timeout(def.connect_timeout)
             .timeout(def.timeout)
             .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))

@@ -178,6 +178,7 @@ impl Mode {
 impl Api {
     pub fn new(base: &str, token: &str) -> Result<Api, String> {
         let client = reqwest::Client::builder()
+            .no_gzip()
             .connect_timeout(Duration::from_secs(20))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;

@@ -91,8 +91,8 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
                 format!(" (HTTP {status})")
             };
             return Err(format!(
-                "refused: {url}{status} came {coding}-compressed although read_url asked for \
-                 gzip or none; read_url decodes gzip only"
+                "refused: {url}{status} came {coding}-compressed; read_url asks for gzip or \
+                 none, and decodes gzip only"
             ));
         }
         let (media_type, charset) = content_type(response.headers());

@@ -41,6 +41,8 @@ fn round_trip(format: Format, stream: bool, extra_args: &[&str]) -> (Run, Vec<Re
         assert_eq!(request.method, "POST");
         assert_eq!(request.path, format.path());
         assert_eq!(request.header("content-type"), Some("application/json"));
+        // Replies stream: nothing may hold them back in a gzip buffer.
+        assert_eq!(request.header("accept-encoding"), None);
         let body = request.json();
         let tools: Vec<&str> = tool_names(format, &body);
         assert_eq!(

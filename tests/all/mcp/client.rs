@@ -21,12 +21,16 @@ fn logged(path: &std::path::Path) -> Vec<Value> {
 /// gets to the file returned.
 fn logging_tiny(ws: &Workspace, timeout_s: u32) -> std::path::PathBuf {
     let log = ws.path("notifications");
+    // The fake agent's third prompt: `stall` ends when it is written.
+    let third = ws.path("fake").join("prompt.3");
     ws.add_config(&server(
         "tiny",
         &tiny(),
         &format!(
-            "trust = true\ntimeout_s = {timeout_s}\nenv = {{ TINY_LOG_FILE = '{}' }}",
-            log.display()
+            "trust = true\ntimeout_s = {timeout_s}\nenv = {{ TINY_LOG_FILE = '{}', \
+             TINY_STALL_UNTIL = '{}' }}",
+            log.display(),
+            third.display()
         ),
     ));
     log
@@ -95,14 +99,19 @@ fn a_call_that_times_out_is_cancelled_on_the_server() {
 fn a_call_abandoned_mid_write_leaves_no_half_line_behind() {
     let ws = Workspace::new();
     let log = logging_tiny(&ws, 2);
-    // The server stops reading for 3 s; 300 KB of arguments fill the pipe, and the call runs
-    // out of its 2 s with the message half written.
+    // The server stops reading until the third turn; 300 KB of arguments fill the pipe, and
+    // the call runs out of its 2 s with the message half written.
     ws.reply(1, call("mcp.tiny.stall", "{}"));
     let big = json!({ "note": "x".repeat(300_000) }).to_string();
     ws.reply(2, call("mcp.tiny.picture", &big));
     ws.reply(3, call("mcp.tiny.picture", "{}"));
     ws.reply(4, "Done.\n");
     ws.run(&["--backend", "fake", "try"]).expect_code(0);
+    let third = ws.prompt(3);
+    assert!(
+        third.contains("MCP server `tiny` gave no answer within 2s"),
+        "{third}"
+    );
     // The rest of it, and the cancellation, reached the server whole once it read again, and
     // the next call went through.
     let fourth = ws.prompt(4);
@@ -210,4 +219,9 @@ fn streamable_http_sessions_events_pages_and_resumption() {
         "POST tools/call s2 2025-06-18 -",
     ];
     assert_eq!(shown[..expected.len()], expected, "{shown:#?}");
+    // No gzip: a compressed event stream could hold the server's own requests back.
+    assert!(
+        requests.iter().all(|r| r["encoding"].is_null()),
+        "{requests:?}"
+    );
 }

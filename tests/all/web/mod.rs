@@ -288,7 +288,7 @@ fn content_types_caps_and_errors() {
             )),
             ok(format!("URL: {}\n\nplain after all", at("/none-encoding"))),
             error(format!(
-                "refused: {} (HTTP 404 Not Found) came br-compressed although read_url asked for gzip or none; read_url decodes gzip only",
+                "refused: {} (HTTP 404 Not Found) came br-compressed; read_url asks for gzip or none, and decodes gzip only",
                 at("/brotli-404")
             )),
             error(format!(

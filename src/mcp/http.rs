@@ -153,7 +153,7 @@ impl Http {
                     Some(Err(e)) => break Some(cause(&e)),
                     Some(Ok(chunk)) => chunk,
                 };
-                for data in events.feed(&chunk) {
+                for data in events.feed(&chunk).map_err(Failure::Closed)? {
                     for message in rpc::parse(data.as_bytes()) {
                         if let Incoming::Request { id, method } = &message {
                             // A server that cannot take the answer fails the request itself.

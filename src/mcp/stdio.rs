@@ -137,8 +137,8 @@ impl Drop for Forget<'_> {
 }
 
 /// Writes the queued messages to the server's stdin, a line each, until it is closed. A
-/// request abandoned (at its timeout) before its turn came is not written: the model was told
-/// it was not run.
+/// request abandoned (at its timeout) before its turn came is not written: it is not run late,
+/// after the model was told it was abandoned.
 async fn write(
     mut stdin: ChildStdin,
     mut queue: mpsc::Receiver<(Option<u64>, Vec<u8>)>,

@@ -59,3 +59,13 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The innermost cause of an error (`Connection refused (os error 111)`), rather than the
+/// wrapping a library puts around it (reqwest's "error sending request for url (...)").
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}

@@ -20,6 +20,7 @@ use super::events::Events;
 use super::lock;
 use super::protocol;
 use super::rpc::{self, Failure, Incoming};
+use crate::error::root_cause;
 
 const SESSION_ID: &str = "Mcp-Session-Id";
 const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
@@ -47,7 +48,7 @@ impl Http {
             .no_gzip()
             .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| cause(&e))?;
+            .map_err(|e| root_cause(&e))?;
         Ok(Http {
             client,
             url: url.to_string(),
@@ -102,7 +103,7 @@ impl Http {
         self.with_session(request)
             .send()
             .await
-            .map_err(|e| Failure::Closed(cause(&e)))
+            .map_err(|e| Failure::Closed(root_cause(&e)))
     }
 
     fn with_session(&self, mut request: RequestBuilder) -> RequestBuilder {
@@ -126,7 +127,7 @@ impl Http {
         let body = response
             .bytes()
             .await
-            .map_err(|e| Failure::Closed(cause(&e)))?;
+            .map_err(|e| Failure::Closed(root_cause(&e)))?;
         match rpc::parse(&body).into_iter().find_map(|m| answer_to(id, m)) {
             Some(outcome) => outcome.map_err(Failure::Refused),
             None => Err(Failure::Refused(format!(
@@ -150,7 +151,7 @@ impl Http {
             let broke = loop {
                 let chunk = match body.next().await {
                     None => break None,
-                    Some(Err(e)) => break Some(cause(&e)),
+                    Some(Err(e)) => break Some(root_cause(&e)),
                     Some(Ok(chunk)) => chunk,
                 };
                 for data in events.feed(&chunk).map_err(Failure::Closed)? {
@@ -180,7 +181,7 @@ impl Http {
                 .header(ACCEPT, EVENT_STREAM)
                 .header("Last-Event-ID", &events.last_id);
             let resumed = self.with_session(resume).send().await;
-            let resumed = resumed.map_err(|e| Failure::Closed(cause(&e)))?;
+            let resumed = resumed.map_err(|e| Failure::Closed(root_cause(&e)))?;
             if resumed.status() == StatusCode::METHOD_NOT_ALLOWED {
                 return Err(Failure::Closed(
                     "its event stream ended before the answer, and it cannot resume streams \
@@ -237,14 +238,4 @@ async fn checked(response: Response) -> Result<Response, Failure> {
     let body = response.text().await.unwrap_or_default();
     let body: String = body.trim().chars().take(300).collect();
     Err(Failure::Refused(format!("HTTP {status}: {body}")))
-}
-
-/// The innermost cause of a failed request (`Connection refused (os error 111)`), rather than
-/// reqwest's wrapping of it.
-fn cause(error: &reqwest::Error) -> String {
-    let mut cause: &dyn std::error::Error = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }

@@ -19,6 +19,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
 use crate::backend::{ratelimit, retry, Backend, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
+use crate::error::root_cause;
 use crate::event::Event;
 use crate::{BoxFuture, Error};
 use stream::chain;
@@ -347,14 +348,6 @@ fn refused(e: &reqwest::Error) -> bool {
         cause = now.source();
     }
     false
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 fn content_type(response: &reqwest::Response) -> &str {

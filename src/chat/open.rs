@@ -65,8 +65,23 @@ impl Chat {
         let names = config.backend_list(&name)?;
         let name = names.first().cloned().unwrap_or(name);
         let def = config.backend(&name)?.clone();
+        // The model likewise: a flag, then the model the resumed session ran with (on the
+        // same backend, when it is not that backend's default), then the settings'.
+        let flagged_model = settings
+            .raw("model")
+            .filter(|(_, origin)| origin.is_flag())
+            .map(|(value, _)| value.clone());
+        let resumed_model = resumed
+            .as_ref()
+            .filter(|s| s.backend == name)
+            .and_then(|s| s.model.clone())
+            .filter(|m| Some(m.as_str()) != def.model());
+        let model = match flagged_model.or(resumed_model) {
+            Some(model) => Some(model),
+            None => settings.get::<String>("model")?,
+        };
         let overrides = Overrides {
-            model: settings.get::<String>("model")?,
+            model,
             temperature: options.temperature,
             no_stream: options.no_stream,
         };

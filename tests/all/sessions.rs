@@ -285,3 +285,29 @@ fn the_cut_tool_outputs_of_an_unsaved_run_are_removed_at_exit() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A session resumed without `--model` runs with the model it ran with; a flag still wins.
+#[test]
+fn a_resumed_session_runs_with_its_model() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.add_config(&format!(
+        "[backends.modelled]\ncommand = \"{}\"\nmodel_args = [\"--model\", \"{{model}}\"]\n",
+        crate::common::fixture("agents/scripted.sh").display()
+    ));
+    let models = |ws: &Workspace| -> Vec<serde_json::Value> {
+        ws.session_log("keep")
+            .into_iter()
+            .filter(|r| r["event"] == "user_message")
+            .map(|r| r["model"].clone())
+            .collect()
+    };
+    ws.run(&["--backend", "modelled", "-m", "special", "-s", "keep", "hi"])
+        .expect_code(0);
+    ws.run(&["-s", "keep", "again"]).expect_code(0);
+    assert_eq!(models(&ws), ["special", "special"]);
+    ws.run(&["-s", "keep", "-m", "other", "third"])
+        .expect_code(0);
+    ws.run(&["-s", "keep", "fourth"]).expect_code(0);
+    assert_eq!(models(&ws), ["special", "special", "other", "other"]);
+}

@@ -103,6 +103,7 @@ pub fn parse(text: &str) -> Result<Vec<Clause>, SyntaxError> {
         pos: 0,
         line: 1,
         column: 1,
+        depth: 0,
     };
     let mut clauses = Vec::new();
     loop {
@@ -132,11 +133,17 @@ pub fn parse(text: &str) -> Result<Vec<Clause>, SyntaxError> {
     }
 }
 
+/// Lists and compound terms nested deeper than this are refused: a spec nests a few levels,
+/// and the parser recurses once per level (100,000 would overflow its stack).
+pub const MAX_DEPTH: usize = 64;
+
 struct Parser {
     chars: Vec<char>,
     pos: usize,
     line: usize,
     column: usize,
+    /// The lists and compound terms open here.
+    depth: usize,
 }
 
 impl Parser {
@@ -256,19 +263,36 @@ impl Parser {
         if self.peek() != Some('(') {
             return Ok(Term::Atom(name));
         }
+        self.enter()?;
         self.bump();
         let args = self.items(')')?;
+        self.depth -= 1;
         Ok(Term::Compound(name, args))
     }
 
     fn list(&mut self) -> Result<Term, SyntaxError> {
+        self.enter()?;
         self.bump();
         self.skip_blank()?;
-        if self.peek() == Some(']') {
+        let items = if self.peek() == Some(']') {
             self.bump();
-            return Ok(Term::List(Vec::new()));
+            Vec::new()
+        } else {
+            self.items(']')?
+        };
+        self.depth -= 1;
+        Ok(Term::List(items))
+    }
+
+    /// One more level of nesting, at the bracket that opens it.
+    fn enter(&mut self) -> Result<(), SyntaxError> {
+        if self.depth == MAX_DEPTH {
+            return Err(self.error(format!(
+                "lists and terms nested deeper than {MAX_DEPTH} levels"
+            )));
         }
-        self.items(']').map(Term::List)
+        self.depth += 1;
+        Ok(())
     }
 
     /// Comma-separated terms up to `close`.

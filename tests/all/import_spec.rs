@@ -115,3 +115,23 @@ fn syntax_errors_name_the_line_and_column() {
     );
     assert_eq!(run.stdout(), "");
 }
+
+/// Nesting deep enough to overflow a recursive parser is a syntax error at its place.
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let ws = Workspace::new();
+    let spec = ws.path("deep.pl");
+    let depth = 100_000;
+    std::fs::write(
+        &spec,
+        format!("\nfact({}{}).\n", "[".repeat(depth), "]".repeat(depth)),
+    )
+    .unwrap();
+    let run = ws.run(&["import-spec", spec.to_str().unwrap()]);
+    run.expect_code(2);
+    let err = run.stderr();
+    assert!(
+        err.contains("deep.pl:2:") && err.contains("nested deeper than"),
+        "{err}"
+    );
+}

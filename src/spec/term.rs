@@ -42,8 +42,9 @@ impl fmt::Display for Term {
     /// Prolog-like text, for messages and comments.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Term::Atom(s) | Term::Var(s) => f.write_str(s),
-            Term::Str(s) => write!(f, "{s:?}"),
+            Term::Atom(s) | Term::Var(s) if !s.chars().any(needs_escape) => f.write_str(s),
+            Term::Atom(s) | Term::Var(s) => write_quoted(f, s, '\''),
+            Term::Str(s) => write_quoted(f, s, '"'),
             Term::Int(n) => write!(f, "{n}"),
             Term::Float(x) => write!(f, "{x:?}"),
             Term::List(items) => {
@@ -70,6 +71,53 @@ impl fmt::Display for Term {
                 f.write_str(")")
             }
         }
+    }
+}
+
+/// Whether `c` cannot be shown as itself in a comment or a message: control characters
+/// (a newline would end a TOML comment, an escape byte would reach the terminal) and the
+/// invisible and direction-changing characters.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32, 0xad | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff)
+}
+
+/// `text` quoted with `quote`, written back in Prolog's escapes so that it reads as the
+/// same term and holds no control character.
+fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
+    use fmt::Write as _;
+    f.write_char(quote)?;
+    f.write_str(&escaped(text, Some(quote)))?;
+    f.write_char(quote)
+}
+
+/// `text` with its control, invisible and direction-changing characters written as Prolog
+/// escapes (`\n`, `\e`, `\x202E\`), and `\` and `quote` escaped when it is to be quoted.
+fn escaped(text: &str, quote: Option<char>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '\'' | '"' if quote.is_some_and(|q| q == c || c == '\\') => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\x1b' => out.push_str("\\e"),
+            c if needs_escape(c) => out.push_str(&format!("\\x{:X}\\", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` safe for a TOML comment or a message: one line, no control character.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(needs_escape) {
+        std::borrow::Cow::Owned(escaped(text, None))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod lifecycle;
 mod mock;
+mod safety;
 
 use std::path::PathBuf;
 use std::process::{Child, Command};

@@ -362,3 +362,91 @@ fn cwd_is_under_the_root() {
         "{second}"
     );
 }
+
+const BACKUP: &str = r#"
+[tools.backup]
+description = "Copy a file"
+command = ["cp", "{src}", "{dest}"]
+[tools.backup.parameters.src]
+type = "path"
+required = true
+[tools.backup.parameters.dest]
+type = "string"
+required = true
+"#;
+
+/// The question shows the whole argv the tool will run, not its first argument: `dest` is
+/// where the harm is. An MCP tool's arguments (an agent-loop tool whose arguments it does not
+/// know) are shown one a line the same way.
+#[test]
+fn the_prompt_shows_the_argv_it_will_run() {
+    let ws = Workspace::new();
+    ws.add_config(BACKUP);
+    std::fs::write(ws.work().join("notes.txt"), "x\n").unwrap();
+    ws.reply(
+        1,
+        call(
+            "backup",
+            r#"{"src":"notes.txt","dest":"/root/.ssh/authorized keys"}"#,
+        ),
+    );
+    ws.reply(2, "stopped\n");
+    let mut pty = crate::common::Pty::spawn(
+        &ws,
+        &[],
+        &["--display", "plain", "--backend", "fake", "back it up"],
+    );
+    pty.wait_for("[n]o");
+    let shown = String::from_utf8_lossy(&pty.output()).to_string();
+    assert!(
+        shown.contains("Allow backup? It asks to run (1 line):\r\n  | cp notes.txt '/root/.ssh/authorized keys'")
+            || shown.contains("Allow backup? It asks to run (1 line):\n  | cp notes.txt '/root/.ssh/authorized keys'"),
+        "{shown}"
+    );
+    pty.send("n\n");
+    let (code, _) = pty.finish();
+    assert_eq!(code, 0);
+    assert!(ws.prompt(2).contains("not run: "), "{}", ws.prompt(2));
+}
+
+/// `--allow TOOL:GLOB` matches the argv it will run, path arguments resolved and relative to
+/// --root: `docs/../.git/hooks/x` is `.git/hooks/x`, which a `docs/*` rule does not cover
+/// and which always asks.
+#[test]
+fn allow_rules_match_the_resolved_argv_and_git_asks() {
+    let newdoc = "[tools.newdoc]\ndescription = \"New doc\"\ncommand = [\"touch\", \"{path}\"]\n\
+         [tools.newdoc.parameters.path]\ntype = \"path\"\nrequired = true\n";
+    let ws = Workspace::new();
+    ws.add_config(newdoc);
+    std::fs::create_dir_all(ws.work().join("docs")).unwrap();
+    std::fs::create_dir_all(ws.work().join(".git/hooks")).unwrap();
+    ws.reply(
+        1,
+        call("newdoc", r#"{"path":"docs/a.md"}"#)
+            + &call("newdoc", r#"{"path":"docs/../.git/hooks/pre-commit"}"#)
+            + &call("newdoc", r#"{"path":"docs/../b.md"}"#),
+    );
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "--allow", "newdoc:touch docs/*", "go"])
+        .expect_code(0);
+    assert!(ws.work().join("docs/a.md").exists());
+    assert!(!ws.work().join(".git/hooks/pre-commit").exists());
+    assert!(!ws.work().join("b.md").exists());
+    let results = ws.prompt(2);
+    assert_eq!(
+        results
+            .matches("not run: agent-loop cannot ask for approval")
+            .count(),
+        2,
+        "{results}"
+    );
+    // `always` for the tool still leaves .git/ asking.
+    ws.reply(
+        3,
+        call("newdoc", r#"{"path":"docs/../.git/hooks/pre-commit"}"#),
+    );
+    ws.reply(4, "done\n");
+    ws.run(&["--backend", "fake", "--allow", "newdoc", "go"])
+        .expect_code(4);
+    assert!(!ws.work().join(".git/hooks/pre-commit").exists());
+}

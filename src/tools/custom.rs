@@ -3,6 +3,8 @@
 //! take the arguments through `{param}` placeholders, never through a shell. Such a tool is
 //! offered to every backend like a built-in and runs with bash's process handling
 //! (`tools::command`); a parameter of type `path` is confined to `--root` like the file tools.
+//! A value that would be read as an option (`-oProxyCommand=...` where the template has a
+//! host) is refused unless the parameter says `option = true` or a `--` comes before it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,6 +58,8 @@ pub struct Param {
     pub kind: ParamType,
     pub description: String,
     pub required: bool,
+    /// A value starting with `-` may stand where the program reads options (`option = true`).
+    pub option: bool,
 }
 
 /// A checked `[tools.NAME]` definition of a command tool.
@@ -274,18 +278,55 @@ impl CommandTool {
     }
 
     /// The argv after the program: what it is given and what approval shows. An element whose
-    /// placeholder names an optional parameter not given is left out.
+    /// placeholder names an optional parameter not given is left out; a value that would be
+    /// read as an option is refused.
     fn argv(&self, values: &Values) -> Result<(Vec<String>, Vec<String>), ToolOutput> {
+        let mut after_dashes = false;
         let (mut given, mut shown) = (Vec::new(), Vec::new());
         for element in &self.def.command[1..] {
             let names = placeholders(element);
             if !names.iter().all(|p| values.given.contains_key(*p)) {
                 continue;
             }
+            if !after_dashes {
+                self.refuse_option(element, &names, values)?;
+            }
+            after_dashes |= element == "--";
             given.push(fill(element, &values.given));
             shown.push(fill(element, &values.shown));
         }
         Ok((given, shown))
+    }
+
+    /// An error when `element` starts with a parameter's value that starts with `-` and the
+    /// parameter is not declared `option = true`: the program would read it as an option
+    /// (`ssh {host}` with `-oProxyCommand=...` runs a command).
+    fn refuse_option(
+        &self,
+        element: &str,
+        names: &[&str],
+        values: &Values,
+    ) -> Result<(), ToolOutput> {
+        let Some(first) = names
+            .first()
+            .filter(|n| element.starts_with(&format!("{{{n}}}")))
+        else {
+            return Ok(());
+        };
+        let starts_dash = values
+            .given
+            .get(*first)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with('-'));
+        let allowed = self.def.params.iter().any(|p| p.name == *first && p.option);
+        if starts_dash && !allowed {
+            return Err(ToolOutput::error(format!(
+                "refused: `{first}` of {} starts with `-`, so {} would read it as an option, \
+                 not as a {first}. Give a value that does not start with `-`.",
+                self.def.name, self.def.command[0]
+            )));
+        }
+        Ok(())
     }
 
     /// Where it runs: `cwd` under the root (checked like a path argument), else the working

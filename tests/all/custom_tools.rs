@@ -450,3 +450,46 @@ fn allow_rules_match_the_resolved_argv_and_git_asks() {
         .expect_code(4);
     assert!(!ws.work().join(".git/hooks/pre-commit").exists());
 }
+
+/// A value starting with `-` where the program reads options is refused (`ssh {host}` with
+/// `-oProxyCommand=...` would run a command), unless the parameter says `option = true` or
+/// the template puts `--` before it.
+#[test]
+fn values_that_would_be_options_are_refused() {
+    let tools = "[tools.lister]\ndescription = \"List\"\ncommand = [\"ls\", \"{dir}\"]\nconfirm = false\n\
+         [tools.lister.parameters.dir]\ntype = \"string\"\nrequired = true\n\
+         [tools.flagged]\ndescription = \"List with flags\"\ncommand = [\"ls\", \"{flags}\", \".\"]\nconfirm = false\n\
+         [tools.flagged.parameters.flags]\ntype = \"string\"\nrequired = true\noption = true\n\
+         [tools.ended]\ndescription = \"Echo\"\ncommand = [\"echo\", \"--\", \"{word}\"]\nconfirm = false\n\
+         [tools.ended.parameters.word]\ntype = \"string\"\nrequired = true\n\
+         [tools.inside]\ndescription = \"Name\"\ncommand = [\"echo\", \"--name={word}\"]\nconfirm = false\n\
+         [tools.inside.parameters.word]\ntype = \"string\"\nrequired = true\n";
+    let ws = Workspace::new();
+    ws.add_config(tools);
+    ws.reply(
+        1,
+        call("lister", r#"{"dir":"--format=commas"}"#)
+            + &call("flagged", r#"{"flags":"-a"}"#)
+            + &call("ended", r#"{"word":"-n"}"#)
+            + &call("inside", r#"{"word":"-x"}"#),
+    );
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "go"]).expect_code(0);
+    let results = ws.prompt(2);
+    assert!(
+        results.contains("name=\"lister\" status=\"error\">\nrefused: `dir` of lister starts with `-`, so ls would read it as an option"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"flagged\" status=\"ok\">\nexit code: 0"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"ended\" status=\"ok\">\nexit code: 0\nstdout:\n-- -n"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"inside\" status=\"ok\">\nexit code: 0\nstdout:\n--name=-x"),
+        "{results}"
+    );
+}

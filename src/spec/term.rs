@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::shown::hides;
+
 /// One Prolog term.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Term {
@@ -42,7 +44,7 @@ impl fmt::Display for Term {
     /// Prolog-like text, for messages and comments.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Term::Atom(s) | Term::Var(s) if !s.chars().any(needs_escape) => f.write_str(s),
+            Term::Atom(s) | Term::Var(s) if !s.chars().any(hides) => f.write_str(s),
             Term::Atom(s) | Term::Var(s) => write_quoted(f, s, '\''),
             Term::Str(s) => write_quoted(f, s, '"'),
             Term::Int(n) => write!(f, "{n}"),
@@ -74,14 +76,6 @@ impl fmt::Display for Term {
     }
 }
 
-/// Whether `c` cannot be shown as itself in a comment or a message: control characters
-/// (a newline would end a TOML comment, an escape byte would reach the terminal) and the
-/// invisible and direction-changing characters.
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(c as u32, 0xad | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff)
-}
-
 /// `text` quoted with `quote`, written back in Prolog's escapes so that it reads as the
 /// same term and holds no control character.
 fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
@@ -105,7 +99,7 @@ fn escaped(text: &str, quote: Option<char>) -> String {
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
             '\x1b' => out.push_str("\\e"),
-            c if needs_escape(c) => out.push_str(&format!("\\x{:X}\\", c as u32)),
+            c if hides(c) => out.push_str(&format!("\\x{:X}\\", c as u32)),
             c => out.push(c),
         }
     }
@@ -114,7 +108,7 @@ fn escaped(text: &str, quote: Option<char>) -> String {
 
 /// `text` safe for a TOML comment or a message: one line, no control character.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.chars().any(needs_escape) {
+    if text.chars().any(hides) {
         std::borrow::Cow::Owned(escaped(text, None))
     } else {
         std::borrow::Cow::Borrowed(text)

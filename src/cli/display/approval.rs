@@ -96,20 +96,11 @@ fn visible(text: &str) -> Vec<String> {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 pieces.push(format!("\\x{:02x}", c as u32));
             }
-            c if hidden(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
+            c if agent_loop::shown::invisible(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
             c => pieces.push(c.to_string()),
         }
     }
     pieces
-}
-
-/// Characters that show nothing, or change how what follows is shown: C1 controls, odd
-/// spaces, zero-width characters, bidirectional overrides, the byte-order mark.
-fn hidden(c: char) -> bool {
-    matches!(c as u32,
-        0x80..=0x9f | 0xa0 | 0xad | 0x115f | 0x1160 | 0x180e | 0x2000..=0x200f
-        | 0x2028..=0x202f | 0x205f..=0x206f | 0x3000 | 0x3164 | 0xfe00..=0xfe0f | 0xfeff
-        | 0xfff9..=0xfffb)
 }
 
 /// The pieces as lines of at most `width` characters; a line ends where a `"\n"` piece is.

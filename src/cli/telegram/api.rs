@@ -192,7 +192,7 @@ impl Api {
     }
 
     /// `text` from the server, fit to show: the token masked (also percent-encoded), every
-    /// control character a space.
+    /// control or invisible character (`agent_loop::shown`) a space.
     fn scrub(&self, text: &str) -> String {
         let mut text = text.to_string();
         if !self.token.is_empty() {
@@ -206,7 +206,7 @@ impl Api {
             }
         }
         text.chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
+            .map(|c| if agent_loop::shown::hides(c) { ' ' } else { c })
             .collect()
     }
 

@@ -119,6 +119,16 @@ fn the_question_shows_everything_the_call_will_run_sanitised_and_folded() {
     deny(&third);
     mock.wait_sent(ME, "done");
     assert!(!ws.work().join("pwned").exists());
+    // The progress lines are escaped too.
+    let calls = mock.calls();
+    let texts: Vec<&str> = calls.iter().map(Call::text).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("running: echo hi\u{2420}\u{d7}300")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().all(|t| !t.contains('\u{202e}')), "{texts:?}");
     assert_eq!(bot.terminate(), 0);
 }
 

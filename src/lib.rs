@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod parse;
 pub mod process;
 pub mod session;
+pub mod shown;
 pub mod spec;
 pub mod tools;
 

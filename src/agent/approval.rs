@@ -5,10 +5,9 @@ use std::collections::HashSet;
 use std::str::FromStr;
 
 use globset::{Glob, GlobMatcher};
-use serde_json::Value;
 
 use crate::context::ToolCall;
-use crate::tools::{Root, ToolContext, ToolSpec};
+use crate::tools::{Subject, ToolSpec};
 
 /// When to ask before a tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,8 +45,9 @@ impl std::fmt::Display for ApprovalMode {
     }
 }
 
-/// `TOOL` (every call of the tool) or `TOOL:PATTERN` (calls whose main argument matches the
-/// glob, e.g. `bash:git status*`), allowed without asking.
+/// `TOOL` (every call of the tool) or `TOOL:PATTERN` (calls whose subject matches the glob,
+/// e.g. `bash:git status*`: bash's command, a file tool's resolved path, a command tool's
+/// argv, an MCP tool's arguments; see [`crate::tools::Subject`]), allowed without asking.
 #[derive(Debug, Clone)]
 pub struct AllowRule {
     pub tool: String,
@@ -103,9 +103,9 @@ impl Policy {
         }
     }
 
-    /// Whether this call must be approved by the user before it runs. A file tool's path is
-    /// judged where it leads (`ctx`: the working directory and `--root`), not as written.
-    pub fn needs_approval(&self, call: &ToolCall, spec: &ToolSpec, ctx: &ToolContext) -> bool {
+    /// Whether this call must be approved by the user before it runs. Rules judge the
+    /// call's `subject`, everything it will use (a file tool's path where it leads).
+    pub fn needs_approval(&self, call: &ToolCall, spec: &ToolSpec, subject: &Subject) -> bool {
         let asks = match self.mode {
             ApprovalMode::Never => false,
             ApprovalMode::OnWrite => spec.mutating,
@@ -114,15 +114,10 @@ impl Policy {
         if !asks {
             return false;
         }
-        let target = file_target(call, spec, ctx);
-        let main = match (&target, call.args.get(&spec.main_param)) {
-            (Some(path), _) => path.as_str(),
-            (None, Some(Value::String(s))) => s.as_str(),
-            _ => "",
-        };
+        let main = subject.matched.as_str();
         // Into .git/ (hooks, config: code that git runs) a change always asks, unless a rule
         // names .git/ itself; "always" answers do not cover it either.
-        if spec.mutating && target.as_deref().is_some_and(in_git) {
+        if spec.mutating && subject.paths.iter().any(|p| in_git(p)) {
             return !self
                 .allow
                 .iter()
@@ -161,8 +156,7 @@ impl Policy {
 }
 
 impl AllowRule {
-    /// Whether the rule vouches for a call of `tool` whose main argument is `main` (a file
-    /// tool's resolved path).
+    /// Whether the rule vouches for a call of `tool` whose subject is `main`.
     fn matches(&self, tool: &str, main: &str) -> bool {
         self.tool == tool
             && match &self.pattern {
@@ -179,36 +173,6 @@ impl AllowRule {
             .split_once(':')
             .is_some_and(|(_, pattern)| pattern.split('/').any(|part| part == ".git"))
     }
-}
-
-/// The built-in tools whose main argument is a path under the root.
-fn is_file_tool(call: &ToolCall) -> bool {
-    matches!(call.name.as_str(), "read" | "write" | "edit" | "ls")
-}
-
-/// A file tool's path as rules see it: resolved (`..` and links followed) and relative to
-/// the root (`--root /`: to the working directory) when inside it, else absolute. `None` for
-/// other tools; a path the root refuses gives `Some("")`, which no pattern rule matches by
-/// accident (the tool refuses it anyway).
-fn file_target(call: &ToolCall, spec: &ToolSpec, ctx: &ToolContext) -> Option<String> {
-    if !is_file_tool(call) {
-        return None;
-    }
-    let raw = match call.args.get(&spec.main_param) {
-        Some(Value::String(s)) => s.as_str(),
-        _ => ".",
-    };
-    let Ok(resolved) = ctx.path(raw) else {
-        return Some(String::new());
-    };
-    let base = match &ctx.root {
-        Root::Dir(dir) => dir.clone(),
-        Root::Anywhere => std::fs::canonicalize(&ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone()),
-    };
-    Some(match resolved.strip_prefix(&base) {
-        Ok(rel) => rel.to_string_lossy().into_owned(),
-        Err(_) => resolved.to_string_lossy().into_owned(),
-    })
 }
 
 /// Whether a resolved path lies in a `.git` folder.
@@ -233,8 +197,8 @@ fn chains_commands(command: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Registry;
-    use serde_json::json;
+    use crate::tools::{Registry, Root, ToolContext};
+    use serde_json::{json, Value};
 
     fn needs(policy: &Policy, tool: &str, args: Value) -> bool {
         needs_in(&std::env::temp_dir(), policy, tool, args)
@@ -255,7 +219,8 @@ mod tests {
             env: Default::default(),
             web: Default::default(),
         };
-        policy.needs_approval(&call, &spec, &ctx)
+        let subject = registry.get(tool).unwrap().subject(&call.args, &ctx);
+        policy.needs_approval(&call, &spec, &subject)
     }
 
     #[test]
@@ -367,6 +332,10 @@ mod tests {
             web: Default::default(),
         };
         let spec = registry.get("read_url").unwrap().spec().clone();
+        let judge = |policy: &Policy, call: &ToolCall| {
+            let tool = registry.get(&call.name).unwrap();
+            policy.needs_approval(call, tool.spec(), &tool.subject(&call.args, &ctx))
+        };
         let call = |url: &str| ToolCall {
             id: "c".into(),
             name: "read_url".into(),
@@ -376,13 +345,13 @@ mod tests {
             ApprovalMode::OnWrite,
             vec!["read_url:https://docs.rs/*".parse().unwrap()],
         );
-        assert!(!policy.needs_approval(&call("https://docs.rs/htmd"), &spec, &ctx));
+        assert!(!judge(&policy, &call("https://docs.rs/htmd")));
         let page = call("https://example.com/a");
-        assert!(policy.needs_approval(&page, &spec, &ctx));
+        assert!(judge(&policy, &page));
         policy.approved_once(&page, &spec);
-        assert!(!policy.needs_approval(&call("https://example.com/b?q=1"), &spec, &ctx));
-        assert!(policy.needs_approval(&call("https://example.org/a"), &spec, &ctx));
-        assert!(policy.needs_approval(&call("https://example.com:8443/a"), &spec, &ctx));
+        assert!(!judge(&policy, &call("https://example.com/b?q=1")));
+        assert!(judge(&policy, &call("https://example.org/a")));
+        assert!(judge(&policy, &call("https://example.com:8443/a")));
         // Approving a bash command once covers nothing else.
         let bash = registry.get("bash").unwrap().spec().clone();
         let ls = ToolCall {
@@ -391,7 +360,7 @@ mod tests {
             args: json!({"command": "ls"}),
         };
         policy.approved_once(&ls, &bash);
-        assert!(policy.needs_approval(&ls, &bash, &ctx));
+        assert!(judge(&policy, &ls));
         let named = policy.named_patterns("read_url");
         assert_eq!(named.len(), 1);
         assert!(named[0].is_match("https://docs.rs/x"));

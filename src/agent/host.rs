@@ -7,15 +7,13 @@ use serde_json::json;
 use super::approval::Policy;
 use crate::backend::Host;
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
-use crate::tools::{ToolContext, ToolSpec};
+use crate::tools::{Subject, ToolSpec};
 use crate::BoxFuture;
 
 /// The observer and the policy of the running turn.
 pub struct LoopHost<'a> {
     pub obs: &'a mut dyn Observer,
     pub policy: &'a mut Policy,
-    /// Where the agent works, for rules that judge paths.
-    pub ctx: &'a ToolContext,
 }
 
 impl Host for LoopHost<'_> {
@@ -34,7 +32,11 @@ impl Host for LoopHost<'_> {
                 true,
                 json!({"type": "object"}),
             );
-            if !self.policy.needs_approval(&request.call, &spec, self.ctx) {
+            let subject = match request.call.args.get("command") {
+                Some(serde_json::Value::String(command)) => Subject::plain(command.clone()),
+                _ => Subject::plain(request.summary.clone()),
+            };
+            if !self.policy.needs_approval(&request.call, &spec, &subject) {
                 return Decision::Once;
             }
             self.obs.event(&Event::ApprovalNeeded {

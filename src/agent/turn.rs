@@ -15,7 +15,7 @@ use crate::context::{
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
-use crate::tools::{Registry, Root, ToolContext, ToolOutput, WebOptions};
+use crate::tools::{Registry, Root, Subject, ToolContext, ToolOutput, WebOptions};
 use crate::{Error, ErrorKind};
 
 /// Settings of an [`Agent`].
@@ -311,11 +311,9 @@ impl Agent {
                 cwd: &self.options.cwd,
             };
             let reply = {
-                let ctx = self.tool_context();
                 let mut host = LoopHost {
                     obs,
                     policy: &mut self.options.policy,
-                    ctx: &ctx,
                 };
                 self.backend.call_with_host(request, &mut host).await
             }
@@ -382,7 +380,7 @@ impl Agent {
                     }
                     Checked::Invalid(call, why) => {
                         obs.event(&Event::ToolCall {
-                            summary: self.summary(&call),
+                            summary: self.subject(&call).shown,
                             call: call.clone(),
                         });
                         (call, ToolOutput::error(why))
@@ -484,19 +482,13 @@ impl Agent {
         }
     }
 
-    /// The call in a few words for the display.
-    fn summary(&self, call: &ToolCall) -> String {
-        let main = self
-            .tools
-            .get(&call.name)
-            .map(|t| t.spec().main_param.clone());
-        match (main, &call.args) {
-            (Some(main), Value::Object(map)) => match map.get(&main) {
-                Some(Value::String(s)) => s.clone(),
-                _ => call.args.to_string(),
-            },
-            (_, Value::String(s)) => s.clone(),
-            _ => call.args.to_string(),
+    /// What approving the call means, and what the display shows of it: everything the call
+    /// will use (see [`Subject`]).
+    fn subject(&self, call: &ToolCall) -> Subject {
+        match (self.tools.get(&call.name), &call.args) {
+            (Some(tool), Value::Object(_)) => tool.subject(&call.args, &self.tool_context()),
+            (_, Value::String(s)) => Subject::plain(s.clone()),
+            _ => Subject::plain(call.args.to_string()),
         }
     }
 
@@ -514,7 +506,8 @@ impl Agent {
     }
 
     async fn run_tool(&mut self, call: &ToolCall, obs: &mut dyn Observer) -> ToolOutput {
-        let summary = self.summary(call);
+        let subject = self.subject(call);
+        let summary = subject.shown.clone();
         obs.event(&Event::ToolCall {
             call: call.clone(),
             summary: summary.clone(),
@@ -525,7 +518,7 @@ impl Agent {
         if self
             .options
             .policy
-            .needs_approval(call, tool.spec(), &self.tool_context())
+            .needs_approval(call, tool.spec(), &subject)
         {
             let request = ApprovalRequest {
                 call: call.clone(),

@@ -42,6 +42,10 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         "file tools open files with: {}",
         agent_loop::tools::confinement_method().describe()
     );
+    println!(
+        "agent-loop's own environment (its keys): {}",
+        own_environment()
+    );
     if let Some(dir) = agent_loop::session::Store::default_dir() {
         println!("sessions: {}", dir.display());
     }
@@ -86,4 +90,16 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     settings.get::<usize>("tool_result_max_chars")?;
     agent_loop::tools::WebOptions::from_settings(settings)?;
     Ok(())
+}
+
+/// Whether a command agent-loop runs could read agent-loop's environment through
+/// /proc/PID/environ: not while agent-loop is non-dumpable (set in `main`).
+fn own_environment() -> &'static str {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if rustix::process::dumpable_behavior()
+        .is_ok_and(|d| d == rustix::process::DumpableBehavior::NotDumpable)
+    {
+        return "not dumpable: commands it runs cannot read it from /proc (root still can)";
+    }
+    "dumpable: a command running as your user can read it from /proc"
 }

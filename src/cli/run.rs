@@ -66,6 +66,11 @@ pub fn main() -> i32 {
         | Some(Command::Telegram(_))
         | None => {}
     }
+    // Before the runtime: the watchdog is forked while this is the only thread. Without it
+    // (fork failed) children still die with agent-loop, theirs may not.
+    if let Err(e) = agent_loop::process::watchdog::start() {
+        eprintln!("agent-loop: warning: cannot start the watchdog that kills what tools and backends started if agent-loop is killed: {e}");
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         // A run watches a handful of descriptors (a backend's pipes, its pidfd, signals, a

@@ -43,6 +43,8 @@ pub struct RawParam {
     pub kind: Option<Spanned<String>>,
     pub description: Option<String>,
     pub required: Option<bool>,
+    /// Whether a value may start with `-` where it would be read as an option.
+    pub option: Option<bool>,
 }
 
 impl RawTool {
@@ -287,6 +289,7 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
             kind,
             description: p.description.unwrap_or_default(),
             required: p.required.unwrap_or(false),
+            option: p.option.unwrap_or(false),
         });
     }
     let command = command.into_inner();

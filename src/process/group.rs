@@ -1,6 +1,7 @@
 //! Kills a child's whole process group when dropped: on timeout, on cancellation (the future
 //! running the child is dropped), on a panic (unwinding drops it) and after a normal exit, so
-//! nothing the child started is left behind.
+//! nothing the child started is left behind. While it lives, the watchdog holds the group
+//! too, to kill it if agent-loop dies without dropping anything (see [`super::watchdog`]).
 
 pub struct GroupGuard {
     pgid: Option<i32>,
@@ -11,6 +12,9 @@ impl GroupGuard {
     /// [`super::isolate`]), so its pid is its group id.
     pub fn new(pid: Option<u32>) -> Self {
         let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
+        if let Some(pgid) = pgid {
+            super::watchdog::record(pgid);
+        }
         GroupGuard { pgid }
     }
 }
@@ -23,6 +27,7 @@ impl Drop for GroupGuard {
             unsafe {
                 libc::killpg(pgid, libc::SIGKILL);
             }
+            super::watchdog::forget(pgid);
         }
     }
 }

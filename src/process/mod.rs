@@ -7,6 +7,7 @@
 mod capture;
 mod group;
 mod isolate;
+pub mod watchdog;
 
 pub use capture::Capture;
 pub use group::GroupGuard;

@@ -146,10 +146,12 @@ fn api_backend(
         }
     };
     if by_path.is_none() {
-        t.warnings.push(format!(
+        let warning = format!(
             "{}:{line}: {what}: the endpoint's path is not a known API's; base_url is the whole endpoint, check it",
             t.source
-        ));
+        );
+        t.warnings
+            .push(super::term::printable(&warning).into_owned());
     }
     table.key("type", format);
     table.key("base_url", base_url.clone());

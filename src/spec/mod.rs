@@ -17,7 +17,8 @@ use crate::Error;
 
 /// Translates the spec `text`, reported under `source` in messages.
 pub fn import(text: &str, source: &str) -> Result<Imported, Error> {
-    let clauses = term::parse(text).map_err(|e| Error::config(format!("{source}:{e}")))?;
+    let clauses = term::parse(text)
+        .map_err(|e| Error::config(term::printable(&format!("{source}:{e}")).into_owned()))?;
     mapping::translate(&clauses, source)
 }
 

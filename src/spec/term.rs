@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::shown::hides;
+
 /// One Prolog term.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Term {
@@ -42,8 +44,9 @@ impl fmt::Display for Term {
     /// Prolog-like text, for messages and comments.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Term::Atom(s) | Term::Var(s) => f.write_str(s),
-            Term::Str(s) => write!(f, "{s:?}"),
+            Term::Atom(s) | Term::Var(s) if !s.chars().any(hides) => f.write_str(s),
+            Term::Atom(s) | Term::Var(s) => write_quoted(f, s, '\''),
+            Term::Str(s) => write_quoted(f, s, '"'),
             Term::Int(n) => write!(f, "{n}"),
             Term::Float(x) => write!(f, "{x:?}"),
             Term::List(items) => {
@@ -70,6 +73,45 @@ impl fmt::Display for Term {
                 f.write_str(")")
             }
         }
+    }
+}
+
+/// `text` quoted with `quote`, written back in Prolog's escapes so that it reads as the
+/// same term and holds no control character.
+fn write_quoted(f: &mut fmt::Formatter<'_>, text: &str, quote: char) -> fmt::Result {
+    use fmt::Write as _;
+    f.write_char(quote)?;
+    f.write_str(&escaped(text, Some(quote)))?;
+    f.write_char(quote)
+}
+
+/// `text` with its control, invisible and direction-changing characters written as Prolog
+/// escapes (`\n`, `\e`, `\x202E\`), and `\` and `quote` escaped when it is to be quoted.
+fn escaped(text: &str, quote: Option<char>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '\'' | '"' if quote.is_some_and(|q| q == c || c == '\\') => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\x1b' => out.push_str("\\e"),
+            c if hides(c) => out.push_str(&format!("\\x{:X}\\", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` safe for a TOML comment or a message: one line, no control character.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(hides) {
+        std::borrow::Cow::Owned(escaped(text, None))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -103,6 +145,7 @@ pub fn parse(text: &str) -> Result<Vec<Clause>, SyntaxError> {
         pos: 0,
         line: 1,
         column: 1,
+        depth: 0,
     };
     let mut clauses = Vec::new();
     loop {
@@ -132,11 +175,17 @@ pub fn parse(text: &str) -> Result<Vec<Clause>, SyntaxError> {
     }
 }
 
+/// Lists and compound terms nested deeper than this are refused: a spec nests a few levels,
+/// and the parser recurses once per level (100,000 would overflow its stack).
+pub const MAX_DEPTH: usize = 64;
+
 struct Parser {
     chars: Vec<char>,
     pos: usize,
     line: usize,
     column: usize,
+    /// The lists and compound terms open here.
+    depth: usize,
 }
 
 impl Parser {
@@ -256,19 +305,36 @@ impl Parser {
         if self.peek() != Some('(') {
             return Ok(Term::Atom(name));
         }
+        self.enter()?;
         self.bump();
         let args = self.items(')')?;
+        self.depth -= 1;
         Ok(Term::Compound(name, args))
     }
 
     fn list(&mut self) -> Result<Term, SyntaxError> {
+        self.enter()?;
         self.bump();
         self.skip_blank()?;
-        if self.peek() == Some(']') {
+        let items = if self.peek() == Some(']') {
             self.bump();
-            return Ok(Term::List(Vec::new()));
+            Vec::new()
+        } else {
+            self.items(']')?
+        };
+        self.depth -= 1;
+        Ok(Term::List(items))
+    }
+
+    /// One more level of nesting, at the bracket that opens it.
+    fn enter(&mut self) -> Result<(), SyntaxError> {
+        if self.depth == MAX_DEPTH {
+            return Err(self.error(format!(
+                "lists and terms nested deeper than {MAX_DEPTH} levels"
+            )));
         }
-        self.items(']').map(Term::List)
+        self.depth += 1;
+        Ok(())
     }
 
     /// Comma-separated terms up to `close`.

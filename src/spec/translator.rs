@@ -1,7 +1,7 @@
 //! What every part of the translation of a UnifyWeaver spec shares: the output tables, the
 //! translator that collects them and the warnings, and reading a property's value.
 
-use super::term::Term;
+use super::term::{printable, Term};
 use crate::Error;
 
 /// Lines of one output table, its leading comments and keys in order.
@@ -17,7 +17,8 @@ impl Table {
     }
 
     pub(super) fn comment(&mut self, text: &str) {
-        self.lines.push(format!("# {text}"));
+        // A newline in a comment would start a live line of TOML.
+        self.lines.push(format!("# {}", printable(text)));
     }
 }
 
@@ -37,14 +38,15 @@ impl Translator<'_> {
         why: &str,
     ) {
         table.comment(&format!("not imported: {term} ({why})"));
-        self.warnings.push(format!(
+        let warning = format!(
             "{}:{line}: {what}: {term} is not supported ({why}); left as a comment",
             self.source
-        ));
+        );
+        self.warnings.push(printable(&warning).into_owned());
     }
 
     pub(super) fn error(&self, line: usize, message: String) -> Error {
-        Error::config(format!("{}:{line}: {message}", self.source))
+        Error::config(printable(&format!("{}:{line}: {message}", self.source)).into_owned())
     }
 }
 

@@ -3,6 +3,8 @@
 //! take the arguments through `{param}` placeholders, never through a shell. Such a tool is
 //! offered to every backend like a built-in and runs with bash's process handling
 //! (`tools::command`); a parameter of type `path` is confined to `--root` like the file tools.
+//! A value that would be read as an option (`-oProxyCommand=...` where the template has a
+//! host) is refused unless the parameter says `option = true` or a `--` comes before it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::command;
-use super::spec::{Tool, ToolContext, ToolOutput, ToolSpec};
+use super::spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 /// The type of one parameter, as written in `type = "..."`.
@@ -56,6 +58,8 @@ pub struct Param {
     pub kind: ParamType,
     pub description: String,
     pub required: bool,
+    /// A value starting with `-` may stand where the program reads options (`option = true`).
+    pub option: bool,
 }
 
 /// A checked `[tools.NAME]` definition of a command tool.
@@ -172,6 +176,31 @@ fn fill(element: &str, values: &Map<String, Value>) -> String {
     out
 }
 
+/// The arguments of one call as argv text, by parameter name.
+#[derive(Default)]
+struct Values {
+    /// What the program is given.
+    given: Map<String, Value>,
+    /// What approval shows and rules match: paths relative to the root.
+    shown: Map<String, Value>,
+    /// The path arguments, relative to the root.
+    paths: Vec<String>,
+}
+
+/// `arg` as a shell would need it written to be one word, so that the shown command line
+/// says where each argument begins and ends.
+fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 /// A custom tool ready to run.
 pub struct CommandTool {
     def: CommandDef,
@@ -186,9 +215,10 @@ impl CommandTool {
         }
     }
 
-    /// The arguments as argv text, each checked against its parameter; the error is a
-    /// result for the model.
-    fn values(&self, args: Value, ctx: &ToolContext) -> Result<Map<String, Value>, ToolOutput> {
+    /// The arguments as argv text, each checked against its parameter: what the program is
+    /// given, and what approval shows and rules match (a path relative to the root, as the
+    /// file tools' rules see it). The error is a result for the model.
+    fn values(&self, args: &Value, ctx: &ToolContext) -> Result<Values, ToolOutput> {
         let name = &self.def.name;
         let Value::Object(args) = args else {
             return Err(ToolOutput::error(format!(
@@ -203,7 +233,7 @@ impl CommandTool {
                 "invalid arguments for {name}: unknown parameter `{unknown}`"
             )));
         }
-        let mut values = Map::new();
+        let mut values = Values::default();
         for p in &self.def.params {
             let Some(value) = args.get(&p.name).filter(|v| !v.is_null()) else {
                 if p.required {
@@ -216,7 +246,12 @@ impl CommandTool {
             };
             let text = match (p.kind, value) {
                 (ParamType::String, Value::String(s)) => s.clone(),
-                (ParamType::Path, Value::String(s)) => ctx.path(s)?.to_string_lossy().into_owned(),
+                (ParamType::Path, Value::String(s)) => {
+                    let shown = ctx.rule_path(s);
+                    values.paths.push(shown.clone());
+                    values.shown.insert(p.name.clone(), Value::String(shown));
+                    ctx.path(s)?.to_string_lossy().into_owned()
+                }
                 (ParamType::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
                 (ParamType::Number, Value::Number(n)) => n.to_string(),
                 (ParamType::Boolean, Value::Bool(b)) => b.to_string(),
@@ -233,9 +268,65 @@ impl CommandTool {
                     )))
                 }
             };
-            values.insert(p.name.clone(), Value::String(text));
+            values
+                .shown
+                .entry(p.name.clone())
+                .or_insert_with(|| Value::String(text.clone()));
+            values.given.insert(p.name.clone(), Value::String(text));
         }
         Ok(values)
+    }
+
+    /// The argv after the program: what it is given and what approval shows. An element whose
+    /// placeholder names an optional parameter not given is left out; a value that would be
+    /// read as an option is refused.
+    fn argv(&self, values: &Values) -> Result<(Vec<String>, Vec<String>), ToolOutput> {
+        let mut after_dashes = false;
+        let (mut given, mut shown) = (Vec::new(), Vec::new());
+        for element in &self.def.command[1..] {
+            let names = placeholders(element);
+            if !names.iter().all(|p| values.given.contains_key(*p)) {
+                continue;
+            }
+            if !after_dashes {
+                self.refuse_option(element, &names, values)?;
+            }
+            after_dashes |= element == "--";
+            given.push(fill(element, &values.given));
+            shown.push(fill(element, &values.shown));
+        }
+        Ok((given, shown))
+    }
+
+    /// An error when `element` starts with a parameter's value that starts with `-` and the
+    /// parameter is not declared `option = true`: the program would read it as an option
+    /// (`ssh {host}` with `-oProxyCommand=...` runs a command).
+    fn refuse_option(
+        &self,
+        element: &str,
+        names: &[&str],
+        values: &Values,
+    ) -> Result<(), ToolOutput> {
+        let Some(first) = names
+            .first()
+            .filter(|n| element.starts_with(&format!("{{{n}}}")))
+        else {
+            return Ok(());
+        };
+        let starts_dash = values
+            .given
+            .get(*first)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with('-'));
+        let allowed = self.def.params.iter().any(|p| p.name == *first && p.option);
+        if starts_dash && !allowed {
+            return Err(ToolOutput::error(format!(
+                "refused: `{first}` of {} starts with `-`, so {} would read it as an option, \
+                 not as a {first}. Give a value that does not start with `-`.",
+                self.def.name, self.def.command[0]
+            )));
+        }
+        Ok(())
     }
 
     /// Where it runs: `cwd` under the root (checked like a path argument), else the working
@@ -262,23 +353,37 @@ impl Tool for CommandTool {
 
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let values = match self.values(args, ctx) {
-                Ok(values) => values,
+            let argv = match self.values(&args, ctx).and_then(|v| self.argv(&v)) {
+                Ok((argv, _)) => argv,
                 Err(error) => return error,
             };
             let cwd = match self.cwd(ctx) {
                 Ok(cwd) => cwd,
                 Err(error) => return error,
             };
-            // An element whose placeholder names an optional parameter not given is left out.
-            let argv: Vec<String> = self.def.command[1..]
-                .iter()
-                .filter(|e| placeholders(e).iter().all(|p| values.contains_key(*p)))
-                .map(|e| fill(e, &values))
-                .collect();
             let program = PathBuf::from(&self.def.command[0]);
             command::run(program, argv, cwd, ctx.env.removed(), self.def.timeout).await
         })
+    }
+
+    /// The command line it will run, each argument a shell word, path arguments relative to
+    /// the root; arguments it refuses are shown as they are (the call fails anyway).
+    fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
+        let Ok(values) = self.values(args, ctx) else {
+            return Subject::arguments(&self.spec, args);
+        };
+        let Ok((_, shown)) = self.argv(&values) else {
+            return Subject::arguments(&self.spec, args);
+        };
+        let line = std::iter::once(&self.def.command[0])
+            .chain(&shown)
+            .map(|a| shell_word(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Subject {
+            paths: values.paths,
+            ..Subject::plain(line)
+        }
     }
 }
 
@@ -295,6 +400,10 @@ impl Tool for Confirmed {
 
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         self.inner.run(args, ctx)
+    }
+
+    fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
+        self.inner.subject(args, ctx)
     }
 }
 

@@ -1,8 +1,7 @@
 //! What the bash tool and MCP stdio servers do not inherit from agent-loop's environment: the
 //! secrets. A command the model wrote could print them, and its output goes to the backend.
 //! Removed are every configured backend's `api_key_env`, `TELEGRAM_BOT_TOKEN`,
-//! `BRAVE_API_KEY`, and every variable named like a secret (`*_API_KEY`, `*_TOKEN`,
-//! `*_SECRET*`, `*PASSWORD*`); config.toml's `[tools.bash]` keeps some (`env_keep`) or
+//! `BRAVE_API_KEY`, and every variable named like a secret (see [`secret_name`]); config.toml's `[tools.bash]` keeps some (`env_keep`) or
 //! removes more (`env_remove`). The values of the removed variables are also masked in every
 //! tool result before it reaches the model.
 
@@ -10,6 +9,37 @@ use crate::session::Redactor;
 
 /// Always removed, whatever their name looks like.
 const ALWAYS: [&str; 2] = ["TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"];
+
+/// Words that make a variable a secret when one of them is a whole word of its name (split
+/// on `_`, any case): `API_KEY`, `GITHUB_PAT`, `OPENAI_APIKEY`, `TOKEN`, but not `KEYBOARD`,
+/// `TOKENIZER` or `PATH`.
+const SECRET_WORDS: [&str; 14] = [
+    "KEY",
+    "KEYS",
+    "APIKEY",
+    "ACCESSKEY",
+    "PRIVATEKEY",
+    "TOKEN",
+    "TOKENS",
+    "PAT",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CREDS",
+    "PASS",
+    "PASSPHRASE",
+    "COOKIE",
+];
+/// Parts that make a variable a secret anywhere in a word of its name (`PGPASSWORD`,
+/// `DB_PASSWD`, `CLIENTSECRET`).
+const SECRET_PARTS: [&str; 2] = ["PASSW", "SECRET"];
+
+/// Whether `name` is named like a secret: a word of it is one of [`SECRET_WORDS`] or holds
+/// one of [`SECRET_PARTS`].
+pub fn secret_name(name: &str) -> bool {
+    name.to_ascii_uppercase().split('_').any(|word| {
+        SECRET_WORDS.contains(&word) || SECRET_PARTS.iter().any(|part| word.contains(part))
+    })
+}
 
 /// The environment policy of the tools.
 #[derive(Debug, Clone, Default)]
@@ -63,14 +93,10 @@ impl EnvPolicy {
         if self.keep.iter().any(|k| k == name) {
             return false;
         }
-        let upper = name.to_ascii_uppercase();
         self.remove.iter().any(|r| r == name)
             || self.backend_keys.iter().any(|k| k == name)
             || ALWAYS.contains(&name)
-            || upper.ends_with("_API_KEY")
-            || upper.ends_with("_TOKEN")
-            || upper.contains("_SECRET")
-            || upper.contains("PASSWORD")
+            || secret_name(name)
     }
 
     /// The variables set now that the tools do not get.
@@ -106,7 +132,8 @@ impl EnvPolicy {
         };
         format!(
             "Tools (bash, MCP servers) do not inherit: backends' api_key_env ({}), {}, \
-             *_API_KEY, *_TOKEN, *_SECRET*, *PASSWORD*\n  \
+             variables with a word KEY, TOKEN, PAT, CREDENTIAL(S), PASS... or a part PASSW, \
+             SECRET in their name\n  \
              env_remove: {}\n  env_keep: {}\n  removed now: {}\n",
             list(&self.backend_keys),
             ALWAYS.join(", "),
@@ -138,10 +165,30 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "DB_PASSWORD",
             "PGPASSWORD",
+            "API_KEY",
+            "STRIPE_KEY",
+            "TOKEN",
+            "SECRET",
+            "DB_PASSWD",
+            "GITHUB_PAT",
+            "OPENAI_APIKEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "openai_api_key",
         ] {
             assert!(policy.removes(name), "{name}");
         }
-        for name in ["PATH", "HOME", "GH_TOKEN", "TOKENIZER", "LANG"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "GH_TOKEN",
+            "TOKENIZER",
+            "LANG",
+            "KEYBOARD",
+            "PATTERN",
+            "SSH_AUTH_SOCK",
+            "PWD",
+            "MONKEY_BUSINESS",
+        ] {
             assert!(!policy.removes(name), "{name}");
         }
     }

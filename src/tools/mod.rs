@@ -24,7 +24,7 @@ pub use beneath::{method as confinement_method, Method as ConfinementMethod};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use root::Root;
-pub use spec::{Tool, ToolContext, ToolOutput, ToolSpec};
+pub use spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
 use spec::Typed;

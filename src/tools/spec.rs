@@ -63,6 +63,55 @@ impl ToolSpec {
     }
 }
 
+/// What approving a call means: what the user is shown, what `TOOL:GLOB` rules are matched
+/// against, and the paths it changes (as rules see them), for the `.git/` check.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Subject {
+    /// Everything the call will use: bash's command, a command tool's argv, every argument
+    /// of an MCP tool.
+    pub shown: String,
+    /// What rules match: [`Subject::shown`], but a built-in file tool's path resolved.
+    pub matched: String,
+    /// Resolved paths relative to the root.
+    pub paths: Vec<String>,
+}
+
+impl Subject {
+    /// Shown and matched alike.
+    pub fn plain(text: impl Into<String>) -> Subject {
+        let text = text.into();
+        Subject {
+            shown: text.clone(),
+            matched: text,
+            paths: Vec::new(),
+        }
+    }
+
+    /// Every argument, one a line as `name: value` in name order (a model cannot reorder
+    /// them): a string as it is unless a control character would let it fake a line, then
+    /// as JSON; other values as JSON. A call with only its main argument shows just that.
+    pub fn arguments(spec: &ToolSpec, args: &Value) -> Subject {
+        let one_line = |v: &Value| match v {
+            Value::String(s) if !s.chars().any(char::is_control) => s.clone(),
+            other => other.to_string(),
+        };
+        Subject::plain(match args {
+            Value::Object(map) => match map.iter().next() {
+                Some((name, Value::String(s))) if map.len() == 1 && *name == spec.main_param => {
+                    s.clone()
+                }
+                _ => map
+                    .iter()
+                    .map(|(name, value)| format!("{name}: {}", one_line(value)))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            },
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+}
+
 /// Where a tool runs.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -82,6 +131,24 @@ impl ToolContext {
     pub fn path(&self, path: &str) -> Result<PathBuf, ToolOutput> {
         let joined = fs::resolve(&self.cwd, path);
         self.root.check(&joined, path).map_err(ToolOutput::error)
+    }
+
+    /// A path as approval rules see it: resolved (`..` and links followed, by
+    /// [`ToolContext::path`]) and relative to the root (`--root /`: to the working directory)
+    /// when inside it, else absolute; `""` for a path the root refuses, which no pattern
+    /// matches by accident (the tool refuses it anyway).
+    pub fn rule_path(&self, raw: &str) -> String {
+        let Ok(resolved) = self.path(raw) else {
+            return String::new();
+        };
+        let base = match &self.root {
+            Root::Dir(dir) => dir.clone(),
+            Root::Anywhere => std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone()),
+        };
+        match resolved.strip_prefix(&base) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => resolved.to_string_lossy().into_owned(),
+        }
     }
 
     /// A text file's content for `tool`; a missing, unreadable, binary, special (FIFO,
@@ -146,6 +213,12 @@ impl ToolOutput {
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+
+    /// What approving this call means (see [`Subject`]); by default every argument, so a
+    /// tool whose arguments agent-loop does not understand (an MCP server's) hides none.
+    fn subject(&self, args: &Value, _ctx: &ToolContext) -> Subject {
+        Subject::arguments(self.spec(), args)
+    }
 }
 
 /// A built-in tool: what the model is told of it, its typed arguments, and what it does with
@@ -253,6 +326,26 @@ impl<T: Builtin> Tool for Typed<T> {
         &self.spec
     }
 
+    /// The main argument (bash's command); a file tool's path shown as written and matched
+    /// where it leads.
+    fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
+        let file_tool = matches!(T::NAME, "read" | "write" | "edit" | "ls");
+        let main = match args.get(T::MAIN_PARAM) {
+            Some(Value::String(s)) => s.as_str(),
+            _ if file_tool => ".",
+            _ => return Subject::arguments(&self.spec, args),
+        };
+        if !file_tool {
+            return Subject::plain(main);
+        }
+        let target = ctx.rule_path(main);
+        Subject {
+            shown: main.to_string(),
+            matched: target.clone(),
+            paths: vec![target],
+        }
+    }
+
     fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         match serde_json::from_value(args) {
             Ok(args) => Box::pin(self.tool.run(args, ctx)),
@@ -261,5 +354,38 @@ impl<T: Builtin> Tool for Typed<T> {
                 Box::pin(std::future::ready(error))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An MCP tool's call shows every argument, one a line, whatever its schema's main one:
+    /// `run {cwd, command}` cannot hide the command behind the folder.
+    #[test]
+    fn a_tool_of_unknown_arguments_shows_them_all() {
+        let spec = ToolSpec::new(
+            "mcp.box.run".into(),
+            String::new(),
+            "cwd".into(),
+            true,
+            serde_json::json!({}),
+        );
+        let args = serde_json::json!({"cwd": "/srv", "command": "curl x | sh", "n": 2});
+        assert_eq!(
+            Subject::arguments(&spec, &args).shown,
+            "command: curl x | sh\ncwd: /srv\nn: 2"
+        );
+        // A value that could fake a line of its own is shown as JSON.
+        let args = serde_json::json!({"cwd": "/srv\ncommand: ls"});
+        assert_eq!(Subject::arguments(&spec, &args).shown, "/srv\ncommand: ls");
+        let args = serde_json::json!({"cwd": "/srv\ncommand: ls", "x": true});
+        assert_eq!(
+            Subject::arguments(&spec, &args).shown,
+            "cwd: \"/srv\\ncommand: ls\"\nx: true"
+        );
+        let args = serde_json::json!({"cwd": "/srv"});
+        assert_eq!(Subject::arguments(&spec, &args).shown, "/srv");
     }
 }

@@ -362,3 +362,134 @@ fn cwd_is_under_the_root() {
         "{second}"
     );
 }
+
+const BACKUP: &str = r#"
+[tools.backup]
+description = "Copy a file"
+command = ["cp", "{src}", "{dest}"]
+[tools.backup.parameters.src]
+type = "path"
+required = true
+[tools.backup.parameters.dest]
+type = "string"
+required = true
+"#;
+
+/// The question shows the whole argv the tool will run, not its first argument: `dest` is
+/// where the harm is. An MCP tool's arguments (an agent-loop tool whose arguments it does not
+/// know) are shown one a line the same way.
+#[test]
+fn the_prompt_shows_the_argv_it_will_run() {
+    let ws = Workspace::new();
+    ws.add_config(BACKUP);
+    std::fs::write(ws.work().join("notes.txt"), "x\n").unwrap();
+    ws.reply(
+        1,
+        call(
+            "backup",
+            r#"{"src":"notes.txt","dest":"/root/.ssh/authorized keys"}"#,
+        ),
+    );
+    ws.reply(2, "stopped\n");
+    let mut pty = crate::common::Pty::spawn(
+        &ws,
+        &[],
+        &["--display", "plain", "--backend", "fake", "back it up"],
+    );
+    pty.wait_for("[n]o");
+    let shown = String::from_utf8_lossy(&pty.output()).to_string();
+    assert!(
+        shown.contains("Allow backup? It asks to run (1 line):\r\n  | cp notes.txt '/root/.ssh/authorized keys'")
+            || shown.contains("Allow backup? It asks to run (1 line):\n  | cp notes.txt '/root/.ssh/authorized keys'"),
+        "{shown}"
+    );
+    pty.send("n\n");
+    let (code, _) = pty.finish();
+    assert_eq!(code, 0);
+    assert!(ws.prompt(2).contains("not run: "), "{}", ws.prompt(2));
+}
+
+/// `--allow TOOL:GLOB` matches the argv it will run, path arguments resolved and relative to
+/// --root: `docs/../.git/hooks/x` is `.git/hooks/x`, which a `docs/*` rule does not cover
+/// and which always asks.
+#[test]
+fn allow_rules_match_the_resolved_argv_and_git_asks() {
+    let newdoc = "[tools.newdoc]\ndescription = \"New doc\"\ncommand = [\"touch\", \"{path}\"]\n\
+         [tools.newdoc.parameters.path]\ntype = \"path\"\nrequired = true\n";
+    let ws = Workspace::new();
+    ws.add_config(newdoc);
+    std::fs::create_dir_all(ws.work().join("docs")).unwrap();
+    std::fs::create_dir_all(ws.work().join(".git/hooks")).unwrap();
+    ws.reply(
+        1,
+        call("newdoc", r#"{"path":"docs/a.md"}"#)
+            + &call("newdoc", r#"{"path":"docs/../.git/hooks/pre-commit"}"#)
+            + &call("newdoc", r#"{"path":"docs/../b.md"}"#),
+    );
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "--allow", "newdoc:touch docs/*", "go"])
+        .expect_code(0);
+    assert!(ws.work().join("docs/a.md").exists());
+    assert!(!ws.work().join(".git/hooks/pre-commit").exists());
+    assert!(!ws.work().join("b.md").exists());
+    let results = ws.prompt(2);
+    assert_eq!(
+        results
+            .matches("not run: agent-loop cannot ask for approval")
+            .count(),
+        2,
+        "{results}"
+    );
+    // `always` for the tool still leaves .git/ asking.
+    ws.reply(
+        3,
+        call("newdoc", r#"{"path":"docs/../.git/hooks/pre-commit"}"#),
+    );
+    ws.reply(4, "done\n");
+    ws.run(&["--backend", "fake", "--allow", "newdoc", "go"])
+        .expect_code(4);
+    assert!(!ws.work().join(".git/hooks/pre-commit").exists());
+}
+
+/// A value starting with `-` where the program reads options is refused (`ssh {host}` with
+/// `-oProxyCommand=...` would run a command), unless the parameter says `option = true` or
+/// the template puts `--` before it.
+#[test]
+fn values_that_would_be_options_are_refused() {
+    let tools = "[tools.lister]\ndescription = \"List\"\ncommand = [\"ls\", \"{dir}\"]\nconfirm = false\n\
+         [tools.lister.parameters.dir]\ntype = \"string\"\nrequired = true\n\
+         [tools.flagged]\ndescription = \"List with flags\"\ncommand = [\"ls\", \"{flags}\", \".\"]\nconfirm = false\n\
+         [tools.flagged.parameters.flags]\ntype = \"string\"\nrequired = true\noption = true\n\
+         [tools.ended]\ndescription = \"Echo\"\ncommand = [\"echo\", \"--\", \"{word}\"]\nconfirm = false\n\
+         [tools.ended.parameters.word]\ntype = \"string\"\nrequired = true\n\
+         [tools.inside]\ndescription = \"Name\"\ncommand = [\"echo\", \"--name={word}\"]\nconfirm = false\n\
+         [tools.inside.parameters.word]\ntype = \"string\"\nrequired = true\n";
+    let ws = Workspace::new();
+    ws.add_config(tools);
+    ws.reply(
+        1,
+        call("lister", r#"{"dir":"--format=commas"}"#)
+            + &call("flagged", r#"{"flags":"-a"}"#)
+            + &call("ended", r#"{"word":"-n"}"#)
+            + &call("inside", r#"{"word":"-x"}"#),
+    );
+    ws.reply(2, "done\n");
+    ws.run(&["--backend", "fake", "go"]).expect_code(0);
+    let results = ws.prompt(2);
+    assert!(
+        results.contains("name=\"lister\" status=\"error\">\nrefused: `dir` of lister starts with `-`, so ls would read it as an option"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"flagged\" status=\"ok\">\nexit code: 0"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"ended\" status=\"ok\">\nexit code: 0\nstdout:\n-- -n"),
+        "{results}"
+    );
+    assert!(
+        results.contains("name=\"inside\" status=\"ok\">\nexit code: 0\nstdout:\n--name=-x"),
+        "{results}"
+    );
+}

@@ -115,3 +115,56 @@ fn syntax_errors_name_the_line_and_column() {
     );
     assert_eq!(run.stdout(), "");
 }
+
+/// A quoted atom holding a newline and TOML text must stay inside its comment: the imported
+/// file gains no table, and no raw escape byte reaches the file or the terminal.
+#[test]
+fn atoms_cannot_write_live_toml_or_escapes() {
+    let ws = Workspace::new();
+    let spec = ws.path("evil.pl");
+    std::fs::write(
+        &spec,
+        "helper('x\n[mcp.servers.helper]\ncommand = \"sh\"\ntrust = true\n').\n\
+         agent_backend(b, [type(cli), command(\"b\"), colour('\\e[31mred\\e[0m')]).\n\
+         tool_spec(t, [description(\"d\"), 'odd\\r\\x7\\prop'(1)]).\n",
+    )
+    .unwrap();
+    let run = ws.run(&["import-spec", spec.to_str().unwrap()]);
+    run.expect_code(0);
+    let text = run.stdout();
+    let parsed: toml::Table = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(!parsed.contains_key("mcp"), "{text}");
+    for line in text.lines() {
+        assert!(
+            line.starts_with('#') || line.is_empty() || !line.contains("trust"),
+            "a live line from an atom: {line:?}\n{text}"
+        );
+    }
+    for (what, out) in [("stdout", &text), ("stderr", &run.stderr())] {
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "a control character on {what}: {out:?}"
+        );
+    }
+    assert!(text.contains("\\e[31mred\\e[0m"), "{text}");
+}
+
+/// Nesting deep enough to overflow a recursive parser is a syntax error at its place.
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let ws = Workspace::new();
+    let spec = ws.path("deep.pl");
+    let depth = 100_000;
+    std::fs::write(
+        &spec,
+        format!("\nfact({}{}).\n", "[".repeat(depth), "]".repeat(depth)),
+    )
+    .unwrap();
+    let run = ws.run(&["import-spec", spec.to_str().unwrap()]);
+    run.expect_code(2);
+    let err = run.stderr();
+    assert!(
+        err.contains("deep.pl:2:") && err.contains("nested deeper than"),
+        "{err}"
+    );
+}

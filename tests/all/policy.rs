@@ -155,3 +155,42 @@ fn repeated_identical_calls_stop_the_turn() {
         run.stderr()
     );
 }
+
+/// An MCP tool's question shows every argument the server will be sent, one a line, not the
+/// one its schema makes the main one; and an allow rule matches all of them.
+#[test]
+fn an_mcp_tools_question_shows_every_argument() {
+    let tiny = crate::common::fixture("mcp/tiny-server.js");
+    let server = format!("\n[mcp.servers.tiny]\ncommand = '{}'\n", tiny.display());
+    let ws = Workspace::new();
+    ws.add_config(&server);
+    let call = |args: &str| {
+        format!("<tool_call>{{\"name\":\"mcp.tiny.fail\",\"arguments\":{args}}}</tool_call>\n")
+    };
+    ws.reply(1, call(r#"{"note":"/srv","command":"curl x | sh"}"#));
+    ws.reply(2, "stopped\n");
+    let mut pty =
+        crate::common::Pty::spawn(&ws, &[], &["--display", "plain", "--backend", "fake", "go"]);
+    pty.wait_for("[n]o");
+    let shown = String::from_utf8_lossy(&pty.output()).replace("\r\n", "\n");
+    assert!(
+        shown.contains(
+            "Allow mcp.tiny.fail? It asks to run (2 lines):\n  | command: curl x | sh\\n\n  | note: /srv\n"
+        ),
+        "{shown}"
+    );
+    pty.send("n\n");
+    assert_eq!(pty.finish().0, 0);
+    // A rule naming only the note does not cover the command.
+    let ws = Workspace::new();
+    ws.add_config(&server);
+    let results = results_of(
+        &ws,
+        &call(r#"{"note":"/srv","command":"curl x | sh"}"#),
+        &["--allow", "mcp.tiny.fail:note: /srv"],
+    );
+    assert!(
+        results.contains("not run: agent-loop cannot ask for approval"),
+        "{results}"
+    );
+}

@@ -4,7 +4,8 @@
 //! to the terminal's width and never cut: control characters as escapes (`\n`, `\t`, `\x1b`),
 //! invisible and direction-changing characters as `\u{..}`, and runs of blanks as a count
 //! (`␠×400`). Longer than a screen, it is shown with its line count, and `v` shows it all.
-//! Both the plain and the terminfo display ask through [`prompt`].
+//! Both the plain and the terminfo display ask through [`prompt`]; the Telegram bot shows
+//! its questions through [`shown_lines`] and [`fold`] too.
 
 use agent_loop::agent::ApprovalRequest;
 
@@ -21,18 +22,14 @@ const NEWLINE_RUN: usize = 2;
 /// (the question) without its newline. `full`: the whole command even when it is long.
 pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     let tool = visible(&request.call.name).concat();
-    let lines = wrap(&visible(&request.summary), width.saturating_sub(4).max(20));
+    let lines = shown_lines(&request.summary, width.saturating_sub(4).max(20));
     let mut out = format!(
         "Allow {tool}? It asks to run ({} line{}):\n",
         lines.len(),
         if lines.len() == 1 { "" } else { "s" }
     );
     let long = lines.len() > SCREEN_LINES;
-    let shown = if long && !full {
-        HEAD_LINES
-    } else {
-        lines.len()
-    };
+    let shown = fold(lines.len(), full);
     for line in &lines[..shown] {
         out.push_str(&format!("  | {line}\n"));
     }
@@ -49,6 +46,23 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     }
     out.push_str(": ");
     out
+}
+
+/// `text` as the approval question shows it, in lines of at most `width` characters: every
+/// character visible (escapes for control, invisible and direction-changing ones), runs of
+/// blanks and newlines as counts.
+pub fn shown_lines(text: &str, width: usize) -> Vec<String> {
+    wrap(&visible(text), width)
+}
+
+/// How many of `total` lines are shown before the user asks for all: all of them when they
+/// fit a screen or `full`, else the first ones.
+pub fn fold(total: usize, full: bool) -> usize {
+    if total > SCREEN_LINES && !full {
+        HEAD_LINES
+    } else {
+        total
+    }
 }
 
 /// `text` cut into visible pieces: each piece is one shown character or escape, and `"\n"`
@@ -82,20 +96,11 @@ fn visible(text: &str) -> Vec<String> {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 pieces.push(format!("\\x{:02x}", c as u32));
             }
-            c if hidden(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
+            c if agent_loop::shown::invisible(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
             c => pieces.push(c.to_string()),
         }
     }
     pieces
-}
-
-/// Characters that show nothing, or change how what follows is shown: C1 controls, odd
-/// spaces, zero-width characters, bidirectional overrides, the byte-order mark.
-fn hidden(c: char) -> bool {
-    matches!(c as u32,
-        0x80..=0x9f | 0xa0 | 0xad | 0x115f | 0x1160 | 0x180e | 0x2000..=0x200f
-        | 0x2028..=0x202f | 0x205f..=0x206f | 0x3000 | 0x3164 | 0xfe00..=0xfe0f | 0xfeff
-        | 0xfff9..=0xfffb)
 }
 
 /// The pieces as lines of at most `width` characters; a line ends where a `"\n"` piece is.

@@ -23,6 +23,8 @@ pub struct Api {
     client: reqwest::Client,
     /// `{base}/bot{token}`: secret.
     root: String,
+    /// Masked in every error.
+    token: String,
 }
 
 /// Why a call failed.
@@ -185,7 +187,27 @@ impl Api {
         Ok(Api {
             client,
             root: format!("{}/bot{token}", base.trim_end_matches('/')),
+            token: token.to_string(),
         })
+    }
+
+    /// `text` from the server, fit to show: the token masked (also percent-encoded), every
+    /// control or invisible character (`agent_loop::shown`) a space.
+    fn scrub(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        if !self.token.is_empty() {
+            let encoded = self.token.replace(':', "%3A");
+            for form in [
+                self.token.as_str(),
+                &encoded,
+                &encoded.replace("%3A", "%3a"),
+            ] {
+                text = text.replace(form, "[REDACTED]");
+            }
+        }
+        text.chars()
+            .map(|c| if agent_loop::shown::hides(c) { ' ' } else { c })
+            .collect()
     }
 
     /// Sends `method` with `body`, waiting out 429s and retrying network errors (up to
@@ -212,10 +234,12 @@ impl Api {
             let reply = match sent {
                 Ok(response) => response.bytes().await.map(|bytes| {
                     serde_json::from_slice::<Reply<T>>(&bytes).map_err(|e| {
-                        format!(
-                            "{method}: not a Bot API reply ({e}): {}",
-                            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-                        )
+                        // Masked before it is cut: a cut could leave half a token. The parse
+                        // error quotes the body too.
+                        let body = self.scrub(&String::from_utf8_lossy(&bytes));
+                        let shown: String = body.chars().take(200).collect();
+                        let why: String = self.scrub(&e.to_string()).chars().take(200).collect();
+                        format!("{method}: not a Bot API reply ({why}): {shown}")
                     })
                 }),
                 Err(e) => Err(e),
@@ -237,11 +261,11 @@ impl Api {
                     }
                     return Err(ApiError::Refused {
                         code,
-                        description: reply.description.unwrap_or_default(),
+                        description: self.scrub(&reply.description.unwrap_or_default()),
                     });
                 }
                 // Without the URL: it holds the token.
-                Err(e) => ApiError::Network(e.without_url().to_string()),
+                Err(e) => ApiError::Network(self.scrub(&e.without_url().to_string())),
             };
             if failures >= network_retries {
                 return Err(error);

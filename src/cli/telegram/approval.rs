@@ -1,17 +1,22 @@
-//! Approval through inline buttons: the bot sends the whole command or path with Allow /
-//! Deny / Always under it; the `callback_query` of the button pressed answers the question
-//! waiting for it. No answer within the timeout denies the call.
+//! Approval through inline buttons: the bot sends everything the call will use (as the
+//! terminal's prompt shows it: control and invisible characters as escapes, runs of blanks
+//! as counts, a long command folded) with Allow / Deny / Always under it, and View all when
+//! folded; the `callback_query` of the button pressed answers the question waiting for it
+//! (View all sends the whole of it and keeps waiting). No answer within the timeout denies
+//! the call.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::oneshot;
+use tokio::sync::mpsc;
 
 use agent_loop::event::{ApprovalRequest, Decision};
 
 use super::api::{Api, InlineKeyboardButton, InlineKeyboardMarkup, Mode};
 use super::format::escape;
+use super::split::{split, MESSAGE_LIMIT};
+use crate::cli::display::approval::{fold, shown_lines};
 
 /// The questions waiting for a button, shared by the turns that ask and the poll loop that
 /// receives the answers.
@@ -23,16 +28,28 @@ pub struct Approvals {
 #[derive(Default)]
 struct Pending {
     next: u64,
-    /// Question id → (the chat asked, where its answer goes).
-    waiting: HashMap<u64, (i64, oneshot::Sender<Decision>)>,
+    /// Question id → (the chat asked, where its buttons' answers go).
+    waiting: HashMap<u64, (i64, mpsc::UnboundedSender<Answer>)>,
+}
+
+/// A button pressed under a question.
+enum Answer {
+    Decided(Decision),
+    /// Show the whole call, then keep waiting.
+    ViewAll,
 }
 
 /// The buttons' answers, as their callback data spells them.
 const CHOICES: [(&str, &str); 3] = [("allow", "Allow"), ("deny", "Deny"), ("always", "Always")];
+/// The button of a folded question.
+const VIEW: (&str, &str) = ("view", "View all");
+
+/// The width the question's lines are wrapped to: a phone's screen of monospace text.
+const WIDTH: usize = 60;
 
 impl Approvals {
-    fn register(&self, chat_id: i64) -> (u64, oneshot::Receiver<Decision>) {
-        let (tx, rx) = oneshot::channel();
+    fn register(&self, chat_id: i64) -> (u64, mpsc::UnboundedReceiver<Answer>) {
+        let (tx, rx) = mpsc::unbounded_channel();
         let mut pending = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         pending.next += 1;
         let id = pending.next;
@@ -51,7 +68,7 @@ impl Approvals {
         let rest = data.strip_prefix("approve:")?;
         let (id, choice) = rest.split_once(':')?;
         let id: u64 = id.parse().ok()?;
-        let (_, label) = CHOICES.iter().find(|(c, _)| *c == choice)?;
+        let (_, label) = CHOICES.iter().chain([&VIEW]).find(|(c, _)| *c == choice)?;
         let mut pending = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if pending
             .waiting
@@ -60,25 +77,20 @@ impl Approvals {
         {
             return None;
         }
+        if choice == VIEW.0 {
+            let (_, tx) = pending.waiting.get(&id)?;
+            tx.send(Answer::ViewAll).ok()?;
+            return Some(label);
+        }
         let (_, tx) = pending.waiting.remove(&id)?;
         let decision = match choice {
             "allow" => Decision::Once,
             "always" => Decision::Always,
             _ => Decision::Deny("the user denied it on Telegram".into()),
         };
-        tx.send(decision).ok()?;
+        tx.send(Answer::Decided(decision)).ok()?;
         Some(label)
     }
-}
-
-/// What the question shows of a call: its whole command or path, else its arguments.
-fn subject(request: &ApprovalRequest) -> String {
-    let args = &request.call.args;
-    ["command", "path", "file_path"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
-        .map(str::to_string)
-        .unwrap_or_else(|| serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string()))
 }
 
 /// Asks in `chat_id` whether the call may run; waits for a button up to `timeout`.
@@ -89,15 +101,29 @@ pub async fn ask(
     request: &ApprovalRequest,
     timeout: Duration,
 ) -> Decision {
-    let (id, answer) = approvals.register(chat_id);
+    let (id, mut answers) = approvals.register(chat_id);
+    // The same escaping and folding as the terminal's prompt: the summary is everything the
+    // call will use.
+    let lines = shown_lines(&request.summary, WIDTH);
+    let shown = fold(lines.len(), false);
+    let mut body = lines[..shown].join("\n");
+    if shown < lines.len() {
+        body.push_str(&format!(
+            "\n... {} more lines not shown: press View all to see all {} before deciding",
+            lines.len() - shown,
+            lines.len()
+        ));
+    }
     let question = format!(
-        "Allow <b>{}</b>?\n<pre>{}</pre>",
-        escape(&request.call.name),
-        escape(&subject(request))
+        "Allow <b>{}</b>? ({} line{})\n<pre>{}</pre>",
+        escape(&shown_lines(&request.call.name, usize::MAX).concat()),
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" },
+        escape(&body)
     );
+    let buttons = CHOICES.iter().chain((shown < lines.len()).then_some(&VIEW));
     let keyboard = InlineKeyboardMarkup {
-        inline_keyboard: vec![CHOICES
-            .iter()
+        inline_keyboard: vec![buttons
             .map(|(data, label)| InlineKeyboardButton {
                 text: label.to_string(),
                 callback_data: format!("approve:{id}:{data}"),
@@ -114,12 +140,23 @@ pub async fn ask(
             return Decision::Deny(format!("the question could not be sent to Telegram: {e}"));
         }
     };
-    let decision = match tokio::time::timeout(timeout, answer).await {
-        Ok(Ok(decision)) => decision,
-        _ => Decision::Deny(format!(
-            "nobody answered on Telegram within {} s",
-            timeout.as_secs()
-        )),
+    let deadline = tokio::time::Instant::now() + timeout;
+    let decision = loop {
+        match tokio::time::timeout_at(deadline, answers.recv()).await {
+            Ok(Some(Answer::Decided(decision))) => break decision,
+            Ok(Some(Answer::ViewAll)) => {
+                for piece in split(&lines.join("\n"), MESSAGE_LIMIT - 16) {
+                    let piece = format!("<pre>{}</pre>", escape(&piece));
+                    let _ = api.send_message(chat_id, &piece, Mode::Html, None).await;
+                }
+            }
+            _ => {
+                break Decision::Deny(format!(
+                    "nobody answered on Telegram within {} s",
+                    timeout.as_secs()
+                ))
+            }
+        }
     };
     approvals.forget(id);
     let verdict = match &decision {

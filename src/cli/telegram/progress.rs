@@ -12,6 +12,8 @@ use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
 use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
+use crate::cli::display::approval::shown_lines;
+
 use super::api::{Api, Mode};
 use super::approval::{ask, Approvals};
 
@@ -43,7 +45,10 @@ impl Observer for Progress {
             }
         }
         let line = match event {
-            Event::ToolCall { summary, .. } => format!("running: {summary}"),
+            // Escaped as the approval question is: a summary is the model's text.
+            Event::ToolCall { summary, .. } => {
+                format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
+            }
             Event::OwnTool { activity, .. } => format!("running: {activity}"),
             Event::ToolResult {
                 ok: false, tool, ..

@@ -12,7 +12,7 @@ use reqwest::header::{
 };
 use reqwest::{redirect, Client, StatusCode, Url};
 
-use super::address::private_kind;
+use super::address::{own_addresses, refused_kind};
 use super::WebOptions;
 
 /// Redirects followed before giving up.
@@ -127,9 +127,10 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
     let port = url.port_or_known_default().unwrap_or(80);
     let addrs = resolve(url, port, opts).await?;
     if !opts.names(url.as_str()) {
+        let own = own_addresses();
         if let Some((ip, kind)) = addrs
             .iter()
-            .find_map(|a| private_kind(a.ip()).map(|k| (a.ip(), k)))
+            .find_map(|a| refused_kind(a.ip(), &own).map(|k| (a.ip(), k)))
         {
             let named = if host.trim_matches(['[', ']']) == ip.to_string() {
                 String::new()

@@ -36,26 +36,79 @@ fn tools_have_no_controlling_terminal() {
 }
 
 /// agent-loop killed with SIGKILL mid-turn (no Drop, no signal handler runs): the backend
-/// it was waiting for dies too.
+/// it was waiting for dies too, and so does what the backend started (a wrapper's native
+/// program; here the fake agent's `sleep`): the watchdog kills its process group.
 #[test]
-fn a_backend_dies_with_a_sigkilled_agent_loop() {
+fn a_backend_and_its_children_die_with_a_sigkilled_agent_loop() {
     let ws = Workspace::new();
     ws.fake_file("hang.1", "");
     let mut cmd = ws.cmd(&["--backend", "fake", "wait for me"]);
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let sleep = ws.wait_for_process("sleep");
-    let agent = crate::common::poll(|| {
-        std::fs::read_to_string(ws.path("fake/self.pid"))
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-    })
-    .expect("the fake agent never wrote its pid");
-    send_signal(child.id(), libc::SIGKILL);
-    child.wait().unwrap();
-    let gone = wait_gone(agent);
-    // The agent's own child is no concern of agent-loop's; the test cleans it up.
-    send_signal(sleep as u32, libc::SIGKILL);
-    assert!(gone, "the backend {agent} outlived agent-loop");
+    let child = cmd.spawn().unwrap();
+    let pid_in = |file: &str| {
+        crate::common::poll(|| {
+            std::fs::read_to_string(ws.path(file))
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok())
+        })
+        .unwrap_or_else(|| panic!("the fake agent never wrote {file}"))
+    };
+    let sleep = pid_in("fake/child.pid");
+    let agent = pid_in("fake/self.pid");
+    sigkill_and_expect_gone(
+        &ws,
+        child,
+        [(agent, "the backend"), (sleep, "the backend's child")],
+    );
+}
+
+/// Kills agent-loop with SIGKILL and waits (bounded) until each process is gone; kills those
+/// that are not, so that a failure leaves nothing behind.
+fn sigkill_and_expect_gone(
+    ws: &Workspace,
+    mut agent_loop: std::process::Child,
+    processes: [(i32, &str); 2],
+) {
+    send_signal(agent_loop.id(), libc::SIGKILL);
+    agent_loop.wait().unwrap();
+    let gone = processes.map(|(pid, _)| wait_gone(pid));
+    for ((pid, what), gone) in processes.iter().zip(gone) {
+        if !gone {
+            send_signal(*pid as u32, libc::SIGKILL);
+        }
+        assert!(gone, "{what} {pid} outlived agent-loop");
+    }
     ws.assert_no_leftovers();
+}
+
+/// The same for a bash command that left a `sleep` running: the shell is agent-loop's child,
+/// the sleep is not, and both die.
+#[test]
+fn a_tools_commands_die_with_a_sigkilled_agent_loop() {
+    let ws = Workspace::new();
+    let pids = ws.path("tool.pids");
+    let command = format!(
+        "sleep 300 & echo \"$$ $!\" > {}.part && mv {0}.part {0}; wait",
+        pids.display()
+    );
+    let call = serde_json::json!({"name": "bash", "arguments": {"command": command}});
+    ws.reply(1, format!("<tool_call>{call}</tool_call>\n"));
+    ws.reply(2, "done\n");
+    let mut cmd = ws.cmd(&["--backend", "fake", "--yes", "go"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let child = cmd.spawn().unwrap();
+    let (shell, sleep) = crate::common::poll(|| {
+        let text = std::fs::read_to_string(&pids).ok()?;
+        let mut words = text.split_whitespace().map(|w| w.parse::<i32>().ok());
+        Some((words.next()??, words.next()??))
+    })
+    .expect("the bash command never wrote its pids");
+    sigkill_and_expect_gone(
+        &ws,
+        child,
+        [
+            (shell, "the bash tool's shell"),
+            (sleep, "the command's sleep"),
+        ],
+    );
 }

@@ -73,3 +73,49 @@ fn mcp_servers_get_no_secrets_but_their_own_env() {
     assert!(has("GIVEN_TOKEN"), "{names}");
     assert!(has("PLAIN_SETTING"), "{names}");
 }
+
+/// agent-loop is not dumpable: a command the user approved, running as the same user, cannot
+/// read agent-loop's environment (and its keys) from /proc/PPID/environ, base64 or not.
+/// `agent-loop config` says so, from the process's own flag. Root may read any process's
+/// environment (CAP_SYS_PTRACE), so run as root the command's read is not judged.
+#[test]
+fn an_approved_command_cannot_read_agent_loops_environment() {
+    let ws = Workspace::new();
+    let config = ws.run(&["config"]);
+    config.expect_code(0);
+    assert!(
+        config
+            .stdout()
+            .contains("agent-loop's own environment (its keys): not dumpable"),
+        "{}",
+        config.stdout()
+    );
+    let command = "p=$PPID; cat /proc/$p/environ | base64 -w0; echo; echo \"ppid=$p\"";
+    let call = serde_json::json!({"name": "bash", "arguments": {"command": command}});
+    ws.reply(1, format!("<tool_call>{call}</tool_call>\n"));
+    ws.reply(2, "done\n");
+    let mut cmd = ws.cmd(&["--backend", "fake", "--yes", "go"]);
+    cmd.env("MY_SERVICE_TOKEN", "sk-service-0123456789");
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent_loop = child.id();
+    assert!(child.wait().unwrap().success());
+    let result = ws.prompt(2);
+    // The command ran under agent-loop itself.
+    assert!(result.contains(&format!("ppid={agent_loop}")), "{result}");
+    // SAFETY: getuid cannot fail.
+    if unsafe { libc::getuid() } != 0 {
+        assert!(result.contains("Permission denied"), "{result}");
+        // base64 of "MY_SERVICE_TOKEN=" at any of the three alignments.
+        for piece in [
+            "TVlfU0VSVklDRV9UT0tFTj",
+            "1ZX1NFUlZJQ0VfVE9LRU49",
+            "NWV9TRVJWSUNFX1RPS0VOP",
+        ] {
+            assert!(!result.contains(piece), "{result}");
+        }
+    }
+}

@@ -32,7 +32,7 @@ fn round_trip(format: Format, stream: bool, extra_args: &[&str]) -> (Run, Vec<Re
         assert!(stderr.contains("I'll look at the notes.\n"), "{stderr}");
     }
     let read = stderr.find("[tool read] notes.txt").expect(&stderr);
-    let ls = stderr.find("[tool ls] {}").expect(&stderr);
+    let ls = stderr.find("[tool ls] .").expect(&stderr);
     assert!(read < ls, "the calls ran in order:\n{stderr}");
 
     let requests = server.requests();

@@ -4,6 +4,7 @@
 
 mod lifecycle;
 mod mock;
+mod safety;
 
 use std::path::PathBuf;
 use std::process::{Child, Command};
@@ -307,7 +308,8 @@ fn every_command() {
         let left: Vec<_> = ws
             .processes()
             .into_iter()
-            .filter(|(p, _)| *p != pid)
+            // The bot and its watchdog live on.
+            .filter(|(p, comm)| *p != pid && comm != "agent-loop-wd")
             .collect();
         left.is_empty().then_some(())
     });

@@ -553,3 +553,30 @@ fn searxng_is_the_other_provider() {
         "/searxng/search?q=rust+html&format=json"
     );
 }
+
+/// A service bound to 0.0.0.0 answers on every address of the machine, public or not:
+/// read_url refuses them all (here the address of the default route, which on the test
+/// machine is in TEST-NET-1), and the service sees no connection.
+#[test]
+fn the_machines_own_addresses_are_refused() {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The source address of the default route: connecting a UDP socket sends nothing.
+    let udp = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    let own = match udp.connect("203.0.113.1:9") {
+        Ok(()) => udp.local_addr().unwrap().ip(),
+        Err(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+    };
+    let ws = Workspace::new();
+    let url = format!("http://{own}:{port}/");
+    let (_, results) = results(&ws, &read_url(&url), &["--yes"], &[]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    let (status, text) = &results[0];
+    assert_eq!(status, "error", "{text}");
+    assert!(text.starts_with(&format!("refused: {url} is a ")), "{text}");
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "read_url connected to {url}"
+    );
+}

@@ -1,0 +1,161 @@
+//! Children die with agent-loop, also with their own children, even when agent-loop is killed
+//! with SIGKILL and nothing of it runs. The kernel's death signal (see [`super::isolate`])
+//! reaches only the direct child: a backend's wrapper dies, but the native program it started
+//! and the `sleep` a bash command left in the background do not. So at start-up agent-loop
+//! forks a watchdog, a second process that holds the read end of a pipe to agent-loop and
+//! nothing else. Every child's process group is written down the pipe when it starts
+//! ([`super::GroupGuard`]) and struck off when the guard kills it. When agent-loop is gone,
+//! however it died, the kernel closes its end of the pipe; the watchdog reads end of file,
+//! kills every group still recorded and exits.
+//!
+//! The watchdog is forked, not executed: no program path to find (on Android neither
+//! `/proc/self/exe` nor `argv[0]` is sure to name the binary), nothing for a library user to
+//! wire up. It is forked while agent-loop is still single-threaded and small, so the copy
+//! shares almost all its pages; it then uses only plain system calls (read, killpg, _exit),
+//! with no allocation. What escapes: a process that leaves its group (`setsid`, a daemon) and
+//! groups beyond [`SLOTS`] at once.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The write end of the pipe to the watchdog; -1 when there is none.
+static PIPE: AtomicI32 = AtomicI32::new(-1);
+
+/// The watchdog's process name, as `ps` shows it.
+pub const NAME: &std::ffi::CStr = c"agent-loop-wd";
+
+/// How many process groups the watchdog can hold at once.
+const SLOTS: usize = 1024;
+
+/// Forks the watchdog. Call it once, while the process has a single thread (before the
+/// runtime starts): the forked copy runs Rust code. Without it (a library that does not call
+/// it, or a fork that failed) children still get the direct death signal.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn start() -> std::io::Result<()> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills `fds`; fork is called with one thread, and the child never returns
+    // from `watch`. The write end is close-on-exec, so no program agent-loop starts holds it:
+    // only agent-loop's death closes it.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        match libc::fork() {
+            -1 => {
+                let error = std::io::Error::last_os_error();
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+                Err(error)
+            }
+            0 => watch(fds[0]),
+            _ => {
+                libc::close(fds[0]);
+                PIPE.store(fds[1], Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn start() -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The watchdog kills `pgid` if agent-loop dies before [`forget`].
+pub fn record(pgid: i32) {
+    send(pgid);
+}
+
+/// `pgid` was killed (or exited): the watchdog strikes it off.
+pub fn forget(pgid: i32) {
+    send(-pgid);
+}
+
+fn send(word: i32) {
+    let fd = PIPE.load(Ordering::Relaxed);
+    if fd < 0 {
+        return;
+    }
+    let bytes = word.to_ne_bytes();
+    // SAFETY: a write of 4 bytes from a live buffer; a pipe write this small is atomic, so
+    // words from several threads never interleave. A watchdog that is gone gives EPIPE
+    // (SIGPIPE is ignored by the Rust runtime), which changes nothing here.
+    unsafe {
+        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+/// The watchdog's whole life: away from the terminal (its own session, so Ctrl-C and a hang
+/// up do not reach it), holding no descriptor but the pipe, reading words until end of file,
+/// then killing what is recorded.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn watch(pipe: i32) -> ! {
+    libc::setsid();
+    libc::prctl(libc::PR_SET_NAME, NAME.as_ptr());
+    libc::dup2(pipe, 0);
+    // Holding agent-loop's other descriptors would keep its output pipes open after it dies.
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+        limit.rlim_cur.min(65_536) as i32
+    } else {
+        1024
+    };
+    for fd in 1..top {
+        libc::close(fd);
+    }
+    let mut groups = [0i32; SLOTS];
+    let mut buf = [0u8; 4096];
+    let mut have = 0usize;
+    loop {
+        let n = libc::read(0, buf[have..].as_mut_ptr().cast(), buf.len() - have);
+        if n == 0 {
+            break;
+        }
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+        have += n as usize;
+        let whole = have - have % 4;
+        for word in buf[..whole].chunks_exact(4) {
+            let word = i32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
+            apply(&mut groups, word);
+        }
+        buf.copy_within(whole..have, 0);
+        have -= whole;
+    }
+    for &pgid in groups.iter().filter(|g| **g > 0) {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+    libc::_exit(0)
+}
+
+/// A positive word records a group, a negative one strikes it off.
+fn apply(groups: &mut [i32], word: i32) {
+    if word > 0 {
+        if let Some(slot) = groups.iter_mut().find(|g| **g == 0) {
+            *slot = word;
+        }
+    } else if let Some(slot) = groups.iter_mut().find(|g| **g == word.wrapping_neg()) {
+        *slot = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_record_and_strike_off() {
+        let mut groups = [0i32; 3];
+        for word in [5, 7, -5, 9, 11, 13, -7] {
+            apply(&mut groups, word);
+        }
+        assert_eq!(groups, [9, 0, 11]);
+    }
+}

@@ -2,7 +2,7 @@
 //! printed or written (atomically, never over a file without --force), it loads with
 //! --config, lists the four backends, and the coro backend reads the spec's token line.
 
-use crate::common::{fixture, Workspace};
+use crate::common::{fixture, path_with, Workspace};
 
 fn spec() -> String {
     fixture("unifyweaver/agent_loop_spec.pl")
@@ -85,8 +85,7 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
     std::os::unix::fs::symlink(fixture("agents/scripted.sh"), bin.join("coro")).unwrap();
     ws.reply(1, "Hello.\nTokens: 12 input + 3 output\n");
     let mut cmd = ws.cmd(&["--backend", "coro", "hi"]);
-    let path = std::env::var("PATH").unwrap_or_default();
-    cmd.env("PATH", format!("{}:{path}", bin.display()));
+    cmd.env("PATH", path_with(&[&bin]));
     let run = ws.run_cmd(cmd);
     run.expect_code(0);
     assert_eq!(run.stdout(), "Hello.\n");

@@ -8,6 +8,7 @@ mod cli_backend;
 mod cli_ratelimit;
 mod cli_retry;
 mod closed_pipe;
+mod completions;
 mod config_errors;
 mod context;
 mod custom_tools;

@@ -200,3 +200,24 @@ fn every_sh_command_runs() {
         "{answer}"
     );
 }
+
+/// A new user's first screen: the two set-up commands (the offline demo, the whole test
+/// suite) are in the README's first 25 lines, in an `sh` block.
+#[test]
+fn the_set_up_commands_are_on_the_first_screen() {
+    let first: String = README.lines().take(25).map(|l| format!("{l}\n")).collect();
+    let sh: Vec<&str> = fenced(&first)
+        .into_iter()
+        .filter(|(lang, _)| *lang == "sh")
+        .flat_map(|(_, lines)| lines)
+        .collect();
+    for command in [
+        "cargo run -- --backend demo \"list the files here\"",
+        "scripts/test.sh",
+    ] {
+        assert!(
+            sh.contains(&command),
+            "`{command}` not in the first 25 lines:\n{first}"
+        );
+    }
+}

@@ -61,8 +61,9 @@ pub fn path_with(first: &[&Path]) -> OsString {
 
 /// Clears `cmd`'s environment and gives it only: PATH of the tools, HOME, the XDG folders
 /// and TMPDIR under `root` (HOME in `root/home`, the config, data, cache and state homes in
-/// `root/xdg`, `root/data`, `root/cache`, `root/state`, TMPDIR `root/tmp`), and a UTF-8
-/// locale. The folders are made when used, except `tmp/`, made here.
+/// `root/xdg`, `root/data`, `root/cache`, `root/state`, TMPDIR `root/tmp`), a UTF-8 locale,
+/// and no Ollama server (OLLAMA_HOST is port 9, discard, closed on a test machine; the
+/// default would ask the machine's own). The folders are made when used, except `tmp/`.
 pub fn hermetic<'a>(cmd: &'a mut Command, root: &Path) -> &'a mut Command {
     std::fs::create_dir_all(root.join("tmp")).expect("the run's TMPDIR");
     cmd.env_clear()
@@ -74,4 +75,5 @@ pub fn hermetic<'a>(cmd: &'a mut Command, root: &Path) -> &'a mut Command {
         .env("XDG_STATE_HOME", root.join("state"))
         .env("TMPDIR", root.join("tmp"))
         .env("LANG", "C.UTF-8")
+        .env("OLLAMA_HOST", "127.0.0.1:9")
 }

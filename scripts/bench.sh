@@ -5,7 +5,8 @@
 # target/bench.md). In-process figures come from `cargo bench` (benches/parse.rs,
 # benches/context.rs, benches/web.rs: the last has a target, so its figures are in the table).
 # Options: --clean-build also times a release build from scratch; --install installs the
-# missing measuring tools with apt-get (without it, the script names them and stops).
+# missing measuring tools with apt-get (without it, the script names them and stops) and
+# downloads the real page below (without it, that row is left out). No apt-get otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +55,9 @@ web_row() {
 web_dense=$(web_row)
 pages=$PWD/target/bench-pages
 u8_page=$pages/x/usr/share/doc/rust-doc/html/std/primitive.u8.html
-if [ ! -f "$u8_page" ]; then
+if [ ! -f "$u8_page" ] && [ -z "$install" ]; then
+  echo "scripts/bench.sh: no real-page row: --install downloads Rust's u8 docs (Debian's rust-doc) into $pages" >&2
+elif [ ! -f "$u8_page" ]; then
   mkdir -p "$pages"
   (cd "$pages" && apt-get download -qq rust-doc 2>/dev/null && dpkg-deb -x rust-doc_*.deb x) || true
 fi

@@ -38,6 +38,13 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
         "{text}"
     );
 
+    assert!(
+        text.contains(
+            "[backends.ollama]\ntype = \"ollama\"\nbase_url = \"http://localhost:11434\"\n"
+        ),
+        "{text}"
+    );
+
     // -o writes the same text; the test's own --config is that file from now on.
     let out = ws.path("backends.toml");
     let run = ws.run(&["import-spec", &spec(), "-o", out.to_str().unwrap()]);
@@ -64,7 +71,9 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
         "coro        cli, own tools  coro ",
         "claude_api  anthropic       https://api.anthropic.com ",
         "openai      openai          https://api.openai.com/v1 ",
-        "ollama      ollama          http://localhost:11434 ",
+        // The spec's endpoint is the file's; OLLAMA_HOST of the tests' environment (no
+        // server) overrides it, as it would a user's.
+        "ollama      ollama          http://127.0.0.1:9 ",
     ] {
         assert!(table.contains(row), "no {row:?} in:\n{table}");
     }

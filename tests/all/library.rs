@@ -53,7 +53,8 @@ fn the_one_turn_example_runs_a_tool_round_trip_from_the_users_config() {
 
 #[test]
 fn the_example_says_how_to_call_it() {
-    let out = Command::new(example()).output().unwrap();
+    let ws = Workspace::new();
+    let out = ws.hermetic(&mut Command::new(example())).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: one_turn BACKEND TASK"));
 }

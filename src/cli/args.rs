@@ -296,13 +296,16 @@ pub enum Command {
     Config,
     /// Shell completions.
     ///
-    /// Prints a shell completion script. To install it, once (new shells then complete):
+    /// Prints a shell completion script. To install it, once (new shells then complete; make
+    /// the folder first with `mkdir -p` if it is not there):
     ///
-    /// bash: mkdir -p ~/.local/share/bash-completion/completions && agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop
+    /// agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop
     ///
-    /// zsh: mkdir -p ~/.zfunc && agent-loop completions zsh > ~/.zfunc/_agent-loop, and in ~/.zshrc, before compinit: fpath=(~/.zfunc $fpath)
+    /// agent-loop completions zsh > ~/.zfunc/_agent-loop
     ///
-    /// fish: mkdir -p ~/.config/fish/completions && agent-loop completions fish > ~/.config/fish/completions/agent-loop.fish
+    /// (zsh: with `fpath=(~/.zfunc $fpath)` in ~/.zshrc, before compinit)
+    ///
+    /// agent-loop completions fish > ~/.config/fish/completions/agent-loop.fish
     Completions {
         #[arg(value_enum)]
         shell: CompletionShell,

@@ -4,9 +4,20 @@
 # with its peer or floor where one exists, and prints a Markdown table (also written to
 # target/bench.md). In-process figures come from `cargo bench` (benches/parse.rs,
 # benches/context.rs, benches/web.rs: the last has a target, so its figures are in the table).
-# Options: --clean-build also times a release build from scratch.
+# Options: --clean-build also times a release build from scratch; --install installs the
+# missing measuring tools with apt-get (without it, the script names them and stops) and
+# downloads the real page below (without it, that row is left out). No apt-get otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+clean_build="" install=""
+for arg in "$@"; do
+  case $arg in
+    --clean-build) clean_build=1 ;;
+    --install) install=1 ;;
+    *) echo "scripts/bench.sh: unknown option $arg (options: --clean-build, --install)" >&2; exit 2 ;;
+  esac
+done
 
 need=()
 command -v hyperfine >/dev/null || need+=(hyperfine)
@@ -14,11 +25,15 @@ command -v hyperfine >/dev/null || need+=(hyperfine)
 command -v curl >/dev/null || need+=(curl)
 command -v python3 >/dev/null || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
+  if [ -z "$install" ]; then
+    echo "scripts/bench.sh: please install: ${need[*]} (or pass --install to have apt-get do it)" >&2
+    exit 1
+  fi
   apt-get update -qq && apt-get install -y -qq "${need[@]}"
 fi
 
 build_s=""
-if [ "${1:-}" = "--clean-build" ]; then
+if [ -n "$clean_build" ]; then
   scratch=$(mktemp -d)
   start=$(date +%s)
   CARGO_TARGET_DIR="$scratch" cargo build --release --locked --quiet
@@ -40,7 +55,9 @@ web_row() {
 web_dense=$(web_row)
 pages=$PWD/target/bench-pages
 u8_page=$pages/x/usr/share/doc/rust-doc/html/std/primitive.u8.html
-if [ ! -f "$u8_page" ]; then
+if [ ! -f "$u8_page" ] && [ -z "$install" ]; then
+  echo "scripts/bench.sh: no real-page row: --install downloads Rust's u8 docs (Debian's rust-doc) into $pages" >&2
+elif [ ! -f "$u8_page" ]; then
   mkdir -p "$pages"
   (cd "$pages" && apt-get download -qq rust-doc 2>/dev/null && dpkg-deb -x rust-doc_*.deb x) || true
 fi

@@ -36,4 +36,35 @@ if [ ! tests/mcp-servers/node_modules/.package-lock.json -nt tests/mcp-servers/p
   npm ci --prefix tests/mcp-servers --no-audit --no-fund --loglevel=error
 fi
 
-cargo test --locked "$@"
+# The suite runs as on a stranger's machine, whatever this one holds: with HOME, the XDG
+# folders and TMPDIR fresh and empty, nothing of this environment but what cargo and rustup
+# need, and a failing stand-in first on PATH for the command of every preset of
+# backends.toml, which notes each run. No test may run one (each test also gives the programs
+# it starts a PATH of its own, tests/all/common/hermetic.rs); nothing may be left in TMPDIR.
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir "$root/standins" "$root/home" "$root/tmp"
+for cli in $(sed -n 's/^command = "\([^"{}/]*\)"$/\1/p' backends.toml | sort -u); do
+  printf '#!/bin/sh\necho "%s $*" >> "%s"\necho "%s: a stand-in for the agent CLI; tests must not run it" >&2\nexit 97\n' \
+    "$cli" "$root/standin-calls" "$cli" > "$root/standins/$cli"
+  chmod +x "$root/standins/$cli"
+done
+keep=(PATH="$root/standins:$PATH" HOME="$root/home" TMPDIR="$root/tmp" LANG=C.UTF-8
+  CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}")
+while IFS= read -r var; do
+  keep+=("$var=${!var}")
+done < <(compgen -e | grep -E '^(CARGO_|RUSTUP_TOOLCHAIN$|RUSTC|RUSTFLAGS$|RUSTDOCFLAGS$|PROPTEST_)' \
+  | grep -vE '^(CARGO_HOME|RUSTUP_HOME)$')
+status=0
+env -i "${keep[@]}" cargo test --locked "$@" || status=$?
+if [ -s "$root/standin-calls" ]; then
+  echo "scripts/test.sh: the tests ran agent CLIs of the machine (stand-ins here):" >&2
+  cat "$root/standin-calls" >&2
+  status=1
+fi
+if [ -n "$(ls -A "$root/tmp")" ]; then
+  echo "scripts/test.sh: the tests left files in TMPDIR:" >&2
+  ls -A "$root/tmp" >&2
+  status=1
+fi
+exit "$status"

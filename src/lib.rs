@@ -25,6 +25,7 @@ pub mod event;
 pub mod jsonl;
 pub mod mcp;
 pub mod parse;
+pub mod plural;
 pub mod process;
 pub mod session;
 pub mod shown;

@@ -42,9 +42,9 @@ pub async fn prepare(
                 let n = range.1 - range.0;
                 emit(Event::ContextNotice {
                     message: format!(
-                        "could not summarise {n} older message{} ({}); the oldest \
-                         messages were dropped instead",
-                        if n == 1 { "" } else { "s" },
+                        "could not summarise {} ({}); the oldest messages were dropped \
+                         instead",
+                        crate::plural::count(n, "older message", "older messages"),
                         e.message
                     ),
                 })

@@ -164,7 +164,7 @@ fn a_tool_round_trip_emits_events_in_order() {
         call_id: "call_1".into(),
         tool: "ls".into(),
         ok: true,
-        output: "a.txt  (1 bytes)".into(),
+        output: "a.txt  (1 byte)".into(),
         exit_code: None,
     }));
     // user, assistant with the call, its result, final assistant.

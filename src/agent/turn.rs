@@ -421,9 +421,9 @@ impl Agent {
             Error::new(
                 ErrorKind::IterationCap,
                 format!(
-                    "stopped after {max} backend call{} (the --max-iterations cap) while the model \
-                     was still asking for tools; raise --max-iterations to let it go on",
-                    if max == 1 { "" } else { "s" }
+                    "stopped after {} (the --max-iterations cap) while the model was still \
+                     asking for tools; raise --max-iterations to let it go on",
+                    crate::plural::count(max, "backend call", "backend calls")
                 ),
             ),
         ))

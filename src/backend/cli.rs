@@ -296,8 +296,9 @@ impl CliBackend {
         let dropped = finished.stdout.dropped();
         if dropped > 0 {
             parsed.text.push_str(&format!(
-                "\n[output cut: {} bytes past max_output_bytes ({}) were dropped]",
-                dropped, def.max_output_bytes
+                "\n[output cut: {} dropped past max_output_bytes ({})]",
+                crate::plural::count(dropped, "byte was", "bytes were"),
+                def.max_output_bytes
             ));
         }
         let mut raw = RawOutput {

@@ -245,9 +245,9 @@ fn resume(
     let session = match store.load(&name) {
         Ok(Some(session)) => {
             notice(&format!(
-                "[continuing session {} ({} turns, last used {})]",
+                "[continuing session {} ({}, last used {})]",
                 session.name,
-                session.turns,
+                crate::plural::count(session.turns, "turn", "turns"),
                 format_time(session.updated)
             ));
             Some(session)

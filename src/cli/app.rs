@@ -139,10 +139,9 @@ impl App {
         let status = self.chat.status();
         let t = &status.totals;
         let mut line = format!(
-            "[session {}: {} turn{}, {}",
+            "[session {}: {}, {}",
             status.session,
-            status.turns,
-            if status.turns == 1 { "" } else { "s" },
+            agent_loop::plural::count(status.turns, "turn", "turns"),
             super::display::plain::tokens(Some(t.input), Some(t.output))
         );
         if t.cost > 0.0 {

@@ -296,7 +296,16 @@ pub enum Command {
     Config,
     /// Shell completions.
     ///
-    /// Prints a shell completion script: `agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop`.
+    /// Prints a shell completion script. To install it, once (new shells then complete; make
+    /// the folder first with `mkdir -p` if it is not there):
+    ///
+    /// agent-loop completions bash > ~/.local/share/bash-completion/completions/agent-loop
+    ///
+    /// agent-loop completions zsh > ~/.zfunc/_agent-loop
+    ///
+    /// (zsh: with `fpath=(~/.zfunc $fpath)` in ~/.zshrc, before compinit)
+    ///
+    /// agent-loop completions fish > ~/.config/fish/completions/agent-loop.fish
     Completions {
         #[arg(value_enum)]
         shell: CompletionShell,
@@ -311,10 +320,11 @@ pub enum Command {
     ///
     /// Sends a tiny prompt through BACKEND and shows its raw output, the ANSI-stripped text,
     /// and what each parser read from it (text, tool calls, usage, errors): for checking a
-    /// preset.
+    /// preset. Without BACKEND: the backend a run would use. The last line is `ok` (exit 0)
+    /// or `failed: WHY` (exit 1, or 2 for bad usage or configuration).
     Doctor {
         #[arg(value_name = "BACKEND")]
-        backend: String,
+        backend: Option<String>,
     },
     /// Translate a UnifyWeaver spec into backends.toml.
     ///

@@ -131,8 +131,13 @@ pub async fn table(config: &Config) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got.
-pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Result<String, Error> {
+/// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got; with
+/// why the check failed, when it did (no answer read, an error reported, a bad exit).
+pub async fn doctor(
+    config: &Config,
+    name: &str,
+    model: Option<String>,
+) -> Result<(String, Option<String>), Error> {
     let def = config.backend(name)?;
     let mut conversation = Conversation::new();
     conversation.push(Message::User {
@@ -149,7 +154,7 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
     };
     let mut emit = |_: Event| {};
     let mut out = String::new();
-    match def {
+    let failure = match def {
         Definition::Cli(d) => {
             let mut d = d.clone();
             if model.is_some() {
@@ -178,6 +183,14 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
             section(&mut out, "stripped stdout", &probe.stdout);
             section(&mut out, "stripped stderr", &probe.stderr);
             describe(&mut out, &probe.parsed);
+            // The error the backend reported says more than its exit code.
+            match (probe.timed_out, probe.exit_code) {
+                _ if probe.parsed.error.is_some() => parsed_failure(&probe.parsed),
+                (true, _) => Some("the command timed out".to_string()),
+                (false, None) => Some("the command was killed by a signal".to_string()),
+                (false, Some(c)) if c != 0 => Some(format!("the command exited with {c}")),
+                _ => parsed_failure(&probe.parsed),
+            }
         }
         Definition::Pty(d) => {
             let mut d = d.clone();
@@ -207,14 +220,19 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
             let _ = writeln!(out, "ready: {}", decided(&probe.decided.ready));
             let _ = writeln!(out, "message taken: {}", decided(&probe.decided.accepted));
             let _ = writeln!(out, "complete: {}", decided(&probe.decided.done));
-            let _ = writeln!(out, "raw output: {} bytes", probe.raw.len());
+            let raw = agent_loop::plural::count(probe.raw.len(), "byte", "bytes");
+            let _ = writeln!(out, "raw output: {raw}");
             section(&mut out, "final screen", &probe.screen);
             section(&mut out, "new since the message", &probe.new_rows);
             match &probe.answer {
-                Ok(text) => section(&mut out, "answer", text),
+                Ok(text) => {
+                    section(&mut out, "answer", text);
+                    text.trim().is_empty().then(|| NO_ANSWER.to_string())
+                }
                 Err(e) => {
                     let _ = writeln!(out, "--- error ---");
                     let _ = writeln!(out, "{}", sanitize(&e.message));
+                    Some(sanitize(&e.message).to_string())
                 }
             }
         }
@@ -226,22 +244,35 @@ pub async fn doctor(config: &Config, name: &str, model: Option<String>) -> Resul
             let backend = backend::build(def, &overrides)?;
             let _ = writeln!(out, "backend {name}: an HTTP API; the reply as parsed:");
             let reply = backend.call(request, &mut emit).await?;
-            describe(
-                &mut out,
-                &agent_loop::parse::Parsed {
-                    text: reply.text,
-                    calls: reply.calls,
-                    usage: reply.usage,
-                    ..Default::default()
-                },
-            );
+            let parsed = agent_loop::parse::Parsed {
+                text: reply.text,
+                calls: reply.calls,
+                usage: reply.usage,
+                ..Default::default()
+            };
+            describe(&mut out, &parsed);
+            parsed_failure(&parsed)
         }
+    };
+    Ok((out, failure))
+}
+
+const NO_ANSWER: &str = "no answer was read from the output (see the sections above)";
+
+/// Why what was read from a reply is not a working backend's answer, if it is not.
+fn parsed_failure(parsed: &agent_loop::parse::Parsed) -> Option<String> {
+    if let Some(error) = &parsed.error {
+        return Some(format!(
+            "the backend reported an error: {}",
+            sanitize(error)
+        ));
     }
-    Ok(out)
+    (parsed.text.trim().is_empty() && parsed.calls.is_empty()).then(|| NO_ANSWER.to_string())
 }
 
 fn section(out: &mut String, title: &str, body: &str) {
-    let _ = writeln!(out, "--- {title} ({} bytes) ---", body.len());
+    let size = agent_loop::plural::count(body.len(), "byte", "bytes");
+    let _ = writeln!(out, "--- {title} ({size}) ---");
     for line in body.lines() {
         let _ = writeln!(out, "{}", sanitize(line));
     }

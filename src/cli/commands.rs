@@ -205,8 +205,9 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         "/load" if !rest.is_empty() => app.load_session(rest).map(|_| {
             let status = app.chat().status();
             Some(format!(
-                "[continuing session {} ({} messages)]",
-                status.session, status.messages
+                "[continuing session {} ({})]",
+                status.session,
+                agent_loop::plural::count(status.messages, "message", "messages")
             ))
         }),
         "/tools" => Ok(Some(tools(app))),
@@ -438,7 +439,10 @@ fn export(app: &App, path: &str) -> Result<String, Error> {
     let text = app.chat().redactor().redact(&text);
     agent_loop::tools::write_atomic(std::path::Path::new(path), text.as_bytes())
         .map_err(|e| Error::config(format!("cannot write {path}: {e}")))?;
-    Ok(format!("[wrote {} messages to {path}]", messages.len()))
+    Ok(format!(
+        "[wrote {} to {path}]",
+        agent_loop::plural::count(messages.len(), "message", "messages")
+    ))
 }
 
 fn markdown(app: &App) -> String {

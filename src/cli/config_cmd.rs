@@ -2,8 +2,7 @@
 //! checked as a run checks it (a bad one exits 2 with the message the run would give), and
 //! where each configuration file is looked for, found or not.
 
-#![allow(clippy::print_stdout)]
-
+use std::fmt::Write;
 use std::path::Path;
 
 use agent_loop::agent::{AllowRule, ApprovalMode};
@@ -19,10 +18,10 @@ use super::screen::Screen;
 /// Prints the table and the files; the exit code.
 pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     check(args, settings)?;
-    print!("{}", settings.describe());
-    println!();
-    println!(
-        "settings file: {}",
+    let mut out = settings.describe();
+    let _ = writeln!(
+        out,
+        "\nsettings file: {}",
         looked_for(user_settings_path().as_deref())
     );
     let mut files = vec![agent_loop::config::Source::BUILTIN_NAME.to_string()];
@@ -30,15 +29,16 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     if let Some(extra) = &args.run.config {
         files.push(format!("{} (--config)", extra.display()));
     }
-    println!("backends files: {}", files.join(", "));
+    let _ = writeln!(out, "backends files: {}", files.join(", "));
     let config = Config::load(args.run.config.as_deref())?;
     let env = agent_loop::tools::EnvPolicy::from_settings(settings, config.api_key_envs());
-    print!("{}", env.describe());
+    out.push_str(&env.describe());
     let tools = config.tools.describe();
     if !tools.is_empty() {
-        print!("tools ([tools.NAME]):\n{tools}");
+        let _ = write!(out, "tools ([tools.NAME]):\n{tools}");
     }
-    println!(
+    let _ = writeln!(
+        out,
         "file tools open files with: {}",
         agent_loop::tools::confinement_method().describe()
     );
@@ -47,11 +47,11 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         own_environment()
     );
     if let Some(dir) = agent_loop::session::Store::default_dir() {
-        println!("sessions: {}", dir.display());
+        let _ = writeln!(out, "sessions: {}", dir.display());
     }
-    println!("{}", agent_loop::tools::web_search_status());
-    println!("{}", agent_loop::tools::read_url_status());
-    Ok(())
+    let _ = writeln!(out, "{}", agent_loop::tools::web_search_status());
+    let _ = writeln!(out, "{}", agent_loop::tools::read_url_status());
+    super::stdout::print(&out)
 }
 
 /// A file's path, and `(not found)` when nothing is there.

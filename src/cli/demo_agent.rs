@@ -73,9 +73,8 @@ fn ask_for_tool(task: &str) -> String {
 fn answer(task: &str, status: &str, output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     let mut text = if status == "ok" {
-        let n = lines.len();
-        let plural = if n == 1 { "" } else { "s" };
-        format!("{GREEN}Done.{RESET} For \"{task}\" the tool answered ({n} line{plural}):\n")
+        let n = agent_loop::plural::count(lines.len(), "line", "lines");
+        format!("{GREEN}Done.{RESET} For \"{task}\" the tool answered ({n}):\n")
     } else {
         format!("{YELLOW}The tool failed{RESET} for \"{task}\":\n")
     };
@@ -83,7 +82,8 @@ fn answer(task: &str, status: &str, output: &str) -> String {
         text.push_str(&format!("  {line}\n"));
     }
     if lines.len() > 20 {
-        text.push_str(&format!("  ... and {} more lines\n", lines.len() - 20));
+        let more = agent_loop::plural::count(lines.len() - 20, "more line", "more lines");
+        text.push_str(&format!("  ... and {more}\n"));
     }
     text
 }

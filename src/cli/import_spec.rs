@@ -3,16 +3,13 @@
 
 use std::path::Path;
 
-use agent_loop::{Error, ErrorKind};
+use agent_loop::Error;
 
 /// Translates `file`; the warnings go to stderr, the text to stdout or `out`.
 pub fn run(file: &Path, out: Option<&Path>, force: bool) -> Result<(), Error> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot read the spec {}: {e}", file.display()),
-        )
-    })?;
+    // A spec that is not there or not readable is bad usage (exit 2), as a bad flag is.
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::config(format!("cannot read the spec {}: {e}", file.display())))?;
     let imported = agent_loop::spec::import(&text, &file.display().to_string())?;
     for warning in &imported.warnings {
         eprintln!("agent-loop: warning: {warning}");
@@ -25,7 +22,7 @@ pub fn run(file: &Path, out: Option<&Path>, force: bool) -> Result<(), Error> {
                 path.display()
             );
         }
-        None => print!("{}", imported.toml),
+        None => super::stdout::print(&imported.toml)?,
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ mod run;
 mod screen;
 mod sessions_cmd;
 mod signals;
+mod stdout;
 mod telegram;
 mod versions;
 

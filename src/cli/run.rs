@@ -32,16 +32,29 @@ pub fn main() -> i32 {
         Ok(args) => args,
         Err(e) => return usage_error(e),
     };
+    if let Some(e) = near_miss(&args) {
+        return early_fail(&e);
+    }
     match args.command {
         Some(Command::Completions { shell }) => {
             use clap_complete::shells::{Bash, Fish, Zsh};
-            let (command, out) = (&mut Args::command(), &mut std::io::stdout());
+            // Generated whole, then written: clap_complete panics on a closed pipe.
+            let (command, mut out) = (&mut Args::command(), Vec::new());
             match shell {
-                CompletionShell::Bash => clap_complete::generate(Bash, command, "agent-loop", out),
-                CompletionShell::Zsh => clap_complete::generate(Zsh, command, "agent-loop", out),
-                CompletionShell::Fish => clap_complete::generate(Fish, command, "agent-loop", out),
+                CompletionShell::Bash => {
+                    clap_complete::generate(Bash, command, "agent-loop", &mut out)
+                }
+                CompletionShell::Zsh => {
+                    clap_complete::generate(Zsh, command, "agent-loop", &mut out)
+                }
+                CompletionShell::Fish => {
+                    clap_complete::generate(Fish, command, "agent-loop", &mut out)
+                }
             }
-            return 0;
+            return match super::stdout::print(&String::from_utf8_lossy(&out)) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            };
         }
         Some(Command::Config) => {
             return match load_settings(&args).and_then(|s| super::config_cmd::run(&args, &s)) {
@@ -113,6 +126,26 @@ fn usage_error(e: clap::Error) -> i32 {
     Screen::jsonl().fail(&Error::config(message))
 }
 
+/// A one-word task that is a slip for a subcommand (`agent-loop sesions`) would spend a turn
+/// on it: refused, unless `--` before it says it is a task.
+fn near_miss(args: &Args) -> Option<Error> {
+    let task = args
+        .run
+        .task
+        .as_deref()
+        .filter(|t| !t.contains(char::is_whitespace))?;
+    if args.command.is_some() || std::env::args_os().any(|a| a == "--") {
+        return None;
+    }
+    let command = Args::command();
+    let names = command.get_subcommands().map(|c| c.get_name());
+    let near = agent_loop::config::closest(task, names)?;
+    Some(Error::config(format!(
+        "`{task}` is not a subcommand: did you mean `{near}`? To send it as the task, put `--` \
+         before it: agent-loop -- {task}"
+    )))
+}
+
 /// `agent-loop backends`.
 async fn backends(args: &Args) -> i32 {
     let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
@@ -121,27 +154,51 @@ async fn backends(args: &Args) -> i32 {
     };
     match super::backends_cmd::table(&config).await {
         Ok(table) => {
-            print!("{table}");
-            println!("\n{}", agent_loop::tools::web_search_status());
-            0
+            let text = format!("{table}\n{}\n", agent_loop::tools::web_search_status());
+            match super::stdout::print(&text) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            }
         }
         Err(e) => fail(&e),
     }
 }
 
-/// `agent-loop doctor BACKEND`: exits 1 when the backend cannot be run or reports an error.
-async fn doctor(args: &Args, name: &str) -> i32 {
-    let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
-        Ok(config) => config,
-        Err(e) => return fail(&e),
+/// `agent-loop doctor [BACKEND]`: the report, then a last line `ok` (exit 0) or `failed: WHY`
+/// (exit 1 when the backend cannot be run or reports an error, 2 for bad usage).
+async fn doctor(args: &Args, name: &Option<String>) -> i32 {
+    let (text, failure) = match doctor_report(args, name).await {
+        Ok((report, None)) => (report + "ok\n", None),
+        Ok((report, Some(why))) => (format!("{report}failed: {why}\n"), Some(1)),
+        Err(e) => (format!("failed: {}\n", e.message), Some(e.exit_code())),
     };
-    match super::backends_cmd::doctor(&config, name, args.request.model.clone()).await {
-        Ok(report) => {
-            print!("{report}");
-            0
-        }
+    match super::stdout::print(&text) {
+        Ok(()) => failure.unwrap_or(0),
         Err(e) => fail(&e),
     }
+}
+
+async fn doctor_report(
+    args: &Args,
+    name: &Option<String>,
+) -> Result<(String, Option<String>), Error> {
+    let config = agent_loop::config::Config::load(args.run.config.as_deref())?;
+    let name = match name {
+        Some(name) => name.clone(),
+        // The backend a run would take: the `backend` setting, else the files' default, else
+        // the first available.
+        None => load_settings(args)?
+            .get::<String>("backend")?
+            .or_else(|| config.default_backend.clone())
+            .or_else(|| config.first_available())
+            .ok_or_else(|| {
+                Error::config(
+                    "no backend chosen, and none of the configured ones is available: \
+                     name one (`agent-loop doctor NAME`); `agent-loop backends` lists them",
+                )
+            })?,
+    };
+    super::backends_cmd::doctor(&config, &name, args.request.model.clone()).await
 }
 
 fn fail(error: &Error) -> i32 {
@@ -149,16 +206,17 @@ fn fail(error: &Error) -> i32 {
     error.exit_code()
 }
 
+/// An error before the display exists: a JSON record too when JSON lines were asked for.
+fn early_fail(e: &Error) -> i32 {
+    let argv: Vec<_> = std::env::args_os().collect();
+    if jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref()) {
+        Screen::jsonl().fail(e)
+    } else {
+        fail(e)
+    }
+}
+
 async fn run(args: Args) -> i32 {
-    // Errors before the display exists are JSON records too when JSON lines were asked for.
-    let early_fail = |e: &Error| {
-        let argv: Vec<_> = std::env::args_os().collect();
-        if jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref()) {
-            Screen::jsonl().fail(e)
-        } else {
-            fail(e)
-        }
-    };
     let settings = match load_settings(&args) {
         Ok(s) => s,
         Err(e) => return early_fail(&e),

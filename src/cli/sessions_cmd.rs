@@ -1,5 +1,7 @@
 //! `agent-loop sessions` (list) and `agent-loop sessions rm NAME`.
 
+use std::fmt::Write;
+
 use agent_loop::session::{format_time, Listing, Store};
 use agent_loop::Error;
 
@@ -13,7 +15,7 @@ pub fn run(action: Option<SessionsAction>) -> Result<(), Error> {
         Some(SessionsAction::Rm { names }) => {
             for name in names {
                 store.remove(&name)?;
-                println!("removed {name}");
+                super::stdout::print(&format!("removed {name}\n"))?;
             }
         }
         None => {
@@ -22,13 +24,14 @@ pub fn run(action: Option<SessionsAction>) -> Result<(), Error> {
                 eprintln!("no saved sessions in {}", store.dir().display());
                 return Ok(());
             }
-            println!(
-                "{:<28} {:<14} {:>5} {:>10} {:>9}  LAST USED",
+            let mut out = format!(
+                "{:<28} {:<14} {:>5} {:>10} {:>9}  LAST USED\n",
                 "NAME", "BACKEND", "TURNS", "TOKENS IN", "OUT"
             );
             for row in rows {
-                match row {
-                    Listing::Ok(s) => println!(
+                let _ = match row {
+                    Listing::Ok(s) => writeln!(
+                        out,
                         "{:<28} {:<14} {:>5} {:>10} {:>9}  {}",
                         s.name,
                         s.backend,
@@ -38,10 +41,11 @@ pub fn run(action: Option<SessionsAction>) -> Result<(), Error> {
                         format_time(s.updated)
                     ),
                     Listing::Broken { name, path, .. } => {
-                        println!("{name:<28} (unreadable: {})", path.display())
+                        writeln!(out, "{name:<28} (unreadable: {})", path.display())
                     }
-                }
+                };
             }
+            super::stdout::print(&out)?;
         }
     }
     Ok(())

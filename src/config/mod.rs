@@ -263,7 +263,7 @@ impl Config {
 
 /// The name most like `name`, if one is close enough to be a typing slip: clap's measure for
 /// misspelt flags, with a stricter threshold (at clap's 0.7, `nope` would suggest `openai`).
-fn closest<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub fn closest<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     names
         .map(|n| (strsim::jaro(name, n), n))
         .filter(|(score, _)| *score > 0.8)

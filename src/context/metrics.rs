@@ -63,12 +63,8 @@ impl fmt::Display for ContextStats {
         if self.messages < self.history {
             write!(f, "{} of {} messages", self.messages, self.history)?;
         } else {
-            write!(
-                f,
-                "{} message{}",
-                self.messages,
-                if self.messages == 1 { "" } else { "s" }
-            )?;
+            let messages = crate::plural::count(self.messages, "message", "messages");
+            f.write_str(&messages)?;
         }
         if self.summary {
             f.write_str(" + summary")?;

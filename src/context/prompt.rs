@@ -92,8 +92,8 @@ fn write_omitted(out: &mut String, omitted: usize) {
     if omitted > 0 {
         let _ = writeln!(
             out,
-            "\n({omitted} earlier message{} of this conversation {} left out.)",
-            if omitted == 1 { "" } else { "s" },
+            "\n({} of this conversation {} left out.)",
+            crate::plural::count(omitted, "earlier message", "earlier messages"),
             if omitted == 1 { "is" } else { "are" }
         );
     }

@@ -39,9 +39,9 @@ fn describe(block: &Value) -> String {
     {
         "text" => field("text"),
         kind @ ("image" | "audio") => format!(
-            "[{kind}: {}, {} bytes]",
+            "[{kind}: {}, {}]",
             field("mimeType"),
-            decoded_len(&field("data"))
+            crate::plural::count(decoded_len(&field("data")), "byte", "bytes")
         ),
         "resource" => {
             let resource = block.get("resource").unwrap_or(&Value::Null);
@@ -49,9 +49,9 @@ fn describe(block: &Value) -> String {
             match (text(resource, "text"), text(resource, "blob")) {
                 (Some(body), _) => format!("[resource: {uri}]\n{body}"),
                 (None, Some(blob)) => format!(
-                    "[resource: {uri}, {}, {} bytes]",
+                    "[resource: {uri}, {}, {}]",
                     text(resource, "mimeType").as_deref().unwrap_or("binary"),
-                    decoded_len(&blob)
+                    crate::plural::count(decoded_len(&blob), "byte", "bytes")
                 ),
                 (None, None) => format!("[resource: {uri}]"),
             }

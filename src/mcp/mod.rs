@@ -162,10 +162,9 @@ impl ServerStatus {
         let state = state.lines().next().unwrap_or_default();
         match self.state {
             ServerState::Running => format!(
-                "{}: {state}, {} tool{}",
+                "{}: {state}, {}",
                 self.name,
-                self.tools,
-                if self.tools == 1 { "" } else { "s" }
+                crate::plural::count(self.tools, "tool", "tools")
             ),
             _ => format!("{}: {state}", self.name),
         }

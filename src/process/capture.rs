@@ -49,8 +49,8 @@ impl Capture {
                 text.push('\n');
             }
             text.push_str(&format!(
-                "[{what} cut: {} more bytes were dropped after the first {}]",
-                self.dropped,
+                "[{what} cut: {} dropped after the first {}]",
+                crate::plural::count(self.dropped, "more byte was", "more bytes were"),
                 self.bytes.len()
             ));
         }

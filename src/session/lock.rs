@@ -141,11 +141,14 @@ mod tests {
 
     #[test]
     fn a_second_lock_is_refused_until_the_first_is_dropped() {
+        // The sessions folder inside the temporary one: the locks folder beside it is then
+        // removed with it.
         let dir = tempfile::tempdir().unwrap();
-        let first = acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap();
+        let dir = dir.path().join("sessions");
+        let first = acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap();
         assert_eq!(first.name(), "dup");
         // Another open file description conflicts even within one process.
-        let err = acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap_err();
+        let err = acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap_err();
         let me = std::process::id();
         assert!(
             err.message
@@ -153,15 +156,15 @@ mod tests {
             "{}",
             err.message
         );
-        acquire(dir.path(), "other", Contended::Fail, &mut |_| {}).unwrap();
+        acquire(&dir, "other", Contended::Fail, &mut |_| {}).unwrap();
         drop(first);
-        acquire(dir.path(), "dup", Contended::Fail, &mut |_| {}).unwrap();
+        acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap();
     }
 
     #[test]
     fn a_fresh_name_in_use_by_another_run_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path().to_path_buf());
+        let store = Store::new(dir.path().join("sessions"));
         let (first, _held) = store.lock_fresh().unwrap();
         // Another run that has not saved yet (no folder) holds `first`.
         let (second, _) = store.lock_fresh().unwrap();

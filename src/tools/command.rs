@@ -59,8 +59,8 @@ pub async fn run(
             output.push_str(&format!("{label}:\n{}", text.trim_end_matches('\n')));
             if capture.dropped() > 0 {
                 output.push_str(&format!(
-                    "\n[{label} cut: {} more bytes were dropped after the first {}]",
-                    capture.dropped(),
+                    "\n[{label} cut: {} dropped after the first {}]",
+                    crate::plural::count(capture.dropped(), "more byte was", "more bytes were"),
                     capture.bytes().len()
                 ));
             }

@@ -68,9 +68,9 @@ impl Builtin for Edit {
         };
         match ctx.replace(&path, &args.path, new_text.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!(
-                "edited {}: replaced {count} occurrence{}",
+                "edited {}: replaced {}",
                 args.path,
-                if count == 1 { "" } else { "s" }
+                crate::plural::count(count, "occurrence", "occurrences")
             )),
             Err(e) => e,
         }

@@ -58,7 +58,10 @@ impl Builtin for Ls {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 match entry.metadata() {
                     Ok(m) if m.is_dir() => format!("{name}/"),
-                    Ok(m) => format!("{name}  ({} bytes)", m.len()),
+                    Ok(m) => format!(
+                        "{name}  ({})",
+                        crate::plural::count(m.len(), "byte", "bytes")
+                    ),
                     Err(_) => name,
                 }
             })
@@ -72,8 +75,8 @@ impl Builtin for Ls {
         let mut out = lines.join("\n");
         if total > MAX_ENTRIES {
             out.push_str(&format!(
-                "\n[{} more entries not shown]",
-                total - MAX_ENTRIES
+                "\n[{} not shown]",
+                crate::plural::count(total - MAX_ENTRIES, "more entry", "more entries")
             ));
         }
         ToolOutput::ok(out)

@@ -67,8 +67,9 @@ impl Builtin for Read {
         let last = offset - 1 + shown;
         if shown == 0 {
             return ToolOutput::error(format!(
-                "{} has {total} lines; offset {offset} is past the end",
-                args.path
+                "{} has {}; offset {offset} is past the end",
+                args.path,
+                crate::plural::count(total, "line", "lines")
             ));
         }
         if last < total {

@@ -197,7 +197,7 @@ fn refuse(reply: &Reply) -> ToolOutput {
 
 fn size_text(length: Option<u64>) -> String {
     match length {
-        Some(n) => format!("{n} bytes"),
+        Some(n) => crate::plural::count(n, "byte", "bytes"),
         None => "size not given".into(),
     }
 }

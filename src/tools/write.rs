@@ -33,10 +33,10 @@ impl Builtin for Write {
         };
         match ctx.replace(&path, &args.path, args.content.as_bytes()) {
             Ok(()) => ToolOutput::ok(format!(
-                "wrote {} ({} bytes, {} lines)",
+                "wrote {} ({}, {})",
                 args.path,
-                args.content.len(),
-                args.content.lines().count()
+                crate::plural::count(args.content.len(), "byte", "bytes"),
+                crate::plural::count(args.content.lines().count(), "line", "lines")
             )),
             Err(e) => e,
         }

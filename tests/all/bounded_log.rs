@@ -77,7 +77,7 @@ fn the_raw_record_shares_the_cap_with_the_answer() {
         "{answer:.100}"
     );
     assert!(
-        answer.contains("bytes past max_output_bytes"),
+        answer.contains("bytes were dropped past max_output_bytes"),
         "{answer:.100}"
     );
     let raw = &find("backend_output")["raw"];

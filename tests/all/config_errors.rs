@@ -168,6 +168,29 @@ fn no_backend_chosen_suggests_the_demo() {
     );
 }
 
+/// Whatever agent CLIs the machine has, a test sees none (tests/all/common/hermetic.rs): a
+/// preset that finds its CLI would run it, spending the user's tokens.
+#[test]
+fn no_agent_cli_of_the_machine_is_seen_by_a_test() {
+    let ws = Workspace::new();
+    let run = ws.run(&["backends"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            cells.len() > 2 && ["cli", "pty"].contains(&cells[1].trim_end_matches(','))
+        })
+        .filter(|l| !l.contains('/') && !l.contains("built in"))
+        .collect();
+    assert!(rows.len() >= 10, "{out}");
+    for row in rows {
+        assert!(row.contains("not on PATH"), "{row}");
+    }
+    assert!(out.contains("no server answering"), "{out}");
+}
+
 #[test]
 fn the_first_available_user_backend_is_picked() {
     let ws = Workspace::new();

@@ -5,11 +5,10 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use regex::Regex;
 
-use crate::common::{bin, Workspace};
+use crate::common::Workspace;
 use crate::readme::pages;
 use crate::repl::repl;
 
@@ -30,7 +29,8 @@ fn section<'a>(help: &'a str, heading: &str) -> Vec<&'a str> {
 
 #[test]
 fn every_flag_and_subcommand_of_help_is_documented() {
-    let out = Command::new(bin()).arg("--help").output().unwrap();
+    let ws = Workspace::new();
+    let out = ws.cmd(&[]).arg("--help").output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let help = String::from_utf8(out.stdout).unwrap();
     let docs = all_docs();
@@ -85,9 +85,11 @@ fn every_flag_and_subcommand_of_help_is_documented() {
 
 #[test]
 fn short_help_fits_a_phone_screen_and_long_help_keeps_everything() {
+    let ws = Workspace::new();
     // A phone's terminal is 50 columns or so; clap wraps to COLUMNS.
     for columns in ["50", "100"] {
-        let short = Command::new(bin())
+        let short = ws
+            .cmd(&[])
             .arg("-h")
             .env("COLUMNS", columns)
             .output()
@@ -96,7 +98,7 @@ fn short_help_fits_a_phone_screen_and_long_help_keeps_everything() {
         let lines = short.lines().count();
         assert!(lines <= 40, "{lines} lines at {columns} columns:\n{short}");
     }
-    let short = Command::new(bin()).arg("-h").output().unwrap();
+    let short = ws.cmd(&[]).arg("-h").output().unwrap();
     assert!(short.status.success(), "{short:?}");
     let short = String::from_utf8(short.stdout).unwrap();
     for must in [
@@ -118,7 +120,7 @@ fn short_help_fits_a_phone_screen_and_long_help_keeps_everything() {
     assert_eq!(flags, 12, "{short}");
     assert!(!short.contains("--no-save"), "{short}");
 
-    let long = Command::new(bin()).arg("--help").output().unwrap();
+    let long = ws.cmd(&[]).arg("--help").output().unwrap();
     let long = String::from_utf8(long.stdout).unwrap();
     for must in [
         "--no-save",

@@ -2,7 +2,7 @@
 //! printed or written (atomically, never over a file without --force), it loads with
 //! --config, lists the four backends, and the coro backend reads the spec's token line.
 
-use crate::common::{fixture, Workspace};
+use crate::common::{fixture, path_with, Workspace};
 
 fn spec() -> String {
     fixture("unifyweaver/agent_loop_spec.pl")
@@ -38,6 +38,13 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
         "{text}"
     );
 
+    assert!(
+        text.contains(
+            "[backends.ollama]\ntype = \"ollama\"\nbase_url = \"http://localhost:11434\"\n"
+        ),
+        "{text}"
+    );
+
     // -o writes the same text; the test's own --config is that file from now on.
     let out = ws.path("backends.toml");
     let run = ws.run(&["import-spec", &spec(), "-o", out.to_str().unwrap()]);
@@ -64,7 +71,9 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
         "coro        cli, own tools  coro ",
         "claude_api  anthropic       https://api.anthropic.com ",
         "openai      openai          https://api.openai.com/v1 ",
-        "ollama      ollama          http://localhost:11434 ",
+        // The spec's endpoint is the file's; OLLAMA_HOST of the tests' environment (no
+        // server) overrides it, as it would a user's.
+        "ollama      ollama          http://127.0.0.1:9 ",
     ] {
         assert!(table.contains(row), "no {row:?} in:\n{table}");
     }
@@ -85,8 +94,7 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
     std::os::unix::fs::symlink(fixture("agents/scripted.sh"), bin.join("coro")).unwrap();
     ws.reply(1, "Hello.\nTokens: 12 input + 3 output\n");
     let mut cmd = ws.cmd(&["--backend", "coro", "hi"]);
-    let path = std::env::var("PATH").unwrap_or_default();
-    cmd.env("PATH", format!("{}:{path}", bin.display()));
+    cmd.env("PATH", path_with(&[&bin]));
     let run = ws.run_cmd(cmd);
     run.expect_code(0);
     assert_eq!(run.stdout(), "Hello.\n");

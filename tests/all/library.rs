@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::common::{Workspace, CLEARED_ENV};
+use crate::common::Workspace;
 
 /// `target/debug/examples/one_turn`, beside the folder of this test binary.
 fn example() -> PathBuf {
@@ -34,13 +34,10 @@ fn the_one_turn_example_runs_a_tool_round_trip_from_the_users_config() {
     );
     ws.reply(2, "The secret is 42.\n");
     let mut cmd = Command::new(example());
-    cmd.current_dir(ws.work())
+    ws.hermetic(&mut cmd)
+        .current_dir(ws.work())
         .args(["fake", "what is the secret?"])
-        .envs(ws.env())
         .stdin(Stdio::null());
-    for var in CLEARED_ENV {
-        cmd.env_remove(var);
-    }
     let out = cmd.output().expect("run examples/one_turn");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -56,7 +53,8 @@ fn the_one_turn_example_runs_a_tool_round_trip_from_the_users_config() {
 
 #[test]
 fn the_example_says_how_to_call_it() {
-    let out = Command::new(example()).output().unwrap();
+    let ws = Workspace::new();
+    let out = ws.hermetic(&mut Command::new(example())).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: one_turn BACKEND TASK"));
 }

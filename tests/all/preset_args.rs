@@ -292,10 +292,9 @@ fn project(ws: &Workspace, git: bool) -> bool {
         return true;
     }
     let git = |args: &[&str]| {
-        Command::new("git")
+        ws.hermetic(&mut Command::new("git"))
             .args(args)
             .current_dir(&work)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .output()
             .is_ok_and(|o| o.status.success())
     };

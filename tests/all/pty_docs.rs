@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::common::{bin, fixture, Run, CLEARED_ENV};
+use crate::common::{bin, fixture, hermetic, path_with, Run};
 
 const DOC: &str = include_str!("../../docs/pty.md");
 
@@ -48,27 +48,17 @@ fn every_command_of_the_pty_doc_runs() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&qwen, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}:{}",
-        shims.display(),
-        bin().parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with(&[&shims, bin().parent().unwrap()]);
     for line in sh.iter().filter(|l| !l.trim().is_empty()) {
         assert!(
             line.starts_with("agent-loop "),
             "docs/pty.md command `{line}` is not run by any test"
         );
         let mut cmd = Command::new("sh");
-        for var in CLEARED_ENV {
-            cmd.env_remove(var);
-        }
-        let output = cmd
+        let output = hermetic(&mut cmd, dir.path())
             .args(["-c", line])
             .current_dir(dir.path())
             .env("PATH", &path)
-            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
             .env("TERM", "xterm-256color")
             .stdin(std::process::Stdio::null())
             .output()

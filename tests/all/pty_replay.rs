@@ -6,7 +6,7 @@
 use agent_loop::backend::ScreenReader;
 use agent_loop::config::{Config, Definition, Source};
 
-use crate::common::fixture;
+use crate::common::{fixture, path_with};
 
 /// Replays `fixtures/pty/CLI/` through preset `preset`: (answer, the rows new since the
 /// message, the final screen).
@@ -76,14 +76,7 @@ fn live(cli: &str, preset: &str) {
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     let message = std::fs::read_to_string(fixture(&format!("pty/{cli}/message"))).unwrap();
     let mut cmd = ws.cmd(&["--backend", preset, &message]);
-    cmd.env(
-        "PATH",
-        format!(
-            "{}:{}",
-            shims.display(),
-            std::env::var("PATH").unwrap_or_default()
-        ),
-    );
+    cmd.env("PATH", path_with(&[&shims]));
     let run = ws.run_cmd(cmd);
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");

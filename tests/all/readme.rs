@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{bin, fixture, Run};
+use crate::common::{bin, fixture, hermetic, path_with, Run};
 use crate::http::server::{response, Answer, Server};
 
 const README: &str = include_str!("../../README.md");
@@ -100,11 +100,7 @@ fn every_sh_command_runs() {
     for (name, text) in &blocks.files {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
-    let path = format!(
-        "{}:{}",
-        bin().parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with(&[bin().parent().unwrap()]);
     // HTTP examples go to a local server through the providers' base-URL variables, which
     // answers each in its own wire format, in the order the pages list them.
     let (answers, expected_paths): (Vec<Answer>, Vec<&str>) = blocks
@@ -157,20 +153,17 @@ fn every_sh_command_runs() {
         };
         // TMPDIR too, outside the working folder: a fan-out example keeps its copies of the
         // folder there.
-        let output = Command::new("sh")
+        let mut cmd = Command::new("sh");
+        let output = hermetic(&mut cmd, dir.path())
             .args(["-c", line])
             .current_dir(dir.path())
             .env("PATH", &path)
             .env("TMPDIR", tmp.path())
-            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env("ANTHROPIC_API_KEY", "sk-ant-readme-test-key")
             .env("ANTHROPIC_BASE_URL", &server.url)
             .env("OPENAI_API_KEY", "sk-readme-test-key")
             .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
             .env("OLLAMA_HOST", &ollama_host)
-            .env_remove("AGENT_LOOP_BACKEND")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -206,4 +199,25 @@ fn every_sh_command_runs() {
         answer.starts_with("Done. For \"read README.md\""),
         "{answer}"
     );
+}
+
+/// A new user's first screen: the two set-up commands (the offline demo, the whole test
+/// suite) are in the README's first 25 lines, in an `sh` block.
+#[test]
+fn the_set_up_commands_are_on_the_first_screen() {
+    let first: String = README.lines().take(25).map(|l| format!("{l}\n")).collect();
+    let sh: Vec<&str> = fenced(&first)
+        .into_iter()
+        .filter(|(lang, _)| *lang == "sh")
+        .flat_map(|(_, lines)| lines)
+        .collect();
+    for command in [
+        "cargo run -- --backend demo \"list the files here\"",
+        "scripts/test.sh",
+    ] {
+        assert!(
+            sh.contains(&command),
+            "`{command}` not in the first 25 lines:\n{first}"
+        );
+    }
 }

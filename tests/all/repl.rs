@@ -2,7 +2,7 @@
 //! the keys a person would type; every scenario runs in plain mode, whose bytes are checked
 //! for escapes and carriage returns, and in terminfo mode.
 
-use crate::common::{assert_append_only, bin, Pty, Workspace, CLEARED_ENV};
+use crate::common::{assert_append_only, bin, Pty, Workspace};
 use std::process::{Child, Command, Stdio};
 
 const DISPLAYS: [&str; 2] = ["plain", "terminfo"];
@@ -61,13 +61,9 @@ pub(crate) fn spawn_repl(ws: &Workspace, args: &str) -> Child {
         ws.path("backends.toml").display()
     );
     let mut cmd = Command::new("script");
-    for var in CLEARED_ENV {
-        cmd.env_remove(var);
-    }
-    cmd.args(["-qec", &line, "/dev/null"])
+    ws.hermetic(&mut cmd)
+        .args(["-qec", &line, "/dev/null"])
         .current_dir(ws.work())
-        .envs(ws.env())
-        .env("TERM", "xterm-256color")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -91,7 +91,6 @@ fn backends_lists_type_command_presence_and_version() {
     ));
     let mut cmd = ws.cmd(&["backends"]);
     cmd.env("REPLAY", fixture("llm/plain"))
-        .env("PATH", "/usr/bin:/bin")
         .env_remove("ANTHROPIC_API_KEY")
         .env("OPENAI_API_KEY", "sk-test");
     let run = ws.run_cmd(cmd);
@@ -142,13 +141,19 @@ fn doctor_shows_raw_stripped_and_parsed() {
     cmd.env("REPLAY", fixture("opencode/plain"));
     let run = ws.run_cmd(cmd);
     assert!(run.stdout().contains("\\x1b[0m"), "{}", run.stdout());
-    // A recording with an error: still exit 0, the error shown.
+    // A recording with an error: the error shown, and the verdict.
     let mut cmd = ws.cmd(&["doctor", "opencode"]);
     cmd.env("REPLAY", fixture("opencode/error-json"));
     let run = ws.run_cmd(cmd);
-    run.expect_code(0);
+    run.expect_code(1);
     assert!(
         run.stdout().contains("--- error: Incorrect API key"),
+        "{}",
+        run.stdout()
+    );
+    assert!(
+        run.stdout()
+            .ends_with("\nfailed: the backend reported an error: Incorrect API key provided: mock-key. You can find your API key at https://platform.openai.com/account/api-keys.\n"),
         "{}",
         run.stdout()
     );
@@ -173,7 +178,7 @@ fn output_past_max_output_bytes_is_dropped_with_a_note_and_the_cli_is_drained() 
     assert!(out.len() < 2000, "{} bytes kept", out.len());
     assert!(
         out.contains(&format!(
-            "[output cut: {} bytes past max_output_bytes (1000) were dropped]",
+            "[output cut: {} bytes were dropped past max_output_bytes (1000)]",
             reply.len() - 1000
         )),
         "{out}"

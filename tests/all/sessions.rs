@@ -26,7 +26,7 @@ fn a_named_session_resumes_in_a_second_process() {
     );
     assert!(
         run.stderr()
-            .contains("[continuing session work (1 turns, last used "),
+            .contains("[continuing session work (1 turn, last used "),
         "{}",
         run.stderr()
     );
@@ -199,7 +199,7 @@ fn completions_come_from_the_flag_definitions() {
     let ws = Workspace::new();
     for shell in ["bash", "zsh", "fish"] {
         let run = ws.run_cmd({
-            let mut c = std::process::Command::new(crate::common::bin());
+            let mut c = ws.cmd(&[]);
             c.args(["completions", shell]);
             c
         });

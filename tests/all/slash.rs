@@ -96,7 +96,8 @@ fn save_load_undo_retry_export() {
 fn commit_goes_through_bash_and_its_approval() {
     let ws = Workspace::new();
     let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
+        let ok = ws
+            .hermetic(&mut std::process::Command::new("git"))
             .args(args)
             .current_dir(ws.work())
             .output()

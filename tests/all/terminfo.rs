@@ -30,7 +30,8 @@ fn compile(ws: &Workspace, source: &str) -> PathBuf {
     let db = ws.path("terminfo");
     let src = ws.path("entry.src");
     std::fs::write(&src, source).unwrap();
-    let out = Command::new("tic")
+    let out = ws
+        .hermetic(&mut Command::new("tic"))
         .arg("-o")
         .arg(&db)
         .arg(&src)

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use regex::Regex;
 
-use crate::common::{bin, poll, sh_quote, Workspace, CLEARED_ENV};
+use crate::common::{bin, poll, sh_quote, Workspace};
 
 /// A tmux server of the test's own, killed when the test ends.
 struct Tmux {
@@ -24,13 +24,9 @@ impl Tmux {
         std::fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
         // The shell writes the program's exit status to a file once it has ended: tmux's own
         // `pane_dead` can lag far behind on a loaded machine.
+        // The server, started by the first command, passes its own (the workspace's)
+        // environment to the pane; TERM is the emulated terminal's.
         let mut line = format!("env TERM={term}");
-        for (key, value) in ws.env() {
-            line.push_str(&format!(
-                " {key}={}",
-                sh_quote(&value.display().to_string())
-            ));
-        }
         line.push_str(&format!(
             " {} --config {} {args}; echo $? > {}",
             sh_quote(&bin().display().to_string()),
@@ -42,14 +38,12 @@ impl Tmux {
             status: ws.path("exit-status"),
         };
         let mut cmd = tmux.command();
-        cmd.arg("-f")
+        ws.hermetic(&mut cmd)
+            .arg("-f")
             .arg(&conf)
             .args(["new-session", "-d", "-x", "80", "-y", "24", "-c"])
             .arg(ws.work())
             .arg(line);
-        for var in CLEARED_ENV {
-            cmd.env_remove(var);
-        }
         let out = cmd.output().expect("tmux");
         assert!(
             out.status.success(),

@@ -24,9 +24,8 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     let tool = visible(&request.call.name).concat();
     let lines = shown_lines(&request.summary, width.saturating_sub(4).max(20));
     let mut out = format!(
-        "Allow {tool}? It asks to run ({} line{}):\n",
-        lines.len(),
-        if lines.len() == 1 { "" } else { "s" }
+        "Allow {tool}? It asks to run ({}):\n",
+        agent_loop::plural::count(lines.len(), "line", "lines")
     );
     let long = lines.len() > SCREEN_LINES;
     let shown = fold(lines.len(), full);
@@ -35,8 +34,8 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     }
     if shown < lines.len() {
         out.push_str(&format!(
-            "  ... {} more lines not shown: answer v to see all {} before deciding\n",
-            lines.len() - shown,
+            "  ... {} not shown: answer v to see all {} before deciding\n",
+            agent_loop::plural::count(lines.len() - shown, "more line", "more lines"),
             lines.len()
         ));
     }
@@ -173,6 +172,8 @@ mod tests {
         let folded = prompt(&request(&script), 80, false);
         assert!(folded.contains("(100 lines)"), "{folded}");
         assert!(folded.contains("70 more lines not shown"), "{folded}");
+        let one = prompt(&request("echo hi"), 80, false);
+        assert!(one.contains("It asks to run (1 line):"), "{one}");
         assert!(!folded.contains("echo 100"), "{folded}");
         assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
         let all = prompt(&request(&script), 80, true);

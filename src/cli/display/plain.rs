@@ -90,11 +90,8 @@ impl PlainDisplay {
                 }
                 let rest = lines.count();
                 if rest > 0 {
-                    writeln!(
-                        self.err,
-                        "  ... {rest} more line{}",
-                        if rest == 1 { "" } else { "s" }
-                    )?;
+                    let more = agent_loop::plural::count(rest, "more line", "more lines");
+                    writeln!(self.err, "  ... {more}")?;
                 }
             }
             Event::Usage { usage, .. } => {
@@ -168,9 +165,9 @@ impl PlainDisplay {
             Event::Summarized { backend, messages } => {
                 writeln!(
                     self.err,
-                    "[context: {} summarised {messages} older message{}]",
+                    "[context: {} summarised {}]",
                     sanitize(backend),
-                    if *messages == 1 { "" } else { "s" }
+                    agent_loop::plural::count(*messages, "older message", "older messages")
                 )?;
             }
             Event::ContextNotice { message } => {

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
+mod hermetic;
 mod pty;
 
+pub use hermetic::{hermetic, path_with};
 pub use pty::{poll, sh_quote, Pty};
 
 use std::path::{Path, PathBuf};
@@ -26,34 +28,11 @@ pub fn fixture(rel: &str) -> PathBuf {
 pub const TOKENS: &str =
     "tokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\n";
 
-/// Variables of the developer's environment that would change what a run does.
-/// `SHELL` is cleared so `script` runs its command with /bin/sh here as on CI.
-pub const CLEARED_ENV: [&str; 18] = [
-    // The web search providers: web_search is offered only when a test sets one.
-    "BRAVE_API_KEY",
-    "BRAVE_SEARCH_BASE_URL",
-    "SEARXNG_URL",
-    "AGENT_LOOP_BACKEND",
-    "AGENT_LOOP_DISPLAY",
-    "AGENT_LOOP_OUTPUT",
-    "AGENT_LOOP_MODEL",
-    "AGENT_LOOP_MAX_ITERATIONS",
-    "AGENT_LOOP_APPROVAL",
-    "AGENT_LOOP_ALLOW",
-    "AGENT_LOOP_CONTEXT",
-    "AGENT_LOOP_DEBUG",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "NO_COLOR",
-    "TERMINFO",
-    "TERMINFO_DIRS",
-    "SHELL",
-];
-
 /// A temporary folder with: `work/` (the working directory of the run), `fake/` (the script
 /// of the scripted fake agent), `xdg/` (an empty XDG config home), `data/` (the XDG data home,
 /// made on demand), `tmp/` (the TMPDIR of every run, so that nothing a run leaves in its
-/// temporary folder outlives the test) and `backends.toml`.
+/// temporary folder outlives the test), `home/` (HOME, made on demand) and `backends.toml`.
+/// Every program run for it starts from [`Workspace::hermetic`]'s environment.
 pub struct Workspace {
     pub dir: tempfile::TempDir,
 }
@@ -129,31 +108,24 @@ impl Workspace {
             .unwrap_or(0)
     }
 
-    /// The variables every run in this workspace gets (besides [`CLEARED_ENV`] removed).
-    pub fn env(&self) -> [(&'static str, PathBuf); 5] {
-        [
-            ("FAKE_DIR", self.path("fake")),
-            ("XDG_CONFIG_HOME", self.path("xdg")),
-            ("XDG_DATA_HOME", self.path("data")),
-            // `agent-loop backends` remembers versions there.
-            ("XDG_CACHE_HOME", self.path("cache")),
-            ("TMPDIR", self.path("tmp")),
-        ]
+    /// Clears `cmd`'s environment and gives it this workspace's: [`hermetic`]'s (HOME, the
+    /// XDG folders and TMPDIR in the workspace, PATH of the system tools only), `FAKE_DIR` and
+    /// a colour terminal's TERM.
+    pub fn hermetic<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        hermetic(cmd, self.dir.path())
+            .env("FAKE_DIR", self.path("fake"))
+            .env("TERM", "xterm-256color")
     }
 
     /// A command for the binary with this workspace's config, cwd and environment.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
-        cmd.current_dir(self.work())
+        self.hermetic(&mut cmd)
+            .current_dir(self.work())
             .arg("--config")
             .arg(self.path("backends.toml"))
             .args(args)
-            .envs(self.env())
-            .env("TERM", "xterm-256color")
             .stdin(Stdio::null());
-        for var in CLEARED_ENV {
-            cmd.env_remove(var);
-        }
         cmd
     }
 

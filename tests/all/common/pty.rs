@@ -94,13 +94,9 @@ impl Pty {
             line.push_str(&sh_quote(arg));
         }
         let mut cmd = Command::new("script");
-        for var in super::CLEARED_ENV {
-            cmd.env_remove(var);
-        }
-        cmd.args(["-qec", &line, "/dev/null"])
+        ws.hermetic(&mut cmd)
+            .args(["-qec", &line, "/dev/null"])
             .current_dir(ws.work())
-            .envs(ws.env())
-            .env("TERM", "xterm-256color")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -109,11 +109,11 @@ fn results(ws: &Workspace, calls: &[serde_json::Value], args: &[&str]) -> String
 }
 
 fn git(ws: &Workspace, args: &[&str]) {
-    let status = std::process::Command::new("git")
+    let status = ws
+        .hermetic(&mut std::process::Command::new("git"))
         .args(args)
         .current_dir(ws.work())
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", ws.path("xdg"))
         .status()
         .unwrap();
     assert!(status.success(), "git {args:?}");

@@ -51,7 +51,7 @@ fn a_flood_of_output_is_drained_with_bounded_memory() {
     // The first max_output_bytes (4 MiB by default) are the answer; the rest is counted.
     let kept = 4 * 1024 * 1024;
     let note = format!(
-        "[output cut: {} bytes past max_output_bytes ({kept}) were dropped]",
+        "[output cut: {} bytes were dropped past max_output_bytes ({kept})]",
         bytes - kept
     );
     assert!(run.stdout().ends_with(&format!("{note}\n")), "no cut note");

@@ -39,9 +39,11 @@ fn session_files_are_private_whatever_the_umask() {
         log.display()
     );
     let mut sh = std::process::Command::new("sh");
-    sh.arg("-c").arg(line).arg(bin()).current_dir(ws.work());
-    sh.envs(ws.env())
-        .env("PATH", std::env::var_os("PATH").unwrap());
+    ws.hermetic(&mut sh)
+        .arg("-c")
+        .arg(line)
+        .arg(bin())
+        .current_dir(ws.work());
     ws.run_cmd(sh).expect_code(0);
     let folder = ws.path("data/agent-loop/sessions/s1");
     assert_eq!(mode(&folder), 0o700);

@@ -14,7 +14,7 @@ use agent_loop::mcp::{McpServers, ServerState, ServerStatus};
 use agent_loop::tools::{Registry, ToolContext};
 use serde_json::json;
 
-use crate::common::{fixture, wait_gone, Workspace};
+use crate::common::{fixture, hermetic, wait_gone, Workspace};
 
 /// A server installed from npm at the version pinned in tests/mcp-servers/package-lock.json.
 fn npm_server(name: &str) -> PathBuf {
@@ -252,6 +252,8 @@ fn servers_and_what_they_started_are_gone_after_exit() {
 struct HttpServer {
     child: Child,
     url: String,
+    /// HOME, the XDG folders and TMPDIR of the server, removed after it.
+    _root: tempfile::TempDir,
 }
 
 impl HttpServer {
@@ -270,7 +272,8 @@ impl HttpServer {
             .local_addr()
             .unwrap()
             .port();
-        let mut child = Command::new(program)
+        let root = tempfile::tempdir().unwrap();
+        let mut child = hermetic(&mut Command::new(program), root.path())
             .args(args)
             .env("PORT", port.to_string())
             .envs(env.iter().copied())
@@ -290,6 +293,7 @@ impl HttpServer {
         HttpServer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
+            _root: root,
         }
     }
 }

@@ -1,0 +1,91 @@
+//! `agent-loop doctor [BACKEND]` ends with a verdict a person or a script can read: a last
+//! line `ok` with exit 0, or `failed: WHY` with exit 1 (the backend failed) or 2 (bad usage).
+
+use crate::common::{Run, Workspace};
+
+fn last_line(run: &Run) -> String {
+    run.stdout().lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_working_backend_ends_with_ok() {
+    let ws = Workspace::new();
+    ws.reply(0, "The answer is 42.\n");
+    for args in [&["doctor", "demo"][..], &["doctor", "fake"]] {
+        let run = ws.run(args);
+        run.expect_code(0);
+        assert_eq!(last_line(&run), "ok", "{args:?}: {}", run.stdout());
+    }
+}
+
+#[test]
+fn without_a_name_it_checks_the_backend_a_run_would_use() {
+    let ws = Workspace::new();
+    ws.reply(0, "The answer is 42.\n");
+    // The user's only backend that can run is `fake`: a run would take it.
+    let run = ws.run(&["doctor"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout().starts_with("backend fake ("),
+        "{}",
+        run.stdout()
+    );
+    assert_eq!(last_line(&run), "ok");
+    // The `backend` setting names it.
+    let mut cmd = ws.cmd(&["doctor"]);
+    cmd.env("AGENT_LOOP_BACKEND", "demo");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    assert!(
+        run.stdout().starts_with("backend demo ("),
+        "{}",
+        run.stdout()
+    );
+    // None can run.
+    ws.config("[backends.ghost]\ncommand = 'no-such-agent-cli-xyz'\n");
+    let run = ws.run(&["doctor"]);
+    run.expect_code(2);
+    assert!(
+        last_line(&run).starts_with("failed: no backend chosen, and none of the configured ones"),
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn a_failing_backend_ends_with_failed_and_why() {
+    let ws = Workspace::new();
+    // Exits 3.
+    ws.reply(1, "half an answer\n");
+    ws.fake_file("rc.1", "3\n");
+    let run = ws.run(&["doctor", "fake"]);
+    run.expect_code(1);
+    assert_eq!(last_line(&run), "failed: the command exited with 3");
+    assert!(run.stdout().contains("exit: 3"), "{}", run.stdout());
+    // Prints nothing at all.
+    ws.reply(2, "");
+    let run = ws.run(&["doctor", "fake"]);
+    run.expect_code(1);
+    assert_eq!(
+        last_line(&run),
+        "failed: no answer was read from the output (see the sections above)"
+    );
+    // Not configured: bad usage.
+    let run = ws.run(&["doctor", "fak"]);
+    run.expect_code(2);
+    assert!(
+        last_line(&run).starts_with("failed: no backend named `fak` (did you mean `fake`?)"),
+        "{}",
+        run.stdout()
+    );
+    // Not installed.
+    ws.add_config("[backends.ghost]\ncommand = 'no-such-agent-cli-xyz'\n");
+    let run = ws.run(&["doctor", "ghost"]);
+    assert_ne!(run.code(), 0);
+    assert!(last_line(&run).starts_with("failed: "), "{}", run.stdout());
+    assert!(
+        last_line(&run).contains("no-such-agent-cli-xyz"),
+        "{}",
+        run.stdout()
+    );
+}

@@ -42,7 +42,8 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         "file tools open files with: {}",
         agent_loop::tools::confinement_method().describe()
     );
-    println!(
+    let _ = writeln!(
+        out,
         "agent-loop's own environment (its keys): {}",
         own_environment()
     );

@@ -4,21 +4,20 @@
 //! `mcp.<server>.<tool>`, and so reach every backend like the built-in tools. A server that
 //! fails is reported once and left out; the others keep working.
 //!
-//! The client side of the protocol is agent-loop's own (`rpc`, `stdio`, `http`, `events`,
-//! `protocol`): it uses four methods (`initialize`, `tools/list`, `tools/call`, `ping`), and
-//! the official rmcp SDK, built for all of MCP, was 1.24 MB of the 8 MiB release binary
-//! (8,388,384 bytes with it, 7,145,872 without). That room is what lets read_url decode every
-//! charset and the build run at `opt-level = "s"` (docs/performance.md).
+//! The protocol is the official rmcp SDK's (its service loop, messages, line transport and
+//! Streamable HTTP worker); agent-loop brings what goes around it: starting stdio servers in
+//! their own process groups, its own reqwest client for HTTP servers, and the caps on
+//! everything a server sends (`caps`).
 
+mod caps;
 mod connection;
 mod content;
-mod events;
+mod handler;
 mod http;
-mod protocol;
-mod rpc;
 mod server;
 mod stdio;
 mod tool;
+mod transport;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -104,7 +104,7 @@ impl Server {
     }
 
     /// The tools the server offered when it was (last) connected; none unless running.
-    pub fn tools(&self) -> Vec<super::protocol::Tool> {
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.connection()
             .map(|c| c.tools.clone())
             .unwrap_or_default()

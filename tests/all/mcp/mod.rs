@@ -3,6 +3,7 @@
 //! the built binary by the scripted fake agent; the library's server list and restart; `/mcp`
 //! in the REPL. `client` covers the protocol handling itself against fixture servers.
 
+mod caps;
 mod client;
 
 use std::io::{BufRead, BufReader};

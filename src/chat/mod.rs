@@ -92,8 +92,8 @@ impl Chat {
                 "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"
             ));
         }
-        if let Err(e) = self.mcp.register(self.agent.tools_mut()) {
-            notices.push(format!("agent-loop: MCP tools: {e}"));
+        for note in self.mcp.register(self.agent.tools_mut()) {
+            notices.push(format!("agent-loop: {note}"));
         }
         for name in self.agent.tools().unmatched() {
             notices.push(format!(

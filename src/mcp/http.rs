@@ -386,3 +386,38 @@ pub fn limits(event: usize) -> StreamableHttpResponseLimits {
     limits.max_error_response_size = caps::ERROR_BODY;
     limits
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::dns::Resolve;
+    use std::str::FromStr;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_public_servers_client_resolves_no_private_name() {
+        let name = reqwest::dns::Name::from_str("localhost").unwrap();
+        let refused = match PublicOnly.resolve(name).await {
+            Ok(_) => panic!("localhost was resolved"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            refused.starts_with("refused: localhost resolves to "),
+            "{refused}"
+        );
+        assert!(refused.contains("a loopback address"), "{refused}");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn servers_at_private_addresses_are_not_public() {
+        for (url, public) in [
+            ("http://127.0.0.1:3000/mcp", false),
+            ("http://localhost/mcp", false),
+            ("https://10.1.2.3/mcp", false),
+            ("http://[::1]/mcp", false),
+            ("https://93.184.216.34/mcp", true),
+        ] {
+            let parsed = reqwest::Url::parse(url).unwrap();
+            assert_eq!(is_public(&parsed).await, public, "{url}");
+        }
+    }
+}

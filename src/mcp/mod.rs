@@ -79,14 +79,23 @@ impl McpServers {
             .collect()
     }
 
-    /// Adds the tools of every running server to `registry`.
-    pub fn register(&self, registry: &mut Registry) -> Result<(), Error> {
+    /// Adds the tools of every running server to `registry`; what was left out (a tool name
+    /// a server gave twice), in notes to be reported once at start-up. One server's mistake
+    /// does not lose another's tools.
+    pub fn register(&self, registry: &mut Registry) -> Vec<String> {
+        let mut notes = Vec::new();
         for server in &self.servers {
+            let name = &server.def.name;
+            for note in server.notes() {
+                notes.push(format!("MCP server `{name}`: {note}"));
+            }
             for tool in adapters(server) {
-                registry.add(tool)?;
+                if let Err(e) = registry.add(tool) {
+                    notes.push(format!("MCP server `{name}`: {e}; the second was left out"));
+                }
             }
         }
-        Ok(())
+        notes
     }
 
     /// Each server with its state and tool count, in name order.
@@ -128,7 +137,8 @@ impl McpServers {
         let prefix = tool_name(name, "");
         registry.retain(|spec| !spec.name.starts_with(&prefix));
         for tool in adapters(server) {
-            registry.add(tool)?;
+            // A name given twice keeps its first tool, as at start-up.
+            let _ = registry.add(tool);
         }
         Ok(status(server))
     }

@@ -110,6 +110,13 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// What its tool list left out when it was (last) connected.
+    pub fn notes(&self) -> Vec<String> {
+        self.connection()
+            .map(|c| c.notes.clone())
+            .unwrap_or_default()
+    }
+
     fn set(&self, new: Slot) {
         let old = std::mem::replace(&mut *lock(&self.slot), new);
         // Dropped outside the lock: dropping a connection kills its process group.

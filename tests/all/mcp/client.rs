@@ -228,3 +228,53 @@ fn streamable_http_sessions_events_pages_and_resumption() {
         "{requests:?}"
     );
 }
+
+#[test]
+fn a_tool_name_given_twice_loses_no_other_servers_tools() {
+    let ws = Workspace::new();
+    let flood = fixture("mcp/flood-server.js").display().to_string();
+    ws.add_config(&server("twice", &flood, "args = ['twice']"));
+    ws.add_config(&server("tiny", &tiny(), ""));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr().contains(
+            "agent-loop: MCP server `twice`: it offers two tools named `ok`; the second was left out"
+        ),
+        "{}",
+        run.stderr()
+    );
+    let first = ws.prompt(1);
+    for tool in ["mcp.twice.ok", "mcp.twice.other", "mcp.tiny.picture"] {
+        assert!(first.contains(&format!("\n## {tool}\n")), "{tool}\n{first}");
+    }
+    assert!(first.contains("first"), "{first}");
+    assert!(!first.contains("second"), "{first}");
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_not_followed() {
+    let ws = Workspace::new();
+    let http = HttpServer::start(&fixture("mcp/flood-server.js"), &["redirect"], &[]);
+    ws.add_config(&format!("\n[mcp.servers.moved]\nurl = '{}'\n", http.url));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let port = http
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    assert!(
+        run.stderr().contains(&format!(
+            "it redirected to http://127.0.0.2:{port}/mcp, another origin; MCP requests follow \
+             redirects only within the server's own"
+        )),
+        "{}",
+        run.stderr()
+    );
+}

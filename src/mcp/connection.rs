@@ -28,6 +28,7 @@ use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
+use crate::session::Redactor;
 use crate::tools::EnvPolicy;
 
 /// How long to wait for a failed server's last stderr lines once its group is killed.
@@ -51,6 +52,8 @@ pub struct Connection {
     stderr: Arc<Mutex<StderrTail>>,
     /// Why the transport gave up, when a cap did it.
     breach: Breach,
+    /// The values of the server's credentials, masked in every message.
+    redactor: Redactor,
 }
 
 /// Why a call through a connection failed.
@@ -74,6 +77,21 @@ impl Connection {
         def: &ServerDef,
         cwd: &std::path::Path,
         env_policy: &EnvPolicy,
+    ) -> Result<Connection, String> {
+        let redactor = match &def.transport {
+            Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
+            Transport::Stdio { .. } => Redactor::default(),
+        };
+        Self::start(def, cwd, env_policy, redactor.clone())
+            .await
+            .map_err(|e| redactor.redact(&e))
+    }
+
+    async fn start(
+        def: &ServerDef,
+        cwd: &std::path::Path,
+        env_policy: &EnvPolicy,
+        redactor: Redactor,
     ) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         let breach = Breach::default();
@@ -102,10 +120,11 @@ impl Connection {
                     reader = err.map(|err| tokio::spawn(stdio::keep_tail(err, stderr.clone())));
                     AnyTransport::new(transport)
                 }
-                Transport::Http { url } => {
+                Transport::Http { url, credentials } => {
                     let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
                     let public = http::is_public(&parsed).await;
-                    let client = HttpClient::new(Default::default(), public, breach.clone())?;
+                    let headers = http::headers(credentials)?;
+                    let client = HttpClient::new(headers, public, breach.clone())?;
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .max_sse_event_size(caps::EVENT)
                         .max_json_response_size(caps::BODY)
@@ -117,7 +136,7 @@ impl Connection {
             let service = handler.serve(transport).await.map_err(|e| {
                 let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
                 match &def.transport {
-                    Transport::Http { url } => format!("{url}: {why}"),
+                    Transport::Http { url, .. } => format!("{url}: {why}"),
                     Transport::Stdio { .. } => why,
                 }
             })?;
@@ -147,6 +166,7 @@ impl Connection {
                     reader: Mutex::new(reader),
                     stderr,
                     breach,
+                    redactor,
                 })
             }
             Ok(Err(e)) => e,
@@ -168,6 +188,21 @@ impl Connection {
     /// Calls one tool of this server, within `timeout`; a call that runs out of it is
     /// cancelled on the server (rmcp sends `notifications/cancelled`).
     pub async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CallError> {
+        let hide = |why: String| self.redactor.redact(&why);
+        self.ask(tool, args, timeout).await.map_err(|e| match e {
+            CallError::Closed(why) => CallError::Closed(hide(why)),
+            CallError::Protocol(why) => CallError::Protocol(hide(why)),
+            CallError::Failed(why) => CallError::Failed(hide(why)),
+            CallError::Timeout => CallError::Timeout,
+        })
+    }
+
+    async fn ask(
         &self,
         tool: &str,
         args: Map<String, Value>,

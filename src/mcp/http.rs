@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
 use reqwest::{redirect, RequestBuilder, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
@@ -23,6 +25,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Sse, SseStream};
 
 use super::caps::{self, Breach};
+use crate::config::mcp::Credentials;
 use crate::error::root_cause;
 use crate::tools::web::address::private_kind;
 
@@ -77,6 +80,45 @@ impl HttpClient {
         let client = builder.build().map_err(|e| root_cause(&e))?;
         Ok(HttpClient { client, breach })
     }
+}
+
+/// The headers a server's credentials make: the bearer token and the headers, from their
+/// variables at the time of the call. Secret values are marked sensitive (never shown by
+/// reqwest); a variable that is not set is an error naming it.
+pub fn headers(credentials: &Credentials) -> Result<HeaderMap, String> {
+    let read = |key: &str, var: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| format!("`{key}` names the variable {var}, which is not set"))
+    };
+    let secret = |value: String, var: &str| {
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("the value of {var} cannot be sent in a header"))?;
+        value.set_sensitive(true);
+        Ok::<_, String>(value)
+    };
+    let mut headers = HeaderMap::new();
+    for (name, value) in &credentials.http_headers {
+        let value = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        headers.insert(header_name(name)?, value);
+    }
+    for (name, var) in &credentials.env_http_headers {
+        let value = read("env_http_headers", var)?;
+        headers.insert(header_name(name)?, secret(value, var)?);
+    }
+    if let Some(var) = &credentials.bearer_token_env_var {
+        let token = read("bearer_token_env_var", var)?;
+        headers.insert(
+            AUTHORIZATION,
+            secret(format!("Bearer {}", token.trim()), var)?,
+        );
+    }
+    Ok(headers)
+}
+
+fn header_name(name: &str) -> Result<HeaderName, String> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("`{name}` is not a header name"))
 }
 
 /// Follows a redirect only within the origin it came from: a server's credentials are not

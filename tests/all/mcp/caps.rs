@@ -6,7 +6,7 @@
 //! of the server, which agent-loop reaps (node alone is some 45 MiB), so the fixture writes its
 //! floods a piece at a time.
 
-use super::{call, server, HttpServer};
+use super::{call, server, walk, HttpServer};
 use crate::common::{fixture, Workspace};
 
 /// agent-loop's own peak memory must stay under this, whatever a server sends.
@@ -142,18 +142,4 @@ fn an_endless_event_fails_the_server_at_its_cap() {
         "{err}"
     );
     assert_bounded(peak);
-}
-
-/// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

@@ -5,6 +5,7 @@
 
 mod caps;
 mod client;
+mod credentials;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -556,4 +557,18 @@ fn tools_flag_limits_mcp_tools_too() {
         err.contains("agent-loop: --tools names `mcp.tiny.nothing`, which no MCP server offers"),
         "{err}"
     );
+}
+
+/// Every file under `dir`.
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

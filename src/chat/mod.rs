@@ -132,6 +132,12 @@ impl Chat {
         input: &str,
         observer: &mut (dyn Observer + '_),
     ) -> Result<String, Error> {
+        // Servers that said their tools changed are read again before the turn.
+        for note in self.mcp.refresh(self.agent.tools_mut()).await {
+            observer.event(&crate::event::Event::Notice {
+                message: format!("agent-loop: {note}"),
+            });
+        }
         let result = {
             let mut logged = Logged {
                 inner: &mut *observer,

@@ -5,6 +5,7 @@
 //! messages, never passed through to agent-loop's own output.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,9 +41,10 @@ const CANCEL_GRACE: Duration = Duration::from_secs(1);
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     http: bool,
-    pub tools: Vec<Tool>,
-    /// What the connection's tool list left out, for a note at start-up.
-    pub notes: Vec<String>,
+    /// The tools as last listed, and what that list left out (for a note).
+    listed: Mutex<(Vec<Tool>, Vec<String>)>,
+    /// The server said its tools changed (`notifications/tools/list_changed`).
+    tools_changed: Arc<AtomicBool>,
     /// Kills a stdio server's process group when the connection is dropped or found closed.
     group: Mutex<Option<GroupGuard>>,
     /// Killed when dropped.
@@ -99,6 +101,7 @@ impl Connection {
         let mut child = None;
         let mut reader = None;
         let handler = Handler::new(cwd);
+        let tools_changed = handler.tools_changed.clone();
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
@@ -159,8 +162,8 @@ impl Connection {
                 return Ok(Connection {
                     service,
                     http: matches!(def.transport, Transport::Http { .. }),
-                    tools,
-                    notes,
+                    listed: Mutex::new((tools, notes)),
+                    tools_changed,
                     group: Mutex::new(group),
                     _child: child,
                     reader: Mutex::new(reader),
@@ -183,6 +186,31 @@ impl Connection {
         }
         let tail = lock(&stderr).render();
         Err(with_stderr(failure, &tail))
+    }
+
+    /// The tools as last listed.
+    pub fn tools(&self) -> Vec<Tool> {
+        lock(&self.listed).0.clone()
+    }
+
+    /// What the last tool list left out.
+    pub fn notes(&self) -> Vec<String> {
+        lock(&self.listed).1.clone()
+    }
+
+    /// Reads the tool list again if the server said it changed since it was last read:
+    /// whether it was (a list that fails keeps the one before, and says why).
+    pub async fn refresh_tools(&self) -> Result<bool, String> {
+        if !self.tools_changed.swap(false, Ordering::SeqCst) {
+            return Ok(false);
+        }
+        let listed = list_tools(&self.service).await.map_err(|e| {
+            let why = lock(&self.breach).clone().unwrap_or(e);
+            self.redactor
+                .redact(&format!("reading its changed tool list failed: {why}"))
+        })?;
+        *lock(&self.listed) = listed;
+        Ok(true)
     }
 
     /// Calls one tool of this server, within `timeout`; a call that runs out of it is

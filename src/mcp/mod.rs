@@ -98,6 +98,23 @@ impl McpServers {
         notes
     }
 
+    /// Reads again the tool list of every server that said its tools changed, and replaces
+    /// their tools in `registry`; what went wrong, in notes.
+    pub async fn refresh(&self, registry: &mut Registry) -> Vec<String> {
+        let mut notes = Vec::new();
+        for server in &self.servers {
+            let Ok(connection) = server.connection() else {
+                continue;
+            };
+            match connection.refresh_tools().await {
+                Ok(false) => {}
+                Ok(true) => replace_tools(server, registry),
+                Err(why) => notes.push(format!("MCP server `{}`: {why}", server.def.name)),
+            }
+        }
+        notes
+    }
+
     /// Each server with its state and tool count, in name order.
     pub fn status(&self) -> Vec<ServerStatus> {
         let mut all: Vec<ServerStatus> = self.servers.iter().map(|s| status(s)).collect();
@@ -134,12 +151,7 @@ impl McpServers {
             )));
         }
         server.connect().await;
-        let prefix = tool_name(name, "");
-        registry.retain(|spec| !spec.name.starts_with(&prefix));
-        for tool in adapters(server) {
-            // A name given twice keeps its first tool, as at start-up.
-            let _ = registry.add(tool);
-        }
+        replace_tools(server, registry);
         Ok(status(server))
     }
 
@@ -186,6 +198,16 @@ fn status(server: &Server) -> ServerStatus {
         name: server.def.name.clone(),
         state: server.state(),
         tools: server.tools().len(),
+    }
+}
+
+/// Puts the tools `server` offers now in `registry` in place of the ones it offered before.
+fn replace_tools(server: &Arc<Server>, registry: &mut Registry) {
+    let prefix = tool_name(&server.def.name, "");
+    registry.retain(|spec| !spec.name.starts_with(&prefix));
+    for tool in adapters(server) {
+        // A name given twice keeps its first tool, as at start-up.
+        let _ = registry.add(tool);
     }
 }
 

@@ -105,16 +105,12 @@ impl Server {
 
     /// The tools the server offered when it was (last) connected; none unless running.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.connection()
-            .map(|c| c.tools.clone())
-            .unwrap_or_default()
+        self.connection().map(|c| c.tools()).unwrap_or_default()
     }
 
     /// What its tool list left out when it was (last) connected.
     pub fn notes(&self) -> Vec<String> {
-        self.connection()
-            .map(|c| c.notes.clone())
-            .unwrap_or_default()
+        self.connection().map(|c| c.notes()).unwrap_or_default()
     }
 
     fn set(&self, new: Slot) {

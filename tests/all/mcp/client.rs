@@ -278,3 +278,48 @@ fn a_redirect_to_another_origin_is_not_followed() {
         run.stderr()
     );
 }
+
+#[test]
+fn a_changed_tool_list_is_read_before_the_next_turn_and_roots_are_the_folder() {
+    let ws = Workspace::new();
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        "args = ['changing']\ntrust = true",
+    ));
+    ws.reply(
+        1,
+        call("mcp.tiny.roots", "{}") + &call("mcp.tiny.grow", "{}"),
+    );
+    ws.reply(2, "Grown.\n");
+    ws.reply(3, call("mcp.tiny.grown", "{}"));
+    ws.reply(4, "Done.\n");
+    let (code, screen) = crate::repl::repl(&ws, "--backend fake", "go\nagain\nexit\n");
+    assert_eq!(code, 0, "{screen}");
+    // roots/list was answered with the working folder.
+    let second = ws.prompt(2);
+    let root = format!("file://{}/", ws.work().display());
+    assert!(
+        second.contains(&format!(
+            "roots: {{\"roots\":[{{\"uri\":\"{root}\",\"name\":\"work\"}}]}}"
+        )),
+        "{second}"
+    );
+    // The tool the server added after the first turn's list is offered in the second turn,
+    // and runs.
+    assert!(
+        !ws.prompt(1).contains("## mcp.tiny.grown"),
+        "{}",
+        ws.prompt(1)
+    );
+    assert!(
+        ws.prompt(3).contains("\n## mcp.tiny.grown\n"),
+        "{}",
+        ws.prompt(3)
+    );
+    assert!(
+        ws.prompt(4).contains("the new tool ran"),
+        "{}",
+        ws.prompt(4)
+    );
+}

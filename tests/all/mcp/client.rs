@@ -1,8 +1,10 @@
-//! The MCP client's own protocol handling, against fixture servers that do what the real ones
-//! may: a server's requests to the client (`ping`) over stdio and inside an event stream, a
-//! stray line on stdout, a server with no tools, a timed-out call cancelled on the server,
-//! tools listed in pages, the session and revision headers of Streamable HTTP, an event stream
-//! resumed from its last event, and a session the server forgot begun again.
+//! The MCP client's protocol handling (rmcp's, through agent-loop's transports), against
+//! fixture servers that do what the real ones may: a server's requests to the client (`ping`,
+//! `roots/list`) over stdio and inside an event stream, a stray line on stdout, a server with
+//! no tools, a timed-out call cancelled on the server, tools listed in pages and listed again
+//! when they change, a tool name given twice, the session and revision headers of Streamable
+//! HTTP, an event stream resumed from its last event, a session the server forgot begun again,
+//! and a redirect to another origin.
 
 use serde_json::{json, Value};
 

@@ -1,7 +1,8 @@
 //! MCP servers end to end: real servers from npm (installed by scripts/test.sh into
 //! tests/mcp-servers/) and a tiny fixture server for the failures, driven through full turns of
 //! the built binary by the scripted fake agent; the library's server list and restart; `/mcp`
-//! in the REPL. `client` covers the protocol handling itself against fixture servers.
+//! in the REPL. `client` covers the protocol handling itself against fixture servers, `caps`
+//! the caps on what a server sends, `credentials` a URL server's token and headers.
 
 mod caps;
 mod client;

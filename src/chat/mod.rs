@@ -92,8 +92,8 @@ impl Chat {
                 "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"
             ));
         }
-        if let Err(e) = self.mcp.register(self.agent.tools_mut()) {
-            notices.push(format!("agent-loop: MCP tools: {e}"));
+        for note in self.mcp.register(self.agent.tools_mut()) {
+            notices.push(format!("agent-loop: {note}"));
         }
         for name in self.agent.tools().unmatched() {
             notices.push(format!(
@@ -132,6 +132,12 @@ impl Chat {
         input: &str,
         observer: &mut (dyn Observer + '_),
     ) -> Result<String, Error> {
+        // Servers that said their tools changed are read again before the turn.
+        for note in self.mcp.refresh(self.agent.tools_mut()).await {
+            observer.event(&crate::event::Event::Notice {
+                message: format!("agent-loop: {note}"),
+            });
+        }
         let result = {
             let mut logged = Logged {
                 inner: &mut *observer,

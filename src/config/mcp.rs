@@ -36,6 +36,12 @@ pub struct RawServer {
     /// Start-up's own limit; by default the larger of `timeout_s` and a minute.
     pub startup_timeout_s: Option<u64>,
     pub trust: Option<bool>,
+    /// A `url` server's bearer token: the variable that holds it (codex's key names).
+    pub bearer_token_env_var: Option<String>,
+    /// Headers sent to a `url` server as written.
+    pub http_headers: Option<BTreeMap<String, String>>,
+    /// Headers sent to a `url` server, each from the variable named.
+    pub env_http_headers: Option<BTreeMap<String, String>>,
 }
 
 impl Overlay for RawServer {
@@ -51,7 +57,10 @@ impl Overlay for RawServer {
             enabled,
             timeout_s,
             startup_timeout_s,
-            trust
+            trust,
+            bearer_token_env_var,
+            http_headers,
+            env_http_headers
         );
     }
 }
@@ -75,7 +84,35 @@ pub enum Transport {
         env: BTreeMap<String, String>,
     },
     /// A Streamable HTTP endpoint.
-    Http { url: String },
+    Http {
+        url: String,
+        credentials: Credentials,
+    },
+}
+
+/// What a `url` server is sent with every request to let agent-loop in. The secrets stay in
+/// their variables until a connection is made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// The variable holding a token sent as `Authorization: Bearer TOKEN`.
+    pub bearer_token_env_var: Option<String>,
+    /// Header names and their values as written.
+    pub http_headers: BTreeMap<String, String>,
+    /// Header names and the variables holding their values.
+    pub env_http_headers: BTreeMap<String, String>,
+}
+
+impl Credentials {
+    /// The variables that hold secrets: kept out of the tools' environment, and their values
+    /// out of logs, sessions and messages.
+    pub fn env_names(&self) -> Vec<String> {
+        let headers = self.env_http_headers.values().cloned();
+        self.bearer_token_env_var
+            .iter()
+            .cloned()
+            .chain(headers)
+            .collect()
+    }
 }
 
 /// A checked `[mcp.servers.NAME]` entry.
@@ -108,13 +145,55 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
              (its tools are called `mcp.{name}.TOOL`)"
         )));
     }
+    let credentials = [
+        ("bearer_token_env_var", raw.bearer_token_env_var.is_some()),
+        ("http_headers", raw.http_headers.is_some()),
+        ("env_http_headers", raw.env_http_headers.is_some()),
+    ];
     let transport = match (raw.command, raw.url) {
+        (Some(command), None) if credentials.iter().any(|(_, set)| *set) => {
+            let (key, _) = credentials
+                .iter()
+                .find(|(_, set)| *set)
+                .expect("one is set");
+            return Err(Error::config(format!(
+                "{}: MCP server `{name}`: key `{key}` is for `url` servers, not `command` ones \
+                 (give a stdio server its secrets in `env`)",
+                command.at()
+            )));
+        }
         (Some(command), None) => Transport::Stdio {
             command: command.value,
             args: raw.args.unwrap_or_default(),
             env: raw.env.unwrap_or_default(),
         },
         (None, Some(url)) => {
+            let credentials = Credentials {
+                bearer_token_env_var: raw.bearer_token_env_var,
+                http_headers: raw.http_headers.unwrap_or_default(),
+                env_http_headers: raw.env_http_headers.unwrap_or_default(),
+            };
+            let names = credentials
+                .http_headers
+                .keys()
+                .chain(credentials.env_http_headers.keys());
+            for header in names {
+                if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                    return Err(Error::config(format!(
+                        "{}: MCP server `{name}`: `{header}` is not an HTTP header name",
+                        url.at()
+                    )));
+                }
+            }
+            for (header, value) in &credentials.http_headers {
+                if reqwest::header::HeaderValue::from_str(value).is_err() {
+                    return Err(Error::config(format!(
+                        "{}: MCP server `{name}`: key `http_headers`: the value of `{header}` \
+                         cannot be sent in a header (a control character?)",
+                        url.at()
+                    )));
+                }
+            }
             if raw.args.is_some() || raw.env.is_some() {
                 return Err(Error::config(format!(
                     "{}: MCP server `{name}`: keys `args` and `env` are for `command` servers, not `url` ones",
@@ -128,7 +207,10 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
                     url.value
                 )));
             }
-            Transport::Http { url: url.value }
+            Transport::Http {
+                url: url.value,
+                credentials,
+            }
         }
         (Some(command), Some(_)) => {
             return Err(Error::config(format!(
@@ -199,7 +281,8 @@ mod tests {
         assert_eq!(
             web.transport,
             Transport::Http {
-                url: "https://example.test/mcp".into()
+                url: "https://example.test/mcp".into(),
+                credentials: Credentials::default(),
             }
         );
         assert!(!web.enabled && web.trust);
@@ -256,6 +339,31 @@ mod tests {
             err.starts_with("my.toml:1: MCP server `fs` has neither `command`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn credentials_are_for_url_servers_with_header_names() {
+        let config = load(
+            "[mcp.servers.gh]\nurl = \"https://example.test/mcp\"\n\
+             bearer_token_env_var = \"GITHUB_TOKEN\"\nhttp_headers = { \"X-Team\" = \"blue\" }\n\
+             env_http_headers = { \"X-Api-Key\" = \"MY_KEY_VAR\" }\n",
+        )
+        .unwrap();
+        let Transport::Http { credentials, .. } = &config.mcp_servers["gh"].transport else {
+            panic!("a url server")
+        };
+        assert_eq!(credentials.env_names(), ["GITHUB_TOKEN", "MY_KEY_VAR"]);
+        assert!(config.api_key_envs().contains(&"MY_KEY_VAR".to_string()));
+        let err = error("[mcp.servers.fs]\ncommand = \"x\"\nbearer_token_env_var = \"T\"\n");
+        assert!(
+            err.starts_with(
+                "my.toml:2: MCP server `fs`: key `bearer_token_env_var` is for `url` servers"
+            ),
+            "{err}"
+        );
+        let err =
+            error("[mcp.servers.w]\nurl = \"http://h/mcp\"\nhttp_headers = { \"a b\" = \"1\" }\n");
+        assert!(err.contains("`a b` is not an HTTP header name"), "{err}");
     }
 
     #[test]

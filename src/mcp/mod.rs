@@ -4,21 +4,20 @@
 //! `mcp.<server>.<tool>`, and so reach every backend like the built-in tools. A server that
 //! fails is reported once and left out; the others keep working.
 //!
-//! The client side of the protocol is agent-loop's own (`rpc`, `stdio`, `http`, `events`,
-//! `protocol`): it uses four methods (`initialize`, `tools/list`, `tools/call`, `ping`), and
-//! the official rmcp SDK, built for all of MCP, was 1.24 MB of the 8 MiB release binary
-//! (8,388,384 bytes with it, 7,145,872 without). That room is what lets read_url decode every
-//! charset and the build run at `opt-level = "s"` (docs/performance.md).
+//! The protocol is the official rmcp SDK's (its service loop, messages, line transport and
+//! Streamable HTTP worker); agent-loop brings what goes around it: starting stdio servers in
+//! their own process groups, its own reqwest client for HTTP servers, and the caps on
+//! everything a server sends (`caps`).
 
+mod caps;
 mod connection;
 mod content;
-mod events;
+mod handler;
 mod http;
-mod protocol;
-mod rpc;
 mod server;
 mod stdio;
 mod tool;
+mod transport;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -80,14 +79,40 @@ impl McpServers {
             .collect()
     }
 
-    /// Adds the tools of every running server to `registry`.
-    pub fn register(&self, registry: &mut Registry) -> Result<(), Error> {
+    /// Adds the tools of every running server to `registry`; what was left out (a tool name
+    /// a server gave twice), in notes to be reported once at start-up. One server's mistake
+    /// does not lose another's tools.
+    pub fn register(&self, registry: &mut Registry) -> Vec<String> {
+        let mut notes = Vec::new();
         for server in &self.servers {
+            let name = &server.def.name;
+            for note in server.notes() {
+                notes.push(format!("MCP server `{name}`: {note}"));
+            }
             for tool in adapters(server) {
-                registry.add(tool)?;
+                if let Err(e) = registry.add(tool) {
+                    notes.push(format!("MCP server `{name}`: {e}; the second was left out"));
+                }
             }
         }
-        Ok(())
+        notes
+    }
+
+    /// Reads again the tool list of every server that said its tools changed, and replaces
+    /// their tools in `registry`; what went wrong, in notes.
+    pub async fn refresh(&self, registry: &mut Registry) -> Vec<String> {
+        let mut notes = Vec::new();
+        for server in &self.servers {
+            let Ok(connection) = server.connection() else {
+                continue;
+            };
+            match connection.refresh_tools().await {
+                Ok(false) => {}
+                Ok(true) => replace_tools(server, registry),
+                Err(why) => notes.push(format!("MCP server `{}`: {why}", server.def.name)),
+            }
+        }
+        notes
     }
 
     /// Each server with its state and tool count, in name order.
@@ -126,11 +151,7 @@ impl McpServers {
             )));
         }
         server.connect().await;
-        let prefix = tool_name(name, "");
-        registry.retain(|spec| !spec.name.starts_with(&prefix));
-        for tool in adapters(server) {
-            registry.add(tool)?;
-        }
+        replace_tools(server, registry);
         Ok(status(server))
     }
 
@@ -176,6 +197,16 @@ fn status(server: &Server) -> ServerStatus {
         name: server.def.name.clone(),
         state: server.state(),
         tools: server.tools().len(),
+    }
+}
+
+/// Puts the tools `server` offers now in `registry` in place of the ones it offered before.
+fn replace_tools(server: &Arc<Server>, registry: &mut Registry) {
+    let prefix = tool_name(&server.def.name, "");
+    registry.retain(|spec| !spec.name.starts_with(&prefix));
+    for tool in adapters(server) {
+        // A name given twice keeps its first tool, as at start-up.
+        let _ = registry.add(tool);
     }
 }
 

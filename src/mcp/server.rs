@@ -104,10 +104,13 @@ impl Server {
     }
 
     /// The tools the server offered when it was (last) connected; none unless running.
-    pub fn tools(&self) -> Vec<super::protocol::Tool> {
-        self.connection()
-            .map(|c| c.tools.clone())
-            .unwrap_or_default()
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.connection().map(|c| c.tools()).unwrap_or_default()
+    }
+
+    /// What its tool list left out when it was (last) connected.
+    pub fn notes(&self) -> Vec<String> {
+        self.connection().map(|c| c.notes()).unwrap_or_default()
     }
 
     fn set(&self, new: Slot) {

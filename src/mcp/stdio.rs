@@ -1,180 +1,136 @@
-//! The stdio transport: the server as a child process, one JSON-RPC message a line on its
-//! stdin and stdout. One task owns its stdin and writes the queued messages whole, one after
-//! the other, so a request abandoned at its timeout never leaves half a line behind (nor is
-//! written at all if its turn had not come), and answering the server never waits on a
-//! request being written. Another reads its stdout,
-//! hands each answer to the request waiting for it and queues the answers to the server's own
-//! requests; when that output ends, the transport is closed and every request still waiting
-//! fails.
+//! A stdio server: the child process, in its own process group, speaking rmcp's line-delimited
+//! transport on its stdin and stdout. agent-loop starts the child itself (rmcp's child-process
+//! transport cannot reach into the output it reads) so that its stdout is read through
+//! [`CappedLines`], and its stderr drained into a bounded tail for error messages.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::process::Stdio as Pipe;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::RoleClient;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdin, Command};
 
+use super::caps::{self, Breach, CappedLines};
 use super::lock;
-use super::rpc::{self, Failure, Incoming};
 
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
-/// A message for the server's stdin, with the id of the request it is, if it is one.
-type Outgoing = mpsc::Sender<(Option<u64>, Vec<u8>)>;
+/// Lines of a server's stderr kept for messages.
+const STDERR_LINES: usize = 20;
+/// Bytes kept of one stderr line: the rest of a longer one is dropped as it is read.
+const STDERR_LINE: usize = 2048;
 
-/// Messages that may wait for the server to read its stdin. A server that stops reading does
-/// not make agent-loop hold ever more of them: its requests fail, and answers to its pings
-/// are dropped.
-const QUEUE: usize = 64;
+pub type Transport =
+    AsyncRwTransport<RoleClient, CappedLines<tokio::process::ChildStdout>, ChildStdin>;
 
-/// A running stdio server.
-pub struct Stdio {
-    outgoing: Outgoing,
-    waiting: Waiting,
-    closed: Arc<AtomicBool>,
-    reader: JoinHandle<()>,
-    writer: JoinHandle<()>,
-    /// Killed when dropped (`kill_on_drop`); its process group goes with the connection.
-    _child: Child,
-}
-
-impl Stdio {
-    /// Starts `command` with piped stdin, stdout and stderr; its stderr is the caller's to read.
-    pub fn start(
-        mut command: Command,
-    ) -> std::io::Result<(Stdio, Option<ChildStderr>, Option<u32>)> {
-        command
-            .stdin(Pipe::piped())
-            .stdout(Pipe::piped())
-            .stderr(Pipe::piped());
-        let mut child = command.spawn()?;
-        let pid = child.id();
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(std::io::Error::other(
-                "its stdin and stdout could not be piped",
-            ));
-        };
-        let stderr = child.stderr.take();
-        let (outgoing, queue) = mpsc::channel(QUEUE);
-        let waiting = Waiting::default();
-        let closed = Arc::new(AtomicBool::new(false));
-        let writer = tokio::spawn(write(stdin, queue, waiting.clone()));
-        let reader = tokio::spawn(read(
-            stdout,
-            outgoing.clone(),
-            waiting.clone(),
-            closed.clone(),
+/// Starts `command` with piped stdin, stdout and stderr: the transport, the child (killed
+/// when dropped, with `kill_on_drop`) and its stderr, the caller's to read.
+pub fn start(
+    mut command: Command,
+    breach: Breach,
+) -> std::io::Result<(Transport, Child, Option<ChildStderr>)> {
+    command
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::piped());
+    let mut child = command.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other(
+            "its stdin and stdout could not be piped",
         ));
-        let stdio = Stdio {
-            outgoing,
-            waiting,
-            closed,
-            reader,
-            writer,
-            _child: child,
-        };
-        Ok((stdio, stderr, pid))
-    }
+    };
+    let stderr = child.stderr.take();
+    let stdout = CappedLines::new(stdout, caps::LINE, breach);
+    // CappedLines ends the output first; rmcp's own limit is only a backstop.
+    let transport =
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(caps::LINE + 1);
+    Ok((transport, child, stderr))
+}
 
-    /// Sends request `id` (`message`, built by [`rpc::request`]) and waits for its answer.
-    /// Dropping the future forgets the request; a late answer is then passed over.
-    pub async fn request(&self, id: u64, message: Vec<u8>) -> Result<Value, Failure> {
-        let (sender, answer) = oneshot::channel();
-        lock(&self.waiting).insert(id, sender);
-        let _forget = Forget(&self.waiting, id);
-        // Closed after the reader's last clearing of `waiting`: nobody would answer.
-        if self.is_closed() {
-            return Err(Failure::Closed(String::new()));
-        }
-        self.queue(Some(id), message)?;
-        match answer.await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(message)) => Err(Failure::Refused(message)),
-            Err(_) => Err(Failure::Closed(String::new())),
-        }
-    }
+/// The last lines a server wrote on stderr, each cut to [`STDERR_LINE`] bytes: what it
+/// writes costs agent-loop a bounded amount of memory however much that is.
+#[derive(Default)]
+pub struct StderrTail {
+    lines: VecDeque<Vec<u8>>,
+    /// The line being read is longer than what is kept of it.
+    cut: bool,
+    /// The last line is still being written (no newline yet).
+    open: bool,
+}
 
-    /// Queues a notification, to be written as a line.
-    pub fn send(&self, message: Vec<u8>) -> Result<(), Failure> {
-        self.queue(None, message)
-    }
-
-    fn queue(&self, request: Option<u64>, message: Vec<u8>) -> Result<(), Failure> {
-        self.outgoing
-            .try_send((request, message))
-            .map_err(|e| match e {
-                mpsc::error::TrySendError::Full(_) => Failure::Refused(format!(
-                    "it has stopped reading its stdin ({QUEUE} messages wait)"
-                )),
-                mpsc::error::TrySendError::Closed(_) => {
-                    Failure::Closed("its stdin is closed".into())
+impl StderrTail {
+    fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            if !self.open {
+                if self.lines.len() == STDERR_LINES {
+                    self.lines.pop_front();
                 }
-            })
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Stdio {
-    fn drop(&mut self) {
-        self.reader.abort();
-        self.writer.abort();
-    }
-}
-
-/// Removes a request that is no longer awaited.
-struct Forget<'a>(&'a Waiting, u64);
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        lock(self.0).remove(&self.1);
-    }
-}
-
-/// Writes the queued messages to the server's stdin, a line each, until it is closed. A
-/// request abandoned (at its timeout) before its turn came is not written: it is not run late,
-/// after the model was told it was abandoned.
-async fn write(
-    mut stdin: ChildStdin,
-    mut queue: mpsc::Receiver<(Option<u64>, Vec<u8>)>,
-    waiting: Waiting,
-) {
-    while let Some((request, mut message)) = queue.recv().await {
-        if request.is_some_and(|id| !lock(&waiting).contains_key(&id)) {
-            continue;
-        }
-        message.push(b'\n');
-        if stdin.write_all(&message).await.is_err() || stdin.flush().await.is_err() {
-            // The server is gone; the end of its output says so.
-            return;
-        }
-    }
-}
-
-/// Reads the server's stdout to its end.
-async fn read(stdout: ChildStdout, outgoing: Outgoing, waiting: Waiting, closed: Arc<AtomicBool>) {
-    let mut lines = BufReader::new(stdout).split(b'\n');
-    while let Ok(Some(line)) = lines.next_segment().await {
-        for message in rpc::parse(&line) {
-            match message {
-                Incoming::Answer { id, outcome } => {
-                    if let Some(sender) = lock(&waiting).remove(&id) {
-                        let _ = sender.send(outcome);
-                    }
+                self.lines.push_back(Vec::new());
+                self.open = true;
+                self.cut = false;
+            }
+            let end = memchr::memchr(b'\n', chunk);
+            let piece = &chunk[..end.unwrap_or(chunk.len())];
+            let line = self.lines.back_mut().expect("a line is open");
+            let room = STDERR_LINE.saturating_sub(line.len());
+            line.extend_from_slice(&piece[..piece.len().min(room)]);
+            if piece.len() > room && !self.cut {
+                self.cut = true;
+                line.extend_from_slice("…".as_bytes());
+            }
+            match end {
+                Some(i) => {
+                    self.open = false;
+                    chunk = &chunk[i + 1..];
                 }
-                Incoming::Request { id, method } => {
-                    let _ = outgoing.try_send((None, rpc::reply(&id, &method)));
-                }
-                Incoming::Notification => {}
+                None => chunk = &[],
             }
         }
     }
-    // Closed first: a request that sees its answer dropped finds the transport closed.
-    closed.store(true, Ordering::SeqCst);
-    lock(&waiting).clear();
+
+    pub fn render(&self) -> String {
+        let lines: Vec<String> = self
+            .lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        lines.join("\n")
+    }
+}
+
+/// Drains a server's stderr to its end into `tail`.
+pub async fn keep_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
+    let mut buf = vec![0; 8192];
+    while let Ok(n @ 1..) = stderr.read(&mut buf).await {
+        lock(&tail).feed(&buf[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_each_cut() {
+        let mut tail = StderrTail::default();
+        for i in 0..30 {
+            tail.feed(format!("line {i}\n").as_bytes());
+        }
+        let text = tail.render();
+        assert!(text.starts_with("line 10\n"), "{text}");
+        assert!(text.ends_with("line 29"), "{text}");
+        let mut tail = StderrTail::default();
+        tail.feed(b"start ");
+        for _ in 0..1000 {
+            tail.feed(&[b'x'; 1000]);
+        }
+        tail.feed(b" end\nlast");
+        let text = tail.render();
+        assert_eq!(
+            text.len(),
+            STDERR_LINE + "…".len() + "\nlast".len(),
+            "{text}"
+        );
+        assert!(text.starts_with("start xxx") && text.ends_with("…\nlast"));
+    }
 }

@@ -26,8 +26,8 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 }
 
 impl McpTool {
-    pub fn new(server: Arc<Server>, tool: &super::protocol::Tool) -> Self {
-        let schema = Value::Object(tool.input_schema.clone());
+    pub fn new(server: Arc<Server>, tool: &rmcp::model::Tool) -> Self {
+        let schema = Value::Object((*tool.input_schema).clone());
         let description = tool
             .description
             .as_deref()

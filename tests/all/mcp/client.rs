@@ -1,8 +1,10 @@
-//! The MCP client's own protocol handling, against fixture servers that do what the real ones
-//! may: a server's requests to the client (`ping`) over stdio and inside an event stream, a
-//! stray line on stdout, a server with no tools, a timed-out call cancelled on the server,
-//! tools listed in pages, the session and revision headers of Streamable HTTP, an event stream
-//! resumed from its last event, and a session the server forgot begun again.
+//! The MCP client's protocol handling (rmcp's, through agent-loop's transports), against
+//! fixture servers that do what the real ones may: a server's requests to the client (`ping`,
+//! `roots/list`) over stdio and inside an event stream, a stray line on stdout, a server with
+//! no tools, a timed-out call cancelled on the server, tools listed in pages and listed again
+//! when they change, a tool name given twice, the session and revision headers of Streamable
+//! HTTP, an event stream resumed from its last event, a session the server forgot begun again,
+//! and a redirect to another origin.
 
 use serde_json::{json, Value};
 
@@ -90,7 +92,7 @@ fn a_call_that_times_out_is_cancelled_on_the_server() {
         cancelled["method"], "notifications/cancelled",
         "{methods:?}"
     );
-    assert_eq!(cancelled["params"]["reason"], "timed out");
+    assert_eq!(cancelled["params"]["reason"], "request timeout");
     // Its id is the hung call's: the one after initialize (0) and tools/list (1).
     assert_eq!(cancelled["params"]["requestId"], 2);
 }
@@ -193,6 +195,9 @@ fn streamable_http_sessions_events_pages_and_resumption() {
             ]
             .join(" ")
         })
+        // The stream a client opens for the server's own messages (which this server does
+        // not offer: 405), after each handshake.
+        .filter(|r| !(r.starts_with("GET ") && r.ends_with(" -")))
         .collect();
     let expected = [
         "POST initialize - - -",
@@ -223,5 +228,100 @@ fn streamable_http_sessions_events_pages_and_resumption() {
     assert!(
         requests.iter().all(|r| r["encoding"].is_null()),
         "{requests:?}"
+    );
+}
+
+#[test]
+fn a_tool_name_given_twice_loses_no_other_servers_tools() {
+    let ws = Workspace::new();
+    let flood = fixture("mcp/flood-server.js").display().to_string();
+    ws.add_config(&server("twice", &flood, "args = ['twice']"));
+    ws.add_config(&server("tiny", &tiny(), ""));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr().contains(
+            "agent-loop: MCP server `twice`: it offers two tools named `ok`; the second was left out"
+        ),
+        "{}",
+        run.stderr()
+    );
+    let first = ws.prompt(1);
+    for tool in ["mcp.twice.ok", "mcp.twice.other", "mcp.tiny.picture"] {
+        assert!(first.contains(&format!("\n## {tool}\n")), "{tool}\n{first}");
+    }
+    assert!(first.contains("first"), "{first}");
+    assert!(!first.contains("second"), "{first}");
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_not_followed() {
+    let ws = Workspace::new();
+    let http = HttpServer::start(&fixture("mcp/flood-server.js"), &["redirect"], &[]);
+    ws.add_config(&format!("\n[mcp.servers.moved]\nurl = '{}'\n", http.url));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let port = http
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    assert!(
+        run.stderr().contains(&format!(
+            "it redirected to http://127.0.0.2:{port}/mcp, another origin; MCP requests follow \
+             redirects only within the server's own"
+        )),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_changed_tool_list_is_read_before_the_next_turn_and_roots_are_the_folder() {
+    let ws = Workspace::new();
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        "args = ['changing']\ntrust = true",
+    ));
+    ws.reply(
+        1,
+        call("mcp.tiny.roots", "{}") + &call("mcp.tiny.grow", "{}"),
+    );
+    ws.reply(2, "Grown.\n");
+    ws.reply(3, call("mcp.tiny.grown", "{}"));
+    ws.reply(4, "Done.\n");
+    let (code, screen) = crate::repl::repl(&ws, "--backend fake", "go\nagain\nexit\n");
+    assert_eq!(code, 0, "{screen}");
+    // roots/list was answered with the working folder.
+    let second = ws.prompt(2);
+    let root = format!("file://{}/", ws.work().display());
+    assert!(
+        second.contains(&format!(
+            "roots: {{\"roots\":[{{\"uri\":\"{root}\",\"name\":\"work\"}}]}}"
+        )),
+        "{second}"
+    );
+    // The tool the server added after the first turn's list is offered in the second turn,
+    // and runs.
+    assert!(
+        !ws.prompt(1).contains("## mcp.tiny.grown"),
+        "{}",
+        ws.prompt(1)
+    );
+    assert!(
+        ws.prompt(3).contains("\n## mcp.tiny.grown\n"),
+        "{}",
+        ws.prompt(3)
+    );
+    assert!(
+        ws.prompt(4).contains("the new tool ran"),
+        "{}",
+        ws.prompt(4)
     );
 }

@@ -1,0 +1,70 @@
+//! agent-loop's side of a connection: what it tells a server about itself at the handshake,
+//! and its answers to the server's requests and notifications. rmcp answers `ping` itself;
+//! `roots/list` is answered with the working folder (so a filesystem server knows it), and
+//! `notifications/tools/list_changed` marks the tool list for reading again before the next
+//! turn.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, RootsCapabilities};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+
+/// One connection's handler.
+pub struct Handler {
+    info: ClientConfig,
+    /// The working folder as a `file://` URI, and its name.
+    root: Option<(String, String)>,
+    /// Set when the server says its tools changed; taken when they are read again.
+    pub tools_changed: Arc<AtomicBool>,
+}
+
+impl Handler {
+    // Roots are deprecated in the newest revision, not in the ones servers speak today.
+    #[allow(deprecated)]
+    pub fn new(cwd: &Path) -> Self {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(RootsCapabilities::default());
+        let info = ClientConfig::new(
+            capabilities,
+            Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
+        );
+        let root = url::Url::from_directory_path(cwd).ok().map(|uri| {
+            let name = cwd.file_name().map_or_else(
+                || cwd.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            (uri.to_string(), name)
+        });
+        Handler {
+            info,
+            root,
+            tools_changed: Arc::default(),
+        }
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, ErrorData> {
+        let roots = self
+            .root
+            .iter()
+            .map(|(uri, name)| rmcp::model::Root::new(uri.clone()).with_name(name.clone()))
+            .collect();
+        Ok(rmcp::model::ListRootsResult::new(roots))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+}

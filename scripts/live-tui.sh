@@ -100,7 +100,7 @@ for cli in "${clis[@]}"; do
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain "$touch_it"
-  echo "denied: exit $code in ${seconds}s; stderr ends: $(tail -n 1 <<<"$err")"
+  echo "denied: exit $code in ${seconds}s: $(grep -m1 '^error:' <<<"$err" | cut -d';' -f1)"
   check "denied: nothing ran, no answer, a non-zero exit that says so" \
     "$([ "$code" != 0 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err"; echo $?)"
 

@@ -172,7 +172,8 @@ def main():
     port_file = os.path.join(run, "port")
     mock = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_provider.py"),
                              "--scenario", scenario, "--port", "0", "--port-file", port_file,
-                             "--log", os.path.join(run, "mock.log")])
+                             "--log", os.path.join(run, "mock.log")],
+                            stderr=subprocess.DEVNULL)
     for _ in range(100):
         if os.path.exists(port_file) and open(port_file).read().strip():
             break

@@ -60,6 +60,8 @@ pub struct Turn<'a> {
     pub clean_end: bool,
     /// What the last denied approval question was about.
     denied: Option<String>,
+    /// The answer on the screen, and when it was last drawn differently.
+    drawn: Option<(String, Duration)>,
     started: Instant,
     next_tick: Instant,
     progress: Progress,
@@ -88,6 +90,7 @@ impl<'a> Turn<'a> {
             began,
             clean_end: false,
             denied: None,
+            drawn: None,
             started: now,
             next_tick: now + def.progress_every,
             progress: Progress::default(),
@@ -263,6 +266,7 @@ impl<'a> Turn<'a> {
         }
         self.send(self.def.submit.clone().as_bytes()).await?;
         let submitted = self.session.last_output;
+        let mut entered = self.began.elapsed();
         let mut submits = 1;
         loop {
             let screen = self.session.reader.visible_text();
@@ -272,22 +276,25 @@ impl<'a> Turn<'a> {
                 .approval
                 .as_ref()
                 .is_some_and(|re| re.is_match(&screen));
-            if typed_at.is_empty() && (self.quiet() || self.session.last_output > submitted) {
-                // The typed text never showed, so the input box cannot tell.
-                self.decided.accepted =
-                    self.phase("assumed: the typed message never showed".into());
-                return Ok(());
-            }
-            if rows_with(self) != typed_at {
-                self.decided.accepted = self.phase("the message left the input box".into());
-                return Ok(());
-            }
-            if let Some(m) = busy {
-                self.decided.accepted = self.phase(format!("busy_regex matched `{}`", m.as_str()));
-                return Ok(());
-            }
-            if asks {
-                self.decided.accepted = self.phase("approval_regex matched".into());
+            let rule =
+                if typed_at.is_empty() && (self.quiet() || self.session.last_output > submitted) {
+                    // The typed text never showed, so the input box cannot tell.
+                    Some("assumed: the typed message never showed".to_string())
+                } else if rows_with(self) != typed_at {
+                    Some("the message left the input box".to_string())
+                } else if let Some(m) = busy {
+                    Some(format!("busy_regex matched `{}`", m.as_str()))
+                } else if asks {
+                    Some("approval_regex matched".to_string())
+                } else {
+                    None
+                };
+            if let Some(rule) = rule {
+                let nth = if submits == 2 { "a second " } else { "" };
+                self.decided.accepted = self.phase(format!(
+                    "{rule} ({nth}submit key typed at {:.2} s)",
+                    entered.as_secs_f64()
+                ));
                 return Ok(());
             }
             if self.quiet() {
@@ -300,6 +307,7 @@ impl<'a> Turn<'a> {
                     )));
                 }
                 submits += 1;
+                entered = self.began.elapsed();
                 self.send(self.def.submit.clone().as_bytes()).await?;
             }
             let until = Some(self.idle_at());
@@ -327,12 +335,24 @@ impl<'a> Turn<'a> {
                 let line = text[m.start()..].lines().next().unwrap_or("").trim();
                 return Err(self.error(&format!("the agent showed an error: {line}")));
             }
-            let done = self.done(&text, &screen);
+            let answer = self.session.reader.answer();
+            if self.drawn.as_ref().is_none_or(|(a, _)| *a != answer) {
+                self.drawn = Some((answer.clone(), self.began.elapsed()));
+            }
+            let done = self.done(&text, &screen, &answer);
             self.show_progress(&rows, done.is_some());
             if let Some(how) = done {
-                self.decided.done = self.phase(how);
+                let drawn = match &self.drawn {
+                    Some((a, at)) if !a.is_empty() => {
+                        format!(
+                            " (the answer as read was on the screen from {:.2} s)",
+                            at.as_secs_f64()
+                        )
+                    }
+                    _ => String::new(),
+                };
+                self.decided.done = self.phase(format!("{how}{drawn}"));
                 self.clean_end = true;
-                let answer = self.session.reader.answer();
                 if let (true, Some(what)) = (answer.is_empty(), &self.denied) {
                     return Err(self.error(&format!(
                         "the agent's request to run `{what}` was denied, and its turn ended \
@@ -352,11 +372,11 @@ impl<'a> Turn<'a> {
 
     /// Whether the turn is over, and by which rule: `done_regex` in what is new; the input
     /// box back (`done_when_ready`); or quiet with no spinner.
-    fn done(&mut self, text: &str, screen: &str) -> Option<String> {
+    fn done(&mut self, text: &str, screen: &str, answer: &str) -> Option<String> {
         let matches =
             |re: &Option<crate::parse::Pattern>| re.as_ref().is_some_and(|re| re.is_match(screen));
         // An answer, or a denial the agent took instead of one.
-        let ended = self.denied.is_some() || !self.session.reader.answer().is_empty();
+        let ended = self.denied.is_some() || !answer.is_empty();
         if let Some(re) = &self.def.done {
             return re
                 .find(text)

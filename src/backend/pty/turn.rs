@@ -332,8 +332,9 @@ impl<'a> Turn<'a> {
             let screen = self.session.reader.visible_text();
             self.approval(&screen).await?;
             if let Some(m) = self.def.error.as_ref().and_then(|re| re.find(&text)) {
-                let line = text[m.start()..].lines().next().unwrap_or("").trim();
-                return Err(self.error(&format!("the agent showed an error: {line}")));
+                let line = text[m.start()..].lines().next().unwrap_or("");
+                let line = super::extract::trim_row(line).unwrap_or_default();
+                return Err(self.error(&format!("the agent showed an error: {}", line.trim())));
             }
             let answer = self.session.reader.answer();
             if self.drawn.as_ref().is_none_or(|(a, _)| *a != answer) {

@@ -20,9 +20,12 @@ The reply text depends only on the scenario given on the command line:
   json      same text as plain (the CLI is run in its JSON output mode)
   error401  every model request fails with the API's own 401 error body
   mention   "Look at a.txt and notes.md first." (names files of the folder)
+  shell     a native call of the CLI's own shell tool (the first tool offered whose
+            name has "shell" in it) running `touch made.txt`; once the conversation
+            holds the tool's result, "DONE touched" (Chat Completions and Gemini API)
 
-The mock never returns native tool_use / function calls, so a CLI's own tools
-are never invoked. Requests that ask for structured JSON output (a response
+Apart from `shell`, the mock never returns native tool_use / function calls, so a
+CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
 schema, as some CLIs send for routing or "next speaker" checks) get a small
 JSON object built from the schema instead of the scenario text.
 
@@ -55,7 +58,27 @@ SCENARIOS = {
     # A reply that names files of the working folder: aider offers to add named files to
     # its chat (and sends their contents) unless it is kept out of git.
     "mention": ("Look at a.txt and notes.md first.", 1523, 9),
+    # Text once the shell tool has run; before, a call of it (see shell_tool).
+    "shell": ("DONE touched", 1611, 4),
 }
+
+SHELL_COMMAND = "touch made.txt"
+
+
+def shell_tool(req):
+    """The CLI's own shell tool, when `req` offers one and holds no tool result yet: the
+    `shell` scenario calls it once, then answers."""
+    names = []
+    for tool in req.get("tools") or []:
+        if "function" in tool:  # Chat Completions
+            names.append((tool["function"] or {}).get("name", ""))
+        for decl in tool.get("functionDeclarations") or []:  # Gemini API
+            names.append(decl.get("name", ""))
+    shell = next((n for n in names if "shell" in n.lower()), None)
+    done = any(m.get("role") == "tool" for m in req.get("messages") or []) or any(
+        "functionResponse" in part
+        for c in req.get("contents") or [] for part in c.get("parts") or [])
+    return None if done else shell
 
 # Fixed clock so repeated recordings give the same bytes where a CLI echoes it.
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
@@ -311,6 +334,7 @@ class Handler(BaseHTTPRequestHandler):
         text, tin, tout = self.reply(schema)
         model = req.get("model") or self.server.model
         cid = "chatcmpl-mock%06d" % next_id()
+        tool = self.server.scenario == "shell" and schema is None and shell_tool(req)
         usage = {"prompt_tokens": tin, "completion_tokens": tout,
                  "total_tokens": tin + tout,
                  "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -340,6 +364,18 @@ class Handler(BaseHTTPRequestHandler):
         self.sse(None, chunk([{"index": 0, "delta": {"role": "assistant", "content": "",
                                                      "refusal": None},
                                "logprobs": None, "finish_reason": None}]))
+        if tool:
+            call = {"index": 0, "id": "call_mock%06d" % next_id(), "type": "function",
+                    "function": {"name": tool,
+                                 "arguments": compact({"command": SHELL_COMMAND})}}
+            self.sse(None, chunk([{"index": 0, "delta": {"tool_calls": [call]},
+                                   "logprobs": None, "finish_reason": None}]))
+            self.sse(None, chunk([{"index": 0, "delta": {}, "logprobs": None,
+                                   "finish_reason": "tool_calls"}]))
+            if with_usage:
+                self.sse(None, chunk([], usage))
+            self.sse(None, "[DONE]")
+            return self.end_sse()
         for piece in chunks_of(text):
             self.sse(None, chunk([{"index": 0, "delta": {"content": piece},
                                    "logprobs": None, "finish_reason": None}]))
@@ -444,6 +480,16 @@ class Handler(BaseHTTPRequestHandler):
                 c["finishReason"] = "STOP"
             return c
 
+        tool = self.server.scenario == "shell" and schema is None and shell_tool(req)
+        if tool and stream:
+            call = {"functionCall": {"name": tool, "args": {"command": SHELL_COMMAND}}}
+            objs = [{"candidates": [{"content": {"parts": [call], "role": "model"},
+                                     "index": 0, "finishReason": "STOP"}],
+                     "usageMetadata": usage(tout), "modelVersion": model, "responseId": rid}]
+            if sse:
+                self.start_sse()
+                self.sse(None, objs[0], sep="\r\n\r\n")
+                return self.end_sse()
         if not stream:
             return self.send_json({"candidates": [cand(text, True)],
                                    "usageMetadata": usage(tout),

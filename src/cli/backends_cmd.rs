@@ -210,16 +210,27 @@ pub async fn doctor(
                 probe.program.display(),
                 probe.args.join(" ")
             );
-            let decided = |what: &str| {
-                if what.is_empty() {
-                    "(not reached)".to_string()
-                } else {
-                    what.to_string()
-                }
-            };
-            let _ = writeln!(out, "ready: {}", decided(&probe.decided.ready));
-            let _ = writeln!(out, "message taken: {}", decided(&probe.decided.accepted));
-            let _ = writeln!(out, "complete: {}", decided(&probe.decided.done));
+            let d = &probe.decided;
+            for (name, phase) in [
+                ("start", &d.start),
+                ("ready", &d.ready),
+                ("taken", &d.accepted),
+                ("done", &d.done),
+            ] {
+                let line = match phase.at {
+                    Some(at) => format!("{name}: {:>7.2} s  {}", at.as_secs_f64(), phase.rule),
+                    None => format!("{name}: (not reached)"),
+                };
+                let _ = writeln!(out, "{}", sanitize(&line));
+            }
+            if let Some(notice) = &probe.update_notice {
+                let _ = writeln!(
+                    out,
+                    "warning: the agent shows an update banner (update_regex): {}\n  \
+                     it updates itself; turn that off in its own settings (docs/pty.md)",
+                    sanitize(notice)
+                );
+            }
             let raw = agent_loop::plural::count(probe.raw.len(), "byte", "bytes");
             let _ = writeln!(out, "raw output: {raw}");
             section(&mut out, "final screen", &probe.screen);

@@ -48,14 +48,28 @@ pub struct PtyDef {
     pub term: String,
     /// The screen shows the agent is ready for a message; without it, `idle` of quiet.
     pub ready: Option<Pattern>,
+    /// The screen shows a new agent has finished starting: with it, a new agent is ready
+    /// when this and `ready` match, without also waiting for `idle` of quiet.
+    pub start: Option<Pattern>,
     /// Quiet this long means ready, or done when no `busy` pattern is visible, or (with the
     /// message still in the input box) not accepted.
     pub idle: Duration,
     pub submit: String,
+    /// Waited between the message showing and the submit key: a TUI that takes an Enter
+    /// right after a paste as a newline (gemini, for 40 ms) needs it.
+    pub submit_delay: Duration,
     /// Type the message between bracketed-paste markers when the agent turned the mode on.
     pub bracketed_paste: bool,
     /// The answer is complete: searched in what is new since the message.
     pub done: Option<Pattern>,
+    /// The turn is over when the input box is back: `ready` matches again, `busy` and
+    /// `approval` do not, and there is an answer (or a tool call was denied).
+    pub done_when_ready: bool,
+    /// A row where the model's text starts (`✦ `): with it, the answer is only these rows
+    /// and the rows indented under them; tool rows, dialogs and notices are progress.
+    pub answer: Option<Pattern>,
+    /// The agent shows that it updated itself, or offers to: `doctor` warns.
+    pub update: Option<Pattern>,
     /// The agent is still working (a spinner, "esc to cancel"): searched on the screen.
     pub busy: Option<Pattern>,
     /// Lines of chrome left out of answers and progress (input boxes, tips, status bars).
@@ -79,10 +93,15 @@ impl RawBackend {
             ("size", self.size.is_some()),
             ("term", self.term.is_some()),
             ("ready_regex", self.ready_regex.is_some()),
+            ("start_regex", self.start_regex.is_some()),
             ("idle_ms", self.idle_ms.is_some()),
             ("submit", self.submit.is_some()),
+            ("submit_delay_ms", self.submit_delay_ms.is_some()),
             ("bracketed_paste", self.bracketed_paste.is_some()),
             ("done_regex", self.done_regex.is_some()),
+            ("done_when_ready", self.done_when_ready.is_some()),
+            ("answer_regex", self.answer_regex.is_some()),
+            ("update_regex", self.update_regex.is_some()),
             ("busy_regex", self.busy_regex.is_some()),
             ("approval_regex", self.approval_regex.is_some()),
             ("approve_keys", self.approve_keys.is_some()),
@@ -183,6 +202,12 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
     let regex = |value: &Option<Located>, key: &str| -> Result<Option<Pattern>, Error> {
         value.as_ref().map(|v| compile(v, name, key)).transpose()
     };
+    if raw.done_when_ready == Some(true) && raw.ready_regex.is_none() {
+        return Err(Error::config(format!(
+            "{}: needs `ready_regex`: the turn is over when the screen shows the agent ready again",
+            here("done_when_ready")
+        )));
+    }
     let skip_lines = raw
         .skip_lines
         .iter()
@@ -203,10 +228,15 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
         cols,
         term: raw.term.unwrap_or_else(|| DEFAULT_TERM.into()),
         ready: regex(&raw.ready_regex, "ready_regex")?,
+        start: regex(&raw.start_regex, "start_regex")?,
         idle: Duration::from_millis(raw.idle_ms.unwrap_or(DEFAULT_IDLE_MS).max(10)),
         submit,
+        submit_delay: Duration::from_millis(raw.submit_delay_ms.unwrap_or(0)),
         bracketed_paste: raw.bracketed_paste.unwrap_or(true),
         done: regex(&raw.done_regex, "done_regex")?,
+        done_when_ready: raw.done_when_ready.unwrap_or(false),
+        answer: regex(&raw.answer_regex, "answer_regex")?,
+        update: regex(&raw.update_regex, "update_regex")?,
         busy: regex(&raw.busy_regex, "busy_regex")?,
         skip_lines,
         tool_activity: regex(&raw.tool_activity_regex, "tool_activity_regex")?,
@@ -294,5 +324,10 @@ mod tests {
         );
         let e = err("[backends.t]\ntype = \"pty\"\n");
         assert!(e.contains("has no `command`"), "{e}");
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\ndone_when_ready = true\n");
+        assert!(
+            e.contains("backend `t`: key `done_when_ready`: needs `ready_regex`"),
+            "{e}"
+        );
     }
 }

@@ -208,11 +208,19 @@ fn doctor_shows_the_screen_and_what_decided() {
     let run = ws.run(&["doctor", "tui"]);
     run.expect_code(0);
     let out = run.stdout();
+    // Each phase's time and rule, in order.
+    let phases: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(p, _)| p))
+        .filter(|p| ["start", "ready", "taken", "done"].contains(p))
+        .collect();
+    assert_eq!(phases, ["start", "ready", "taken", "done"], "{out}");
     for part in [
         "a terminal agent (type = \"pty\"), 80x24 xterm-256color",
-        "ready: ready_regex `Type your message` matched `Type your message`",
-        "message taken: the message left the input box",
-        "complete: done_regex `^✓ done` matched `✓ done`",
+        "  started ",
+        " s  ready_regex `Type your message` matched `Type your message`",
+        " s  the message left the input box",
+        " s  done_regex `^✓ done` matched `✓ done`",
         "--- final screen",
         "> This is a connection test.",
         "--- answer",
@@ -247,5 +255,22 @@ fn a_cancelled_turn_leaves_an_agent_that_is_started_again() {
     );
     assert!(screen.contains("You said: hello after"), "{screen}");
     assert_eq!(starts(&ws), 2);
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn doctor_warns_about_a_row_matching_update_regex() {
+    // The fake TUI's banner stands in for an update banner here.
+    let ws = tui("timeout_s = 60\nupdate_regex = '^Fake TUI v\\d'");
+    let run = ws.run(&["doctor", "tui"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.contains("warning: the agent shows an update banner (update_regex): Fake TUI v1"),
+        "{out}"
+    );
+    let quiet = tui("timeout_s = 60");
+    let out = quiet.run(&["doctor", "tui"]).stdout();
+    assert!(!out.contains("warning:"), "{out}");
     ws.assert_no_leftovers();
 }

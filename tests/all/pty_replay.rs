@@ -1,64 +1,121 @@
 //! Recorded sessions of real terminal agents (fixtures/pty/, recorded by
-//! scripts/record-fixtures/record-pty.py against the mock provider) replayed through the same
-//! virtual screen a live `type = "pty"` turn reads, with the preset's own patterns: the answer
-//! read off the screen must be exactly the mock's.
+//! scripts/record-fixtures/record-pty.py against the mock provider: an answer, and a shell
+//! command the TUI asked approval for, allowed and denied) replayed through the same virtual
+//! screen a live `type = "pty"` turn reads, with the preset's own patterns: the rules that
+//! decide readiness, the approval question and the turn's end must hold on the recorded
+//! screens, and the answer read off the screen must be exactly the mock's text, without the
+//! tool rows, dialogs and notices.
 
 use agent_loop::backend::ScreenReader;
-use agent_loop::config::{Config, Definition, Source};
+use agent_loop::config::{Config, Definition, PtyDef, Source};
 
 use crate::common::{fixture, path_with};
 
-/// Replays `fixtures/pty/CLI/` through preset `preset`: (answer, the rows new since the
-/// message, the final screen).
-fn replay(cli: &str, preset: &str) -> (String, String, String) {
+fn preset(name: &str) -> PtyDef {
     let config = Config::from_sources(&[Source::builtin()]).unwrap();
-    let Definition::Pty(def) = config.backend(preset).unwrap() else {
-        panic!("{preset} is a pty backend")
+    let Definition::Pty(def) = config.backend(name).unwrap() else {
+        panic!("{name} is a pty backend")
     };
-    let read = |name: &str| std::fs::read(fixture(&format!("pty/{cli}/{name}"))).unwrap();
-    let message = String::from_utf8(read("message")).unwrap();
-    let mut reader = ScreenReader::new(def);
-    reader.feed(&read("before.out"));
-    assert!(
-        def.ready.as_ref().unwrap().is_match(&reader.visible_text()),
-        "{preset}: ready_regex does not match the recorded screen:\n{}",
-        reader.visible_text()
-    );
+    def.clone()
+}
+
+fn read(folder: &str, name: &str) -> Vec<u8> {
+    std::fs::read(fixture(&format!("pty/{folder}/{name}"))).unwrap()
+}
+
+/// The preset's end-of-turn rule (`done_when_ready`) on the screen as it is now.
+fn turn_over(def: &PtyDef, reader: &mut ScreenReader) -> bool {
+    let screen = reader.visible_text();
+    let shows = |re: &Option<agent_loop::parse::Pattern>| {
+        re.as_ref().is_some_and(|re| re.is_match(&screen))
+    };
+    shows(&def.ready) && !shows(&def.busy) && !shows(&def.approval) && reader.echoed()
+}
+
+/// Replays `fixtures/pty/FOLDER/` through preset `preset`: the answer, after checking each
+/// rule on the screen it decides on.
+fn replay(folder: &str, preset_name: &str) -> String {
+    let def = preset(preset_name);
+    assert!(def.done_when_ready && def.done.is_none());
+    let message = String::from_utf8(read(folder, "message")).unwrap();
+    let mut reader = ScreenReader::new(&def);
+    reader.feed(&read(folder, "before.out"));
+    let screen = reader.visible_text();
+    for (key, re) in [("ready_regex", &def.ready), ("start_regex", &def.start)] {
+        assert!(
+            re.as_ref().unwrap().is_match(&screen),
+            "{folder}: {key} does not match the recorded screen:\n{screen}"
+        );
+    }
     reader.start_message(&message);
-    reader.feed(&read("after.out"));
-    let new_rows = reader.new_rows().join("\n");
-    // Without a done_regex, the turn ends when the screen is quiet with no spinner.
-    assert!(def.done.is_none());
-    assert!(
-        !def.busy.as_ref().unwrap().is_match(&reader.visible_text()),
-        "{preset}: busy_regex still matches at the end:\n{}",
-        reader.visible_text()
-    );
-    (reader.answer(), new_rows, reader.visible_text())
+    reader.feed(&read(folder, "after.out"));
+    let shown = || format!("new rows:\n{}", reader_rows(folder, &def));
+    if let Ok(keys) = std::fs::read(fixture(&format!("pty/{folder}/keys"))) {
+        let screen = reader.visible_text();
+        let question = def.approval.as_ref().unwrap().captures(&screen);
+        let question = question.unwrap_or_else(|| {
+            panic!("{folder}: approval_regex does not match the question:\n{screen}")
+        });
+        assert_eq!(&question["tool"], "Shell");
+        assert_eq!(question["detail"].trim(), "touch made.txt");
+        assert!(
+            !turn_over(&def, &mut reader),
+            "{folder}: the turn looks over while the question shows"
+        );
+        let typed = if keys == def.approve_keys.as_bytes() {
+            "approve_keys"
+        } else {
+            "deny_keys"
+        };
+        assert!(
+            keys == def.approve_keys.as_bytes() || keys == def.deny_keys.as_bytes(),
+            "{folder}: the recording answered {keys:?}, not the preset's keys"
+        );
+        eprintln!("{folder}: answered with the preset's {typed}");
+        reader.feed(&read(folder, "answered.out"));
+    }
+    assert!(turn_over(&def, &mut reader), "{}", shown());
+    reader.answer()
+}
+
+/// The rows new since the message, for failure messages.
+fn reader_rows(folder: &str, def: &PtyDef) -> String {
+    let mut reader = ScreenReader::new(def);
+    reader.feed(&read(folder, "before.out"));
+    reader.start_message(&String::from_utf8(read(folder, "message")).unwrap());
+    reader.feed(&read(folder, "after.out"));
+    if let Ok(answered) = std::fs::read(fixture(&format!("pty/{folder}/answered.out"))) {
+        reader.feed(&answered);
+    }
+    reader.new_rows().join("\n")
 }
 
 #[test]
 fn qwen_tui_reads_the_recorded_answer() {
-    let (answer, rows, screen) = replay("qwen", "qwen-tui");
-    assert_eq!(
-        answer, "The answer is 42.",
-        "new rows:\n{rows}\nscreen:\n{screen}"
-    );
+    assert_eq!(replay("qwen", "qwen-tui"), "The answer is 42.");
 }
 
 #[test]
 fn gemini_tui_reads_the_recorded_answer() {
-    let (answer, rows, screen) = replay("gemini", "gemini-tui");
-    assert_eq!(
-        answer, "The answer is 42.",
-        "new rows:\n{rows}\nscreen:\n{screen}"
-    );
+    assert_eq!(replay("gemini", "gemini-tui"), "The answer is 42.");
+}
+
+#[test]
+fn an_allowed_command_leaves_only_the_model_text() {
+    assert_eq!(replay("qwen-allow", "qwen-tui"), "DONE touched");
+    assert_eq!(replay("gemini-allow", "gemini-tui"), "DONE touched");
+}
+
+#[test]
+fn a_denied_command_leaves_no_answer() {
+    assert_eq!(replay("qwen-deny", "qwen-tui"), "");
+    assert_eq!(replay("gemini-deny", "gemini-tui"), "");
 }
 
 /// The built binary with preset `preset`, its command `cli` on PATH being the recorded
-/// session (fixtures/agents/pty-replay.py): the live turn, readiness and completion decided
-/// by the preset's patterns and quiet, reads the recorded answer.
-fn live(cli: &str, preset: &str) {
+/// session `folder` (fixtures/agents/pty-replay.py), run with `args`: the live turn, every
+/// decision made by the preset's rules.
+fn live(cli: &str, folder: &str, preset: &str, args: &[&str]) -> crate::common::Run {
     let ws = crate::common::Workspace::new();
     let shims = ws.path("bin");
     std::fs::create_dir(&shims).unwrap();
@@ -68,28 +125,57 @@ fn live(cli: &str, preset: &str) {
         format!(
             "#!/bin/sh\nexec python3 '{}' '{}'\n",
             fixture("agents/pty-replay.py").display(),
-            fixture(&format!("pty/{cli}")).display()
+            fixture(&format!("pty/{folder}")).display()
         ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let message = std::fs::read_to_string(fixture(&format!("pty/{cli}/message"))).unwrap();
-    let mut cmd = ws.cmd(&["--backend", preset, &message]);
+    let message = std::fs::read_to_string(fixture(&format!("pty/{folder}/message"))).unwrap();
+    let mut all = vec!["--backend", preset];
+    all.extend_from_slice(args);
+    all.push(&message);
+    let mut cmd = ws.cmd(&all);
     cmd.env("PATH", path_with(&[&shims]));
     let run = ws.run_cmd(cmd);
-    run.expect_code(0);
-    assert_eq!(run.stdout(), "The answer is 42.\n");
-    assert!(
-        run.stderr()
-            .contains(&format!("[{preset}] The answer is 42.\n")),
-        "{}",
-        run.stderr()
-    );
     ws.assert_no_leftovers();
+    run
 }
 
 #[test]
 fn gemini_tui_runs_the_recorded_session_end_to_end() {
-    live("gemini", "gemini-tui");
+    let run = live("gemini", "gemini", "gemini-tui", &[]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "The answer is 42.\n");
+    assert!(
+        run.stderr().contains("[gemini-tui] The answer is 42.\n"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn qwen_tui_relays_the_recorded_approval_and_answers_with_the_model_text() {
+    let run = live("qwen", "qwen-allow", "qwen-tui", &["--yes"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "DONE touched\n");
+    let err = run.stderr();
+    assert!(
+        err.contains("[qwen-tui] (approval of touch made.txt: allowed)"),
+        "{err}"
+    );
+    assert!(err.contains("[qwen-tui ran] Shell touch made.txt"), "{err}");
+}
+
+#[test]
+fn gemini_tui_denied_without_an_answer_fails_and_says_so() {
+    // Nobody can be asked in a pipe: the question is denied.
+    let run = live("gemini", "gemini-deny", "gemini-tui", &[]);
+    run.expect_code(1);
+    assert_eq!(run.stdout(), "");
+    let err = run.stderr();
+    assert!(
+        err.contains("the agent's request to run `touch made.txt` was denied, and its turn ended without an answer"),
+        "{err}"
+    );
 }

@@ -1,7 +1,10 @@
 //! Reading an answer off a terminal agent's screen: the rows that are new since the message
 //! was typed (after its echo), minus the agent's chrome (`skip_lines`, borders, the spinner,
 //! the done marker), with box-drawing borders and prompt markers trimmed and the common
-//! indentation removed. Also the lines shown as progress while the agent works.
+//! indentation removed. With an answer pattern (`answer_regex`, the `✦ ` a TUI puts before
+//! the model's text) only the rows it marks and the rows indented under them are the answer:
+//! the tool rows, approval dialogs and notices around them are progress. Also the lines shown
+//! as progress while the agent works.
 
 use crate::parse::Pattern;
 
@@ -15,6 +18,8 @@ pub struct Chrome<'a> {
     /// The spinner and the done marker: shown while working and at the end, never answers.
     pub busy: Option<&'a Pattern>,
     pub done: Option<&'a Pattern>,
+    /// Where the model's text starts; without it, every row that is not chrome is answer.
+    pub answer: Option<&'a Pattern>,
 }
 
 impl Chrome<'_> {
@@ -29,7 +34,7 @@ impl Chrome<'_> {
 /// `before` (the screen before the message was typed), and past the message's echo when it
 /// is there.
 pub fn region_start(before: &[String], after: &[String], message: &str) -> usize {
-    let shared = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let shared = shared(before, after);
     match needle(message) {
         Some(needle) => after[shared..]
             .iter()
@@ -37,6 +42,11 @@ pub fn region_start(before: &[String], after: &[String], message: &str) -> usize
             .map_or(shared, |at| shared + at + 1),
         None => shared,
     }
+}
+
+/// How many rows at the top `after` still shares with `before`.
+pub fn shared(before: &[String], after: &[String]) -> usize {
+    before.iter().zip(after).take_while(|(a, b)| a == b).count()
 }
 
 /// What identifies the message's echo on the screen: the end of its last line (a long line
@@ -74,11 +84,15 @@ pub fn trim_row(row: &str) -> Option<String> {
     if t.len() >= 2 && t.starts_with('|') && t.ends_with('|') {
         inner = &t[1..t.len() - 1];
     }
-    let inner = inner
-        .trim_end()
-        .trim_end_matches(is_box)
-        .trim_end()
-        .trim_start_matches(is_box);
+    let inner = inner.trim_end().trim_end_matches(is_box).trim_end();
+    // A box may be indented (qwen draws its tool boxes two columns in).
+    let lead = inner.len() - inner.trim_start().len();
+    let inner = format!(
+        "{}{}",
+        &inner[..lead],
+        inner[lead..].trim_start_matches(is_box)
+    );
+    let inner = inner.as_str();
     if inner.trim().is_empty() && row.chars().any(is_box) {
         return None;
     }
@@ -102,7 +116,10 @@ pub fn trim_row(row: &str) -> Option<String> {
 /// The answer in `rows`: chrome and borders left out, runs of blank rows made one, the
 /// common indentation removed, blank rows at either end dropped.
 pub fn answer(rows: &[String], chrome: &Chrome) -> String {
-    let lines = clean(rows, chrome);
+    let lines = match chrome.answer {
+        Some(marker) => clean(&model_rows(rows, marker), chrome),
+        None => clean(rows, chrome),
+    };
     let indent = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
@@ -125,6 +142,36 @@ pub fn answer(rows: &[String], chrome: &Chrome) -> String {
         out.pop();
     }
     out.join("\n")
+}
+
+/// The rows of the model's text: each row `marker` matches, and the rows after it that are
+/// blank or indented at least to where its text starts (a long or multi-line answer), up to
+/// the first row that is not (a tool's box, a notice, the input box).
+fn model_rows(rows: &[String], marker: &Pattern) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut text_col: Option<usize> = None;
+    for row in rows {
+        if let Some(m) = marker.find(row) {
+            // Where the text after the marker starts, in characters.
+            let col = row[..m.end()].chars().count();
+            text_col = Some(col);
+            out.push(row.clone());
+            continue;
+        }
+        let Some(col) = text_col else { continue };
+        let indent = row.chars().take_while(|c| *c == ' ').count();
+        if row.trim().is_empty() || indent >= col {
+            out.push(row.clone());
+        } else {
+            text_col = None;
+            // A blank row between the text and what ended it is not the answer's.
+            while out.last().is_some_and(|r: &String| r.trim().is_empty()) {
+                out.pop();
+            }
+            out.push(String::new());
+        }
+    }
+    out
 }
 
 /// The rows that are not chrome, trimmed; blank rows kept.
@@ -194,6 +241,7 @@ mod tests {
             skip: &skip,
             busy: None,
             done: Some(&done),
+            answer: None,
         };
         assert_eq!(
             answer(&after[start..], &chrome),
@@ -202,8 +250,32 @@ mod tests {
     }
 
     #[test]
+    fn with_an_answer_marker_only_the_model_text_is_the_answer() {
+        let after = rows(
+            "╭────────────────────────╮\n│ ✓  Shell touch made.txt │\n╰────────────────────────╯\n\n  ✦ DONE touched,\n    and a second line.\n\n    - a list\n\n  ● Update successful! The new version will be used on your next run.\nℹ Request cancelled.\n  ✦ Two.\n",
+        );
+        let marker = Pattern::compile(r"^\s*✦ ", true).unwrap();
+        let chrome = Chrome {
+            skip: &[],
+            busy: None,
+            done: None,
+            answer: Some(&marker),
+        };
+        assert_eq!(
+            answer(&after, &chrome),
+            "DONE touched,\nand a second line.\n\n- a list\n\nTwo."
+        );
+        let tool_only = rows("│ -  Shell touch made.txt │\n\nℹ Request cancelled.");
+        assert_eq!(answer(&tool_only, &chrome), "");
+    }
+
+    #[test]
     fn rows_lose_borders_and_markers_but_tables_keep_theirs() {
         assert_eq!(trim_row("│ ✦ hello │").as_deref(), Some("   hello"));
+        assert_eq!(
+            trim_row("  │ ✓  Shell ls │").as_deref(),
+            Some("   ✓  Shell ls")
+        );
         assert_eq!(trim_row("╰────╯"), None);
         assert_eq!(trim_row("▀▀▀▀▀▀"), None);
         assert_eq!(trim_row("| a | b |").as_deref(), Some(" a | b"));
@@ -227,6 +299,7 @@ mod tests {
             skip: &[],
             busy: None,
             done: None,
+            answer: None,
         };
         let mut p = Progress::default();
         assert!(p.next(&rows("one"), &chrome, false).is_empty());

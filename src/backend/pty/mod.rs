@@ -31,7 +31,8 @@ use crate::config::PtyDef;
 use crate::context::Message;
 use crate::{BoxFuture, Error};
 use session::Session;
-use turn::{Decided, Turn};
+use turn::Turn;
+pub use turn::{Decided, Phase};
 
 pub struct PtyBackend {
     def: PtyDef,
@@ -50,9 +51,21 @@ pub struct PtyProbe {
     pub new_rows: String,
     /// The answer, or why there was none.
     pub answer: Result<String, Error>,
-    /// Which rules decided readiness, acceptance and completion.
+    /// Each phase's time and the rule that decided it.
     pub decided: Decided,
+    /// A row of the screen matching `update_regex`: the agent updated itself or offers to.
+    pub update_notice: Option<String>,
     pub raw: Vec<u8>,
+}
+
+/// What one message through the agent gave.
+struct Outcome {
+    answer: Result<String, Error>,
+    decided: Decided,
+    raw: Vec<u8>,
+    /// The visible screen and the rows new since the message, at the end.
+    screens: Option<(String, String)>,
+    update_notice: Option<String>,
 }
 
 impl PtyBackend {
@@ -88,14 +101,15 @@ impl PtyBackend {
     }
 
     /// The running agent, started (again) if there is none, it died, or its last turn was
-    /// cut short.
+    /// cut short; and how it came to be there (for `doctor`).
     async fn ensure<'s>(
         &self,
         slot: &'s mut Option<Session>,
         cwd: &Path,
         host: &mut dyn Host,
-    ) -> Result<&'s mut Session, Error> {
+    ) -> Result<(&'s mut Session, String), Error> {
         let usable = slot.as_mut().is_some_and(|s| s.alive() && !s.interrupted);
+        let mut how = "the agent was already running".to_string();
         if !usable {
             if let Some(old) = slot.take() {
                 let why = if old.interrupted {
@@ -122,55 +136,79 @@ impl PtyBackend {
                         self.program.display()
                     ))
                 })?;
+            how = format!(
+                "started {} on a new pseudo-terminal",
+                self.program.display()
+            );
             *slot = Some(session);
         }
-        Ok(slot.as_mut().expect("just set"))
+        Ok((slot.as_mut().expect("just set"), how))
     }
 
-    /// One message through the agent: its answer, how it was decided, its raw output.
-    async fn turn(
-        &self,
-        message: &str,
-        cwd: &Path,
-        host: &mut dyn Host,
-    ) -> (
-        Result<String, Error>,
-        Decided,
-        Vec<u8>,
-        Option<(String, String)>,
-    ) {
+    /// One message through the agent.
+    async fn turn(&self, message: &str, cwd: &Path, host: &mut dyn Host) -> Outcome {
+        let began = tokio::time::Instant::now();
+        let mut decided = Decided::default();
         let mut slot = self.session.lock().await;
         let session = match self.ensure(&mut slot, cwd, host).await {
-            Ok(session) => session,
-            Err(e) => return (Err(e), Decided::default(), Vec::new(), None),
+            Ok((session, how)) => {
+                decided.start = Phase {
+                    at: Some(began.elapsed()),
+                    rule: how,
+                };
+                session
+            }
+            Err(e) => {
+                return Outcome {
+                    answer: Err(e),
+                    decided,
+                    raw: Vec::new(),
+                    screens: None,
+                    update_notice: None,
+                }
+            }
         };
         session.take_raw();
         // Cleared only when the turn ends well: a cancelled or failed turn leaves the agent
         // in a state the next turn cannot trust.
         session.interrupted = true;
-        let mut turn = Turn::new(&self.def, session, host);
+        let mut turn = Turn::new(&self.def, session, host, decided, began);
         let answer = turn.run(message).await;
         let decided = std::mem::take(&mut turn.decided);
+        let clean_end = turn.clean_end;
         drop(turn);
-        if answer.is_ok() {
+        if clean_end {
             session.interrupted = false;
         }
         let screens = (
             session.reader.visible_text(),
             session.reader.new_rows().join("\n"),
         );
-        (answer, decided, session.take_raw(), Some(screens))
+        let all = session.reader.all_text();
+        let update_notice = self.def.update.as_ref().and_then(|re| {
+            let m = re.find(&all)?;
+            let start = all[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+            let end = all[m.end()..].find('\n').map_or(all.len(), |i| m.end() + i);
+            Some(all[start..end].trim().to_string())
+        });
+        Outcome {
+            answer,
+            decided,
+            raw: session.take_raw(),
+            screens: Some(screens),
+            update_notice,
+        }
     }
 
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
         let message = newest_message(&request)?;
-        let (answer, _, raw, _) = self.turn(message, request.cwd, host).await;
+        let outcome = self.turn(message, request.cwd, host).await;
         Ok(Reply {
-            text: answer?,
+            text: outcome.answer?,
             calls: Vec::new(),
             usage: None,
             raw: Some(RawOutput {
-                stdout: raw,
+                stdout: outcome.raw,
                 ..RawOutput::default()
             }),
         })
@@ -180,17 +218,18 @@ impl PtyBackend {
     /// `agent-loop doctor` shows. The agent is closed afterwards.
     pub async fn probe(&self, message: &str, cwd: &Path, emit: &mut Emit<'_>) -> PtyProbe {
         let mut host = EmitHost { emit };
-        let (answer, decided, raw, screens) = self.turn(message, cwd, &mut host).await;
-        let (screen, new_rows) = screens.unwrap_or_default();
+        let outcome = self.turn(message, cwd, &mut host).await;
+        let (screen, new_rows) = outcome.screens.unwrap_or_default();
         self.shutdown().await;
         PtyProbe {
             program: self.program.clone(),
             args: self.args(cwd),
             screen,
             new_rows,
-            answer,
-            decided,
-            raw,
+            answer: outcome.answer,
+            decided: outcome.decided,
+            update_notice: outcome.update_notice,
+            raw: outcome.raw,
         }
     }
 }

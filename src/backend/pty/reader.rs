@@ -13,6 +13,7 @@ pub struct ScreenReader {
     skip: Vec<Pattern>,
     busy: Option<Pattern>,
     done: Option<Pattern>,
+    answer: Option<Pattern>,
     /// Every row before the message was typed.
     before: Vec<String>,
     message: String,
@@ -32,6 +33,7 @@ impl ScreenReader {
             skip: def.skip_lines.clone(),
             busy: def.busy.clone(),
             done: def.done.clone(),
+            answer: def.answer.clone(),
             before: Vec::new(),
             message: String::new(),
             left_alternate: None,
@@ -99,12 +101,27 @@ impl ScreenReader {
         rows
     }
 
+    /// Whether the message shows past the rows the screen had before it was typed: in the
+    /// input box while typed, in the agent's history once taken.
+    pub fn echoed(&mut self) -> bool {
+        let rows = self.screen.all_rows();
+        let shared = extract::shared(&self.before, &rows);
+        extract::needle(&self.message)
+            .is_none_or(|needle| rows[shared..].iter().any(|r| r.contains(needle)))
+    }
+
+    /// Every row, scrollback too, as text.
+    pub fn all_text(&mut self) -> String {
+        self.screen.all_rows().join("\n")
+    }
+
     /// What is not part of an answer.
     pub fn chrome(&self) -> Chrome<'_> {
         Chrome {
             skip: &self.skip,
             busy: self.busy.as_ref(),
             done: self.done.as_ref(),
+            answer: self.answer.as_ref(),
         }
     }
 

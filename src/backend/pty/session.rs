@@ -17,6 +17,10 @@ use crate::process::GroupGuard;
 /// How long the agent is given to quit after its exit keys, then after Ctrl-D.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
+/// How long the agent's screen must stay still after exit keys are typed before their
+/// Enter follows (only when closing: the session's outcome does not depend on it).
+const KEYS_SETTLE: Duration = Duration::from_millis(150);
+
 /// How much of a turn's raw output is kept for the log.
 const RAW_CAP: usize = 4 * 1024 * 1024;
 
@@ -171,7 +175,7 @@ impl Session {
             .into_iter()
             .flatten()
         {
-            if !self.alive() || self.send(keys).await.is_err() {
+            if !self.alive() || self.type_keys(keys).await.is_err() {
                 return;
             }
             let until = Instant::now() + CLOSE_GRACE;
@@ -181,5 +185,27 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Types `keys` as a person would: a command ending in Enter (`/quit\r`) is typed, and
+    /// its Enter follows once the agent has drawn it and paused (`KEYS_SETTLE`): an Ink TUI
+    /// takes an Enter that comes with other keys for text, and one that comes while it still
+    /// draws its command menu for nothing.
+    async fn type_keys(&mut self, keys: &[u8]) -> std::io::Result<()> {
+        let Some(text) = keys.strip_suffix(b"\r").filter(|t| !t.is_empty()) else {
+            return self.send(keys).await;
+        };
+        self.send(text).await?;
+        let give_up = Instant::now() + CLOSE_GRACE;
+        let typed = Instant::now();
+        loop {
+            let settled = self.last_output.max(typed) + KEYS_SETTLE;
+            match self.pump(settled.min(give_up)).await {
+                Wake::Exited => return Ok(()),
+                Wake::Timer if Instant::now() >= settled || Instant::now() >= give_up => break,
+                _ => {}
+            }
+        }
+        self.send(b"\r").await
     }
 }

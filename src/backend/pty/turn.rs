@@ -3,9 +3,13 @@
 //! was accepted (one more submit key if it still sits in the input box), relay its approval
 //! questions, show its settled lines as progress, and decide when the answer is complete.
 //!
-//! Every decision is a pattern on the screen when one is configured (`ready_regex`,
-//! `done_regex`); only without one does quiet (`idle_ms`) decide, so a run's outcome never
-//! depends on the machine's speed when the patterns are set.
+//! Every decision is a pattern on the screen when one is configured (`ready_regex` and
+//! `start_regex`, `done_regex` or `done_when_ready`); only without one does quiet (`idle_ms`)
+//! decide, so a run's outcome never depends on the machine's speed when the patterns are set.
+//! A turn whose tool call was denied and that ends without an answer is an error: the caller
+//! must not take an empty answer for one.
+
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::Instant;
@@ -25,12 +29,22 @@ const ERROR_TAIL_ROWS: usize = 15;
 const PASTE_START: &str = "\x1b[200~";
 const PASTE_END: &str = "\x1b[201~";
 
-/// Which rule decided readiness and completion, for `agent-loop doctor`.
+/// One phase of a turn, for `agent-loop doctor`: when it ended, counted from the turn's
+/// start, and which rule decided it.
+#[derive(Debug, Clone, Default)]
+pub struct Phase {
+    pub at: Option<Duration>,
+    pub rule: String,
+}
+
+/// How a turn went, phase by phase: the agent started (or was running), ready, took the
+/// message, done.
 #[derive(Debug, Clone, Default)]
 pub struct Decided {
-    pub ready: String,
-    pub accepted: String,
-    pub done: String,
+    pub start: Phase,
+    pub ready: Phase,
+    pub accepted: Phase,
+    pub done: Phase,
 }
 
 pub struct Turn<'a> {
@@ -39,29 +53,49 @@ pub struct Turn<'a> {
     pub host: &'a mut dyn Host,
     pub deadline: Instant,
     pub decided: Decided,
+    /// The turn's start, the agent's start included.
+    began: Instant,
+    /// The turn ended as the agent meant it to (an answer, or a denial it took): the agent
+    /// can take the next message.
+    pub clean_end: bool,
+    /// What the last denied approval question was about.
+    denied: Option<String>,
+    /// The answer on the screen, and when it was last drawn differently.
+    drawn: Option<(String, Duration)>,
     started: Instant,
     next_tick: Instant,
     progress: Progress,
     last_activity: Option<String>,
-    /// An approval question on the screen has been answered; armed again once it is gone.
-    answered: bool,
+    /// The keys typed to answer the approval question on the screen, and whether they were
+    /// typed a second time; cleared once the question is gone.
+    answered: Option<(String, bool)>,
     approvals: u32,
 }
 
 impl<'a> Turn<'a> {
-    pub fn new(def: &'a PtyDef, session: &'a mut Session, host: &'a mut dyn Host) -> Self {
+    pub fn new(
+        def: &'a PtyDef,
+        session: &'a mut Session,
+        host: &'a mut dyn Host,
+        decided: Decided,
+        began: Instant,
+    ) -> Self {
         let now = Instant::now();
         Turn {
             def,
             session,
             host,
             deadline: now + def.timeout,
-            decided: Decided::default(),
+            decided,
+            began,
+            clean_end: false,
+            denied: None,
+            drawn: None,
             started: now,
             next_tick: now + def.progress_every,
             progress: Progress::default(),
             last_activity: None,
-            answered: false,
+            answered: None,
             approvals: 0,
         }
     }
@@ -124,6 +158,14 @@ impl<'a> Turn<'a> {
         Error::backend(format!("backend `{}`: {what}{screen}", self.def.name))
     }
 
+    /// The phase ended now, decided by `rule`.
+    fn phase(&self, rule: String) -> Phase {
+        Phase {
+            at: Some(self.began.elapsed()),
+            rule,
+        }
+    }
+
     /// Quiet since the screen last changed for `idle_ms`.
     fn quiet(&self) -> bool {
         self.session.last_output.elapsed() >= self.def.idle
@@ -134,7 +176,8 @@ impl<'a> Turn<'a> {
     }
 
     /// Waits until the agent is ready for a message: `ready_regex` on the screen (or, without
-    /// one, quiet), no `busy_regex`, and once after the start, quiet.
+    /// one, quiet), no `busy_regex`, and once after the start, `start_regex` (or, without
+    /// one, quiet).
     pub async fn wait_ready(&mut self) -> Result<(), Error> {
         loop {
             let screen = self.session.reader.visible_text();
@@ -145,35 +188,43 @@ impl<'a> Turn<'a> {
                 .is_some_and(|re| re.is_match(&screen));
             // A TUI draws its input box before it has finished starting (gemini still probes
             // the terminal, and takes keys typed then as shortcuts): a fresh agent must also
-            // have been quiet for idle_ms.
-            let settling = self.session.fresh && !self.quiet();
-            match &self.def.ready {
-                Some(_) if busy => {}
-                Some(re) => {
-                    if let Some(m) = re.find(&screen).filter(|_| !settling) {
-                        self.decided.ready =
-                            format!("ready_regex `{}` matched `{}`", re.as_str(), m.as_str());
-                        if self.session.fresh {
-                            self.decided.ready.push_str(&format!(
-                                ", and the new agent was quiet for idle_ms ({} ms)",
-                                self.def.idle.as_millis()
-                            ));
-                        }
-                        self.session.fresh = false;
-                        return Ok(());
-                    }
-                }
-                None if self.quiet() && !busy && !screen.trim().is_empty() => {
-                    self.decided.ready = format!(
-                        "no ready_regex: the screen was quiet for idle_ms ({} ms)",
+            // show `start_regex`, or without one, have been quiet for idle_ms.
+            let fresh = self.session.fresh;
+            let started = match &self.def.start {
+                _ if !fresh => Some(String::new()),
+                Some(re) => re
+                    .find(&screen)
+                    .map(|m| format!(", and start_regex matched `{}`", m.as_str())),
+                None => self.quiet().then(|| {
+                    format!(
+                        ", and the new agent was quiet for idle_ms ({} ms)",
                         self.def.idle.as_millis()
-                    );
-                    self.session.fresh = false;
-                    return Ok(());
-                }
-                None => {}
+                    )
+                }),
+            };
+            let rule = match &self.def.ready {
+                Some(_) if busy => None,
+                Some(re) => re.find(&screen).and_then(|m| {
+                    let started = started.as_ref()?;
+                    Some(format!(
+                        "ready_regex `{}` matched `{}`{started}",
+                        re.as_str(),
+                        m.as_str()
+                    ))
+                }),
+                None if self.quiet() && !busy && !screen.trim().is_empty() => Some(format!(
+                    "no ready_regex: the screen was quiet for idle_ms ({} ms)",
+                    self.def.idle.as_millis()
+                )),
+                None => None,
+            };
+            if let Some(rule) = rule {
+                self.decided.ready = self.phase(rule);
+                self.session.fresh = false;
+                return Ok(());
             }
-            let until = (self.def.ready.is_none() || settling).then(|| self.idle_at());
+            let quiet_decides = self.def.ready.is_none() || (fresh && self.def.start.is_none());
+            let until = quiet_decides.then(|| self.idle_at());
             self.step(until, "the agent to be ready (ready_regex)")
                 .await?;
         }
@@ -208,8 +259,14 @@ impl<'a> Turn<'a> {
             self.step(until, "the typed message to show").await?;
         }
         let typed_at = rows_with(self);
+        let submit_at = Instant::now() + self.def.submit_delay;
+        while Instant::now() < submit_at {
+            self.step(Some(submit_at), "the typed message to show")
+                .await?;
+        }
         self.send(self.def.submit.clone().as_bytes()).await?;
         let submitted = self.session.last_output;
+        let mut entered = self.began.elapsed();
         let mut submits = 1;
         loop {
             let screen = self.session.reader.visible_text();
@@ -219,21 +276,25 @@ impl<'a> Turn<'a> {
                 .approval
                 .as_ref()
                 .is_some_and(|re| re.is_match(&screen));
-            if typed_at.is_empty() && (self.quiet() || self.session.last_output > submitted) {
-                // The typed text never showed, so the input box cannot tell.
-                self.decided.accepted = "assumed: the typed message never showed".into();
-                return Ok(());
-            }
-            if rows_with(self) != typed_at {
-                self.decided.accepted = "the message left the input box".into();
-                return Ok(());
-            }
-            if let Some(m) = busy {
-                self.decided.accepted = format!("busy_regex matched `{}`", m.as_str());
-                return Ok(());
-            }
-            if asks {
-                self.decided.accepted = "approval_regex matched".into();
+            let rule =
+                if typed_at.is_empty() && (self.quiet() || self.session.last_output > submitted) {
+                    // The typed text never showed, so the input box cannot tell.
+                    Some("assumed: the typed message never showed".to_string())
+                } else if rows_with(self) != typed_at {
+                    Some("the message left the input box".to_string())
+                } else if let Some(m) = busy {
+                    Some(format!("busy_regex matched `{}`", m.as_str()))
+                } else if asks {
+                    Some("approval_regex matched".to_string())
+                } else {
+                    None
+                };
+            if let Some(rule) = rule {
+                let nth = if submits == 2 { "a second " } else { "" };
+                self.decided.accepted = self.phase(format!(
+                    "{rule} ({nth}submit key typed at {:.2} s)",
+                    entered.as_secs_f64()
+                ));
                 return Ok(());
             }
             if self.quiet() {
@@ -246,6 +307,7 @@ impl<'a> Turn<'a> {
                     )));
                 }
                 submits += 1;
+                entered = self.began.elapsed();
                 self.send(self.def.submit.clone().as_bytes()).await?;
             }
             let until = Some(self.idle_at());
@@ -270,33 +332,94 @@ impl<'a> Turn<'a> {
             let screen = self.session.reader.visible_text();
             self.approval(&screen).await?;
             if let Some(m) = self.def.error.as_ref().and_then(|re| re.find(&text)) {
-                let line = text[m.start()..].lines().next().unwrap_or("").trim();
-                return Err(self.error(&format!("the agent showed an error: {line}")));
+                let line = text[m.start()..].lines().next().unwrap_or("");
+                let line = super::extract::trim_row(line).unwrap_or_default();
+                return Err(self.error(&format!("the agent showed an error: {}", line.trim())));
             }
-            let done = match (&self.def.done, &self.def.busy) {
-                (Some(re), _) => re
-                    .find(&text)
-                    .map(|m| format!("done_regex `{}` matched `{}`", re.as_str(), m.as_str())),
-                (None, busy) => {
-                    let busy_now = busy.as_ref().is_some_and(|re| re.is_match(&screen));
-                    let answered = !self.session.reader.answer().is_empty();
-                    (self.quiet() && !busy_now && answered).then(|| {
-                        format!(
-                            "no done_regex: quiet for idle_ms ({} ms) with no busy_regex match",
-                            self.def.idle.as_millis()
-                        )
-                    })
-                }
-            };
+            let answer = self.session.reader.answer();
+            if self.drawn.as_ref().is_none_or(|(a, _)| *a != answer) {
+                self.drawn = Some((answer.clone(), self.began.elapsed()));
+            }
+            let done = self.done(&text, &screen, &answer);
             self.show_progress(&rows, done.is_some());
             if let Some(how) = done {
-                self.decided.done = how;
-                return Ok(self.session.reader.answer());
+                let drawn = match &self.drawn {
+                    Some((a, at)) if !a.is_empty() => {
+                        format!(
+                            " (the answer as read was on the screen from {:.2} s)",
+                            at.as_secs_f64()
+                        )
+                    }
+                    _ => String::new(),
+                };
+                self.decided.done = self.phase(format!("{how}{drawn}"));
+                self.clean_end = true;
+                if let (true, Some(what)) = (answer.is_empty(), &self.denied) {
+                    return Err(self.error(&format!(
+                        "the agent's request to run `{what}` was denied, and its turn ended \
+                         without an answer"
+                    )));
+                }
+                return Ok(answer);
             }
-            let until = self.def.done.is_none().then(|| self.idle_at());
+            let quiet_decides = (self.def.done.is_none() && !self.def.done_when_ready)
+                || (self.def.done_when_ready && !self.session.reader.echoed())
+                || self.answered.as_ref().is_some_and(|(_, again)| !again);
+            let until = quiet_decides.then(|| self.idle_at());
             self.step(until, "the answer to be complete (done_regex)")
                 .await?;
         }
+    }
+
+    /// Whether the turn is over, and by which rule: `done_regex` in what is new; the input
+    /// box back (`done_when_ready`); or quiet with no spinner.
+    fn done(&mut self, text: &str, screen: &str, answer: &str) -> Option<String> {
+        let matches =
+            |re: &Option<crate::parse::Pattern>| re.as_ref().is_some_and(|re| re.is_match(screen));
+        // An answer, or a denial the agent took instead of one.
+        let ended = self.denied.is_some() || !answer.is_empty();
+        if let Some(re) = &self.def.done {
+            return re
+                .find(text)
+                .map(|m| format!("done_regex `{}` matched `{}`", re.as_str(), m.as_str()));
+        }
+        if self.def.done_when_ready {
+            let ready = self.def.ready.as_ref()?.find(screen)?;
+            // The input box is back before the agent has drawn the message in its history,
+            // where rows of an earlier answer may still count as new: the echo must show.
+            // An agent that shows the message otherwise (a placeholder for a long paste)
+            // falls back to quiet.
+            let echoed = self.session.reader.echoed();
+            let back = !matches(&self.def.busy)
+                && !matches(&self.def.approval)
+                && (echoed || self.quiet());
+            return (back && ended).then(|| {
+                format!(
+                    "done_when_ready: ready_regex matched `{}` again, with no busy_regex or \
+                     approval_regex match, {}{}",
+                    ready.as_str(),
+                    if self.denied.is_some() {
+                        "after a denied approval"
+                    } else {
+                        "and an answer"
+                    },
+                    if echoed {
+                        String::new()
+                    } else {
+                        format!(
+                            " (the message's echo not found: after idle_ms of quiet, {} ms)",
+                            self.def.idle.as_millis()
+                        )
+                    }
+                )
+            });
+        }
+        (self.quiet() && !matches(&self.def.busy) && ended).then(|| {
+            format!(
+                "no done_regex: quiet for idle_ms ({} ms) with no busy_regex match",
+                self.def.idle.as_millis()
+            )
+        })
     }
 
     /// Shows the rows that settled as progress lines, and the agent's tool activity.
@@ -335,10 +458,16 @@ impl<'a> Turn<'a> {
             return Ok(());
         };
         let Some(caps) = re.captures(screen) else {
-            self.answered = false;
+            self.answered = None;
             return Ok(());
         };
-        if self.answered {
+        if let Some((keys, again)) = self.answered.clone() {
+            // A dialog takes keys only once it listens, which may be after it is drawn: the
+            // answer is typed once more if the question still stands after idle_ms of quiet.
+            if !again && self.quiet() {
+                self.answered = Some((keys.clone(), true));
+                self.send(keys.as_bytes()).await?;
+            }
             return Ok(());
         }
         let whole = caps.get(0).expect("a match has group 0");
@@ -372,14 +501,22 @@ impl<'a> Turn<'a> {
         self.next_tick += asked.elapsed();
         let (keys, said) = match decision {
             Decision::Once | Decision::Always => (self.def.approve_keys.clone(), "allowed".into()),
-            Decision::Deny(why) => (self.def.deny_keys.clone(), format!("denied: {why}")),
+            Decision::Deny(why) => {
+                self.denied = Some(request.summary.clone());
+                (self.def.deny_keys.clone(), format!("denied: {why}"))
+            }
         };
         self.host.event(Event::BackendOutput {
             backend: self.def.name.clone(),
             stream: OutputStream::Screen,
             line: format!("(approval of {}: {said})", request.summary),
         });
-        self.answered = true;
+        self.answered = Some((keys.clone(), false));
+        let typed_at = Instant::now() + self.def.submit_delay;
+        while Instant::now() < typed_at {
+            self.step(Some(typed_at), "the approval question to take keys")
+                .await?;
+        }
         self.send(keys.as_bytes()).await
     }
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The `gemini-tui` and `qwen-tui` presets on the real TUIs, against the scripted mock
+# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, a shell
+# command allowed, and one denied, each through agent-loop; then `doctor` for each, and the
+# TUI's own answer time measured on a screen recording (record-pty.py --measure). Prints
+# the timings. Not part of CI: it installs two npm packages and takes several minutes.
+#
+#   scripts/live-tui.sh [gemini|qwen ...]
+#
+# The CLIs are installed (once) with npm into $LIVE_TUI_DIR (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-tui); each run gets a throw-away HOME
+# there whose settings turn the CLI's self-update off (qwen: general.enableAutoUpdate).
+# AGENT_LOOP names the binary to run (default: `cargo build`, then target/debug/agent-loop).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+dir=${LIVE_TUI_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-tui}
+clis=("$@")
+[ ${#clis[@]} -gt 0 ] || clis=(gemini qwen)
+
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
+mkdir -p "$dir/npm"
+for cli in "${clis[@]}"; do
+  [ -n "${package[$cli]:-}" ] || { echo "live-tui.sh: no such TUI: $cli (gemini, qwen)" >&2; exit 2; }
+  if [ ! -x "$dir/npm/node_modules/.bin/$cli" ]; then
+    echo "installing ${package[$cli]} into $dir/npm"
+    npm install --prefix "$dir/npm" --no-audit --no-fund --loglevel=error "${package[$cli]}"
+  fi
+done
+bin=$dir/npm/node_modules/.bin
+if [ -z "${AGENT_LOOP:-}" ]; then
+  cargo build --quiet
+  AGENT_LOOP=$root/target/debug/agent-loop
+fi
+
+mock_pid=
+stop_mock() { if [ -n "$mock_pid" ]; then kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=; fi; }
+trap stop_mock EXIT
+
+# A fresh HOME and working folder for CLI $1, the mock on scenario $2; sets $run, $home,
+# $work and exports the CLI's provider settings.
+fresh() {
+  local cli=$1 scenario=$2
+  stop_mock
+  run=$dir/run/$cli-$scenario
+  rm -rf "$run"
+  home=$run/home work=$run/work
+  mkdir -p "$home/.qwen" "$home/.gemini" "$work"
+  # qwen 0.15.10 reads general.enableAutoUpdate; without it, it updates itself with npm -g.
+  echo '{"general":{"enableAutoUpdate":false,"disableAutoUpdate":true,"disableUpdateNag":true}}' \
+    >"$home/.qwen/settings.json"
+  echo '{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}' \
+    >"$home/.gemini/settings.json"
+  python3 scripts/record-fixtures/mock_provider.py --scenario "$scenario" --port 0 \
+    --port-file "$run/port" --log "$run/mock.log" 2>/dev/null &
+  mock_pid=$!
+  for _ in $(seq 100); do [ -s "$run/port" ] && break; sleep 0.05; done
+  local port; port=$(cat "$run/port")
+  export OPENAI_BASE_URL=http://127.0.0.1:$port/v1 OPENAI_API_KEY=mock-key OPENAI_MODEL=mock-model
+  export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:$port GEMINI_API_KEY=mock-key GEMINI_CLI_TRUST_WORKSPACE=true
+}
+
+# Runs agent-loop with arguments "$@" in the fresh HOME. Sets $code, $seconds, $out
+# (stdout) and $err (stderr).
+agent_loop() {
+  local start end
+  start=$(date +%s.%N)
+  set +e
+  (cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
+    XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
+    "$AGENT_LOOP" "$@" </dev/null >"$run/stdout" 2>"$run/stderr")
+  code=$?
+  set -e
+  end=$(date +%s.%N)
+  seconds=$(python3 -c "print('%.1f' % ($end - $start))")
+  out=$(cat "$run/stdout") err=$(cat "$run/stderr")
+}
+
+failures=0
+check() { # $1: what, $2: 0 if it held
+  if [ "$2" = 0 ]; then echo "  ok: $1"; else echo "  FAILED: $1"; failures=$((failures + 1)); fi
+}
+
+ask="What is six times seven? Answer in one short sentence."
+touch_it="Create the file made.txt with touch."
+for cli in "${clis[@]}"; do
+  preset=$cli-tui
+  echo "== $preset ($("$bin/$cli" --version 2>/dev/null </dev/null | tail -1))"
+
+  fresh "$cli" plain
+  agent_loop --backend "$preset" --display plain "$ask"
+  echo "answer: exit $code in ${seconds}s: $out"
+  check "the answer is the model's text" "$([ "$code" = 0 ] && [ "$out" = "The answer is 42." ]; echo $?)"
+
+  fresh "$cli" shell
+  agent_loop --backend "$preset" --display plain --yes "$touch_it"
+  echo "allowed: exit $code in ${seconds}s: $out"
+  check "allowed: the command ran and only the model's text is the answer" \
+    "$([ "$code" = 0 ] && [ "$out" = "DONE touched" ] && [ -e "$work/made.txt" ]; echo $?)"
+
+  fresh "$cli" shell
+  agent_loop --backend "$preset" --display plain "$touch_it"
+  echo "denied: exit $code in ${seconds}s: $(grep -m1 '^error:' <<<"$err" | cut -d';' -f1)"
+  check "denied: nothing ran, no answer, a non-zero exit that says so" \
+    "$([ "$code" != 0 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err"; echo $?)"
+
+  fresh "$cli" plain
+  agent_loop doctor "$preset"
+  echo "doctor: exit $code in ${seconds}s"
+  grep -E '^(start|ready|taken|done|warning):' <<<"$out" | sed 's/^/  /'
+  check "doctor reached done" "$(grep -q '^done: *[0-9]' <<<"$out"; echo $?)"
+
+  fresh "$cli" plain
+  echo "the TUI itself, on a screen recording:"
+  REC_TMP=$run python3 scripts/record-fixtures/record-pty.py --measure "$cli" "$bin/$cli" | sed 's/^/  /'
+done
+stop_mock
+[ "$failures" = 0 ] && echo "live-tui: all checks held" || { echo "live-tui: $failures checks failed"; exit 1; }

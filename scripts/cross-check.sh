@@ -61,7 +61,7 @@ timed "cargo check --target $android" env "CC_${android//-/_}=$cross/zigcc" \
 
 # Unoptimised and without debug information: the quickest build to make, and quick enough
 # under qemu for the smoke suite.
-timed "cargo zigbuild --target $musl" env CARGO_PROFILE_DEV_DEBUG=false \
+timed "cargo zigbuild --target $musl" env CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 \
   cargo zigbuild --locked --quiet --target "$musl" --bin agent-loop
 arm_bin=$PWD/target/$musl/debug/agent-loop
 

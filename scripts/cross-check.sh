@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The phone platforms, proved on every change (.ci/run calls this):
-#   1. `cargo check` of every target for aarch64-linux-android (Termux's);
+#   1. `cargo check` (as clippy) of every target for aarch64-linux-android (Termux's);
 #   2. an aarch64 (musl, static) build run under qemu-aarch64 on a smoke suite of integration
 #      tests: a CLI backend's tool round trip, HTTP backend turns against the tests' mock
 #      server, the terminfo display, a session saved and resumed, the Telegram bot against
@@ -56,8 +56,9 @@ exec "$cross/venv/bin/python" -m ziglang cc -target aarch64-linux-musl "\$@"
 EOF
 chmod +x "$cross/zigcc"
 
-timed "cargo check --target $android" env "CC_${android//-/_}=$cross/zigcc" \
-  cargo check --locked --quiet --all-targets --target "$android"
+# Clippy, which checks as `cargo check` does and also lints the Android-only code paths.
+timed "cargo clippy --target $android" env "CC_${android//-/_}=$cross/zigcc" \
+  cargo clippy --locked --quiet --all-targets --target "$android" -- -D warnings
 
 # Unoptimised and without debug information: the quickest build to make, and quick enough
 # under qemu for the smoke suite.

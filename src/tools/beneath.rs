@@ -108,7 +108,7 @@ pub fn replace(root: &Path, resolved: &Path, shown: &str, content: &[u8]) -> Res
             FileType::Directory => return Err(format!("{shown} is a folder, not a file")),
             other => return Err(special(shown, other)),
         }
-        if !writable(&dir, name, stat.st_mode) {
+        if !writable(&dir, name, stat) {
             return Err(format!(
                 "refused: {shown} is read-only (mode {:o}); the user has not allowed it to be \
                  written",
@@ -157,12 +157,46 @@ pub fn replace(root: &Path, resolved: &Path, shown: &str, content: &[u8]) -> Res
 
 /// Whether the user may write the file: root can write anything, so for root the mode bits
 /// decide (a 0444 file stays read-only); anyone else asks the kernel.
-fn writable(dir: &OwnedFd, name: &std::ffi::OsStr, mode: u32) -> bool {
+fn writable(dir: &OwnedFd, name: &std::ffi::OsStr, stat: &rustix::fs::Stat) -> bool {
     if rustix::process::geteuid().is_root() {
-        mode & 0o222 != 0
+        stat.st_mode & 0o222 != 0
     } else {
-        rustix::fs::accessat(dir, name, rustix::fs::Access::WRITE_OK, AtFlags::EACCESS).is_ok()
+        kernel_lets_write(dir, name, stat)
     }
+}
+
+/// The kernel's answer for the effective ids. The plain check asks about the real ids: the
+/// same question whenever they are the effective ones, as they always are for an Android
+/// app. Android's C library has no AT_EACCESS (nor rustix there), so a set-id process on
+/// Android falls back to the mode bits.
+fn kernel_lets_write(dir: &OwnedFd, name: &std::ffi::OsStr, stat: &rustix::fs::Stat) -> bool {
+    use rustix::process::{getegid, geteuid, getgid, getuid};
+    let write = rustix::fs::Access::WRITE_OK;
+    if getuid() == geteuid() && getgid() == getegid() {
+        return rustix::fs::accessat(dir, name, write, AtFlags::empty()).is_ok();
+    }
+    #[cfg(not(target_os = "android"))]
+    let lets = {
+        let _ = stat;
+        rustix::fs::accessat(dir, name, write, AtFlags::EACCESS).is_ok()
+    };
+    #[cfg(target_os = "android")]
+    let lets = mode_lets_write(stat, geteuid().as_raw(), getegid().as_raw());
+    lets
+}
+
+/// The owner's, the group's or the others' write bit, as the user with these effective ids
+/// is the file's owner, in its group, or neither (no ACLs, no supplementary groups).
+#[cfg(any(target_os = "android", test))]
+fn mode_lets_write(stat: &rustix::fs::Stat, uid: u32, gid: u32) -> bool {
+    let bit = if stat.st_uid == uid {
+        0o200
+    } else if stat.st_gid == gid {
+        0o020
+    } else {
+        0o002
+    };
+    stat.st_mode & bit != 0
 }
 
 fn special(shown: &str, kind: FileType) -> String {
@@ -419,5 +453,41 @@ mod tests {
             std::fs::read_to_string(root.join("new/dir/f")).unwrap(),
             "x"
         );
+    }
+
+    /// The ids here are the effective ones, as in every Android app: the plain check the
+    /// Android build makes is the one made here.
+    #[test]
+    fn the_write_check_asks_the_kernel_with_the_plain_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let fd = rustix::fs::open(dir.path(), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let stat = |name: &str| rustix::fs::statat(&fd, name, AtFlags::empty()).unwrap();
+        assert!(kernel_lets_write(&fd, "f".as_ref(), &stat("f")));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        // Root may write a read-only file (so `writable` reads the mode bits for root).
+        let root = rustix::process::geteuid().is_root();
+        assert_eq!(kernel_lets_write(&fd, "f".as_ref(), &stat("f")), root);
+        assert!(!kernel_lets_write(&fd, "gone".as_ref(), &stat("f")));
+        assert!(!writable(&fd, "f".as_ref(), &stat("f")));
+    }
+
+    #[test]
+    fn the_mode_bits_decide_for_the_owner_the_group_and_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        let fd = rustix::fs::open(dir.path(), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let mut stat = rustix::fs::statat(&fd, "f", AtFlags::empty()).unwrap();
+        (stat.st_uid, stat.st_gid) = (1000, 100);
+        stat.st_mode = 0o100_640;
+        assert!(mode_lets_write(&stat, 1000, 5));
+        assert!(!mode_lets_write(&stat, 1001, 100));
+        stat.st_mode = 0o100_462;
+        assert!(!mode_lets_write(&stat, 1000, 100));
+        assert!(mode_lets_write(&stat, 1001, 100));
+        assert!(mode_lets_write(&stat, 1001, 5));
+        stat.st_mode = 0o100_664;
+        assert!(!mode_lets_write(&stat, 1001, 5));
     }
 }

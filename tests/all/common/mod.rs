@@ -12,9 +12,12 @@ pub use pty::{poll, sh_quote, Pty};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The built binary under test.
+/// The built binary under test; `AGENT_LOOP_TEST_BIN` names another build of it, which
+/// scripts/cross-check.sh's smoke suite sets to an aarch64 build run under qemu.
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_agent-loop"))
+    std::env::var_os("AGENT_LOOP_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_agent-loop")))
 }
 
 /// A file under `fixtures/`.

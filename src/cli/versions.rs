@@ -129,11 +129,15 @@ async fn ask(program: &Path) -> Result<String, String> {
     command
         .arg("--version")
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    // Like every child: no terminal of ours to write to.
+    // Like every child: no terminal of ours to write to, and its group killed when done (or
+    // by the watchdog, if agent-loop is killed first).
     agent_loop::process::isolate(&mut command);
-    let run = command.output();
-    match tokio::time::timeout(VERSION_TIMEOUT, run).await {
+    let child = command.spawn().map_err(|e| format!("(cannot run: {e})"))?;
+    let _group = agent_loop::process::GroupGuard::new(child.id());
+    match tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await {
         Ok(Ok(out)) => {
             let text = agent_loop::parse::strip_ansi(if out.stdout.is_empty() {
                 &out.stderr

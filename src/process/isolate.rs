@@ -13,8 +13,8 @@ pub fn isolate(command: &mut tokio::process::Command) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let parent = rustix::process::getpid();
     // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: setsid, prctl and getppid are plain system calls
-    // (rustix makes them directly), and nothing here allocates or takes a lock.
+    // async-signal-safe calls are allowed: setsid, prctl, getppid, getpid and the watchdog's
+    // write are plain system calls, and nothing here allocates or takes a lock.
     unsafe {
         command.pre_exec(move || {
             rustix::process::setsid()?;
@@ -28,6 +28,7 @@ pub fn isolate(command: &mut tokio::process::Command) {
                     return Err(std::io::Error::other("agent-loop exited"));
                 }
             }
+            super::watchdog::record_self();
             Ok(())
         });
     }

@@ -66,6 +66,16 @@ pub fn record(pgid: i32) {
     send(pgid);
 }
 
+/// Called in a child between fork and exec ([`super::isolate`]), once it leads its own group:
+/// records the group before the program can start anything, so a SIGKILL of agent-loop in the
+/// moment between the program's start and [`super::GroupGuard::new`] leaves nothing behind.
+/// Only a `getpid` and a `write`: async-signal-safe. The guard records the group again,
+/// which the watchdog counts once. (A program that then fails to execute leaves its number
+/// recorded until agent-loop exits; programs are found on `PATH` before they are started.)
+pub(super) fn record_self() {
+    send(rustix::process::getpid().as_raw_nonzero().get());
+}
+
 /// `pgid` was killed (or exited): the watchdog strikes it off.
 pub fn forget(pgid: i32) {
     send(-pgid);
@@ -135,9 +145,13 @@ unsafe fn watch(pipe: i32) -> ! {
     libc::_exit(0)
 }
 
-/// A positive word records a group, a negative one strikes it off.
+/// A positive word records a group (once, however often it comes), a negative one strikes
+/// it off.
 fn apply(groups: &mut [i32], word: i32) {
     if word > 0 {
+        if groups.contains(&word) {
+            return;
+        }
         if let Some(slot) = groups.iter_mut().find(|g| **g == 0) {
             *slot = word;
         }
@@ -153,7 +167,7 @@ mod tests {
     #[test]
     fn words_record_and_strike_off() {
         let mut groups = [0i32; 3];
-        for word in [5, 7, -5, 9, 11, 13, -7] {
+        for word in [5, 7, 7, -5, 9, 11, 13, -7] {
             apply(&mut groups, word);
         }
         assert_eq!(groups, [9, 0, 11]);

@@ -5,6 +5,7 @@
 //! messages, never passed through to agent-loop's own output.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,6 +37,16 @@ use crate::tools::EnvPolicy;
 const STDERR_GRACE: Duration = Duration::from_secs(2);
 /// How long a call that timed out waits to tell the server it is cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a server's tools work.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// Where a stdio server runs (the session's working directory).
+    pub cwd: PathBuf,
+    /// The folder `roots/list` is answered with (`--root`; the working directory when that
+    /// is anywhere).
+    pub root: PathBuf,
+}
 
 /// A connected server and the tools it offered when it was connected.
 pub struct Connection {
@@ -77,21 +88,21 @@ impl Connection {
     /// stderr lines.
     pub async fn open(
         def: &ServerDef,
-        cwd: &std::path::Path,
+        place: &Place,
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
         let redactor = match &def.transport {
             Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
             Transport::Stdio { .. } => Redactor::default(),
         };
-        Self::start(def, cwd, env_policy, redactor.clone())
+        Self::start(def, place, env_policy, redactor.clone())
             .await
             .map_err(|e| redactor.redact(&e))
     }
 
     async fn start(
         def: &ServerDef,
-        cwd: &std::path::Path,
+        place: &Place,
         env_policy: &EnvPolicy,
         redactor: Redactor,
     ) -> Result<Connection, String> {
@@ -100,7 +111,8 @@ impl Connection {
         let mut group = None;
         let mut child = None;
         let mut reader = None;
-        let handler = Handler::new(cwd);
+        let cwd = place.cwd.as_path();
+        let handler = Handler::new(&place.root);
         let tools_changed = handler.tools_changed.clone();
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {

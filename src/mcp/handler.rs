@@ -1,6 +1,7 @@
 //! agent-loop's side of a connection: what it tells a server about itself at the handshake,
 //! and its answers to the server's requests and notifications. rmcp answers `ping` itself;
-//! `roots/list` is answered with the working folder (so a filesystem server knows it), and
+//! `roots/list` is answered with agent-loop's root (`--root`, or the working folder when that
+//! is anywhere: so a filesystem server knows where it may work), and
 //! `notifications/tools/list_changed` marks the tool list for reading again before the next
 //! turn.
 
@@ -15,7 +16,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 /// One connection's handler.
 pub struct Handler {
     info: ClientConfig,
-    /// The working folder as a `file://` URI, and its name.
+    /// The root folder as a `file://` URI, and its name.
     root: Option<(String, String)>,
     /// Set when the server says its tools changed; taken when they are read again.
     pub tools_changed: Arc<AtomicBool>,
@@ -24,16 +25,16 @@ pub struct Handler {
 impl Handler {
     // Roots are deprecated in the newest revision, not in the ones servers speak today.
     #[allow(deprecated)]
-    pub fn new(cwd: &Path) -> Self {
+    pub fn new(root: &Path) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
         let info = ClientConfig::new(
             capabilities,
             Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
         );
-        let root = url::Url::from_directory_path(cwd).ok().map(|uri| {
-            let name = cwd.file_name().map_or_else(
-                || cwd.display().to_string(),
+        let root = url::Url::from_directory_path(root).ok().map(|uri| {
+            let name = root.file_name().map_or_else(
+                || root.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
             (uri.to_string(), name)

@@ -366,6 +366,7 @@ fn start(text: &str, cwd: &Path, runtime: &tokio::runtime::Runtime) -> McpServer
     runtime.block_on(McpServers::start(
         config.mcp_servers.into_values(),
         cwd,
+        &agent_loop::tools::Root::Anywhere,
         Default::default(),
     ))
 }

@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
 use super::caps::{self, Breach};
-use super::handler::Handler;
+use super::content::lenient;
+use super::handler::{Handler, ProgressRoutes};
 use super::http::{self, HttpClient};
 use super::lock;
 use super::stdio::{self, StderrTail};
@@ -31,7 +32,7 @@ use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
 use crate::session::Redactor;
-use crate::tools::EnvPolicy;
+use crate::tools::{EnvPolicy, ProgressSink};
 
 /// How long to wait for a failed server's last stderr lines once its group is killed.
 const STDERR_GRACE: Duration = Duration::from_secs(2);
@@ -56,6 +57,8 @@ pub struct Connection {
     listed: Mutex<(Vec<Tool>, Vec<String>)>,
     /// The server said its tools changed (`notifications/tools/list_changed`).
     tools_changed: Arc<AtomicBool>,
+    /// Where the running calls' progress reports go.
+    progress: ProgressRoutes,
     /// Kills a stdio server's process group when the connection is dropped or found closed.
     group: Mutex<Option<GroupGuard>>,
     /// Killed when dropped.
@@ -114,6 +117,7 @@ impl Connection {
         let cwd = place.cwd.as_path();
         let handler = Handler::new(&place.root);
         let tools_changed = handler.tools_changed.clone();
+        let progress = handler.progress.clone();
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
@@ -176,6 +180,7 @@ impl Connection {
                     http: matches!(def.transport, Transport::Http { .. }),
                     listed: Mutex::new((tools, notes)),
                     tools_changed,
+                    progress,
                     group: Mutex::new(group),
                     _child: child,
                     reader: Mutex::new(reader),
@@ -226,20 +231,24 @@ impl Connection {
     }
 
     /// Calls one tool of this server, within `timeout`; a call that runs out of it is
-    /// cancelled on the server (rmcp sends `notifications/cancelled`).
+    /// cancelled on the server (rmcp sends `notifications/cancelled`). The server's progress
+    /// reports for the call go to `progress`.
     pub async fn call(
         &self,
         tool: &str,
         args: Map<String, Value>,
         timeout: Duration,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, CallError> {
         let hide = |why: String| self.redactor.redact(&why);
-        self.ask(tool, args, timeout).await.map_err(|e| match e {
-            CallError::Closed(why) => CallError::Closed(hide(why)),
-            CallError::Protocol(why) => CallError::Protocol(hide(why)),
-            CallError::Failed(why) => CallError::Failed(hide(why)),
-            CallError::Timeout => CallError::Timeout,
-        })
+        self.ask(tool, args, timeout, progress)
+            .await
+            .map_err(|e| match e {
+                CallError::Closed(why) => CallError::Closed(hide(why)),
+                CallError::Protocol(why) => CallError::Protocol(hide(why)),
+                CallError::Failed(why) => CallError::Failed(hide(why)),
+                CallError::Timeout => CallError::Timeout,
+            })
     }
 
     async fn ask(
@@ -247,6 +256,7 @@ impl Connection {
         tool: &str,
         args: Map<String, Value>,
         timeout: Duration,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, CallError> {
         if self.is_closed() {
             return Err(CallError::Closed(self.closed_note(String::new()).await));
@@ -258,7 +268,11 @@ impl Connection {
         let peer = self.service.peer();
         let asked = async {
             match peer.send_cancellable_request(request, options).await {
-                Ok(handle) => handle.await_response().await,
+                Ok(handle) => {
+                    // rmcp put a progress token in the request's `_meta`.
+                    let _route = Route::new(&self.progress, &handle.progress_token, progress);
+                    handle.await_response().await
+                }
                 Err(e) => Err(e),
             }
         };
@@ -269,9 +283,9 @@ impl Connection {
             .unwrap_or(Err(ServiceError::Timeout { timeout }));
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(_) => Err(CallError::Protocol(
-                "its answer to tools/call is not a tool result".into(),
-            )),
+            // A result rmcp could not type (a block of a kind it does not know).
+            Ok(ServerResult::CustomResult(raw)) => lenient(raw.0).ok_or_else(not_a_result),
+            Ok(_) => Err(not_a_result()),
             Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
             Err(ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
             // An HTTP request that failed says nothing of the next one: the server is not
@@ -369,6 +383,36 @@ async fn list_tools(
             _ => return Ok((tools, notes)),
         }
     }
+}
+
+/// A call's progress route, taken away when the call ends or is abandoned.
+struct Route<'a> {
+    routes: &'a ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl<'a> Route<'a> {
+    fn new(
+        routes: &'a ProgressRoutes,
+        token: &rmcp::model::ProgressToken,
+        sink: ProgressSink,
+    ) -> Self {
+        lock(routes).insert(token.clone(), sink);
+        Route {
+            routes,
+            token: token.clone(),
+        }
+    }
+}
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        lock(self.routes).remove(&self.token);
+    }
+}
+
+fn not_a_result() -> CallError {
+    CallError::Protocol("its answer to tools/call is not a tool result".into())
 }
 
 /// An error as its innermost cause (`Connection refused`), not the SDK's wrapping, which

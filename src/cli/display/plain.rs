@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 
+use super::progress::{progress_text, Throttle, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
@@ -28,6 +29,8 @@ pub struct PlainDisplay {
     pending_cr: bool,
     /// Columns an approval prompt is wrapped to.
     pub width: usize,
+    /// A running tool's progress is written at most once a second.
+    pub progress: Throttle,
 }
 
 impl PlainDisplay {
@@ -40,6 +43,7 @@ impl PlainDisplay {
             mid_line: false,
             pending_cr: false,
             width: 80,
+            progress: Throttle::new(PLAIN_EVERY),
         }
     }
 
@@ -92,6 +96,18 @@ impl PlainDisplay {
                 if rest > 0 {
                     let more = agent_loop::plural::count(rest, "more line", "more lines");
                     writeln!(self.err, "  ... {more}")?;
+                }
+            }
+            Event::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                if self.progress.admit(call_id) {
+                    let text = progress_text(*progress, *total, message.as_deref());
+                    writeln!(self.err, "  [progress {}]", one_line(&text))?;
                 }
             }
             Event::Usage { usage, .. } => {

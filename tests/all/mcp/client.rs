@@ -359,3 +359,21 @@ fn roots_are_the_root_given_and_the_folder_when_that_is_anywhere() {
         );
     }
 }
+
+#[test]
+fn a_block_of_an_unknown_kind_is_named_and_the_rest_kept() {
+    let ws = Workspace::new();
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        "args = ['progress']\ntrust = true",
+    ));
+    ws.reply(1, call("mcp.tiny.strange", "{}"));
+    ws.reply(2, "Done.\n");
+    ws.run(&["--backend", "fake", "go"]).expect_code(0);
+    let second = ws.prompt(2);
+    assert!(
+        second.contains("status=\"ok\">\nbefore\n[hologram content]\nafter\n"),
+        "{second}"
+    );
+}

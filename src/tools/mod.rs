@@ -24,7 +24,7 @@ mod write;
 pub use beneath::{method as confinement_method, Method as ConfinementMethod};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;
-pub use progress::{Progress, ProgressReports, ProgressSink};
+pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
 pub use root::Root;
 pub use spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;

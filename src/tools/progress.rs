@@ -1,9 +1,11 @@
 //! How a running tool tells the loop how far it has come (an MCP server's
 //! `notifications/progress`), so the front ends can show it while the tool runs. The latest
 //! report replaces the one before it: a tool that reports faster than the loop reads costs no
-//! memory and floods no display.
+//! memory and floods no display; a [`Throttle`] keeps what is written of them (a terminal's
+//! lines, the session's log) to one a second.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -45,6 +47,31 @@ impl std::fmt::Debug for ProgressSink {
     }
 }
 
+/// Lets a call's progress through to a display or a log at most once per `every`; another
+/// call's at once.
+pub struct Throttle {
+    every: Duration,
+    last: Option<(String, Instant)>,
+}
+
+impl Throttle {
+    pub fn new(every: Duration) -> Self {
+        Throttle { every, last: None }
+    }
+
+    /// Whether to show this report of `call_id` now.
+    pub fn admit(&mut self, call_id: &str) -> bool {
+        let now = Instant::now();
+        match &self.last {
+            Some((id, at)) if id == call_id && now.duration_since(*at) < self.every => false,
+            _ => {
+                self.last = Some((call_id.to_string(), now));
+                true
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +92,15 @@ mod tests {
         assert!(!reports.has_changed().unwrap());
         // The default sink takes reports and keeps none.
         ProgressSink::default().report(latest);
+    }
+
+    #[test]
+    fn a_call_is_let_through_once_per_interval_another_at_once() {
+        let mut throttle = Throttle::new(Duration::from_secs(3600));
+        assert!(throttle.admit("c1"));
+        assert!((0..10_000).all(|_| !throttle.admit("c1")));
+        assert!(throttle.admit("c2"));
+        let mut every_time = Throttle::new(Duration::ZERO);
+        assert!(every_time.admit("c1") && every_time.admit("c1"));
     }
 }

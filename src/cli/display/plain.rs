@@ -6,10 +6,11 @@
 
 use std::io::{self, Write};
 
-use super::progress::{progress_text, Throttle, PLAIN_EVERY};
+use super::progress::{progress_text, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
+use agent_loop::tools::Throttle;
 
 /// Lines of a tool result shown under the call.
 const PREVIEW_LINES: usize = 4;

@@ -2,7 +2,7 @@
 //! Telegram, and how often the append-only display writes it: a server may report thousands
 //! of times a second, and a line per report would bury everything else.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the append-only display writes a call's progress.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(1);
@@ -31,30 +31,6 @@ fn number(n: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Lets a call's progress through at most once per `every`; another call's at once.
-pub struct Throttle {
-    every: Duration,
-    last: Option<(String, Instant)>,
-}
-
-impl Throttle {
-    pub fn new(every: Duration) -> Self {
-        Throttle { every, last: None }
-    }
-
-    /// Whether to show this report of `call_id` now.
-    pub fn admit(&mut self, call_id: &str) -> bool {
-        let now = Instant::now();
-        match &self.last {
-            Some((id, at)) if id == call_id && now.duration_since(*at) < self.every => false,
-            _ => {
-                self.last = Some((call_id.to_string(), now));
-                true
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,15 +44,5 @@ mod tests {
         assert_eq!(progress_text(2.5, None, None), "2.5");
         assert_eq!(progress_text(1.0, Some(3.0), Some("  ")), "1/3 (33%)");
         assert_eq!(progress_text(0.1 + 0.2, Some(0.0), None), "0.3");
-    }
-
-    #[test]
-    fn a_call_is_let_through_once_per_interval_another_at_once() {
-        let mut throttle = Throttle::new(Duration::from_secs(3600));
-        assert!(throttle.admit("c1"));
-        assert!((0..10_000).all(|_| !throttle.admit("c1")));
-        assert!(throttle.admit("c2"));
-        let mut every_time = Throttle::new(Duration::ZERO);
-        assert!(every_time.admit("c1") && every_time.admit("c1"));
     }
 }

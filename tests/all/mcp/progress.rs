@@ -1,8 +1,9 @@
 //! A running MCP tool's progress (`notifications/progress` for the token the client sends in
 //! the call's `_meta`): shown as `[progress ...]` lines on the append-only display, at most one
 //! a second and without the escape bytes a server put in, and as `tool_progress` records in
-//! JSONL; a flood of 10,000 reports neither floods the terminal nor loses the latest. The real
-//! server-everything's long-running operation reports the same way.
+//! JSONL (one a second in the session's log); a flood of 10,000 reports neither floods the
+//! terminal or the log nor loses the latest. The real server-everything's long-running
+//! operation reports the same way.
 
 use serde_json::Value;
 
@@ -107,12 +108,30 @@ fn a_flood_of_progress_is_coalesced_and_the_latest_kept() {
     );
 
     let ws = calling("mcp.tiny.flood");
-    let run = ws.run(&["--backend", "fake", "--output", "jsonl", "go"]);
+    let started = std::time::Instant::now();
+    let args = [
+        "--backend",
+        "fake",
+        "--session",
+        "f",
+        "--output",
+        "jsonl",
+        "go",
+    ];
+    let run = ws.run(&args);
+    let seconds = started.elapsed().as_secs() as usize;
     run.expect_code(0);
     let progress = progress_records(&run.stdout());
     let last = progress.last().expect("a tool_progress record");
     assert_eq!(last["progress"], 10000.0, "{last}");
-    eprintln!("{} of 10000 reports recorded", progress.len());
+    eprintln!("{} of 10000 reports in the JSON lines", progress.len());
+    // The session's log keeps one a second, as the plain display does.
+    let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/f/log.jsonl")).unwrap();
+    let logged = progress_records(&log).len();
+    assert!(
+        logged >= 1 && logged <= seconds + 1,
+        "{logged} logged in {seconds}s"
+    );
 }
 
 #[test]

@@ -140,6 +140,16 @@ pub enum Event {
         output: String,
         exit_code: Option<i32>,
     },
+    /// How far a running tool has come (an MCP server's `notifications/progress`): `progress`
+    /// so far, of `total` when known. A tool that reports faster than the observer takes them
+    /// has its latest report shown, not every one.
+    ToolProgress {
+        call_id: String,
+        tool: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     Usage {
         backend: String,
         usage: Usage,
@@ -263,6 +273,19 @@ impl Event {
                 ok: *ok,
                 output: f(output),
                 exit_code: *exit_code,
+            },
+            Event::ToolProgress {
+                call_id,
+                tool,
+                progress,
+                total,
+                message,
+            } => Event::ToolProgress {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                progress: *progress,
+                total: *total,
+                message: message.as_deref().map(f),
             },
             Event::Error { message } => Event::Error {
                 message: f(message),

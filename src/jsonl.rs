@@ -32,7 +32,7 @@ pub const COMMON: [&str; 9] = [
 ];
 
 /// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
-pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
+pub const SCHEMA: [(&str, &str, &[&str]); 17] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
     ("user_message", "user", &["text"]),
@@ -54,6 +54,11 @@ pub const SCHEMA: [(&str, &str, &[&str]); 16] = [
         "mcp_result",
         "tool",
         &["call_id", "tool", "server", "ok", "output"],
+    ),
+    (
+        "tool_progress",
+        "tool",
+        &["call_id", "tool", "progress", "total", "message"],
     ),
     (
         "usage",
@@ -161,6 +166,15 @@ pub enum Body {
         ok: bool,
         output: String,
     },
+    /// How far a running tool has come (an MCP server's progress notifications; the latest
+    /// when they come faster than they are written).
+    ToolProgress {
+        call_id: String,
+        tool: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     /// Token counts the backend reported, and how long its call took. `prompt_tokens` and
     /// `completion_tokens` repeat the input and output counts under the names log pipelines
     /// expect; `thinking_tokens` counts reasoning tokens where the backend reports them.
@@ -215,6 +229,7 @@ impl Body {
             Body::ToolResult { .. } => "tool_result",
             Body::McpCall { .. } => "mcp_call",
             Body::McpResult { .. } => "mcp_result",
+            Body::ToolProgress { .. } => "tool_progress",
             Body::Usage { .. } => "usage",
             Body::Error { .. } => "error",
             Body::TurnEnd { .. } => "turn_end",
@@ -335,6 +350,19 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             ok: *ok,
             output: output.clone(),
             exit_code: *exit_code,
+        },
+        Event::ToolProgress {
+            call_id,
+            tool,
+            progress,
+            total,
+            message,
+        } => Body::ToolProgress {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            progress: *progress,
+            total: *total,
+            message: message.clone(),
         },
         Event::Usage { usage, .. } => Body::Usage {
             input_tokens: usage.input,

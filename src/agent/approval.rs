@@ -218,6 +218,7 @@ mod tests {
             root: Root::new(dir).unwrap(),
             env: Default::default(),
             web: Default::default(),
+            progress: Default::default(),
         };
         let subject = registry.get(tool).unwrap().subject(&call.args, &ctx);
         policy.needs_approval(&call, &spec, &subject)
@@ -330,6 +331,7 @@ mod tests {
             root: Root::new(dir.path()).unwrap(),
             env: Default::default(),
             web: Default::default(),
+            progress: Default::default(),
         };
         let spec = registry.get("read_url").unwrap().spec().clone();
         let judge = |policy: &Policy, call: &ToolCall| {

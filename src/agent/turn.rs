@@ -15,7 +15,9 @@ use crate::context::{
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
-use crate::tools::{Registry, Root, Subject, ToolContext, ToolOutput, WebOptions};
+use crate::tools::{
+    ProgressReports, ProgressSink, Registry, Root, Subject, ToolContext, ToolOutput, WebOptions,
+};
 use crate::{Error, ErrorKind};
 
 /// Settings of an [`Agent`].
@@ -502,6 +504,7 @@ impl Agent {
                 named: self.options.policy.named_patterns("read_url"),
                 ..self.options.web.clone()
             },
+            progress: Default::default(),
         }
     }
 
@@ -539,7 +542,38 @@ impl Agent {
         }
         // The registry is borrowed again: approval needed `self` mutably.
         let tool = self.tools.get(&call.name).expect("checked above");
-        let mut output = tool.run(call.args.clone(), &self.tool_context()).await;
+        let (sink, mut reports) = ProgressSink::channel();
+        let ctx = ToolContext {
+            progress: sink,
+            ..self.tool_context()
+        };
+        let env = &self.options.env;
+        let mut show = |reports: &mut ProgressReports| {
+            let latest = reports.borrow_and_update().clone();
+            if let Some(p) = latest {
+                obs.event(&Event::ToolProgress {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message.map(|m| env.redact(&m)),
+                });
+            }
+        };
+        let run = tool.run(call.args.clone(), &ctx);
+        tokio::pin!(run);
+        // The tool's reports are shown while it runs, the latest only when they come faster
+        // than the observer takes them.
+        let mut output = loop {
+            tokio::select! {
+                output = &mut run => break output,
+                Ok(()) = reports.changed() => show(&mut reports),
+            }
+        };
+        // One that came with the result is shown before it.
+        if reports.has_changed().unwrap_or(false) {
+            show(&mut reports);
+        }
         // A key a tool printed (bash `env`, an MCP server's error) never reaches the model.
         output.output = self.options.env.redact(&output.output);
         output

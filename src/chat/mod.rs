@@ -85,8 +85,9 @@ impl Chat {
             return notices;
         }
         let cwd = self.agent.options().cwd.clone();
+        let root = self.agent.options().root.clone();
         let env = self.agent.options().env.clone();
-        self.mcp = McpServers::start(defs, &cwd, env).await;
+        self.mcp = McpServers::start(defs, &cwd, &root, env).await;
         for (name, why) in self.mcp.failures() {
             notices.push(format!(
                 "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"

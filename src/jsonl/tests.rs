@@ -186,6 +186,13 @@ fn one_of_each() -> Vec<Body> {
             ok: false,
             output: s(),
         },
+        Body::ToolProgress {
+            call_id: s(),
+            tool: s(),
+            progress: 1.0,
+            total: None,
+            message: None,
+        },
         Body::Usage {
             input_tokens: None,
             output_tokens: None,

@@ -5,6 +5,7 @@
 //! messages, never passed through to agent-loop's own output.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,7 +23,8 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
 use super::caps::{self, Breach};
-use super::handler::Handler;
+use super::content::lenient;
+use super::handler::{Handler, ProgressRoutes};
 use super::http::{self, HttpClient};
 use super::lock;
 use super::stdio::{self, StderrTail};
@@ -30,12 +32,22 @@ use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
 use crate::session::Redactor;
-use crate::tools::EnvPolicy;
+use crate::tools::{EnvPolicy, ProgressSink};
 
 /// How long to wait for a failed server's last stderr lines once its group is killed.
 const STDERR_GRACE: Duration = Duration::from_secs(2);
 /// How long a call that timed out waits to tell the server it is cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a server's tools work.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// Where a stdio server runs (the session's working directory).
+    pub cwd: PathBuf,
+    /// The folder `roots/list` is answered with (`--root`; the working directory when that
+    /// is anywhere).
+    pub root: PathBuf,
+}
 
 /// A connected server and the tools it offered when it was connected.
 pub struct Connection {
@@ -45,6 +57,8 @@ pub struct Connection {
     listed: Mutex<(Vec<Tool>, Vec<String>)>,
     /// The server said its tools changed (`notifications/tools/list_changed`).
     tools_changed: Arc<AtomicBool>,
+    /// Where the running calls' progress reports go.
+    progress: ProgressRoutes,
     /// Kills a stdio server's process group when the connection is dropped or found closed.
     group: Mutex<Option<GroupGuard>>,
     /// Killed when dropped.
@@ -77,21 +91,21 @@ impl Connection {
     /// stderr lines.
     pub async fn open(
         def: &ServerDef,
-        cwd: &std::path::Path,
+        place: &Place,
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
         let redactor = match &def.transport {
             Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
             Transport::Stdio { .. } => Redactor::default(),
         };
-        Self::start(def, cwd, env_policy, redactor.clone())
+        Self::start(def, place, env_policy, redactor.clone())
             .await
             .map_err(|e| redactor.redact(&e))
     }
 
     async fn start(
         def: &ServerDef,
-        cwd: &std::path::Path,
+        place: &Place,
         env_policy: &EnvPolicy,
         redactor: Redactor,
     ) -> Result<Connection, String> {
@@ -100,8 +114,10 @@ impl Connection {
         let mut group = None;
         let mut child = None;
         let mut reader = None;
-        let handler = Handler::new(cwd);
+        let cwd = place.cwd.as_path();
+        let handler = Handler::new(&place.root);
         let tools_changed = handler.tools_changed.clone();
+        let progress = handler.progress.clone();
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
@@ -164,6 +180,7 @@ impl Connection {
                     http: matches!(def.transport, Transport::Http { .. }),
                     listed: Mutex::new((tools, notes)),
                     tools_changed,
+                    progress,
                     group: Mutex::new(group),
                     _child: child,
                     reader: Mutex::new(reader),
@@ -214,20 +231,24 @@ impl Connection {
     }
 
     /// Calls one tool of this server, within `timeout`; a call that runs out of it is
-    /// cancelled on the server (rmcp sends `notifications/cancelled`).
+    /// cancelled on the server (rmcp sends `notifications/cancelled`). The server's progress
+    /// reports for the call go to `progress`.
     pub async fn call(
         &self,
         tool: &str,
         args: Map<String, Value>,
         timeout: Duration,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, CallError> {
         let hide = |why: String| self.redactor.redact(&why);
-        self.ask(tool, args, timeout).await.map_err(|e| match e {
-            CallError::Closed(why) => CallError::Closed(hide(why)),
-            CallError::Protocol(why) => CallError::Protocol(hide(why)),
-            CallError::Failed(why) => CallError::Failed(hide(why)),
-            CallError::Timeout => CallError::Timeout,
-        })
+        self.ask(tool, args, timeout, progress)
+            .await
+            .map_err(|e| match e {
+                CallError::Closed(why) => CallError::Closed(hide(why)),
+                CallError::Protocol(why) => CallError::Protocol(hide(why)),
+                CallError::Failed(why) => CallError::Failed(hide(why)),
+                CallError::Timeout => CallError::Timeout,
+            })
     }
 
     async fn ask(
@@ -235,6 +256,7 @@ impl Connection {
         tool: &str,
         args: Map<String, Value>,
         timeout: Duration,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, CallError> {
         if self.is_closed() {
             return Err(CallError::Closed(self.closed_note(String::new()).await));
@@ -246,7 +268,11 @@ impl Connection {
         let peer = self.service.peer();
         let asked = async {
             match peer.send_cancellable_request(request, options).await {
-                Ok(handle) => handle.await_response().await,
+                Ok(handle) => {
+                    // rmcp put a progress token in the request's `_meta`.
+                    let _route = Route::new(&self.progress, &handle.progress_token, progress);
+                    handle.await_response().await
+                }
                 Err(e) => Err(e),
             }
         };
@@ -257,9 +283,9 @@ impl Connection {
             .unwrap_or(Err(ServiceError::Timeout { timeout }));
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(_) => Err(CallError::Protocol(
-                "its answer to tools/call is not a tool result".into(),
-            )),
+            // A result rmcp could not type (a block of a kind it does not know).
+            Ok(ServerResult::CustomResult(raw)) => lenient(raw.0).ok_or_else(not_a_result),
+            Ok(_) => Err(not_a_result()),
             Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
             Err(ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
             // An HTTP request that failed says nothing of the next one: the server is not
@@ -357,6 +383,36 @@ async fn list_tools(
             _ => return Ok((tools, notes)),
         }
     }
+}
+
+/// A call's progress route, taken away when the call ends or is abandoned.
+struct Route<'a> {
+    routes: &'a ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl<'a> Route<'a> {
+    fn new(
+        routes: &'a ProgressRoutes,
+        token: &rmcp::model::ProgressToken,
+        sink: ProgressSink,
+    ) -> Self {
+        lock(routes).insert(token.clone(), sink);
+        Route {
+            routes,
+            token: token.clone(),
+        }
+    }
+}
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        lock(self.routes).remove(&self.token);
+    }
+}
+
+fn not_a_result() -> CallError {
+    CallError::Protocol("its answer to tools/call is not a tool result".into())
 }
 
 /// An error as its innermost cause (`Connection refused`), not the SDK's wrapping, which

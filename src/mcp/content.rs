@@ -1,10 +1,12 @@
 //! A tool result from an MCP server as text for the model: text blocks joined, and every
 //! other kind of content (images, audio, resources) described in one line rather than
-//! dropped, so the model knows it was there. `isError` results become error results.
+//! dropped, so the model knows it was there. `isError` results become error results. A block
+//! of a kind rmcp does not know (a newer revision's, a server's own) would fail the whole
+//! result in rmcp's typed model; it is named (`[KIND content]`) instead.
 
 use serde_json::Value;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::tools::ToolOutput;
 
@@ -32,6 +34,24 @@ pub fn tool_output(result: CallToolResult) -> ToolOutput {
     } else {
         ToolOutput::ok(text)
     }
+}
+
+/// A tool result rmcp's typed model refused (it comes as an untyped result): each block it
+/// cannot read becomes the text `[KIND content]`, and the rest is read as usual. `None` when
+/// it is no tool result even then.
+pub fn lenient(mut result: Value) -> Option<CallToolResult> {
+    if let Some(blocks) = result.get_mut("content").and_then(Value::as_array_mut) {
+        for block in blocks {
+            if serde_json::from_value::<ContentBlock>(block.clone()).is_err() {
+                let kind = block
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown");
+                *block = serde_json::json!({"type": "text", "text": format!("[{kind} content]")});
+            }
+        }
+    }
+    serde_json::from_value(result).ok()
 }
 
 fn describe(block: &Value) -> String {
@@ -137,6 +157,23 @@ mod tests {
         let structured: CallToolResult =
             serde_json::from_value(json!({"content": [], "structuredContent": {"n": 3}})).unwrap();
         assert_eq!(tool_output(structured).output, r#"{"n":3}"#);
+    }
+
+    #[test]
+    fn blocks_of_unknown_kinds_are_named_and_the_rest_kept() {
+        let raw = json!({"content": [
+            {"type": "text", "text": "before"},
+            {"type": "hologram", "frames": 3},
+            {"type": "image"},
+            {"type": "text", "text": "after"},
+        ]});
+        assert!(serde_json::from_value::<CallToolResult>(raw.clone()).is_err());
+        let out = tool_output(lenient(raw).unwrap());
+        assert_eq!(
+            out.output,
+            "before\n[hologram content]\n[image content]\nafter"
+        );
+        assert!(lenient(json!("no result")).is_none());
     }
 
     #[test]

@@ -1,39 +1,53 @@
 //! agent-loop's side of a connection: what it tells a server about itself at the handshake,
 //! and its answers to the server's requests and notifications. rmcp answers `ping` itself;
-//! `roots/list` is answered with the working folder (so a filesystem server knows it), and
+//! `roots/list` is answered with agent-loop's root (`--root`, or the working folder when that
+//! is anywhere: so a filesystem server knows where it may work), and
 //! `notifications/tools/list_changed` marks the tool list for reading again before the next
-//! turn.
+//! turn. `notifications/progress` goes to the running call whose progress token it names.
+
+use std::collections::HashMap;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, RootsCapabilities};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    RootsCapabilities,
+};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
+
+use super::lock;
+use crate::tools::{Progress, ProgressSink};
+
+/// The running calls' progress tokens (rmcp gives every request one), and where each call's
+/// reports go.
+pub type ProgressRoutes = Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>;
 
 /// One connection's handler.
 pub struct Handler {
     info: ClientConfig,
-    /// The working folder as a `file://` URI, and its name.
+    /// The root folder as a `file://` URI, and its name.
     root: Option<(String, String)>,
     /// Set when the server says its tools changed; taken when they are read again.
     pub tools_changed: Arc<AtomicBool>,
+    pub progress: ProgressRoutes,
 }
 
 impl Handler {
     // Roots are deprecated in the newest revision, not in the ones servers speak today.
     #[allow(deprecated)]
-    pub fn new(cwd: &Path) -> Self {
+    pub fn new(root: &Path) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
         let info = ClientConfig::new(
             capabilities,
             Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
         );
-        let root = url::Url::from_directory_path(cwd).ok().map(|uri| {
-            let name = cwd.file_name().map_or_else(
-                || cwd.display().to_string(),
+        let root = url::Url::from_directory_path(root).ok().map(|uri| {
+            let name = root.file_name().map_or_else(
+                || root.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
             (uri.to_string(), name)
@@ -42,6 +56,7 @@ impl Handler {
             info,
             root,
             tools_changed: Arc::default(),
+            progress: Arc::default(),
         }
     }
 }
@@ -62,6 +77,22 @@ impl ClientHandler for Handler {
             .map(|(uri, name)| rmcp::model::Root::new(uri.clone()).with_name(name.clone()))
             .collect();
         Ok(rmcp::model::ListRootsResult::new(roots))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // A token no running call has (a call that ended) is passed over.
+        let sink = lock(&self.progress).get(&params.progress_token).cloned();
+        if let Some(sink) = sink {
+            sink.report(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

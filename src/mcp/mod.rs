@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use crate::config::mcp::{ServerDef, Transport};
+pub use connection::Place;
 pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};
 
@@ -45,15 +46,27 @@ pub struct ServerStatus {
 
 impl McpServers {
     /// Starts every enabled server at once and waits until each has answered, failed or run
-    /// out of its timeout. Servers run in `cwd`, without the variables `env` removes.
+    /// out of its timeout. Servers run in `cwd`, without the variables `env` removes; their
+    /// `roots/list` is answered with `root` (`--root`; `cwd` when that is anywhere).
     pub async fn start(
         defs: impl IntoIterator<Item = ServerDef>,
         cwd: &Path,
+        root: &crate::tools::Root,
         env: Arc<crate::tools::EnvPolicy>,
     ) -> Self {
+        let root = match root {
+            crate::tools::Root::Anywhere => cwd.to_path_buf(),
+            crate::tools::Root::Dir(dir) => dir.clone(),
+        };
         let servers: Vec<Arc<Server>> = defs
             .into_iter()
-            .map(|def| Arc::new(Server::new(def, cwd.to_path_buf(), env.clone())))
+            .map(|def| {
+                let place = Place {
+                    cwd: cwd.to_path_buf(),
+                    root: root.clone(),
+                };
+                Arc::new(Server::new(def, place, env.clone()))
+            })
             .collect();
         let mut starting = tokio::task::JoinSet::new();
         for server in &servers {

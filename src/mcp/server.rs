@@ -2,10 +2,9 @@
 //! connection), failed to start, or exited. Its tools hold it, so a server that dies mid-session
 //! turns their calls into error results, and a restart is seen by them at once.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::connection::Connection;
+use super::connection::{Connection, Place};
 use super::lock;
 use crate::config::mcp::ServerDef;
 use crate::tools::EnvPolicy;
@@ -42,18 +41,18 @@ enum Slot {
 
 pub struct Server {
     pub def: ServerDef,
-    /// Where a stdio server runs (the session's working directory).
-    cwd: PathBuf,
+    /// Where a stdio server runs, and the root it is told of.
+    place: Place,
     /// The variables a stdio server does not inherit.
     env: Arc<EnvPolicy>,
     slot: Mutex<Slot>,
 }
 
 impl Server {
-    pub fn new(def: ServerDef, cwd: PathBuf, env: Arc<EnvPolicy>) -> Self {
+    pub fn new(def: ServerDef, place: Place, env: Arc<EnvPolicy>) -> Self {
         Server {
             def,
-            cwd,
+            place,
             env,
             slot: Mutex::new(Slot::Disabled),
         }
@@ -66,7 +65,7 @@ impl Server {
             return;
         }
         self.set(Slot::Failed("starting".into()));
-        let slot = match Connection::open(&self.def, &self.cwd, &self.env).await {
+        let slot = match Connection::open(&self.def, &self.place, &self.env).await {
             Ok(c) => Slot::Running(Arc::new(c)),
             Err(why) => Slot::Failed(why),
         };

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::connection::CallError;
 use super::content::tool_output;
 use super::server::Server;
-use crate::tools::{Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tools::{ProgressSink, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 pub struct McpTool {
@@ -48,7 +48,7 @@ impl McpTool {
         }
     }
 
-    async fn call(&self, args: Value) -> ToolOutput {
+    async fn call(&self, args: Value, progress: ProgressSink) -> ToolOutput {
         let name = &self.spec.name;
         let server = &self.server.def.name;
         let args = match args {
@@ -69,7 +69,7 @@ impl McpTool {
             }
         };
         match connection
-            .call(&self.remote, args, self.server.def.timeout)
+            .call(&self.remote, args, self.server.def.timeout, progress)
             .await
         {
             Ok(result) => tool_output(result),
@@ -98,8 +98,8 @@ impl Tool for McpTool {
         &self.spec
     }
 
-    fn run<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(self.call(args))
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(self.call(args, ctx.progress.clone()))
     }
 }
 

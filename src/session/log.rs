@@ -13,10 +13,13 @@ use serde_json::Value;
 use super::Redactor;
 use crate::event::Event;
 use crate::jsonl::{record, rfc3339, Body, Meta};
+use crate::tools::Throttle;
 use crate::Error;
 
 /// The most text one batched `assistant_delta` record holds.
 pub const BATCH: usize = 64 * 1024;
+/// How often a running tool's progress is logged.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub struct Log {
     /// `None` until the first line for a [`Log::deferred`] log.
@@ -173,6 +176,8 @@ pub struct EventLog {
     last_latency: Option<u64>,
     /// A write failed already: said once, then the log is left alone.
     failed: bool,
+    /// A running tool's progress is logged at most once a second.
+    progress: Throttle,
 }
 
 impl EventLog {
@@ -189,6 +194,7 @@ impl EventLog {
             start: Some(serde_json::to_value(start).unwrap_or_default()),
             last_latency: None,
             failed: false,
+            progress: Throttle::new(PROGRESS_EVERY),
         }
     }
 
@@ -221,6 +227,11 @@ impl EventLog {
         };
         if let Event::BackendFinished { elapsed_ms, .. } = event {
             self.last_latency = Some(*elapsed_ms);
+        }
+        if let Event::ToolProgress { call_id, .. } = event {
+            if !self.progress.admit(call_id) {
+                return None;
+            }
         }
         let ts = rfc3339(std::time::SystemTime::now());
         let mut records = Vec::new();

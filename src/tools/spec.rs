@@ -123,6 +123,8 @@ pub struct ToolContext {
     pub env: std::sync::Arc<EnvPolicy>,
     /// How read_url fetches, and the URLs allow rules name.
     pub web: WebOptions,
+    /// Where the tool reports its progress while it runs.
+    pub progress: super::ProgressSink,
 }
 
 impl ToolContext {

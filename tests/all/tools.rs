@@ -11,6 +11,7 @@ fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
         root: Root::new(dir).unwrap(),
         env: Default::default(),
         web: Default::default(),
+        progress: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

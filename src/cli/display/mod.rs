@@ -15,6 +15,7 @@ pub mod caps;
 pub mod choose;
 pub mod jsonl;
 pub mod plain;
+pub mod progress;
 pub mod quiet;
 mod renderer;
 pub mod sanitize;

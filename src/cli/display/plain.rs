@@ -6,9 +6,11 @@
 
 use std::io::{self, Write};
 
+use super::progress::{progress_text, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
+use agent_loop::tools::Throttle;
 
 /// Lines of a tool result shown under the call.
 const PREVIEW_LINES: usize = 4;
@@ -28,6 +30,8 @@ pub struct PlainDisplay {
     pending_cr: bool,
     /// Columns an approval prompt is wrapped to.
     pub width: usize,
+    /// A running tool's progress is written at most once a second.
+    pub progress: Throttle,
 }
 
 impl PlainDisplay {
@@ -40,6 +44,7 @@ impl PlainDisplay {
             mid_line: false,
             pending_cr: false,
             width: 80,
+            progress: Throttle::new(PLAIN_EVERY),
         }
     }
 
@@ -92,6 +97,18 @@ impl PlainDisplay {
                 if rest > 0 {
                     let more = agent_loop::plural::count(rest, "more line", "more lines");
                     writeln!(self.err, "  ... {more}")?;
+                }
+            }
+            Event::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                if self.progress.admit(call_id) {
+                    let text = progress_text(*progress, *total, message.as_deref());
+                    writeln!(self.err, "  [progress {}]", one_line(&text))?;
                 }
             }
             Event::Usage { usage, .. } => {

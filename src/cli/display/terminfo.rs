@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::renderer::Renderer;
 use crate::cli::display::caps::{Caps, Colour};
 use crate::cli::display::plain::PlainDisplay;
+use crate::cli::display::progress::progress_text;
 use crate::cli::display::sanitize::sanitize;
 use crate::cli::display::shared::SharedWriter;
 use agent_loop::agent::{ApprovalRequest, Event};
@@ -52,6 +53,8 @@ struct Live {
     started: Instant,
     frame: usize,
     window: VecDeque<String>,
+    /// A running tool's progress, after the time.
+    detail: String,
 }
 
 impl TerminfoDisplay {
@@ -119,12 +122,16 @@ impl TerminfoDisplay {
         if self.caps.can_redraw_lines() {
             lines.extend(live.window.iter().map(|l| fit(l, width)));
         }
-        let spinner = format!(
+        let mut spinner = format!(
             "{} {} {}s",
             FRAMES[live.frame % FRAMES.len()],
             live.backend,
             live.started.elapsed().as_secs()
         );
+        if !live.detail.is_empty() {
+            spinner.push(' ');
+            spinner.push_str(&live.detail);
+        }
         let mut bytes = lines.join("\n").into_bytes();
         if !lines.is_empty() {
             bytes.push(b'\n');
@@ -150,6 +157,7 @@ impl TerminfoDisplay {
             started: Instant::now(),
             frame: 0,
             window: VecDeque::new(),
+            detail: String::new(),
         });
         if self.caps.can_redraw() && self.caps.can_hide_cursor() && !self.cursor_hidden {
             let civis = seq(&self.caps.civis).to_vec();
@@ -222,9 +230,30 @@ impl Renderer for TerminfoDisplay {
             Event::BackendOutput { .. } if !self.plain.verbose => return,
             // The spinner shows the time.
             Event::Waiting { .. } if self.caps.can_redraw() => return,
-            Event::BackendFinished { .. } | Event::Error { .. } | Event::TurnFinished { .. } => {
-                self.stop()
+            // A running tool's progress is a live region of its own, redrawn in place.
+            Event::ToolProgress {
+                tool,
+                progress,
+                total,
+                message,
+                ..
+            } if self.caps.can_redraw() => {
+                if self
+                    .live
+                    .as_ref()
+                    .is_none_or(|l| l.backend != sanitize(tool))
+                {
+                    self.start(tool);
+                }
+                if let Some(live) = &mut self.live {
+                    live.detail = progress_text(*progress, *total, message.as_deref());
+                }
+                return self.redraw();
             }
+            Event::BackendFinished { .. }
+            | Event::ToolResult { .. }
+            | Event::Error { .. }
+            | Event::TurnFinished { .. } => self.stop(),
             _ => {}
         }
         let style = self.style_of(event);
@@ -433,6 +462,32 @@ mod tests {
         });
         d.render(&finished());
         assert_eq!(err.text(), "[waiting for fake ... 10s]\n[fake] line\n");
+    }
+
+    #[test]
+    fn a_tools_progress_is_redrawn_in_place_and_ends_with_its_result() {
+        let progress = |n: f64| Event::ToolProgress {
+            call_id: "c1".into(),
+            tool: "t".into(),
+            progress: n,
+            total: Some(4.0),
+            message: Some("go".into()),
+        };
+        let (mut d, _, err) = display(caps(FULL), 0);
+        d.render(&progress(1.0));
+        d.render(&progress(2.0));
+        d.render(&Event::ToolResult {
+            call_id: "c1".into(),
+            tool: "t".into(),
+            ok: true,
+            output: "copied".into(),
+            exit_code: None,
+        });
+        assert_eq!(
+            err.text(),
+            "{hide}{fg6}| t 0s{sgr0}{cr}{el}{fg6}| t 0s 1/4 (25%) go{sgr0}\
+             {cr}{el}{fg6}| t 0s 2/4 (50%) go{sgr0}{cr}{el}{show}  copied\n"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What a chat sees while a turn runs: the observer of [`Chat::turn`](agent_loop::chat::Chat::turn)
 //! turns tool activity into short progress lines ("running: ls -la"), which a reporter task
 //! sends as one message and edits in place as lines are added, while "typing…" is renewed
-//! every 4 s. Approval questions go out with buttons (see `approval`).
+//! every 4 s. A running tool's progress ("mcp.fs.copy: 3/10 (30%)") replaces its line before,
+//! so a server that reports often edits one line rather than pushing the others out. Approval questions go out with buttons (see `approval`).
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
 use crate::cli::display::approval::shown_lines;
+use crate::cli::display::progress::progress_text;
 
 use super::api::{Api, Mode};
 use super::approval::{ask, Approvals};
@@ -24,13 +26,22 @@ const SHOWN_LINES: usize = 15;
 /// A progress line is cut to this many characters.
 const LINE_CHARS: usize = 200;
 
+/// A line of the progress message.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// Added below the others.
+    Add(String),
+    /// A tool's progress: replaces the line before if that was progress too.
+    Progress(String),
+}
+
 /// The observer of one turn in one chat.
 pub struct Progress {
     pub api: Api,
     pub approvals: Approvals,
     pub chat_id: i64,
     pub approval_timeout: Duration,
-    pub lines: mpsc::UnboundedSender<String>,
+    pub lines: mpsc::UnboundedSender<Line>,
     /// The chat's: an approval request reaches the observer unredacted.
     pub redactor: Redactor,
     /// Debug lines on stderr.
@@ -44,7 +55,18 @@ impl Observer for Progress {
                 eprintln!("debug: chat {}: {json}", self.chat_id);
             }
         }
+        let progress = matches!(event, Event::ToolProgress { .. });
         let line = match event {
+            Event::ToolProgress {
+                tool,
+                progress,
+                total,
+                message,
+                ..
+            } => format!(
+                "{tool}: {}",
+                progress_text(*progress, *total, message.as_deref())
+            ),
             // Escaped as the approval question is: a summary is the model's text.
             Event::ToolCall { summary, .. } => {
                 format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
@@ -65,7 +87,11 @@ impl Observer for Progress {
             Some((cut, _)) => format!("{}…", &line[..cut]),
             None => line,
         };
-        let _ = self.lines.send(line);
+        let _ = self.lines.send(if progress {
+            Line::Progress(line)
+        } else {
+            Line::Add(line)
+        });
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
@@ -94,8 +120,8 @@ impl Observer for Progress {
 
 /// Sends the progress lines of one turn until its observer is dropped, and "typing…" all the
 /// while.
-pub async fn report(api: Api, chat_id: i64, mut lines: mpsc::UnboundedReceiver<String>) {
-    let mut shown: Vec<String> = Vec::new();
+pub async fn report(api: Api, chat_id: i64, mut lines: mpsc::UnboundedReceiver<Line>) {
+    let mut shown = Shown::default();
     let mut message: Option<i64> = None;
     let mut typing = tokio::time::interval(TYPING_EVERY);
     loop {
@@ -107,8 +133,7 @@ pub async fn report(api: Api, chat_id: i64, mut lines: mpsc::UnboundedReceiver<S
                 while let Ok(line) = lines.try_recv() {
                     shown.push(line);
                 }
-                let start = shown.len().saturating_sub(SHOWN_LINES);
-                let text = shown[start..].join("\n");
+                let text = shown.text();
                 message = match message {
                     Some(id) => api
                         .edit_message_text(chat_id, id, &text, Mode::Plain)
@@ -123,5 +148,57 @@ pub async fn report(api: Api, chat_id: i64, mut lines: mpsc::UnboundedReceiver<S
                 let _ = api.typing(chat_id).await;
             }
         }
+    }
+}
+
+/// The lines of the progress message so far.
+#[derive(Default)]
+struct Shown {
+    lines: Vec<String>,
+    /// The last line is a tool's progress.
+    progress: bool,
+}
+
+impl Shown {
+    fn push(&mut self, line: Line) {
+        match line {
+            Line::Add(text) => {
+                self.lines.push(text);
+                self.progress = false;
+            }
+            Line::Progress(text) => {
+                if std::mem::replace(&mut self.progress, true) {
+                    self.lines.pop();
+                }
+                self.lines.push(text);
+            }
+        }
+    }
+
+    /// The latest lines, as the message shows them.
+    fn text(&self) -> String {
+        let start = self.lines.len().saturating_sub(SHOWN_LINES);
+        self.lines[start..].join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_replaces_progress_and_nothing_else() {
+        let mut shown = Shown::default();
+        shown.push(Line::Add("running: copy".into()));
+        for n in 1..=1000 {
+            shown.push(Line::Progress(format!("copy: {n}/1000")));
+        }
+        assert_eq!(shown.text(), "running: copy\ncopy: 1000/1000");
+        shown.push(Line::Add("running: ls".into()));
+        shown.push(Line::Progress("ls: 1".into()));
+        assert_eq!(
+            shown.text(),
+            "running: copy\ncopy: 1000/1000\nrunning: ls\nls: 1"
+        );
     }
 }

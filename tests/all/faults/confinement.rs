@@ -17,6 +17,7 @@ fn context(dir: &Path) -> ToolContext {
         root: Root::new(dir).unwrap(),
         env: Default::default(),
         web: Default::default(),
+        progress: Default::default(),
     }
 }
 

@@ -325,3 +325,55 @@ fn a_changed_tool_list_is_read_before_the_next_turn_and_roots_are_the_folder() {
         ws.prompt(4)
     );
 }
+
+#[test]
+fn roots_are_the_root_given_and_the_folder_when_that_is_anywhere() {
+    // `--root DIR` names DIR; `--root /` (anywhere) names the working folder.
+    for anywhere in [false, true] {
+        let ws = Workspace::new();
+        ws.add_config(&server(
+            "tiny",
+            &tiny(),
+            "args = ['changing']\ntrust = true",
+        ));
+        let sub = ws.work().join("project");
+        std::fs::create_dir(&sub).unwrap();
+        ws.reply(1, call("mcp.tiny.roots", "{}"));
+        ws.reply(2, "Done.\n");
+        let sub_arg = sub.display().to_string();
+        let root = if anywhere { "/" } else { sub_arg.as_str() };
+        ws.run(&["--backend", "fake", "--root", root, "go"])
+            .expect_code(0);
+        let (folder, name) = if anywhere {
+            (ws.work(), "work")
+        } else {
+            (sub, "project")
+        };
+        let uri = format!("file://{}/", folder.display());
+        let second = ws.prompt(2);
+        assert!(
+            second.contains(&format!(
+                "roots: {{\"roots\":[{{\"uri\":\"{uri}\",\"name\":\"{name}\"}}]}}"
+            )),
+            "{second}"
+        );
+    }
+}
+
+#[test]
+fn a_block_of_an_unknown_kind_is_named_and_the_rest_kept() {
+    let ws = Workspace::new();
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        "args = ['progress']\ntrust = true",
+    ));
+    ws.reply(1, call("mcp.tiny.strange", "{}"));
+    ws.reply(2, "Done.\n");
+    ws.run(&["--backend", "fake", "go"]).expect_code(0);
+    let second = ws.prompt(2);
+    assert!(
+        second.contains("status=\"ok\">\nbefore\n[hologram content]\nafter\n"),
+        "{second}"
+    );
+}

@@ -2,11 +2,13 @@
 //! tests/mcp-servers/) and a tiny fixture server for the failures, driven through full turns of
 //! the built binary by the scripted fake agent; the library's server list and restart; `/mcp`
 //! in the REPL. `client` covers the protocol handling itself against fixture servers, `caps`
-//! the caps on what a server sends, `credentials` a URL server's token and headers.
+//! the caps on what a server sends, `credentials` a URL server's token and headers,
+//! `progress` a running tool's progress reports.
 
 mod caps;
 mod client;
 mod credentials;
+mod progress;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -46,15 +48,20 @@ fn server(name: &str, command: &str, extra: &str) -> String {
     format!("\n[mcp.servers.{name}]\ncommand = '{command}'\n{extra}\n")
 }
 
-#[test]
-fn everything_server_echo_and_sum_through_a_turn() {
-    let ws = Workspace::new();
+/// server-everything on stdio as `everything`, with `extra` keys.
+fn everything_stdio(ws: &Workspace, extra: &str) {
     let everything = npm_server("mcp-server-everything");
     ws.add_config(&server(
         "everything",
         &everything.display().to_string(),
-        "trust = true",
+        extra,
     ));
+}
+
+#[test]
+fn everything_server_echo_and_sum_through_a_turn() {
+    let ws = Workspace::new();
+    everything_stdio(&ws, "trust = true");
     ws.reply(
         1,
         call(
@@ -91,8 +98,7 @@ fn everything_server_echo_and_sum_through_a_turn() {
 #[test]
 fn untrusted_mcp_tools_ask_first() {
     let ws = Workspace::new();
-    let everything = npm_server("mcp-server-everything");
-    ws.add_config(&server("everything", &everything.display().to_string(), ""));
+    everything_stdio(&ws, "");
     ws.reply(1, call("mcp.everything.echo", r#"{"message":"hi"}"#));
     ws.reply(2, "refused\n");
     // No terminal to ask on and no --yes: the call is refused and the model told why.
@@ -366,6 +372,7 @@ fn start(text: &str, cwd: &Path, runtime: &tokio::runtime::Runtime) -> McpServer
     runtime.block_on(McpServers::start(
         config.mcp_servers.into_values(),
         cwd,
+        &agent_loop::tools::Root::Anywhere,
         Default::default(),
     ))
 }
@@ -412,6 +419,7 @@ fn servers_are_listed_and_one_is_restarted() {
         root: agent_loop::tools::Root::Anywhere,
         env: Default::default(),
         web: Default::default(),
+        progress: Default::default(),
     };
     let out = runtime.block_on(registry.get("mcp.tiny.die").unwrap().run(json!({}), &ctx));
     assert!(!out.ok, "{}", out.output);

@@ -1,0 +1,106 @@
+//! How a running tool tells the loop how far it has come (an MCP server's
+//! `notifications/progress`), so the front ends can show it while the tool runs. The latest
+//! report replaces the one before it: a tool that reports faster than the loop reads costs no
+//! memory and floods no display; a [`Throttle`] keeps what is written of them (a terminal's
+//! lines, the session's log) to one a second.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+/// One report: `progress` so far, of `total` when the tool knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a tool sends its reports; the default goes nowhere (a tool run outside the loop).
+#[derive(Clone, Default)]
+pub struct ProgressSink(Option<Arc<watch::Sender<Option<Progress>>>>);
+
+/// The loop's end: the latest report not yet shown.
+pub type ProgressReports = watch::Receiver<Option<Progress>>;
+
+impl ProgressSink {
+    pub fn channel() -> (ProgressSink, ProgressReports) {
+        let (sender, receiver) = watch::channel(None);
+        (ProgressSink(Some(Arc::new(sender))), receiver)
+    }
+
+    pub fn report(&self, progress: Progress) {
+        if let Some(sender) = &self.0 {
+            sender.send_replace(Some(progress));
+        }
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ProgressSink"
+        } else {
+            "ProgressSink(none)"
+        })
+    }
+}
+
+/// Lets a call's progress through to a display or a log at most once per `every`; another
+/// call's at once.
+pub struct Throttle {
+    every: Duration,
+    last: Option<(String, Instant)>,
+}
+
+impl Throttle {
+    pub fn new(every: Duration) -> Self {
+        Throttle { every, last: None }
+    }
+
+    /// Whether to show this report of `call_id` now.
+    pub fn admit(&mut self, call_id: &str) -> bool {
+        let now = Instant::now();
+        match &self.last {
+            Some((id, at)) if id == call_id && now.duration_since(*at) < self.every => false,
+            _ => {
+                self.last = Some((call_id.to_string(), now));
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_report_replaces_the_ones_before() {
+        let (sink, mut reports) = ProgressSink::channel();
+        for n in 1..=1000 {
+            sink.report(Progress {
+                progress: f64::from(n),
+                total: Some(1000.0),
+                message: None,
+            });
+        }
+        assert!(reports.has_changed().unwrap());
+        let latest = reports.borrow_and_update().clone().unwrap();
+        assert_eq!(latest.progress, 1000.0);
+        assert!(!reports.has_changed().unwrap());
+        // The default sink takes reports and keeps none.
+        ProgressSink::default().report(latest);
+    }
+
+    #[test]
+    fn a_call_is_let_through_once_per_interval_another_at_once() {
+        let mut throttle = Throttle::new(Duration::from_secs(3600));
+        assert!(throttle.admit("c1"));
+        assert!((0..10_000).all(|_| !throttle.admit("c1")));
+        assert!(throttle.admit("c2"));
+        let mut every_time = Throttle::new(Duration::ZERO);
+        assert!(every_time.admit("c1") && every_time.admit("c1"));
+    }
+}

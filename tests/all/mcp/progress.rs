@@ -1,0 +1,158 @@
+//! A running MCP tool's progress (`notifications/progress` for the token the client sends in
+//! the call's `_meta`): shown as `[progress ...]` lines on the append-only display, at most one
+//! a second and without the escape bytes a server put in, and as `tool_progress` records in
+//! JSONL (one a second in the session's log); a flood of 10,000 reports neither floods the
+//! terminal or the log nor loses the latest. The real server-everything's long-running
+//! operation reports the same way.
+
+use serde_json::Value;
+
+use super::{call, everything_stdio, server, tiny};
+use crate::common::Workspace;
+
+fn records(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn progress_records(stdout: &str) -> Vec<Value> {
+    records(stdout)
+        .into_iter()
+        .filter(|r| r["event"] == "tool_progress")
+        .collect()
+}
+
+/// A workspace with the tiny server in its progress mode, whose model calls `tool` once.
+fn calling(tool: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.add_config(&server(
+        "tiny",
+        &tiny(),
+        "args = ['progress']\ntrust = true",
+    ));
+    ws.reply(1, call(tool, "{}"));
+    ws.reply(2, "Done.\n");
+    ws
+}
+
+#[test]
+fn progress_is_shown_plain_and_recorded_in_jsonl() {
+    let ws = calling("mcp.tiny.slow");
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "go"]);
+    run.expect_code(0);
+    // The call carried a progress token, and the reports came before the answer.
+    assert!(
+        ws.prompt(2).contains("done after 3 steps"),
+        "{}",
+        ws.prompt(2)
+    );
+    let err = run.stderr();
+    let shown: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("  [progress "))
+        .collect();
+    assert!(!shown.is_empty(), "{err}");
+    assert!(
+        shown
+            .iter()
+            .all(|l| l.contains("/3 (") && l.contains(" step ")),
+        "{err}"
+    );
+    assert!(
+        !run.output.stderr.contains(&0x1b),
+        "an escape byte: {err:?}"
+    );
+
+    let ws = calling("mcp.tiny.slow");
+    let run = ws.run(&["--backend", "fake", "--output", "jsonl", "go"]);
+    run.expect_code(0);
+    let all = records(&run.stdout());
+    let progress = progress_records(&run.stdout());
+    let last = progress.last().expect("a tool_progress record");
+    assert_eq!(last["tool"], "mcp.tiny.slow");
+    assert_eq!(last["actor"], "tool");
+    assert_eq!(last["progress"], 3.0);
+    assert_eq!(last["total"], 3.0);
+    assert_eq!(last["message"], "step 3\u{1b}[31m");
+    let call_id = all
+        .iter()
+        .find(|r| r["event"] == "mcp_call")
+        .map(|r| r["call_id"].clone())
+        .unwrap();
+    assert!(progress.iter().all(|r| r["call_id"] == call_id));
+    // Every report comes between the call and its result.
+    let position = |event: &str| all.iter().position(|r| r["event"] == event).unwrap();
+    let first_progress = position("tool_progress");
+    assert!(position("mcp_call") < first_progress && first_progress < position("mcp_result"));
+}
+
+#[test]
+fn a_flood_of_progress_is_coalesced_and_the_latest_kept() {
+    let ws = calling("mcp.tiny.flood");
+    let started = std::time::Instant::now();
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "go"]);
+    let seconds = started.elapsed().as_secs() as usize;
+    run.expect_code(0);
+    assert!(ws.prompt(2).contains("done after 10000 steps"));
+    let err = run.stderr();
+    let lines = err
+        .lines()
+        .filter(|l| l.starts_with("  [progress "))
+        .count();
+    // At most one line a second of the run.
+    assert!(
+        lines >= 1 && lines <= seconds + 1,
+        "{lines} lines in {seconds}s"
+    );
+
+    let ws = calling("mcp.tiny.flood");
+    let started = std::time::Instant::now();
+    let args = [
+        "--backend",
+        "fake",
+        "--session",
+        "f",
+        "--output",
+        "jsonl",
+        "go",
+    ];
+    let run = ws.run(&args);
+    let seconds = started.elapsed().as_secs() as usize;
+    run.expect_code(0);
+    let progress = progress_records(&run.stdout());
+    let last = progress.last().expect("a tool_progress record");
+    assert_eq!(last["progress"], 10000.0, "{last}");
+    eprintln!("{} of 10000 reports in the JSON lines", progress.len());
+    // The session's log keeps one a second, as the plain display does.
+    let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/f/log.jsonl")).unwrap();
+    let logged = progress_records(&log).len();
+    assert!(
+        logged >= 1 && logged <= seconds + 1,
+        "{logged} logged in {seconds}s"
+    );
+}
+
+#[test]
+fn server_everythings_long_running_operation_reports_progress() {
+    let ws = Workspace::new();
+    everything_stdio(&ws, "trust = true");
+    let tool = "mcp.everything.trigger-long-running-operation";
+    ws.reply(1, call(tool, r#"{"duration":0.3,"steps":3}"#));
+    ws.reply(2, "Done.\n");
+    let run = ws.run(&["--backend", "fake", "--output", "jsonl", "go"]);
+    run.expect_code(0);
+    assert!(
+        ws.prompt(2).contains("Long running operation completed"),
+        "{}",
+        ws.prompt(2)
+    );
+    let progress = progress_records(&run.stdout());
+    assert!(!progress.is_empty(), "{}", run.stdout());
+    for record in &progress {
+        assert_eq!(record["tool"], tool);
+        assert_eq!(record["total"], 3.0);
+        assert!(record["message"].is_null(), "{record}");
+    }
+}

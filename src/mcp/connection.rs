@@ -15,6 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use rmcp::service::{ClientInitializeError, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
@@ -25,6 +26,7 @@ use super::caps::{self, Breach};
 use super::handler::Handler;
 use super::http::{self, HttpClient};
 use super::lock;
+use super::oauth;
 use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
@@ -81,7 +83,9 @@ impl Connection {
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
         let redactor = match &def.transport {
-            Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
+            Transport::Http { credentials, .. } => {
+                Redactor::from_env(credentials.env_names()).with(oauth::secrets(&def.name))
+            }
             Transport::Stdio { .. } => Redactor::default(),
         };
         Self::start(def, cwd, env_policy, redactor.clone())
@@ -102,6 +106,7 @@ impl Connection {
         let mut reader = None;
         let handler = Handler::new(cwd);
         let tools_changed = handler.tools_changed.clone();
+        let mut challenged = None;
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
@@ -128,15 +133,37 @@ impl Connection {
                     let public = http::is_public(&parsed).await;
                     let headers = http::headers(credentials)?;
                     let client = HttpClient::new(headers, public, breach.clone())?;
+                    challenged = Some(client.challenged.clone());
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .max_sse_event_size(caps::EVENT)
                         .max_json_response_size(caps::BODY)
                         .max_error_response_size(caps::ERROR_BODY);
                     config.allow_stateless = true;
-                    AnyTransport::new(StreamableHttpClientTransport::with_client(client, config))
+                    // A login's tokens, unless the configuration gives a token of its own.
+                    let login = match credentials.bearer_token_env_var {
+                        None => oauth::stored(&def.name, url).await?,
+                        Some(_) => None,
+                    };
+                    match login {
+                        Some(manager) => {
+                            AnyTransport::new(StreamableHttpClientTransport::with_client(
+                                AuthClient::new(client, manager),
+                                config,
+                            ))
+                        }
+                        None => AnyTransport::new(StreamableHttpClientTransport::with_client(
+                            client, config,
+                        )),
+                    }
                 }
             };
             let service = handler.serve(transport).await.map_err(|e| {
+                let login = challenged
+                    .as_ref()
+                    .is_some_and(|c| c.load(Ordering::Relaxed));
+                if login {
+                    return http::login_needed(&def.name);
+                }
                 let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
                 match &def.transport {
                     Transport::Http { url, .. } => format!("{url}: {why}"),

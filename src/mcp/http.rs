@@ -85,7 +85,7 @@ impl HttpClient {
 /// A client builder with the rules of every request to a server and its authorization
 /// server: redirects only within an origin, and for a `public` server no private address.
 pub fn builder(public: bool) -> reqwest::ClientBuilder {
-    let builder = reqwest::Client::builder()
+    let builder = crate::tls::client()
         // An event stream a server gzips could hold a request of its own (a ping awaiting
         // our answer) in its buffer: read_url alone asks for gzip.
         .no_gzip()

@@ -88,9 +88,14 @@ impl Connection {
             }
             Transport::Stdio { .. } => Redactor::default(),
         };
-        Self::start(def, cwd, env_policy, redactor.clone())
+        let mut connection = Self::start(def, cwd, env_policy, redactor.clone())
             .await
-            .map_err(|e| redactor.redact(&e))
+            .map_err(|e| redactor.redact(&e))?;
+        // A login's tokens as they are now: starting may have refreshed them.
+        if matches!(def.transport, Transport::Http { .. }) {
+            connection.redactor = redactor.with(oauth::secrets(&def.name));
+        }
+        Ok(connection)
     }
 
     async fn start(

@@ -10,6 +10,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
@@ -28,6 +29,11 @@ use crate::error::root_cause;
 const BODY: usize = 256 * 1024;
 /// The cap on the request the browser sends to the callback.
 const CALLBACK_REQUEST: usize = 16 * 1024;
+/// How long a connection to the callback may take to send its request: a browser's
+/// speculative connection that sends nothing must not hold up the real one.
+const CALLBACK_READ: Duration = Duration::from_secs(5);
+/// How long `mcp login` waits for the browser to come back.
+const LOGIN_WAIT: Duration = Duration::from_secs(600);
 
 /// The token file of the server called `name`.
 pub fn token_path(name: &str) -> Option<PathBuf> {
@@ -226,7 +232,13 @@ pub async fn login(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), St
     let found = manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
-        .map_err(|e| format!("finding its authorization server failed: {e}"))?;
+        .map_err(|e| match challenge {
+            Some(_) => format!("finding its authorization server failed: {e}"),
+            None => format!(
+                "it did not ask for a login (no 401 with a challenge), and finding an \
+                 authorization server for it failed: {e}"
+            ),
+        })?;
     manager.set_metadata(found.metadata);
     let request = AuthorizationRequest::new(&redirect).with_client_name("agent-loop");
     let session = AuthorizationSession::new(manager, request)
@@ -238,12 +250,29 @@ pub async fn login(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), St
          this machine: it comes back to {redirect}):\n{auth_url}"
     ));
     open_browser(&auth_url);
+    let waited = tokio::time::timeout(LOGIN_WAIT, callback(&listener, &session, name, port));
+    waited.await.map_err(|_| {
+        format!(
+            "no browser came back to {redirect} within {} minutes",
+            LOGIN_WAIT.as_secs() / 60
+        )
+    })?
+}
+
+/// Waits for the browser's redirect with the code, exchanges it and answers the browser.
+async fn callback(
+    listener: &tokio::net::TcpListener,
+    session: &AuthorizationSession,
+    name: &str,
+    port: u16,
+) -> Result<(), String> {
     loop {
         let (mut stream, _) = listener
             .accept()
             .await
             .map_err(|e| format!("the login's callback listener failed: {e}"))?;
-        let Some(target) = request_target(&mut stream).await else {
+        let read = tokio::time::timeout(CALLBACK_READ, request_target(&mut stream));
+        let Ok(Some(target)) = read.await else {
             continue;
         };
         if !target.starts_with("/callback?") {

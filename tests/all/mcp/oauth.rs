@@ -75,6 +75,12 @@ fn get(url: &str) -> (u16, Option<String>, String) {
 
 /// `agent-loop mcp login docs`, with the test as the browser; its stderr.
 fn login(ws: &Workspace) -> String {
+    login_after(ws, false)
+}
+
+/// [`login`]; `idle_first`: a connection to the callback that sends nothing comes first, as a
+/// browser's speculative one may.
+fn login_after(ws: &Workspace, idle_first: bool) -> String {
     let mut child = ws
         .cmd(&["mcp", "login", "docs"])
         .stdout(Stdio::piped())
@@ -95,6 +101,9 @@ fn login(ws: &Workspace) -> String {
         }
     };
     assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let back = seen.split("comes back to http://").nth(1).unwrap();
+    let port = back.split(['/', ')']).next().unwrap().to_string();
+    let _idle = idle_first.then(|| std::net::TcpStream::connect(&port).unwrap());
     let (status, location, body) = get(&url);
     assert_eq!(status, 302, "{body}");
     let callback = location.expect("a redirect to the callback");
@@ -182,7 +191,7 @@ fn without_a_login_the_start_up_note_names_the_command_and_logout_forgets() {
     run.expect_code(0);
     let note = "MCP server `docs` needs a login: run `agent-loop mcp login docs`";
     assert!(run.stderr().contains(note), "{}", run.stderr());
-    login(&ws);
+    login_after(&ws, true);
     assert!(token_file(&ws).exists());
     let out = ws.run(&["mcp", "logout", "docs"]);
     out.expect_code(0);

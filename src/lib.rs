@@ -30,6 +30,7 @@ pub mod process;
 pub mod session;
 pub mod shown;
 pub mod spec;
+pub mod tls;
 pub mod tools;
 
 pub use error::{Error, ErrorKind};

@@ -89,6 +89,12 @@ impl Chat {
         let env = self.agent.options().env.clone();
         self.mcp = McpServers::start(defs, &cwd, &root, env).await;
         for (name, why) in self.mcp.failures() {
+            if why == crate::mcp::login_needed(&name) {
+                notices.push(format!(
+                    "agent-loop: MCP server `{name}` {why}; its tools are left out"
+                ));
+                continue;
+            }
             notices.push(format!(
                 "agent-loop: MCP server `{name}` did not start, its tools are left out: {why}"
             ));

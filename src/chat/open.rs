@@ -34,6 +34,13 @@ impl Chat {
                 .api_key_envs()
                 .into_iter()
                 .chain(options.secret_envs.iter().cloned()),
+        )
+        // And the tokens of the MCP servers logged in to.
+        .with(
+            config
+                .mcp_servers
+                .keys()
+                .flat_map(|name| crate::mcp::oauth::secrets(name)),
         );
         let store = options
             .save

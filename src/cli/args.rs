@@ -341,8 +341,21 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Run as a Telegram bot: each chat with it is a saved session (`telegram-CHAT_ID`) on the
-    /// chosen backend, with the same tools and approval as the CLI. Runs until SIGTERM or SIGINT.
+    /// MCP server logins (OAuth).
+    ///
+    /// `login NAME` runs the OAuth authorization code flow with the server `[mcp.servers.NAME]`:
+    /// it prints a URL to open in a browser on this machine, waits for the browser to come
+    /// back to 127.0.0.1, and keeps the tokens in $XDG_DATA_HOME/agent-loop/mcp-tokens/NAME.json
+    /// (readable by you only); runs then send them, refreshed when they expire. `logout NAME`
+    /// forgets them.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+    /// Run as a Telegram bot.
+    ///
+    /// Each chat with it is a saved session (`telegram-CHAT_ID`) on the chosen backend, with
+    /// the same tools and approval as the CLI. Runs until SIGTERM or SIGINT.
     Telegram(Box<Telegram>),
 }
 
@@ -397,6 +410,20 @@ fn parse_mode(s: &str) -> Result<ApprovalMode, String> {
 
 fn parse_rule(s: &str) -> Result<AllowRule, String> {
     s.parse()
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Log in to a URL server: the OAuth authorization code flow with PKCE.
+    Login {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// Forget a server's tokens.
+    Logout {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

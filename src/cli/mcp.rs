@@ -1,8 +1,13 @@
 //! The REPL's `/mcp` and `/mcp restart NAME` (the servers themselves are started by the
-//! library's chat).
+//! library's chat), and `agent-loop mcp login|logout NAME`.
+
+use std::path::Path;
 
 use agent_loop::chat::Chat;
+use agent_loop::config::Config;
+use agent_loop::Error;
 
+use super::args::McpAction;
 use super::screen::Screen;
 
 /// `/mcp` lists the servers with their state and tool count; `/mcp restart NAME` restarts one.
@@ -16,4 +21,30 @@ pub async fn command(line: &str, chat: &mut Chat, display: &Screen) {
         },
         _ => display.notice("usage: /mcp (list the MCP servers), /mcp restart NAME"),
     }
+}
+
+/// `agent-loop mcp login NAME` (the URL and what happened on stderr, so stdout stays
+/// empty for scripts) and `agent-loop mcp logout NAME`.
+pub async fn account(action: &McpAction, config: Option<&Path>) -> Result<(), Error> {
+    match action {
+        McpAction::Login { name } => {
+            let config = Config::load(config)?;
+            let def = config.mcp_servers.get(name).ok_or_else(|| {
+                agent_loop::mcp::no_such_server(name, config.mcp_servers.keys().map(String::as_str))
+            })?;
+            agent_loop::mcp::oauth::login(def, &mut |line| eprintln!("{line}"))
+                .await
+                .map_err(|why| Error::config(format!("MCP server `{name}`: {why}")))?;
+            eprintln!("agent-loop: logged in to MCP server `{name}`");
+        }
+        McpAction::Logout { name } => {
+            let removed = agent_loop::mcp::oauth::logout(name).map_err(Error::config)?;
+            if removed {
+                eprintln!("agent-loop: logged out of MCP server `{name}`");
+            } else {
+                eprintln!("agent-loop: MCP server `{name}` had no login");
+            }
+        }
+    }
+    Ok(())
 }

@@ -75,6 +75,7 @@ pub fn main() -> i32 {
             }
         }
         Some(Command::Backends)
+        | Some(Command::Mcp { .. })
         | Some(Command::Doctor { .. })
         | Some(Command::Telegram(_))
         | None => {}
@@ -103,6 +104,12 @@ pub fn main() -> i32 {
         Some(Command::Backends) => runtime.block_on(backends(&args)),
         Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
         Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
+        Some(Command::Mcp { action }) => {
+            match runtime.block_on(super::mcp::account(action, args.run.config.as_deref())) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            }
+        }
         _ => runtime.block_on(run(args)),
     };
     // Everything that matters is done and flushed: do not wait for the blocking pool (a

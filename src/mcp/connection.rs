@@ -16,6 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use rmcp::service::{ClientInitializeError, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
@@ -27,6 +28,7 @@ use super::content::lenient;
 use super::handler::{Handler, ProgressRoutes};
 use super::http::{self, HttpClient};
 use super::lock;
+use super::oauth;
 use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
@@ -95,12 +97,19 @@ impl Connection {
         env_policy: &EnvPolicy,
     ) -> Result<Connection, String> {
         let redactor = match &def.transport {
-            Transport::Http { credentials, .. } => Redactor::from_env(credentials.env_names()),
+            Transport::Http { credentials, .. } => {
+                Redactor::from_env(credentials.env_names()).with(oauth::secrets(&def.name))
+            }
             Transport::Stdio { .. } => Redactor::default(),
         };
-        Self::start(def, place, env_policy, redactor.clone())
+        let mut connection = Self::start(def, place, env_policy, redactor.clone())
             .await
-            .map_err(|e| redactor.redact(&e))
+            .map_err(|e| redactor.redact(&e))?;
+        // A login's tokens as they are now: starting may have refreshed them.
+        if matches!(def.transport, Transport::Http { .. }) {
+            connection.redactor = redactor.with(oauth::secrets(&def.name));
+        }
+        Ok(connection)
     }
 
     async fn start(
@@ -118,6 +127,7 @@ impl Connection {
         let handler = Handler::new(&place.root);
         let tools_changed = handler.tools_changed.clone();
         let progress = handler.progress.clone();
+        let mut challenged = None;
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
@@ -144,15 +154,37 @@ impl Connection {
                     let public = http::is_public(&parsed).await;
                     let headers = http::headers(credentials)?;
                     let client = HttpClient::new(headers, public, breach.clone())?;
+                    challenged = Some(client.challenged.clone());
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .max_sse_event_size(caps::EVENT)
                         .max_json_response_size(caps::BODY)
                         .max_error_response_size(caps::ERROR_BODY);
                     config.allow_stateless = true;
-                    AnyTransport::new(StreamableHttpClientTransport::with_client(client, config))
+                    // A login's tokens, unless the configuration gives a token of its own.
+                    let login = match credentials.bearer_token_env_var {
+                        None => oauth::stored(&def.name, url).await?,
+                        Some(_) => None,
+                    };
+                    match login {
+                        Some(manager) => {
+                            AnyTransport::new(StreamableHttpClientTransport::with_client(
+                                AuthClient::new(client, manager),
+                                config,
+                            ))
+                        }
+                        None => AnyTransport::new(StreamableHttpClientTransport::with_client(
+                            client, config,
+                        )),
+                    }
                 }
             };
             let service = handler.serve(transport).await.map_err(|e| {
+                let login = challenged
+                    .as_ref()
+                    .is_some_and(|c| c.load(Ordering::Relaxed));
+                if login {
+                    return http::login_needed(&def.name);
+                }
                 let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
                 match &def.transport {
                     Transport::Http { url, .. } => format!("{url}: {why}"),

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
@@ -60,6 +61,8 @@ fn client_error(e: reqwest::Error) -> Failure {
 pub struct HttpClient {
     client: reqwest::Client,
     breach: Breach,
+    /// Set when the server answered 401 with a challenge: it wants a login.
+    pub challenged: Arc<AtomicBool>,
 }
 
 impl HttpClient {
@@ -67,19 +70,37 @@ impl HttpClient {
     /// request. `public`: the server's own address is on the public internet, so nothing it
     /// redirects to may be a private or loopback address.
     pub fn new(headers: HeaderMap, public: bool, breach: Breach) -> Result<Self, String> {
-        let mut builder = reqwest::Client::builder()
-            // An event stream a server gzips could hold a request of its own (a ping awaiting
-            // our answer) in its buffer: read_url alone asks for gzip.
-            .no_gzip()
-            .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
+        let client = builder(public)
             .default_headers(headers)
-            .redirect(redirect::Policy::custom(same_origin));
-        if public {
-            builder = builder.dns_resolver(Arc::new(PublicOnly));
-        }
-        let client = builder.build().map_err(|e| root_cause(&e))?;
-        Ok(HttpClient { client, breach })
+            .build()
+            .map_err(|e| root_cause(&e))?;
+        Ok(HttpClient {
+            client,
+            breach,
+            challenged: Arc::default(),
+        })
     }
+}
+
+/// A client builder with the rules of every request to a server and its authorization
+/// server: redirects only within an origin, and for a `public` server no private address.
+pub fn builder(public: bool) -> reqwest::ClientBuilder {
+    let builder = crate::tls::client()
+        // An event stream a server gzips could hold a request of its own (a ping awaiting
+        // our answer) in its buffer: read_url alone asks for gzip.
+        .no_gzip()
+        .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
+        .redirect(redirect::Policy::custom(same_origin));
+    if public {
+        builder.dns_resolver(Arc::new(PublicOnly))
+    } else {
+        builder
+    }
+}
+
+/// What a server that answers 401 with a challenge needs: said at start-up.
+pub fn login_needed(server: &str) -> String {
+    format!("needs a login: run `agent-loop mcp login {server}`")
 }
 
 /// The headers a server's credentials make: the bearer token and the headers, from their
@@ -225,6 +246,7 @@ impl HttpClient {
         if status == StatusCode::UNAUTHORIZED {
             if let Some(challenge) = response.headers().get(WWW_AUTHENTICATE) {
                 let challenge = String::from_utf8_lossy(challenge.as_bytes()).into_owned();
+                self.challenged.store(true, Ordering::Relaxed);
                 return StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge));
             }
         }

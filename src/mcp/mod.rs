@@ -14,6 +14,7 @@ mod connection;
 mod content;
 mod handler;
 mod http;
+pub mod oauth;
 mod server;
 mod stdio;
 mod tool;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 
 pub use crate::config::mcp::{ServerDef, Transport};
 pub use connection::Place;
+pub use http::login_needed;
 pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};
 
@@ -147,15 +149,7 @@ impl McpServers {
             .iter()
             .find(|s| s.def.name == name)
             .ok_or_else(|| {
-                let known: Vec<&str> = self.servers.iter().map(|s| s.def.name.as_str()).collect();
-                Error::config(format!(
-                    "no MCP server named `{name}`; configured servers: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
+                no_such_server(name, self.servers.iter().map(|s| s.def.name.as_str()))
             })?;
         if !server.def.enabled {
             return Err(Error::config(format!(
@@ -229,6 +223,19 @@ fn adapters(server: &Arc<Server>) -> Vec<Box<dyn Tool>> {
         .iter()
         .map(|t| Box::new(McpTool::new(server.clone(), t)) as Box<dyn Tool>)
         .collect()
+}
+
+/// The error for a server name that is not configured, naming the ones that are.
+pub fn no_such_server<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
+    let known: Vec<&str> = known.into_iter().collect();
+    Error::config(format!(
+        "no MCP server named `{name}`; configured servers: {}",
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
 }
 
 /// A lock that a panic elsewhere left poisoned still guards plain data.

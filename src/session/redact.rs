@@ -25,6 +25,16 @@ impl Redactor {
         Redactor { secrets }
     }
 
+    /// This one, masking `secrets` too (a server's OAuth tokens).
+    pub fn with(mut self, secrets: impl IntoIterator<Item = String>) -> Self {
+        let secrets = secrets.into_iter().filter(|v| v.trim().len() >= 8);
+        self.secrets.extend(secrets);
+        self.secrets.sort();
+        self.secrets.dedup();
+        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()
     }

@@ -75,7 +75,7 @@ impl HttpBackend {
             value.set_sensitive(carries_key);
             headers.insert(HeaderName::from_static(name), value);
         }
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client()
             // Replies stream token by token; a compressing server or proxy would hold them
             // back in its gzip buffer (read_url alone asks for gzip).
             .no_gzip()

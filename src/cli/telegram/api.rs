@@ -179,7 +179,7 @@ impl Mode {
 
 impl Api {
     pub fn new(base: &str, token: &str) -> Result<Api, String> {
-        let client = reqwest::Client::builder()
+        let client = agent_loop::tls::client()
             .no_gzip()
             .connect_timeout(Duration::from_secs(20))
             .build()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use reqwest::header::{
     HeaderMap, ACCEPT, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, USER_AGENT,
 };
-use reqwest::{redirect, Client, StatusCode, Url};
+use reqwest::{redirect, StatusCode, Url};
 
 use super::address::{own_addresses, refused_kind};
 use super::WebOptions;
@@ -145,7 +145,7 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
             ));
         }
     }
-    let mut client = Client::builder()
+    let mut client = crate::tls::client()
         .redirect(redirect::Policy::none())
         .connect_timeout(opts.connect_timeout)
         // The checked address, whatever the system's proxy settings say.

@@ -63,7 +63,7 @@ impl Provider {
         count: usize,
         timeout: Duration,
     ) -> Result<Vec<Hit>, String> {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client()
             .timeout(timeout)
             .build()
             .map_err(|e| format!("cannot set up an HTTP client: {e}"))?;

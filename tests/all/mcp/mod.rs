@@ -2,12 +2,14 @@
 //! tests/mcp-servers/) and a tiny fixture server for the failures, driven through full turns of
 //! the built binary by the scripted fake agent; the library's server list and restart; `/mcp`
 //! in the REPL. `client` covers the protocol handling itself against fixture servers, `caps`
-//! the caps on what a server sends, `credentials` a URL server's token and headers,
+//! the caps on what a server sends, `credentials` a URL server's token and headers, `oauth`
+//! `agent-loop mcp login`, refresh and logout against a fixture authorization server,
 //! `progress` a running tool's progress reports.
 
 mod caps;
 mod client;
 mod credentials;
+mod oauth;
 mod progress;
 
 use std::io::{BufRead, BufReader};

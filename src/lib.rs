@@ -30,6 +30,7 @@ pub mod process;
 pub mod session;
 pub mod shown;
 pub mod spec;
+pub mod sse;
 pub mod tls;
 pub mod tools;
 

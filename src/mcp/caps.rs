@@ -11,6 +11,7 @@ use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::lock;
+use crate::sse::EventLines;
 
 const MIB: usize = 1024 * 1024;
 /// One line of a stdio server's output: one JSON-RPC message.
@@ -136,74 +137,6 @@ pub async fn body_start<E>(
     String::from_utf8_lossy(&start).into_owned()
 }
 
-/// An event stream's lines on their way to the SSE parser (rmcp's, sse-stream): whole lines,
-/// each event within its cap, and only what that parser takes. It fails a whole stream on a
-/// line the SSE specification says to pass over (an unknown field, a non-numeric `retry`), so
-/// those lines, and comments, are passed over here; a field without a colon (`data`) gets one.
-#[derive(Default)]
-pub struct EventLines {
-    /// The line so far.
-    line: Vec<u8>,
-    /// Bytes of the event so far.
-    event: usize,
-    /// The last byte was a `\r` (a `\r\n` is one line end).
-    after_cr: bool,
-    /// A line has ended (a byte order mark can only start the first).
-    started: bool,
-}
-
-impl EventLines {
-    /// Takes `chunk`, adding the whole lines it ends to `out`; false once an event has passed
-    /// `cap`.
-    pub fn feed(&mut self, chunk: &[u8], cap: usize, out: &mut Vec<u8>) -> bool {
-        for &byte in chunk {
-            if std::mem::take(&mut self.after_cr) && byte == b'\n' {
-                continue;
-            }
-            if byte == b'\n' || byte == b'\r' {
-                self.after_cr = byte == b'\r';
-                self.end_line(out);
-                continue;
-            }
-            self.line.push(byte);
-            self.event += 1;
-            if self.event > cap {
-                return false;
-            }
-        }
-        true
-    }
-
-    fn end_line(&mut self, out: &mut Vec<u8>) {
-        let mut line = &self.line[..];
-        if !std::mem::replace(&mut self.started, true) {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        }
-        if line.is_empty() {
-            // The end of an event.
-            self.event = 0;
-            out.push(b'\n');
-        } else {
-            let colon = memchr::memchr(b':', line);
-            let name = &line[..colon.unwrap_or(line.len())];
-            let value = colon.map_or(&b""[..], |c| &line[c + 1..]);
-            let value = value.strip_prefix(b" ").unwrap_or(value);
-            let kept = match name {
-                b"data" | b"event" | b"id" => true,
-                b"retry" => !value.is_empty() && value.iter().all(u8::is_ascii_digit),
-                _ => false,
-            };
-            if kept {
-                out.extend_from_slice(name);
-                out.extend_from_slice(b": ");
-                out.extend_from_slice(value);
-                out.push(b'\n');
-            }
-        }
-        self.line.clear();
-    }
-}
-
 /// A body's chunks as [`EventLines`] gives them, ending with an error once one event passes
 /// `cap`.
 pub fn capped_events<E: std::fmt::Display>(
@@ -232,34 +165,6 @@ pub fn capped_events<E: std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn events_are_measured_between_blank_lines() {
-        let mut lines = EventLines::default();
-        let mut out = Vec::new();
-        assert!(lines.feed(b"data: 1234\n\n", 12, &mut out));
-        assert!(lines.feed(b"data: 123", 12, &mut out));
-        assert!(lines.feed(b"4\r\n\r\ndata: ", 12, &mut out));
-        assert!(!lines.feed(b"1234567", 12, &mut out));
-        assert_eq!(out, b"data: 1234\n\ndata: 1234\n\n");
-        // A line end split across chunks is one line end, not a blank line.
-        let mut lines = EventLines::default();
-        assert!(lines.feed(b"data: 12\r", 12, &mut out));
-        assert!(lines.feed(b"\ndata", 12, &mut out));
-        assert!(!lines.feed(b": 12", 12, &mut out));
-    }
-
-    #[test]
-    fn lines_the_parser_would_refuse_are_passed_over() {
-        let mut lines = EventLines::default();
-        let mut out = Vec::new();
-        let stream = b"\xEF\xBB\xBF: hello\nfoo: bar\ndata\nretry: soon\nretry: 10\nid:e1\n\n";
-        assert!(lines.feed(stream, 100, &mut out));
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "data: \nretry: 10\nid: e1\n\n"
-        );
-    }
 
     #[test]
     fn sizes_read_as_units() {

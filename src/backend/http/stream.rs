@@ -1,9 +1,8 @@
 //! Reading a reply body: whole (one JSON document), or streamed as SSE (framed by
-//! `eventsource-stream`) or NDJSON (split into lines), each event handed to the wire format
+//! [`crate::sse`], as MCP's streams are) or NDJSON (split into lines), each event handed to the wire format
 //! and the new text passed on at once. Every body is capped: a server that never stops
 //! sending costs a bounded amount of memory and ends the call with an error.
 
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -147,14 +146,13 @@ pub async fn decode<B: AsRef<[u8]>>(
     };
     match wire.framing() {
         Framing::Sse => {
-            let events = body.eventsource();
+            // Lines are capped on the way in, and the body as a whole: no cap of its own for an
+            // event.
+            let events = crate::sse::events(body, MAX_BODY);
             futures_util::pin_mut!(events);
             while let Some(event) = events.next().await {
-                let event = event.map_err(|e| match e {
-                    EventStreamError::Transport(e) => e.to_string(),
-                    other => format!("the event stream is malformed: {other}"),
-                })?;
-                if feed(&event.event, &event.data, &mut reply)? {
+                let (kind, data) = event?;
+                if feed(&kind, &data, &mut reply)? {
                     return Ok(reply);
                 }
             }
@@ -210,7 +208,7 @@ fn head(text: &str) -> String {
     shorten(text, 200)
 }
 
-/// Property tests of the stream decoders: SSE framing (eventsource-stream, as `streamed` uses
+/// Property tests of the stream decoders: SSE framing ([`crate::sse`], as `streamed` uses
 /// it) and NDJSON framing (`LineSplitter`) over bytes cut into arbitrary chunks, and every
 /// wire format's event reader over arbitrary events. `PROPTEST_CASES` sets the count.
 #[cfg(test)]
@@ -242,9 +240,7 @@ mod props {
 
     /// The SSE events in `bytes` delivered as `cuts` chunk them: (type, data), or an error.
     fn sse(bytes: &[u8], cuts: &[usize]) -> Vec<Result<(String, String), String>> {
-        futures_util::stream::iter(chunks(bytes, cuts))
-            .eventsource()
-            .map(|e| e.map(|e| (e.event, e.data)).map_err(|e| e.to_string()))
+        crate::sse::events(futures_util::stream::iter(chunks(bytes, cuts)), MAX_BODY)
             .collect::<Vec<_>>()
             .now_or_never()
             .expect("every chunk is ready")

@@ -98,6 +98,11 @@ impl Agent {
         &self.options
     }
 
+    /// What the tools inherit of the environment, and what is masked in their output.
+    pub fn set_env_policy(&mut self, env: std::sync::Arc<crate::tools::EnvPolicy>) {
+        self.options.env = env;
+    }
+
     /// Turns run so far (restored ones included).
     pub fn turns(&self) -> u32 {
         self.turn

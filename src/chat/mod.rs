@@ -88,6 +88,7 @@ impl Chat {
         let root = self.agent.options().root.clone();
         let env = self.agent.options().env.clone();
         self.mcp = McpServers::start(defs, &cwd, &root, env).await;
+        self.learn_login_tokens();
         for (name, why) in self.mcp.failures() {
             if why == crate::mcp::login_needed(&name) {
                 notices.push(format!(
@@ -110,6 +111,31 @@ impl Chat {
         notices
     }
 
+    /// Masks the MCP logins' tokens as they are now in tools' output (so no server's answer
+    /// hands one to the model) and everywhere this chat shows or writes text: starting a
+    /// server may have refreshed its token.
+    fn learn_login_tokens(&mut self) {
+        let tokens: Vec<String> = self
+            .config
+            .mcp_servers
+            .keys()
+            .flat_map(|name| crate::mcp::oauth::secrets(name))
+            .collect();
+        if tokens.is_empty() {
+            return;
+        }
+        let env = self
+            .agent
+            .options()
+            .env
+            .with_secrets(tokens.iter().cloned());
+        self.agent.set_env_policy(std::sync::Arc::new(env));
+        self.redactor = self.redactor.clone().with(tokens);
+        if let Some(log) = &mut self.log {
+            log.set_redactor(self.redactor.clone());
+        }
+    }
+
     /// The MCP servers' states, one line each (`/mcp`).
     pub fn mcp_status(&self) -> String {
         self.mcp.render_status()
@@ -117,7 +143,9 @@ impl Chat {
 
     /// Restarts one MCP server and takes its tools again (`/mcp restart NAME`).
     pub async fn restart_mcp(&mut self, name: &str) -> Result<ServerStatus, Error> {
-        self.mcp.restart(name, self.agent.tools_mut()).await
+        let status = self.mcp.restart(name, self.agent.tools_mut()).await;
+        self.learn_login_tokens();
+        status
     }
 
     /// Stops the MCP servers, asks a terminal agent (`type = "pty"`) to quit (then its

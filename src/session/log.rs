@@ -53,6 +53,12 @@ impl Log {
         &self.path
     }
 
+    /// Masks what `redactor` knows from the next line on (a secret learnt after opening: an
+    /// MCP login's token refreshed at start-up).
+    pub fn set_redactor(&mut self, redactor: Redactor) {
+        self.redactor = redactor;
+    }
+
     /// Appends one JSON value as a line (a delta joins the one before it). A failed write is
     /// reported once by the caller, not fatal to the conversation.
     pub fn write(&mut self, value: &Value) -> std::io::Result<()> {
@@ -181,6 +187,11 @@ pub struct EventLog {
 }
 
 impl EventLog {
+    /// See [`Log::set_redactor`].
+    pub fn set_redactor(&mut self, redactor: Redactor) {
+        self.log.set_redactor(redactor);
+    }
+
     /// The log of session `context.session`, which starts with its `session_start` record.
     pub fn new(log: Log, context: &LogContext) -> Self {
         let start = Body::SessionStart {

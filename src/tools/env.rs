@@ -116,6 +116,14 @@ impl EnvPolicy {
         }
     }
 
+    /// The same policy, also masking `secrets` (values that are in no variable: an MCP
+    /// login's tokens) in tools' output.
+    pub fn with_secrets(&self, secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut policy = self.clone();
+        policy.redactor = policy.redactor.with(secrets);
+        policy
+    }
+
     /// Masks the removed variables' values in a tool's output.
     pub fn redact(&self, text: &str) -> String {
         self.redactor.redact(text)

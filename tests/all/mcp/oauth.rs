@@ -151,13 +151,8 @@ fn login_stores_private_tokens_that_a_run_sends() {
         "{prompt}"
     );
     assert!(!stderr.contains(&token), "{stderr}");
-    // The token reaches no file but its own.
-    for file in walk(&ws.path("")) {
-        if file != token_file(&ws) {
-            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
-            assert!(!text.contains(&token), "the token is in {}", file.display());
-        }
-    }
+    assert!(prompt.contains("sent [REDACTED]"), "{prompt}");
+    only_in_its_file(&ws, &token);
     assert_eq!(grants(&guarded), ["\"authorization_code\""]);
     drop(guarded.server);
 }
@@ -180,6 +175,19 @@ fn an_expired_access_token_is_refreshed_before_connecting() {
     );
     assert_ne!(access_token(&ws), old);
     assert_eq!(mode(&token_file(&ws)), 0o600);
+    // The token learnt at start-up is masked as the stored one is.
+    assert!(prompt.contains("sent [REDACTED]"), "{prompt}");
+    only_in_its_file(&ws, &access_token(&ws));
+}
+
+/// The token reaches no file of the workspace but its own.
+fn only_in_its_file(ws: &Workspace, token: &str) {
+    for file in walk(&ws.path("")) {
+        if file != token_file(ws) {
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert!(!text.contains(token), "the token is in {}", file.display());
+        }
+    }
 }
 
 #[test]

@@ -76,10 +76,12 @@ if command -v qemu-aarch64 >/dev/null; then
   # re-executes the binary itself.
   runs=$cross/qemu-runs
   : > "$runs"
+  # qemu by its full path: the tests give the programs they start a PATH of their own.
+  qemu=$(command -v qemu-aarch64)
   cat > "$cross/bin/agent-loop" <<EOF
 #!/bin/sh
 echo run >> "$runs"
-exec qemu-aarch64 "$arm_bin" "\$@"
+exec "$qemu" "$arm_bin" "\$@"
 EOF
   chmod +x "$cross/bin/agent-loop"
   "$cross/bin/agent-loop" --version >/dev/null

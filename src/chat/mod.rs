@@ -111,6 +111,12 @@ impl Chat {
         notices
     }
 
+    /// Adds an MCP server to those [`Chat::start_mcp`] starts: a front end's own, such as
+    /// the servers an ACP client names for its session.
+    pub fn add_mcp_server(&mut self, def: crate::config::mcp::ServerDef) {
+        self.config.mcp_servers.insert(def.name.clone(), def);
+    }
+
     /// Masks the MCP logins' tokens as they are now in tools' output (so no server's answer
     /// hands one to the model) and everywhere this chat shows or writes text: starting a
     /// server may have refreshed its token.

@@ -357,11 +357,18 @@ pub enum Command {
     /// Each chat with it is a saved session (`telegram-CHAT_ID`) on the chosen backend, with
     /// the same tools and approval as the CLI. Runs until SIGTERM or SIGINT.
     Telegram(Box<Telegram>),
+    /// Serve ACP on stdio (for editors).
+    ///
+    /// Runs as an Agent Client Protocol agent: Zed, JetBrains IDEs, Neovim and other ACP
+    /// clients start it and talk JSON-RPC on its stdin and stdout; diagnostics go to stderr.
+    /// Each ACP session is an agent-loop session on the chosen backend, with the same tools
+    /// and approval as the CLI (docs/acp.md).
+    Acp(Box<Acp>),
 }
 
-/// `agent-loop telegram`: the run flags that apply to a bot, and its own.
+/// The run flags a server subcommand (`telegram`, `acp`) takes after its name.
 #[derive(Debug, clap::Args)]
-pub struct Telegram {
+pub struct ServeRun {
     /// Backend to use, by its name in backends.toml.
     #[arg(short, long, value_name = "NAME")]
     pub backend: Option<String>,
@@ -375,6 +382,24 @@ pub struct Telegram {
 
     #[command(flatten)]
     pub request: Request,
+}
+
+/// `agent-loop acp`: the run flags that apply to an ACP agent.
+#[derive(Debug, clap::Args)]
+pub struct Acp {
+    #[command(flatten)]
+    pub run: ServeRun,
+
+    /// Do not save the sessions or their logs.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// `agent-loop telegram`: the run flags that apply to a bot, and its own.
+#[derive(Debug, clap::Args)]
+pub struct Telegram {
+    #[command(flatten)]
+    pub run: ServeRun,
 
     /// A Telegram user id the bot answers; repeatable. Also AGENT_LOOP_TELEGRAM_USERS=1,2
     /// and `allowed_users` in config.toml's [telegram] table.

@@ -1,6 +1,7 @@
 //! The `agent-loop` program: flags, one-shot and REPL modes, and the front end that renders
 //! the library's events. All terminal I/O lives here and in the display.
 
+mod acp;
 mod app;
 pub mod args;
 mod backends_cmd;

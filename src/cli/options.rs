@@ -8,7 +8,7 @@ use agent_loop::config::settings::Settings;
 use agent_loop::config::user_settings_path;
 use agent_loop::Error;
 
-use super::args::Args;
+use super::args::{Args, Request, Run, Saving, ServeRun, Tooling};
 
 /// The chat this run's flags ask for (the rest of its settings are in `Settings`).
 pub fn chat_options(args: &Args) -> ChatOptions {
@@ -65,4 +65,48 @@ pub fn load_settings(args: &Args) -> Result<Settings, Error> {
         );
     }
     Ok(settings)
+}
+
+/// The flags given before a subcommand (`telegram`, `acp`) and after it, as one command line
+/// (those after win).
+pub fn merged(top: &Args, sub: &ServeRun) -> Args {
+    let (a, b) = (&top.tooling, &sub.tooling);
+    let (c, d) = (&top.request, &sub.request);
+    Args {
+        run: Run {
+            task: None,
+            backend: sub.backend.clone().or_else(|| top.run.backend.clone()),
+            config: sub.config.clone().or_else(|| top.run.config.clone()),
+            system: top.run.system.clone(),
+            help: None,
+            display: None,
+            output: None,
+            quiet: false,
+            tail: None,
+        },
+        tooling: Tooling {
+            yes: a.yes || b.yes,
+            approval: b.approval.or(a.approval),
+            allow: a.allow.iter().chain(&b.allow).cloned().collect(),
+            root: b.root.clone().or_else(|| a.root.clone()),
+            tools: b.tools.clone().or_else(|| a.tools.clone()),
+            max_iterations: b.max_iterations.or(a.max_iterations),
+            debug: a.debug || b.debug,
+        },
+        request: Request {
+            model: d.model.clone().or_else(|| c.model.clone()),
+            temp: d.temp.or(c.temp),
+            no_stream: c.no_stream || d.no_stream,
+            context: d.context.or(c.context),
+            verbose: c.verbose || d.verbose,
+        },
+        saving: Saving {
+            session: None,
+            continue_: false,
+            log: None,
+            no_save: false,
+            wait_session: false,
+        },
+        command: None,
+    }
 }

@@ -78,6 +78,7 @@ pub fn main() -> i32 {
         | Some(Command::Mcp { .. })
         | Some(Command::Doctor { .. })
         | Some(Command::Telegram(_))
+        | Some(Command::Acp(_))
         | None => {}
     }
     // Before the runtime: the watchdog is forked while this is the only thread. Without it
@@ -104,6 +105,7 @@ pub fn main() -> i32 {
         Some(Command::Backends) => runtime.block_on(backends(&args)),
         Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
         Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
+        Some(Command::Acp(acp)) => runtime.block_on(super::acp::run(&args, acp)),
         Some(Command::Mcp { action }) => {
             match runtime.block_on(super::mcp::account(action, args.run.config.as_deref())) {
                 Ok(()) => 0,

@@ -22,8 +22,8 @@ use agent_loop::config::bool_setting::Flag;
 use agent_loop::config::settings::Settings;
 use agent_loop::Error;
 
-use super::args::{Args, Request, Run, Saving, Telegram, Tooling};
-use super::options::{chat_options, load_settings};
+use super::args::{Args, Telegram};
+use super::options::{chat_options, load_settings, merged};
 use super::signals::Signals;
 use api::{backoff, Api, ApiError, Update};
 use approval::Approvals;
@@ -34,7 +34,7 @@ use commands::COMMANDS;
 const CANCEL_GRACE: Duration = Duration::from_secs(30);
 
 pub async fn run(top: &Args, bot: &Telegram) -> i32 {
-    let args = merged(top, bot);
+    let args = merged(top, &bot.run);
     let setup = match setup(&args, bot) {
         Ok(setup) => setup,
         Err(e) => return fail(&e),
@@ -53,49 +53,6 @@ struct Setup {
     token_env: String,
     max_concurrent: usize,
     debug: bool,
-}
-
-/// The flags given before `telegram` and after it, as one command line (those after win).
-fn merged(top: &Args, bot: &Telegram) -> Args {
-    let (a, b) = (&top.tooling, &bot.tooling);
-    let (c, d) = (&top.request, &bot.request);
-    Args {
-        run: Run {
-            task: None,
-            backend: bot.backend.clone().or_else(|| top.run.backend.clone()),
-            config: bot.config.clone().or_else(|| top.run.config.clone()),
-            system: top.run.system.clone(),
-            help: None,
-            display: None,
-            output: None,
-            quiet: false,
-            tail: None,
-        },
-        tooling: Tooling {
-            yes: a.yes || b.yes,
-            approval: b.approval.or(a.approval),
-            allow: a.allow.iter().chain(&b.allow).cloned().collect(),
-            root: b.root.clone().or_else(|| a.root.clone()),
-            tools: b.tools.clone().or_else(|| a.tools.clone()),
-            max_iterations: b.max_iterations.or(a.max_iterations),
-            debug: a.debug || b.debug,
-        },
-        request: Request {
-            model: d.model.clone().or_else(|| c.model.clone()),
-            temp: d.temp.or(c.temp),
-            no_stream: c.no_stream || d.no_stream,
-            context: d.context.or(c.context),
-            verbose: c.verbose || d.verbose,
-        },
-        saving: Saving {
-            session: None,
-            continue_: false,
-            log: None,
-            no_save: false,
-            wait_session: false,
-        },
-        command: None,
-    }
 }
 
 fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {

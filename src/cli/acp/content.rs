@@ -1,0 +1,73 @@
+//! From ACP content to agent-loop's and back: a prompt's blocks (text, resource links,
+//! embedded resources) as the user message, and a saved conversation replayed as
+//! `session/update` notifications when a session is loaded.
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, EmbeddedResourceResource, SessionUpdate, ToolCallStatus,
+};
+
+use agent_loop::context::Message;
+use agent_loop::Error;
+
+use super::updates::{announce, finished, text_block, Notifier};
+
+/// The user message a prompt's blocks make: text as it is, a linked file by its URI (the
+/// model reads it with its tools), an embedded resource's text in a fenced block named by its
+/// URI. Images and audio are refused: agent-loop's backends take text.
+pub fn user_message(blocks: &[ContentBlock]) -> Result<String, Error> {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[{}]({})", link.name, link.uri));
+            }
+            ContentBlock::Resource(resource) => match &resource.resource {
+                EmbeddedResourceResource::TextResourceContents(r) => {
+                    parts.push(format!("{}:\n```\n{}\n```", r.uri, r.text.trim_end()));
+                }
+                EmbeddedResourceResource::BlobResourceContents(r) => {
+                    parts.push(format!("[{}] (binary content, not included)", r.uri));
+                }
+                _ => {}
+            },
+            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+                return Err(Error::config(
+                    "this agent takes text, resource links and embedded text resources; \
+                     images and audio are not supported",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(parts.join("\n\n"))
+}
+
+/// Sends a saved conversation as the updates that would have shown it.
+pub fn replay(messages: &[Message], notifier: &Notifier) {
+    for message in messages {
+        match message {
+            Message::User { text } => notifier.send(SessionUpdate::UserMessageChunk(
+                ContentChunk::new(text_block(text)),
+            )),
+            Message::Assistant { text, tool_calls } => {
+                if !text.is_empty() {
+                    notifier.message(text);
+                }
+                for call in tool_calls {
+                    let summary = call.args.to_string();
+                    let announced = announce(call, &summary, None).status(ToolCallStatus::Pending);
+                    notifier.send(SessionUpdate::ToolCall(announced));
+                }
+            }
+            Message::ToolResult {
+                call_id,
+                ok,
+                output,
+                ..
+            } => notifier.send(SessionUpdate::ToolCallUpdate(finished(
+                call_id, *ok, output, None,
+            ))),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `agent-loop acp`: agent-loop as an Agent Client Protocol agent. Editors (Zed, JetBrains
+//! IDEs, Neovim) start it and talk JSON-RPC on its stdio; every ACP session is an
+//! [`agent_loop::chat::Chat`], the same as the CLI's and the Telegram bot's, whose events become
+//! `session/update` notifications and whose approvals become `session/request_permission`.
+//!
+//! The official SDK (`agent-client-protocol`) runs the connection; its handlers must be `Send`
+//! and must not hold its dispatch loop, so they only hand each message to [`server`], which
+//! runs on this thread with the chats. stdout carries JSON-RPC only; notices go to stderr.
+
+mod commands;
+mod connection;
+mod content;
+mod server;
+mod session;
+mod updates;
+
+use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::Error;
+
+use super::args::{Acp, Args};
+use super::options::{chat_options, load_settings, merged};
+
+pub async fn run(top: &Args, acp: &Acp) -> i32 {
+    let mut args = merged(top, &acp.run);
+    args.saving.no_save = top.saving.no_save || acp.no_save;
+    let settings = match load_settings(&args) {
+        Ok(settings) => settings,
+        Err(e) => return fail(&e),
+    };
+    let options = chat_options(&args);
+    // A bad backend or setting stops the start with a clear error, rather than failing
+    // every `session/new`: a chat is put together once, unsaved, and dropped.
+    let probe = ChatOptions {
+        save: false,
+        ..options.clone()
+    };
+    let status = match Chat::open(&settings, &probe, &mut |n| eprintln!("{n}")) {
+        Ok(chat) => chat.status(),
+        Err(e) => return fail(&e),
+    };
+    eprintln!(
+        "agent-loop acp: backend {}{}, serving ACP on stdio",
+        status.backend,
+        status
+            .model
+            .map(|m| format!(" (model {m})"))
+            .unwrap_or_default()
+    );
+    let local = tokio::task::LocalSet::new();
+    let shared = server::Shared { settings, options };
+    match local.run_until(connection::serve(shared)).await {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(error: &Error) -> i32 {
+    eprintln!("agent-loop: error: {error}");
+    error.exit_code()
+}

@@ -1,0 +1,327 @@
+//! The ACP agent's state: what the client can do (from `initialize`) and the open sessions.
+//! It takes the messages [`super::connection`] hands over, one at a time on this thread, and
+//! answers each at once or hands it to a session's worker; opening a session (MCP servers
+//! start) runs as a task of its own, so a cancel is never held up behind it.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, ClientCapabilities, Implementation,
+    InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse,
+    PromptCapabilities, SessionConfigOption, SessionModeState,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, Error as RpcError, ErrorCode};
+use tokio::sync::mpsc;
+
+use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
+use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
+use agent_loop::config::settings::Settings;
+use agent_loop::session::Store;
+use agent_loop::Error;
+
+use super::connection::Incoming;
+use super::session::{config_options, invalid, modes, Handle, Job};
+use super::updates::Notifier;
+
+/// What every session is opened from: the settings and the run's flags.
+pub struct Shared {
+    pub settings: Settings,
+    pub options: ChatOptions,
+}
+
+pub struct Server {
+    shared: Rc<Shared>,
+    cx: ConnectionTo<Client>,
+    client: Rc<RefCell<ClientCapabilities>>,
+    sessions: Rc<RefCell<HashMap<String, Handle>>>,
+    /// Sessions not saved (`--no-save`) are told apart by a number.
+    unsaved: u32,
+}
+
+impl Server {
+    pub fn new(shared: Shared, cx: ConnectionTo<Client>) -> Server {
+        Server {
+            shared: Rc::new(shared),
+            cx,
+            client: Rc::default(),
+            sessions: Rc::default(),
+            unsaved: 0,
+        }
+    }
+
+    /// Handles messages until the connection ends, then ends every session.
+    pub async fn run(mut self, mut incoming: mpsc::UnboundedReceiver<Incoming>) {
+        while let Some(message) = incoming.recv().await {
+            self.handle(message);
+        }
+        let sessions: Vec<Handle> = self.sessions.borrow_mut().drain().map(|(_, h)| h).collect();
+        for session in sessions {
+            session.close().await;
+        }
+    }
+
+    fn handle(&mut self, message: Incoming) {
+        match message {
+            Incoming::Initialize(request, responder) => {
+                *self.client.borrow_mut() = request.client_capabilities.clone();
+                let _ = responder.respond(self.initialize());
+            }
+            Incoming::Authenticate(responder) => {
+                let _ = responder.respond_with_error(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "agent-loop reads API keys from its environment: set the variable the auth \
+                     method names in the agent's env (the editor's agent settings) and restart it",
+                ));
+            }
+            Incoming::NewSession(request, responder) => {
+                self.unsaved += 1;
+                let id = format!("unsaved-{}", self.unsaved);
+                let opening = Opening {
+                    choice: SessionChoice::New,
+                    cwd: request.cwd,
+                    mcp: request.mcp_servers,
+                    unsaved_id: id,
+                };
+                let open = self.open(opening, false);
+                tokio::task::spawn_local(async move {
+                    let _ = responder.respond_with_result(open.await.map(|opened| {
+                        NewSessionResponse::new(opened.id)
+                            .modes(opened.modes)
+                            .config_options(opened.options)
+                    }));
+                });
+            }
+            Incoming::LoadSession(request, responder) => {
+                let name = request.session_id.0.to_string();
+                let opening = Opening {
+                    choice: SessionChoice::Named(name.clone()),
+                    cwd: request.cwd,
+                    mcp: request.mcp_servers,
+                    unsaved_id: name,
+                };
+                let open = self.open(opening, true);
+                tokio::task::spawn_local(async move {
+                    let _ = responder.respond_with_result(open.await.map(|opened| {
+                        LoadSessionResponse::new()
+                            .modes(opened.modes)
+                            .config_options(opened.options)
+                    }));
+                });
+            }
+            Incoming::Prompt(request, responder) => {
+                match self.sessions.borrow().get(&*request.session_id.0) {
+                    Some(session) => session.prompt(request, responder),
+                    None => {
+                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
+                    }
+                }
+            }
+            Incoming::SetMode(request, responder) => {
+                match self.sessions.borrow().get(&*request.session_id.0) {
+                    Some(s) => s.queue(Job::SetMode(request.mode_id.0.to_string(), responder)),
+                    None => {
+                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
+                    }
+                }
+            }
+            Incoming::SetConfig(request, responder) => {
+                let sessions = self.sessions.borrow();
+                match sessions.get(&*request.session_id.0) {
+                    Some(s) => s.queue(Job::SetConfig(request, responder)),
+                    None => {
+                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
+                    }
+                }
+            }
+            Incoming::Cancel(cancel) => {
+                if let Some(session) = self.sessions.borrow().get(&*cancel.session_id.0) {
+                    session.cancel();
+                }
+            }
+        }
+    }
+
+    fn initialize(&self) -> InitializeResponse {
+        let capabilities = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .mcp_capabilities(McpCapabilities::new().http(true));
+        // A backend whose key is not set: the method says which variable to set.
+        let probe = ChatOptions {
+            save: false,
+            ..self.shared.options.clone()
+        };
+        let auth = Chat::open(&self.shared.settings, &probe, &mut |_| {})
+            .ok()
+            .and_then(|chat| chat.definition().api_key_env().map(str::to_string))
+            .filter(|var| std::env::var(var).map_or(true, |v| v.trim().is_empty()))
+            .map(|var| {
+                AuthMethod::Agent(AuthMethodAgent::new(format!("env:{var}"), format!("Set {var}")).description(
+                    format!("The backend reads its API key from {var}: set it in the agent's environment (the editor's agent settings, `env`) and restart the agent"),
+                ))
+            });
+        InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(capabilities)
+            .auth_methods(auth.into_iter().collect())
+            .agent_info(
+                Implementation::new("agent-loop", env!("CARGO_PKG_VERSION"))
+                    .title("agent-loop".to_string()),
+            )
+    }
+
+    /// Opens a chat for `session/new` or `session/load`, starts its worker and registers it;
+    /// answers with its id and (for the response) a chat to read the modes and options from.
+    fn open(
+        &self,
+        opening: Opening,
+        load: bool,
+    ) -> impl std::future::Future<Output = Result<Opened, RpcError>> + 'static {
+        let shared = self.shared.clone();
+        let sessions = self.sessions.clone();
+        let client = self.client.borrow().clone();
+        let cx = self.cx.clone();
+        async move {
+            let Opening {
+                choice,
+                cwd,
+                mcp,
+                unsaved_id,
+            } = opening;
+            if !cwd.is_absolute() || !cwd.is_dir() {
+                return Err(invalid(Error::config(format!(
+                    "cwd `{}` is not an absolute path to a folder",
+                    cwd.display()
+                ))));
+            }
+            if let SessionChoice::Named(name) = &choice {
+                if sessions.borrow().contains_key(name) {
+                    return Err(invalid(Error::config(format!(
+                        "session {name} is open already in this agent"
+                    ))));
+                }
+                let store = Store::default_dir().map(Store::new);
+                if !shared.options.save || !store.is_some_and(|s| s.has(name)) {
+                    return Err(invalid(Error::config(format!(
+                        "no saved session named `{name}`"
+                    ))));
+                }
+            }
+            let options = ChatOptions {
+                cwd: Some(cwd.clone()),
+                session: choice,
+                ..shared.options.clone()
+            };
+            let mut chat = Chat::open(&shared.settings, &options, &mut |n| eprintln!("{n}"))
+                .map_err(invalid)?;
+            for server in mcp {
+                chat.add_mcp_server(mcp_def(server)?);
+            }
+            for notice in chat.start_mcp().await {
+                eprintln!("{notice}");
+            }
+            let id = match shared.options.save {
+                true => chat.session().name.clone(),
+                false => unsaved_id,
+            };
+            let notifier = Notifier {
+                cx,
+                session: id.clone(),
+                rejected: Arc::default(),
+            };
+            if load {
+                super::content::replay(&chat.agent().conversation.messages, &notifier);
+            }
+            notifier.send(super::commands::advertised());
+            let opened = Opened {
+                id: id.clone(),
+                modes: modes(&chat),
+                options: config_options(&chat),
+            };
+            let _ = client;
+            sessions
+                .borrow_mut()
+                .insert(id, Handle::start(chat, notifier, cwd));
+            Ok(opened)
+        }
+    }
+}
+
+/// What `session/new` and `session/load` answer with.
+struct Opened {
+    id: String,
+    modes: SessionModeState,
+    options: Vec<SessionConfigOption>,
+}
+
+struct Opening {
+    choice: SessionChoice,
+    cwd: PathBuf,
+    mcp: Vec<McpServer>,
+    unsaved_id: String,
+}
+
+fn unknown(id: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("no session `{id}` in this agent: open it with session/new or session/load first"),
+    )
+}
+
+/// An MCP server the client gave, as agent-loop's definition of it.
+fn mcp_def(server: McpServer) -> Result<ServerDef, RpcError> {
+    let (name, transport) = match server {
+        McpServer::Stdio(s) => (
+            s.name,
+            Transport::Stdio {
+                command: s.command.to_string_lossy().into_owned(),
+                args: s.args,
+                env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
+            },
+        ),
+        McpServer::Http(s) => (
+            s.name,
+            Transport::Http {
+                url: s.url,
+                credentials: Credentials {
+                    http_headers: s
+                        .headers
+                        .into_iter()
+                        .map(|h| (h.name, h.value))
+                        .collect::<BTreeMap<_, _>>(),
+                    ..Credentials::default()
+                },
+            },
+        ),
+        _ => {
+            return Err(invalid(Error::config(
+                "MCP servers over stdio and HTTP are supported, not this transport",
+            )))
+        }
+    };
+    // Its tools are called `mcp.NAME.TOOL`: a name is kept to the characters that allows.
+    let name: String = name
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '-',
+            },
+        )
+        .collect();
+    Ok(ServerDef {
+        defined_at: "session/new".into(),
+        name,
+        transport,
+        enabled: true,
+        timeout: Duration::from_secs(60),
+        startup_timeout: Duration::from_secs(60),
+        trust: false,
+    })
+}

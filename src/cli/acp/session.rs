@@ -1,0 +1,268 @@
+//! One ACP session: a worker task that owns its [`Chat`] and handles the session's requests
+//! in order (a prompt, a mode or backend change), and the [`Handle`] the server keeps to
+//! queue them and to cancel the running turn. Cancelling drops the turn's future, which kills
+//! the backend call and the running tool, and the prompt answers `cancelled` at once.
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use agent_client_protocol::v1::schema::{
+    CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption, SessionMode,
+    SessionModeState, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeResponse, StopReason,
+};
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::{Error as RpcError, ErrorCode};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use agent_loop::agent::ApprovalMode;
+use agent_loop::chat::Chat;
+use agent_loop::{Error, ErrorKind};
+
+use super::content::user_message;
+use super::updates::{Notifier, Updates};
+
+/// A request queued for a session's worker.
+pub enum Job {
+    Prompt(PromptRequest, Responder<PromptResponse>),
+    SetMode(String, Responder<SetSessionModeResponse>),
+    SetConfig(
+        SetSessionConfigOptionRequest,
+        Responder<SetSessionConfigOptionResponse>,
+    ),
+}
+
+/// What the server keeps of a running session.
+pub struct Handle {
+    jobs: mpsc::UnboundedSender<Job>,
+    /// A prompt is queued or running.
+    busy: Rc<Cell<bool>>,
+    /// Ends the running turn.
+    stop: Rc<RefCell<Option<oneshot::Sender<()>>>>,
+    task: JoinHandle<()>,
+}
+
+impl Handle {
+    /// Starts the worker of `chat`.
+    pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
+        let (jobs, queue) = mpsc::unbounded_channel();
+        let busy = Rc::new(Cell::new(false));
+        let stop = Rc::new(RefCell::new(None));
+        let worker = Worker {
+            chat,
+            notifier,
+            cwd,
+            busy: busy.clone(),
+            stop: stop.clone(),
+        };
+        let task = tokio::task::spawn_local(worker.run(queue));
+        Handle {
+            jobs,
+            busy,
+            stop,
+            task,
+        }
+    }
+
+    /// Queues a prompt, unless one is running: ACP has one turn per session at a time.
+    pub fn prompt(&self, request: PromptRequest, responder: Responder<PromptResponse>) {
+        if self.busy.replace(true) {
+            let _ = responder.respond_with_error(RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "session {} is already running a prompt; cancel it (session/cancel) or wait for its answer",
+                    request.session_id.0
+                ),
+            ));
+            return;
+        }
+        self.queue(Job::Prompt(request, responder));
+    }
+
+    pub fn queue(&self, job: Job) {
+        // The worker ends only after the handle is dropped.
+        let _ = self.jobs.send(job);
+    }
+
+    /// Ends the running turn, if any.
+    pub fn cancel(&self) {
+        if let Some(stop) = self.stop.borrow_mut().take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// Cancels the running turn and waits for the worker to shut the chat down.
+    pub async fn close(self) {
+        self.cancel();
+        drop(self.jobs);
+        let _ = self.task.await;
+    }
+}
+
+struct Worker {
+    chat: Chat,
+    notifier: Notifier,
+    cwd: PathBuf,
+    busy: Rc<Cell<bool>>,
+    stop: Rc<RefCell<Option<oneshot::Sender<()>>>>,
+}
+
+impl Worker {
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Job>) {
+        while let Some(job) = queue.recv().await {
+            match job {
+                Job::Prompt(request, responder) => {
+                    let result = self.prompt(&request).await;
+                    self.busy.set(false);
+                    let _ = responder.respond_with_result(result);
+                }
+                Job::SetMode(mode, responder) => {
+                    let result = self.set_mode(&mode).map(|()| SetSessionModeResponse::new());
+                    let _ = responder.respond_with_result(result);
+                }
+                Job::SetConfig(request, responder) => {
+                    let result = self
+                        .set_config(&request)
+                        .map(|()| SetSessionConfigOptionResponse::new(config_options(&self.chat)));
+                    let _ = responder.respond_with_result(result);
+                }
+            }
+        }
+        self.chat.shutdown().await;
+    }
+
+    async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
+        let text = user_message(&request.prompt).map_err(invalid)?;
+        if let Some(reply) = super::commands::run(&mut self.chat, &text).await {
+            self.notifier.message(&reply.map_err(internal)?);
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
+        let (stop, stopped) = oneshot::channel();
+        *self.stop.borrow_mut() = Some(stop);
+        let before = self.chat.agent().totals;
+        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
+        let outcome = tokio::select! {
+            result = self.chat.turn(&text, &mut updates) => Some(result),
+            _ = stopped => None,
+        };
+        drop(updates);
+        self.stop.borrow_mut().take();
+        let stop_reason = match outcome {
+            None => {
+                if let Err(e) = self.chat.cancelled() {
+                    eprintln!("agent-loop: {e}");
+                }
+                StopReason::Cancelled
+            }
+            Some(Ok(_)) => StopReason::EndTurn,
+            Some(Err(e)) if e.kind == ErrorKind::IterationCap => {
+                self.notifier.message(&format!("\n\n{e}"));
+                StopReason::MaxTurnRequests
+            }
+            Some(Err(e)) => return Err(internal(e)),
+        };
+        let after = self.chat.agent().totals;
+        let usage = serde_json::json!({
+            "usage": {
+                "inputTokens": after.input - before.input,
+                "outputTokens": after.output - before.output,
+                "totalTokens": (after.input + after.output) - (before.input + before.output),
+                "costUsd": after.cost - before.cost,
+            }
+        });
+        let meta = usage.as_object().cloned();
+        Ok(PromptResponse::new(stop_reason).meta(meta))
+    }
+
+    fn set_mode(&mut self, mode: &str) -> Result<(), RpcError> {
+        let mode: ApprovalMode = mode
+            .parse()
+            .map_err(|e: String| invalid(Error::config(e)))?;
+        self.chat.agent_mut().policy_mut().mode = mode;
+        self.notifier
+            .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                mode.to_string(),
+            )));
+        Ok(())
+    }
+
+    fn set_config(&mut self, request: &SetSessionConfigOptionRequest) -> Result<(), RpcError> {
+        let value = match &request.value {
+            SessionConfigOptionValue::ValueId { value } => value.0.to_string(),
+            _ => {
+                return Err(invalid(Error::config(
+                    "the backend option takes a backend name",
+                )))
+            }
+        };
+        match &*request.config_id.0 {
+            BACKEND => self.chat.switch_backend(&value).map_err(invalid),
+            other => Err(invalid(Error::config(format!(
+                "no configuration option `{other}`; this agent has `{BACKEND}`"
+            )))),
+        }
+    }
+}
+
+const BACKEND: &str = "backend";
+
+/// The session's configuration options: the backend, among those that can run here (ACP's
+/// model selector: a backend is what picks the model here).
+pub fn config_options(chat: &Chat) -> Vec<SessionConfigOption> {
+    let status = chat.status();
+    let config = chat.config();
+    let options: Vec<SessionConfigSelectOption> = config
+        .names()
+        .filter(|name| {
+            *name == status.backend || config.backend(name).is_ok_and(|d| d.is_available())
+        })
+        .map(|name| SessionConfigSelectOption::new(name.to_string(), name.to_string()))
+        .collect();
+    vec![
+        SessionConfigOption::select(BACKEND, "Backend", status.backend, options)
+            .description(
+                "The backend (agent CLI, HTTP API or terminal agent) the session runs on"
+                    .to_string(),
+            )
+            .category(SessionConfigOptionCategory::Model),
+    ]
+}
+
+/// The approval modes, as ACP session modes.
+pub fn modes(chat: &Chat) -> SessionModeState {
+    let current = chat.agent().options().policy.mode.to_string();
+    let mode = |mode: ApprovalMode, name: &str, description: &str| {
+        SessionMode::new(mode.to_string(), name).description(description.to_string())
+    };
+    SessionModeState::new(
+        current,
+        vec![
+            mode(
+                ApprovalMode::OnWrite,
+                "Ask before changes",
+                "Ask before bash, write and edit",
+            ),
+            mode(
+                ApprovalMode::AlwaysAsk,
+                "Ask always",
+                "Ask before every tool call",
+            ),
+            mode(
+                ApprovalMode::Never,
+                "Never ask",
+                "Run every tool without asking",
+            ),
+        ],
+    )
+}
+
+pub fn invalid(e: Error) -> RpcError {
+    RpcError::new(ErrorCode::INVALID_PARAMS, e.message)
+}
+
+pub fn internal(e: Error) -> RpcError {
+    RpcError::new(ErrorCode::INTERNAL_ERROR, e.message)
+}

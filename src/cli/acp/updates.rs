@@ -1,0 +1,249 @@
+//! A turn's events as ACP `session/update` notifications, and its approvals as
+//! `session/request_permission` requests: the observer an ACP session passes to
+//! [`agent_loop::chat::Chat::turn`]. Each tool call is announced (`tool_call`, with its kind,
+//! title, locations and raw input) before it runs, then finished (`tool_call_update`, with its
+//! output, and a diff for a file it wrote or edited).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Client;
+
+use agent_loop::context::ToolCall as Call;
+use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::BoxFuture;
+
+/// What a session's observers share across turns.
+#[derive(Clone)]
+pub struct Notifier {
+    pub cx: ConnectionTo<Client>,
+    pub session: String,
+    /// Tools the user rejected for good ("reject always") in this session.
+    pub rejected: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Notifier {
+    pub fn send(&self, update: SessionUpdate) {
+        // Fails only when the connection is closing; the turn is then cancelled anyway.
+        let _ = self
+            .cx
+            .send_notification(SessionNotification::new(self.session.clone(), update));
+    }
+
+    pub fn message(&self, text: &str) {
+        self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            text_block(text),
+        )));
+    }
+}
+
+pub fn text_block(text: &str) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
+}
+
+/// The observer of one turn.
+pub struct Updates {
+    notifier: Notifier,
+    cwd: PathBuf,
+    /// Text deltas were sent since the last whole text: the whole text is not sent again.
+    streamed: bool,
+    /// The files a running write or edit call touches, with what they held before.
+    before: HashMap<String, (PathBuf, Option<String>)>,
+    own_tools: u32,
+}
+
+impl Updates {
+    pub fn new(notifier: Notifier, cwd: &Path) -> Updates {
+        Updates {
+            notifier,
+            cwd: cwd.to_path_buf(),
+            streamed: false,
+            before: HashMap::new(),
+            own_tools: 0,
+        }
+    }
+
+    fn path_of(&self, call: &Call) -> Option<PathBuf> {
+        let path = call.args.get("path")?.as_str()?;
+        Some(self.cwd.join(path))
+    }
+}
+
+/// ACP's kind of a tool, by agent-loop's name for it.
+pub fn kind(tool: &str) -> ToolKind {
+    match tool {
+        "read" | "ls" => ToolKind::Read,
+        "write" | "edit" => ToolKind::Edit,
+        "grep" | "web_search" => ToolKind::Search,
+        "bash" => ToolKind::Execute,
+        "read_url" => ToolKind::Fetch,
+        _ if tool.starts_with("mcp.") => ToolKind::Other,
+        _ => ToolKind::Execute,
+    }
+}
+
+/// The `tool_call` that announces `call`.
+pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>) -> ToolCall {
+    ToolCall::new(call.id.clone(), format!("{}: {summary}", call.name))
+        .kind(kind(&call.name))
+        .status(ToolCallStatus::Pending)
+        .locations(path.map(ToolCallLocation::new).into_iter().collect())
+        .raw_input(call.args.clone())
+}
+
+/// The `tool_call_update` that finishes a call.
+pub fn finished(call_id: &str, ok: bool, output: &str, diff: Option<Diff>) -> ToolCallUpdate {
+    let mut content = vec![ToolCallContent::from(text_block(output))];
+    content.extend(diff.map(ToolCallContent::Diff));
+    let status = if ok {
+        ToolCallStatus::Completed
+    } else {
+        ToolCallStatus::Failed
+    };
+    ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new().status(status).content(content),
+    )
+}
+
+impl Observer for Updates {
+    fn event(&mut self, event: &Event) {
+        match event {
+            Event::TextDelta { text, .. } => {
+                self.streamed = true;
+                self.notifier.message(text);
+            }
+            Event::Text { text, .. } => {
+                let streamed = std::mem::take(&mut self.streamed);
+                if !streamed && !text.is_empty() {
+                    self.notifier.message(text);
+                }
+            }
+            Event::ToolCall { call, summary } => {
+                let path = self.path_of(call);
+                if matches!(call.name.as_str(), "write" | "edit") {
+                    if let Some(path) = &path {
+                        let old = std::fs::read_to_string(path).ok();
+                        self.before.insert(call.id.clone(), (path.clone(), old));
+                    }
+                }
+                self.notifier
+                    .send(SessionUpdate::ToolCall(announce(call, summary, path)));
+            }
+            Event::ToolResult {
+                call_id,
+                ok,
+                output,
+                ..
+            } => {
+                let diff = self.before.remove(call_id).and_then(|(path, old)| {
+                    let new = std::fs::read_to_string(&path).ok()?;
+                    (*ok).then(|| Diff::new(path, new).old_text(old))
+                });
+                self.notifier.send(SessionUpdate::ToolCallUpdate(finished(
+                    call_id, *ok, output, diff,
+                )));
+            }
+            Event::OwnTool { activity, .. } => {
+                // A tool the agent CLI ran itself: reported, already done.
+                self.own_tools += 1;
+                let id = format!("own-{}-{}", std::process::id(), self.own_tools);
+                self.notifier.send(SessionUpdate::ToolCall(
+                    ToolCall::new(id, activity.clone()).status(ToolCallStatus::Completed),
+                ));
+            }
+            Event::Notice { message } | Event::ContextNotice { message } => {
+                eprintln!("{message}");
+            }
+            Event::Retrying {
+                backend,
+                retry,
+                retries,
+                reason,
+                ..
+            } => eprintln!("agent-loop: {backend}: {reason}, retry {retry} of {retries}"),
+            _ => {}
+        }
+    }
+
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(ask(&self.notifier, request))
+    }
+}
+
+const ALLOW_ONCE: &str = "allow-once";
+const ALLOW_ALWAYS: &str = "allow-always";
+const REJECT_ONCE: &str = "reject-once";
+const REJECT_ALWAYS: &str = "reject-always";
+
+/// Asks the client whether `request`'s call may run.
+async fn ask(notifier: &Notifier, request: &ApprovalRequest) -> Decision {
+    let tool = request.call.name.clone();
+    if notifier.rejected.lock().is_ok_and(|r| r.contains(&tool)) {
+        return Decision::Deny(format!(
+            "the user rejected every {tool} call in this session"
+        ));
+    }
+    let options = vec![
+        PermissionOption::new(ALLOW_ONCE, "Allow", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow {tool}"),
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            REJECT_ALWAYS,
+            format!("Always reject {tool}"),
+            PermissionOptionKind::RejectAlways,
+        ),
+    ];
+    let call = ToolCallUpdate::new(
+        request.call.id.clone(),
+        ToolCallUpdateFields::new()
+            .title(format!("{tool}: {}", request.summary))
+            .kind(kind(&tool))
+            .raw_input(request.call.args.clone()),
+    );
+    let asked = notifier
+        .cx
+        .send_request(RequestPermissionRequest::new(
+            notifier.session.clone(),
+            call,
+            options,
+        ))
+        .block_task()
+        .await;
+    let decision = match asked.map(|r| r.outcome) {
+        Ok(RequestPermissionOutcome::Selected(choice)) => match &*choice.option_id.0 {
+            ALLOW_ONCE => Decision::Once,
+            ALLOW_ALWAYS => Decision::Always,
+            REJECT_ALWAYS => {
+                if let Ok(mut rejected) = notifier.rejected.lock() {
+                    rejected.insert(tool.clone());
+                }
+                Decision::Deny("the user rejected it".into())
+            }
+            _ => Decision::Deny("the user rejected it".into()),
+        },
+        Ok(_) => Decision::Deny("the prompt was cancelled".into()),
+        Err(e) => Decision::Deny(format!(
+            "the editor did not answer the permission request: {e}"
+        )),
+    };
+    if matches!(decision, Decision::Once | Decision::Always) {
+        notifier.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            request.call.id.clone(),
+            ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+        )));
+    }
+    decision
+}

@@ -1,0 +1,160 @@
+// A scripted ACP client on the official SDK (@agentclientprotocol/sdk), for the tests of
+// `agent-loop acp` (tests/all/acp_server/). Usage: node drive.mjs SCRIPT.json -- AGENT ARGS...
+// It starts the agent, runs the script's steps in order and prints one JSON object: each
+// step's result, every session/update, permission request and fs call the agent made, and
+// every line the agent wrote on stdout (checked to be JSON-RPC by the tests).
+//
+// Steps: {op:"initialize", fs?, terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
+// sessionId, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
+// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"cancel", session},
+// {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
+// opened by an earlier step. Permission requests are answered with `permission` (an option
+// id, or "cancelled") from the script, after `holdPermission` waits if set.
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const [scriptPath, dashdash, command, ...args] = process.argv.slice(2);
+if (dashdash !== "--") throw new Error("usage: drive.mjs SCRIPT.json -- AGENT ARGS...");
+const script = JSON.parse(readFileSync(scriptPath, "utf8"));
+
+const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
+const agentLines = [];
+let partial = "";
+child.stdout.on("data", (chunk) => {
+  partial += chunk.toString("utf8");
+  const lines = partial.split("\n");
+  partial = lines.pop();
+  agentLines.push(...lines);
+});
+const input = Readable.toWeb(child.stdout);
+const output = Writable.toWeb(child.stdin);
+
+const updates = [];
+const permissions = [];
+const fsCalls = [];
+const waiters = [];
+const now = () => Number(process.hrtime.bigint() / 1000000n);
+function wake() {
+  for (const w of waiters.splice(0)) if (!w()) waiters.push(w);
+}
+function until(check) {
+  return new Promise((resolve) => {
+    const w = () => {
+      const v = check();
+      if (v) resolve(v);
+      return v;
+    };
+    if (!w()) waiters.push(w);
+  });
+}
+
+const app = acp
+  .client({ name: "agent-loop-tests" })
+  .onNotification(acp.methods.client.session.update, ({ params }) => {
+    updates.push({ ...params, at: now() });
+    wake();
+  })
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+    permissions.push(params);
+    wake();
+    if (script.holdPermission) await until(() => cancelled);
+    const choice = script.permission ?? "allow-once";
+    if (choice === "cancelled" || cancelled) return { outcome: { outcome: "cancelled" } };
+    return { outcome: { outcome: "selected", optionId: choice } };
+  })
+  .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+    fsCalls.push({ method: "read", ...params });
+    return { content: readFileSync(params.path, "utf8") };
+  })
+  .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+    fsCalls.push({ method: "write", ...params });
+    writeFileSync(params.path, params.content);
+    return {};
+  });
+
+let cancelled = false;
+const results = [];
+const sessions = [];
+const pending = new Map();
+
+await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
+  const call = (method, params) =>
+    agent.request(method, params).then(
+      (result) => ({ result }),
+      (error) => ({ error: { code: error.code, message: error.message, data: error.data } }),
+    );
+  for (const step of script.steps) {
+    switch (step.op) {
+      case "initialize": {
+        const r = await call("initialize", {
+          protocolVersion: step.protocolVersion ?? acp.PROTOCOL_VERSION,
+          clientCapabilities: {
+            fs: { readTextFile: !!step.fs, writeTextFile: !!step.fs },
+            terminal: !!step.terminal,
+          },
+        });
+        results.push(r);
+        break;
+      }
+      case "new": {
+        const r = await call("session/new", { cwd: step.cwd, mcpServers: step.mcpServers ?? [] });
+        if (r.result) sessions.push(r.result.sessionId);
+        results.push(r);
+        break;
+      }
+      case "load": {
+        const r = await call("session/load", { sessionId: step.sessionId, cwd: step.cwd, mcpServers: [] });
+        if (r.result) sessions.push(step.sessionId);
+        results.push(r);
+        break;
+      }
+      case "prompt": {
+        const sessionId = sessions[step.session] ?? step.sessionId;
+        const started = now();
+        const p = call("session/prompt", {
+          sessionId,
+          prompt: step.prompt ?? [{ type: "text", text: step.text }],
+        }).then((r) => ({ ...r, ms: now() - started, answeredAt: now() }));
+        if (step.wait === false) {
+          pending.set(step.session, p);
+          results.push({ queued: true });
+        } else results.push(await p);
+        break;
+      }
+      case "await":
+        results.push(await pending.get(step.session));
+        break;
+      case "waitUpdate":
+        await until(() => updates.some((u) => u.update.sessionUpdate === step.kind));
+        results.push({ ok: true });
+        break;
+      case "waitPermission":
+        await until(() => permissions.length > 0);
+        results.push({ ok: true });
+        break;
+      case "cancel":
+        cancelled = true;
+        wake();
+        await agent.notify("session/cancel", { sessionId: sessions[step.session] });
+        results.push({ cancelledAt: now() });
+        break;
+      case "request":
+        results.push(await call(step.method, step.params ?? {}));
+        break;
+      case "raw":
+        child.stdin.write(step.line + "\n");
+        results.push({ ok: true });
+        break;
+      default:
+        throw new Error(`unknown step ${step.op}`);
+    }
+  }
+});
+child.stdin.end();
+await new Promise((resolve) => child.on("close", resolve));
+if (partial) agentLines.push(partial);
+process.stdout.write(
+  JSON.stringify({ results, sessions, updates, permissions, fsCalls, agentLines, exitCode: child.exitCode }) + "\n",
+);

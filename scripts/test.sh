@@ -35,6 +35,11 @@ fi
 if [ ! tests/mcp-servers/node_modules/.package-lock.json -nt tests/mcp-servers/package-lock.json ]; then
   npm ci --prefix tests/mcp-servers --no-audit --no-fund --loglevel=error
 fi
+# The official ACP SDK the client of the `agent-loop acp` tests is built on (tests/acp-client),
+# likewise.
+if [ ! tests/acp-client/node_modules/.package-lock.json -nt tests/acp-client/package-lock.json ]; then
+  npm ci --prefix tests/acp-client --no-audit --no-fund --loglevel=error
+fi
 
 # The suite runs as on a stranger's machine, whatever this one holds: with HOME, the XDG
 # folders and TMPDIR fresh and empty, nothing of this environment but what cargo and rustup

@@ -6,12 +6,12 @@
 //
 // Steps: {op:"initialize", fs?, terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
 // sessionId, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
-// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"cancel", session},
+// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitFile", path}, {op:"cancel", session},
 // {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
 // opened by an earlier step. Permission requests are answered with `permission` (an option
 // id, or "cancelled") from the script, after `holdPermission` waits if set.
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -132,6 +132,11 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         break;
       case "waitPermission":
         await until(() => permissions.length > 0);
+        results.push({ ok: true });
+        break;
+      case "waitFile":
+        // The fake agent's sign that it runs (the turn has reached the backend).
+        while (!existsSync(step.path)) await new Promise((r) => setTimeout(r, 10));
         results.push({ ok: true });
         break;
       case "cancel":

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod acp_server;
 mod bounded_log;
 mod cli_backend;
 mod cli_ratelimit;

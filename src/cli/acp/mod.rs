@@ -34,18 +34,22 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         save: false,
         ..options.clone()
     };
-    let status = match Chat::open(&settings, &probe, &mut |n| eprintln!("{n}")) {
-        Ok(chat) => chat.status(),
+    match Chat::open(&settings, &probe, &mut |n| eprintln!("{n}")) {
+        Ok(chat) => {
+            let status = chat.status();
+            let model = status.model.map(|m| format!(" (model {m})"));
+            eprintln!(
+                "agent-loop acp: backend {}{}, serving ACP on stdio",
+                status.backend,
+                model.unwrap_or_default()
+            );
+        }
+        // A missing key is the client's to tell the user (an auth method names it).
+        Err(e) if server::missing_key(&settings, &options).is_some() => {
+            eprintln!("agent-loop acp: {e}; serving ACP on stdio, sessions wait for the key");
+        }
         Err(e) => return fail(&e),
-    };
-    eprintln!(
-        "agent-loop acp: backend {}{}, serving ACP on stdio",
-        status.backend,
-        status
-            .model
-            .map(|m| format!(" (model {m})"))
-            .unwrap_or_default()
-    );
+    }
     let local = tokio::task::LocalSet::new();
     let shared = server::Shared { settings, options };
     match local.run_until(connection::serve(shared)).await {

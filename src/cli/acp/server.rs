@@ -23,6 +23,7 @@ use tokio::sync::mpsc;
 use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
 use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
 use agent_loop::config::settings::Settings;
+use agent_loop::config::Config;
 use agent_loop::session::Store;
 use agent_loop::Error;
 
@@ -154,15 +155,7 @@ impl Server {
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true));
         // A backend whose key is not set: the method says which variable to set.
-        let probe = ChatOptions {
-            save: false,
-            ..self.shared.options.clone()
-        };
-        let auth = Chat::open(&self.shared.settings, &probe, &mut |_| {})
-            .ok()
-            .and_then(|chat| chat.definition().api_key_env().map(str::to_string))
-            .filter(|var| std::env::var(var).map_or(true, |v| v.trim().is_empty()))
-            .map(|var| {
+        let auth = missing_key(&self.shared.settings, &self.shared.options).map(|var| {
                 AuthMethod::Agent(AuthMethodAgent::new(format!("env:{var}"), format!("Set {var}")).description(
                     format!("The backend reads its API key from {var}: set it in the agent's environment (the editor's agent settings, `env`) and restart the agent"),
                 ))
@@ -219,7 +212,10 @@ impl Server {
                 ..shared.options.clone()
             };
             let mut chat = Chat::open(&shared.settings, &options, &mut |n| eprintln!("{n}"))
-                .map_err(invalid)?;
+                .map_err(|e| match missing_key(&shared.settings, &shared.options) {
+                    Some(_) => RpcError::new(ErrorCode::AUTH_REQUIRED, e.message),
+                    None => invalid(e),
+                })?;
             for server in mcp {
                 chat.add_mcp_server(mcp_def(server)?);
             }
@@ -265,6 +261,22 @@ struct Opening {
     cwd: PathBuf,
     mcp: Vec<McpServer>,
     unsaved_id: String,
+}
+
+/// The variable that should hold the key of the backend sessions start on, when it is empty.
+pub fn missing_key(settings: &Settings, options: &ChatOptions) -> Option<String> {
+    let config = Config::load(options.config.as_deref()).ok()?;
+    let name = settings
+        .get::<String>("backend")
+        .ok()
+        .flatten()
+        .or_else(|| config.default_backend.clone())
+        .or_else(|| config.first_available())?;
+    let first = config.backend_list(&name).ok()?.into_iter().next()?;
+    let var = config.backend(&first).ok()?.api_key_env()?.to_string();
+    std::env::var(&var)
+        .map_or(true, |v| v.trim().is_empty())
+        .then_some(var)
 }
 
 fn unknown(id: &str) -> RpcError {

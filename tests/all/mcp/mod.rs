@@ -24,7 +24,7 @@ use serde_json::json;
 use crate::common::{fixture, hermetic, wait_gone, Workspace};
 
 /// A server installed from npm at the version pinned in tests/mcp-servers/package-lock.json.
-fn npm_server(name: &str) -> PathBuf {
+pub(crate) fn npm_server(name: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp-servers/node_modules/.bin")
         .join(name);

@@ -219,6 +219,7 @@ mod tests {
             env: Default::default(),
             web: Default::default(),
             progress: Default::default(),
+            files: Default::default(),
         };
         let subject = registry.get(tool).unwrap().subject(&call.args, &ctx);
         policy.needs_approval(&call, &spec, &subject)
@@ -332,6 +333,7 @@ mod tests {
             env: Default::default(),
             web: Default::default(),
             progress: Default::default(),
+            files: Default::default(),
         };
         let spec = registry.get("read_url").unwrap().spec().clone();
         let judge = |policy: &Policy, call: &ToolCall| {

@@ -54,6 +54,8 @@ pub struct Agent {
     turn: u32,
     /// Tokens and cost of every backend call so far.
     pub totals: Totals,
+    /// The editor the file tools go through, if a front end gave one.
+    files: crate::tools::Files,
 }
 
 /// A call read from the reply, checked against the registry.
@@ -75,7 +77,13 @@ impl Agent {
             options,
             turn: 0,
             totals: Totals::default(),
+            files: Default::default(),
         }
+    }
+
+    /// Sends read, write and edit through `files` (an editor's buffers) from now on.
+    pub fn set_files(&mut self, files: crate::tools::Files) {
+        self.files = files;
     }
 
     /// Continues a saved conversation.
@@ -510,6 +518,7 @@ impl Agent {
                 ..self.options.web.clone()
             },
             progress: Default::default(),
+            files: self.files.clone(),
         }
     }
 

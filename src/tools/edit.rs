@@ -66,7 +66,7 @@ impl Builtin for Edit {
         } else {
             text.replacen(&args.old_string, &args.new_string, 1)
         };
-        match ctx.replace(&path, &args.path, new_text.as_bytes()) {
+        match ctx.replace(&path, &args.path, &new_text).await {
             Ok(()) => ToolOutput::ok(format!(
                 "edited {}: replaced {}",
                 args.path,

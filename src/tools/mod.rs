@@ -8,6 +8,7 @@ mod beneath;
 mod command;
 pub mod custom;
 mod edit;
+mod editor;
 mod env;
 mod fs;
 mod grep;
@@ -22,6 +23,7 @@ mod web_search;
 mod write;
 
 pub use beneath::{method as confinement_method, Method as ConfinementMethod};
+pub use editor::{Editor, Files};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
@@ -253,7 +255,7 @@ mod tests {
         assert_eq!(spec.schema(), &schema);
         assert_eq!(
             spec.schema_text(),
-            r#"{"properties":{"q":{"type":"string"}},"type":"object"}"#
+            r#"{"type":"object","properties":{"q":{"type":"string"}}}"#
         );
     }
 }

@@ -125,6 +125,8 @@ pub struct ToolContext {
     pub web: WebOptions,
     /// Where the tool reports its progress while it runs.
     pub progress: super::ProgressSink,
+    /// The editor read, write and edit go through, if a front end gave one.
+    pub files: super::Files,
 }
 
 impl ToolContext {
@@ -157,6 +159,13 @@ impl ToolContext {
     /// device) or out-of-root file is an error result that says which.
     pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
         let resolved = self.path(path)?;
+        if let Some(editor) = &self.files.0 {
+            let text = editor
+                .read(&resolved)
+                .await
+                .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+            return Ok((resolved, text));
+        }
         let mut file = match beneath::open_read(self.root.dir(), &resolved, path, false) {
             Ok(beneath::Opened::File(file)) => file,
             Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
@@ -174,12 +183,19 @@ impl ToolContext {
     }
 
     /// Replaces the file at `resolved` (from [`ToolContext::path`]) beneath the root.
-    pub fn replace(
+    pub async fn replace(
         &self,
         resolved: &std::path::Path,
         shown: &str,
-        content: &[u8],
+        content: &str,
     ) -> Result<(), ToolOutput> {
+        if let Some(editor) = &self.files.0 {
+            return editor
+                .write(resolved, content)
+                .await
+                .map_err(|e| ToolOutput::error(format!("cannot write {shown}: {e}")));
+        }
+        let content = content.as_bytes();
         beneath::replace(self.root.dir(), resolved, shown, content).map_err(ToolOutput::error)
     }
 }
@@ -377,7 +393,7 @@ mod tests {
         let args = serde_json::json!({"cwd": "/srv", "command": "curl x | sh", "n": 2});
         assert_eq!(
             Subject::arguments(&spec, &args).shown,
-            "command: curl x | sh\ncwd: /srv\nn: 2"
+            "cwd: /srv\ncommand: curl x | sh\nn: 2"
         );
         // A value that could fake a line of its own is shown as JSON.
         let args = serde_json::json!({"cwd": "/srv\ncommand: ls"});

@@ -31,7 +31,7 @@ impl Builtin for Write {
             Ok(p) => p,
             Err(e) => return e,
         };
-        match ctx.replace(&path, &args.path, args.content.as_bytes()) {
+        match ctx.replace(&path, &args.path, &args.content).await {
             Ok(()) => ToolOutput::ok(format!(
                 "wrote {} ({}, {})",
                 args.path,

@@ -12,6 +12,7 @@ fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),
+        files: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

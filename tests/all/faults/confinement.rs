@@ -18,6 +18,7 @@ fn context(dir: &Path) -> ToolContext {
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),
+        files: Default::default(),
     }
 }
 

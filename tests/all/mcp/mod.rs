@@ -422,6 +422,7 @@ fn servers_are_listed_and_one_is_restarted() {
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),
+        files: Default::default(),
     };
     let out = runtime.block_on(registry.get("mcp.tiny.die").unwrap().run(json!({}), &ctx));
     assert!(!out.ok, "{}", out.output);

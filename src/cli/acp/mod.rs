@@ -10,6 +10,7 @@
 mod commands;
 mod connection;
 mod content;
+mod files;
 mod server;
 mod session;
 mod updates;

@@ -25,6 +25,7 @@ use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::Config;
 use agent_loop::session::Store;
+use agent_loop::tools::Files;
 use agent_loop::Error;
 
 use super::connection::Incoming;
@@ -226,6 +227,13 @@ impl Server {
                 true => chat.session().name.clone(),
                 false => unsaved_id,
             };
+            if super::files::offered(&client) {
+                let files = super::files::ClientFiles {
+                    cx: cx.clone(),
+                    session: id.clone(),
+                };
+                chat.agent_mut().set_files(Files(Some(Arc::new(files))));
+            }
             let notifier = Notifier {
                 cx,
                 session: id.clone(),
@@ -240,7 +248,6 @@ impl Server {
                 modes: modes(&chat),
                 options: config_options(&chat),
             };
-            let _ = client;
             sessions
                 .borrow_mut()
                 .insert(id, Handle::start(chat, notifier, cwd));

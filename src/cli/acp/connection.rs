@@ -8,45 +8,13 @@ use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
     NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, JsonRpcRequest, Stdio};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, Client, Stdio};
 use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::Error;
 
-use super::server::{Server, Shared};
-
-/// A message from the client, with what answers it.
-// Each passes once through a channel; boxing the larger requests buys nothing.
-#[allow(clippy::large_enum_variant)]
-pub enum Incoming {
-    Initialize(
-        InitializeRequest,
-        Responder<<InitializeRequest as JsonRpcRequest>::Response>,
-    ),
-    Authenticate(Responder<<AuthenticateRequest as JsonRpcRequest>::Response>),
-    NewSession(
-        NewSessionRequest,
-        Responder<<NewSessionRequest as JsonRpcRequest>::Response>,
-    ),
-    LoadSession(
-        LoadSessionRequest,
-        Responder<<LoadSessionRequest as JsonRpcRequest>::Response>,
-    ),
-    Prompt(
-        PromptRequest,
-        Responder<<PromptRequest as JsonRpcRequest>::Response>,
-    ),
-    SetMode(
-        SetSessionModeRequest,
-        Responder<<SetSessionModeRequest as JsonRpcRequest>::Response>,
-    ),
-    SetConfig(
-        SetSessionConfigOptionRequest,
-        Responder<<SetSessionConfigOptionRequest as JsonRpcRequest>::Response>,
-    ),
-    Cancel(CancelNotification),
-}
+use super::server::{Incoming, Server, Shared};
 
 /// Registers a handler that forwards requests of one type as `Incoming::$variant`.
 macro_rules! forward {
@@ -93,14 +61,22 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
         },
         agent_client_protocol::on_receive_notification!(),
     );
+    // At the end of input the server answers what came before it, ends the sessions, and
+    // only then lets the connection go (with its last answers written).
+    let (closed_tx, closed_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
     let connection = builder.connect_with(Stdio::new(), async move |cx: ConnectionTo<Client>| {
         let _ = cx_tx.send(cx.clone());
         cx.incoming_closed().await;
+        let _ = closed_tx.send(());
+        let _ = done_rx.await;
         Ok(())
     });
     let server = async move {
-        let Ok(cx) = cx_rx.await else { return };
-        Server::new(shared, cx).run(rx).await;
+        if let Ok(cx) = cx_rx.await {
+            Server::new(shared, cx).run(rx, closed_rx).await;
+        }
+        drop(done_tx);
     };
     let (result, ()) = tokio::join!(connection, server);
     result.map_err(|e| {

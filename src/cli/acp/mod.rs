@@ -16,6 +16,7 @@ mod session;
 mod updates;
 
 use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::config::bool_setting::Flag;
 use agent_loop::Error;
 
 use super::args::{Acp, Args};
@@ -52,7 +53,15 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         Err(e) => return fail(&e),
     }
     let local = tokio::task::LocalSet::new();
-    let shared = server::Shared { settings, options };
+    let debug = match settings.get::<Flag>("debug") {
+        Ok(flag) => flag.is_some_and(|f| f.0),
+        Err(e) => return fail(&e),
+    };
+    let shared = server::Shared {
+        settings,
+        options,
+        debug,
+    };
     match local.run_until(connection::serve(shared)).await {
         Ok(()) => 0,
         Err(e) => fail(&e),

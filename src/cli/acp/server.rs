@@ -16,9 +16,13 @@ use agent_client_protocol::v1::schema::{
     InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse,
     PromptCapabilities, SessionConfigOption, SessionModeState,
 };
-use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Client, Error as RpcError, ErrorCode};
-use tokio::sync::mpsc;
+use agent_client_protocol::v1::schema::{
+    AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest};
+use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
 use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
@@ -28,14 +32,46 @@ use agent_loop::session::Store;
 use agent_loop::tools::Files;
 use agent_loop::Error;
 
-use super::connection::Incoming;
 use super::session::{config_options, invalid, modes, Handle, Job};
 use super::updates::Notifier;
+
+/// A message from the client, with what answers it.
+// Each passes once through a channel; boxing the larger requests buys nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Incoming {
+    Initialize(
+        InitializeRequest,
+        Responder<<InitializeRequest as JsonRpcRequest>::Response>,
+    ),
+    Authenticate(Responder<<AuthenticateRequest as JsonRpcRequest>::Response>),
+    NewSession(
+        NewSessionRequest,
+        Responder<<NewSessionRequest as JsonRpcRequest>::Response>,
+    ),
+    LoadSession(
+        LoadSessionRequest,
+        Responder<<LoadSessionRequest as JsonRpcRequest>::Response>,
+    ),
+    Prompt(
+        PromptRequest,
+        Responder<<PromptRequest as JsonRpcRequest>::Response>,
+    ),
+    SetMode(
+        SetSessionModeRequest,
+        Responder<<SetSessionModeRequest as JsonRpcRequest>::Response>,
+    ),
+    SetConfig(
+        SetSessionConfigOptionRequest,
+        Responder<<SetSessionConfigOptionRequest as JsonRpcRequest>::Response>,
+    ),
+    Cancel(CancelNotification),
+}
 
 /// What every session is opened from: the settings and the run's flags.
 pub struct Shared {
     pub settings: Settings,
     pub options: ChatOptions,
+    pub debug: bool,
 }
 
 pub struct Server {
@@ -45,6 +81,8 @@ pub struct Server {
     sessions: Rc<RefCell<HashMap<String, Handle>>>,
     /// Sessions not saved (`--no-save`) are told apart by a number.
     unsaved: u32,
+    /// The tasks that open sessions (`session/new`, `session/load`).
+    opening: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
@@ -55,13 +93,33 @@ impl Server {
             client: Rc::default(),
             sessions: Rc::default(),
             unsaved: 0,
+            opening: Vec::new(),
         }
     }
 
-    /// Handles messages until the connection ends, then ends every session.
-    pub async fn run(mut self, mut incoming: mpsc::UnboundedReceiver<Incoming>) {
-        while let Some(message) = incoming.recv().await {
+    /// Handles messages until the input ends (`closed`), then those still queued, then ends
+    /// every session (a running turn is cancelled).
+    pub async fn run(
+        mut self,
+        mut incoming: mpsc::UnboundedReceiver<Incoming>,
+        mut closed: oneshot::Receiver<()>,
+    ) {
+        loop {
+            tokio::select! {
+                biased;
+                message = incoming.recv() => match message {
+                    Some(message) => self.handle(message),
+                    None => break,
+                },
+                _ = &mut closed => break,
+            }
+        }
+        while let Ok(message) = incoming.try_recv() {
             self.handle(message);
+        }
+        // Sessions still opening finish first, so they are ended too.
+        for opening in std::mem::take(&mut self.opening) {
+            let _ = opening.await;
         }
         let sessions: Vec<Handle> = self.sessions.borrow_mut().drain().map(|(_, h)| h).collect();
         for session in sessions {
@@ -92,13 +150,14 @@ impl Server {
                     unsaved_id: id,
                 };
                 let open = self.open(opening, false);
-                tokio::task::spawn_local(async move {
+                self.opening.retain(|task| !task.is_finished());
+                self.opening.push(tokio::task::spawn_local(async move {
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         NewSessionResponse::new(opened.id)
                             .modes(opened.modes)
                             .config_options(opened.options)
                     }));
-                });
+                }));
             }
             Incoming::LoadSession(request, responder) => {
                 let name = request.session_id.0.to_string();
@@ -109,13 +168,14 @@ impl Server {
                     unsaved_id: name,
                 };
                 let open = self.open(opening, true);
-                tokio::task::spawn_local(async move {
+                self.opening.retain(|task| !task.is_finished());
+                self.opening.push(tokio::task::spawn_local(async move {
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         LoadSessionResponse::new()
                             .modes(opened.modes)
                             .config_options(opened.options)
                     }));
-                });
+                }));
             }
             Incoming::Prompt(request, responder) => {
                 match self.sessions.borrow().get(&*request.session_id.0) {
@@ -238,6 +298,7 @@ impl Server {
                 cx,
                 session: id.clone(),
                 rejected: Arc::default(),
+                debug: shared.debug,
             };
             if load {
                 super::content::replay(&chat.agent().conversation.messages, &notifier);

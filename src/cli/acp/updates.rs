@@ -28,6 +28,8 @@ pub struct Notifier {
     pub session: String,
     /// Tools the user rejected for good ("reject always") in this session.
     pub rejected: Arc<Mutex<HashSet<String>>>,
+    /// `--debug`: every event as JSON on stderr too.
+    pub debug: bool,
 }
 
 impl Notifier {
@@ -116,6 +118,11 @@ pub fn finished(call_id: &str, ok: bool, output: &str, diff: Option<Diff>) -> To
 
 impl Observer for Updates {
     fn event(&mut self, event: &Event) {
+        if self.notifier.debug {
+            if let Ok(json) = serde_json::to_string(event) {
+                eprintln!("{json}");
+            }
+        }
         match event {
             Event::TextDelta { text, .. } => {
                 self.streamed = true;

@@ -17,6 +17,9 @@ pub enum ErrorKind {
     Repeated,
     /// Reading input or writing output failed (exit 1).
     Io,
+    /// The user cancelled the turn through a [`crate::chat::Canceller`] (exit 130, as for
+    /// Ctrl-C).
+    Cancelled,
 }
 
 /// An error with enough context to act on, shown to the user as is.
@@ -48,6 +51,7 @@ impl Error {
             ErrorKind::Backend | ErrorKind::Io => 1,
             ErrorKind::Config => 2,
             ErrorKind::IterationCap | ErrorKind::Repeated => 3,
+            ErrorKind::Cancelled => 130,
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod parse;
 pub mod plural;
 pub mod process;
+pub mod sanitize;
 pub mod session;
 pub mod shown;
 pub mod spec;

@@ -12,6 +12,15 @@ pub fn count<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> 
     }
 }
 
+/// `tokens in 1234 / out 56`; `?` for a count not reported, `tokens unknown` for neither.
+pub fn tokens(input: Option<u64>, output: Option<u64>) -> String {
+    if input.unwrap_or(0) == 0 && output.unwrap_or(0) == 0 {
+        return "tokens unknown".to_string();
+    }
+    let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
+    format!("tokens in {} / out {}", n(input), n(output))
+}
+
 #[cfg(test)]
 mod tests {
     use super::count;

@@ -153,6 +153,13 @@ impl Policy {
     pub fn allow_always(&mut self, tool: &str) {
         self.always.insert(tool.to_string());
     }
+
+    /// The tools the user answered "always" for, sorted (what a session keeps).
+    pub fn always(&self) -> Vec<String> {
+        let mut tools: Vec<String> = self.always.iter().cloned().collect();
+        tools.sort();
+        tools
+    }
 }
 
 impl AllowRule {

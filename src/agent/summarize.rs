@@ -54,6 +54,44 @@ pub async fn prepare(
     Ok(context.planned(plan))
 }
 
+impl super::Agent {
+    /// Summarises everything before the last turn now (`/compact`) and sends the summary in
+    /// its place from then on (context mode `summarize`). Returns how many messages it
+    /// covers; 0 when there is nothing before the last turn.
+    pub async fn compact(&mut self, obs: &mut dyn crate::event::Observer) -> Result<usize, Error> {
+        let messages = &self.conversation.messages;
+        let cut = messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .unwrap_or(0);
+        let from = self.conversation.summary().map_or(0, |s| s.upto.min(cut));
+        if cut <= from {
+            return Ok(0);
+        }
+        let max = self.context.settings().max_tokens;
+        let text = {
+            let mut emit = |e: Event| obs.event(&e);
+            summarize(
+                &*self.backend,
+                &self.conversation,
+                (from, cut),
+                max,
+                &self.options().cwd,
+                &mut emit,
+            )
+            .await?
+        };
+        self.conversation.set_summary(Summary { text, upto: cut });
+        self.context
+            .set_mode(crate::context::ContextMode::Summarize);
+        obs.event(&Event::Summarized {
+            backend: self.backend.name().to_string(),
+            messages: cut - from,
+        });
+        Ok(cut - from)
+    }
+}
+
 /// Asks `backend` to summarise messages `from..cut` (after the previous summary, if any).
 pub async fn summarize(
     backend: &dyn Backend,

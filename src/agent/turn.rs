@@ -46,10 +46,10 @@ const REPEAT_LIMIT: u32 = 3;
 
 /// Owns the conversation, the backend and the tools.
 pub struct Agent {
-    backend: Box<dyn Backend>,
+    pub(super) backend: Box<dyn Backend>,
     tools: Registry,
     pub conversation: Conversation,
-    context: ContextManager,
+    pub(super) context: ContextManager,
     options: AgentOptions,
     turn: u32,
     /// Tokens and cost of every backend call so far.

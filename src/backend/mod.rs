@@ -4,6 +4,7 @@
 //! pseudo-terminal and reads its screen.
 
 mod cli;
+pub mod doctor;
 mod http;
 mod lines;
 mod pty;

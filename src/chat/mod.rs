@@ -8,10 +8,18 @@
 //! A front end keeps only its own concerns: flags, terminal, rendering, and how it asks the
 //! user to approve a tool (the observer's [`Observer::approve`]).
 
+mod cancel;
+pub mod commands;
+mod fanout;
+mod intents;
 mod logged;
 mod open;
 mod options;
+mod views;
 
+pub use cancel::Canceller;
+pub use commands::{CommandSpec, Outcome, COMMANDS};
+pub use fanout::Kept;
 pub use options::{ChatOptions, SessionChoice};
 
 use std::path::{Path, PathBuf};
@@ -56,7 +64,15 @@ pub struct Chat {
     lock: Option<SessionLock>,
     /// `--wait-session`: wait for a session another run holds instead of failing.
     wait_session: bool,
+    /// Cancels the running turn from another task.
+    canceller: Canceller,
+    /// The last comparison's answers, for `/pick` (until the next turn).
+    compared: Option<Compared>,
 }
+
+/// What a comparison left for `/pick`: each backend's name and conversation, when its turn
+/// succeeded.
+type Compared = Vec<(String, Option<crate::context::Conversation>)>;
 
 /// What a front end shows as the chat's state (`/status`, `/tokens`).
 #[derive(Debug, Clone, PartialEq)]
@@ -167,12 +183,16 @@ impl Chat {
 
     /// Runs one turn: the events go through the log to `observer`; the session is saved
     /// after it. Dropping the future cancels the turn (the backend and tools are killed);
-    /// call [`Chat::cancelled`] then.
+    /// call [`Chat::cancelled`] then. A [`Canceller`] cancels it from another task: the
+    /// turn then ends with an error of kind [`crate::ErrorKind::Cancelled`], recorded and
+    /// saved.
     pub async fn turn(
         &mut self,
         input: &str,
         observer: &mut (dyn Observer + '_),
     ) -> Result<String, Error> {
+        self.compared = None;
+        let cancelled = self.canceller.cancelled();
         // Servers that said their tools changed are read again before the turn.
         for note in self.mcp.refresh(self.agent.tools_mut()).await {
             observer.event(&crate::event::Event::Notice {
@@ -186,7 +206,17 @@ impl Chat {
                 context: &mut self.context,
                 redactor: &self.redactor,
             };
-            self.agent.run_turn(input, &mut logged).await
+            tokio::select! {
+                result = self.agent.run_turn(input, &mut logged) => Some(result),
+                () = cancelled => None,
+            }
+        };
+        let Some(result) = result else {
+            self.cancelled()?;
+            return Err(Error::new(
+                crate::ErrorKind::Cancelled,
+                "the turn was cancelled: the backend and any running tool were stopped",
+            ));
         };
         self.saved_after(result, observer)
     }
@@ -215,11 +245,11 @@ impl Chat {
 
     /// Saves after a turn; a failure to save is told to `observer`, and fails a turn that
     /// had succeeded.
-    fn saved_after(
+    fn saved_after<T>(
         &mut self,
-        result: Result<String, Error>,
+        result: Result<T, Error>,
         observer: &mut (dyn Observer + '_),
-    ) -> Result<String, Error> {
+    ) -> Result<T, Error> {
         match self.save() {
             Ok(()) => result,
             Err(e) => {
@@ -248,6 +278,9 @@ impl Chat {
         self.session.usage = self.agent.totals;
         self.session.backend = self.def.name().to_string();
         self.session.model = self.model();
+        self.session.context = Some(self.agent.context_settings().mode.to_string());
+        self.session.system = self.agent.system_prompt().cloned();
+        self.session.always = self.agent.options().policy.always();
         let result = store.save(&mut self.session, &self.redactor);
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
@@ -386,11 +419,8 @@ impl Chat {
         if let Ok(Some(fresh)) = store.load(name) {
             self.session = fresh;
         }
-        self.agent.restore(
-            self.session.conversation.clone(),
-            self.session.turns,
-            self.session.usage,
-        );
+        let session = self.session.clone();
+        self.resume_state(&session);
         self.open_log()
     }
 
@@ -429,9 +459,25 @@ impl Chat {
             .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))
     }
 
+    /// Takes what a saved session holds besides its backend and model: the conversation
+    /// and counts, the context mode, the user's system prompt, the tools answered "always".
+    pub(super) fn resume_state(&mut self, session: &Session) {
+        self.agent
+            .restore(session.conversation.clone(), session.turns, session.usage);
+        if let Some(mode) = session.context.as_deref().and_then(|m| m.parse().ok()) {
+            self.agent.set_context_mode(mode);
+        }
+        if session.system.is_some() {
+            self.agent.set_system_prompt(session.system.clone());
+        }
+        for tool in &session.always {
+            self.agent.policy_mut().allow_always(tool);
+        }
+    }
+
     /// An agent for the backend `name` that starts from this conversation and works in
     /// `folder` with this chat's settings and built-in tools (a fan-out lane).
-    pub fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {
+    fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {
         let def = self.config.backend(name)?;
         let backend = backend::build(def, &self.overrides)?;
         // The same tools, built-in and [tools.NAME] ones, without the MCP servers' (which run
@@ -499,10 +545,6 @@ impl Chat {
         &self.agent
     }
 
-    pub fn agent_mut(&mut self) -> &mut Agent {
-        &mut self.agent
-    }
-
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -528,16 +570,5 @@ impl Chat {
     /// Every backend named when several were, the session's first.
     pub fn fanout(&self) -> Option<&[String]> {
         self.fanout.as_deref()
-    }
-
-    /// Runs on one backend from now on.
-    pub fn end_fanout(&mut self) {
-        self.fanout = None;
-    }
-
-    /// Takes the conversation and counts of a fan-out (the kept lane's answer).
-    pub fn adopt(&mut self, conversation: crate::context::Conversation, totals: Totals) {
-        let turns = self.agent.turns() + 1;
-        self.agent.restore(conversation, turns, totals);
     }
 }

@@ -169,9 +169,18 @@ impl Chat {
                 .unwrap_or_default(),
         )?;
         agent.set_system_prompt(system_prompt);
+        let mut resumed_state = None;
         let session = match resumed {
             Some(s) => {
-                agent.restore(s.conversation.clone(), s.turns, s.usage);
+                // What the session ran with, but what a flag sets now.
+                let mut kept = s.clone();
+                if flagged_setting(settings, "context") {
+                    kept.context = None;
+                }
+                if options.system.is_some() || flagged_setting(settings, "system_prompt") {
+                    kept.system = None;
+                }
+                resumed_state = Some(kept);
                 s
             }
             None => {
@@ -191,6 +200,8 @@ impl Chat {
             }
         };
         let mut chat = Chat {
+            canceller: Default::default(),
+            compared: None,
             agent,
             config,
             def,
@@ -207,6 +218,9 @@ impl Chat {
             lock,
             wait_session: options.wait_session,
         };
+        if let Some(state) = resumed_state {
+            chat.resume_state(&state);
+        }
         chat.lock_session(notice)?;
         chat.session.backend = chat.def.name().to_string();
         chat.open_log()?;
@@ -276,6 +290,13 @@ fn resume(
         }
     };
     Ok((session, lock))
+}
+
+/// Whether a flag of the front end set `key`.
+fn flagged_setting(settings: &Settings, key: &str) -> bool {
+    settings
+        .raw(key)
+        .is_some_and(|(_, origin)| origin.is_flag())
 }
 
 fn no_backend(config: &Config) -> Error {

@@ -1,12 +1,11 @@
 //! The program's state between turns: the library's [`Chat`] (agent, session, log), the
-//! front end that renders it, what a comparison left for `/pick`, and the signals that stop a
-//! turn. One-shot runs and the REPL share it.
+//! front end that renders it, and the signals that stop a turn. One-shot runs and the REPL
+//! share it.
 
 use std::time::Duration;
 
 use agent_loop::chat::Chat;
 
-use super::fanout::{self, Compared};
 use super::frontend::Frontend;
 pub use super::outcome::Outcome;
 use super::signals::{Signals, Stop};
@@ -14,8 +13,6 @@ use super::signals::{Signals, Stop};
 pub struct App {
     chat: Chat,
     frontend: Frontend,
-    /// The last comparison's answers, for `/pick` (until the next turn).
-    compared: Option<Compared>,
     /// Ctrl-C, SIGTERM and SIGHUP; installed once the MCP servers have started, so that until
     /// then they end the run as usual.
     signals: Signals,
@@ -26,7 +23,6 @@ impl App {
         App {
             chat,
             frontend,
-            compared: None,
             signals: Signals::default(),
         }
     }
@@ -58,13 +54,6 @@ impl App {
         Ok(())
     }
 
-    /// `/load NAME`: continues a saved session, which the display hears of.
-    pub fn load_session(&mut self, name: &str) -> Result<(), agent_loop::Error> {
-        self.chat.load_session(name)?;
-        self.announce_session();
-        Ok(())
-    }
-
     /// Tells the display which session is now in use.
     pub fn announce_session(&self) {
         let status = self.chat.status();
@@ -91,15 +80,9 @@ impl App {
         (&mut self.frontend, &mut self.signals)
     }
 
-    /// `/pick N`: the conversation takes the N-th answer of the last comparison.
-    pub fn pick(&mut self, arg: &str) -> Result<String, agent_loop::Error> {
-        fanout::pick(&mut self.chat, self.compared.as_ref(), arg)
-    }
-
     /// Runs one turn (on every backend of a fan-out); a signal cancels it (the backend and
     /// tools are killed) and records that. The session is saved either way.
     pub async fn turn(&mut self, input: &str) -> Outcome {
-        self.compared = None;
         if let Some(names) = self.chat.fanout().map(<[String]>::to_vec) {
             return self.compare(&names, input).await;
         }
@@ -119,39 +102,36 @@ impl App {
         outcome
     }
 
-    /// Runs `task` on every backend in `names` at once (`--backend a,b`, `/compare`).
+    /// Runs `task` on every backend in `names` at once (`--backend a,b`, `/compare`); a
+    /// signal stops every backend and leaves the conversation unchanged.
     pub async fn compare(&mut self, names: &[String], task: &str) -> Outcome {
-        self.compared = None;
-        let (outcome, compared) = fanout::compare(
-            &mut self.chat,
-            &mut self.frontend,
-            &mut self.signals,
-            names,
-            task,
-        )
-        .await;
-        self.compared = compared;
+        let result = tokio::select! {
+            result = self.chat.compare(names, task, &mut self.frontend) => Ok(result),
+            stop = self.signals.next() => Err(stop),
+        };
+        let outcome = match result {
+            Ok(result) => Outcome::Done(result.map(|kept| {
+                // `/pick` exists only in the REPL; a one-shot run has nothing to pick with.
+                let repl = self.frontend.repl;
+                self.frontend.notice(&kept.notice(repl));
+                kept.answer
+            })),
+            Err(stop) => Outcome::Cancelled(stop),
+        };
+        if let Outcome::Cancelled(_) = outcome {
+            self.frontend.notice(
+                "[comparison cancelled: every backend and running tool were stopped; the conversation is unchanged]",
+            );
+            if let Err(e) = self.chat.save() {
+                self.frontend.notice(&format!("error: {e}"));
+            }
+        }
         outcome
     }
 
     /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`.
     pub fn summary_line(&self) -> String {
-        let status = self.chat.status();
-        let t = &status.totals;
-        let mut line = format!(
-            "[session {}: {}, {}",
-            status.session,
-            agent_loop::plural::count(status.turns, "turn", "turns"),
-            super::display::plain::tokens(Some(t.input), Some(t.output))
-        );
-        if t.cost > 0.0 {
-            line.push_str(&format!(", ${:.4}", t.cost));
-        }
-        if !status.saved {
-            line.push_str(", not saved");
-        }
-        line.push(']');
-        line
+        self.chat.summary_line()
     }
 }
 

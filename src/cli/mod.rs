@@ -9,7 +9,6 @@ mod commands;
 mod config_cmd;
 pub mod demo_agent;
 mod display;
-mod fanout;
 mod frontend;
 mod import_spec;
 mod input;

@@ -207,7 +207,7 @@ async fn doctor_report(
                 )
             })?,
     };
-    super::backends_cmd::doctor(&config, &name, args.request.model.clone()).await
+    agent_loop::backend::doctor::doctor(&config, &name, args.request.model.clone()).await
 }
 
 fn fail(error: &Error) -> i32 {

@@ -15,7 +15,8 @@ use crate::tools::ToolSpec;
 use crate::Error;
 
 /// How the user's text combines with the built-in preamble.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SystemMode {
     /// After the built-in instructions, under `# Instructions`.
     #[default]
@@ -38,7 +39,7 @@ impl FromStr for SystemMode {
 }
 
 /// The user's system prompt, as written (placeholders not yet filled in).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SystemPrompt {
     pub text: String,
     pub mode: SystemMode,

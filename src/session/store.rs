@@ -32,6 +32,15 @@ pub struct Session {
     #[serde(default)]
     pub usage: Totals,
     pub conversation: Conversation,
+    /// The context mode it ran with (`sliding:4`), restored unless a flag says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The user's system prompt it ran with, restored unless a flag names another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<crate::context::SystemPrompt>,
+    /// The tools the user answered "always" for, which keep running without asking.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always: Vec<String>,
 }
 
 impl Session {
@@ -48,6 +57,9 @@ impl Session {
             turns: 0,
             usage: Totals::default(),
             conversation: Conversation::new(),
+            context: None,
+            system: None,
+            always: Vec::new(),
         }
     }
 }
@@ -55,7 +67,7 @@ impl Session {
 /// A row of `agent-loop sessions`: a readable session, or a folder whose file is broken.
 #[derive(Debug)]
 pub enum Listing {
-    Ok(Session),
+    Ok(Box<Session>),
     Broken {
         name: String,
         path: PathBuf,
@@ -212,7 +224,7 @@ impl Store {
             .map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
                 match self.load(&name) {
-                    Ok(Some(s)) => Listing::Ok(s),
+                    Ok(Some(s)) => Listing::Ok(Box::new(s)),
                     Ok(None) => Listing::Broken {
                         path: self.file(&name),
                         name,

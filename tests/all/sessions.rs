@@ -311,3 +311,62 @@ fn a_resumed_session_runs_with_its_model() {
     ws.run(&["-s", "keep", "fourth"]).expect_code(0);
     assert_eq!(models(&ws), ["special", "special", "other", "other"]);
 }
+
+/// A session resumed without `--context` keeps the context mode it ran with; a flag wins.
+#[test]
+fn a_resumed_session_keeps_its_context_mode() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["--context", "sliding:2", "-s", "keep", "hi"])
+        .expect_code(0);
+    ws.run(&["-s", "keep", "again"]).expect_code(0);
+    assert_eq!(ws.saved_session()["context"], "sliding:2");
+    ws.run(&["-s", "keep", "--context", "fresh", "third"])
+        .expect_code(0);
+    assert_eq!(ws.saved_session()["context"], "fresh");
+}
+
+/// The user's system prompt is kept with the session: resumed without `--system`, the
+/// backend is still sent it.
+#[test]
+fn a_resumed_session_keeps_its_system_prompt() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let file = ws.path("persona.md");
+    std::fs::write(&file, "You answer like a pirate.\n").unwrap();
+    ws.run(&["--system", file.to_str().unwrap(), "-s", "keep", "hi"])
+        .expect_code(0);
+    std::fs::remove_file(&file).unwrap();
+    ws.run(&["-s", "keep", "again"]).expect_code(0);
+    assert!(ws.prompt(2).contains("like a pirate"), "{}", ws.prompt(2));
+    assert_eq!(
+        ws.saved_session()["system"]["text"],
+        "You answer like a pirate.\n"
+    );
+}
+
+/// A tool the user answered "always" for runs without asking in the resumed session too.
+#[test]
+fn a_resumed_session_keeps_the_tools_answered_always() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["-s", "keep", "hi"]).expect_code(0);
+    // As a REPL's "always" answer leaves it.
+    let file = ws.path("data/agent-loop/sessions/keep/session.json");
+    let mut session: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    session["always"] = serde_json::json!(["write"]);
+    std::fs::write(&file, session.to_string()).unwrap();
+    ws.reply(
+        2,
+        "<tool_call>{\"name\": \"write\", \"arguments\": {\"path\": \"out.txt\", \"content\": \"x\"}}</tool_call>\n",
+    );
+    ws.reply(3, "written\n");
+    // No terminal to ask on: without the restored answer the write would be refused.
+    ws.run(&["-s", "keep", "write it"]).expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(ws.work().join("out.txt")).unwrap(),
+        "x"
+    );
+    assert_eq!(ws.saved_session()["always"], serde_json::json!(["write"]));
+}

@@ -177,3 +177,38 @@ fn context_and_memory_commands() {
         "{screen}"
     );
 }
+
+/// `/compact` summarises what came before the last turn with the backend; the next request
+/// carries the summary in place of those messages.
+#[test]
+fn compact_summarises_the_older_turns() {
+    let ws = Workspace::new();
+    ws.reply(1, "first answer\n");
+    ws.reply(2, "second answer\n");
+    ws.reply(3, "We talked about apples.\n");
+    ws.reply(4, "third answer\n");
+    let keys = "/compact\none about apples\ntwo\n/compact\nthree\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake --session packed", keys);
+    assert_eq!(code, 0, "{screen}");
+    for expected in [
+        "[nothing to compact: the conversation holds at most one turn]",
+        "[compacted 2 messages into a summary; context mode summarize]",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    assert!(
+        ws.prompt(3).contains("User: one about apples"),
+        "{}",
+        ws.prompt(3)
+    );
+    let fourth = ws.prompt(4);
+    assert!(fourth.contains("We talked about apples."), "{fourth}");
+    assert!(!fourth.contains("first answer"), "{fourth}");
+    assert!(
+        fourth.contains("User: two") && fourth.contains("User: three"),
+        "{fourth}"
+    );
+}

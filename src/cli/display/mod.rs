@@ -18,7 +18,7 @@ pub mod plain;
 pub mod progress;
 pub mod quiet;
 mod renderer;
-pub mod sanitize;
+pub use agent_loop::sanitize;
 mod shared;
 pub mod terminfo;
 

@@ -304,15 +304,8 @@ impl Renderer for PlainDisplay {
     }
 }
 
-/// `tokens in 1234 / out 56`, or `tokens unknown` when the backend reported no count (or only
-/// zeros, which is what a backend without a token line adds up to).
-pub fn tokens(input: Option<u64>, output: Option<u64>) -> String {
-    if input.unwrap_or(0) == 0 && output.unwrap_or(0) == 0 {
-        return "tokens unknown".to_string();
-    }
-    let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
-    format!("tokens in {} / out {}", n(input), n(output))
-}
+/// The library's token counts (one wording for every front end).
+pub use agent_loop::plural::tokens;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
-use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
+use agent_loop::chat::{Chat, ChatOptions, Outcome, SessionChoice};
 use agent_loop::config::settings::Settings;
 
 use super::api::{Api, Mode};
@@ -157,7 +157,7 @@ impl Worker {
                 continue;
             }
             match job {
-                Job::Task(task) => self.turn(&task).await,
+                Job::Task(task) => self.turn(&task, None).await,
                 Job::Command(command) => self.command(command).await,
             }
         }
@@ -195,13 +195,40 @@ impl Worker {
                 let session = format!("telegram-{}", self.chat_id);
                 commands::new(chat, &session).unwrap_or_else(|e| format!("error: {e}"))
             }
+            Command::Library(line) => return self.library(&line).await,
             Command::Help | Command::Stop | Command::Unknown => commands::help(),
         };
         self.send_plain(&text).await;
     }
 
-    /// Runs one turn; sends its answer, or why there is none.
-    async fn turn(&mut self, task: &str) {
+    /// One of the library's commands; one that runs a turn (`/retry`, `/compare`) runs it as
+    /// a task is run.
+    async fn library(&mut self, line: &str) {
+        let Some(chat) = &mut self.chat else { return };
+        let (mut observer, reporter) = progress(&self.shared, self.chat_id, chat);
+        let result = chat.command(line, &mut observer).await;
+        drop(observer);
+        let _ = reporter.await;
+        let text = match result {
+            Ok(Outcome::Reply(text)) if text.is_empty() => return,
+            Ok(Outcome::Reply(text)) | Ok(Outcome::Session { reply: text, .. }) => text,
+            Ok(Outcome::Turn { notice, input }) => {
+                self.send_plain(&notice).await;
+                return self.turn(&input, None).await;
+            }
+            Ok(Outcome::Compare { backends, task }) => {
+                return self.turn(&task, Some(&backends)).await
+            }
+            Ok(Outcome::Unknown(_)) => commands::help(),
+            Err(e) => format!("error: {e}"),
+        };
+        let text = chat_redact(self.chat.as_ref(), &text);
+        self.send_plain(&text).await;
+    }
+
+    /// Runs one turn (on every backend of `compare`, at once); sends its answer, or why
+    /// there is none.
+    async fn turn(&mut self, task: &str, compare: Option<&[String]>) {
         let Some(chat) = &mut self.chat else { return };
         let shared = &self.shared;
         // A /stop that came as the last turn ended is not for this one.
@@ -216,20 +243,19 @@ impl Worker {
             self.busy.set(false);
             return self.send_plain("Stopped before it started.").await;
         };
-        let (lines, received) = mpsc::unbounded_channel();
-        let reporter = tokio::task::spawn_local(report(shared.api.clone(), self.chat_id, received));
-        let mut observer = Progress {
-            api: shared.api.clone(),
-            approvals: shared.approvals.clone(),
-            chat_id: self.chat_id,
-            approval_timeout: shared.approval_timeout,
-            lines,
-            redactor: chat.redactor().clone(),
-            debug: shared.debug,
-        };
+        let (mut observer, reporter) = progress(shared, self.chat_id, chat);
         let mut cancel_all = shared.cancel_all.clone();
+        let run = async {
+            match compare {
+                None => chat.turn(task, &mut observer).await,
+                Some(backends) => chat
+                    .compare(backends, task, &mut observer)
+                    .await
+                    .map(|kept| format!("{}\n\n{}", kept.answer, kept.notice(true))),
+            }
+        };
         let outcome = tokio::select! {
-            result = chat.turn(task, &mut observer) => Ok(result),
+            result = run => Ok(result),
             _ = self.stop.notified() => Err("Stopped."),
             _ = cancel_all.wait_for(|cancel| *cancel) => Err("Cancelled: the bot is shutting down."),
         };
@@ -242,6 +268,7 @@ impl Worker {
                 return self.send_answer(&answer).await;
             }
             Ok(Err(e)) => format!("error: {}", chat.redactor().redact(&e.to_string())),
+            Err(why) if compare.is_some() => format!("{why} The conversation is unchanged."),
             Err(why) => {
                 if let Err(e) = chat.cancelled() {
                     eprintln!("agent-loop telegram: chat {}: {e}", self.chat_id);
@@ -296,4 +323,25 @@ impl Worker {
             }
         }
     }
+}
+
+/// The observer of a chat's turn or command, and the task that shows its progress.
+fn progress(shared: &Shared, chat_id: i64, chat: &Chat) -> (Progress, JoinHandle<()>) {
+    let (lines, received) = mpsc::unbounded_channel();
+    let reporter = tokio::task::spawn_local(report(shared.api.clone(), chat_id, received));
+    let observer = Progress {
+        api: shared.api.clone(),
+        approvals: shared.approvals.clone(),
+        chat_id,
+        approval_timeout: shared.approval_timeout,
+        lines,
+        redactor: chat.redactor().clone(),
+        debug: shared.debug,
+    };
+    (observer, reporter)
+}
+
+/// `text` with the chat's secrets masked.
+fn chat_redact(chat: Option<&Chat>, text: &str) -> String {
+    chat.map_or_else(|| text.to_string(), |c| c.redactor().redact(text))
 }

@@ -1,14 +1,17 @@
 //! The bot's commands: how a message names one, what each replies, and the list given to
-//! `setMyCommands` so Telegram offers them.
+//! `setMyCommands` so Telegram offers them. The bot's own (`/start`, `/new`, `/status`,
+//! `/stop`, `/help`) come first; then every command of the library (`/undo`, `/retry`,
+//! `/model`...), run by [`Chat::command`] as the REPL runs them. The library's `/clear` is
+//! the bot's `/new`, which keeps the chat's one session name.
 
-use agent_loop::chat::Chat;
+use agent_loop::chat::{Chat, COMMANDS as LIBRARY};
 use agent_loop::session::{format_time, Store};
 use agent_loop::Error;
 
 use super::api::BotCommand;
 
-/// The commands, as `setMyCommands` registers them and `/help` lists them.
-pub const COMMANDS: [BotCommand; 5] = [
+/// The bot's own commands.
+const OWN: [BotCommand; 5] = [
     BotCommand {
         command: "start",
         description: "greet, and name the backend",
@@ -31,13 +34,27 @@ pub const COMMANDS: [BotCommand; 5] = [
     },
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The commands, as `setMyCommands` registers them and `/help` lists them.
+pub fn commands() -> Vec<BotCommand> {
+    let library = LIBRARY
+        .iter()
+        .filter(|c| c.name != "clear")
+        .map(|c| BotCommand {
+            command: c.name,
+            description: c.help,
+        });
+    OWN.into_iter().chain(library).collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Start,
     New,
     Status,
     Stop,
     Help,
+    /// One of the library's, with its arguments (the line without a `@BotName`).
+    Library(String),
     Unknown,
 }
 
@@ -51,6 +68,14 @@ pub fn parse(text: &str) -> Option<Command> {
         "status" => Command::Status,
         "stop" => Command::Stop,
         "help" => Command::Help,
+        "clear" => Command::New,
+        _ if agent_loop::chat::commands::find(text).is_some() => {
+            let rest = text
+                .trim()
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, r)| r);
+            Command::Library(format!("/{name} {}", rest.trim()).trim_end().to_string())
+        }
         _ => Command::Unknown,
     })
 }
@@ -61,7 +86,7 @@ pub fn help() -> String {
          was started in. Tools that change things ask first, with buttons. Each chat is one \
          saved conversation.\n",
     );
-    for c in &COMMANDS {
+    for c in &commands() {
         text.push_str(&format!("\n/{} - {}", c.command, c.description));
     }
     text
@@ -129,6 +154,11 @@ mod tests {
         assert_eq!(parse("/status@my_bot"), Some(Command::Status));
         assert_eq!(parse(" /stop now"), Some(Command::Stop));
         assert_eq!(parse("/what"), Some(Command::Unknown));
+        assert_eq!(
+            parse("/model@my_bot  big one"),
+            Some(Command::Library("/model big one".into()))
+        );
+        assert_eq!(parse("/clear"), Some(Command::New));
         assert_eq!(parse("list the files"), None);
     }
 }

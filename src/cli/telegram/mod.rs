@@ -28,7 +28,6 @@ use super::signals::Signals;
 use api::{backoff, Api, ApiError, Update};
 use approval::Approvals;
 use chats::{Chats, Shared};
-use commands::COMMANDS;
 
 /// How long the workers may take to end once their turns were cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(30);
@@ -168,7 +167,7 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
     // Beside the polling, which must not wait for it while the network is down.
     let commands_api = api.clone();
     tokio::task::spawn_local(async move {
-        if let Err(e) = commands_api.set_my_commands(&COMMANDS).await {
+        if let Err(e) = commands_api.set_my_commands(&commands::commands()).await {
             eprintln!("agent-loop telegram: setMyCommands failed, the commands still work: {e}");
         }
     });

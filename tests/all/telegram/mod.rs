@@ -169,7 +169,12 @@ fn a_tool_round_trip_from_an_allowed_user() {
         .iter()
         .map(|c| c["command"].as_str().unwrap())
         .collect();
-    assert_eq!(commands, ["start", "new", "status", "stop", "help"]);
+    // The bot's own, then the library's slash commands (its /clear is the bot's /new).
+    assert_eq!(commands[..5], ["start", "new", "status", "stop", "help"]);
+    for library in ["undo", "retry", "context", "compact", "model", "backend"] {
+        assert!(commands.contains(&library), "{commands:?}");
+    }
+    assert!(!commands.contains(&"clear"), "{commands:?}");
     assert_eq!(mock.wrong_token(), 0);
     assert_eq!(bot.terminate(), 0);
     // Saved as the chat's session; the token is in neither the session nor the output.
@@ -314,6 +319,15 @@ fn every_command() {
         left.is_empty().then_some(())
     });
     assert!(others.is_some(), "left running: {:?}", ws.processes());
+    // The library's commands, as the REPL runs them: /undo drops the stopped turn.
+    mock.message(ME, ME, "/model@agent_loop_bot big");
+    mock.wait_sent(ME, "[model big]");
+    mock.message(ME, ME, "/undo");
+    mock.wait_sent(ME, "[dropped the last turn]");
+    mock.message(ME, ME, "/undo");
+    mock.wait_sent(ME, "[nothing to undo]");
+    mock.message(ME, ME, "/context");
+    mock.wait_sent(ME, "[context continue: ");
     mock.message(ME, ME, "/what");
     mock.wait_sent(ME, "Unknown command");
     assert_eq!(bot.terminate(), 0);

@@ -1,0 +1,60 @@
+//! A handle that cancels a chat's running turn from elsewhere: another task (the ACP
+//! server's `session/cancel`, a bot's `/stop`) holds a clone while [`Chat::turn`] runs.
+//! Dropping the turn's future cancels it too; the handle is for a front end that does not own
+//! that future.
+//!
+//! [`Chat::turn`]: super::Chat::turn
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+/// Cancels the turn running when [`Canceller::cancel`] is called; a cancel with no turn
+/// running is not kept for the next one.
+#[derive(Debug, Clone)]
+pub struct Canceller {
+    sender: Arc<watch::Sender<u64>>,
+}
+
+impl Default for Canceller {
+    fn default() -> Self {
+        Canceller {
+            sender: Arc::new(watch::Sender::new(0)),
+        }
+    }
+}
+
+impl Canceller {
+    /// Cancels the running turn: its backend and tools are stopped, the conversation records
+    /// it, and [`Chat::turn`](super::Chat::turn) returns an error of kind `Cancelled`.
+    pub fn cancel(&self) {
+        self.sender.send_modify(|n| *n += 1);
+    }
+
+    /// Resolves at the first cancel after this call.
+    pub(super) fn cancelled(&self) -> impl std::future::Future<Output = ()> {
+        let mut receiver = self.sender.subscribe();
+        async move {
+            // A closed channel cannot happen while `self` holds the sender; wait forever then.
+            if receiver.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+
+    #[test]
+    fn a_cancel_reaches_the_turn_waiting_but_not_a_later_one() {
+        let canceller = Canceller::default();
+        let waiting = canceller.cancelled();
+        canceller.clone().cancel();
+        assert!(waiting.now_or_never().is_some());
+        // The cancel above is spent: a turn started after it runs.
+        assert!(canceller.cancelled().now_or_never().is_none());
+    }
+}

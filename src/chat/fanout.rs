@@ -1,0 +1,292 @@
+//! Fan-out: one task on several backends at once (`--backend a,b,c`, `/compare a,b TASK`).
+//! Each backend gets its own agent, with its own tool loop, working in its own copy of the
+//! working directory; their events are held back and passed on backend by backend, under a
+//! heading with the time and tokens, once all are done, so a display stays append-only.
+//! The conversation keeps the first answer that succeeded; [`Chat::pick`] keeps another.
+//! Dropping the future of [`Chat::compare`] stops every backend; the conversation is then
+//! unchanged.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::agent::Agent;
+use crate::event::{ApprovalRequest, Decision, Event, Observer};
+use crate::{BoxFuture, Error};
+
+use super::Chat;
+
+/// The most a working directory may hold to be copied for each backend.
+const MAX_COPY_BYTES: u64 = 200 * 1024 * 1024;
+
+/// The answer a comparison kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    /// From 1, in the order the backends were named.
+    pub number: usize,
+    pub backend: String,
+    pub answer: String,
+}
+
+impl Kept {
+    /// `[kept answer 1 (a)]`, with how to keep another where `/pick` can follow.
+    pub fn notice(&self, pick_hint: bool) -> String {
+        let pick = if pick_hint {
+            "; /pick N keeps another"
+        } else {
+            ""
+        };
+        format!("[kept answer {} ({}){pick}]", self.number, self.backend)
+    }
+}
+
+/// One backend's run.
+struct Lane {
+    name: String,
+    agent: Agent,
+    folder: PathBuf,
+    events: Vec<Event>,
+    result: Option<Result<String, Error>>,
+    elapsed: Duration,
+}
+
+impl Chat {
+    /// The backends named in a comma-separated list, checked to exist.
+    pub fn compare_names(&self, list: &str) -> Result<Vec<String>, Error> {
+        let names = self.config.backend_list(list)?;
+        if names.len() < 2 {
+            return Err(Error::config(format!(
+                "`{list}`: name at least two backends, separated by commas, to compare"
+            )));
+        }
+        Ok(names)
+    }
+
+    /// Runs `task` on every backend in `backends` at once and passes each one's events on,
+    /// one backend after another; keeps the first answer that succeeded and saves. Fails
+    /// with the first error when every backend failed.
+    pub async fn compare(
+        &mut self,
+        backends: &[String],
+        task: &str,
+        observer: &mut (dyn Observer + '_),
+    ) -> Result<Kept, Error> {
+        self.compared = None;
+        let result = self.run_lanes(backends, task, observer).await;
+        if let Err(e) = &result {
+            observer.event(&Event::Notice {
+                message: format!("error: {e}"),
+            });
+        }
+        let lanes = result?;
+        for (i, lane) in lanes.iter().enumerate() {
+            self.show_lane(i, lane, observer);
+        }
+        let kept = self.keep(lanes);
+        self.saved_after(kept, observer)
+    }
+
+    async fn run_lanes(
+        &mut self,
+        backends: &[String],
+        task: &str,
+        observer: &mut (dyn Observer + '_),
+    ) -> Result<Vec<Lane>, Error> {
+        // Its own folder, not one inside the working directory, which is copied for each lane.
+        let base = std::env::temp_dir();
+        let root = tempfile::Builder::new()
+            .prefix("agent-loop-compare-")
+            .tempdir_in(&base)
+            .map_err(|e| Error::config(format!("cannot make a folder in {}: {e}", base.display())))?
+            .keep();
+        let root = root.canonicalize().unwrap_or(root);
+        let cwd = self.agent.options().cwd.clone();
+        let mut lanes = Vec::new();
+        for (i, name) in backends.iter().enumerate() {
+            let folder = root.join(format!("{}-{name}", i + 1));
+            copy_tree(&cwd, &folder, &root, &mut 0)?;
+            lanes.push(Lane {
+                name: name.clone(),
+                agent: self.agent_for(name, &folder)?,
+                folder,
+                events: Vec::new(),
+                result: None,
+                elapsed: Duration::ZERO,
+            });
+        }
+        let shared = tokio::sync::Mutex::new(&mut *observer);
+        let runs = lanes.iter_mut().enumerate().map(|(i, lane)| {
+            let shared = &shared;
+            async move {
+                let mut observer = LaneObserver {
+                    label: format!("[{}] {}", i + 1, lane.name),
+                    events: Vec::new(),
+                    shared,
+                };
+                let started = Instant::now();
+                let result = lane.agent.run_turn(task, &mut observer).await;
+                lane.elapsed = started.elapsed();
+                lane.events = observer.events;
+                lane.result = Some(result);
+            }
+        });
+        futures_util::future::join_all(runs).await;
+        Ok(lanes)
+    }
+
+    /// One backend's events under its heading.
+    fn show_lane(&mut self, i: usize, lane: &Lane, observer: &mut (dyn Observer + '_)) {
+        let t = lane.agent.totals;
+        let outcome = match &lane.result {
+            Some(Ok(_)) => "",
+            _ => ", failed",
+        };
+        let heading = format!(
+            "=== [{}] {}: {:.1}s, {}{outcome}; worked in {} ===",
+            i + 1,
+            lane.name,
+            lane.elapsed.as_secs_f64(),
+            crate::plural::tokens(Some(t.input), Some(t.output)),
+            lane.folder.display()
+        );
+        // A final answer's text, so a terminal puts it on stdout with the answers.
+        observer.event(&Event::Text {
+            text: heading,
+            final_answer: true,
+        });
+        for event in &lane.events {
+            self.relay(event, observer);
+        }
+    }
+
+    /// Keeps the first successful answer in the conversation and counts every backend's
+    /// tokens.
+    fn keep(&mut self, lanes: Vec<Lane>) -> Result<Kept, Error> {
+        let mut totals = self.agent.totals;
+        let mut kept = None;
+        let mut first_error = None;
+        let mut saved = Vec::new();
+        for (i, lane) in lanes.into_iter().enumerate() {
+            let Lane {
+                name,
+                agent,
+                result,
+                ..
+            } = lane;
+            totals.input += agent.totals.input;
+            totals.output += agent.totals.output;
+            totals.cost += agent.totals.cost;
+            totals.calls += agent.totals.calls;
+            match result {
+                Some(Ok(answer)) => {
+                    if kept.is_none() {
+                        kept = Some((i, answer, agent.conversation.clone()));
+                    }
+                    saved.push((name, Some(agent.conversation)));
+                }
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                    saved.push((name, None));
+                }
+                None => saved.push((name, None)),
+            }
+        }
+        let turns = self.agent.turns() + 1;
+        let Some((i, answer, conversation)) = kept else {
+            let conversation = self.agent.conversation.clone();
+            self.agent.restore(conversation, turns, totals);
+            return Err(first_error.unwrap_or_else(|| Error::backend("no backend answered")));
+        };
+        self.agent.restore(conversation, turns, totals);
+        let backend = saved[i].0.clone();
+        self.compared = Some(saved);
+        Ok(Kept {
+            number: i + 1,
+            backend,
+            answer,
+        })
+    }
+
+    /// `/pick N`: the conversation takes the N-th answer of the last comparison instead.
+    pub fn pick(&mut self, arg: &str) -> Result<String, Error> {
+        let compared = self.compared.as_ref().ok_or_else(|| {
+            Error::config("/pick: no comparison to pick from (run /compare first)")
+        })?;
+        let n: usize = arg
+            .parse()
+            .ok()
+            .filter(|n| (1..=compared.len()).contains(n))
+            .ok_or_else(|| {
+                Error::config(format!("/pick takes a number from 1 to {}", compared.len()))
+            })?;
+        let (name, conversation) = &compared[n - 1];
+        let conversation = conversation
+            .clone()
+            .ok_or_else(|| Error::config(format!("/pick {n}: {name} failed; it has no answer")))?;
+        let name = name.clone();
+        self.agent.conversation = conversation;
+        self.save()?;
+        Ok(format!("[kept answer {n} ({name})]"))
+    }
+}
+
+/// Holds a backend's events back for [`Chat::show_lane`]; approvals are asked at once, one
+/// at a time.
+struct LaneObserver<'a, O: Observer + ?Sized> {
+    label: String,
+    events: Vec<Event>,
+    shared: &'a tokio::sync::Mutex<&'a mut O>,
+}
+
+impl<O: Observer + ?Sized> Observer for LaneObserver<'_, O> {
+    fn event(&mut self, event: &Event) {
+        // Progress is passed on as it happens when the observer is free; it names the backend.
+        if let Event::Waiting { .. } = event {
+            if let Ok(mut observer) = self.shared.try_lock() {
+                observer.event(event);
+            }
+            return;
+        }
+        self.events.push(event.clone());
+    }
+
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            let mut observer = self.shared.lock().await;
+            observer.event(&Event::Notice {
+                message: format!("{} asks:", self.label),
+            });
+            observer.approve(request).await
+        })
+    }
+}
+
+/// Copies the working directory for one backend (`.git` folders and `skip`, the folder the
+/// copies go to, left out; symbolic links kept as links), refusing past [`MAX_COPY_BYTES`].
+fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), Error> {
+    let fail = |what: &str, path: &Path, e: std::io::Error| {
+        Error::config(format!("cannot {what} {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(to).map_err(|e| fail("create", to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| fail("read", from, e))? {
+        let entry = entry.map_err(|e| fail("read", from, e))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().map_err(|e| fail("read", &src, e))?;
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&src).map_err(|e| fail("read", &src, e))?;
+            std::os::unix::fs::symlink(target, &dst).map_err(|e| fail("create", &dst, e))?;
+        } else if kind.is_dir() {
+            if entry.file_name() != ".git" && src != skip {
+                copy_tree(&src, &dst, skip, copied)?;
+            }
+        } else {
+            *copied += std::fs::copy(&src, &dst).map_err(|e| fail("copy", &src, e))?;
+            if *copied > MAX_COPY_BYTES {
+                return Err(Error::config(format!(
+                    "the working directory holds more than {} MB, too much to copy for each backend of a comparison; run it from a smaller folder",
+                    MAX_COPY_BYTES / (1024 * 1024)
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! The changes a front end asks of a chat between turns (`/context`, `/yes`, `/undo`,
+//! `/retry`, `/compact`): each one a method here, so no front end reaches into the agent,
+//! its conversation or its policy.
+
+use crate::agent::ApprovalMode;
+use crate::context::{ContextMode, Message};
+use crate::event::Observer;
+use crate::Error;
+
+use super::logged::Logged;
+use super::{Canceller, Chat};
+
+impl Chat {
+    /// A handle that cancels the running [`Chat::turn`] from another task.
+    pub fn canceller(&self) -> Canceller {
+        self.canceller.clone()
+    }
+
+    /// How much history the next requests carry; kept with the session.
+    pub fn set_context_mode(&mut self, mode: ContextMode) -> Result<(), Error> {
+        self.agent.set_context_mode(mode);
+        self.save()
+    }
+
+    /// When tools ask before they run, from now on (`/yes on|off`).
+    pub fn set_approval(&mut self, mode: ApprovalMode) {
+        self.agent.policy_mut().mode = mode;
+    }
+
+    /// The approval mode in force.
+    pub fn approval(&self) -> ApprovalMode {
+        self.agent.options().policy.mode
+    }
+
+    /// Drops the last turn (the user's message and everything after it) and saves; returns
+    /// that message, or `None` when there is no turn (`/undo`, `/retry`).
+    pub fn drop_last_turn(&mut self) -> Result<Option<String>, Error> {
+        let messages = &self.agent.conversation.messages;
+        let Some(i) = messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+        else {
+            return Ok(None);
+        };
+        let Message::User { text } = messages[i].clone() else {
+            unreachable!("rposition found a user message")
+        };
+        self.agent.truncate(i);
+        self.save()?;
+        Ok(Some(text))
+    }
+
+    /// `/compact`: summarises the conversation before the last turn with the backend now;
+    /// requests carry the summary in its place from then on.
+    pub async fn compact(&mut self, observer: &mut (dyn Observer + '_)) -> Result<String, Error> {
+        let compacted = {
+            let mut logged = Logged {
+                inner: observer,
+                log: self.log.as_mut(),
+                context: &mut self.context,
+                redactor: &self.redactor,
+            };
+            self.agent.compact(&mut logged).await?
+        };
+        self.save()?;
+        Ok(match compacted {
+            0 => "[nothing to compact: the conversation holds at most one turn]".into(),
+            n => format!(
+                "[compacted {} into a summary; context mode summarize]",
+                crate::plural::count(n, "message", "messages")
+            ),
+        })
+    }
+}

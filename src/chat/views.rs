@@ -1,0 +1,203 @@
+//! What the read-only commands show of a chat (`/tokens`, `/context`, `/history`, `/tools`,
+//! `/system`, `/export`), as text every front end shows as it is.
+
+use std::fmt::Write as _;
+
+use crate::agent::ApprovalMode;
+use crate::context::{Message, SystemMode};
+use crate::Error;
+
+use super::Chat;
+
+impl Chat {
+    /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`.
+    pub fn summary_line(&self) -> String {
+        let status = self.status();
+        let t = &status.totals;
+        let mut line = format!(
+            "[session {}: {}, {}",
+            status.session,
+            crate::plural::count(status.turns, "turn", "turns"),
+            crate::plural::tokens(Some(t.input), Some(t.output))
+        );
+        if t.cost > 0.0 {
+            let _ = write!(line, ", ${:.4}", t.cost);
+        }
+        if !status.saved {
+            line.push_str(", not saved");
+        }
+        line.push(']');
+        line
+    }
+
+    /// `[context continue: 12 messages, 3.4k tokens, 4% of 80k]`.
+    pub fn context_line(&self) -> String {
+        let mode = self.agent.context_settings().mode;
+        match self.agent.context_stats() {
+            Ok(stats) => format!("[context {mode}: {stats}]"),
+            Err(e) => format!("[context {mode}: {e}]"),
+        }
+    }
+
+    /// `/system`: what the current backend is sent as instructions, and where yours came
+    /// from.
+    pub fn system_text(&self) -> String {
+        let (agent, def) = (&self.agent, &self.def);
+        let cwd = &agent.options().cwd;
+        let memory = crate::context::memory::load(cwd).ok().flatten();
+        let system = agent.system_prompt();
+        let text = crate::backend::effective_system_prompt(
+            def,
+            system,
+            memory.as_ref(),
+            agent.tools().specs(),
+            cwd,
+        );
+        let yours = system.map_or("none".to_string(), |s| {
+            let mode = match s.mode {
+                SystemMode::Append => "append",
+                SystemMode::Replace => "replace",
+            };
+            format!("{}, {mode}", s.source)
+        });
+        format!(
+            "[system prompt of backend {}; yours: {yours}]\n{text}",
+            def.name()
+        )
+    }
+
+    /// `/tools`: each tool, whether it asks first, and the first sentence of what it does.
+    pub fn tools_text(&self) -> String {
+        let mut out = String::new();
+        for spec in self.agent.tools().specs() {
+            let asks = match self.base_mode() {
+                ApprovalMode::Never => "runs without asking",
+                ApprovalMode::AlwaysAsk => "asks first",
+                ApprovalMode::OnWrite if spec.mutating => "asks first",
+                ApprovalMode::OnWrite => "runs without asking",
+            };
+            let what = spec.description.split(". ").next().unwrap_or("");
+            let _ = writeln!(out, "  {:<6} {asks:<19} {what}", spec.name);
+        }
+        out.trim_end().to_string()
+    }
+
+    /// `/history [N]`: the last N messages (10 by default), one line each.
+    pub fn history(&self, arg: &str) -> Result<String, Error> {
+        let n: usize = if arg.is_empty() {
+            10
+        } else {
+            arg.parse()
+                .map_err(|_| Error::config(format!("/history takes a number, not `{arg}`")))?
+        };
+        let messages = &self.agent.conversation.messages;
+        if messages.is_empty() {
+            return Ok("[the conversation is empty]".into());
+        }
+        let mut out = String::new();
+        for m in &messages[messages.len().saturating_sub(n)..] {
+            let line = match m {
+                Message::User { text } => format!("You: {text}"),
+                Message::Assistant { text, tool_calls } => {
+                    let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+                    if calls.is_empty() {
+                        format!("Assistant: {text}")
+                    } else {
+                        format!("Assistant: {text} [calls {}]", calls.join(", "))
+                    }
+                }
+                Message::ToolResult {
+                    name, ok, output, ..
+                } => {
+                    let first = output.lines().next().unwrap_or("");
+                    format!("[{name} {}] {first}", if *ok { "ok" } else { "error" })
+                }
+            };
+            let _ = writeln!(out, "{}", shorten(&line, 200));
+        }
+        Ok(out.trim_end().to_string())
+    }
+
+    /// `/export FILE`: the conversation as markdown (`.md`) or JSON (`.json`), redacted.
+    pub fn export(&self, path: &str) -> Result<String, Error> {
+        let messages = &self.agent.conversation.messages;
+        let text = if path.ends_with(".json") {
+            serde_json::to_string_pretty(messages).map_err(|e| Error::config(e.to_string()))?
+        } else if path.ends_with(".md") || path.ends_with(".markdown") {
+            self.markdown()
+        } else {
+            return Err(Error::config(format!(
+                "/export {path}: name a .md or .json file"
+            )));
+        };
+        let text = self.redactor.redact(&text);
+        crate::tools::write_atomic(std::path::Path::new(path), text.as_bytes())
+            .map_err(|e| Error::config(format!("cannot write {path}: {e}")))?;
+        Ok(format!(
+            "[wrote {} to {path}]",
+            crate::plural::count(messages.len(), "message", "messages")
+        ))
+    }
+
+    fn markdown(&self) -> String {
+        let mut out = format!("# Session {}\n", self.session.name);
+        for m in &self.agent.conversation.messages {
+            match m {
+                Message::User { text } => {
+                    let _ = write!(out, "\n## User\n\n{text}\n");
+                }
+                Message::Assistant { text, tool_calls } => {
+                    let _ = write!(out, "\n## Assistant\n\n{text}\n");
+                    for c in tool_calls {
+                        let _ = write!(
+                            out,
+                            "\n**Tool call** `{}`\n\n```json\n{}\n```\n",
+                            c.name, c.args
+                        );
+                    }
+                }
+                Message::ToolResult {
+                    name, ok, output, ..
+                } => {
+                    let status = if *ok { "ok" } else { "error" };
+                    let _ = write!(
+                        out,
+                        "\n**Tool result** `{name}` ({status})\n\n```\n{output}\n```\n"
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `text` cut to at most `max` characters, at a word boundary, with `...` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(3)).collect();
+    // Back to the last space, unless that loses most of the line (one very long word).
+    let cut = match head.rfind(char::is_whitespace) {
+        Some(at) if at > head.len() / 2 => &head[..at],
+        _ => &head,
+    };
+    format!("{}...", cut.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_lines_are_cut_at_a_word_with_an_ellipsis() {
+        let line = format!("You: {}", "word ".repeat(60));
+        let short = shorten(&line, 200);
+        assert!(short.ends_with("word..."), "{short}");
+        assert!(short.chars().count() <= 200, "{short}");
+        assert_eq!(shorten("short line", 200), "short line");
+        // One long word is cut inside it rather than lost.
+        let long = "x".repeat(300);
+        assert_eq!(shorten(&long, 10), "xxxxxxx...");
+    }
+}

@@ -133,6 +133,11 @@ impl Chat {
         self.config.mcp_servers.insert(def.name.clone(), def);
     }
 
+    /// Sends the file tools through `files` (an editor's buffers) from now on.
+    pub fn set_files(&mut self, files: crate::tools::Files) {
+        self.agent.set_files(files);
+    }
+
     /// Masks the MCP logins' tokens as they are now in tools' output (so no server's answer
     /// hands one to the model) and everywhere this chat shows or writes text: starting a
     /// server may have refreshed its token.

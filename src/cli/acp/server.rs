@@ -292,7 +292,7 @@ impl Server {
                     cx: cx.clone(),
                     session: id.clone(),
                 };
-                chat.agent_mut().set_files(Files(Some(Arc::new(files))));
+                chat.set_files(Files(Some(Arc::new(files))));
             }
             let notifier = Notifier {
                 cx,

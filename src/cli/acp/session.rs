@@ -1,27 +1,28 @@
 //! One ACP session: a worker task that owns its [`Chat`] and handles the session's requests
 //! in order (a prompt, a mode or backend change), and the [`Handle`] the server keeps to
-//! queue them and to cancel the running turn. Cancelling drops the turn's future, which kills
-//! the backend call and the running tool, and the prompt answers `cancelled` at once.
+//! queue them and to cancel the running turn (the chat's [`Canceller`]: the backend call and
+//! the running tool are stopped, and the prompt answers `cancelled` at once).
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOption,
+    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOption,
     SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption, SessionMode,
     SessionModeState, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::{Error as RpcError, ErrorCode};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use agent_loop::agent::ApprovalMode;
-use agent_loop::chat::Chat;
+use agent_loop::chat::{Canceller, Chat, Outcome};
 use agent_loop::{Error, ErrorKind};
 
+use super::commands::{classify, Line};
 use super::content::user_message;
 use super::updates::{Notifier, Updates};
 
@@ -41,7 +42,7 @@ pub struct Handle {
     /// A prompt is queued or running.
     busy: Rc<Cell<bool>>,
     /// Ends the running turn.
-    stop: Rc<RefCell<Option<oneshot::Sender<()>>>>,
+    canceller: Canceller,
     task: JoinHandle<()>,
 }
 
@@ -50,19 +51,18 @@ impl Handle {
     pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
         let (jobs, queue) = mpsc::unbounded_channel();
         let busy = Rc::new(Cell::new(false));
-        let stop = Rc::new(RefCell::new(None));
+        let canceller = chat.canceller();
         let worker = Worker {
             chat,
             notifier,
             cwd,
             busy: busy.clone(),
-            stop: stop.clone(),
         };
         let task = tokio::task::spawn_local(worker.run(queue));
         Handle {
             jobs,
             busy,
-            stop,
+            canceller,
             task,
         }
     }
@@ -89,9 +89,7 @@ impl Handle {
 
     /// Ends the running turn, if any.
     pub fn cancel(&self) {
-        if let Some(stop) = self.stop.borrow_mut().take() {
-            let _ = stop.send(());
-        }
+        self.canceller.cancel();
     }
 
     /// Cancels the running turn and waits for the worker to shut the chat down.
@@ -107,7 +105,6 @@ struct Worker {
     notifier: Notifier,
     cwd: PathBuf,
     busy: Rc<Cell<bool>>,
-    stop: Rc<RefCell<Option<oneshot::Sender<()>>>>,
 }
 
 impl Worker {
@@ -136,35 +133,18 @@ impl Worker {
 
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
         let text = user_message(&request.prompt).map_err(invalid)?;
-        if let Some(reply) = super::commands::run(&mut self.chat, &text).await {
-            self.notifier.message(&reply.map_err(internal)?);
-            return Ok(PromptResponse::new(StopReason::EndTurn));
-        }
-        let (stop, stopped) = oneshot::channel();
-        *self.stop.borrow_mut() = Some(stop);
-        let before = self.chat.agent().totals;
-        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
-        let outcome = tokio::select! {
-            result = self.chat.turn(&text, &mut updates) => Some(result),
-            _ = stopped => None,
-        };
-        drop(updates);
-        self.stop.borrow_mut().take();
-        let stop_reason = match outcome {
-            None => {
-                if let Err(e) = self.chat.cancelled() {
-                    eprintln!("agent-loop: {e}");
-                }
-                StopReason::Cancelled
+        let before = self.chat.status().totals;
+        let stop_reason = match classify(&text) {
+            Line::Prompt => self.turn(&text).await?,
+            Line::NotHere(name) => {
+                self.notifier.message(&format!(
+                    "/{name} is not offered in an editor's session; the editor's own session list loads one"
+                ));
+                StopReason::EndTurn
             }
-            Some(Ok(_)) => StopReason::EndTurn,
-            Some(Err(e)) if e.kind == ErrorKind::IterationCap => {
-                self.notifier.message(&format!("\n\n{e}"));
-                StopReason::MaxTurnRequests
-            }
-            Some(Err(e)) => return Err(internal(e)),
+            Line::Command => self.command(&text).await?,
         };
-        let after = self.chat.agent().totals;
+        let after = self.chat.status().totals;
         let usage = serde_json::json!({
             "usage": {
                 "inputTokens": after.input - before.input,
@@ -173,15 +153,64 @@ impl Worker {
                 "costUsd": after.cost - before.cost,
             }
         });
-        let meta = usage.as_object().cloned();
-        Ok(PromptResponse::new(stop_reason).meta(meta))
+        Ok(PromptResponse::new(stop_reason).meta(usage.as_object().cloned()))
+    }
+
+    /// Runs one turn; a cancel ends it at once.
+    async fn turn(&mut self, text: &str) -> Result<StopReason, RpcError> {
+        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
+        match self.chat.turn(text, &mut updates).await {
+            Ok(_) => Ok(StopReason::EndTurn),
+            Err(e) if e.kind == ErrorKind::Cancelled => Ok(StopReason::Cancelled),
+            Err(e) if e.kind == ErrorKind::IterationCap => {
+                self.notifier.message(&format!("\n\n{e}"));
+                Ok(StopReason::MaxTurnRequests)
+            }
+            Err(e) => Err(internal(e)),
+        }
+    }
+
+    /// Runs one of the library's commands; its answer is the agent's message. A change of
+    /// mode or backend is told to the editor too.
+    async fn command(&mut self, line: &str) -> Result<StopReason, RpcError> {
+        let (mode, backend) = (self.chat.approval(), self.chat.status().backend);
+        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
+        let outcome = self.chat.command(line, &mut updates).await;
+        drop(updates);
+        if self.chat.approval() != mode {
+            self.notifier
+                .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    self.chat.approval().to_string(),
+                )));
+        }
+        if self.chat.status().backend != backend {
+            self.notifier
+                .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    config_options(&self.chat),
+                )));
+        }
+        match outcome.map_err(invalid)? {
+            Outcome::Reply(text) | Outcome::Session { reply: text, .. } => {
+                if !text.is_empty() {
+                    self.notifier.message(&text);
+                }
+                Ok(StopReason::EndTurn)
+            }
+            Outcome::Turn { notice, input } => {
+                self.notifier.message(&format!("{notice}\n\n"));
+                self.turn(&input).await
+            }
+            Outcome::Compare { .. } | Outcome::Unknown(_) => Err(invalid(Error::config(
+                "this command is not offered in an editor's session",
+            ))),
+        }
     }
 
     fn set_mode(&mut self, mode: &str) -> Result<(), RpcError> {
         let mode: ApprovalMode = mode
             .parse()
             .map_err(|e: String| invalid(Error::config(e)))?;
-        self.chat.agent_mut().policy_mut().mode = mode;
+        self.chat.set_approval(mode);
         self.notifier
             .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
                 mode.to_string(),
@@ -233,7 +262,7 @@ pub fn config_options(chat: &Chat) -> Vec<SessionConfigOption> {
 
 /// The approval modes, as ACP session modes.
 pub fn modes(chat: &Chat) -> SessionModeState {
-    let current = chat.agent().options().policy.mode.to_string();
+    let current = chat.approval().to_string();
     let mode = |mode: ApprovalMode, name: &str, description: &str| {
         SessionMode::new(mode.to_string(), name).description(description.to_string())
     };

@@ -383,7 +383,10 @@ fn slash_commands_are_advertised_and_run() {
     let ws = Workspace::new();
     let script = steps(
         &ws,
-        vec![json!({"op": "prompt", "session": 0, "text": "/backend"})],
+        vec![
+            json!({"op": "prompt", "session": 0, "text": "/backend"}),
+            json!({"op": "prompt", "session": 0, "text": "/yes on"}),
+        ],
     );
     let seen = drive(&ws, script, &["--backend", "fake", "--no-save"]);
     let advertised = &seen.of_kind("available_commands_update")[0]["availableCommands"];
@@ -393,14 +396,18 @@ fn slash_commands_are_advertised_and_run() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
+    for name in ["clear", "model", "compact", "undo", "retry", "context"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(!names.contains(&"load"), "{names:?}");
     assert!(
-        names.contains(&"clear") && names.contains(&"model"),
-        "{names:?}"
-    );
-    assert!(
-        seen.message().contains("Backend fake"),
+        seen.message().contains("[backend fake"),
         "{}",
         seen.message()
+    );
+    assert_eq!(
+        seen.of_kind("current_mode_update")[0]["currentModeId"],
+        "never"
     );
     assert_eq!(ws.runs(), 0, "a command is no prompt");
 }

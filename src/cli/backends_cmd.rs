@@ -67,6 +67,20 @@ fn row(name: &str, def: &Definition) -> Row {
                 probe: None,
             }
         }
+        Definition::Acp(d) => {
+            let (status, program) = match which::which(&d.command) {
+                Ok(path) => (format!("found: {}", path.display()), Some(path)),
+                Err(_) => ("not on PATH".to_string(), None),
+            };
+            Row {
+                name: name.into(),
+                kind: "acp, own tools".into(),
+                target: d.command.clone(),
+                status,
+                program,
+                probe: None,
+            }
+        }
         Definition::Http(d) => Row {
             name: name.into(),
             kind: d.format.type_name().into(),
@@ -246,6 +260,23 @@ pub async fn doctor(
                     Some(sanitize(&e.message).to_string())
                 }
             }
+        }
+        Definition::Acp(d) => {
+            let mut d = d.clone();
+            if model.is_some() {
+                d.model = model;
+            }
+            let _ = writeln!(
+                out,
+                "backend {name} ({}): an ACP agent (type = \"acp\")",
+                d.defined_at
+            );
+            let probe = agent_loop::backend::AcpBackend::new(d)?
+                .probe(request, &mut emit)
+                .await;
+            let (text, failure) = probe.describe();
+            out.push_str(&sanitize(&text));
+            failure
         }
         Definition::Http(_) => {
             let overrides = Overrides {

@@ -21,7 +21,9 @@ pub mod web;
 mod web_search;
 mod write;
 
-pub use beneath::{method as confinement_method, Method as ConfinementMethod};
+pub use beneath::{
+    method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
+};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
@@ -253,7 +255,7 @@ mod tests {
         assert_eq!(spec.schema(), &schema);
         assert_eq!(
             spec.schema_text(),
-            r#"{"properties":{"q":{"type":"string"}},"type":"object"}"#
+            r#"{"type":"object","properties":{"q":{"type":"string"}}}"#
         );
     }
 }

@@ -35,6 +35,8 @@ pub struct AcpDef {
     /// The agent's own mode in which it asks no permission, set with `session/set_mode`
     /// under `--approval never` (`auto_mode`).
     pub auto_mode: Option<String>,
+    /// The enabled `[mcp.servers.NAME]`, which the agent is given to connect to itself.
+    pub mcp_servers: Vec<super::mcp::ServerDef>,
 }
 
 /// Checks a `type = "acp"` entry; every mistake names the file, the line, the backend and
@@ -90,6 +92,7 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
         progress_every: Duration::from_secs(raw.progress_s.unwrap_or(DEFAULT_PROGRESS_S).max(1)),
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
+        mcp_servers: Vec::new(),
         defined_at,
     })
 }

@@ -178,10 +178,20 @@ impl Config {
             .into_iter()
             .map(|(name, (raw, at, _))| mcp::resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, _>>()?;
-        let backends = merged
+        let mut backends = merged
             .into_iter()
             .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, Error>>()?;
+        // An ACP agent connects to the MCP servers itself.
+        for def in backends.values_mut() {
+            if let Definition::Acp(d) = def {
+                d.mcp_servers = mcp_servers
+                    .values()
+                    .filter(|s| s.enabled)
+                    .cloned()
+                    .collect();
+            }
+        }
         let tools = tools::resolve(
             tool_tables
                 .into_iter()

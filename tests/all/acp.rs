@@ -161,15 +161,9 @@ fn files_are_read_and_written_by_agent_loop_inside_the_root_only() {
         "{}",
         run.stdout()
     );
-    // A missing file is ACP's "Resource not found", which agents take as "create it".
+    // A file that does not exist reads as empty, as in Zed: agents read before creating.
     let run = ws.run(&["--backend", "acp", "read missing.txt"]);
-    assert!(
-        run.stdout()
-            .starts_with("read refused (-32002): Resource not found: /")
-            && run.stdout().ends_with("/missing.txt does not exist\n"),
-        "{}",
-        run.stdout()
-    );
+    assert_eq!(run.stdout(), "read: \n");
     let run = ws.run(&["--backend", "acp", "write made.txt"]);
     assert_eq!(run.stdout(), "write ok\n");
     assert_eq!(
@@ -358,4 +352,15 @@ fn an_agent_that_ignores_cancel_is_started_again_and_its_session_loaded() {
     assert_eq!(starts(&ws), 2);
     assert_eq!(received(&ws, "session/load").len(), 1);
     ws.assert_no_leftovers();
+}
+
+#[test]
+fn the_configured_mcp_servers_are_given_to_the_agent() {
+    let ws = acp("[mcp.servers.notes]\ncommand = \"python3\"\nargs = [\"-c\", \"pass\"]\nenv = { NOTES = \"1\" }\n");
+    ws.run(&["--backend", "acp", "hi"]).expect_code(0);
+    let servers = &received(&ws, "session/new")[0]["params"]["mcpServers"];
+    assert_eq!(
+        servers,
+        &serde_json::json!([{"name": "notes", "command": "python3", "args": ["-c", "pass"], "env": [{"name": "NOTES", "value": "1"}]}])
+    );
 }

@@ -194,11 +194,13 @@ impl Agent {
         why_ended(&self.breach, &self.stderr, &fallback)
     }
 
-    /// Ends the connection and the process group.
-    pub fn close(mut self) {
+    /// Ends the connection, which closes the agent's stdin; an agent that does not exit
+    /// within a moment has its process group killed.
+    pub async fn close(mut self) {
         if let Some(close) = self.close.take() {
             let _ = close.send(());
         }
+        let _ = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
     }
 }
 

@@ -11,6 +11,7 @@
 //! that), and closed at the end ([`Backend::shutdown`]).
 
 mod conn;
+mod mcp;
 mod probe;
 mod serve;
 mod terminal;
@@ -131,7 +132,7 @@ impl AcpBackend {
                 line: format!("(agent started again: {why})"),
             });
             if let Some(agent) = running.agent.take() {
-                agent.close();
+                agent.close().await;
             }
             running.outstanding = None;
         }
@@ -172,7 +173,7 @@ impl AcpBackend {
                 let loaded = agent
                     .request(
                         "session/load",
-                        json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": [] }),
+                        json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
                     )
                     .await;
                 match loaded {
@@ -216,7 +217,10 @@ impl AcpBackend {
         running: &mut Running,
     ) -> Result<Value, Error> {
         let setup = agent
-            .request("session/new", json!({ "cwd": cwd, "mcpServers": [] }))
+            .request(
+                "session/new",
+                json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) }),
+            )
             .await
             .map_err(|e| self.failed("session/new", e, info))?;
         let id = setup["sessionId"].as_str().unwrap_or("").to_string();
@@ -351,7 +355,7 @@ impl AcpBackend {
             Err(e) => {
                 if running.agent.as_mut().is_some_and(Agent::exited) {
                     if let Some(agent) = running.agent.take() {
-                        agent.close();
+                        agent.close().await;
                     }
                 }
                 return Err(e);
@@ -389,7 +393,7 @@ impl AcpBackend {
         let answer = self.run(request, &mut host).await;
         let running = std::mem::take(&mut *self.running.lock().await);
         if let Some(agent) = running.agent {
-            agent.close();
+            agent.close().await;
         }
         AcpProbe {
             program: self.program.clone(),
@@ -449,7 +453,7 @@ impl Backend for AcpBackend {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(agent) = self.running.lock().await.agent.take() {
-                agent.close();
+                agent.close().await;
             }
         })
     }

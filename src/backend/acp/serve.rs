@@ -80,19 +80,8 @@ fn logged(
         output,
         exit_code: None,
     });
-    result.map_err(|why| {
-        let code = if why.starts_with(NOT_FOUND) {
-            -32002
-        } else {
-            -32000
-        };
-        acp::Error::new(code, why)
-    })
+    result.map_err(|why| acp::Error::new(-32000, why))
 }
-
-/// ACP's "Resource not found" (-32002): agents treat it as a missing file (gemini reads a
-/// file before writing it, and creates it on this answer).
-const NOT_FOUND: &str = "Resource not found";
 
 fn uniq() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -104,8 +93,12 @@ fn uniq() -> u64 {
 fn read(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
     let shown = params["path"].as_str().ok_or("no `path` given")?;
     let resolved = ctx.path(shown).map_err(|o| o.output)?;
-    if std::fs::symlink_metadata(&resolved).is_err() {
-        return Err(format!("{NOT_FOUND}: {shown} does not exist"));
+    // A file that does not exist reads as empty, as in Zed (the reference client, whose
+    // buffers open empty): agents read a file before they create it (gemini fails its write
+    // on any error here, the SDK's errors reaching it as plain objects).
+    if std::fs::symlink_metadata(&resolved).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(json!({ "content": "" }));
     }
     let Opened::File(file) = open_read(ctx.root.dir(), &resolved, shown, false)? else {
         return Err(format!("{shown} is a folder, not a file"));

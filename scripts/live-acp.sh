@@ -2,8 +2,8 @@
 # The `gemini-acp` and `qwen-acp` presets on the real agents over the Agent Client Protocol,
 # against the scripted mock provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py):
 # an answer with its token counts; a file write the agent asks permission for, allowed
-# (--yes), and served through agent-loop's fs capability (in the session log), and refused
-# in a pipe; then `doctor`. Prints each outcome and its time. Not part of CI: it installs two
+# (--yes: the agent's auto mode), served through agent-loop's fs capability (in the session
+# log), allowed by an --allow rule (the question relayed) and refused in a pipe; `doctor`. Prints each outcome and its time. Not part of CI: it installs two
 # npm packages and takes a few minutes.
 #
 #   scripts/live-acp.sh [gemini|qwen ...]
@@ -110,6 +110,11 @@ for cli in "${clis[@]}"; do
   else
     echo "  the agent wrote the file itself (no fs/write_text_file request)"
   fi
+
+  fresh "$cli" write
+  agent_loop --backend "$preset" --display plain --allow 'edit:*made.txt*' "$write_it"
+  echo "allowed by --allow (the agent's question relayed): exit $code in ${seconds}s: $out"
+  check "allowed by a rule: the file was written" "$([ "$code" = 0 ] && [ -e "$work/made.txt" ]; echo $?)"
 
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain "$write_it"

@@ -249,6 +249,13 @@ fn model_and_auto_mode_are_set_through_the_session() {
     let ws = acp("auto_mode = \"yolo\"");
     let run = ws.run(&["--backend", "acp", "--model", "smart", "--yes", "hi"]);
     run.expect_code(0);
+    // The agent's note on the mode change is shown as a note, not taken as the answer.
+    assert_eq!(run.stdout(), "You said: hi\n");
+    assert!(
+        run.stderr().contains("([MODE_UPDATE] yolo)"),
+        "{}",
+        run.stderr()
+    );
     assert_eq!(
         received(&ws, "session/set_model")[0]["params"]["modelId"],
         "smart"

@@ -63,11 +63,29 @@ pub async fn run(
     host: &mut dyn Host,
 ) -> Result<Answer, Error> {
     let name = def.name.as_str();
+    let mut gathered = Gathered::default();
+    // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
+    // text after `session/set_mode`) is no part of the answer to it.
+    while let Ok(inbound) = agent.inbound.try_recv() {
+        match inbound {
+            Inbound::Notification { method, params } if method == "session/update" => {
+                let mut emit = |e: Event| host.event(e);
+                gathered.before_prompt(name, &params, &mut emit);
+            }
+            Inbound::Closed(why) => {
+                let why = why.unwrap_or_else(|| "it closed the connection".into());
+                return Err(Error::backend(format!(
+                    "backend `{name}`: the agent stopped: {}",
+                    agent.ended(&why).await
+                )));
+            }
+            _ => {}
+        }
+    }
     let number = agent
         .prompt(json!({ "sessionId": session, "prompt": prompt }))
         .map_err(|e| Error::backend(format!("backend `{name}`: cannot send the prompt: {e}")))?;
     *outstanding = Some(number);
-    let mut gathered = Gathered::default();
     let mut terminals = Terminals::default();
     let began = tokio::time::Instant::now();
     let deadline = tokio::time::sleep(def.timeout);

@@ -134,6 +134,21 @@ impl Gathered {
         }
     }
 
+    /// Reads an update that came before the prompt: its text is a note, not the answer.
+    pub fn before_prompt(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
+        let update = &params["update"];
+        if update["sessionUpdate"] != "agent_message_chunk" {
+            return self.update(backend, params, emit);
+        }
+        if let Some(text) = text_of(&update["content"]).filter(|t| !t.trim().is_empty()) {
+            emit(Event::BackendOutput {
+                backend: backend.to_string(),
+                stream: OutputStream::Screen,
+                line: format!("({})", text.trim()),
+            });
+        }
+    }
+
     /// Shows the thinking still held back (the turn is over).
     pub fn flush(&mut self, backend: &str, emit: &mut dyn FnMut(Event)) {
         let rest = std::mem::take(&mut self.thought);

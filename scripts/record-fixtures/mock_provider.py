@@ -23,6 +23,8 @@ The reply text depends only on the scenario given on the command line:
   shell     a native call of the CLI's own shell tool (the first tool offered whose
             name has "shell" in it) running `touch made.txt`; once the conversation
             holds the tool's result, "DONE touched" (Chat Completions and Gemini API)
+  write     the same with the CLI's own file-writing tool (the first whose name has
+            "write" in it) writing "written live" to --write-path; then "DONE written"
 
 Apart from `shell`, the mock never returns native tool_use / function calls, so a
 CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
@@ -60,21 +62,38 @@ SCENARIOS = {
     "mention": ("Look at a.txt and notes.md first.", 1523, 9),
     # Text once the shell tool has run; before, a call of it (see shell_tool).
     "shell": ("DONE touched", 1611, 4),
+    "write": ("DONE written", 1611, 4),
 }
 
 SHELL_COMMAND = "touch made.txt"
 
 
-def shell_tool(req):
-    """The CLI's own shell tool, when `req` offers one and holds no tool result yet: the
-    `shell` scenario calls it once, then answers."""
+def own_tool(req, scenario):
+    """The CLI's own tool of `scenario` (`shell`, `write`) and its arguments, when `req`
+    offers one and holds no tool result yet: the scenario calls it once, then answers."""
+    if scenario not in ("shell", "write"):
+        return None
+    name = shell_tool(req, scenario)
+    if not name:
+        return None
+    if scenario == "shell":
+        return name, {"command": SHELL_COMMAND}
+    return name, {"file_path": WRITE_PATH[0], "content": "written live\n"}
+
+
+WRITE_PATH = ["made.txt"]
+
+
+def shell_tool(req, word="shell"):
+    """The name of the CLI's tool with `word` in it, when `req` offers one and holds no
+    tool result yet."""
     names = []
     for tool in req.get("tools") or []:
         if "function" in tool:  # Chat Completions
             names.append((tool["function"] or {}).get("name", ""))
         for decl in tool.get("functionDeclarations") or []:  # Gemini API
             names.append(decl.get("name", ""))
-    shell = next((n for n in names if "shell" in n.lower()), None)
+    shell = next((n for n in names if word in n.lower()), None)
     done = any(m.get("role") == "tool" for m in req.get("messages") or []) or any(
         "functionResponse" in part
         for c in req.get("contents") or [] for part in c.get("parts") or [])
@@ -334,7 +353,7 @@ class Handler(BaseHTTPRequestHandler):
         text, tin, tout = self.reply(schema)
         model = req.get("model") or self.server.model
         cid = "chatcmpl-mock%06d" % next_id()
-        tool = self.server.scenario == "shell" and schema is None and shell_tool(req)
+        tool = schema is None and own_tool(req, self.server.scenario)
         usage = {"prompt_tokens": tin, "completion_tokens": tout,
                  "total_tokens": tin + tout,
                  "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -366,8 +385,7 @@ class Handler(BaseHTTPRequestHandler):
                                "logprobs": None, "finish_reason": None}]))
         if tool:
             call = {"index": 0, "id": "call_mock%06d" % next_id(), "type": "function",
-                    "function": {"name": tool,
-                                 "arguments": compact({"command": SHELL_COMMAND})}}
+                    "function": {"name": tool[0], "arguments": compact(tool[1])}}
             self.sse(None, chunk([{"index": 0, "delta": {"tool_calls": [call]},
                                    "logprobs": None, "finish_reason": None}]))
             self.sse(None, chunk([{"index": 0, "delta": {}, "logprobs": None,
@@ -480,9 +498,9 @@ class Handler(BaseHTTPRequestHandler):
                 c["finishReason"] = "STOP"
             return c
 
-        tool = self.server.scenario == "shell" and schema is None and shell_tool(req)
+        tool = schema is None and own_tool(req, self.server.scenario)
         if tool and stream:
-            call = {"functionCall": {"name": tool, "args": {"command": SHELL_COMMAND}}}
+            call = {"functionCall": {"name": tool[0], "args": tool[1]}}
             objs = [{"candidates": [{"content": {"parts": [call], "role": "model"},
                                      "index": 0, "finishReason": "STOP"}],
                      "usageMetadata": usage(tout), "modelVersion": model, "responseId": rid}]
@@ -527,7 +545,9 @@ def main():
     ap.add_argument("--port-file", help="write the chosen port here once listening")
     ap.add_argument("--log", help="append every request and reply to this file")
     ap.add_argument("--model", default="mock-model", help="model id for model lists")
+    ap.add_argument("--write-path", default="made.txt", help="the file the write scenario writes")
     args = ap.parse_args()
+    WRITE_PATH[0] = args.write_path
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

@@ -14,11 +14,20 @@ use crate::BoxFuture;
 pub struct LoopHost<'a> {
     pub obs: &'a mut dyn Observer,
     pub policy: &'a mut Policy,
+    pub tools: crate::tools::ToolContext,
 }
 
 impl Host for LoopHost<'_> {
     fn event(&mut self, event: Event) {
         self.obs.event(&event);
+    }
+
+    fn tool_context(&self) -> Option<crate::tools::ToolContext> {
+        Some(self.tools.clone())
+    }
+
+    fn approves_all(&self) -> bool {
+        self.policy.mode == super::approval::ApprovalMode::Never
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {

@@ -326,9 +326,11 @@ impl Agent {
                 cwd: &self.options.cwd,
             };
             let reply = {
+                let tools = self.tool_context();
                 let mut host = LoopHost {
                     obs,
                     policy: &mut self.options.policy,
+                    tools,
                 };
                 self.backend.call_with_host(request, &mut host).await
             }

@@ -131,6 +131,21 @@ pub async fn doctor(
                 }
             }
         }
+        Definition::Acp(d) => {
+            let mut d = d.clone();
+            if model.is_some() {
+                d.model = model;
+            }
+            let _ = writeln!(
+                out,
+                "backend {name} ({}): an ACP agent (type = \"acp\")",
+                d.defined_at
+            );
+            let probe = backend::AcpBackend::new(d)?.probe(request, &mut emit).await;
+            let (text, failure) = probe.describe();
+            out.push_str(&sanitize(&text));
+            failure
+        }
         Definition::Http(_) => {
             let overrides = Overrides {
                 model,

@@ -1,8 +1,10 @@
 //! Backends: what the agent calls once per model step. One trait, [`Backend`]; the CLI
 //! (subprocess) backend drives agent CLIs defined in `backends.toml`, the HTTP backends call
 //! LLM APIs directly, the pty backend drives an interactive terminal agent through a
-//! pseudo-terminal and reads its screen.
+//! pseudo-terminal and reads its screen, the ACP backend drives an agent through the Agent
+//! Client Protocol.
 
+mod acp;
 mod cli;
 pub mod doctor;
 mod http;
@@ -12,6 +14,7 @@ pub mod ratelimit;
 pub mod retry;
 mod system;
 
+pub use acp::{AcpBackend, AcpProbe};
 pub use cli::{CliBackend, Probe};
 pub use http::{decode_recorded, HttpBackend};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
@@ -58,6 +61,18 @@ pub type Emit<'a> = dyn FnMut(Event) + Send + 'a;
 pub trait Host: Send {
     fn event(&mut self, event: Event);
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+
+    /// Where and how agent-loop's own tools run (root, environment policy), for an agent that
+    /// asks agent-loop to read, write or run commands for it (an ACP agent); `None` where no
+    /// loop runs tools (`doctor`), and such requests are refused.
+    fn tool_context(&self) -> Option<crate::tools::ToolContext> {
+        None
+    }
+
+    /// Whether every approval question is answered yes without asking (`--approval never`).
+    fn approves_all(&self) -> bool {
+        false
+    }
 }
 
 /// One model step: conversation in, reply out.
@@ -137,6 +152,19 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
                 def.model = Some(model.clone());
             }
             Ok(Box::new(PtyBackend::new(def)?))
+        }
+        Definition::Acp(def) => {
+            if overrides.temperature.is_some() {
+                return Err(Error::config(format!(
+                    "--temp: backend `{}` is an ACP agent, which sets its own temperature",
+                    def.name
+                )));
+            }
+            let mut def = def.clone();
+            if let Some(model) = &overrides.model {
+                def.model = Some(model.clone());
+            }
+            Ok(Box::new(AcpBackend::new(def)?))
         }
     }
 }

@@ -40,5 +40,9 @@ pub fn effective_system_prompt(
             "(a terminal agent (`type = \"pty\"`) keeps its own instructions; agent-loop sends \
              it each message alone)",
         ),
+        Definition::Acp(_) => String::from(
+            "(an ACP agent (`type = \"acp\"`) keeps its own instructions; agent-loop sends \
+             it each message alone)",
+        ),
     }
 }

@@ -59,6 +59,20 @@ fn row(name: &str, def: &Definition) -> Row {
                 probe: None,
             }
         }
+        Definition::Acp(d) => {
+            let (status, program) = match which::which(&d.command) {
+                Ok(path) => (format!("found: {}", path.display()), Some(path)),
+                Err(_) => ("not on PATH".to_string(), None),
+            };
+            Row {
+                name: name.into(),
+                kind: "acp, own tools".into(),
+                target: d.command.clone(),
+                status,
+                program,
+                probe: None,
+            }
+        }
         Definition::Http(d) => Row {
             name: name.into(),
             kind: d.format.type_name().into(),

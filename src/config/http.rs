@@ -267,7 +267,9 @@ mod tests {
     fn http(config: &Config, name: &str) -> HttpDef {
         match config.backend(name).unwrap() {
             Definition::Http(def) => def.clone(),
-            Definition::Cli(_) | Definition::Pty(_) => panic!("{name} is not an HTTP backend"),
+            Definition::Cli(_) | Definition::Pty(_) | Definition::Acp(_) => {
+                panic!("{name} is not an HTTP backend")
+            }
         }
     }
 
@@ -325,7 +327,7 @@ mod tests {
         let err = load("[backends.x]\ntype = \"gemini\"\n").unwrap_err();
         assert_eq!(
             err.message,
-            "my.toml:2: backend `x`: key `type`: unknown type `gemini`; the types are cli, pty, anthropic, openai, ollama"
+            "my.toml:2: backend `x`: key `type`: unknown type `gemini`; the types are cli, pty, acp, anthropic, openai, ollama"
         );
     }
 

@@ -12,6 +12,7 @@
 //! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`);
 //! - `bool_setting`: how a boolean setting is written (`debug`, `web_keep_chrome`).
 
+mod acp;
 pub mod bool_setting;
 mod cli;
 mod cli_args;
@@ -35,6 +36,7 @@ use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
+pub use acp::{AcpDef, ACP_TYPE};
 pub use cli::{BackendDef, PromptVia};
 pub use http::{HttpDef, RetrySettings, WireFormat};
 pub use pty::{PtyDef, PTY_TYPE};
@@ -48,6 +50,7 @@ impl Definition {
             Definition::Cli(d) => &d.name,
             Definition::Http(d) => &d.name,
             Definition::Pty(d) => &d.name,
+            Definition::Acp(d) => &d.name,
         }
     }
 
@@ -56,6 +59,7 @@ impl Definition {
             Definition::Cli(d) => d.model.as_deref(),
             Definition::Http(d) => d.model.as_deref(),
             Definition::Pty(d) => d.model.as_deref(),
+            Definition::Acp(d) => d.model.as_deref(),
         }
     }
 
@@ -66,7 +70,7 @@ impl Definition {
             Definition::Cli(d) => d.context,
             Definition::Http(d) => d.context,
             // The agent keeps its own conversation; each call types the newest message.
-            Definition::Pty(_) => ContextSettings {
+            Definition::Pty(_) | Definition::Acp(_) => ContextSettings {
                 mode: ContextMode::Fresh,
                 ..ContextSettings::default()
             },
@@ -75,7 +79,7 @@ impl Definition {
 
     pub fn api_key_env(&self) -> Option<&str> {
         match self {
-            Definition::Cli(_) | Definition::Pty(_) => None,
+            Definition::Cli(_) | Definition::Pty(_) | Definition::Acp(_) => None,
             Definition::Http(d) => d.api_key_env.as_deref(),
         }
     }
@@ -91,6 +95,7 @@ impl Definition {
                 .as_ref()
                 .is_none_or(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty())),
             Definition::Pty(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
+            Definition::Acp(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
         }
     }
 }
@@ -106,6 +111,8 @@ pub enum Definition {
     Http(HttpDef),
     /// `type = "pty"`: an interactive terminal agent driven through a pseudo-terminal.
     Pty(PtyDef),
+    /// `type = "acp"`: an agent speaking the Agent Client Protocol on its stdio.
+    Acp(AcpDef),
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -171,10 +178,20 @@ impl Config {
             .into_iter()
             .map(|(name, (raw, at, _))| mcp::resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, _>>()?;
-        let backends = merged
+        let mut backends = merged
             .into_iter()
             .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
             .collect::<Result<BTreeMap<_, _>, Error>>()?;
+        // An ACP agent connects to the MCP servers itself.
+        for def in backends.values_mut() {
+            if let Definition::Acp(d) = def {
+                d.mcp_servers = mcp_servers
+                    .values()
+                    .filter(|s| s.enabled)
+                    .cloned()
+                    .collect();
+            }
+        }
         let tools = tools::resolve(
             tool_tables
                 .into_iter()
@@ -334,6 +351,14 @@ pub fn xdg_home(var: &str, fallback: &str) -> Option<PathBuf> {
 
 /// Resolves an entry by its `type`.
 fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    if raw.kind.as_ref().is_some_and(|k| k.value == ACP_TYPE) {
+        return acp::resolve(name, raw, defined_at).map(Definition::Acp);
+    }
+    if raw.auto_mode.is_some() {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}`: key `auto_mode`: only `type = \"acp\"` backends read it"
+        )));
+    }
     if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
         return pty::resolve(name, raw, defined_at).map(Definition::Pty);
     }
@@ -348,7 +373,7 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
     match WireFormat::from_type(&kind.value) {
         Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
         None => Err(Error::config(format!(
-            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, {}",
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, acp, {}",
             kind.at(),
             kind.value,
             WireFormat::ALL.map(WireFormat::type_name).join(", ")

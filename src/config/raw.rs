@@ -111,6 +111,8 @@ pub struct RawBackend {
     pub approve_keys: Option<String>,
     pub deny_keys: Option<String>,
     pub exit_keys: Option<String>,
+    // ACP agents (`type = "acp"`), see `config::acp`.
+    pub auto_mode: Option<String>,
 }
 
 impl Overlay for RawBackend {
@@ -194,7 +196,8 @@ impl Overlay for RawBackend {
             approval_regex,
             approve_keys,
             deny_keys,
-            exit_keys
+            exit_keys,
+            auto_mode
         );
     }
 }

@@ -171,7 +171,9 @@ fn context_keys_are_read_with_defaults() {
     .unwrap();
     let cli = |name: &str| match config.backend(name).unwrap() {
         Definition::Cli(d) => d.clone(),
-        Definition::Http(_) | Definition::Pty(_) => panic!("{name} is a CLI backend"),
+        Definition::Http(_) | Definition::Pty(_) | Definition::Acp(_) => {
+            panic!("{name} is a CLI backend")
+        }
     };
     let a = cli("a");
     assert_eq!(a.context, ContextSettings::default());
@@ -293,7 +295,7 @@ fn auto_order_tries_keyed_apis_then_every_cli_preset() {
             Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
             Definition::Http(d) => assert_eq!(listed, d.api_key_env.is_some(), "{name}"),
             // A single-task CLI preset of the same agent is the better pick.
-            Definition::Pty(_) => assert!(!listed, "{name}"),
+            Definition::Pty(_) | Definition::Acp(_) => assert!(!listed, "{name}"),
         }
     }
 }

@@ -9,14 +9,14 @@
 //! their own process groups, its own reqwest client for HTTP servers, and the caps on
 //! everything a server sends (`caps`).
 
-mod caps;
+pub(crate) mod caps;
 mod connection;
 mod content;
 mod handler;
 mod http;
 pub mod oauth;
 mod server;
-mod stdio;
+pub(crate) mod stdio;
 mod tool;
 mod transport;
 

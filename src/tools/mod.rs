@@ -22,7 +22,9 @@ pub mod web;
 mod web_search;
 mod write;
 
-pub use beneath::{method as confinement_method, Method as ConfinementMethod};
+pub use beneath::{
+    method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
+};
 pub use editor::{Editor, Files};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;

@@ -100,11 +100,17 @@ impl Subject {
                 Some((name, Value::String(s))) if map.len() == 1 && *name == spec.main_param => {
                     s.clone()
                 }
-                _ => map
-                    .iter()
-                    .map(|(name, value)| format!("{name}: {}", one_line(value)))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                _ => {
+                    // By name: JSON objects keep their order as sent (serde_json's
+                    // `preserve_order`, which the ACP SDK turns on), and approval rules must
+                    // not depend on it.
+                    let mut lines: Vec<String> = map
+                        .iter()
+                        .map(|(name, value)| format!("{name}: {}", one_line(value)))
+                        .collect();
+                    lines.sort();
+                    lines.join("\n")
+                }
             },
             Value::String(s) => s.clone(),
             other => other.to_string(),

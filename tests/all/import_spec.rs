@@ -68,12 +68,12 @@ fn the_spec_becomes_a_backends_toml_that_loads() {
     run.expect_code(0);
     let table = run.stdout();
     for row in [
-        "coro        cli, own tools  coro ",
-        "claude_api  anthropic       https://api.anthropic.com ",
-        "openai      openai          https://api.openai.com/v1 ",
+        "coro          cli, own tools  coro ",
+        "claude_api    anthropic       https://api.anthropic.com ",
+        "openai        openai          https://api.openai.com/v1 ",
         // The spec's endpoint is the file's; OLLAMA_HOST of the tests' environment (no
         // server) overrides it, as it would a user's.
-        "ollama      ollama          http://127.0.0.1:9 ",
+        "ollama        ollama          http://127.0.0.1:9 ",
     ] {
         assert!(table.contains(row), "no {row:?} in:\n{table}");
     }

@@ -3,6 +3,8 @@
 
 mod common;
 
+mod acp;
+mod acp_docs;
 mod acp_server;
 mod bounded_log;
 mod cli_backend;

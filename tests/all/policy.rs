@@ -175,7 +175,7 @@ fn an_mcp_tools_question_shows_every_argument() {
     let shown = String::from_utf8_lossy(&pty.output()).replace("\r\n", "\n");
     assert!(
         shown.contains(
-            "Allow mcp.tiny.fail? It asks to run (2 lines):\n  | note: /srv\\n\n  | command: curl x | sh\n"
+            "Allow mcp.tiny.fail? It asks to run (2 lines):\n  | command: curl x | sh\\n\n  | note: /srv\n"
         ),
         "{shown}"
     );

@@ -34,7 +34,9 @@ fn parsers() -> &'static agent_loop::parse::Parsers {
     static PARSERS: std::sync::OnceLock<agent_loop::parse::Parsers> = std::sync::OnceLock::new();
     PARSERS.get_or_init(|| match load(BACKEND).unwrap().backend("gen").unwrap() {
         Definition::Cli(def) => def.parsers.clone(),
-        Definition::Http(_) | Definition::Pty(_) => unreachable!("a cli entry"),
+        Definition::Http(_) | Definition::Pty(_) | Definition::Acp(_) => {
+            unreachable!("a cli entry")
+        }
     })
 }
 

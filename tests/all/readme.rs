@@ -61,10 +61,11 @@ fn blocks() -> Blocks {
         sh: Vec::new(),
         files: Vec::new(),
     };
-    // docs/pty.md's commands need a terminal agent on PATH: tests/all/pty_docs.rs runs them.
+    // docs/pty.md's and docs/acp.md's commands need an agent on PATH: tests/all/pty_docs.rs
+    // and tests/all/acp_docs.rs run them.
     for (page, text) in pages()
         .into_iter()
-        .filter(|(page, _)| page != "docs/pty.md")
+        .filter(|(page, _)| page != "docs/pty.md" && page != "docs/acp.md")
     {
         for (lang, body) in fenced(&text) {
             match lang {

@@ -234,8 +234,8 @@ impl PtyBackend {
     }
 }
 
-/// The newest user message: a terminal agent keeps the conversation itself.
-fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error> {
+/// The newest user message: a terminal (or ACP) agent keeps the conversation itself.
+pub(super) fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error> {
     request
         .window
         .messages
@@ -245,13 +245,17 @@ fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error> {
             Message::User { text } => Some(text.as_str()),
             _ => None,
         })
-        .ok_or_else(|| Error::backend("a terminal agent was called without a user message"))
+        .ok_or_else(|| {
+            Error::backend(
+                "an agent that keeps its own conversation was called without a user message",
+            )
+        })
 }
 
 /// A host that only reports events: approval questions are denied (doctor, and callers
 /// without an approval flow).
-struct EmitHost<'a, 'e> {
-    emit: &'a mut Emit<'e>,
+pub(super) struct EmitHost<'a, 'e> {
+    pub(super) emit: &'a mut Emit<'e>,
 }
 
 impl Host for EmitHost<'_, '_> {

@@ -1,0 +1,460 @@
+//! ACP agents (`type = "acp"`): an agent CLI driven through the Agent Client Protocol
+//! (JSON-RPC 2.0, one message a line on its stdio), on the protocol's official Rust SDK,
+//! protocol v1. The agent keeps its own conversation, tools, prompts and slash commands;
+//! agent-loop sends it each user message (`session/prompt`), shows what it reports
+//! (`update`), answers its permission questions with agent-loop's approval and serves its
+//! file and command requests with agent-loop's own tools (`serve`, `terminal`).
+//!
+//! The agent lives as long as the session (`conn`): started at the first message
+//! (`initialize`, `session/new` with the working directory), kept between turns, started
+//! again with a note if it died (resuming its session with `session/load` where it offers
+//! that), and closed at the end ([`Backend::shutdown`]).
+
+mod conn;
+mod mcp;
+mod probe;
+mod serve;
+mod terminal;
+mod turn;
+mod update;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::backend::{Backend, Emit, Host, Reply, Request};
+use crate::config::AcpDef;
+use crate::event::{Event, OutputStream};
+use crate::{BoxFuture, Error};
+use conn::{Agent, Failure};
+
+/// The protocol version agent-loop speaks.
+const PROTOCOL_VERSION: u64 = 1;
+
+pub struct AcpBackend {
+    def: AcpDef,
+    program: PathBuf,
+    running: tokio::sync::Mutex<Running>,
+}
+
+/// The agent between turns, and what it said of itself.
+#[derive(Default)]
+struct Running {
+    agent: Option<Agent>,
+    session: Option<String>,
+    /// The answer to `initialize`.
+    info: Value,
+    /// The answer to `session/new` (or `session/load`): modes, models.
+    setup: Value,
+    /// Its slash commands, as it last listed them.
+    commands: Vec<String>,
+    /// A prompt cancelled and not yet answered.
+    outstanding: Option<u64>,
+}
+
+/// One prompt through an ACP agent, described for `agent-loop doctor`.
+pub struct AcpProbe {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The answer to `initialize`: protocol version, capabilities, auth methods.
+    pub info: Value,
+    /// The answer to `session/new`: modes and models.
+    pub setup: Value,
+    pub commands: Vec<String>,
+    pub answer: Result<Reply, Error>,
+}
+
+impl AcpBackend {
+    /// Checks that the command exists (through `PATH` unless it is a path).
+    pub fn new(def: AcpDef) -> Result<Self, Error> {
+        let program = if def.command.contains('/') {
+            PathBuf::from(&def.command)
+        } else {
+            which::which(&def.command).map_err(|_| {
+                Error::config(format!(
+                    "backend `{}`: command `{}` is not on PATH; install it ({}), or fix \
+                     `command` ({})",
+                    def.name,
+                    def.command,
+                    if def.description.is_empty() {
+                        "see docs/acp.md"
+                    } else {
+                        &def.description
+                    },
+                    def.defined_at
+                ))
+            })?
+        };
+        Ok(AcpBackend {
+            def,
+            program,
+            running: tokio::sync::Mutex::new(Running::default()),
+        })
+    }
+
+    fn args(&self, cwd: &Path) -> Vec<String> {
+        let model = self.def.model.as_deref().unwrap_or("");
+        self.def
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{model}", model)
+                    .replace("{cwd}", &cwd.display().to_string())
+            })
+            .collect()
+    }
+
+    fn error(&self, why: impl std::fmt::Display) -> Error {
+        Error::backend(format!("backend `{}`: {why}", self.def.name))
+    }
+
+    /// The running agent with its session, started (again) when there is none, it exited,
+    /// or it did not settle after a cancelled turn.
+    async fn ensure(
+        &self,
+        running: &mut Running,
+        cwd: &Path,
+        host: &mut dyn Host,
+    ) -> Result<(), Error> {
+        if let Some(agent) = running.agent.as_mut() {
+            let settled = turn::settle(agent, &mut running.outstanding).await;
+            if settled && !agent.exited() {
+                return Ok(());
+            }
+            let why = if settled {
+                "it had exited"
+            } else {
+                "it did not stop after the turn was cancelled"
+            };
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line: format!("(agent started again: {why})"),
+            });
+            if let Some(agent) = running.agent.take() {
+                agent.close().await;
+            }
+            running.outstanding = None;
+        }
+        let dir = match &self.def.cwd {
+            Some(dir) => cwd.join(dir),
+            None => cwd.to_path_buf(),
+        };
+        let mut agent = Agent::spawn(&self.def, &self.program, &self.args(cwd), &dir)
+            .await
+            .map_err(|e| self.error(format!("cannot run {}: {e}", self.program.display())))?;
+        let serves = host.tool_context().is_some();
+        let info = tokio::time::timeout(
+            self.def.timeout,
+            agent.request(
+                "initialize",
+                json!({
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": {
+                        "fs": { "readTextFile": serves, "writeTextFile": serves },
+                        "terminal": serves,
+                    },
+                    "clientInfo": { "name": "agent-loop", "version": env!("CARGO_PKG_VERSION") },
+                }),
+            ),
+        )
+        .await
+        .map_err(|_| {
+            self.error(format!(
+                "`initialize` got no answer within timeout_s ({} s)",
+                self.def.timeout.as_secs()
+            ))
+        })?
+        .map_err(|e| self.failed("initialize", e, &Value::Null))?;
+        let cwd_text = dir.display().to_string();
+        let loads = info["agentCapabilities"]["loadSession"] == true;
+        let setup = match running.session.clone().filter(|_| loads) {
+            Some(id) => {
+                let loaded = agent
+                    .request(
+                        "session/load",
+                        json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
+                    )
+                    .await;
+                match loaded {
+                    Ok(setup) => {
+                        host.event(Event::BackendOutput {
+                            backend: self.def.name.clone(),
+                            stream: OutputStream::Screen,
+                            line: format!("(resumed the agent's session {id})"),
+                        });
+                        setup
+                    }
+                    Err(_) => {
+                        self.new_session(&mut agent, &cwd_text, &info, running)
+                            .await?
+                    }
+                }
+            }
+            None => {
+                self.new_session(&mut agent, &cwd_text, &info, running)
+                    .await?
+            }
+        };
+        self.configure(
+            &mut agent,
+            running.session.as_deref().unwrap_or(""),
+            &setup,
+            host,
+        )
+        .await;
+        running.info = info;
+        running.setup = setup;
+        running.agent = Some(agent);
+        Ok(())
+    }
+
+    async fn new_session(
+        &self,
+        agent: &mut Agent,
+        cwd: &str,
+        info: &Value,
+        running: &mut Running,
+    ) -> Result<Value, Error> {
+        let setup = agent
+            .request(
+                "session/new",
+                json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) }),
+            )
+            .await
+            .map_err(|e| self.failed("session/new", e, info))?;
+        let id = setup["sessionId"].as_str().unwrap_or("").to_string();
+        if id.is_empty() {
+            return Err(self.error("`session/new` answered without a sessionId"));
+        }
+        running.session = Some(id);
+        Ok(setup)
+    }
+
+    /// `--model` through `session/set_model`, and `--approval never` through the agent's own
+    /// auto-approve mode, where the agent offers them; a refusal is a note, not an error.
+    async fn configure(
+        &self,
+        agent: &mut Agent,
+        session: &str,
+        setup: &Value,
+        host: &mut dyn Host,
+    ) {
+        let note = |host: &mut dyn Host, line: String| {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line,
+            })
+        };
+        if let Some(model) = &self.def.model {
+            let offered = setup["models"]["availableModels"].as_array();
+            if offered.is_some() && setup["models"]["currentModelId"] != model.as_str() {
+                let set = agent
+                    .request(
+                        "session/set_model",
+                        json!({ "sessionId": session, "modelId": model }),
+                    )
+                    .await;
+                if set.is_err() {
+                    note(
+                        host,
+                        format!("(the agent did not take the model `{model}`)"),
+                    );
+                }
+            }
+        }
+        if host.approves_all() {
+            let Some(mode) = self.def.auto_mode.as_deref() else {
+                return;
+            };
+            let offered = setup["modes"]["availableModes"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["id"] == mode));
+            let set = match offered {
+                true => agent
+                    .request(
+                        "session/set_mode",
+                        json!({ "sessionId": session, "modeId": mode }),
+                    )
+                    .await
+                    .is_ok(),
+                false => false,
+            };
+            if !set {
+                note(
+                    host,
+                    format!("(the agent has no mode `{mode}`: its questions are approved here)"),
+                );
+            }
+        }
+    }
+
+    /// A failed request, in words; for an agent that needs a login, what to set up.
+    fn failed(&self, method: &str, failure: Failure, info: &Value) -> Error {
+        match failure {
+            Failure::Refused(e)
+                if i32::from(e.code) == -32000 || e.message.to_lowercase().contains("auth") =>
+            {
+                let methods: Vec<String> = info["authMethods"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|m| {
+                        let mut line = format!(
+                            "  {} ({})",
+                            m["id"].as_str().unwrap_or("?"),
+                            m["name"].as_str().unwrap_or("")
+                        );
+                        if let Some(d) = m["description"].as_str() {
+                            line.push_str(&format!(": {d}"));
+                        }
+                        line
+                    })
+                    .collect();
+                self.error(format!(
+                    "the agent needs authentication (`{method}`: {}). Set up one of its methods by \
+                     running `{}` once by itself, or set its API key in `env` (docs/acp.md):\n{}",
+                    e.message,
+                    self.def.command,
+                    if methods.is_empty() { "  (it lists none)".to_string() } else { methods.join("\n") }
+                ))
+            }
+            Failure::Refused(e) => self.error(format!(
+                "`{method}` failed: {} ({})",
+                e.message,
+                i32::from(e.code)
+            )),
+            Failure::Ended(why) => {
+                self.error(format!("the agent stopped during `{method}`: {why}"))
+            }
+            Failure::Local(why) => self.error(format!("`{method}`: {why}")),
+        }
+    }
+
+    /// One message through the agent.
+    async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
+        let message = super::pty::newest_message(&request)?;
+        let mut guard = self.running.lock().await;
+        let running = &mut *guard;
+        self.ensure(running, request.cwd, host).await?;
+        let session = running.session.clone().unwrap_or_default();
+        let agent = running.agent.as_mut().expect("started above");
+        let prompt = prompt_blocks(message, request.cwd);
+        let outcome = turn::run(
+            &self.def,
+            agent,
+            &session,
+            prompt,
+            &mut running.outstanding,
+            host,
+        )
+        .await;
+        let answer = match outcome {
+            Ok(answer) => answer,
+            Err(e) => {
+                if running.agent.as_mut().is_some_and(Agent::exited) {
+                    if let Some(agent) = running.agent.take() {
+                        agent.close().await;
+                    }
+                }
+                return Err(e);
+            }
+        };
+        let mut gathered = answer.gathered;
+        if let Some(commands) = gathered.commands.take() {
+            running.commands = commands;
+        }
+        let mut text = std::mem::take(&mut gathered.text);
+        match answer.stop_reason.as_str() {
+            "end_turn" => {}
+            "cancelled" => text.push_str("\n[the agent stopped: cancelled]"),
+            other => text.push_str(&format!("\n[the agent stopped: {other}]")),
+        }
+        if gathered.usage.is_none() {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Stderr,
+                line: "(tokens unknown: the agent reported none)".into(),
+            });
+        }
+        Ok(Reply {
+            text: text.trim().to_string(),
+            calls: Vec::new(),
+            usage: gathered.usage,
+            raw: None,
+        })
+    }
+
+    /// Runs one message and describes what the agent advertised: what `agent-loop doctor`
+    /// shows. The agent is closed afterwards.
+    pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> AcpProbe {
+        let mut host = super::pty::EmitHost { emit };
+        let answer = self.run(request, &mut host).await;
+        let running = std::mem::take(&mut *self.running.lock().await);
+        if let Some(agent) = running.agent {
+            agent.close().await;
+        }
+        AcpProbe {
+            program: self.program.clone(),
+            args: self.args(request.cwd),
+            info: running.info,
+            setup: running.setup,
+            commands: running.commands,
+            answer,
+        }
+    }
+}
+
+/// The message as text, and each `@path` naming a file as a link to it.
+fn prompt_blocks(message: &str, cwd: &Path) -> Vec<Value> {
+    let mut blocks = vec![json!({ "type": "text", "text": message })];
+    for word in message.split_whitespace() {
+        let Some(path) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = path.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+        let full = cwd.join(path);
+        if !path.is_empty() && full.is_file() {
+            blocks.push(json!({
+                "type": "resource_link",
+                "uri": format!("file://{}", full.display()),
+                "name": path,
+            }));
+        }
+    }
+    blocks
+}
+
+impl Backend for AcpBackend {
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn call<'a>(
+        &'a self,
+        request: Request<'a>,
+        emit: &'a mut Emit<'_>,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(async move {
+            let mut host = super::pty::EmitHost { emit };
+            self.run(request, &mut host).await
+        })
+    }
+
+    fn call_with_host<'a>(
+        &'a self,
+        request: Request<'a>,
+        host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<Reply, Error>> {
+        Box::pin(self.run(request, host))
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(agent) = self.running.lock().await.agent.take() {
+                agent.close().await;
+            }
+        })
+    }
+}

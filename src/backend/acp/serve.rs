@@ -1,0 +1,201 @@
+//! What an ACP agent asks of agent-loop during a turn, answered: permission questions go
+//! through agent-loop's approval (the terminal prompt, Telegram's buttons, `--yes`,
+//! `--allow`, refusal in a pipe), and file reads and writes through agent-loop's own file
+//! access (`--root` confinement without escape through links, atomic writes that keep owner
+//! and mode). Commands (`terminal/...`) are in `terminal`. A refusal goes back as the
+//! JSON-RPC error, with the reason as its message.
+
+use std::io::Read;
+
+use agent_client_protocol as acp;
+use serde_json::{json, Value};
+
+use super::terminal::Terminals;
+use super::update::paths;
+use crate::backend::Host;
+use crate::context::ToolCall;
+use crate::event::{ApprovalRequest, Decision, Event};
+use crate::tools::{open_read, replace, Opened, ToolContext};
+
+/// The most of a file the agent is sent in one read: within the cap on one message.
+const READ_CAP: u64 = 8 * 1024 * 1024;
+/// The most of a tool call's raw input shown in the approval question.
+const INPUT_SHOWN: usize = 2000;
+
+/// Answers one request of the agent; `Err` is the JSON-RPC error to send back.
+pub async fn answer(
+    backend: &str,
+    method: &str,
+    params: &Value,
+    host: &mut dyn Host,
+    terminals: &mut Terminals,
+) -> Result<Value, acp::Error> {
+    if method == "session/request_permission" {
+        return Ok(permission(params, host).await);
+    }
+    let refused = |why: &str| acp::Error::new(-32000, why.to_string());
+    let Some(ctx) = host.tool_context() else {
+        return Err(refused(&format!(
+            "{method}: agent-loop serves files and commands only in a session"
+        )));
+    };
+    match method {
+        "fs/read_text_file" => logged(backend, "read", params, host, read(params, &ctx)),
+        "fs/write_text_file" => logged(backend, "write", params, host, write(params, &ctx)),
+        m if m.starts_with("terminal/") => terminals.answer(m, params, &ctx, host).await,
+        _ => Err(acp::Error::method_not_found().data(json!({ "method": method }))),
+    }
+}
+
+/// Reports a file access in the events (and so the log), and its outcome.
+fn logged(
+    backend: &str,
+    tool: &str,
+    params: &Value,
+    host: &mut dyn Host,
+    result: Result<Value, String>,
+) -> Result<Value, acp::Error> {
+    let path = params["path"].as_str().unwrap_or("").to_string();
+    let id = format!("{backend}-{tool}-{}", uniq());
+    host.event(Event::ToolCall {
+        call: ToolCall {
+            id: id.clone(),
+            name: tool.into(),
+            args: json!({ "path": path }),
+        },
+        summary: format!("{path} (for {backend})"),
+    });
+    let output = match &result {
+        Ok(v) if tool == "read" => format!("{} bytes", v["content"].as_str().map_or(0, str::len)),
+        Ok(_) => format!(
+            "{} bytes written",
+            params["content"].as_str().map_or(0, str::len)
+        ),
+        Err(e) => e.clone(),
+    };
+    host.event(Event::ToolResult {
+        call_id: id,
+        tool: tool.into(),
+        ok: result.is_ok(),
+        output,
+        exit_code: None,
+    });
+    result.map_err(|why| acp::Error::new(-32000, why))
+}
+
+fn uniq() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// `fs/read_text_file`: the file (from `line`, 1-based, for `limit` lines).
+fn read(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
+    let shown = params["path"].as_str().ok_or("no `path` given")?;
+    let resolved = ctx.path(shown).map_err(|o| o.output)?;
+    // A file that does not exist reads as empty, as in Zed (the reference client, whose
+    // buffers open empty): agents read a file before they create it (gemini fails its write
+    // on any error here, the SDK's errors reaching it as plain objects).
+    if std::fs::symlink_metadata(&resolved).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(json!({ "content": "" }));
+    }
+    let Opened::File(file) = open_read(ctx.root.dir(), &resolved, shown, false)? else {
+        return Err(format!("{shown} is a folder, not a file"));
+    };
+    let mut bytes = Vec::new();
+    file.take(READ_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > READ_CAP {
+        return Err(format!("{shown} is larger than {READ_CAP} bytes"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
+    let start = params["line"].as_u64().map_or(0, |l| l.saturating_sub(1)) as usize;
+    let content = match (start, params["limit"].as_u64()) {
+        (0, None) => text,
+        (start, limit) => {
+            let lines = text.split_inclusive('\n').skip(start);
+            match limit {
+                Some(n) => lines.take(n as usize).collect(),
+                None => lines.collect(),
+            }
+        }
+    };
+    Ok(json!({ "content": content }))
+}
+
+/// `fs/write_text_file`: the whole file replaced, atomically.
+fn write(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
+    let shown = params["path"].as_str().ok_or("no `path` given")?;
+    let content = params["content"].as_str().ok_or("no `content` given")?;
+    let resolved = ctx.path(shown).map_err(|o| o.output)?;
+    replace(ctx.root.dir(), &resolved, shown, content.as_bytes())?;
+    Ok(json!({}))
+}
+
+/// `session/request_permission`: the whole tool call is shown, the answer mapped to the
+/// agent's own option of the matching kind.
+async fn permission(params: &Value, host: &mut dyn Host) -> Value {
+    let call = &params["toolCall"];
+    let title = call["title"].as_str().unwrap_or("a tool call");
+    let kind = call["kind"].as_str().unwrap_or("other");
+    let paths = paths(call);
+    let input = match &call["rawInput"] {
+        Value::Null => String::new(),
+        v => {
+            let mut s = v.to_string();
+            if s.len() > INPUT_SHOWN {
+                let mut end = INPUT_SHOWN;
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                s.truncate(end);
+                s.push('…');
+            }
+            s
+        }
+    };
+    // What `--allow KIND:GLOB` rules match: the title, then every file it touches.
+    let subject = std::iter::once(title.to_string())
+        .chain(paths.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut summary = format!("{title} [{kind}]");
+    for path in &paths {
+        summary.push_str(&format!("\n  file: {path}"));
+    }
+    if !input.is_empty() {
+        summary.push_str(&format!("\n  input: {input}"));
+    }
+    let request = ApprovalRequest {
+        call: ToolCall {
+            id: call["toolCallId"].as_str().unwrap_or("").to_string(),
+            name: kind.to_string(),
+            args: json!({
+                "command": subject,
+                "title": title,
+                "locations": paths,
+                "input": call["rawInput"],
+            }),
+        },
+        summary,
+    };
+    let decision = host.approve(&request).await;
+    let wanted: &[&str] = match decision {
+        Decision::Once => &["allow_once", "allow_always"],
+        Decision::Always => &["allow_always", "allow_once"],
+        Decision::Deny(_) => &["reject_once", "reject_always"],
+    };
+    let options = params["options"].as_array().cloned().unwrap_or_default();
+    let chosen = wanted.iter().find_map(|kind| {
+        options
+            .iter()
+            .find(|o| o["kind"] == *kind)
+            .and_then(|o| o["optionId"].as_str())
+    });
+    match chosen {
+        Some(id) => json!({ "outcome": { "outcome": "selected", "optionId": id } }),
+        None => json!({ "outcome": { "outcome": "cancelled" } }),
+    }
+}

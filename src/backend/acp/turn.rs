@@ -1,0 +1,240 @@
+//! One prompt through a running ACP agent: `session/prompt` sent, then everything the agent
+//! sends is read in order until the prompt's answer (its stop reason): updates become events,
+//! requests are answered through the host. The turn's time is capped (`timeout_s`): past it,
+//! `session/cancel`, and an agent that still does not answer is given up. A turn whose future
+//! is dropped (Ctrl-C, Telegram's /stop) sends `session/cancel` as it goes, and the next turn
+//! waits a grace period for the agent to settle, or starts it again.
+
+use std::time::Duration;
+
+use acp::v1::ConnectionTo;
+use acp::UntypedMessage;
+use agent_client_protocol as acp;
+use serde_json::{json, Value};
+
+use super::conn::{closed, Agent, Inbound};
+use super::serve;
+use super::terminal::Terminals;
+use super::update::{usage_in, Gathered};
+use crate::backend::Host;
+use crate::config::AcpDef;
+use crate::event::Event;
+use crate::Error;
+
+/// How long a cancelled agent has to answer its prompt before it is killed.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// What a turn gave.
+pub struct Answer {
+    pub gathered: Gathered,
+    pub stop_reason: String,
+}
+
+/// Sends `session/cancel` when dropped before the prompt was answered: the turn's future was
+/// dropped (Ctrl-C).
+struct CancelOnDrop {
+    cx: ConnectionTo<acp::Agent>,
+    session: String,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            cancel(&self.cx, &self.session);
+        }
+    }
+}
+
+fn cancel(cx: &ConnectionTo<acp::Agent>, session: &str) {
+    if let Ok(message) = UntypedMessage::new("session/cancel", json!({ "sessionId": session })) {
+        let _ = cx.send_notification(message);
+    }
+}
+
+/// Runs one prompt. On return the agent has answered it; on an error it may not have (then
+/// `*outstanding` still holds the prompt's number).
+pub async fn run(
+    def: &AcpDef,
+    agent: &mut Agent,
+    session: &str,
+    prompt: Vec<Value>,
+    outstanding: &mut Option<u64>,
+    host: &mut dyn Host,
+) -> Result<Answer, Error> {
+    let name = def.name.as_str();
+    let mut gathered = Gathered::default();
+    // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
+    // text after `session/set_mode`) is no part of the answer to it.
+    while let Ok(inbound) = agent.inbound.try_recv() {
+        match inbound {
+            Inbound::Notification { method, params } if method == "session/update" => {
+                let mut emit = |e: Event| host.event(e);
+                gathered.before_prompt(name, &params, &mut emit);
+            }
+            Inbound::Closed(why) => {
+                let why = why.unwrap_or_else(|| "it closed the connection".into());
+                return Err(Error::backend(format!(
+                    "backend `{name}`: the agent stopped: {}",
+                    agent.ended(&why).await
+                )));
+            }
+            _ => {}
+        }
+    }
+    let number = agent
+        .prompt(json!({ "sessionId": session, "prompt": prompt }))
+        .map_err(|e| Error::backend(format!("backend `{name}`: cannot send the prompt: {e}")))?;
+    *outstanding = Some(number);
+    let mut terminals = Terminals::default();
+    let began = tokio::time::Instant::now();
+    let deadline = tokio::time::sleep(def.timeout);
+    tokio::pin!(deadline);
+    let mut ticks = tokio::time::interval_at(began + def.progress_every, def.progress_every);
+    let mut cancelled_at = None;
+    let mut guard = CancelOnDrop {
+        cx: agent.cx.clone(),
+        session: session.to_string(),
+        armed: true,
+    };
+    let result = loop {
+        let inbound = tokio::select! {
+            inbound = agent.inbound.recv() => inbound,
+            _ = ticks.tick() => {
+                host.event(Event::Waiting { backend: name.to_string(), elapsed_s: began.elapsed().as_secs() });
+                continue;
+            }
+            _ = &mut deadline => {
+                if cancelled_at.is_some() {
+                    break Err(format!("it did not stop within {} s of `session/cancel`", GRACE.as_secs()));
+                }
+                cancel(&agent.cx, session);
+                cancelled_at = Some(began.elapsed());
+                deadline.as_mut().reset(tokio::time::Instant::now() + GRACE);
+                continue;
+            }
+        };
+        match inbound {
+            None | Some(Inbound::Closed(_)) => {
+                let why = match inbound {
+                    Some(Inbound::Closed(Some(why))) => why,
+                    _ => "it closed the connection".into(),
+                };
+                break Err(format!(
+                    "the agent stopped mid-turn: {}",
+                    agent.ended(&why).await
+                ));
+            }
+            Some(Inbound::Answered(n, result)) if n == number => {
+                *outstanding = None;
+                break match result {
+                    Ok(answer) => Ok(answer),
+                    Err(e) if closed(&e) => Err(format!(
+                        "the agent stopped mid-turn: {}",
+                        agent.ended("it closed its output").await
+                    )),
+                    Err(e) => Err(refusal(&e)),
+                };
+            }
+            // The answer to a prompt cancelled earlier.
+            Some(Inbound::Answered(..)) => {}
+            Some(Inbound::Notification { method, params }) => {
+                if method == "session/update" {
+                    let mut emit = |e: Event| host.event(e);
+                    gathered.update(name, &params, &mut emit);
+                }
+            }
+            Some(Inbound::Request {
+                method,
+                params,
+                responder,
+            }) => {
+                let answer = serve::answer(name, &method, &params, host, &mut terminals).await;
+                let _ = match answer {
+                    Ok(value) => responder.respond(value),
+                    Err(e) => responder.respond_with_error(e),
+                };
+            }
+        }
+    };
+    guard.armed = false;
+    terminals.report(host);
+    {
+        let mut emit = |e: Event| host.event(e);
+        gathered.flush(name, &mut emit);
+    }
+    let answer = match result {
+        Ok(answer) => answer,
+        Err(why) if cancelled_at.is_some() => {
+            return Err(Error::backend(format!(
+                "backend `{name}`: the turn passed timeout_s ({} s) and was cancelled; {why}",
+                def.timeout.as_secs()
+            )))
+        }
+        Err(why) => return Err(Error::backend(format!("backend `{name}`: {why}"))),
+    };
+    if let Some(usage) = usage_in(&answer) {
+        gathered.usage = Some(usage);
+    }
+    let stop_reason = answer["stopReason"]
+        .as_str()
+        .unwrap_or("end_turn")
+        .to_string();
+    if cancelled_at.is_some() {
+        return Err(Error::backend(format!(
+            "backend `{name}`: the turn passed timeout_s ({} s) and was cancelled",
+            def.timeout.as_secs()
+        )));
+    }
+    Ok(Answer {
+        gathered,
+        stop_reason,
+    })
+}
+
+/// An error answer to a prompt, in words.
+fn refusal(e: &agent_client_protocol::Error) -> String {
+    let code: i32 = e.code.into();
+    let mut why = format!(
+        "the agent answered the prompt with an error: {} ({code})",
+        e.message
+    );
+    if let Some(data) = &e.data {
+        why.push_str(&format!(": {data}"));
+    }
+    why
+}
+
+/// Waits (a grace period) for the answer to a prompt cancelled before: whatever else the
+/// agent sends meanwhile is passed over, its requests refused. `false`: it did not answer.
+pub async fn settle(agent: &mut Agent, outstanding: &mut Option<u64>) -> bool {
+    let Some(number) = *outstanding else {
+        return true;
+    };
+    let waited = tokio::time::timeout(GRACE, async {
+        loop {
+            match agent.inbound.recv().await {
+                None | Some(Inbound::Closed(_)) => return false,
+                Some(Inbound::Answered(n, _)) if n == number => return true,
+                Some(Inbound::Request {
+                    method, responder, ..
+                }) => {
+                    let outcome = json!({ "outcome": { "outcome": "cancelled" } });
+                    let _ = if method == "session/request_permission" {
+                        responder.respond(outcome)
+                    } else {
+                        responder
+                            .respond_with_error(agent_client_protocol::Error::request_cancelled())
+                    };
+                }
+                Some(_) => {}
+            }
+        }
+    })
+    .await;
+    let settled = waited.unwrap_or(false);
+    if settled {
+        *outstanding = None;
+    }
+    settled
+}

@@ -1,0 +1,282 @@
+//! What an ACP agent reports while it works (`session/update`), turned into agent-loop's
+//! events: the answer's text as it streams, thinking (shown where thinking is shown), the
+//! agent's own tool calls as tool activity, its plan, its slash commands and mode, and the
+//! token counts it puts in `_meta`. The updates are read as JSON, not as the SDK's types, so
+//! that an update type newer than the SDK is passed over (and logged) instead of failing the
+//! whole message.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::event::{Event, OutputStream};
+use crate::parse::Usage;
+
+/// What one turn has gathered from the updates.
+#[derive(Default)]
+pub struct Gathered {
+    pub text: String,
+    /// The newest token counts an update carried.
+    pub usage: Option<Usage>,
+    /// Thinking not yet shown: it is shown a line at a time.
+    thought: String,
+    /// Tool calls by id: their title, for the updates that carry only a status.
+    tools: HashMap<String, String>,
+    /// The agent's own slash commands (`available_commands_update`), names without `/`.
+    pub commands: Option<Vec<String>>,
+}
+
+impl Gathered {
+    /// Reads one `session/update`'s parameters, reporting through `emit`.
+    pub fn update(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
+        let update = &params["update"];
+        if let Some(usage) = usage_in(&update["_meta"]).or_else(|| usage_in(&params["_meta"])) {
+            self.usage = Some(usage);
+        }
+        let line = |stream, line: String| Event::BackendOutput {
+            backend: backend.to_string(),
+            stream,
+            line,
+        };
+        let kind = update["sessionUpdate"].as_str().unwrap_or("");
+        match kind {
+            "agent_message_chunk" => {
+                if let Some(text) = text_of(&update["content"]) {
+                    self.text.push_str(text);
+                    emit(Event::TextDelta {
+                        backend: backend.to_string(),
+                        text: text.to_string(),
+                    });
+                }
+            }
+            "agent_thought_chunk" => {
+                if let Some(text) = text_of(&update["content"]) {
+                    self.thought.push_str(text);
+                    while let Some(end) = self.thought.find('\n') {
+                        let done: String = self.thought.drain(..=end).collect();
+                        emit(line(OutputStream::Stdout, done.trim_end().to_string()));
+                    }
+                }
+            }
+            "tool_call" => {
+                let id = update["toolCallId"].as_str().unwrap_or("").to_string();
+                let title = title(update);
+                self.tools.insert(id, title.clone());
+                emit(Event::OwnTool {
+                    backend: backend.to_string(),
+                    activity: activity(&title, update),
+                });
+            }
+            "tool_call_update" => {
+                let id = update["toolCallId"].as_str().unwrap_or("");
+                let known = self.tools.get(id).cloned();
+                let status = update["status"].as_str().unwrap_or("");
+                if update.get("title").is_some() || known.is_none() {
+                    self.tools.insert(id.to_string(), title(update));
+                }
+                let title = self.tools.get(id).cloned().unwrap_or_default();
+                // The start was reported; a failure, or a change with a diff, is news.
+                if status == "failed" || has_diff(update) {
+                    emit(Event::OwnTool {
+                        backend: backend.to_string(),
+                        activity: format!("{} ({status})", activity(&title, update)),
+                    });
+                }
+            }
+            "plan" => {
+                let entries: Vec<String> = update["entries"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|e| {
+                        let mark = match e["status"].as_str() {
+                            Some("completed") => "[x]",
+                            Some("in_progress") => "[~]",
+                            _ => "[ ]",
+                        };
+                        format!("{mark} {}", e["content"].as_str().unwrap_or(""))
+                    })
+                    .collect();
+                emit(line(
+                    OutputStream::Screen,
+                    format!("plan: {}", entries.join("; ")),
+                ));
+            }
+            "available_commands_update" => {
+                let names: Vec<String> = update["availableCommands"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["name"].as_str())
+                    .map(|n| n.trim_start_matches('/').to_string())
+                    .collect();
+                self.commands = Some(names);
+            }
+            "current_mode_update" => {
+                let mode = update["currentModeId"].as_str().unwrap_or("?");
+                emit(line(OutputStream::Screen, format!("(agent mode: {mode})")));
+            }
+            "usage_update" => {
+                if let Some(cost) = update["cost"]
+                    .as_object()
+                    .filter(|c| c.get("currency").and_then(Value::as_str) == Some("USD"))
+                    .and_then(|c| c.get("amount")?.as_f64())
+                {
+                    self.usage.get_or_insert_with(Usage::default).cost = Some(cost);
+                }
+            }
+            // The user's own message, replayed by `session/load`; session details.
+            "user_message_chunk" | "session_info_update" | "config_option_update" => {}
+            other => emit(line(
+                OutputStream::Stderr,
+                format!("(ignored a session update of unknown type `{other}`)"),
+            )),
+        }
+    }
+
+    /// Reads an update that came before the prompt: its text is a note, not the answer.
+    pub fn before_prompt(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
+        let update = &params["update"];
+        if update["sessionUpdate"] != "agent_message_chunk" {
+            return self.update(backend, params, emit);
+        }
+        if let Some(text) = text_of(&update["content"]).filter(|t| !t.trim().is_empty()) {
+            emit(Event::BackendOutput {
+                backend: backend.to_string(),
+                stream: OutputStream::Screen,
+                line: format!("({})", text.trim()),
+            });
+        }
+    }
+
+    /// Shows the thinking still held back (the turn is over).
+    pub fn flush(&mut self, backend: &str, emit: &mut dyn FnMut(Event)) {
+        let rest = std::mem::take(&mut self.thought);
+        if !rest.trim().is_empty() {
+            emit(Event::BackendOutput {
+                backend: backend.to_string(),
+                stream: OutputStream::Stdout,
+                line: rest.trim_end().to_string(),
+            });
+        }
+    }
+}
+
+/// A content block's text; `None` for images, audio and resources.
+fn text_of(content: &Value) -> Option<&str> {
+    (content["type"] == "text").then(|| content["text"].as_str())?
+}
+
+fn title(update: &Value) -> String {
+    match update["title"].as_str() {
+        Some(t) if !t.is_empty() => t.to_string(),
+        _ => update["kind"].as_str().unwrap_or("tool").to_string(),
+    }
+}
+
+/// `Shell: ls`, with the files it touches.
+fn activity(title: &str, update: &Value) -> String {
+    let paths = paths(update);
+    if paths.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title} ({})", paths.join(", "))
+    }
+}
+
+/// Every file a tool call names: its locations and the paths of its diffs.
+pub fn paths(call: &Value) -> Vec<String> {
+    let locations = call["locations"].as_array().into_iter().flatten();
+    let diffs = call["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "diff");
+    let mut paths: Vec<String> = Vec::new();
+    for path in locations.chain(diffs).filter_map(|v| v["path"].as_str()) {
+        if !paths.iter().any(|p| p == path) {
+            paths.push(path.to_string());
+        }
+    }
+    paths
+}
+
+fn has_diff(update: &Value) -> bool {
+    update["content"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "diff"))
+}
+
+/// Token counts in the shapes agents report them: ACP's own `usage` (camelCase), qwen's
+/// `_meta.usage`, gemini's `_meta.quota.token_count` (snake_case).
+pub fn usage_in(value: &Value) -> Option<Usage> {
+    let shaped = [
+        &value["usage"],
+        &value["quota"]["token_count"],
+        &value["_meta"]["usage"],
+        &value["_meta"]["quota"]["token_count"],
+    ];
+    let found = shaped.into_iter().find(|v| v.is_object())?;
+    let count = |names: &[&str]| names.iter().find_map(|n| found[*n].as_u64());
+    let usage = Usage {
+        input: count(&["inputTokens", "input_tokens", "promptTokens"]),
+        output: count(&["outputTokens", "output_tokens", "completionTokens"]),
+        total: count(&["totalTokens", "total_tokens"]),
+        cache_read: count(&["cachedReadTokens", "cached_read_tokens"]),
+        cache_write: count(&["cachedWriteTokens", "cached_write_tokens"]),
+        thinking: count(&["thoughtTokens", "thought_tokens"]),
+        cost: None,
+    };
+    (usage.input.is_some() || usage.output.is_some() || usage.total.is_some()).then_some(usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_is_read_in_every_agents_shape() {
+        let gemini = json!({"stopReason": "end_turn", "_meta": {"quota": {"token_count": {"input_tokens": 12, "output_tokens": 3}}}});
+        let u = usage_in(&gemini).unwrap();
+        assert_eq!((u.input, u.output), (Some(12), Some(3)));
+        let qwen = json!({"usage": {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}});
+        let u = usage_in(&qwen).unwrap();
+        assert_eq!((u.input, u.output, u.total), (Some(5), Some(7), Some(12)));
+        assert!(usage_in(&json!({"stopReason": "end_turn"})).is_none());
+    }
+
+    #[test]
+    fn updates_become_events_and_unknown_ones_are_noted() {
+        let mut gathered = Gathered::default();
+        let mut events = Vec::new();
+        let mut emit = |e: Event| events.push(e);
+        for update in [
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}),
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "lo"}, "_meta": {"usage": {"inputTokens": 1, "outputTokens": 2}}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Shell: ls", "kind": "execute"}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "failed"}),
+            json!({"sessionUpdate": "something_new"}),
+        ] {
+            gathered.update("a", &json!({"sessionId": "s", "update": update}), &mut emit);
+        }
+        assert_eq!(gathered.text, "Hello");
+        assert_eq!(gathered.usage.unwrap().output, Some(2));
+        let shown: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::OwnTool { activity, .. } => Some(activity.clone()),
+                Event::BackendOutput { line, .. } => Some(line.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "Shell: ls",
+                "Shell: ls (failed)",
+                "(ignored a session update of unknown type `something_new`)"
+            ]
+        );
+    }
+}

@@ -20,12 +20,10 @@ pub mod backend;
 pub mod chat;
 pub mod config;
 pub mod context;
+pub mod dirs;
 pub mod error;
-pub mod event;
-pub mod jsonl;
 pub mod mcp;
 pub mod parse;
-pub mod plural;
 pub mod process;
 pub mod sanitize;
 pub mod session;
@@ -37,6 +35,4 @@ pub mod tools;
 
 pub use error::{Error, ErrorKind};
 
-/// A boxed, sendable future: the return type of the object-safe async trait methods
-/// ([`backend::Backend::call`], [`tools::Tool::run`], [`agent::Observer::approve`]).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+pub use agent_loop_protocol::{event, jsonl, plural, redact, BoxFuture};

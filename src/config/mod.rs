@@ -24,12 +24,14 @@ pub mod settings;
 mod source;
 #[cfg(test)]
 mod tests;
+mod tool_settings;
 pub mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::context::{ContextMode, ContextSettings};
+use crate::dirs::xdg_home;
 use crate::Error;
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
@@ -321,15 +323,6 @@ pub fn user_backends_path() -> Option<PathBuf> {
 /// agent-loop's folder under the XDG config home.
 pub fn config_dir() -> Option<PathBuf> {
     xdg_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("agent-loop"))
-}
-
-/// An XDG base folder: `$VAR` when it is an absolute path, else `$HOME/FALLBACK`.
-pub fn xdg_home(var: &str, fallback: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))
 }
 
 /// Resolves an entry by its `type`.

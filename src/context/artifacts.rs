@@ -32,7 +32,7 @@ impl Artifacts {
                 format!("cannot {what} {}: {e}", path.display()),
             )
         };
-        crate::session::private::create_dir(&self.dir)
+        crate::tools::private::create_dir(&self.dir)
             .map_err(|e| io_error("create the artifacts folder", &self.dir, e))?;
         let stem = format!("{}-{}", safe(call_id), safe(tool));
         // Call ids a backend chose could repeat; never overwrite an earlier artifact.
@@ -43,7 +43,7 @@ impl Artifacts {
                 format!("{stem}-{n}.txt")
             };
             let path = self.dir.join(name);
-            match crate::session::private::create_new(&path) {
+            match crate::tools::private::create_new(&path) {
                 Ok(mut file) => {
                     file.write_all(content.as_bytes())
                         .map_err(|e| io_error("write the artifact", &path, e))?;

@@ -2,18 +2,10 @@
 //! computed from, and the summary that stands in for older messages in `summarize` mode.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::tokens::{MessageSize, CALL_OVERHEAD, MESSAGE_OVERHEAD};
 
-/// A request from the model to run one tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// Unique within the conversation (`call_1`, `call_2`, ...), so results can be matched.
-    pub id: String,
-    pub name: String,
-    pub args: Value,
-}
+pub use agent_loop_protocol::ToolCall;
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

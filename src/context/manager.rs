@@ -115,8 +115,7 @@ impl ContextManager {
 
     /// The metrics of the next request to `backend`, as [`plan`](Self::plan) sees it.
     pub fn stats(&self, conversation: &Conversation, backend: &str) -> Result<ContextStats, Error> {
-        self.plan(conversation, backend)
-            .map(|p| ContextStats::from_plan(&p))
+        self.plan(conversation, backend).map(|p| stats(&p))
     }
 
     /// Plans the next request to `backend`: the plan, and in `summarize` mode, when the
@@ -154,7 +153,7 @@ impl ContextManager {
 
     /// The metrics of the last request, once (the display shows them once per turn).
     pub fn take_last_stats(&mut self) -> Option<ContextStats> {
-        self.last.take().map(|p| ContextStats::from_plan(&p))
+        self.last.take().map(|p| stats(&p))
     }
 
     /// The tool output as it goes into the context: cut past `tool_result_max_chars`, the
@@ -163,5 +162,16 @@ impl ContextManager {
         fit_tool_output(output, self.settings.tool_result_max_chars, |full| {
             self.artifacts.save(call_id, tool, full)
         })
+    }
+}
+
+/// What a planned request carries, as the metrics events and `/tokens` show it.
+fn stats(plan: &Plan) -> ContextStats {
+    ContextStats {
+        messages: plan.messages(),
+        history: plan.end,
+        summary: plan.summary,
+        tokens: plan.tokens,
+        budget: plan.max_tokens,
     }
 }

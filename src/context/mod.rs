@@ -21,7 +21,7 @@ pub mod conversation;
 pub mod formats;
 pub mod manager;
 pub mod memory;
-pub mod metrics;
+pub use agent_loop_protocol::metrics;
 pub mod modes;
 pub mod prompt;
 pub mod summarize;

@@ -12,6 +12,8 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
+use agent_loop_protocol::usage::Usage;
+
 /// How a CLI prints its reply (`output`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -234,9 +236,9 @@ impl JsonFields {
     }
 
     /// Token counts and cost, where the paths reach numbers.
-    pub fn usage(&self, docs: &[Value]) -> Option<super::Usage> {
+    pub fn usage(&self, docs: &[Value]) -> Option<Usage> {
         let count = |p: &Option<JsonPath>| Self::sum(p.as_ref(), docs).map(|n| n.round() as u64);
-        let usage = super::Usage {
+        let usage = Usage {
             input: count(&self.input_tokens),
             output: count(&self.output_tokens),
             total: count(&self.total_tokens),
@@ -244,7 +246,7 @@ impl JsonFields {
             cost: Self::sum(self.cost.as_ref(), docs),
             ..Default::default()
         };
-        (usage != super::Usage::default()).then_some(usage)
+        (usage != Usage::default()).then_some(usage)
     }
 
     /// The CLI's error message, if the error path reaches a value that is set: a non-empty

@@ -5,7 +5,7 @@
 //! removes more (`env_remove`). The values of the removed variables are also masked in every
 //! tool result before it reaches the model.
 
-use crate::session::Redactor;
+use crate::redact::Redactor;
 
 /// Always removed, whatever their name looks like.
 const ALWAYS: [&str; 2] = ["TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"];
@@ -64,28 +64,6 @@ impl EnvPolicy {
         };
         policy.redactor = Redactor::from_env(policy.removed());
         policy
-    }
-
-    /// The policy of config.toml's `[tools.bash]` for these backends' key variables.
-    pub fn from_settings(
-        settings: &crate::config::settings::Settings,
-        backend_keys: Vec<String>,
-    ) -> Self {
-        let list = |key: &str| -> Vec<String> {
-            settings.raw(key).map_or(Vec::new(), |(value, _)| {
-                value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-        };
-        EnvPolicy::new(
-            backend_keys,
-            list("tools.bash.env_keep"),
-            list("tools.bash.env_remove"),
-        )
     }
 
     /// Whether the variable `name` is kept from the tools.

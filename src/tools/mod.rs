@@ -12,6 +12,7 @@ mod env;
 mod fs;
 mod grep;
 mod ls;
+pub mod private;
 mod progress;
 mod read;
 mod read_url;

@@ -25,10 +25,10 @@ pub use reader::ScreenReader;
 
 use std::path::{Path, PathBuf};
 
-use crate::agent::{ApprovalRequest, Decision, Event, OutputStream, RawOutput};
 use crate::backend::{Backend, Emit, Host, Reply, Request};
 use crate::config::PtyDef;
 use crate::context::Message;
+use crate::event::{ApprovalRequest, Decision, Event, OutputStream, RawOutput};
 use crate::{BoxFuture, Error};
 use session::Session;
 use turn::Turn;

@@ -16,10 +16,10 @@ use tokio::time::Instant;
 
 use super::extract::{needle, Progress};
 use super::session::{Session, Wake};
-use crate::agent::{ApprovalRequest, Decision, Event, OutputStream};
 use crate::backend::Host;
 use crate::config::PtyDef;
 use crate::context::ToolCall;
+use crate::event::{ApprovalRequest, Decision, Event, OutputStream};
 use crate::Error;
 
 /// Rows of the screen quoted in an error.

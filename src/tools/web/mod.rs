@@ -14,8 +14,6 @@ use std::time::Duration;
 
 use globset::GlobMatcher;
 
-use crate::config::bool_setting::Flag;
-
 /// How read_url fetches (`web_connect_timeout`, `web_timeout`, `web_max_bytes`) and converts
 /// (`web_keep_chrome`), and which URLs the user named in allow rules.
 #[derive(Debug, Clone)]
@@ -57,27 +55,4 @@ pub fn host_of(url: &str) -> Option<String> {
         Some(port) => format!("{}:{port}", url.host_str()?),
         None => url.host_str()?.to_string(),
     })
-}
-
-impl WebOptions {
-    /// `web_connect_timeout`, `web_timeout` (seconds), `web_max_bytes` and `web_keep_chrome`
-    /// from the settings.
-    pub fn from_settings(
-        settings: &crate::config::settings::Settings,
-    ) -> Result<Self, crate::Error> {
-        let mut web = WebOptions::default();
-        if let Some(s) = settings.get::<u64>("web_connect_timeout")? {
-            web.connect_timeout = Duration::from_secs(s.max(1));
-        }
-        if let Some(s) = settings.get::<u64>("web_timeout")? {
-            web.timeout = Duration::from_secs(s.max(1));
-        }
-        if let Some(n) = settings.get::<usize>("web_max_bytes")? {
-            web.max_bytes = n.max(1);
-        }
-        if let Some(keep) = settings.get::<Flag>("web_keep_chrome")? {
-            web.keep_chrome = keep.0;
-        }
-        Ok(web)
-    }
 }

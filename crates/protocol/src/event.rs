@@ -3,9 +3,10 @@
 
 use serde::Serialize;
 
-use crate::context::{ContextStats, ToolCall};
-use crate::parse::Usage;
+use crate::metrics::ContextStats;
+use crate::usage::Usage;
 use crate::BoxFuture;
+use crate::ToolCall;
 
 /// Which output stream of a backend a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

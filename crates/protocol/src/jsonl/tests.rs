@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::context::ToolCall;
-use crate::parse::Usage;
+use crate::usage::Usage;
+use crate::ToolCall;
 
 const TS: &str = "2024-01-02T03:04:05.006Z";
 

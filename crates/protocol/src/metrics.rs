@@ -5,8 +5,6 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::budget::Plan;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ContextStats {
     /// Messages sent (the summary not counted).
@@ -22,16 +20,6 @@ pub struct ContextStats {
 }
 
 impl ContextStats {
-    pub fn from_plan(plan: &Plan) -> Self {
-        ContextStats {
-            messages: plan.messages(),
-            history: plan.end,
-            summary: plan.summary,
-            tokens: plan.tokens,
-            budget: plan.max_tokens,
-        }
-    }
-
     /// Share of the budget used, in whole percent (at least 1 when anything is sent).
     pub fn percent(&self) -> u64 {
         if self.budget == 0 {

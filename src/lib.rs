@@ -21,18 +21,15 @@ pub mod chat;
 pub mod config;
 pub mod context;
 pub mod dirs;
-pub mod error;
 pub mod mcp;
 pub mod parse;
-pub mod process;
 pub mod sanitize;
 pub mod session;
 pub mod shown;
 pub mod spec;
 pub mod sse;
-pub mod tls;
-pub mod tools;
 
+pub use agent_loop_protocol::{error, event, jsonl, plural, redact, BoxFuture};
+pub use agent_loop_tools as tools;
+pub use agent_loop_tools::{process, tls};
 pub use error::{Error, ErrorKind};
-
-pub use agent_loop_protocol::{event, jsonl, plural, redact, BoxFuture};

@@ -2,6 +2,12 @@
 //! read_url, web_search when a search provider is set up, and the command tools of
 //! `[tools.NAME]` tables, see `custom`), each described by a JSON schema that goes into the
 //! text preamble for CLI backends and, for HTTP backends, into native tool definitions.
+//!
+//! The crate also holds what the tools run on: [`process`] (children in their own process
+//! group, with capped output and a watchdog) and [`tls`] (the one TLS setup of every HTTP
+//! client). It depends on `agent-loop-protocol` alone among agent-loop's crates: the tools
+//! take values (paths, options, an environment policy), never the settings.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod bash;
 mod beneath;
@@ -13,11 +19,13 @@ mod fs;
 mod grep;
 mod ls;
 pub mod private;
+pub mod process;
 mod progress;
 mod read;
 mod read_url;
 mod root;
 mod spec;
+pub mod tls;
 pub mod web;
 mod web_search;
 mod write;
@@ -31,6 +39,8 @@ pub use spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
 use spec::Typed;
+
+use agent_loop_protocol::{plural, redact, BoxFuture, Error};
 
 /// The built-in tools, in the order they are offered: the one list of them.
 fn builtins() -> Vec<Box<dyn Tool>> {

@@ -17,7 +17,7 @@ pub enum ErrorKind {
     Repeated,
     /// Reading input or writing output failed (exit 1).
     Io,
-    /// The user cancelled the turn through a [`crate::chat::Canceller`] (exit 130, as for
+    /// The user cancelled the turn through a canceller (`agent_loop::chat::Canceller`) (exit 130, as for
     /// Ctrl-C).
     Cancelled,
 }

@@ -55,7 +55,7 @@ pub async fn run(
     }
     for (label, capture) in [("stdout", &done.stdout), ("stderr", &done.stderr)] {
         if !capture.bytes().is_empty() || capture.dropped() > 0 {
-            let text = crate::parse::strip_ansi(capture.bytes());
+            let text = agent_loop_scan::strip_ansi(capture.bytes());
             output.push_str(&format!("{label}:\n{}", text.trim_end_matches('\n')));
             if capture.dropped() > 0 {
                 output.push_str(&format!(

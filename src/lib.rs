@@ -16,19 +16,13 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
-pub mod backend;
 pub mod chat;
-pub mod config;
-pub mod context;
-pub mod dirs;
 pub mod mcp;
-pub mod parse;
-pub mod sanitize;
 pub mod session;
 pub mod shown;
 pub mod spec;
-pub mod sse;
 
+pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
 pub use agent_loop_protocol::{error, event, jsonl, plural, redact, BoxFuture};
 pub use agent_loop_tools as tools;
 pub use agent_loop_tools::{process, tls};

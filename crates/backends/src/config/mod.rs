@@ -42,7 +42,7 @@ pub use http::{HttpDef, RetrySettings, WireFormat};
 pub use pty::{PtyDef, PTY_TYPE};
 
 /// The built-in backend definitions.
-pub const BUILTIN_BACKENDS: &str = include_str!("../../backends.toml");
+pub const BUILTIN_BACKENDS: &str = include_str!("../../../../backends.toml");
 
 impl Definition {
     pub fn name(&self) -> &str {

@@ -26,8 +26,9 @@ pub mod modes;
 pub mod prompt;
 pub mod summarize;
 pub mod system;
-#[cfg(test)]
-pub(crate) mod testing;
+/// Conversations of known sizes, for the tests of this crate and of the agent loop.
+#[doc(hidden)]
+pub mod testing;
 pub mod tokens;
 pub mod truncate;
 pub mod window;

@@ -17,10 +17,10 @@
 
 pub mod agent;
 pub mod chat;
+pub mod import;
 pub mod mcp;
 pub mod session;
 pub mod shown;
-pub mod spec;
 
 pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
 pub use agent_loop_protocol::{error, event, jsonl, plural, redact, BoxFuture};

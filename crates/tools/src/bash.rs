@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::command;
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 const DEFAULT_TIMEOUT_S: u64 = 120;
 
 pub struct Bash;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::spec::ToolOutput;
+use super::tool::ToolOutput;
 use crate::process::{self, Spec};
 
 /// Each of stdout and stderr is kept up to this many bytes.

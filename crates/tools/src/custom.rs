@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::command;
-use super::spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
+use super::tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 /// The type of one parameter, as written in `type = "..."`.

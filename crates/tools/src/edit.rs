@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 
 pub struct Edit;
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::beneath;
 use super::fs;
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 
 const MAX_MATCHES: usize = 200;
 const MAX_LINE: usize = 300;

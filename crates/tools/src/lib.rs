@@ -24,8 +24,8 @@ mod progress;
 mod read;
 mod read_url;
 mod root;
-mod spec;
 pub mod tls;
+mod tool;
 pub mod web;
 mod web_search;
 mod write;
@@ -35,10 +35,10 @@ pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
 pub use root::Root;
-pub use spec::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
+pub use tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
-use spec::Typed;
+use tool::Typed;
 
 use agent_loop_protocol::{plural, redact, BoxFuture, Error};
 

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use std::os::fd::AsRawFd;
 
 use super::beneath;
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 
 const MAX_ENTRIES: usize = 1000;
 

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_BYTES: usize = 200 * 1024;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 use super::web::charset::decode;
 use super::web::convert::{Converted, Converter};
 use super::web::dom::Stop;

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::spec::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
 use super::web::search::Provider;
 
 const DEFAULT_COUNT: usize = 5;

@@ -14,6 +14,7 @@
 //! [`event::Event`]s to an [`event::Observer`], which is also how a tool's approval is asked.
 //! Front ends (the binary's displays and REPL, a chat bot) only render those events.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub mod agent;
 pub mod chat;

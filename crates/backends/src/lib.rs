@@ -5,6 +5,7 @@
 //! terminal agents on a pty). It knows nothing of the agent loop, sessions or front ends,
 //! which build on it; the tools it names come from `agent-loop-tools`.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub mod backend;
 pub mod config;

@@ -4,6 +4,8 @@
 //! depends on no other crate of the workspace, so the loop, the backends, the tools and every
 //! front end can speak it without depending on each other.
 
+#![deny(unsafe_code)]
+
 pub mod error;
 pub mod event;
 pub mod jsonl;

@@ -334,9 +334,7 @@ mod tests {
         let root = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::write(root.join("a.txt"), "a").unwrap();
         std::os::unix::fs::symlink(root.join("a.txt"), root.join("link")).unwrap();
-        let fifo = std::ffi::CString::new(root.join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo reads a NUL-terminated path and creates a FIFO there.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, root.join("fifo"), 0o600.into()).unwrap();
         assert!(matches!(
             open_read(&root, &root.join("a.txt"), "a.txt", false),
             Ok(Opened::File(_))

@@ -8,6 +8,8 @@
 //! client). It depends on `agent-loop-protocol` alone among agent-loop's crates: the tools
 //! take values (paths, options, an environment policy), never the settings.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+// System calls that need it are in `process`, and getifaddrs in web/address.rs.
+#![deny(unsafe_code)]
 
 mod bash;
 mod beneath;
@@ -19,6 +21,7 @@ mod fs;
 mod grep;
 mod ls;
 pub mod private;
+#[allow(unsafe_code)]
 pub mod process;
 mod progress;
 mod read;

@@ -22,10 +22,9 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(pgid) = self.pgid {
-            // SAFETY: killpg only sends a signal; a group that is already gone yields ESRCH,
-            // which is the outcome we want anyway.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
+            // A group that is already gone yields ESRCH, which is the outcome we want anyway.
+            if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
             super::watchdog::forget(pgid);
         }

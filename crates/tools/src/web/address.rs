@@ -24,6 +24,9 @@ pub fn refused_kind(ip: IpAddr, own: &[IpAddr]) -> Option<&'static str> {
 /// The addresses of this machine's network interfaces, from `getifaddrs` (in Android's libc
 /// since API 24, the oldest Termux supports); empty when it fails, and then only the ranges
 /// are refused.
+// The one unsafe code of the crate outside `process`: no safe wrapper of getifaddrs is
+// built (rustix has none).
+#[allow(unsafe_code)]
 pub fn own_addresses() -> Vec<IpAddr> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `list` with a linked list that freeifaddrs releases; each entry

@@ -12,7 +12,15 @@
 //! whole agent loop and no terminal I/O: [`agent::Agent`] runs a turn against a
 //! [`backend::Backend`], executes the requested [`tools`] and reports everything it does as
 //! [`event::Event`]s to an [`event::Observer`], which is also how a tool's approval is asked.
-//! Front ends (the binary's displays and REPL, a chat bot) only render those events.
+//! Front ends (the binary's displays and REPL, a chat bot) only render those events and send
+//! intents: [`chat::Chat::command`] runs the slash commands every front end offers.
+//!
+//! The workspace's crates are the layers, each depending only on those before it:
+//! `agent-loop-protocol` (events, tool calls, usage, the JSON lines schema), `agent-loop-tools`
+//! (the tools and their processes), `agent-loop-backends` (configuration, context, parsers,
+//! backends), then this crate (the agent loop, sessions, MCP, the [`chat`] façade), which
+//! re-exports the others at their old paths ([`tools`], [`config`], [`backend`]...), and the
+//! binary. docs/library.md has the table.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 

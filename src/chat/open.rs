@@ -103,8 +103,10 @@ impl Chat {
         }
         let cwd = match &options.cwd {
             Some(cwd) => cwd.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?,
+            None => std::env::current_dir().map_err(|e| {
+                let message = format!("cannot read the working directory: {e}");
+                Error::caused(ErrorKind::Io, message, e)
+            })?,
         };
         let root = Root::new(options.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
         let base_mode = if options.yes {

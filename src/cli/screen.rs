@@ -90,7 +90,7 @@ impl Screen {
     /// Shows an error outside a turn; returns its exit code.
     pub fn fail(&self, error: &Error) -> i32 {
         self.lock().fatal(&error.message);
-        error.exit_code()
+        super::outcome::exit_code(error)
     }
 
     pub fn session_start(

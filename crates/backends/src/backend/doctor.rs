@@ -29,8 +29,10 @@ pub async fn doctor(
     });
     let window = Window::all(&conversation);
     let tools = Registry::builtin(None)?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(|e| {
+        let message = format!("cannot read the working directory: {e}");
+        Error::caused(crate::ErrorKind::Io, message, e)
+    })?;
     let request = Request {
         window: &window,
         tools: tools.specs(),

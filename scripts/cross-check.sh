@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The phone platforms, proved on every change (.ci/run calls this):
-#   1. `cargo check` (as clippy) of every target for aarch64-linux-android (Termux's);
+#   1. `cargo check` (as clippy) for aarch64-linux-android (Termux's) of the library and the
+#      binary, their unit tests included (`--profile test`): all the code that names Android;
 #   2. an aarch64 (musl, static) build run under qemu-aarch64 on a smoke suite of integration
 #      tests: a CLI backend's tool round trip, HTTP backend turns against the tests' mock
 #      server, the terminfo display, a session saved and resumed, the Telegram bot against
@@ -58,7 +59,7 @@ chmod +x "$cross/zigcc"
 
 # Clippy, which checks as `cargo check` does and also lints the Android-only code paths.
 timed "cargo clippy --target $android" env "CC_${android//-/_}=$cross/zigcc" \
-  cargo clippy --locked --quiet --all-targets --target "$android" -- -D warnings
+  cargo clippy --locked --quiet --lib --bins --profile test --target "$android" -- -D warnings
 
 # Unoptimised and without debug information: the quickest build to make, and quick enough
 # under qemu for the smoke suite.

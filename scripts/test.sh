@@ -49,7 +49,12 @@ for cli in $(sed -n 's/^command = "\([^"{}/]*\)"$/\1/p' backends.toml | sort -u)
     "$cli" "$root/standin-calls" "$cli" > "$root/standins/$cli"
   chmod +x "$root/standins/$cli"
 done
+# Most tests wait on the processes, pipes and sockets they drive rather than compute: four
+# test threads a core (at most 16) keep the cores busy (RUST_TEST_THREADS set by the caller wins).
+threads=$(( $(nproc 2>/dev/null || echo 2) * 4 ))
+threads=${RUST_TEST_THREADS:-$(( threads > 16 ? 16 : threads ))}
 keep=(PATH="$root/standins:$PATH" HOME="$root/home" TMPDIR="$root/tmp" LANG=C.UTF-8
+  RUST_TEST_THREADS="$threads"
   CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}")
 while IFS= read -r var; do
   keep+=("$var=${!var}")

@@ -12,31 +12,27 @@
 //! whole agent loop and no terminal I/O: [`agent::Agent`] runs a turn against a
 //! [`backend::Backend`], executes the requested [`tools`] and reports everything it does as
 //! [`event::Event`]s to an [`event::Observer`], which is also how a tool's approval is asked.
-//! Front ends (the binary's displays and REPL, a chat bot) only render those events.
+//! Front ends (the binary's displays and REPL, a chat bot) only render those events and send
+//! intents: [`chat::Chat::command`] runs the slash commands every front end offers.
+//!
+//! The workspace's crates are the layers, each depending only on those before it:
+//! `agent-loop-protocol` (events, tool calls, usage, the JSON lines schema), `agent-loop-tools`
+//! (the tools and their processes), `agent-loop-backends` (configuration, context, parsers,
+//! backends), then this crate (the agent loop, sessions, MCP, the [`chat`] façade), which
+//! re-exports the others at their old paths ([`tools`], [`config`], [`backend`]...), and the
+//! binary. docs/library.md has the table.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub mod agent;
-pub mod backend;
 pub mod chat;
-pub mod config;
-pub mod context;
-pub mod error;
-pub mod event;
-pub mod jsonl;
+pub mod import;
 pub mod mcp;
-pub mod parse;
-pub mod plural;
-pub mod process;
-pub mod sanitize;
 pub mod session;
 pub mod shown;
-pub mod spec;
-pub mod sse;
-pub mod tls;
-pub mod tools;
 
+pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
+pub use agent_loop_protocol::{error, event, jsonl, plural, redact, BoxFuture};
+pub use agent_loop_tools as tools;
+pub use agent_loop_tools::{process, tls};
 pub use error::{Error, ErrorKind};
-
-/// A boxed, sendable future: the return type of the object-safe async trait methods
-/// ([`backend::Backend::call`], [`tools::Tool::run`], [`agent::Observer::approve`]).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

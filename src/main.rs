@@ -1,4 +1,5 @@
 //! The `agent-loop` binary; everything lives in `cli`.
+#![deny(unsafe_code)]
 
 mod cli;
 

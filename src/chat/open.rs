@@ -10,7 +10,7 @@ use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
 };
-use crate::tools::{EnvPolicy, Registry, Root, WebOptions};
+use crate::tools::{Registry, Root};
 use crate::{Error, ErrorKind};
 
 use super::options::{ChatOptions, SessionChoice};
@@ -103,8 +103,10 @@ impl Chat {
         }
         let cwd = match &options.cwd {
             Some(cwd) => cwd.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| Error::config(format!("cannot read the working directory: {e}")))?,
+            None => std::env::current_dir().map_err(|e| {
+                let message = format!("cannot read the working directory: {e}");
+                Error::caused(ErrorKind::Io, message, e)
+            })?,
         };
         let root = Root::new(options.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
         let base_mode = if options.yes {
@@ -142,7 +144,7 @@ impl Chat {
         if let Some(n) = settings.get::<usize>("tool_result_max_chars")? {
             context.tool_result_max_chars = n.max(1);
         }
-        let web = WebOptions::from_settings(settings)?;
+        let web = settings.web_options()?;
         let mut agent = Agent::new(
             backend,
             tools,
@@ -155,7 +157,7 @@ impl Chat {
                 // Set for the session below, once its name is known.
                 artifacts: Artifacts::new(std::env::temp_dir()),
                 web,
-                env: std::sync::Arc::new(EnvPolicy::from_settings(settings, config.api_key_envs())),
+                env: std::sync::Arc::new(settings.env_policy(config.api_key_envs())),
             },
         );
         let system_prompt = SystemPrompt::load(

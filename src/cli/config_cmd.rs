@@ -31,7 +31,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     }
     let _ = writeln!(out, "backends files: {}", files.join(", "));
     let config = Config::load(args.run.config.as_deref())?;
-    let env = agent_loop::tools::EnvPolicy::from_settings(settings, config.api_key_envs());
+    let env = settings.env_policy(config.api_key_envs());
     out.push_str(&env.describe());
     let tools = config.tools.describe();
     if !tools.is_empty() {
@@ -89,7 +89,7 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     settings.get::<ContextMode>("context")?;
     settings.get::<u64>("max_context_tokens")?;
     settings.get::<usize>("tool_result_max_chars")?;
-    agent_loop::tools::WebOptions::from_settings(settings)?;
+    settings.web_options()?;
     Ok(())
 }
 

@@ -179,7 +179,10 @@ async fn doctor(args: &Args, name: &Option<String>) -> i32 {
     let (text, failure) = match doctor_report(args, name).await {
         Ok((report, None)) => (report + "ok\n", None),
         Ok((report, Some(why))) => (format!("{report}failed: {why}\n"), Some(1)),
-        Err(e) => (format!("failed: {}\n", e.message), Some(e.exit_code())),
+        Err(e) => (
+            format!("failed: {}\n", e.message),
+            Some(super::outcome::exit_code(&e)),
+        ),
     };
     match super::stdout::print(&text) {
         Ok(()) => failure.unwrap_or(0),
@@ -212,7 +215,7 @@ async fn doctor_report(
 
 fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
-    error.exit_code()
+    super::outcome::exit_code(error)
 }
 
 /// An error before the display exists: a JSON record too when JSON lines were asked for.
@@ -314,7 +317,7 @@ async fn one_shot(app: &mut App, task: &str) -> i32 {
         Outcome::Done(Ok(_)) if all_refused => ALL_REFUSED,
         Outcome::Done(Ok(_)) => 0,
         // The error has already been shown.
-        Outcome::Done(Err(e)) => e.exit_code(),
+        Outcome::Done(Err(e)) => super::outcome::exit_code(&e),
         Outcome::Cancelled(stop) => stop.exit_code(),
     }
 }

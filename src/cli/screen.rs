@@ -90,7 +90,7 @@ impl Screen {
     /// Shows an error outside a turn; returns its exit code.
     pub fn fail(&self, error: &Error) -> i32 {
         self.lock().fatal(&error.message);
-        error.exit_code()
+        super::outcome::exit_code(error)
     }
 
     pub fn session_start(
@@ -151,10 +151,8 @@ pub fn jsonl_requested(args: &[OsString], env: Option<&std::ffi::OsStr>) -> bool
 
 /// Columns of the terminal on stderr, where the spinner is drawn.
 fn stderr_width() -> Option<usize> {
-    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass, and nothing else.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+    let size = rustix::termios::tcgetwinsize(std::io::stderr()).ok()?;
+    (size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ struct Cache {
 }
 
 fn cache_path() -> Option<PathBuf> {
-    agent_loop::config::xdg_home("XDG_CACHE_HOME", ".cache")
+    agent_loop::dirs::xdg_home("XDG_CACHE_HOME", ".cache")
         .map(|d| d.join("agent-loop").join("versions.json"))
 }
 

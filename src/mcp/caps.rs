@@ -3,19 +3,13 @@
 //! passes one fails with a message naming the cap, and agent-loop's memory stays bounded
 //! however much it sends (tests/all/mcp/caps.rs floods each one).
 
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-
 use futures_util::{Stream, StreamExt};
-use tokio::io::{AsyncRead, ReadBuf};
 
-use super::lock;
 use crate::sse::EventLines;
 
+pub use agent_loop_tools::process::capped::{note, size, Breach, CappedLines, LINE};
+
 const MIB: usize = 1024 * 1024;
-/// One line of a stdio server's output: one JSON-RPC message.
-pub const LINE: usize = 16 * MIB;
 /// One HTTP body read whole (a JSON answer).
 pub const BODY: usize = 16 * MIB;
 /// One event of an event stream.
@@ -26,77 +20,6 @@ pub const ERROR_BODY: usize = 4096;
 pub const TOOLS: usize = 1000;
 /// The JSON of all of one server's tools together.
 pub const TOOL_LIST: usize = 4 * MIB;
-
-/// `16 MiB`, for messages.
-pub fn size(bytes: usize) -> String {
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{} KiB", bytes / 1024)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// Why the connection to a server broke down, set by the reader that found it: rmcp's
-/// transport sees only that its input ended.
-pub type Breach = Arc<Mutex<Option<String>>>;
-
-pub fn note(breach: &Breach, why: String) {
-    lock(breach).get_or_insert(why);
-}
-
-/// A stdio server's output, ending with an error (and `breach` set) at a line longer than
-/// [`LINE`]: rmcp's own line limit would drop the line and wait on, leaving its request to
-/// run out of time.
-pub struct CappedLines<R> {
-    inner: R,
-    /// Bytes of the current line so far.
-    line: usize,
-    cap: usize,
-    breach: Breach,
-}
-
-impl<R> CappedLines<R> {
-    pub fn new(inner: R, cap: usize, breach: Breach) -> Self {
-        CappedLines {
-            inner,
-            line: 0,
-            cap,
-            breach,
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
-        let mut line = self.line;
-        for &byte in &buf.filled()[before..] {
-            line = if byte == b'\n' { 0 } else { line + 1 };
-            if line > self.cap {
-                let why = format!(
-                    "it sent a line longer than {}, the cap on one message",
-                    size(self.cap)
-                );
-                note(&self.breach, why.clone());
-                buf.set_filled(before);
-                return Poll::Ready(Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    why,
-                )));
-            }
-        }
-        self.line = line;
-        Poll::Ready(Ok(()))
-    }
-}
-
 /// A body read whole, failing once it passes `cap` bytes (at once if its length says so).
 pub async fn read_body<E: std::fmt::Display>(
     body: impl Stream<Item = Result<bytes::Bytes, E>>,
@@ -171,22 +94,5 @@ mod tests {
         assert_eq!(size(16 * MIB), "16 MiB");
         assert_eq!(size(4096), "4 KiB");
         assert_eq!(size(100), "100 bytes");
-    }
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn a_line_over_the_cap_ends_the_output() {
-        use tokio::io::AsyncReadExt;
-        let breach = Breach::default();
-        let mut fine = CappedLines::new(&b"12345\n12345\n"[..], 5, breach.clone());
-        let mut all = Vec::new();
-        fine.read_to_end(&mut all).await.unwrap();
-        assert_eq!(all.len(), 12);
-        let mut long = CappedLines::new(&b"12\n123456\n"[..], 5, breach.clone());
-        let err = long.read_to_end(&mut Vec::new()).await.unwrap_err();
-        assert!(err.to_string().contains("longer than 5 bytes"), "{err}");
-        assert!(lock(&breach)
-            .as_deref()
-            .unwrap()
-            .contains("cap on one message"));
     }
 }

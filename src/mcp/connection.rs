@@ -33,7 +33,7 @@ use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::process::GroupGuard;
-use crate::session::Redactor;
+use crate::redact::Redactor;
 use crate::tools::{EnvPolicy, ProgressSink};
 
 /// How long to wait for a failed server's last stderr lines once its group is killed.

@@ -37,7 +37,7 @@ const LOGIN_WAIT: Duration = Duration::from_secs(600);
 
 /// The token file of the server called `name`.
 pub fn token_path(name: &str) -> Option<PathBuf> {
-    crate::config::xdg_home("XDG_DATA_HOME", ".local/share").map(|d| {
+    crate::dirs::xdg_home("XDG_DATA_HOME", ".local/share").map(|d| {
         d.join("agent-loop")
             .join("mcp-tokens")
             .join(format!("{name}.json"))

@@ -136,11 +136,11 @@ impl Drop for Log {
 /// Creates the log's folder and file, private to the user.
 fn create(path: &Path) -> Result<File, Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        super::private::create_dir(dir).map_err(|e| {
+        crate::tools::private::create_dir(dir).map_err(|e| {
             Error::config(format!("cannot create log folder {}: {e}", dir.display()))
         })?;
     }
-    super::private::open_append(path)
+    crate::tools::private::open_append(path)
         .map_err(|e| Error::config(format!("cannot open log file {}: {e}", path.display())))
 }
 

@@ -6,12 +6,10 @@
 mod id;
 mod lock;
 mod log;
-pub mod private;
-mod redact;
 mod store;
 
+pub use agent_loop_protocol::redact::Redactor;
 pub use id::new_id;
 pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::{EventLog, Log, LogContext};
-pub use redact::Redactor;
 pub use store::{format_time, validate_name, Listing, Session, Store};

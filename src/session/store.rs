@@ -108,13 +108,13 @@ fn now() -> u64 {
 impl Store {
     /// The store in `dir`; what a save cut short left there is removed.
     pub fn new(dir: PathBuf) -> Self {
-        super::private::sweep(&dir);
+        crate::tools::private::sweep(&dir);
         Store { dir }
     }
 
     /// `$XDG_DATA_HOME/agent-loop/sessions`, or `~/.local/share/agent-loop/sessions`.
     pub fn default_dir() -> Option<PathBuf> {
-        crate::config::xdg_home("XDG_DATA_HOME", ".local/share")
+        crate::dirs::xdg_home("XDG_DATA_HOME", ".local/share")
             .map(|d| d.join("agent-loop").join("sessions"))
     }
 
@@ -203,8 +203,10 @@ impl Store {
         let json =
             serde_json::to_string_pretty(session).map_err(|e| Error::config(e.to_string()))?;
         let folder = self.folder(&session.name);
-        super::private::create_dir(&folder)
-            .and_then(|()| super::private::write_atomic(&path, redactor.redact(&json).as_bytes()))
+        crate::tools::private::create_dir(&folder)
+            .and_then(|()| {
+                crate::tools::private::write_atomic(&path, redactor.redact(&json).as_bytes())
+            })
             .map_err(|e| {
                 Error::new(
                     crate::ErrorKind::Io,

@@ -1,23 +1,28 @@
 //! The library as a front end uses it: `examples/one_turn.rs`, built by `cargo test` with the
 //! other examples, runs a full tool round trip with a CLI backend defined in the user's
-//! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, through `agent_loop::chat` alone.
+//! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, through `agent_loop::chat` alone; and
+//! `examples/line_chat.rs`, a second front end that offers the library's slash commands.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use crate::common::Workspace;
 
-/// `target/debug/examples/one_turn`, beside the folder of this test binary.
-fn example() -> PathBuf {
+/// `target/debug/examples/NAME`, beside the folder of this test binary.
+fn example_named(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let target = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let example = target.join("examples").join("one_turn");
+    let example = target.join("examples").join(name);
     assert!(
         example.exists(),
         "{} is missing: `cargo test` builds the examples (or `cargo build --examples`)",
         example.display()
     );
     example
+}
+
+fn example() -> PathBuf {
+    example_named("one_turn")
 }
 
 #[test]
@@ -57,4 +62,47 @@ fn the_example_says_how_to_call_it() {
     let out = ws.hermetic(&mut Command::new(example())).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: one_turn BACKEND TASK"));
+}
+
+/// The line chat runs turns and the library's commands: /undo drops a turn, /retry sends the
+/// last message again, /model sets the model, an unknown command is not offered.
+#[test]
+fn the_line_chat_example_offers_the_librarys_slash_commands() {
+    let ws = Workspace::new();
+    let user = ws.path("xdg/agent-loop");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::copy(ws.path("backends.toml"), user.join("backends.toml")).unwrap();
+    ws.reply(1, "first answer\n");
+    ws.reply(2, "second answer\n");
+    ws.reply(3, "second again\n");
+    let mut cmd = Command::new(example_named("line_chat"));
+    ws.hermetic(&mut cmd)
+        .current_dir(ws.work())
+        .arg("fake")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run examples/line_chat");
+    let keys = "one\n/undo\n/history\ntwo\n/retry\n/model big\n/frobnicate\n";
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), keys.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("commands: /clear /backend /model"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stdout,
+        "first answer\n[dropped the last turn]\n[the conversation is empty]\nsecond answer\n\
+         second again\n[model big]\nnot offered here\n"
+    );
+    // /retry sent "two" again without the answer it got, and "one" was gone.
+    let third = ws.prompt(3);
+    assert!(
+        third.contains("User: two") && !third.contains("second answer"),
+        "{third}"
+    );
+    assert!(!third.contains("User: one"), "{third}");
 }

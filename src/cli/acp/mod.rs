@@ -70,5 +70,5 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
 
 fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
-    error.exit_code()
+    crate::cli::outcome::exit_code(error)
 }

@@ -231,7 +231,7 @@ mod tests {
         assert!(matches!(forced, Ok(Choice::Terminfo(_))));
         let missing = choose(&terminfo, &tty(Some("unknown")), entry).unwrap_err();
         assert!(missing.message.contains("no entry unknown"), "{missing}");
-        assert_eq!(missing.exit_code(), 2);
+        assert_eq!(crate::cli::outcome::exit_code(&missing), 2);
         assert!(choose(&terminfo, &tty(None), entry).is_err());
         let quiet = Settings {
             quiet: true,

@@ -132,7 +132,7 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
 
 fn fail(error: &Error) -> i32 {
     eprintln!("agent-loop: error: {error}");
-    error.exit_code()
+    crate::cli::outcome::exit_code(error)
 }
 
 async fn serve(setup: Setup, bot: &Telegram) -> i32 {

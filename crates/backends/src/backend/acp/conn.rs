@@ -1,0 +1,233 @@
+//! One running ACP agent: the child process (its own session and process group, killed with
+//! it), and the SDK's JSON-RPC connection over its stdin and stdout, served on a task of its
+//! own. The agent's stdout is read through [`CappedLines`], so one line can cost at most the
+//! cap of one message however long the agent makes it. Everything the agent sends (session
+//! updates, requests, the answers to prompts) comes out of one channel in the order it
+//! arrived, where the running turn takes it: a turn owns the host that can answer.
+
+use std::path::Path;
+use std::process::Stdio as Pipe;
+use std::sync::{Arc, Mutex};
+
+use acp::v1::{ConnectionTo, Responder};
+use acp::UntypedMessage;
+use agent_client_protocol as acp;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::config::AcpDef;
+use crate::process::capped::{self as caps, Breach, CappedLines};
+use crate::process::capped::{keep_tail, StderrTail};
+use crate::process::GroupGuard;
+
+/// How long an agent whose output closed is given to exit, for its exit status.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What the agent sent, in order.
+pub enum Inbound {
+    /// A notification: `session/update` and any other.
+    Notification { method: String, params: Value },
+    /// A request the client answers (`session/request_permission`, `fs/...`, `terminal/...`).
+    Request {
+        method: String,
+        params: Value,
+        responder: Responder<Value>,
+    },
+    /// The answer to the prompt of this number.
+    Answered(u64, Result<Value, acp::Error>),
+    /// The connection ended: the agent exited, closed its output or broke the protocol.
+    Closed(Option<String>),
+}
+
+/// A started agent and its connection.
+pub struct Agent {
+    pub cx: ConnectionTo<acp::Agent>,
+    pub inbound: mpsc::UnboundedReceiver<Inbound>,
+    answers: mpsc::UnboundedSender<Inbound>,
+    child: tokio::process::Child,
+    stderr: Arc<Mutex<StderrTail>>,
+    breach: Breach,
+    close: Option<oneshot::Sender<()>>,
+    prompts: u64,
+    // Last: the group is killed after the connection's ends are dropped.
+    _group: GroupGuard,
+}
+
+impl Agent {
+    /// Starts `program` and connects to it (no handshake yet).
+    pub async fn spawn(
+        def: &AcpDef,
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+    ) -> Result<Agent, String> {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args)
+            .envs(&def.env)
+            .current_dir(cwd)
+            .kill_on_drop(true)
+            .stdin(Pipe::piped())
+            .stdout(Pipe::piped())
+            .stderr(Pipe::piped());
+        // Its own session and group: Ctrl-C at the terminal reaches agent-loop only (which
+        // sends `session/cancel`), and killing the group takes what the agent started.
+        crate::process::isolate(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+        let group = GroupGuard::new(child.id());
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("its stdin and stdout could not be piped".into());
+        };
+        let stderr = Arc::new(Mutex::new(StderrTail::default()));
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(keep_tail(err, stderr.clone()));
+        }
+        let breach = Breach::default();
+        let stdout = CappedLines::new(stdout, caps::LINE, breach.clone());
+        let transport = acp::ByteStreams::new(stdin.compat_write(), stdout.compat());
+        let (tx, inbound) = mpsc::unbounded_channel();
+        let (cx_tx, cx_rx) = oneshot::channel();
+        let (close, closed) = oneshot::channel::<()>();
+        let (requests, notifications, ended) = (tx.clone(), tx.clone(), tx.clone());
+        tokio::spawn(async move {
+            let served = acp::Client
+                .v1()
+                .name("agent-loop")
+                .on_receive_request(
+                    async move |message: UntypedMessage, responder: Responder<Value>, _cx| {
+                        let (method, params) = message.into_parts();
+                        // A turn that is gone drops the receiver; the request is then
+                        // dropped too, which answers it with an error.
+                        let _ = requests.send(Inbound::Request {
+                            method,
+                            params,
+                            responder,
+                        });
+                        Ok(())
+                    },
+                    acp::on_receive_request!(),
+                )
+                .on_receive_notification(
+                    async move |message: UntypedMessage, _cx| {
+                        let (method, params) = message.into_parts();
+                        let _ = notifications.send(Inbound::Notification { method, params });
+                        Ok(())
+                    },
+                    acp::on_receive_notification!(),
+                )
+                .connect_with(transport, async move |cx: ConnectionTo<acp::Agent>| {
+                    let _ = cx_tx.send(cx.clone());
+                    tokio::select! {
+                        _ = closed => {}
+                        _ = cx.incoming_closed() => {}
+                    }
+                    Ok(())
+                })
+                .await;
+            let _ = ended.send(Inbound::Closed(served.err().map(|e| e.to_string())));
+        });
+        let Ok(cx) = cx_rx.await else {
+            return Err(why_ended(
+                &breach,
+                &stderr,
+                "it closed the connection at once",
+            ));
+        };
+        Ok(Agent {
+            cx,
+            inbound,
+            answers: tx,
+            child,
+            stderr,
+            breach,
+            close: Some(close),
+            prompts: 0,
+            _group: group,
+        })
+    }
+
+    /// Sends a request and waits for its answer (or the end of the connection): for the
+    /// handshake and the settings, not for prompts, whose turn reads other messages meanwhile.
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        let message =
+            UntypedMessage::new(method, params).map_err(|e| Failure::Local(e.to_string()))?;
+        let sent = self.cx.send_request(message).block_task();
+        match sent.await {
+            Ok(value) => Ok(value),
+            Err(e) if self.cx.termination().is_some() || self.exited() || closed(&e) => {
+                Err(Failure::Ended(self.ended(&e.message).await))
+            }
+            Err(e) => Err(Failure::Refused(e)),
+        }
+    }
+
+    /// Sends a prompt; its answer arrives on [`Agent::inbound`] as [`Inbound::Answered`]
+    /// with the number returned.
+    pub fn prompt(&mut self, params: Value) -> Result<u64, String> {
+        self.prompts += 1;
+        let number = self.prompts;
+        let answers = self.answers.clone();
+        let message = UntypedMessage::new("session/prompt", params).map_err(|e| e.to_string())?;
+        self.cx
+            .send_request(message)
+            .on_receiving_result(move |result| async move {
+                let _ = answers.send(Inbound::Answered(number, result));
+                Ok(())
+            })
+            .map_err(|e| e.message)?;
+        Ok(number)
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Why the connection ended, for a message: the cap it broke, or its exit status (waited
+    /// for a moment: its output closes as it exits) and the last lines of its stderr.
+    pub async fn ended(&mut self, fallback: &str) -> String {
+        let exit = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
+        let fallback = match exit {
+            Ok(Ok(status)) => format!("it exited ({status})"),
+            _ => fallback.to_string(),
+        };
+        why_ended(&self.breach, &self.stderr, &fallback)
+    }
+
+    /// Ends the connection, which closes the agent's stdin; an agent that does not exit
+    /// within a moment has its process group killed.
+    pub async fn close(mut self) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(());
+        }
+        let _ = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
+    }
+}
+
+/// Why a request failed.
+pub enum Failure {
+    /// The agent answered with a JSON-RPC error.
+    Refused(acp::Error),
+    /// The connection ended before the answer.
+    Ended(String),
+    /// The request could not be made.
+    Local(String),
+}
+
+/// The error the SDK gives a request whose connection ended.
+pub fn closed(e: &acp::Error) -> bool {
+    e.data
+        .as_ref()
+        .is_some_and(|d| d["reason"].as_str().is_some_and(|r| r.contains("closed")))
+}
+
+fn why_ended(breach: &Breach, stderr: &Arc<Mutex<StderrTail>>, fallback: &str) -> String {
+    if let Some(why) = breach.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        return why;
+    }
+    let tail = stderr.lock().unwrap_or_else(|e| e.into_inner()).render();
+    match tail.trim() {
+        "" => fallback.to_string(),
+        tail => format!("{fallback}; its stderr ends:\n{tail}"),
+    }
+}

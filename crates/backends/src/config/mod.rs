@@ -1,0 +1,375 @@
+//! Loading `backends.toml`: the built-in file embedded in the binary, then the user's
+//! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, then `--config FILE`. A later file adds
+//! backends or overrides single keys of an earlier one. Every file is parsed whole and every
+//! backend resolved at load, each mistake reported with the file, the line, the backend and
+//! the key. A user's regexes are compiled then too; the built-in presets' when first used
+//! (see `parse::Pattern`).
+//!
+//! - `raw`: the schema as written, each key optional so that files can be layered;
+//! - `cli` and `http`: the checked definitions of the two kinds of backend;
+//! - `mcp`: the `[mcp.servers.NAME]` tables;
+//! - `tools`: the `[tools.NAME]` tables (custom command tools, `confirm` of built-ins);
+//! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`);
+//! - `bool_setting`: how a boolean setting is written (`debug`, `web_keep_chrome`).
+
+mod acp;
+pub mod bool_setting;
+mod cli;
+mod cli_args;
+mod http;
+mod keys;
+pub mod mcp;
+mod pty;
+pub(crate) mod raw;
+pub mod settings;
+mod source;
+#[cfg(test)]
+mod tests;
+mod tool_settings;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::context::{ContextMode, ContextSettings};
+use crate::dirs::xdg_home;
+use crate::Error;
+use mcp::{RawServer, ServerDef};
+use raw::RawBackend;
+pub use source::{Located, Overlay, Source};
+
+pub use acp::{AcpDef, ACP_TYPE};
+pub use cli::{BackendDef, PromptVia};
+pub use http::{HttpDef, RetrySettings, WireFormat};
+pub use pty::{PtyDef, PTY_TYPE};
+
+/// The built-in backend definitions.
+pub const BUILTIN_BACKENDS: &str = include_str!("../../../../backends.toml");
+
+impl Definition {
+    pub fn name(&self) -> &str {
+        match self {
+            Definition::Cli(d) => &d.name,
+            Definition::Http(d) => &d.name,
+            Definition::Pty(d) => &d.name,
+            Definition::Acp(d) => &d.name,
+        }
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Definition::Cli(d) => d.model.as_deref(),
+            Definition::Http(d) => d.model.as_deref(),
+            Definition::Pty(d) => d.model.as_deref(),
+            Definition::Acp(d) => d.model.as_deref(),
+        }
+    }
+
+    /// The environment variable that holds its API key, if any.
+    /// Its context settings (`context`, `max_context_tokens`, `tool_result_max_chars`).
+    pub fn context(&self) -> ContextSettings {
+        match self {
+            Definition::Cli(d) => d.context,
+            Definition::Http(d) => d.context,
+            // The agent keeps its own conversation; each call types the newest message.
+            Definition::Pty(_) | Definition::Acp(_) => ContextSettings {
+                mode: ContextMode::Fresh,
+                ..ContextSettings::default()
+            },
+        }
+    }
+
+    pub fn api_key_env(&self) -> Option<&str> {
+        match self {
+            Definition::Cli(_) | Definition::Pty(_) | Definition::Acp(_) => None,
+            Definition::Http(d) => d.api_key_env.as_deref(),
+        }
+    }
+
+    /// Whether it can run here: an agent CLI's command is found; an API's key is set.
+    pub fn is_available(&self) -> bool {
+        match self {
+            Definition::Cli(d) => {
+                d.command == "{self}" || d.command.contains('/') || which::which(&d.command).is_ok()
+            }
+            Definition::Http(d) => d
+                .api_key_env
+                .as_ref()
+                .is_none_or(|var| std::env::var(var).is_ok_and(|v| !v.trim().is_empty())),
+            Definition::Pty(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
+            Definition::Acp(d) => d.command.contains('/') || which::which(&d.command).is_ok(),
+        }
+    }
+}
+
+/// A configured backend of any type.
+#[derive(Debug, Clone)]
+// A handful of definitions live for the whole run; boxing the larger variant buys nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Definition {
+    /// `type = "cli"` (the default): an agent CLI run once per model step.
+    Cli(BackendDef),
+    /// `type = "anthropic" | "openai" | "ollama"`: an LLM HTTP API called once per step.
+    Http(HttpDef),
+    /// `type = "pty"`: an interactive terminal agent driven through a pseudo-terminal.
+    Pty(PtyDef),
+    /// `type = "acp"`: an agent speaking the Agent Client Protocol on its stdio.
+    Acp(AcpDef),
+}
+
+/// Every configured backend, plus the default backend if a file names one.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Every configured backend, by name.
+    backends: BTreeMap<String, Definition>,
+    pub default_backend: Option<String>,
+    /// Built-in backends tried, in this order, when none is named (`auto_order`).
+    pub auto_order: Vec<String>,
+    /// Backends the user's files define or change, in the order of those files.
+    pub user_order: Vec<String>,
+    /// `[mcp.servers.NAME]` entries, enabled or not.
+    pub mcp_servers: BTreeMap<String, ServerDef>,
+    /// `[tools.NAME]` entries.
+    pub tools: tools::ToolDefs,
+    /// The files read, in order.
+    pub sources: Vec<String>,
+}
+
+impl Config {
+    /// Built-in definitions, then the user's file if it exists, then `extra`.
+    pub fn load(extra: Option<&Path>) -> Result<Self, Error> {
+        let mut sources = vec![Source::builtin()];
+        if let Some(path) = user_backends_path().filter(|p| p.is_file()) {
+            sources.push(Source::read(&path)?);
+        }
+        if let Some(path) = extra {
+            sources.push(Source::read(path)?);
+        }
+        Self::from_sources(&sources)
+    }
+
+    /// Merges the sources in order (later ones win, key by key) and validates the result.
+    pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
+        let mut merged: Merged<RawBackend> = BTreeMap::new();
+        let mut servers: Merged<RawServer> = BTreeMap::new();
+        let mut tool_tables: Merged<tools::RawTool> = BTreeMap::new();
+        let mut default_backend = None;
+        let mut auto_order = Vec::new();
+        for (index, source) in sources.iter().enumerate() {
+            let lines = source::Lines::of(source);
+            let mut file = raw::parse(source, &lines)?;
+            if file.default_backend.is_some() {
+                default_backend = file.default_backend;
+            }
+            if let Some(order) = file.auto_order.take() {
+                auto_order = order;
+            }
+            merge(&mut merged, file.backends, &lines, index);
+            merge(&mut servers, file.mcp.servers, &lines, index);
+            merge(&mut tool_tables, file.tools, &lines, index);
+        }
+        // The built-in file is the first source; what the others define is the user's.
+        let mut user: Vec<(&String, (usize, usize))> = merged
+            .iter()
+            .filter(|(_, v)| v.2 .0 > 0)
+            .map(|(k, v)| (k, v.2))
+            .collect();
+        user.sort_by_key(|(_, order)| *order);
+        let user_order: Vec<String> = user.into_iter().map(|(name, _)| name.clone()).collect();
+        let mcp_servers = servers
+            .into_iter()
+            .map(|(name, (raw, at, _))| mcp::resolve(&name, raw, at).map(|def| (name, def)))
+            .collect::<Result<BTreeMap<_, _>, _>>()?;
+        let mut backends = merged
+            .into_iter()
+            .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
+            .collect::<Result<BTreeMap<_, _>, Error>>()?;
+        // An ACP agent connects to the MCP servers itself.
+        for def in backends.values_mut() {
+            if let Definition::Acp(d) = def {
+                d.mcp_servers = mcp_servers
+                    .values()
+                    .filter(|s| s.enabled)
+                    .cloned()
+                    .collect();
+            }
+        }
+        let tools = tools::resolve(
+            tool_tables
+                .into_iter()
+                .map(|(name, (raw, at, _))| (name, (raw, at)))
+                .collect(),
+        )?;
+        if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
+            return Err(Error::config(format!(
+                "auto_order names `{unknown}`, which is not a configured backend"
+            )));
+        }
+        Ok(Config {
+            backends,
+            default_backend,
+            auto_order,
+            user_order,
+            mcp_servers,
+            tools,
+            sources: sources.iter().map(|s| s.name.clone()).collect(),
+        })
+    }
+
+    /// The backend to use when none is named: the user's own backends first (in the order of
+    /// their files), then the built-in `auto_order` list; the first whose command is
+    /// installed. The demo is never picked on its own.
+    pub fn first_available(&self) -> Option<String> {
+        self.user_order
+            .iter()
+            .chain(self.auto_order.iter())
+            .filter(|name| *name != "demo")
+            .find(|name| self.backend(name).is_ok_and(Definition::is_available))
+            .cloned()
+    }
+
+    /// The backend called `name`, or an error listing the configured ones.
+    pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
+        self.backends.get(name).ok_or_else(|| {
+            let hint = closest(name, self.names())
+                .map(|near| format!(" (did you mean `{near}`?)"))
+                .unwrap_or_default();
+            Error::config(format!(
+                "no backend named `{name}`{hint}; configured backends: {} (docs/backends-and-presets.md, \
+                 \"Adding an agent CLI\", shows how to add one)",
+                self.names().collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    /// The backends of a comma-separated list (`a,b,c`), each checked to be configured.
+    pub fn backend_list(&self, list: &str) -> Result<Vec<String>, Error> {
+        let names: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        for name in &names {
+            self.backend(name)?;
+        }
+        Ok(names)
+    }
+
+    /// The names of every configured backend, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.backends.keys().map(String::as_str)
+    }
+
+    /// Whether a backend of that name is configured.
+    pub fn has(&self, name: &str) -> bool {
+        self.backends.contains_key(name)
+    }
+
+    /// Every configured backend, by name, sorted.
+    pub fn definitions(&self) -> impl Iterator<Item = (&str, &Definition)> {
+        self.backends.iter().map(|(name, def)| (name.as_str(), def))
+    }
+
+    /// The environment variables that hold secrets: any backend's API key, and the MCP
+    /// servers' credentials.
+    pub fn api_key_envs(&self) -> Vec<String> {
+        let mcp = self
+            .mcp_servers
+            .values()
+            .flat_map(|def| match &def.transport {
+                mcp::Transport::Http { credentials, .. } => credentials.env_names(),
+                mcp::Transport::Stdio { .. } => Vec::new(),
+            });
+        self.backends
+            .values()
+            .filter_map(|def| def.api_key_env().map(str::to_string))
+            .chain(mcp)
+            .collect()
+    }
+}
+
+/// The name most like `name`, if one is close enough to be a typing slip: clap's measure for
+/// misspelt flags, with a stricter threshold (at clap's 0.7, `nope` would suggest `openai`).
+pub fn closest<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::jaro(name, n), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}
+
+/// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.
+pub fn user_settings_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("config.toml"))
+}
+
+/// Tables merged from the files by name: each with where it was last defined, and
+/// `(file index, line)` of that definition.
+type Merged<T> = BTreeMap<String, (T, String, (usize, usize))>;
+
+/// Adds one file's tables to the merged ones: a table seen before takes the keys this file
+/// sets, and is reported as defined here; `(file index, line)` keeps the files' order.
+fn merge<T: Overlay>(
+    merged: &mut Merged<T>,
+    tables: BTreeMap<toml::Spanned<String>, T>,
+    lines: &source::Lines,
+    index: usize,
+) {
+    for (name, table) in tables {
+        let line = lines.line(name.span().start);
+        let at = format!("{}:{line}", lines.name());
+        match merged.get_mut(name.get_ref()) {
+            Some((base, defined_at, order)) => {
+                base.overlay(table);
+                *defined_at = at;
+                *order = (index, line);
+            }
+            None => {
+                merged.insert(name.into_inner(), (table, at, (index, line)));
+            }
+        }
+    }
+}
+
+/// `$XDG_CONFIG_HOME/agent-loop/backends.toml`, or `~/.config/agent-loop/backends.toml`.
+pub fn user_backends_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("backends.toml"))
+}
+
+/// agent-loop's folder under the XDG config home.
+pub fn config_dir() -> Option<PathBuf> {
+    xdg_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("agent-loop"))
+}
+
+/// Resolves an entry by its `type`.
+fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+    if raw.kind.as_ref().is_some_and(|k| k.value == ACP_TYPE) {
+        return acp::resolve(name, raw, defined_at).map(Definition::Acp);
+    }
+    if raw.auto_mode.is_some() {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}`: key `auto_mode`: only `type = \"acp\"` backends read it"
+        )));
+    }
+    if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
+        return pty::resolve(name, raw, defined_at).map(Definition::Pty);
+    }
+    if let Some(key) = raw.pty_only_keys().first() {
+        return Err(Error::config(format!(
+            "{defined_at}: backend `{name}`: key `{key}`: only `type = \"pty\"` backends read it"
+        )));
+    }
+    let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
+        return cli::resolve(name, raw, defined_at).map(Definition::Cli);
+    };
+    match WireFormat::from_type(&kind.value) {
+        Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
+        None => Err(Error::config(format!(
+            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, acp, {}",
+            kind.at(),
+            kind.value,
+            WireFormat::ALL.map(WireFormat::type_name).join(", ")
+        ))),
+    }
+}

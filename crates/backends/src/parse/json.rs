@@ -1,0 +1,389 @@
+//! JSON output of agent CLIs (`output = "json" | "jsonl"`): the JSON documents found in what a
+//! CLI printed, and the field paths (`json_text = "result"`) that read the answer, the token
+//! counts and the errors out of them.
+//!
+//! A path is a list of steps separated by dots: a key (`usage`), an array index (`0`, `-1` for
+//! the last element), `*` (every element or value), and filters in brackets after a step, or
+//! alone: `[type=result]` keeps an object whose `type` is `result`, `[result^=[API Error:]`
+//! one whose `result` starts with `[API Error:`. A filter applied to an array keeps its
+//! matching elements. A path can match many values: texts are joined, numbers added up.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use agent_loop_protocol::usage::Usage;
+
+/// How a CLI prints its reply (`output`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Text, read with the regexes.
+    #[default]
+    Text,
+    /// One JSON document (an object or an array).
+    Json,
+    /// One JSON object per line (an event stream).
+    Jsonl,
+}
+
+impl FromStr for OutputFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(OutputFormat::Text),
+            "json" => Ok(OutputFormat::Json),
+            "jsonl" => Ok(OutputFormat::Jsonl),
+            _ => Err(format!(
+                "unknown output `{s}`; the formats are text, json, jsonl"
+            )),
+        }
+    }
+}
+
+/// One step of a [`JsonPath`].
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(i64),
+    Any,
+    Filter {
+        key: String,
+        prefix: bool,
+        value: String,
+    },
+}
+
+/// A compiled field path, such as `usage.input_tokens` or `[type=turn.completed].usage`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonPath {
+    steps: Vec<Step>,
+    text: String,
+}
+
+impl FromStr for JsonPath {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut steps = Vec::new();
+        for segment in split_outside_brackets(text)? {
+            let (name, filters) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
+            match name {
+                "" if filters.is_empty() => {
+                    return Err(format!(
+                        "`{text}` has an empty step (two dots, or a dot at an end)"
+                    ))
+                }
+                "" => {}
+                "*" => steps.push(Step::Any),
+                _ => steps.push(match name.parse::<i64>() {
+                    Ok(i) => Step::Index(i),
+                    Err(_) => Step::Key(name.to_string()),
+                }),
+            }
+            let mut rest = filters;
+            while let Some(inner) = rest.strip_prefix('[') {
+                let end = inner
+                    .find(']')
+                    .ok_or_else(|| format!("`{text}`: a `[` is not closed"))?;
+                steps.push(filter(&inner[..end], text)?);
+                rest = &inner[end + 1..];
+            }
+            if !rest.is_empty() {
+                return Err(format!("`{text}`: unexpected `{rest}` after a filter"));
+            }
+        }
+        Ok(JsonPath {
+            steps,
+            text: text.to_string(),
+        })
+    }
+}
+
+/// `key=value` or `key^=value`.
+fn filter(inner: &str, path: &str) -> Result<Step, String> {
+    let (key, value) = inner
+        .split_once('=')
+        .ok_or_else(|| format!("`{path}`: a filter is `[key=value]` or `[key^=prefix]`"))?;
+    let (key, prefix) = match key.strip_suffix('^') {
+        Some(k) => (k, true),
+        None => (key, false),
+    };
+    if key.is_empty() {
+        return Err(format!("`{path}`: a filter needs a key before `=`"));
+    }
+    Ok(Step::Filter {
+        key: key.to_string(),
+        prefix,
+        value: value.to_string(),
+    })
+}
+
+/// Splits at dots that are not inside `[...]`.
+fn split_outside_brackets(text: &str) -> Result<Vec<&str>, String> {
+    if text.is_empty() {
+        return Err("the path is empty".into());
+    }
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' if depth == 0 => depth = 1,
+            ']' if depth == 1 => depth = 0,
+            '.' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    Ok(parts)
+}
+
+impl JsonPath {
+    /// The path as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Every value the path reaches in `root`.
+    pub fn select<'a>(&self, root: &'a Value) -> Vec<&'a Value> {
+        let mut current = vec![root];
+        for step in &self.steps {
+            current = current.into_iter().flat_map(|v| apply(step, v)).collect();
+        }
+        current
+    }
+}
+
+fn apply<'a>(step: &Step, value: &'a Value) -> Vec<&'a Value> {
+    match (step, value) {
+        (Step::Key(k), Value::Object(map)) => map.get(k).into_iter().collect(),
+        (Step::Index(i), Value::Array(items)) => {
+            let index = if *i < 0 { items.len() as i64 + i } else { *i };
+            usize::try_from(index)
+                .ok()
+                .and_then(|i| items.get(i))
+                .into_iter()
+                .collect()
+        }
+        (Step::Any, Value::Array(items)) => items.iter().collect(),
+        (Step::Any, Value::Object(map)) => map.values().collect(),
+        (Step::Filter { .. }, Value::Array(items)) => {
+            items.iter().filter(|v| matches(step, v)).collect()
+        }
+        (Step::Filter { .. }, v) if matches(step, v) => vec![v],
+        _ => Vec::new(),
+    }
+}
+
+fn matches(step: &Step, value: &Value) -> bool {
+    let Step::Filter {
+        key,
+        prefix,
+        value: want,
+    } = step
+    else {
+        return false;
+    };
+    let Some(found) = value.get(key) else {
+        return false;
+    };
+    let found = match found {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if *prefix {
+        found.starts_with(want.as_str())
+    } else {
+        found == *want
+    }
+}
+
+/// The field paths of a backend with JSON output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JsonFields {
+    pub text: Option<JsonPath>,
+    pub input_tokens: Option<JsonPath>,
+    pub output_tokens: Option<JsonPath>,
+    pub total_tokens: Option<JsonPath>,
+    /// Reasoning tokens (`json_thinking_tokens`), part of the output once `thinking_in_output`
+    /// has been applied.
+    pub thinking_tokens: Option<JsonPath>,
+    pub cost: Option<JsonPath>,
+    pub error: Option<JsonPath>,
+}
+
+impl JsonFields {
+    /// The answer: every string the text path reaches, joined with newlines.
+    pub fn text(&self, docs: &[Value]) -> Option<String> {
+        let path = self.text.as_ref()?;
+        let texts: Vec<&str> = docs
+            .iter()
+            .flat_map(|d| path.select(d))
+            .filter_map(Value::as_str)
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n"))
+    }
+
+    /// The sum of the numbers `path` reaches, `None` if it reaches none.
+    fn sum(path: Option<&JsonPath>, docs: &[Value]) -> Option<f64> {
+        let numbers: Vec<f64> = docs
+            .iter()
+            .flat_map(|d| path.map(|p| p.select(d)).unwrap_or_default())
+            .filter_map(Value::as_f64)
+            .collect();
+        (!numbers.is_empty()).then(|| numbers.iter().sum())
+    }
+
+    /// Token counts and cost, where the paths reach numbers.
+    pub fn usage(&self, docs: &[Value]) -> Option<Usage> {
+        let count = |p: &Option<JsonPath>| Self::sum(p.as_ref(), docs).map(|n| n.round() as u64);
+        let usage = Usage {
+            input: count(&self.input_tokens),
+            output: count(&self.output_tokens),
+            total: count(&self.total_tokens),
+            thinking: count(&self.thinking_tokens),
+            cost: Self::sum(self.cost.as_ref(), docs),
+            ..Default::default()
+        };
+        (usage != Usage::default()).then_some(usage)
+    }
+
+    /// The CLI's error message, if the error path reaches a value that is set: a non-empty
+    /// string, `true`, a number, or an object (its `message`, else the object itself).
+    pub fn error(&self, docs: &[Value]) -> Option<String> {
+        let path = self.error.as_ref()?;
+        docs.iter()
+            .flat_map(|d| path.select(d))
+            .find_map(|v| match v {
+                Value::String(s) if !s.trim().is_empty() => Some(inner_message(s)),
+                Value::Bool(true) => Some(format!("`{}` is true", path.as_str())),
+                Value::Number(n) => Some(format!("`{}` is {n}", path.as_str())),
+                Value::Object(map) => Some(match map.get("message") {
+                    Some(Value::String(m)) => inner_message(m),
+                    _ => v.to_string(),
+                }),
+                _ => None,
+            })
+    }
+}
+
+/// An error message that is itself an API's JSON error body passed on as text (gemini's
+/// `{"error":{"message":"{\"error\":{...,\"message\":\"API key not valid...` ) gives the
+/// innermost `error.message` or `message`; any other text is kept as it is.
+fn inner_message(text: &str) -> String {
+    let mut message = text.to_string();
+    // Bounded: each level must parse as a smaller JSON object.
+    for _ in 0..4 {
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(message.trim()) else {
+            break;
+        };
+        let inner = map
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .or_else(|| map.get("message"));
+        match inner {
+            Some(Value::String(m)) if !m.trim().is_empty() => message = m.clone(),
+            _ => break,
+        }
+    }
+    message
+}
+
+/// Every JSON object or array in `text` that starts a line, in order. Lines around them (log
+/// lines, stack traces, banners) are skipped, so a JSON error printed after a stack trace is
+/// found too.
+pub fn documents(text: &str) -> Vec<Value> {
+    let mut docs = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() {
+        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let start = pos + (text[pos..line_end].len() - text[pos..line_end].trim_start().len());
+        if text[start..].starts_with(['{', '[']) {
+            let mut stream =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            if let Some(Ok(value)) = stream.next() {
+                docs.push(value);
+                let end = start + stream.byte_offset();
+                pos = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+                continue;
+            }
+        }
+        pos = line_end;
+    }
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn path(s: &str) -> JsonPath {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn an_error_message_holding_a_json_error_body_gives_the_inner_message() {
+        let body = json!({"error": {"code": 400, "message": "key not valid"}}).to_string();
+        assert_eq!(inner_message(&body), "key not valid");
+        let twice = json!({"message": body}).to_string();
+        assert_eq!(inner_message(&twice), "key not valid");
+        for kept in ["plain text", "{not json", "{\"code\": 1}"] {
+            assert_eq!(inner_message(kept), kept);
+        }
+    }
+
+    #[test]
+    fn keys_indexes_wildcards_and_filters() {
+        let v = json!({"a": [{"t": "x", "n": 1}, {"t": "y", "n": 2}, {"t": "y", "n": 3}]});
+        assert_eq!(path("a.0.n").select(&v), vec![&json!(1)]);
+        assert_eq!(path("a.-1.n").select(&v), vec![&json!(3)]);
+        assert_eq!(path("a[t=y].n").select(&v), vec![&json!(2), &json!(3)]);
+        assert_eq!(path("a.*.t").select(&v).len(), 3);
+        assert_eq!(path("a[t^=x].n").select(&v), vec![&json!(1)]);
+        assert!(path("[a=b].a").select(&v).is_empty());
+        let e = json!({"is_error": true, "result": "bad key"});
+        assert_eq!(
+            path("[is_error=true].result").select(&e),
+            vec![&json!("bad key")]
+        );
+        let dotted = json!({"type": "turn.completed", "usage": {"n": 5}});
+        assert_eq!(
+            path("[type=turn.completed].usage.n").select(&dotted),
+            vec![&json!(5)]
+        );
+    }
+
+    #[test]
+    fn bad_paths_say_why() {
+        assert!("a..b"
+            .parse::<JsonPath>()
+            .unwrap_err()
+            .contains("empty step"));
+        assert!("a[b=c"
+            .parse::<JsonPath>()
+            .unwrap_err()
+            .contains("not closed"));
+        assert!("a[bc]"
+            .parse::<JsonPath>()
+            .unwrap_err()
+            .contains("[key=value]"));
+        assert!("".parse::<JsonPath>().is_err());
+    }
+
+    #[test]
+    fn documents_are_found_between_other_lines() {
+        let text = "Error: boom\n    at x (/a.js:1)\n{\n  \"error\": {\"message\": \"m\"}\n}\n{\"b\":1}\nnot json {\n";
+        let docs = documents(text);
+        assert_eq!(
+            docs,
+            vec![json!({"error": {"message": "m"}}), json!({"b": 1})]
+        );
+        let fields = JsonFields {
+            error: Some(path("error")),
+            ..Default::default()
+        };
+        assert_eq!(fields.error(&docs).as_deref(), Some("m"));
+    }
+}

@@ -1,0 +1,301 @@
+//! The typed events the loop emits, and the observer that receives them. Front ends (the
+//! append-only display, later terminfo, JSONL and chat bots) implement [`Observer`].
+
+use serde::Serialize;
+
+use crate::metrics::ContextStats;
+use crate::usage::Usage;
+use crate::BoxFuture;
+use crate::ToolCall;
+
+/// Which output stream of a backend a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+    /// A settled line of a terminal agent's screen (a `pty` backend): its progress, shown
+    /// without `--verbose`.
+    Screen,
+}
+
+/// What a CLI backend printed, byte for byte (kept up to its `max_output_bytes`), for logs.
+/// Serialised as text with invalid UTF-8 replaced.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Bytes past `max_output_bytes`, drained and counted but not kept (not serialised: the
+    /// log notes them in a record of their own).
+    pub stdout_dropped: u64,
+    pub stderr_dropped: u64,
+    /// Bytes kept (and parsed) but left out of the log's raw record by [`RawOutput::share_cap`],
+    /// as the answer holds the call's output already (not serialised: noted like the dropped).
+    pub stdout_unlogged: u64,
+    pub stderr_unlogged: u64,
+}
+
+impl RawOutput {
+    /// Leaves in the raw record only what `cap` has room for beside an answer of `answer`
+    /// bytes, so that one call puts at most `cap` bytes of output in the log, not the answer
+    /// and the raw output each up to `cap` (a flood's answer *is* its stdout). Stderr keeps its
+    /// room first, as the answer never holds it; each stream's head is kept.
+    pub fn share_cap(&mut self, answer: usize, cap: usize) {
+        let mut room = cap.saturating_sub(answer);
+        for (bytes, unlogged) in [
+            (&mut self.stderr, &mut self.stderr_unlogged),
+            (&mut self.stdout, &mut self.stdout_unlogged),
+        ] {
+            let keep = bytes.len().min(room);
+            *unlogged += (bytes.len() - keep) as u64;
+            bytes.truncate(keep);
+            bytes.shrink_to_fit();
+            room -= keep;
+        }
+    }
+}
+
+impl Serialize for RawOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("RawOutput", 2)?;
+        st.serialize_field("stdout", &String::from_utf8_lossy(&self.stdout))?;
+        st.serialize_field("stderr", &String::from_utf8_lossy(&self.stderr))?;
+        st.end()
+    }
+}
+
+/// Everything the loop does, in the order it happens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    TurnStarted {
+        turn: u32,
+        input: String,
+    },
+    BackendStarted {
+        backend: String,
+        iteration: u32,
+    },
+    /// One line the backend printed, ANSI-stripped, as it arrives.
+    BackendOutput {
+        backend: String,
+        stream: OutputStream,
+        line: String,
+    },
+    /// The backend is still running after `elapsed_s` seconds.
+    Waiting {
+        backend: String,
+        elapsed_s: u64,
+    },
+    BackendFinished {
+        backend: String,
+        elapsed_ms: u64,
+        /// The raw output (escape codes kept), for logs; displays ignore it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw: Option<RawOutput>,
+    },
+    /// A piece of the model's text as it streams in (HTTP backends). The whole text follows
+    /// as one [`Event::Text`], which a display that showed the pieces need not repeat.
+    TextDelta {
+        backend: String,
+        text: String,
+    },
+    /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
+    /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
+    RateLimitWait {
+        backend: String,
+        wait_ms: u64,
+        limit: String,
+    },
+    /// A request failed in a way worth another try (rate limit, overload, server error,
+    /// connection reset); the backend waits `wait_ms`, then sends it again.
+    Retrying {
+        backend: String,
+        /// The try about to start after the wait: 1 for the first retry.
+        retry: u32,
+        retries: u32,
+        wait_ms: u64,
+        /// `HTTP 429`, `connection reset`, ...
+        reason: String,
+    },
+    /// Text from the model. `final_answer` is true for the reply that ends the turn; other
+    /// text came with tool calls.
+    Text {
+        text: String,
+        final_answer: bool,
+    },
+    ToolCall {
+        call: ToolCall,
+        /// The call in a few words: the main argument (`ls -la`) or the arguments as JSON.
+        summary: String,
+    },
+    ApprovalNeeded {
+        call: ToolCall,
+        summary: String,
+    },
+    ToolResult {
+        call_id: String,
+        tool: String,
+        ok: bool,
+        output: String,
+        exit_code: Option<i32>,
+    },
+    /// How far a running tool has come (an MCP server's `notifications/progress`): `progress`
+    /// so far, of `total` when known. A tool that reports faster than the observer takes them
+    /// has its latest report shown, not every one.
+    ToolProgress {
+        call_id: String,
+        tool: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    Usage {
+        backend: String,
+        usage: Usage,
+    },
+    /// An agent CLI with `tools = "own"` ran a tool of its own (`Bash(ls)`), as its output
+    /// showed; agent-loop only reports it.
+    OwnTool {
+        backend: String,
+        activity: String,
+    },
+    /// What the turn's last backend call carried of the conversation (once per turn).
+    Context {
+        stats: ContextStats,
+    },
+    /// The backend summarised older messages into one (`summarize` mode).
+    Summarized {
+        backend: String,
+        messages: usize,
+    },
+    /// Something about the context the user should know: a summary that failed and was
+    /// replaced by trimming, a memory file that cannot be read.
+    ContextNotice {
+        message: String,
+    },
+    /// Something about the session the user should know that is no error of the turn: the
+    /// session's log cannot be written, the conversation goes on.
+    Notice {
+        message: String,
+    },
+    TurnFinished {
+        turn: u32,
+        iterations: u32,
+        ok: bool,
+    },
+    Error {
+        message: String,
+    },
+}
+
+/// A tool call waiting for the user's decision.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    pub call: ToolCall,
+    pub summary: String,
+}
+
+/// The user's answer to an [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it this once.
+    Once,
+    /// Run it, and every later call of the same tool in this session.
+    Always,
+    /// Do not run it; the reason goes back to the model.
+    Deny(String),
+}
+
+/// Receives the loop's events; answers approval requests.
+pub trait Observer: Send {
+    fn event(&mut self, event: &Event);
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+}
+
+impl Event {
+    /// The same event with `f` applied to every piece of text in it (to redact secrets before
+    /// anything is shown or written).
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Event {
+        let call = |c: &ToolCall| ToolCall {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            args: serde_json::from_str(&f(&c.args.to_string())).unwrap_or_else(|_| c.args.clone()),
+        };
+        match self {
+            Event::TurnStarted { turn, input } => Event::TurnStarted {
+                turn: *turn,
+                input: f(input),
+            },
+            Event::BackendOutput {
+                backend,
+                stream,
+                line,
+            } => Event::BackendOutput {
+                backend: backend.clone(),
+                stream: *stream,
+                line: f(line),
+            },
+            Event::BackendFinished {
+                backend,
+                elapsed_ms,
+                raw,
+            } => Event::BackendFinished {
+                backend: backend.clone(),
+                elapsed_ms: *elapsed_ms,
+                raw: raw.as_ref().map(|r| RawOutput {
+                    stdout: f(&String::from_utf8_lossy(&r.stdout)).into_bytes(),
+                    stderr: f(&String::from_utf8_lossy(&r.stderr)).into_bytes(),
+                    ..*r
+                }),
+            },
+            Event::Text { text, final_answer } => Event::Text {
+                text: f(text),
+                final_answer: *final_answer,
+            },
+            Event::ToolCall { call: c, summary } => Event::ToolCall {
+                call: call(c),
+                summary: f(summary),
+            },
+            Event::ApprovalNeeded { call: c, summary } => Event::ApprovalNeeded {
+                call: call(c),
+                summary: f(summary),
+            },
+            Event::ToolResult {
+                call_id,
+                tool,
+                ok,
+                output,
+                exit_code,
+            } => Event::ToolResult {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                ok: *ok,
+                output: f(output),
+                exit_code: *exit_code,
+            },
+            Event::ToolProgress {
+                call_id,
+                tool,
+                progress,
+                total,
+                message,
+            } => Event::ToolProgress {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                progress: *progress,
+                total: *total,
+                message: message.as_deref().map(f),
+            },
+            Event::Error { message } => Event::Error {
+                message: f(message),
+            },
+            Event::OwnTool { backend, activity } => Event::OwnTool {
+                backend: backend.clone(),
+                activity: f(activity),
+            },
+            other => other.clone(),
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Token usage and cost: what one backend call reports ([`Usage`]), and the totals over a
+//! turn or a session ([`Totals`]); events and session files carry them.
+
+use serde::{Deserialize, Serialize};
+
+/// Token usage of one backend call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input: Option<u64>,
+    pub output: Option<u64>,
+    pub total: Option<u64>,
+    /// Cost in US dollars, where the backend reports it.
+    pub cost: Option<f64>,
+    /// Input tokens read from the provider's prompt cache (HTTP APIs report them).
+    pub cache_read: Option<u64>,
+    /// Input tokens written to the provider's prompt cache (Anthropic).
+    pub cache_write: Option<u64>,
+    /// Reasoning ("thinking") tokens, part of `output`, where the backend reports them apart
+    /// (OpenAI's `completion_tokens_details.reasoning_tokens`; a CLI's `json_thinking_tokens`
+    /// or `tokens_regex` group `thinking`, added to `output` where the CLI counts them apart).
+    #[serde(default)]
+    pub thinking: Option<u64>,
+}
+
+/// Token and cost totals over many calls (a turn, a session).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub input: u64,
+    pub output: u64,
+    /// US dollars, summed over the calls that reported or could be priced.
+    pub cost: f64,
+    /// Backend calls counted.
+    pub calls: u32,
+}
+
+impl Totals {
+    pub fn add(&mut self, usage: &Usage) {
+        self.input += usage.input.unwrap_or(0);
+        self.output += usage.output.unwrap_or(0);
+        self.cost += usage.cost.unwrap_or(0.0);
+        self.calls += 1;
+    }
+}
+
+/// Prices per million tokens, from a backend's `backends.toml` entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+impl Usage {
+    /// For a backend that counts thinking tokens apart from its output (gemini's
+    /// `candidates`, `thinking_in_output = false`): adds them to the output, so that output is
+    /// every token generated, as the other backends count it and as it is billed.
+    pub fn with_thinking_in_output(mut self) -> Self {
+        if let Some(thinking) = self.thinking {
+            self.output = Some(self.output.unwrap_or(0) + thinking);
+        }
+        self
+    }
+
+    /// Fills in the cost from `prices` when the backend did not report one.
+    pub fn priced(mut self, prices: Option<Prices>) -> Self {
+        if let (None, Some(p)) = (self.cost, prices) {
+            let input = self.input.unwrap_or(0) as f64;
+            let output = self.output.unwrap_or(0) as f64;
+            self.cost = Some((input * p.input_per_mtok + output * p.output_per_mtok) / 1e6);
+        }
+        self
+    }
+}

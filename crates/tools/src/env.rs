@@ -1,0 +1,181 @@
+//! What the bash tool and MCP stdio servers do not inherit from agent-loop's environment: the
+//! secrets. A command the model wrote could print them, and its output goes to the backend.
+//! Removed are every configured backend's `api_key_env`, `TELEGRAM_BOT_TOKEN`,
+//! `BRAVE_API_KEY`, and every variable named like a secret (see [`secret_name`]); config.toml's `[tools.bash]` keeps some (`env_keep`) or
+//! removes more (`env_remove`). The values of the removed variables are also masked in every
+//! tool result before it reaches the model.
+
+use crate::redact::Redactor;
+
+/// Always removed, whatever their name looks like.
+const ALWAYS: [&str; 2] = ["TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"];
+
+/// Words that make a variable a secret when one of them is a whole word of its name (split
+/// on `_`, any case): `API_KEY`, `GITHUB_PAT`, `OPENAI_APIKEY`, `TOKEN`, but not `KEYBOARD`,
+/// `TOKENIZER` or `PATH`.
+const SECRET_WORDS: [&str; 14] = [
+    "KEY",
+    "KEYS",
+    "APIKEY",
+    "ACCESSKEY",
+    "PRIVATEKEY",
+    "TOKEN",
+    "TOKENS",
+    "PAT",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CREDS",
+    "PASS",
+    "PASSPHRASE",
+    "COOKIE",
+];
+/// Parts that make a variable a secret anywhere in a word of its name (`PGPASSWORD`,
+/// `DB_PASSWD`, `CLIENTSECRET`).
+const SECRET_PARTS: [&str; 2] = ["PASSW", "SECRET"];
+
+/// Whether `name` is named like a secret: a word of it is one of [`SECRET_WORDS`] or holds
+/// one of [`SECRET_PARTS`].
+pub fn secret_name(name: &str) -> bool {
+    name.to_ascii_uppercase().split('_').any(|word| {
+        SECRET_WORDS.contains(&word) || SECRET_PARTS.iter().any(|part| word.contains(part))
+    })
+}
+
+/// The environment policy of the tools.
+#[derive(Debug, Clone, Default)]
+pub struct EnvPolicy {
+    /// Every configured backend's `api_key_env`.
+    backend_keys: Vec<String>,
+    /// Kept although they look like secrets (`[tools.bash] env_keep`).
+    keep: Vec<String>,
+    /// Removed besides (`[tools.bash] env_remove`).
+    remove: Vec<String>,
+    /// The values of what is removed, for tool results.
+    redactor: Redactor,
+}
+
+impl EnvPolicy {
+    pub fn new(backend_keys: Vec<String>, keep: Vec<String>, remove: Vec<String>) -> Self {
+        let mut policy = EnvPolicy {
+            backend_keys,
+            keep,
+            remove,
+            redactor: Redactor::default(),
+        };
+        policy.redactor = Redactor::from_env(policy.removed());
+        policy
+    }
+
+    /// Whether the variable `name` is kept from the tools.
+    pub fn removes(&self, name: &str) -> bool {
+        if self.keep.iter().any(|k| k == name) {
+            return false;
+        }
+        self.remove.iter().any(|r| r == name)
+            || self.backend_keys.iter().any(|k| k == name)
+            || ALWAYS.contains(&name)
+            || secret_name(name)
+    }
+
+    /// The variables set now that the tools do not get.
+    pub fn removed(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::env::vars_os()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|name| self.removes(name))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Removes the secrets from what `command`'s child inherits.
+    pub fn apply(&self, command: &mut tokio::process::Command) {
+        for name in self.removed() {
+            command.env_remove(name);
+        }
+    }
+
+    /// The same policy, also masking `secrets` (values that are in no variable: an MCP
+    /// login's tokens) in tools' output.
+    pub fn with_secrets(&self, secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut policy = self.clone();
+        policy.redactor = policy.redactor.with(secrets);
+        policy
+    }
+
+    /// Masks the removed variables' values in a tool's output.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text)
+    }
+
+    /// The policy in a few lines, for `agent-loop config`.
+    pub fn describe(&self) -> String {
+        let list = |names: &[String]| {
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        format!(
+            "Tools (bash, MCP servers) do not inherit: backends' api_key_env ({}), {}, \
+             variables with a word KEY, TOKEN, PAT, CREDENTIAL(S), PASS... or a part PASSW, \
+             SECRET in their name\n  \
+             env_remove: {}\n  env_keep: {}\n  removed now: {}\n",
+            list(&self.backend_keys),
+            ALWAYS.join(", "),
+            list(&self.remove),
+            list(&self.keep),
+            list(&self.removed()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_by_name_config_and_backend() {
+        let policy = EnvPolicy::new(
+            vec!["GROQ_KEY".into()],
+            vec!["GH_TOKEN".into()],
+            vec!["MY_PRIVATE".into()],
+        );
+        for name in [
+            "GROQ_KEY",
+            "MY_PRIVATE",
+            "TELEGRAM_BOT_TOKEN",
+            "BRAVE_API_KEY",
+            "OPENAI_API_KEY",
+            "NPM_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "PGPASSWORD",
+            "API_KEY",
+            "STRIPE_KEY",
+            "TOKEN",
+            "SECRET",
+            "DB_PASSWD",
+            "GITHUB_PAT",
+            "OPENAI_APIKEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "openai_api_key",
+        ] {
+            assert!(policy.removes(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "GH_TOKEN",
+            "TOKENIZER",
+            "LANG",
+            "KEYBOARD",
+            "PATTERN",
+            "SSH_AUTH_SOCK",
+            "PWD",
+            "MONKEY_BUSINESS",
+        ] {
+            assert!(!policy.removes(name), "{name}");
+        }
+    }
+}

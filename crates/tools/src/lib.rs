@@ -1,0 +1,277 @@
+//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep,
+//! read_url, web_search when a search provider is set up, and the command tools of
+//! `[tools.NAME]` tables, see `custom`), each described by a JSON schema that goes into the
+//! text preamble for CLI backends and, for HTTP backends, into native tool definitions.
+//!
+//! The crate also holds what the tools run on: [`process`] (children in their own process
+//! group, with capped output and a watchdog) and [`tls`] (the one TLS setup of every HTTP
+//! client). It depends on `agent-loop-protocol` alone among agent-loop's crates: the tools
+//! take values (paths, options, an environment policy), never the settings.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+// System calls that need it are in `process`, and getifaddrs in web/address.rs.
+#![deny(unsafe_code)]
+
+mod bash;
+mod beneath;
+mod command;
+pub mod custom;
+mod edit;
+mod editor;
+mod env;
+mod fs;
+mod grep;
+mod ls;
+pub mod private;
+#[allow(unsafe_code)]
+pub mod process;
+mod progress;
+mod read;
+mod read_url;
+mod root;
+pub mod tls;
+mod tool;
+pub mod web;
+mod web_search;
+mod write;
+
+pub use beneath::{
+    method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
+};
+pub use editor::{Editor, Files};
+pub use env::EnvPolicy;
+pub use fs::write_atomic;
+pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
+pub use root::Root;
+pub use tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
+pub use web::WebOptions;
+
+use tool::Typed;
+
+use agent_loop_protocol::{plural, redact, BoxFuture, Error};
+
+/// The built-in tools, in the order they are offered: the one list of them.
+fn builtins() -> Vec<Box<dyn Tool>> {
+    let mut tools: Vec<Box<dyn Tool>> = vec![
+        Typed::boxed(bash::Bash),
+        Typed::boxed(read::Read),
+        Typed::boxed(write::Write),
+        Typed::boxed(edit::Edit),
+        Typed::boxed(ls::Ls),
+        Typed::boxed(grep::Grep),
+        Typed::boxed(read_url::ReadUrl),
+    ];
+    if let Some(provider) = web::search::Provider::from_env() {
+        tools.push(Typed::boxed(web_search::WebSearch { provider }));
+    }
+    tools
+}
+
+/// The web search provider the environment sets up, in a few words (`agent-loop backends`
+/// and `config`), or what to set for one.
+pub fn web_search_status() -> String {
+    match web::search::Provider::from_env() {
+        Some(provider) => format!("web_search: {}", provider.describe()),
+        None => format!(
+            "web_search: not offered; set {} (or {} for a SearXNG instance)",
+            web::search::BRAVE_KEY_ENV,
+            web::search::SEARXNG_ENV
+        ),
+    }
+}
+
+/// Which charsets read_url decodes, for `agent-loop config`.
+pub fn read_url_status() -> String {
+    format!("read_url decodes: {}", web::charset::DECODED)
+}
+
+/// The names of the built-in tools, in the order they are offered.
+pub fn builtin_names() -> Vec<String> {
+    builtins().iter().map(|t| t.spec().name.clone()).collect()
+}
+
+/// The set of tools that exist for this run.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+    /// `--tools`, when given: MCP tools added later must be listed too.
+    only: Option<Vec<String>>,
+}
+
+/// Whether `--tools` lists `name`: by name, or by a prefix ending in `.*` (`mcp.notes.*` for
+/// every tool of the `notes` server, `mcp.*` for every MCP tool).
+fn listed(only: &[String], name: &str) -> bool {
+    only.iter().any(|n| {
+        n == name
+            || n.strip_suffix('*')
+                .is_some_and(|prefix| prefix.ends_with('.') && name.starts_with(prefix))
+    })
+}
+
+impl Registry {
+    /// The built-in tools, limited to `only` when given (`--tools bash,read`); MCP tools
+    /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
+    /// error that lists the known ones.
+    pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
+        Self::configured(only, Vec::new(), &[])
+    }
+
+    /// The built-in tools, each built-in named in `confirm` asking for approval or not as it
+    /// says, then the enabled command tools of `[tools.NAME]`; limited to `only` as
+    /// [`Registry::builtin`] is.
+    pub fn configured(
+        only: Option<&[String]>,
+        custom: Vec<custom::CommandDef>,
+        confirm: &[(String, bool)],
+    ) -> Result<Self, crate::Error> {
+        let all: Vec<Box<dyn Tool>> = builtins()
+            .into_iter()
+            .map(
+                |tool| match confirm.iter().find(|(n, _)| *n == tool.spec().name) {
+                    Some((_, asks)) => {
+                        let mut spec = tool.spec().clone();
+                        spec.mutating = *asks;
+                        Box::new(custom::Confirmed { inner: tool, spec }) as Box<dyn Tool>
+                    }
+                    None => tool,
+                },
+            )
+            .chain(
+                custom
+                    .into_iter()
+                    .filter(custom::CommandDef::enabled)
+                    .map(|def| Box::new(custom::CommandTool::new(def)) as Box<dyn Tool>),
+            )
+            .collect();
+        if let Some(names) = only {
+            for name in names {
+                if name == "web_search" && !all.iter().any(|t| t.spec().name == *name) {
+                    return Err(crate::Error::config(format!(
+                        "--tools: web_search needs a search provider: set {} (a Brave Search API key), or {} for a SearXNG instance",
+                        web::search::BRAVE_KEY_ENV,
+                        web::search::SEARXNG_ENV
+                    )));
+                }
+                if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
+                    return Err(crate::Error::config(format!(
+                        "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
+                        all.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+        }
+        let tools: Vec<Box<dyn Tool>> = all
+            .into_iter()
+            .filter(|t| only.is_none_or(|names| names.iter().any(|n| *n == t.spec().name)))
+            .collect();
+        let specs = tools.iter().map(|t| t.spec().clone()).collect();
+        Ok(Registry {
+            tools,
+            specs,
+            only: only.map(<[String]>::to_vec),
+        })
+    }
+
+    /// Adds a tool from elsewhere (an MCP server), unless `--tools` leaves it out; a name
+    /// already taken is an error.
+    pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), crate::Error> {
+        let name = &tool.spec().name;
+        if self.only.as_ref().is_some_and(|only| !listed(only, name)) {
+            return Ok(());
+        }
+        if self.get(name).is_some() {
+            return Err(crate::Error::config(format!(
+                "two tools are called `{name}`"
+            )));
+        }
+        self.specs.push(tool.spec().clone());
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// The `mcp.` names in `--tools` that no tool added so far answers to.
+    pub fn unmatched(&self) -> Vec<&str> {
+        let Some(only) = &self.only else {
+            return Vec::new();
+        };
+        only.iter()
+            .filter(|n| n.starts_with("mcp."))
+            .filter(|n| {
+                !self
+                    .specs
+                    .iter()
+                    .any(|s| listed(std::slice::from_ref(n), &s.name))
+            })
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Keeps only the tools whose spec passes `keep`.
+    pub fn retain(&mut self, keep: impl Fn(&ToolSpec) -> bool) {
+        self.tools.retain(|t| keep(t.spec()));
+        self.specs.retain(|s| keep(s));
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .map(|t| t.as_ref())
+    }
+
+    /// Finds a tool by name, ignoring case (`Bash` from a CLI's own notation is `bash`).
+    pub fn resolve(&self, name: &str) -> Option<&dyn Tool> {
+        self.get(name).or_else(|| {
+            self.tools
+                .iter()
+                .find(|t| t.spec().name.eq_ignore_ascii_case(name))
+                .map(|t| t.as_ref())
+        })
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.specs.iter().map(|s| s.name.as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every built-in schema is valid JSON whose text is exactly what serde_json writes for
+    /// it (keys in sorted order): the prompt shows the same text as when it was built from a
+    /// tree, and HTTP backends get the same tree.
+    #[test]
+    fn builtin_schemas_are_canonical_json() {
+        let registry = Registry::builtin(None).unwrap();
+        assert_eq!(
+            // web_search follows when the environment sets up a provider.
+            registry.names()[..7],
+            ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
+        );
+        for spec in registry.specs() {
+            assert_eq!(spec.schema()["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.schema_text(),
+                spec.schema().to_string(),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    /// A spec made from a tree (an MCP tool's) shows the tree's own text.
+    #[test]
+    fn spec_from_a_tree() {
+        let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let spec = ToolSpec::new("t".into(), "d".into(), "q".into(), false, schema.clone());
+        assert_eq!(spec.schema(), &schema);
+        assert_eq!(
+            spec.schema_text(),
+            r#"{"type":"object","properties":{"q":{"type":"string"}}}"#
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! The output of a child that speaks one message a line (an MCP stdio server, an ACP agent),
+//! read with caps: a line longer than the cap ends the output with an error naming it, and
+//! stderr is drained into a bounded tail for error messages, so agent-loop's memory stays
+//! bounded however much the child writes.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::process::ChildStderr;
+
+const MIB: usize = 1024 * 1024;
+/// One line of a child's output: one JSON-RPC message.
+pub const LINE: usize = 16 * MIB;
+
+/// `16 MiB`, for messages.
+pub fn size(bytes: usize) -> String {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// Why the connection to a child broke down, set by the reader that found it: rmcp's
+/// transport sees only that its input ended.
+pub type Breach = Arc<Mutex<Option<String>>>;
+
+pub fn note(breach: &Breach, why: String) {
+    lock(breach).get_or_insert(why);
+}
+
+/// A child's output, ending with an error (and `breach` set) at a line longer than
+/// [`LINE`]: a transport's own line limit
+/// may drop the line and wait on, leaving its request to run out of time.
+pub struct CappedLines<R> {
+    inner: R,
+    /// Bytes of the current line so far.
+    line: usize,
+    cap: usize,
+    breach: Breach,
+}
+
+impl<R> CappedLines<R> {
+    pub fn new(inner: R, cap: usize, breach: Breach) -> Self {
+        CappedLines {
+            inner,
+            line: 0,
+            cap,
+            breach,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+        let mut line = self.line;
+        for &byte in &buf.filled()[before..] {
+            line = if byte == b'\n' { 0 } else { line + 1 };
+            if line > self.cap {
+                let why = format!(
+                    "it sent a line longer than {}, the cap on one message",
+                    size(self.cap)
+                );
+                note(&self.breach, why.clone());
+                buf.set_filled(before);
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    why,
+                )));
+            }
+        }
+        self.line = line;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Lines of a child's stderr kept for messages.
+const STDERR_LINES: usize = 20;
+/// Bytes kept of one stderr line: the rest of a longer one is dropped as it is read.
+const STDERR_LINE: usize = 2048;
+
+/// The last lines a child wrote on stderr, each cut to [`STDERR_LINE`] bytes: what it
+/// writes costs agent-loop a bounded amount of memory however much that is.
+#[derive(Default)]
+pub struct StderrTail {
+    lines: VecDeque<Vec<u8>>,
+    /// The line being read is longer than what is kept of it.
+    cut: bool,
+    /// The last line is still being written (no newline yet).
+    open: bool,
+}
+
+impl StderrTail {
+    fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            if !self.open {
+                if self.lines.len() == STDERR_LINES {
+                    self.lines.pop_front();
+                }
+                self.lines.push_back(Vec::new());
+                self.open = true;
+                self.cut = false;
+            }
+            let end = memchr::memchr(b'\n', chunk);
+            let piece = &chunk[..end.unwrap_or(chunk.len())];
+            let line = self.lines.back_mut().expect("a line is open");
+            let room = STDERR_LINE.saturating_sub(line.len());
+            line.extend_from_slice(&piece[..piece.len().min(room)]);
+            if piece.len() > room && !self.cut {
+                self.cut = true;
+                line.extend_from_slice("…".as_bytes());
+            }
+            match end {
+                Some(i) => {
+                    self.open = false;
+                    chunk = &chunk[i + 1..];
+                }
+                None => chunk = &[],
+            }
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let lines: Vec<String> = self
+            .lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        lines.join("\n")
+    }
+}
+
+/// Drains a child's stderr to its end into `tail`.
+pub async fn keep_tail(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>) {
+    let mut buf = vec![0; 8192];
+    while let Ok(n @ 1..) = stderr.read(&mut buf).await {
+        lock(&tail).feed(&buf[..n]);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_each_cut() {
+        let mut tail = StderrTail::default();
+        for i in 0..30 {
+            tail.feed(format!("line {i}\n").as_bytes());
+        }
+        let text = tail.render();
+        assert!(text.starts_with("line 10\n"), "{text}");
+        assert!(text.ends_with("line 29"), "{text}");
+        let mut tail = StderrTail::default();
+        tail.feed(b"start ");
+        for _ in 0..1000 {
+            tail.feed(&[b'x'; 1000]);
+        }
+        tail.feed(b" end\nlast");
+        let text = tail.render();
+        assert_eq!(
+            text.len(),
+            STDERR_LINE + "…".len() + "\nlast".len(),
+            "{text}"
+        );
+        assert!(text.starts_with("start xxx") && text.ends_with("…\nlast"));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_line_over_the_cap_ends_the_output() {
+        use tokio::io::AsyncReadExt;
+        let breach = Breach::default();
+        let mut fine = CappedLines::new(&b"12345\n12345\n"[..], 5, breach.clone());
+        let mut all = Vec::new();
+        fine.read_to_end(&mut all).await.unwrap();
+        assert_eq!(all.len(), 12);
+        let mut long = CappedLines::new(&b"12\n123456\n"[..], 5, breach.clone());
+        let err = long.read_to_end(&mut Vec::new()).await.unwrap_err();
+        assert!(err.to_string().contains("longer than 5 bytes"), "{err}");
+        assert!(lock(&breach)
+            .as_deref()
+            .unwrap()
+            .contains("cap on one message"));
+    }
+}

@@ -1,0 +1,54 @@
+//! Kills a child's whole process group when dropped: on timeout, on cancellation (the future
+//! running the child is dropped), on a panic (unwinding drops it) and after a normal exit, so
+//! nothing the child started is left behind. While it lives, the watchdog holds the group
+//! too, to kill it if agent-loop dies without dropping anything (see [`super::watchdog`]).
+
+pub struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    /// The child was spawned in a group of its own (`process_group(0)` or its own session,
+    /// [`super::isolate`]), so its pid is its group id.
+    pub fn new(pid: Option<u32>) -> Self {
+        let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
+        if let Some(pgid) = pgid {
+            super::watchdog::record(pgid);
+        }
+        GroupGuard { pgid }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.pgid {
+            // A group that is already gone yields ESRCH, which is the outcome we want anyway.
+            if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            super::watchdog::forget(pgid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    #[test]
+    fn a_panic_kills_the_group() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let unwound = std::panic::catch_unwind(move || {
+            let _guard = GroupGuard::new(Some(pid));
+            panic!("in the middle of a turn");
+        });
+        assert!(unwound.is_err());
+        assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+    }
+}

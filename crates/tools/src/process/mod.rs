@@ -1,0 +1,280 @@
+//! Running a child process the way agent-loop needs it, for both CLI backends and the bash
+//! tool: in its own session and process group (no controlling terminal), stdin closed (or fed a prompt), stdout and stderr drained
+//! together so a noisy stderr can never deadlock it, each capped in memory while the child
+//! keeps being drained, and on timeout or cancellation the whole group killed. The run ends
+//! when the child exits, even if something it started in the background still holds its pipes.
+
+pub mod capped;
+mod capture;
+mod group;
+mod isolate;
+pub mod watchdog;
+
+pub use capture::Capture;
+pub use group::GroupGuard;
+pub use isolate::isolate;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+/// How much is read from a pipe at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// How long the pipes are still drained after the child exited. Output it wrote is already in
+/// the pipe; only something it left running can keep them open, and its group is then killed.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// Variables the child does not inherit (the bash tool's secrets).
+    pub env_remove: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// Bytes written to stdin, which is then closed; `None` means stdin is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    /// How many bytes of each stream to keep in memory; the rest is counted and dropped.
+    pub cap: usize,
+    /// How often to report [`Progress::Tick`] while the child runs.
+    pub tick: Option<Duration>,
+}
+
+/// Live reports while the child runs.
+pub enum Progress<'a> {
+    /// The child started and was given all of its stdin: work that is only needed for its
+    /// output can be done now, while it runs. Reported before any output it comes with.
+    Started,
+    Stdout(&'a [u8]),
+    Stderr(&'a [u8]),
+    /// The child is still running after this long.
+    Tick(Duration),
+}
+
+/// Everything a finished (or killed) child left behind.
+#[derive(Debug)]
+pub struct Finished {
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// `None` when the child was killed at the timeout.
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// The exit code, or the signal as `128 + n` the way shells report it.
+    pub fn exit_code(&self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        let status = self.status?;
+        status.code().or_else(|| status.signal().map(|s| 128 + s))
+    }
+}
+
+/// Runs the child to completion, the timeout, or until the returned future is dropped (which
+/// kills the whole process group too).
+pub async fn run(
+    spec: &Spec,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> std::io::Result<Finished> {
+    let mut command = Command::new(&spec.program);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Its own session, so its own group too: the guard below kills the group.
+    isolate(&mut command);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    let guard = GroupGuard::new(child.id());
+    // Feed stdin from its own task so a child that prints before it reads cannot deadlock us.
+    let mut feeder = match (child.stdin.take(), &spec.stdin) {
+        (Some(mut stdin), Some(bytes)) => {
+            let bytes = bytes.clone();
+            Some(tokio::spawn(async move {
+                // A child that exits without reading its stdin is not an error of ours.
+                let _ = stdin.write_all(&bytes).await;
+                let _ = stdin.shutdown().await;
+            }))
+        }
+        _ => None,
+    };
+    // `Started` waits until the child has all of its stdin, so that the caller's work does
+    // not keep the child waiting for input.
+    let mut fed = feeder.is_none();
+    let mut reported = false;
+    report_start(fed, &mut reported, progress);
+    let mut out_pipe = child.stdout.take().expect("stdout is piped");
+    let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    // Read into capacity never written before: a page of it is touched (each a page fault,
+    // several microseconds on a phone or a VM) only when a read fills it, not all 16 up front.
+    let (mut out_buf, mut err_buf) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
+    let (mut out_open, mut err_open) = (true, true);
+    let mut stdout = Capture::new(spec.cap);
+    let mut stderr = Capture::new(spec.cap);
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    // Armed when the child exits: whatever it left in its group may hold the pipes open.
+    let grace = tokio::time::sleep(Duration::from_secs(3600));
+    tokio::pin!(grace);
+    let tick_every = spec.tick.unwrap_or(Duration::from_secs(3600));
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick_every, tick_every);
+    let mut status = None;
+    let mut timed_out = false;
+    while out_open || err_open || status.is_none() {
+        // Every branch is cancel-safe: a read or wait not chosen loses nothing.
+        tokio::select! {
+            _ = async { feeder.as_mut().expect("a feeder until fed").await }, if !fed => {
+                fed = true;
+                report_start(fed, &mut reported, progress);
+            }
+            n = read_chunk(&mut out_pipe, &mut out_buf), if out_open => match n {
+                Ok(n) if n > 0 => {
+                    report_start(fed, &mut reported, progress);
+                    // Past the cap, output is only counted: no events, no lines, no log
+                    // records for what is not kept, so draining runs at pipe speed.
+                    let kept = stdout.push(&out_buf);
+                    if kept > 0 {
+                        progress(Progress::Stdout(&out_buf[..kept]));
+                    }
+                }
+                _ => out_open = false,
+            },
+            n = read_chunk(&mut err_pipe, &mut err_buf), if err_open => match n {
+                Ok(n) if n > 0 => {
+                    report_start(fed, &mut reported, progress);
+                    let kept = stderr.push(&err_buf);
+                    if kept > 0 {
+                        progress(Progress::Stderr(&err_buf[..kept]));
+                    }
+                }
+                _ => err_open = false,
+            },
+            done = child.wait(), if status.is_none() => {
+                report_start(fed, &mut reported, progress);
+                status = Some(done?);
+                grace.as_mut().reset(tokio::time::Instant::now() + PIPE_GRACE);
+            }
+            _ = &mut grace, if status.is_some() => break,
+            _ = &mut deadline => {
+                timed_out = true;
+                break;
+            }
+            _ = ticks.tick(), if spec.tick.is_some() => progress(Progress::Tick(started.elapsed())),
+        }
+    }
+    // Whatever the child left running in its group (or the child itself, at a timeout) goes.
+    drop(guard);
+    if let Some(feeder) = feeder.filter(|_| !fed) {
+        feeder.abort();
+    }
+    Ok(Finished {
+        stdout,
+        stderr,
+        status,
+        timed_out,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Reports `Started` before anything else the child did, once it has its stdin.
+fn report_start(fed: bool, reported: &mut bool, progress: &mut (dyn FnMut(Progress) + Send)) {
+    if fed && !*reported {
+        *reported = true;
+        progress(Progress::Started);
+    }
+}
+
+/// Reads what the pipe has (up to `CHUNK` bytes) into `buf`, replacing what it held; as
+/// cancel-safe as `read`.
+async fn read_chunk<R: AsyncRead + Unpin>(
+    pipe: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    buf.clear();
+    pipe.read_buf(buf).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(program: &str, args: &[&str], stdin: Option<&[u8]>) -> Spec {
+        Spec {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: Default::default(),
+            env_remove: Vec::new(),
+            cwd: None,
+            stdin: stdin.map(<[u8]>::to_vec),
+            timeout: Duration::from_secs(30),
+            cap: 1 << 20,
+            tick: None,
+        }
+    }
+
+    /// What the child reported, in order: `S` for Started, then its stdout.
+    async fn reports(spec: &Spec) -> String {
+        let mut seen = String::new();
+        let finished = run(spec, &mut |p| match p {
+            Progress::Started => seen.push('S'),
+            Progress::Stdout(bytes) => seen.push_str(&String::from_utf8_lossy(bytes)),
+            _ => {}
+        })
+        .await
+        .unwrap();
+        assert_eq!(finished.exit_code(), Some(0));
+        seen
+    }
+
+    /// `Started` comes once: when the feeder has written all of the child's stdin (so it may
+    /// come after some of what the child printed), or before anything when there is none;
+    /// a child that prints at once has it before its first output.
+    #[tokio::test]
+    async fn started_is_reported_once() {
+        let fed = reports(&spec("cat", &[], Some(b"hello"))).await;
+        assert_eq!(fed.matches('S').count(), 1, "{fed}");
+        assert_eq!(fed.replace('S', ""), "hello");
+        let none = reports(&spec("echo", &["hi"], None)).await;
+        assert_eq!(none, "Shi\n");
+    }
+
+    /// Past the cap output is counted, never reported: no lines, events or log records for
+    /// what is dropped.
+    #[tokio::test]
+    async fn nothing_past_the_cap_is_reported() {
+        let mut spec = spec("sh", &["-c", "yes 0123456789 | head -c 1000000"], None);
+        spec.cap = 25;
+        let mut reported = 0;
+        let finished = run(&spec, &mut |p| {
+            if let Progress::Stdout(bytes) = p {
+                reported += bytes.len();
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(reported, 25);
+        assert_eq!(finished.stdout.bytes(), b"0123456789\n0123456789\n012");
+        assert_eq!(finished.stdout.dropped(), 1_000_000 - 25);
+    }
+}

@@ -1,0 +1,83 @@
+//! read: a text file's lines, numbered, optionally from `offset` for `limit` lines. Binary
+//! files are refused rather than dumped into the conversation.
+
+use serde::Deserialize;
+
+use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+
+const DEFAULT_LIMIT: usize = 2000;
+const MAX_BYTES: usize = 200 * 1024;
+
+pub struct Read;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Builtin for Read {
+    const NAME: &'static str = "read";
+    const DESCRIPTION: &'static str =
+        "Read a text file. Lines come back numbered (number, tab, text); use offset and \
+        limit for a part of a long file.";
+    const MAIN_PARAM: &'static str = "path";
+    const MUTATING: bool = false;
+    const PARAMS: &'static [Param] = &[
+        Param::required(
+            "path",
+            "string",
+            "File to read, relative to the working directory or absolute.",
+        ),
+        Param::optional(
+            "limit",
+            "integer",
+            "How many lines to return (default 2000).",
+        ),
+        Param::optional(
+            "offset",
+            "integer",
+            "First line to return, counting from 1 (default 1).",
+        ),
+    ];
+    type Args = Args;
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let text = match ctx.read_text("read", &args.path).await {
+            Ok((_, text)) => text,
+            Err(e) => return e,
+        };
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let total = text.lines().count();
+        let mut out = String::new();
+        let mut shown = 0;
+        for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+            if out.len() + line.len() > MAX_BYTES {
+                break;
+            }
+            out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+            shown += 1;
+        }
+        if total == 0 {
+            return ToolOutput::ok(format!("{} is empty", args.path));
+        }
+        let last = offset - 1 + shown;
+        if shown == 0 {
+            return ToolOutput::error(format!(
+                "{} has {}; offset {offset} is past the end",
+                args.path,
+                crate::plural::count(total, "line", "lines")
+            ));
+        }
+        if last < total {
+            out.push_str(&format!(
+                "[lines {offset}-{last} of {total}; read again with offset {} for more]",
+                last + 1
+            ));
+        }
+        ToolOutput::ok(out.trim_end().to_string())
+    }
+}

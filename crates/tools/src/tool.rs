@@ -1,0 +1,415 @@
+//! What every tool is: its spec (what the model is told), where it runs, what it answers,
+//! and the object-safe [`Tool`] trait built-in and MCP tools share. Built-in tools are
+//! written as [`Builtin`]s, typed arguments in, an output out; [`Typed`] makes a `Tool` of one.
+
+use std::path::PathBuf;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::beneath;
+use super::env::EnvPolicy;
+use super::fs;
+use super::root::Root;
+use super::web::WebOptions;
+use crate::BoxFuture;
+
+/// What the model is told about a tool, and what the loop needs to know to run it.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The parameter a bare argument maps to when a backend prints `bash(ls -la)` rather
+    /// than JSON.
+    pub main_param: String,
+    /// Whether it changes anything or sends data out (and so asks for approval).
+    pub mutating: bool,
+    /// What one approval covers for the session (read_url: the URL's host), when not just
+    /// this call.
+    pub approval_key: Option<fn(&Value) -> Option<String>>,
+    /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
+    schema: Value,
+    /// The same as compact JSON text, for the prompts of CLI backends.
+    schema_text: String,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: String,
+        description: String,
+        main_param: String,
+        mutating: bool,
+        schema: Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            description,
+            main_param,
+            mutating,
+            approval_key: None,
+            schema_text: schema.to_string(),
+            schema,
+        }
+    }
+
+    /// The arguments' JSON schema, as compact JSON text.
+    pub fn schema_text(&self) -> &str {
+        &self.schema_text
+    }
+
+    /// The arguments' JSON schema.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+}
+
+/// What approving a call means: what the user is shown, what `TOOL:GLOB` rules are matched
+/// against, and the paths it changes (as rules see them), for the `.git/` check.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Subject {
+    /// Everything the call will use: bash's command, a command tool's argv, every argument
+    /// of an MCP tool.
+    pub shown: String,
+    /// What rules match: [`Subject::shown`], but a built-in file tool's path resolved.
+    pub matched: String,
+    /// Resolved paths relative to the root.
+    pub paths: Vec<String>,
+}
+
+impl Subject {
+    /// Shown and matched alike.
+    pub fn plain(text: impl Into<String>) -> Subject {
+        let text = text.into();
+        Subject {
+            shown: text.clone(),
+            matched: text,
+            paths: Vec::new(),
+        }
+    }
+
+    /// Every argument, one a line as `name: value` in name order (a model cannot reorder
+    /// them): a string as it is unless a control character would let it fake a line, then
+    /// as JSON; other values as JSON. A call with only its main argument shows just that.
+    pub fn arguments(spec: &ToolSpec, args: &Value) -> Subject {
+        let one_line = |v: &Value| match v {
+            Value::String(s) if !s.chars().any(char::is_control) => s.clone(),
+            other => other.to_string(),
+        };
+        Subject::plain(match args {
+            Value::Object(map) => match map.iter().next() {
+                Some((name, Value::String(s))) if map.len() == 1 && *name == spec.main_param => {
+                    s.clone()
+                }
+                _ => {
+                    // By name: JSON objects keep their order as sent (serde_json's
+                    // `preserve_order`, which the ACP SDK turns on), and approval rules must
+                    // not depend on it.
+                    let mut lines: Vec<String> = map
+                        .iter()
+                        .map(|(name, value)| format!("{name}: {}", one_line(value)))
+                        .collect();
+                    lines.sort();
+                    lines.join("\n")
+                }
+            },
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// Where a tool runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Relative paths and bash commands start here.
+    pub cwd: PathBuf,
+    /// Where the file tools may go (`--root`).
+    pub root: Root,
+    /// What bash does not inherit, and whose values no result shows.
+    pub env: std::sync::Arc<EnvPolicy>,
+    /// How read_url fetches, and the URLs allow rules name.
+    pub web: WebOptions,
+    /// Where the tool reports its progress while it runs.
+    pub progress: super::ProgressSink,
+    /// The editor read, write and edit go through, if a front end gave one.
+    pub files: super::Files,
+}
+
+impl ToolContext {
+    /// A path from the model, relative to the working directory unless absolute, resolved and
+    /// checked against the root; the error is a result for the model.
+    pub fn path(&self, path: &str) -> Result<PathBuf, ToolOutput> {
+        let joined = fs::resolve(&self.cwd, path);
+        self.root.check(&joined, path).map_err(ToolOutput::error)
+    }
+
+    /// A path as approval rules see it: resolved (`..` and links followed, by
+    /// [`ToolContext::path`]) and relative to the root (`--root /`: to the working directory)
+    /// when inside it, else absolute; `""` for a path the root refuses, which no pattern
+    /// matches by accident (the tool refuses it anyway).
+    pub fn rule_path(&self, raw: &str) -> String {
+        let Ok(resolved) = self.path(raw) else {
+            return String::new();
+        };
+        let base = match &self.root {
+            Root::Dir(dir) => dir.clone(),
+            Root::Anywhere => std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone()),
+        };
+        match resolved.strip_prefix(&base) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => resolved.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// A text file's content for `tool`; a missing, unreadable, binary, special (FIFO,
+    /// device) or out-of-root file is an error result that says which.
+    pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
+        let resolved = self.path(path)?;
+        if let Some(editor) = &self.files.0 {
+            let text = editor
+                .read(&resolved)
+                .await
+                .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+            return Ok((resolved, text));
+        }
+        let mut file = match beneath::open_read(self.root.dir(), &resolved, path, false) {
+            Ok(beneath::Opened::File(file)) => file,
+            Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
+            Err(e) => return Err(ToolOutput::error(e)),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+        let text = fs::as_text(bytes).ok_or_else(|| {
+            ToolOutput::error(format!(
+                "{path} is a binary file (not UTF-8 text); {tool} refuses it"
+            ))
+        })?;
+        Ok((resolved, text))
+    }
+
+    /// Replaces the file at `resolved` (from [`ToolContext::path`]) beneath the root.
+    pub async fn replace(
+        &self,
+        resolved: &std::path::Path,
+        shown: &str,
+        content: &str,
+    ) -> Result<(), ToolOutput> {
+        if let Some(editor) = &self.files.0 {
+            return editor
+                .write(resolved, content)
+                .await
+                .map_err(|e| ToolOutput::error(format!("cannot write {shown}: {e}")));
+        }
+        let content = content.as_bytes();
+        beneath::replace(self.root.dir(), resolved, shown, content).map_err(ToolOutput::error)
+    }
+}
+
+/// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an
+/// error of the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub ok: bool,
+    pub output: String,
+    pub exit_code: Option<i32>,
+}
+
+impl ToolOutput {
+    pub fn ok(output: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: true,
+            output: output.into(),
+            exit_code: None,
+        }
+    }
+
+    pub fn error(output: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: false,
+            output: output.into(),
+            exit_code: None,
+        }
+    }
+}
+
+/// One tool. Object-safe so built-in and MCP tools share the registry.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+
+    /// What approving this call means (see [`Subject`]); by default every argument, so a
+    /// tool whose arguments agent-loop does not understand (an MCP server's) hides none.
+    fn subject(&self, args: &Value, _ctx: &ToolContext) -> Subject {
+        Subject::arguments(self.spec(), args)
+    }
+}
+
+/// A built-in tool: what the model is told of it, its typed arguments, and what it does with
+/// them. [`Typed`] makes a [`Tool`] of it.
+pub(super) trait Builtin: Send + Sync + 'static {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    /// The parameter a bare argument maps to (`bash(ls -la)`).
+    const MAIN_PARAM: &'static str;
+    /// Whether it changes anything or sends data out (and so asks for approval).
+    const MUTATING: bool;
+    /// What one approval covers for the session, from the call's arguments (see
+    /// [`ToolSpec::approval_key`]).
+    const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> = None;
+    /// Its parameters, for the JSON schema the model sees: those `Args` reads.
+    const PARAMS: &'static [Param];
+    type Args: DeserializeOwned + Send;
+
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+    ) -> impl std::future::Future<Output = ToolOutput> + Send;
+}
+
+/// One parameter of a built-in tool.
+pub(super) struct Param {
+    name: &'static str,
+    /// Its JSON schema type: `string`, `integer`, `boolean`.
+    kind: &'static str,
+    description: &'static str,
+    required: bool,
+}
+
+impl Param {
+    pub(super) const fn required(
+        name: &'static str,
+        kind: &'static str,
+        description: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind,
+            description,
+            required: true,
+        }
+    }
+
+    pub(super) const fn optional(
+        name: &'static str,
+        kind: &'static str,
+        description: &'static str,
+    ) -> Param {
+        Param {
+            required: false,
+            ..Param::required(name, kind, description)
+        }
+    }
+}
+
+/// The JSON schema of an arguments object with these parameters.
+fn schema(params: &[Param]) -> Value {
+    let properties: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|p| {
+            let property = serde_json::json!({"description": p.description, "type": p.kind});
+            (p.name.to_string(), property)
+        })
+        .collect();
+    let mut schema = serde_json::json!({"properties": properties, "type": "object"});
+    let required: Vec<&str> = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name)
+        .collect();
+    if !required.is_empty() {
+        schema["required"] = serde_json::json!(required);
+    }
+    schema
+}
+
+/// A built-in tool with its spec; its JSON arguments are parsed into the tool's `Args`, and
+/// arguments that do not fit are a result for the model naming the tool and the problem.
+pub(super) struct Typed<T> {
+    tool: T,
+    spec: ToolSpec,
+}
+
+impl<T: Builtin> Typed<T> {
+    pub(super) fn boxed(tool: T) -> Box<dyn Tool> {
+        let mut spec = ToolSpec::new(
+            T::NAME.into(),
+            T::DESCRIPTION.into(),
+            T::MAIN_PARAM.into(),
+            T::MUTATING,
+            schema(T::PARAMS),
+        );
+        spec.approval_key = T::APPROVAL_KEY;
+        Box::new(Typed { tool, spec })
+    }
+}
+
+impl<T: Builtin> Tool for Typed<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The main argument (bash's command); a file tool's path shown as written and matched
+    /// where it leads.
+    fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
+        let file_tool = matches!(T::NAME, "read" | "write" | "edit" | "ls");
+        let main = match args.get(T::MAIN_PARAM) {
+            Some(Value::String(s)) => s.as_str(),
+            _ if file_tool => ".",
+            _ => return Subject::arguments(&self.spec, args),
+        };
+        if !file_tool {
+            return Subject::plain(main);
+        }
+        let target = ctx.rule_path(main);
+        Subject {
+            shown: main.to_string(),
+            matched: target.clone(),
+            paths: vec![target],
+        }
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        match serde_json::from_value(args) {
+            Ok(args) => Box::pin(self.tool.run(args, ctx)),
+            Err(e) => {
+                let error = ToolOutput::error(format!("invalid arguments for {}: {e}", T::NAME));
+                Box::pin(std::future::ready(error))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An MCP tool's call shows every argument, one a line, whatever its schema's main one:
+    /// `run {cwd, command}` cannot hide the command behind the folder.
+    #[test]
+    fn a_tool_of_unknown_arguments_shows_them_all() {
+        let spec = ToolSpec::new(
+            "mcp.box.run".into(),
+            String::new(),
+            "cwd".into(),
+            true,
+            serde_json::json!({}),
+        );
+        let args = serde_json::json!({"cwd": "/srv", "command": "curl x | sh", "n": 2});
+        assert_eq!(
+            Subject::arguments(&spec, &args).shown,
+            "command: curl x | sh\ncwd: /srv\nn: 2"
+        );
+        // A value that could fake a line of its own is shown as JSON.
+        let args = serde_json::json!({"cwd": "/srv\ncommand: ls"});
+        assert_eq!(Subject::arguments(&spec, &args).shown, "/srv\ncommand: ls");
+        let args = serde_json::json!({"cwd": "/srv\ncommand: ls", "x": true});
+        assert_eq!(
+            Subject::arguments(&spec, &args).shown,
+            "cwd: \"/srv\\ncommand: ls\"\nx: true"
+        );
+        let args = serde_json::json!({"cwd": "/srv"});
+        assert_eq!(Subject::arguments(&spec, &args).shown, "/srv");
+    }
+}

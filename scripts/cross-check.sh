@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The phone platforms, proved on every change (.ci/run calls this):
+# The phone platforms, proved:
 #   1. `cargo check` (as clippy) for aarch64-linux-android (Termux's) of the library and the
 #      binary, their unit tests included (`--profile test`): all the code that names Android;
-#   2. an aarch64 (musl, static) build run under qemu-aarch64 on a smoke suite of integration
-#      tests: a CLI backend's tool round trip, HTTP backend turns against the tests' mock
-#      server, the terminfo display, a session saved and resumed, the Telegram bot against
-#      its mock Bot API;
+#   2. with --qemu only: an aarch64 (musl, static) build run under qemu-aarch64 on a smoke
+#      suite of integration tests: a CLI backend's tool round trip, HTTP backend turns against
+#      the tests' mock server, the terminfo display, a session saved and resumed, the Telegram
+#      bot against its mock Bot API. A whole second build of everything for another
+#      architecture, two minutes and more on 2 cores: it does not fit in CI's ten minutes, so
+#      it is run by hand before a release and after changes to process, terminal or
+#      platform code;
 #   3. the Termux-shaped run of scripts/termux-sandbox.sh.
+# .ci/run calls it without --qemu.
 #
-#   scripts/cross-check.sh [--install]
+#   scripts/cross-check.sh [--install] [--qemu]
 #
 # It installs what it needs: the Rust targets with rustup, zig and cargo-zigbuild from PyPI
 # into a venv under target/cross/, and the Debian packages qemu-user, bubblewrap and
@@ -17,8 +21,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-install=false
-if [ "${1:-}" = --install ]; then install=true; fi
+install=false qemu_suite=false
+for arg in "$@"; do
+  case $arg in
+    --install) install=true ;;
+    --qemu) qemu_suite=true ;;
+    *) echo "scripts/cross-check.sh: unknown option $arg (options: --install, --qemu)" >&2; exit 2 ;;
+  esac
+done
 if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then install=true; fi
 skipped=()
 say() { echo "cross-check: $*" >&2; }
@@ -61,6 +71,7 @@ chmod +x "$cross/zigcc"
 timed "cargo clippy --target $android" env "CC_${android//-/_}=$cross/zigcc" \
   cargo clippy --locked --quiet --lib --bins --profile test --target "$android" -- -D warnings
 
+if $qemu_suite; then
 # Unoptimised and without debug information: the quickest build to make, and quick enough
 # under qemu for the smoke suite.
 timed "cargo zigbuild --target $musl" env CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 \
@@ -104,6 +115,9 @@ EOF
 else
   say "SKIPPED: the aarch64 smoke suite: no qemu-aarch64 (Debian qemu-user; run as root with --install)"
   skipped+=("qemu smoke suite")
+fi
+else
+  say "not run: the aarch64 smoke suite under qemu (scripts/cross-check.sh --qemu)"
 fi
 
 if $install; then

@@ -104,6 +104,17 @@ unsafe fn watch(pipe: i32) -> ! {
     libc::prctl(libc::PR_SET_NAME, NAME.as_ptr());
     libc::dup2(pipe, 0);
     // Holding agent-loop's other descriptors would keep its output pipes open after it dies.
+    // One close_range call (Linux 5.9); the loop over every possible descriptor, tens of
+    // thousands of system calls at each start where the limit is high, only on older kernels.
+    if libc::syscall(libc::SYS_close_range, 1u32, u32::MAX, 0u32) != 0 {
+        close_one_by_one();
+    }
+    read_and_kill()
+}
+
+/// Closes every descriptor but stdin, one call each, up to the descriptor limit.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn close_one_by_one() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -116,6 +127,12 @@ unsafe fn watch(pipe: i32) -> ! {
     for fd in 1..top {
         libc::close(fd);
     }
+}
+
+/// The watchdog's life once it holds only the pipe (as its stdin): reading words until end of
+/// file, then killing what is recorded.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn read_and_kill() -> ! {
     let mut groups = [0i32; SLOTS];
     let mut buf = [0u8; 4096];
     let mut have = 0usize;

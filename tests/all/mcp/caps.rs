@@ -51,7 +51,9 @@ fn a_gigabyte_of_stderr_keeps_a_bounded_tail() {
     ws.add_config(&server(
         "flood",
         &flood(),
-        "args = ['stderr']\ntrust = true",
+        // Writing and draining the gigabyte takes what the machine takes: no call timeout
+        // may cut it short.
+        "args = ['stderr']\ntrust = true\ntimeout_s = 3600",
     ));
     // `ok` is answered once the whole gigabyte is written; `bye` exits after one more MiB
     // without a newline.

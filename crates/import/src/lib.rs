@@ -3,6 +3,8 @@
 //! `backends.toml` text. `term` parses the Prolog subset, `mapping` turns the facts into
 //! tables (`backends` the `agent_backend` facts, `regex` their patterns' groups); whatever has no equivalent becomes a comment in the output and a warning for the
 //! front end to show.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 mod backends;
 mod mapping;
@@ -13,7 +15,9 @@ mod translator;
 pub use mapping::Imported;
 pub use regex::name_groups;
 
-use crate::Error;
+// The layers below at the paths the modules name them by.
+use agent_loop_protocol::{shown, Error, ErrorKind};
+use agent_loop_tools as tools;
 
 /// Translates the spec `text`, reported under `source` in messages.
 pub fn import(text: &str, source: &str) -> Result<Imported, Error> {

@@ -8,6 +8,8 @@
 //! Streamable HTTP worker); agent-loop brings what goes around it: starting stdio servers in
 //! their own process groups, its own reqwest client for HTTP servers, and the caps on
 //! everything a server sends (`caps`).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub(crate) mod caps;
 mod connection;
@@ -30,7 +32,10 @@ pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};
 
 use crate::tools::{Registry, Tool};
-use crate::Error;
+// The layers below at the paths the modules name them by.
+use agent_loop_backends::{config, dirs, sse};
+use agent_loop_protocol::{error, plural, redact, BoxFuture, Error};
+use agent_loop_tools::{self as tools, process, tls};
 
 /// All configured servers of a session.
 #[derive(Default)]

@@ -172,7 +172,7 @@ impl Chat {
     pub async fn restart_mcp(&mut self, name: &str) -> Result<ServerStatus, Error> {
         let status = self.mcp.restart(name, self.agent.tools_mut()).await;
         self.learn_login_tokens();
-        status
+        Ok(status?)
     }
 
     /// Stops the MCP servers, asks a terminal agent (`type = "pty"`) to quit (then its

@@ -290,7 +290,7 @@ impl Chat {
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
         }
-        result
+        Ok(result?)
     }
 
     /// Points the event log at `--log FILE` or the session's own `log.jsonl`.
@@ -455,7 +455,7 @@ impl Chat {
         copy.name = name.to_string();
         copy.id = crate::session::new_id();
         copy.conversation = self.agent.conversation.clone();
-        store.save(&mut copy, &self.redactor)
+        Ok(store.save(&mut copy, &self.redactor)?)
     }
 
     fn saving_store(&self) -> Result<Store, Error> {

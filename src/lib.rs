@@ -18,21 +18,18 @@
 //! The workspace's crates are the layers, each depending only on those before it:
 //! `agent-loop-protocol` (events, tool calls, usage, the JSON lines schema), `agent-loop-tools`
 //! (the tools and their processes), `agent-loop-backends` (configuration, context, parsers,
-//! backends), then this crate (the agent loop, sessions, MCP, the [`chat`] façade), which
-//! re-exports the others at their old paths ([`tools`], [`config`], [`backend`]...), and the
-//! binary. docs/library.md has the table.
+//! backends), `agent-loop-mcp` (the MCP client), `agent-loop-core` (the agent loop, sessions,
+//! the [`chat`] façade), `agent-loop-import` (the Prolog spec import), then the binary. This
+//! library is their public face: it re-exports them at the paths front ends use
+//! ([`chat`], [`tools`], [`config`], [`backend`]...). docs/library.md has the table.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 
-pub mod agent;
-pub mod chat;
-pub mod import;
-pub mod mcp;
-pub mod session;
-pub mod shown;
-
 pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
-pub use agent_loop_protocol::{error, event, jsonl, plural, redact, BoxFuture};
+pub use agent_loop_core::{agent, chat, session};
+pub use agent_loop_import as import;
+pub use agent_loop_mcp as mcp;
+pub use agent_loop_protocol::{error, event, jsonl, plural, redact, shown, BoxFuture};
 pub use agent_loop_tools as tools;
 pub use agent_loop_tools::{process, tls};
 pub use error::{Error, ErrorKind};

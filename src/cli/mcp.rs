@@ -16,13 +16,11 @@ pub async fn account(action: &McpAction, config: Option<&Path>) -> Result<(), Er
             let def = config.mcp_servers.get(name).ok_or_else(|| {
                 agent_loop::mcp::no_such_server(name, config.mcp_servers.keys().map(String::as_str))
             })?;
-            agent_loop::mcp::oauth::login(def, &mut |line| eprintln!("{line}"))
-                .await
-                .map_err(|why| Error::config(format!("MCP server `{name}`: {why}")))?;
+            agent_loop::mcp::oauth::login(def, &mut |line| eprintln!("{line}")).await?;
             eprintln!("agent-loop: logged in to MCP server `{name}`");
         }
         McpAction::Logout { name } => {
-            let removed = agent_loop::mcp::oauth::logout(name).map_err(Error::config)?;
+            let removed = agent_loop::mcp::oauth::logout(name)?;
             if removed {
                 eprintln!("agent-loop: logged out of MCP server `{name}`");
             } else {

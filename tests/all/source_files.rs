@@ -1,6 +1,6 @@
 //! The shape of the source tree: no source file over 600 lines, its tests included. The layering
-//! itself is the workspace's crate graph (protocol, tools, backends, the library, the
-//! binary): an import against it does not compile.
+//! itself is the workspace's crate graph (protocol, tools, backends, mcp, core, import, the
+//! binary), checked here against the manifests: an import against it does not compile.
 
 use std::path::{Path, PathBuf};
 
@@ -8,33 +8,74 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The workspace crates each crate's manifest depends on (the root package is the library
-/// and the binary).
+/// The workspace crates a crate's manifest depends on, sorted (the root package, `agent-loop`,
+/// is the thin library and the binary).
 fn workspace_deps(manifest: &str) -> Vec<String> {
     let text = std::fs::read_to_string(root().join(manifest)).unwrap();
     let deps = text.split("\n[dependencies]\n").nth(1).unwrap_or("");
     let deps = deps.split("\n[").next().unwrap_or("");
-    deps.lines()
+    let mut names: Vec<String> = deps
+        .lines()
         .filter_map(|l| l.split_once(" = "))
-        .map(|(name, _)| name.trim().to_string())
-        .filter(|name| name.starts_with("agent-loop-"))
-        .collect()
+        .map(|(name, _)| name.trim().trim_end_matches(".workspace").to_string())
+        .filter(|name| name == "agent-loop" || name.starts_with("agent-loop-"))
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
 fn the_crates_depend_downwards_only() {
-    assert_eq!(
-        workspace_deps("crates/protocol/Cargo.toml"),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        workspace_deps("crates/tools/Cargo.toml"),
-        ["agent-loop-protocol", "agent-loop-scan"]
-    );
-    assert_eq!(
-        workspace_deps("crates/backends/Cargo.toml"),
-        ["agent-loop-protocol", "agent-loop-scan", "agent-loop-tools"]
-    );
+    let layers: [(&str, &[&str]); 7] = [
+        ("scan", &[]),
+        ("crates/protocol", &[]),
+        ("crates/tools", &["agent-loop-protocol", "agent-loop-scan"]),
+        (
+            "crates/backends",
+            &["agent-loop-protocol", "agent-loop-scan", "agent-loop-tools"],
+        ),
+        // The MCP client is a source of tools: it knows nothing of the agent loop.
+        (
+            "crates/mcp",
+            &[
+                "agent-loop-backends",
+                "agent-loop-protocol",
+                "agent-loop-tools",
+            ],
+        ),
+        // The loop and the façade: no front end, so not the binary's package.
+        (
+            "crates/core",
+            &[
+                "agent-loop-backends",
+                "agent-loop-mcp",
+                "agent-loop-protocol",
+                "agent-loop-tools",
+            ],
+        ),
+        (
+            "crates/import",
+            &["agent-loop-protocol", "agent-loop-tools"],
+        ),
+    ];
+    for (dir, expected) in layers {
+        assert_eq!(
+            workspace_deps(&format!("{dir}/Cargo.toml")),
+            expected,
+            "{dir}"
+        );
+    }
+    // Every crate of the workspace is in the table above, so a new one states its layer.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let members = manifest
+        .split("\nmembers = ")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    let listed: Vec<String> = layers.iter().map(|(d, _)| format!("\"{d}\"")).collect();
+    assert_eq!(members, format!("[{}]", listed.join(", ")));
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

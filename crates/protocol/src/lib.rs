@@ -1,6 +1,6 @@
 //! What every layer of agent-loop shares, and nothing else: the events a turn reports and the
 //! observer that hears them (with the approval question and answer), tool calls, token usage
-//! and context metrics, the masking of secrets, the error type, and the public JSON lines schema those events are logged in. It
+//! and context metrics, the masking of secrets, the characters shown escaped, the error type, and the public JSON lines schema those events are logged in. It
 //! depends on no other crate of the workspace, so the loop, the backends, the tools and every
 //! front end can speak it without depending on each other.
 
@@ -12,6 +12,7 @@ pub mod jsonl;
 pub mod metrics;
 pub mod plural;
 pub mod redact;
+pub mod shown;
 pub mod tool_call;
 pub mod usage;
 

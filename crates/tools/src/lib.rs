@@ -18,6 +18,7 @@ pub mod custom;
 mod edit;
 mod editor;
 mod env;
+mod error;
 mod fs;
 mod grep;
 mod ls;
@@ -39,6 +40,7 @@ pub use beneath::{
 };
 pub use editor::{Editor, Files};
 pub use env::EnvPolicy;
+pub use error::RegistryError;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
 pub use root::Root;
@@ -47,7 +49,7 @@ pub use web::WebOptions;
 
 use tool::Typed;
 
-use agent_loop_protocol::{plural, redact, BoxFuture, Error};
+use agent_loop_protocol::{plural, redact, BoxFuture};
 
 /// The built-in tools, in the order they are offered: the one list of them.
 fn builtins() -> Vec<Box<dyn Tool>> {
@@ -111,7 +113,7 @@ impl Registry {
     /// The built-in tools, limited to `only` when given (`--tools bash,read`); MCP tools
     /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
     /// error that lists the known ones.
-    pub fn builtin(only: Option<&[String]>) -> Result<Self, crate::Error> {
+    pub fn builtin(only: Option<&[String]>) -> Result<Self, RegistryError> {
         Self::configured(only, Vec::new(), &[])
     }
 
@@ -122,7 +124,7 @@ impl Registry {
         only: Option<&[String]>,
         custom: Vec<custom::CommandDef>,
         confirm: &[(String, bool)],
-    ) -> Result<Self, crate::Error> {
+    ) -> Result<Self, RegistryError> {
         let all: Vec<Box<dyn Tool>> = builtins()
             .into_iter()
             .map(
@@ -145,17 +147,13 @@ impl Registry {
         if let Some(names) = only {
             for name in names {
                 if name == "web_search" && !all.iter().any(|t| t.spec().name == *name) {
-                    return Err(crate::Error::config(format!(
-                        "--tools: web_search needs a search provider: set {} (a Brave Search API key), or {} for a SearXNG instance",
-                        web::search::BRAVE_KEY_ENV,
-                        web::search::SEARXNG_ENV
-                    )));
+                    return Err(RegistryError::NoSearchProvider);
                 }
                 if !all.iter().any(|t| t.spec().name == *name) && !name.starts_with("mcp.") {
-                    return Err(crate::Error::config(format!(
-                        "--tools: unknown tool `{name}`; the tools are {}, and MCP tools as mcp.SERVER.TOOL, mcp.SERVER.* or mcp.*",
-                        all.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>().join(", ")
-                    )));
+                    return Err(RegistryError::UnknownTool {
+                        name: name.clone(),
+                        known: all.iter().map(|t| t.spec().name.clone()).collect(),
+                    });
                 }
             }
         }
@@ -173,15 +171,13 @@ impl Registry {
 
     /// Adds a tool from elsewhere (an MCP server), unless `--tools` leaves it out; a name
     /// already taken is an error.
-    pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), crate::Error> {
+    pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
         let name = &tool.spec().name;
         if self.only.as_ref().is_some_and(|only| !listed(only, name)) {
             return Ok(());
         }
         if self.get(name).is_some() {
-            return Err(crate::Error::config(format!(
-                "two tools are called `{name}`"
-            )));
+            return Err(RegistryError::Duplicate { name: name.clone() });
         }
         self.specs.push(tool.spec().clone());
         self.tools.push(tool);
@@ -240,6 +236,23 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_tool_names_the_known_ones_and_is_a_configuration_error() {
+        let err = Registry::builtin(Some(&["nope".to_string()]))
+            .err()
+            .unwrap();
+        let RegistryError::UnknownTool { name, known } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(name, "nope");
+        assert!(known.iter().any(|k| k == "bash"), "{known:?}");
+        let err = agent_loop_protocol::Error::from(err);
+        assert_eq!(err.kind, agent_loop_protocol::ErrorKind::Config);
+        assert!(err
+            .message
+            .starts_with("--tools: unknown tool `nope`; the tools are "));
+    }
 
     /// Every built-in schema is valid JSON whose text is exactly what serde_json writes for
     /// it (keys in sorted order): the prompt shows the same text as when it was built from a

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use agent_loop::config::{Config, Source};
-use agent_loop::mcp::{McpServers, ServerState, ServerStatus};
+use agent_loop::mcp::{McpError, McpServers, ServerState, ServerStatus};
 use agent_loop::tools::{Registry, ToolContext};
 use serde_json::json;
 
@@ -444,17 +444,18 @@ fn servers_are_listed_and_one_is_restarted() {
         .block_on(servers.restart("nope", &mut registry))
         .unwrap_err();
     assert_eq!(
-        err.message,
+        err.to_string(),
         "no MCP server named `nope`; configured servers: gone, off, tiny"
     );
+    assert!(matches!(err, McpError::NoSuchServer { .. }), "{err:?}");
     let err = runtime
         .block_on(servers.restart("off", &mut registry))
         .unwrap_err();
     assert!(
-        err.message.starts_with("MCP server `off` is disabled"),
-        "{}",
-        err.message
+        err.to_string().starts_with("MCP server `off` is disabled"),
+        "{err}"
     );
+    assert!(matches!(err, McpError::Disabled { .. }), "{err:?}");
     servers.shutdown();
     assert!(matches!(servers.status()[2].state, ServerState::Exited(_)));
 }

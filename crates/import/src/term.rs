@@ -132,6 +132,8 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+impl std::error::Error for SyntaxError {}
+
 impl fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}: {}", self.line, self.column, self.message)

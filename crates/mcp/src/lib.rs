@@ -8,10 +8,13 @@
 //! Streamable HTTP worker); agent-loop brings what goes around it: starting stdio servers in
 //! their own process groups, its own reqwest client for HTTP servers, and the caps on
 //! everything a server sends (`caps`).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub(crate) mod caps;
 mod connection;
 mod content;
+mod error;
 mod handler;
 mod http;
 pub mod oauth;
@@ -25,12 +28,16 @@ use std::sync::Arc;
 
 pub use crate::config::mcp::{ServerDef, Transport};
 pub use connection::Place;
+pub use error::McpError;
 pub use http::login_needed;
 pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};
 
 use crate::tools::{Registry, Tool};
-use crate::Error;
+// The layers below at the paths the modules name them by.
+use agent_loop_backends::{config, dirs, sse};
+use agent_loop_protocol::{plural, redact, BoxFuture};
+use agent_loop_tools::{self as tools, process, tls};
 
 /// All configured servers of a session.
 #[derive(Default)]
@@ -143,7 +150,7 @@ impl McpServers {
         &self,
         name: &str,
         registry: &mut Registry,
-    ) -> Result<ServerStatus, Error> {
+    ) -> Result<ServerStatus, McpError> {
         let server = self
             .servers
             .iter()
@@ -152,10 +159,10 @@ impl McpServers {
                 no_such_server(name, self.servers.iter().map(|s| s.def.name.as_str()))
             })?;
         if !server.def.enabled {
-            return Err(Error::config(format!(
-                "MCP server `{name}` is disabled (enabled = false in {})",
-                server.def.defined_at
-            )));
+            return Err(McpError::Disabled {
+                name: name.to_string(),
+                defined_at: server.def.defined_at.clone(),
+            });
         }
         server.connect().await;
         replace_tools(server, registry);
@@ -226,16 +233,11 @@ fn adapters(server: &Arc<Server>) -> Vec<Box<dyn Tool>> {
 }
 
 /// The error for a server name that is not configured, naming the ones that are.
-pub fn no_such_server<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
-    let known: Vec<&str> = known.into_iter().collect();
-    Error::config(format!(
-        "no MCP server named `{name}`; configured servers: {}",
-        if known.is_empty() {
-            "none".to_string()
-        } else {
-            known.join(", ")
-        }
-    ))
+pub fn no_such_server<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> McpError {
+    McpError::NoSuchServer {
+        name: name.to_string(),
+        known: known.into_iter().map(str::to_string).collect(),
+    }
 }
 
 /// A lock that a panic elsewhere left poisoned still guards plain data.

@@ -3,12 +3,14 @@
 //! totals, rewritten atomically after every turn), `log.jsonl` (the event log) and
 //! `artifacts/`, all private to the user (0700 folders, 0600 files). A file that fails to parse is reported with its path and never overwritten.
 
+mod error;
 mod id;
 mod lock;
 mod log;
 mod store;
 
 pub use agent_loop_protocol::redact::Redactor;
+pub use error::SessionError;
 pub use id::new_id;
 pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::{EventLog, Log, LogContext};

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Redactor;
+use super::SessionError;
 use crate::event::Event;
 use crate::jsonl::{record, rfc3339, Body, Meta};
 use crate::tools::Throttle;
-use crate::Error;
 
 /// The most text one batched `assistant_delta` record holds.
 pub const BATCH: usize = 64 * 1024;
@@ -32,7 +32,7 @@ pub struct Log {
 
 impl Log {
     /// Opens (creating folders and file, private to the user) for appending.
-    pub fn open(path: &Path, redactor: Redactor) -> Result<Self, Error> {
+    pub fn open(path: &Path, redactor: Redactor) -> Result<Self, SessionError> {
         let mut log = Log::deferred(path, redactor);
         log.file = Some(BufWriter::with_capacity(BATCH, create(path)?));
         Ok(log)
@@ -134,14 +134,17 @@ impl Drop for Log {
 }
 
 /// Creates the log's folder and file, private to the user.
-fn create(path: &Path) -> Result<File, Error> {
+fn create(path: &Path) -> Result<File, SessionError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::tools::private::create_dir(dir).map_err(|e| {
-            Error::config(format!("cannot create log folder {}: {e}", dir.display()))
+        crate::tools::private::create_dir(dir).map_err(|source| SessionError::LogFolder {
+            path: dir.to_path_buf(),
+            source,
         })?;
     }
-    crate::tools::private::open_append(path)
-        .map_err(|e| Error::config(format!("cannot open log file {}: {e}", path.display())))
+    crate::tools::private::open_append(path).map_err(|source| SessionError::LogFile {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Where every line of a session's event log says it came from.

@@ -5,7 +5,7 @@
 use super::regex::name_groups;
 use super::term::Term;
 use super::translator::{boolean, key, string, strings, Table, Translator};
-use crate::Error;
+use crate::ImportError;
 
 /// One `agent_backend(Name, Props)`.
 pub(super) fn backend(
@@ -13,7 +13,7 @@ pub(super) fn backend(
     line: usize,
     name: &str,
     props: &[Term],
-) -> Result<Table, Error> {
+) -> Result<Table, ImportError> {
     let what = format!("agent_backend({name})");
     let kind = props.iter().find_map(|p| match p.functor() {
         Some(("type", [Term::Atom(k)])) => Some(k.as_str()),
@@ -43,7 +43,7 @@ fn cli_backend(
     what: &str,
     props: &[Term],
     table: &mut Table,
-) -> Result<(), Error> {
+) -> Result<(), ImportError> {
     table.key("type", "cli");
     for prop in props {
         let Some((functor, args)) = prop.functor() else {
@@ -106,7 +106,7 @@ fn api_backend(
     what: &str,
     props: &[Term],
     table: &mut Table,
-) -> Result<(), Error> {
+) -> Result<(), ImportError> {
     let find = |name: &str| {
         props.iter().find_map(|p| match p.functor() {
             Some((f, args)) if f == name => Some((p, args)),

@@ -11,7 +11,7 @@ use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 use super::store::{validate_name, Store};
-use crate::{Error, ErrorKind};
+use super::SessionError;
 
 /// Held for as long as a run uses the session; dropping it releases the lock.
 #[derive(Debug)]
@@ -42,16 +42,15 @@ pub fn acquire(
     name: &str,
     contended: Contended,
     on_wait: &mut dyn FnMut(&str),
-) -> Result<SessionLock, Error> {
+) -> Result<SessionLock, SessionError> {
     validate_name(name)?;
     let mut locks = dir.as_os_str().to_owned();
     locks.push(".locks");
     let path = Path::new(&locks).join(name);
-    let io = |what: &str, e: std::io::Error| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot {what} the session lock {}: {e}", path.display()),
-        )
+    let io = |what: &'static str, source: std::io::Error| SessionError::Lock {
+        what,
+        path: path.clone(),
+        source,
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io("create the folder of", e))?;
@@ -69,10 +68,10 @@ pub fn acquire(
             let holder = holder(&mut file);
             match contended {
                 Contended::Fail => {
-                    return Err(Error::config(format!(
-                        "session {name} is in use by {holder}: wait for it to finish, or pass \
-                         --wait-session to wait for it"
-                    )))
+                    return Err(SessionError::InUse {
+                        name: name.to_string(),
+                        holder,
+                    })
                 }
                 Contended::Wait => {
                     on_wait(&format!(
@@ -103,13 +102,13 @@ impl Store {
         name: &str,
         contended: Contended,
         on_wait: &mut dyn FnMut(&str),
-    ) -> Result<SessionLock, Error> {
+    ) -> Result<SessionLock, SessionError> {
         acquire(self.dir(), name, contended, on_wait)
     }
 
     /// A new session named after the time, locked: two runs started in the same second
     /// would otherwise pick the same free name, and the second would be refused.
-    pub fn lock_fresh(&self) -> Result<(String, SessionLock), Error> {
+    pub fn lock_fresh(&self) -> Result<(String, SessionLock), SessionError> {
         let base = self.fresh_name();
         let mut last = None;
         for name in std::iter::once(base.clone()).chain((2..100).map(|n| format!("{base}-{n}"))) {
@@ -121,7 +120,7 @@ impl Store {
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| Error::config("no free session name")))
+        Err(last.unwrap_or(SessionError::NoFreeName))
     }
 }
 
@@ -151,11 +150,11 @@ mod tests {
         let err = acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap_err();
         let me = std::process::id();
         assert!(
-            err.message
+            err.to_string()
                 .starts_with(&format!("session dup is in use by process {me}")),
-            "{}",
-            err.message
+            "{err}"
         );
+        assert!(matches!(err, SessionError::InUse { .. }), "{err:?}");
         acquire(&dir, "other", Contended::Fail, &mut |_| {}).unwrap();
         drop(first);
         acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap();

@@ -6,9 +6,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::Redactor;
+use super::SessionError;
 use crate::context::Conversation;
 use crate::parse::Totals;
-use crate::Error;
 
 const SESSION_FILE: &str = "session.json";
 const FORMAT_VERSION: u32 = 1;
@@ -82,7 +82,7 @@ pub struct Store {
 }
 
 /// Session names become folder names: keep them to a safe alphabet.
-pub fn validate_name(name: &str) -> Result<(), Error> {
+pub fn validate_name(name: &str) -> Result<(), SessionError> {
     let ok = !name.is_empty()
         && name.len() <= 100
         && !name.starts_with('.')
@@ -92,9 +92,9 @@ pub fn validate_name(name: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::config(format!(
-            "invalid session name `{name}`: use letters, digits, `-`, `_` and `.` (not first)"
-        )))
+        Err(SessionError::InvalidName {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -138,22 +138,17 @@ impl Store {
 
     /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
     /// it cannot be read or parsed.
-    pub fn load(&self, name: &str) -> Result<Option<Session>, Error> {
+    pub fn load(&self, name: &str) -> Result<Option<Session>, SessionError> {
         validate_name(name)?;
         let path = self.file(name);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.recover(name)),
-            Err(e) => {
-                return Err(Error::config(format!(
-                    "cannot read session file {}: {e}",
-                    path.display()
-                )))
-            }
+            Err(source) => return Err(SessionError::Read { path, source }),
         };
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            Error::config(format!("session file {} is not valid: {e}", path.display()))
-        })
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|source| SessionError::Invalid { path, source })
     }
 
     /// A session whose save was killed between writing the temporary file and renaming it:
@@ -196,23 +191,21 @@ impl Store {
 
     /// Writes the session atomically (a temporary file, then a rename), stamping `updated`,
     /// with secrets redacted.
-    pub fn save(&self, session: &mut Session, redactor: &Redactor) -> Result<(), Error> {
+    pub fn save(&self, session: &mut Session, redactor: &Redactor) -> Result<(), SessionError> {
         validate_name(&session.name)?;
         session.updated = now();
         let path = self.file(&session.name);
         let json =
-            serde_json::to_string_pretty(session).map_err(|e| Error::config(e.to_string()))?;
+            serde_json::to_string_pretty(session).map_err(|source| SessionError::Serialize {
+                name: session.name.clone(),
+                source,
+            })?;
         let folder = self.folder(&session.name);
         crate::tools::private::create_dir(&folder)
             .and_then(|()| {
                 crate::tools::private::write_atomic(&path, redactor.redact(&json).as_bytes())
             })
-            .map_err(|e| {
-                Error::new(
-                    crate::ErrorKind::Io,
-                    format!("cannot save session file {}: {e}", path.display()),
-                )
-            })
+            .map_err(|source| SessionError::Save { path, source })
     }
 
     /// Every session folder, newest first; broken files are listed, not skipped.
@@ -235,7 +228,7 @@ impl Store {
                     Err(err) => Listing::Broken {
                         path: self.file(&name),
                         name,
-                        error: err.message,
+                        error: err.to_string(),
                     },
                 }
             })
@@ -256,20 +249,18 @@ impl Store {
     }
 
     /// Deletes a session's folder (its log and artifacts too).
-    pub fn remove(&self, name: &str) -> Result<(), Error> {
+    pub fn remove(&self, name: &str) -> Result<(), SessionError> {
         validate_name(name)?;
         let folder = self.folder(name);
         if !self.file(name).is_file() {
-            return Err(Error::config(format!(
-                "no session named `{name}` in {}",
-                self.dir.display()
-            )));
+            return Err(SessionError::NoSuchSession {
+                name: name.to_string(),
+                dir: self.dir.clone(),
+            });
         }
-        std::fs::remove_dir_all(&folder).map_err(|e| {
-            Error::new(
-                crate::ErrorKind::Io,
-                format!("cannot remove {}: {e}", folder.display()),
-            )
+        std::fs::remove_dir_all(&folder).map_err(|source| SessionError::Remove {
+            path: folder,
+            source,
         })
     }
 
@@ -317,11 +308,12 @@ mod tests {
         assert_eq!(store.free_name("work"), "work-2");
         store.remove("work").unwrap();
         assert!(store.load("work").unwrap().is_none());
-        assert!(store
-            .remove("work")
-            .unwrap_err()
-            .message
-            .starts_with("no session named `work`"));
+        let err = store.remove("work").unwrap_err();
+        assert!(
+            err.to_string().starts_with("no session named `work`"),
+            "{err}"
+        );
+        assert_eq!(err.kind(), crate::ErrorKind::Config);
     }
 
     #[test]
@@ -332,10 +324,12 @@ mod tests {
         std::fs::write(dir.path().join("bad/session.json"), "{ not json").unwrap();
         let err = store.load("bad").unwrap_err();
         assert!(
-            err.message.contains("bad/session.json is not valid"),
-            "{}",
-            err.message
+            err.to_string().contains("bad/session.json is not valid"),
+            "{err}"
         );
+        // The parser's error is the source, for a front end that shows the chain.
+        let source = std::error::Error::source(&err).expect("the JSON error");
+        assert!(source.is::<serde_json::Error>(), "{source:?}");
         assert!(matches!(&store.list()[0], Listing::Broken { name, .. } if name == "bad"));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("bad/session.json")).unwrap(),

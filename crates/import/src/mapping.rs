@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use super::term::{Clause, Term};
 use super::translator::{boolean, key, string, Table, Translator};
-use crate::Error;
+use crate::ImportError;
 
 /// The built-in tools a `tool_spec` may configure.
 const BUILTIN_TOOLS: [&str; 6] = ["bash", "read", "write", "edit", "ls", "grep"];
@@ -31,7 +31,7 @@ pub struct Imported {
     pub warnings: Vec<String>,
 }
 
-pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Error> {
+pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, ImportError> {
     let mut t = Translator {
         source,
         warnings: Vec::new(),
@@ -195,7 +195,7 @@ fn custom_tool(
     line: usize,
     name: &str,
     props: &[Term],
-) -> Result<Table, Error> {
+) -> Result<Table, ImportError> {
     let what = format!("tool_spec({name})");
     let mut left_out = Table::default();
     let mut params = Vec::new();
@@ -258,7 +258,7 @@ fn param(
     what: &str,
     item: &Term,
     tool: &mut Table,
-) -> Result<(String, Table), Error> {
+) -> Result<(String, Table), ImportError> {
     let Some(("param", args)) = item.functor() else {
         return Err(t.error(
             line,
@@ -303,6 +303,7 @@ fn param(
 #[cfg(test)]
 mod tests {
     use super::super::import;
+    use crate::ImportError;
 
     #[test]
     fn api_format_from_auth_header_and_keys_by_provider() {
@@ -343,10 +344,18 @@ mod tests {
         assert_eq!(out.warnings.len(), 1);
         let err = import("\n\nagent_backend(b, [command(\"b\")]).\n", "s.pl").unwrap_err();
         assert_eq!(
-            err.message,
+            err.to_string(),
             "s.pl:3: agent_backend(b): no type(cli) or type(api)"
         );
+        assert!(matches!(err, ImportError::Fact { line: 3, .. }), "{err:?}");
+        assert_eq!(err.kind(), agent_loop_protocol::ErrorKind::Config);
         let err = import("agent_backend(b, [type(cli)]", "s.pl").unwrap_err();
-        assert_eq!(err.message, "s.pl:1:29: expected `,` or `)`");
+        assert_eq!(err.to_string(), "s.pl:1:29: expected `,` or `)`");
+        let ImportError::Syntax { error, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((error.line, error.column), (1, 29));
+        let source = std::error::Error::source(&err).expect("the syntax error as the source");
+        assert_eq!(source.to_string(), "1:29: expected `,` or `)`");
     }
 }

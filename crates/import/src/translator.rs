@@ -2,7 +2,7 @@
 //! translator that collects them and the warnings, and reading a property's value.
 
 use super::term::{printable, Term};
-use crate::Error;
+use crate::ImportError;
 
 /// Lines of one output table, its leading comments and keys in order.
 #[derive(Default)]
@@ -45,8 +45,12 @@ impl Translator<'_> {
         self.warnings.push(printable(&warning).into_owned());
     }
 
-    pub(super) fn error(&self, line: usize, message: String) -> Error {
-        Error::config(printable(&format!("{}:{line}: {message}", self.source)).into_owned())
+    pub(super) fn error(&self, line: usize, message: String) -> ImportError {
+        ImportError::Fact {
+            spec: self.source.to_string(),
+            line,
+            message,
+        }
     }
 }
 
@@ -68,7 +72,7 @@ pub(super) fn boolean(
     line: usize,
     prop: &Term,
     flag: &Term,
-) -> Result<bool, Error> {
+) -> Result<bool, ImportError> {
     match flag {
         Term::Atom(s) if s == "true" => Ok(true),
         Term::Atom(s) if s == "false" => Ok(false),
@@ -82,7 +86,7 @@ pub(super) fn string(
     what: &str,
     prop: &Term,
     arg: &Term,
-) -> Result<String, Error> {
+) -> Result<String, ImportError> {
     arg.text()
         .map(str::to_string)
         .ok_or_else(|| t.error(line, format!("{what}: {prop}: expected a string")))
@@ -94,7 +98,7 @@ pub(super) fn strings(
     what: &str,
     prop: &Term,
     arg: &Term,
-) -> Result<Vec<String>, Error> {
+) -> Result<Vec<String>, ImportError> {
     match arg {
         Term::List(items) => items
             .iter()

@@ -172,7 +172,7 @@ impl Chat {
     pub async fn restart_mcp(&mut self, name: &str) -> Result<ServerStatus, Error> {
         let status = self.mcp.restart(name, self.agent.tools_mut()).await;
         self.learn_login_tokens();
-        status
+        Ok(status?)
     }
 
     /// Stops the MCP servers, asks a terminal agent (`type = "pty"`) to quit (then its
@@ -290,7 +290,7 @@ impl Chat {
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
         }
-        result
+        Ok(result?)
     }
 
     /// Points the event log at `--log FILE` or the session's own `log.jsonl`.
@@ -455,7 +455,7 @@ impl Chat {
         copy.name = name.to_string();
         copy.id = crate::session::new_id();
         copy.conversation = self.agent.conversation.clone();
-        store.save(&mut copy, &self.redactor)
+        Ok(store.save(&mut copy, &self.redactor)?)
     }
 
     fn saving_store(&self) -> Result<Store, Error> {

@@ -24,6 +24,7 @@ use super::caps;
 use super::http;
 use crate::config::mcp::{ServerDef, Transport};
 use crate::error::root_cause;
+use crate::McpError;
 
 /// The cap on one response of an authorization server (metadata, registration, tokens).
 const BODY: usize = 256 * 1024;
@@ -206,16 +207,30 @@ pub fn secrets(name: &str) -> Vec<String> {
 }
 
 /// `agent-loop mcp logout`: forgets the tokens of the server `name`; whether there were any.
-pub fn logout(name: &str) -> Result<bool, String> {
-    let path = token_path(name).ok_or("neither XDG_DATA_HOME nor HOME is set")?;
-    TokenFile::new(path).remove()
+pub fn logout(name: &str) -> Result<bool, McpError> {
+    let removed = match token_path(name) {
+        Some(path) => TokenFile::new(path).remove(),
+        None => Err("neither XDG_DATA_HOME nor HOME is set".to_string()),
+    };
+    removed.map_err(|why| McpError::Logout {
+        name: name.to_string(),
+        why,
+    })
 }
 
 /// `agent-loop mcp login`: finds the server's authorization server from its challenge,
 /// registers agent-loop with it, shows the authorization URL (and opens it where a browser
 /// opener is installed), waits for the browser's redirect to 127.0.0.1 and exchanges the
 /// code for tokens, which are saved. `show` prints a line for the user.
-pub async fn login(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String> {
+pub async fn login(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), McpError> {
+    flow(def, show).await.map_err(|why| McpError::Login {
+        name: def.name.clone(),
+        why,
+    })
+}
+
+/// The steps of `login`; what failed, as the user should read it.
+async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String> {
     let name = def.name.as_str();
     let Transport::Http { url, credentials } = &def.transport else {
         return Err(format!(

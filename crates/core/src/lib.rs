@@ -1,0 +1,18 @@
+//! The agent loop and everything a conversation holds, with no terminal I/O: [`agent::Agent`]
+//! runs a turn against a backend, executes the requested tools under the approval policy and
+//! reports what it does as events; [`session`] keeps conversations, their logs and locks on
+//! disk; [`chat::Chat`] is the façade every front end drives, the one owner of every state
+//! change, with the slash commands they all offer. Front ends (the binary, a chat bot, the
+//! examples) depend on this crate; it depends on none of them.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
+
+pub mod agent;
+pub mod chat;
+pub mod session;
+
+// The layers below at the paths the modules name them by.
+use agent_loop_backends::{backend, config, context, dirs, parse};
+use agent_loop_mcp as mcp;
+use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind};
+use agent_loop_tools as tools;

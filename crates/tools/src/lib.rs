@@ -13,7 +13,7 @@
 
 mod bash;
 mod beneath;
-mod command;
+pub mod command;
 pub mod custom;
 mod edit;
 mod editor;
@@ -37,7 +37,7 @@ mod write;
 pub use beneath::{
     method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
 };
-pub use editor::{Editor, Files};
+pub use editor::{Editor, Files, Terminal};
 pub use env::EnvPolicy;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};

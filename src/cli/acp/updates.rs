@@ -30,6 +30,15 @@ pub struct Notifier {
     pub rejected: Arc<Mutex<HashSet<String>>>,
     /// `--debug`: every event as JSON on stderr too.
     pub debug: bool,
+    /// The tool call running now (tools run one at a time), and the editor's terminal it
+    /// runs in, if any.
+    pub running: Arc<Mutex<Running>>,
+}
+
+#[derive(Default)]
+pub struct Running {
+    call: Option<String>,
+    terminal: Option<String>,
 }
 
 impl Notifier {
@@ -38,6 +47,32 @@ impl Notifier {
         let _ = self
             .cx
             .send_notification(SessionNotification::new(self.session.clone(), update));
+    }
+
+    pub fn running_call(&self) -> Option<String> {
+        self.running.lock().ok()?.call.clone()
+    }
+
+    /// The running call's command runs in the editor's terminal `id`.
+    pub fn set_terminal(&self, id: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            running.terminal = Some(id.to_string());
+        }
+    }
+
+    fn start(&self, call: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            *running = Running {
+                call: Some(call.to_string()),
+                terminal: None,
+            };
+        }
+    }
+
+    /// The terminal the finished call ran in, if any.
+    fn finish(&self) -> Option<String> {
+        let mut running = self.running.lock().ok()?;
+        std::mem::take(&mut *running).terminal
     }
 
     pub fn message(&self, text: &str) {
@@ -101,9 +136,18 @@ pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>) -> ToolCall {
         .raw_input(call.args.clone())
 }
 
-/// The `tool_call_update` that finishes a call.
-pub fn finished(call_id: &str, ok: bool, output: &str, diff: Option<Diff>) -> ToolCallUpdate {
-    let mut content = vec![ToolCallContent::from(text_block(output))];
+/// The `tool_call_update` that finishes a call: its output, or the terminal that showed it.
+pub fn finished(
+    call_id: &str,
+    ok: bool,
+    output: &str,
+    diff: Option<Diff>,
+    terminal: Option<String>,
+) -> ToolCallUpdate {
+    let mut content = match terminal {
+        Some(id) => vec![super::terminal::content(&id)],
+        None => vec![ToolCallContent::from(text_block(output))],
+    };
     content.extend(diff.map(ToolCallContent::Diff));
     let status = if ok {
         ToolCallStatus::Completed
@@ -142,6 +186,7 @@ impl Observer for Updates {
                         self.before.insert(call.id.clone(), (path.clone(), old));
                     }
                 }
+                self.notifier.start(&call.id);
                 self.notifier
                     .send(SessionUpdate::ToolCall(announce(call, summary, path)));
             }
@@ -155,8 +200,9 @@ impl Observer for Updates {
                     let new = std::fs::read_to_string(&path).ok()?;
                     (*ok).then(|| Diff::new(path, new).old_text(old))
                 });
+                let terminal = self.notifier.finish();
                 self.notifier.send(SessionUpdate::ToolCallUpdate(finished(
-                    call_id, *ok, output, diff,
+                    call_id, *ok, output, diff, terminal,
                 )));
             }
             Event::OwnTool { activity, .. } => {

@@ -4,6 +4,7 @@
 //! process, bad input. Every line the agent wrote on stdout must be JSON-RPC.
 
 mod cases;
+mod editor;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

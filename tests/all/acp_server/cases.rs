@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{call, drive, drive_with, open};
-use crate::common::{process_gone, wait_gone, Workspace};
+use crate::common::Workspace;
 use crate::http::{setup, streamed, Format};
 
 fn steps(ws: &Workspace, more: Vec<Value>) -> Value {
@@ -195,15 +195,7 @@ fn cancel_stops_the_turn_and_its_backend_within_a_second() {
     let took =
         answer["answeredAt"].as_i64().unwrap() - seen.result(4)["cancelledAt"].as_i64().unwrap();
     assert!(took < 1000, "answered {took} ms after the cancel");
-    let pid: i32 = std::fs::read_to_string(&child)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(
-        wait_gone(pid) || process_gone(pid),
-        "the fake agent still runs"
-    );
+    super::assert_gone(&child, "the fake agent");
 }
 
 #[test]

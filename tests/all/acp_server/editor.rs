@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{call, drive, Seen};
-use crate::common::{process_gone, wait_gone, Workspace};
+use crate::common::Workspace;
 
 /// A session with the editor's terminal offered, whose first reply is one bash call.
 fn bash_in_terminal(args: Value, more: Vec<Value>, flags: &[&str]) -> (Workspace, Seen) {
@@ -149,15 +149,7 @@ fn cancel_kills_the_command_in_the_terminal() {
     let seen = drive(&ws, script, &["--backend", "fake", "--yes"]);
     assert_eq!(seen.result(5)["result"]["stopReason"], "cancelled");
     assert!(terminal_calls(&seen).contains(&"release".to_string()));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(
-        wait_gone(pid) || process_gone(pid),
-        "the command still runs"
-    );
+    super::assert_gone(&pid_file, "the command");
 }
 
 /// An edit of notes.txt with the editor offering `fs` (`true`, `"read"`, `"write"` or

@@ -101,6 +101,19 @@ pub enum Event {
         backend: String,
         text: String,
     },
+    /// A piece of the model's thinking (reasoning) as it streams in: Anthropic's
+    /// `thinking_delta`, the `reasoning_content` or `reasoning` of OpenAI-compatible APIs
+    /// (DeepSeek, Qwen, Ollama), an ACP agent's `agent_thought_chunk`. Shown where thinking is
+    /// shown (`--verbose`); never part of the answer or the conversation.
+    ThinkingDelta {
+        backend: String,
+        text: String,
+    },
+    /// The agent's plan, whole, each time it changes (an ACP agent's `plan`).
+    Plan {
+        backend: String,
+        entries: Vec<PlanEntry>,
+    },
     /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
     /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
     RateLimitWait {
@@ -188,6 +201,15 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// One step of a [`Event::Plan`]: its text, `priority` (`high`, `medium`, `low`) and
+/// `status` (`pending`, `in_progress`, `completed`), as the agent gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub priority: String,
+    pub status: String,
 }
 
 /// A tool call waiting for the user's decision.
@@ -294,6 +316,20 @@ impl Event {
             Event::OwnTool { backend, activity } => Event::OwnTool {
                 backend: backend.clone(),
                 activity: f(activity),
+            },
+            Event::ThinkingDelta { backend, text } => Event::ThinkingDelta {
+                backend: backend.clone(),
+                text: f(text),
+            },
+            Event::Plan { backend, entries } => Event::Plan {
+                backend: backend.clone(),
+                entries: entries
+                    .iter()
+                    .map(|e| PlanEntry {
+                        content: f(&e.content),
+                        ..e.clone()
+                    })
+                    .collect(),
             },
             other => other.clone(),
         }

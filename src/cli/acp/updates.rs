@@ -2,23 +2,25 @@
 //! `session/request_permission` requests: the observer an ACP session passes to
 //! [`agent_loop::chat::Chat::turn`]. Each tool call is announced (`tool_call`, with its kind,
 //! title, locations and raw input) before it runs, then finished (`tool_call_update`, with its
-//! output, and a diff for a file it wrote or edited).
+//! output, and a diff for a file it wrote or edited). Thinking goes as `agent_thought_chunk`,
+//! a plan as `plan`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan,
+    PlanEntry as AcpPlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
 use agent_loop::context::ToolCall as Call;
-use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::event::{ApprovalRequest, Decision, Event, Observer, PlanEntry};
 use agent_loop::BoxFuture;
 
 /// What a session's observers share across turns.
@@ -205,6 +207,15 @@ impl Observer for Updates {
                     call_id, *ok, output, diff, terminal,
                 )));
             }
+            Event::ThinkingDelta { text, .. } => {
+                self.notifier
+                    .send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                        text_block(text),
+                    )));
+            }
+            Event::Plan { entries, .. } => {
+                self.notifier.send(SessionUpdate::Plan(plan(entries)));
+            }
             Event::OwnTool { activity, .. } => {
                 // A tool the agent CLI ran itself: reported, already done.
                 self.own_tools += 1;
@@ -230,6 +241,24 @@ impl Observer for Updates {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(ask(&self.notifier, request))
     }
+}
+
+/// A plan as ACP has it; a priority or status ACP does not name is `medium` or `pending`.
+fn plan(entries: &[PlanEntry]) -> Plan {
+    let entry = |e: &PlanEntry| {
+        let priority = match e.priority.as_str() {
+            "high" => PlanEntryPriority::High,
+            "low" => PlanEntryPriority::Low,
+            _ => PlanEntryPriority::Medium,
+        };
+        let status = match e.status.as_str() {
+            "in_progress" => PlanEntryStatus::InProgress,
+            "completed" => PlanEntryStatus::Completed,
+            _ => PlanEntryStatus::Pending,
+        };
+        AcpPlanEntry::new(e.content.clone(), priority, status)
+    };
+    Plan::new(entries.iter().map(entry).collect())
 }
 
 const ALLOW_ONCE: &str = "allow-once";

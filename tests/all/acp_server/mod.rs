@@ -5,6 +5,7 @@
 
 mod cases;
 mod editor;
+mod thinking;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -70,6 +70,7 @@ impl Wire for Ollama {
 /// Reads one object (a stream line, or the whole reply); true if it is the last.
 fn read_line(line: &Value, reply: &mut ReplyBuilder) -> bool {
     let message = line.get("message").unwrap_or(&Value::Null);
+    reply.thinking(str_at(message, "thinking"));
     reply.text(str_at(message, "content"));
     whole_function_calls(message, reply);
     let done = line.get("done").and_then(Value::as_bool) == Some(true);

@@ -54,6 +54,7 @@ impl Wire for OpenAi {
         let message = body
             .pointer("/choices/0/message")
             .ok_or("the reply has no `choices[0].message`")?;
+        reasoning(message, reply);
         reply.text(str_at(message, "content"));
         whole_function_calls(message, reply);
         if let Some(usage) = body.get("usage") {
@@ -74,6 +75,7 @@ impl Wire for OpenAi {
         }
         if let Some(choice) = chunk.pointer("/choices/0") {
             let delta = choice.get("delta").unwrap_or(&Value::Null);
+            reasoning(delta, reply);
             reply.text(str_at(delta, "content"));
             for call in delta
                 .get("tool_calls")
@@ -125,6 +127,14 @@ fn message(message: &Message) -> Option<Value> {
             call_id, output, ..
         } => json!({"role": "tool", "tool_call_id": call_id, "content": result_text(output)}),
     })
+}
+
+/// The model's thinking in a message or a delta: `reasoning_content` (DeepSeek, Qwen) or
+/// `reasoning` (Ollama's and OpenRouter's OpenAI-compatible endpoints).
+fn reasoning(message: &Value, reply: &mut ReplyBuilder) {
+    for key in ["reasoning_content", "reasoning"] {
+        reply.thinking(str_at(message, key));
+    }
 }
 
 fn read_usage(usage: &Value, reply: &mut ReplyBuilder) {

@@ -12,11 +12,28 @@ pub struct ReplyBuilder {
     text: String,
     /// Text not yet handed to the display.
     unsent: String,
+    /// Thinking not yet handed to the display: never part of the reply's text.
+    unsent_thinking: String,
     calls: Vec<PartialCall>,
     usage: Option<Usage>,
     /// The API said the reply is complete (a stop reason, a final chunk). A stream that
     /// ends before this was cut off.
     pub complete: bool,
+}
+
+/// What a reply hands the display as it comes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Text(String),
+    Thinking(String),
+}
+
+impl Piece {
+    fn text(&self) -> &str {
+        match self {
+            Piece::Text(t) | Piece::Thinking(t) => t,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -38,6 +55,20 @@ impl ReplyBuilder {
     /// The text added since the last call.
     pub fn take_unsent(&mut self) -> String {
         std::mem::take(&mut self.unsent)
+    }
+
+    /// A piece of the model's thinking (reasoning): shown, not kept in the reply.
+    pub fn thinking(&mut self, piece: &str) {
+        self.unsent_thinking.push_str(piece);
+    }
+
+    /// The thinking and then the text added since the last call, each that is not empty.
+    pub fn take_pieces(&mut self) -> impl Iterator<Item = Piece> {
+        let thinking = std::mem::take(&mut self.unsent_thinking);
+        let text = self.take_unsent();
+        [Piece::Thinking(thinking), Piece::Text(text)]
+            .into_iter()
+            .filter(|p| !p.text().is_empty())
     }
 
     /// Starts the call in `slot`, or adds to it: a non-empty id or name replaces what is

@@ -114,6 +114,12 @@ pub enum Event {
         backend: String,
         entries: Vec<PlanEntry>,
     },
+    /// The model stopped before its answer was done: it reached its output limit, or it
+    /// declined. The reply so far is kept as the answer.
+    CutShort {
+        backend: String,
+        reason: CutReason,
+    },
     /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
     /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
     RateLimitWait {
@@ -201,6 +207,25 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// Why the model stopped early ([`Event::CutShort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutReason {
+    /// The output limit: Anthropic's `max_tokens`, OpenAI's and Ollama's `length`.
+    MaxTokens,
+    /// The model or the provider declined: Anthropic's `refusal`, OpenAI's `content_filter`.
+    Refusal,
+}
+
+impl std::fmt::Display for CutReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CutReason::MaxTokens => "max_tokens",
+            CutReason::Refusal => "refusal",
+        })
+    }
 }
 
 /// One step of a [`Event::Plan`]: its text, `priority` (`high`, `medium`, `low`) and

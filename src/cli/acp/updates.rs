@@ -20,7 +20,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
 use agent_loop::context::ToolCall as Call;
-use agent_loop::event::{ApprovalRequest, Decision, Event, Observer, PlanEntry};
+use agent_loop::event::{ApprovalRequest, CutReason, Decision, Event, Observer, PlanEntry};
 use agent_loop::BoxFuture;
 
 /// What a session's observers share across turns.
@@ -97,6 +97,8 @@ pub struct Updates {
     /// The files a running write or edit call touches, with what they held before.
     before: HashMap<String, (PathBuf, Option<String>)>,
     own_tools: u32,
+    /// The last backend call's answer stopped early: the prompt's stop reason says why.
+    pub cut: Option<CutReason>,
 }
 
 impl Updates {
@@ -107,6 +109,7 @@ impl Updates {
             streamed: false,
             before: HashMap::new(),
             own_tools: 0,
+            cut: None,
         }
     }
 
@@ -207,6 +210,8 @@ impl Observer for Updates {
                     call_id, *ok, output, diff, terminal,
                 )));
             }
+            Event::BackendStarted { .. } => self.cut = None,
+            Event::CutShort { reason, .. } => self.cut = Some(*reason),
             Event::ThinkingDelta { text, .. } => {
                 self.notifier
                     .send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(

@@ -10,7 +10,7 @@ use super::progress::{progress_text, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
-use agent_loop::event::PlanEntry;
+use agent_loop::event::{CutReason, PlanEntry};
 use agent_loop::tools::Throttle;
 
 /// Lines of a tool result shown under the call.
@@ -144,6 +144,9 @@ impl PlainDisplay {
                     sanitize(backend),
                     one_line(activity)
                 )?;
+            }
+            Event::CutShort { backend, reason } => {
+                writeln!(self.err, "[{}]", cut_short(backend, *reason))?;
             }
             Event::Plan { backend, entries } => {
                 writeln!(
@@ -361,6 +364,15 @@ impl Renderer for PlainDisplay {
 
 /// The library's token counts (one wording for every front end).
 pub use agent_loop::plural::tokens;
+
+/// What the display says of an answer cut short.
+pub fn cut_short(backend: &str, reason: CutReason) -> String {
+    let why = match reason {
+        CutReason::MaxTokens => "the model reached its output limit (max_tokens)",
+        CutReason::Refusal => "the model declined to go on (refusal)",
+    };
+    format!("{}: the answer was cut short: {why}", sanitize(backend))
+}
 
 /// A plan in one line: `[x] done; [~] doing; [ ] to do`.
 pub fn plan_text(entries: &[PlanEntry]) -> String {

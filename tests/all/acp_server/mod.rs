@@ -5,7 +5,7 @@
 
 mod cases;
 mod editor;
-mod thinking;
+mod reply;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

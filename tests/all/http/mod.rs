@@ -6,6 +6,7 @@ mod failures;
 mod formats;
 mod ratelimit;
 pub mod server;
+mod stops;
 mod thinking;
 
 use std::process::Command;

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::reply::{count, ReplyBuilder};
+use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{args_object, error_in, result_text, str_at, BodyInput, Wire};
 use crate::context::Message;
 
@@ -70,6 +70,7 @@ impl Wire for Anthropic {
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
+        reply.cut = cut_by(body.get("stop_reason"));
         Ok(())
     }
 
@@ -115,6 +116,7 @@ impl Wire for Anthropic {
                 if let Some(usage) = value.get("usage") {
                     read_usage(usage, reply);
                 }
+                reply.cut = cut_by(value.pointer("/delta/stop_reason"));
             }
             "message_stop" => {
                 reply.complete = true;

@@ -157,7 +157,14 @@ impl HttpBackend {
             stream::streamed(response, self.wire, &mut on_piece).await
         }
         .map_err(|why| self.error(&why))?;
-        if reply.is_empty() {
+        if let Some(reason) = reply.cut {
+            emit(Event::CutShort {
+                backend: name.clone(),
+                reason,
+            });
+        }
+        // A refusal may come with nothing at all: that is its answer.
+        if reply.is_empty() && reply.cut.is_none() {
             return Err(self.error("the model's reply had neither text nor a tool call"));
         }
         let mut reply = reply.finish();

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::reply::{count, ReplyBuilder};
+use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
     BodyInput, Wire,
@@ -57,6 +57,7 @@ impl Wire for OpenAi {
         reasoning(message, reply);
         reply.text(str_at(message, "content"));
         whole_function_calls(message, reply);
+        reply.cut = cut_by(body.pointer("/choices/0/finish_reason"));
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
@@ -96,6 +97,7 @@ impl Wire for OpenAi {
             // finish reason still gave a whole reply.
             if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
                 reply.complete = true;
+                reply.cut = cut_by(choice.get("finish_reason"));
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::backend::Reply;
+use crate::event::CutReason;
 use crate::parse::{RawArgs, RawCall, Usage};
 
 #[derive(Debug, Default)]
@@ -19,6 +20,8 @@ pub struct ReplyBuilder {
     /// The API said the reply is complete (a stop reason, a final chunk). A stream that
     /// ends before this was cut off.
     pub complete: bool,
+    /// The model stopped early, by the API's stop reason.
+    pub cut: Option<CutReason>,
 }
 
 /// What a reply hands the display as it comes.
@@ -133,6 +136,16 @@ impl ReplyBuilder {
             usage: self.usage,
             raw: None,
         }
+    }
+}
+
+/// The early stop a reason names: Anthropic's `stop_reason` or OpenAI's and Ollama's
+/// `finish_reason` / `done_reason`; `None` for a stop at the end of the answer.
+pub fn cut_by(reason: Option<&Value>) -> Option<CutReason> {
+    match reason?.as_str()? {
+        "max_tokens" | "length" => Some(CutReason::MaxTokens),
+        "refusal" | "content_filter" => Some(CutReason::Refusal),
+        _ => None,
     }
 }
 

@@ -6,12 +6,15 @@
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
 // sessionId, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
-// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created), {op:"waitFile", path}, {op:"cancel", session},
+// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
+// {op:"waitTerminalCall", method} (the agent called terminal/METHOD), {op:"waitFile", path}, {op:"cancel", session},
 // {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
 // opened by an earlier step. Permission requests are answered with `permission` (an option
 // id, or "cancelled") from the script, after `holdPermission` waits if set. With `terminal`
 // offered it runs terminal/create's command itself (in a process group of its own, output
-// kept to outputByteLimit from the end, as the spec asks) and records every terminal call.
+// kept to outputByteLimit from the end, as the spec asks) and records every terminal call
+// (a create with the pid it started); `holdTerminal` answers terminal/create only after a
+// cancel.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -78,7 +81,10 @@ const app = acp
     return {};
   })
   .onRequest(acp.methods.client.terminal.create, async ({ params }) => {
-    terminalCalls.push({ method: "create", ...params });
+    const call = { method: "create", ...params };
+    terminalCalls.push(call);
+    wake();
+    if (script.holdTerminal) await until(() => cancelled);
     const id = `term-${terminals.size + 1}`;
     const env = { ...process.env };
     for (const v of params.env ?? []) env[v.name] = v.value;
@@ -102,6 +108,7 @@ const app = acp
         resolve(t.exit);
       }),
     );
+    call.pid = proc.pid;
     terminals.set(id, t);
     wake();
     return { terminalId: id };
@@ -195,6 +202,10 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         break;
       case "waitTerminal":
         await until(() => terminals.size > 0);
+        results.push({ ok: true });
+        break;
+      case "waitTerminalCall":
+        await until(() => terminalCalls.some((c) => c.method === step.method));
         results.push({ ok: true });
         break;
       case "waitPermission":

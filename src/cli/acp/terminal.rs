@@ -5,13 +5,14 @@
 //! are agent-loop's, as for the local tool; a cancelled turn drops the run, whose guard
 //! releases the terminal (`terminal/release`), which kills the command.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CreateTerminalRequest, KillTerminalRequest, ReleaseTerminalRequest, SessionUpdate,
-    Terminal as TerminalContent, TerminalOutputRequest, ToolCallContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
+    CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, ReleaseTerminalRequest,
+    SessionUpdate, Terminal as TerminalContent, TerminalOutputRequest, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -56,7 +57,18 @@ impl ClientTerminal {
             .args(args)
             .cwd(cwd.to_path_buf())
             .output_byte_limit(OUTPUT_CAP as u64);
-        let id = n.cx.send_request(create).block_task().await?.terminal_id;
+        // A turn cancelled while the editor starts the command still releases it, once the
+        // editor says which terminal it is.
+        let mut creating = Creating {
+            answer: Some(Box::pin(n.cx.send_request(create).block_task())),
+            cx: n.cx.clone(),
+            session: n.session.clone(),
+        };
+        let answer = creating.answer.as_mut().map(|a| a.as_mut());
+        let created = answer.expect("set above").await;
+        // Answered: nothing is left to wait for when it is dropped.
+        creating.answer = None;
+        let id = created?.terminal_id;
         let _release = Release {
             cx: n.cx.clone(),
             session: n.session.clone(),
@@ -118,6 +130,31 @@ impl ClientTerminal {
 /// The terminal in a tool call's content.
 pub fn content(id: &str) -> ToolCallContent {
     ToolCallContent::Terminal(TerminalContent::new(id.to_string()))
+}
+
+type Answer<T> =
+    std::pin::Pin<Box<dyn Future<Output = Result<T, agent_client_protocol::Error>> + Send>>;
+
+/// A `terminal/create` not yet answered: dropped (a cancelled turn), it waits for the answer
+/// in a task of its own and releases the terminal.
+struct Creating {
+    answer: Option<Answer<CreateTerminalResponse>>,
+    cx: ConnectionTo<Client>,
+    session: String,
+}
+
+impl Drop for Creating {
+    fn drop(&mut self) {
+        if let Some(answer) = self.answer.take() {
+            let (cx, session) = (self.cx.clone(), self.session.clone());
+            tokio::spawn(async move {
+                if let Ok(created) = answer.await {
+                    let release = ReleaseTerminalRequest::new(session, created.terminal_id);
+                    cx.send_request(release).detach();
+                }
+            });
+        }
+    }
 }
 
 /// Releases the terminal when the run ends or is dropped (a cancelled turn): the client

@@ -152,6 +152,31 @@ fn cancel_kills_the_command_in_the_terminal() {
     super::assert_gone(&pid_file, "the command");
 }
 
+#[test]
+fn a_command_the_editor_starts_after_the_cancel_is_released() {
+    let ws = Workspace::new();
+    ws.reply(1, call("bash", json!({"command": "exec sleep 30"})));
+    let script = json!({
+        "holdTerminal": true,
+        "steps": [
+            {"op": "initialize", "terminal": true},
+            {"op": "new", "cwd": ws.work()},
+            {"op": "prompt", "session": 0, "text": "wait", "wait": false},
+            {"op": "waitTerminalCall", "method": "create"},
+            {"op": "cancel", "session": 0},
+            {"op": "await", "session": 0},
+            {"op": "waitTerminalCall", "method": "release"},
+        ],
+    });
+    let seen = drive(&ws, script, &["--backend", "fake", "--yes"]);
+    assert_eq!(seen.result(5)["result"]["stopReason"], "cancelled");
+    let pid = seen.all["terminalCalls"][0]["pid"].as_i64().unwrap() as i32;
+    assert!(
+        crate::common::wait_gone(pid) || crate::common::process_gone(pid),
+        "the command still runs"
+    );
+}
+
 /// An edit of notes.txt with the editor offering `fs` (`true`, `"read"`, `"write"` or
 /// `false`).
 pub fn edit_with_fs(fs: Value) -> (Workspace, Seen) {

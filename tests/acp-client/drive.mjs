@@ -4,12 +4,17 @@
 // step's result, every session/update, permission request and fs call the agent made, and
 // every line the agent wrote on stdout (checked to be JSON-RPC by the tests).
 //
-// Steps: {op:"initialize", fs?, terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
+// Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
 // sessionId, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
-// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitFile", path}, {op:"cancel", session},
+// {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
+// {op:"waitTerminalCall", method} (the agent called terminal/METHOD), {op:"waitFile", path}, {op:"cancel", session},
 // {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
 // opened by an earlier step. Permission requests are answered with `permission` (an option
-// id, or "cancelled") from the script, after `holdPermission` waits if set.
+// id, or "cancelled") from the script, after `holdPermission` waits if set. With `terminal`
+// offered it runs terminal/create's command itself (in a process group of its own, output
+// kept to outputByteLimit from the end, as the spec asks) and records every terminal call
+// (a create with the pid it started); `holdTerminal` answers terminal/create only after a
+// cancel.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -34,6 +39,8 @@ const output = Writable.toWeb(child.stdin);
 const updates = [];
 const permissions = [];
 const fsCalls = [];
+const terminalCalls = [];
+const terminals = new Map();
 const waiters = [];
 const now = () => Number(process.hrtime.bigint() / 1000000n);
 function wake() {
@@ -72,7 +79,67 @@ const app = acp
     fsCalls.push({ method: "write", ...params });
     writeFileSync(params.path, params.content);
     return {};
+  })
+  .onRequest(acp.methods.client.terminal.create, async ({ params }) => {
+    const call = { method: "create", ...params };
+    terminalCalls.push(call);
+    wake();
+    if (script.holdTerminal) await until(() => cancelled);
+    const id = `term-${terminals.size + 1}`;
+    const env = { ...process.env };
+    for (const v of params.env ?? []) env[v.name] = v.value;
+    const proc = spawn(params.command, params.args ?? [], {
+      cwd: params.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true,
+    });
+    const t = { proc, output: Buffer.alloc(0), truncated: false, exit: null };
+    const add = (chunk) => {
+      t.output = Buffer.concat([t.output, chunk]);
+      const limit = params.outputByteLimit;
+      if (limit != null && t.output.length > limit) {
+        t.output = t.output.subarray(t.output.length - limit);
+        t.truncated = true;
+      }
+    };
+    proc.stdout.on("data", add);
+    proc.stderr.on("data", add);
+    t.exited = new Promise((resolve) =>
+      proc.on("close", (exitCode, signal) => {
+        t.exit = { exitCode, signal };
+        resolve(t.exit);
+      }),
+    );
+    call.pid = proc.pid;
+    terminals.set(id, t);
+    wake();
+    return { terminalId: id };
+  })
+  .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+    terminalCalls.push({ method: "output", ...params });
+    const t = terminals.get(params.terminalId);
+    return { output: t.output.toString("utf8"), truncated: t.truncated, exitStatus: t.exit };
+  })
+  .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => {
+    terminalCalls.push({ method: "wait_for_exit", ...params });
+    return await terminals.get(params.terminalId).exited;
+  })
+  .onRequest(acp.methods.client.terminal.kill, async ({ params }) => {
+    terminalCalls.push({ method: "kill", ...params });
+    killTerminal(terminals.get(params.terminalId));
+    return {};
+  })
+  .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+    terminalCalls.push({ method: "release", ...params });
+    killTerminal(terminals.get(params.terminalId));
+    wake();
+    return {};
   });
+
+function killTerminal(t) {
+  if (t.exit) return;
+  try {
+    process.kill(-t.proc.pid, "SIGKILL");
+  } catch {}
+}
 
 let cancelled = false;
 const results = [];
@@ -91,7 +158,10 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         const r = await call("initialize", {
           protocolVersion: step.protocolVersion ?? acp.PROTOCOL_VERSION,
           clientCapabilities: {
-            fs: { readTextFile: !!step.fs, writeTextFile: !!step.fs },
+            fs: {
+              readTextFile: step.fs === true || step.fs === "read",
+              writeTextFile: step.fs === true || step.fs === "write",
+            },
             terminal: !!step.terminal,
           },
         });
@@ -130,6 +200,14 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         await until(() => updates.some((u) => u.update.sessionUpdate === step.kind));
         results.push({ ok: true });
         break;
+      case "waitTerminal":
+        await until(() => terminals.size > 0);
+        results.push({ ok: true });
+        break;
+      case "waitTerminalCall":
+        await until(() => terminalCalls.some((c) => c.method === step.method));
+        results.push({ ok: true });
+        break;
       case "waitPermission":
         await until(() => permissions.length > 0);
         results.push({ ok: true });
@@ -161,5 +239,8 @@ child.stdin.end();
 await new Promise((resolve) => child.on("close", resolve));
 if (partial) agentLines.push(partial);
 process.stdout.write(
-  JSON.stringify({ results, sessions, updates, permissions, fsCalls, agentLines, exitCode: child.exitCode }) + "\n",
+  JSON.stringify({
+    results, sessions, updates, permissions, fsCalls, terminalCalls, agentLines,
+    exitCode: child.exitCode,
+  }) + "\n",
 );

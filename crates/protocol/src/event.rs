@@ -101,6 +101,25 @@ pub enum Event {
         backend: String,
         text: String,
     },
+    /// A piece of the model's thinking (reasoning) as it streams in: Anthropic's
+    /// `thinking_delta`, the `reasoning_content` or `reasoning` of OpenAI-compatible APIs
+    /// (DeepSeek, Qwen, Ollama), an ACP agent's `agent_thought_chunk`. Shown where thinking is
+    /// shown (`--verbose`); never part of the answer or the conversation.
+    ThinkingDelta {
+        backend: String,
+        text: String,
+    },
+    /// The agent's plan, whole, each time it changes (an ACP agent's `plan`).
+    Plan {
+        backend: String,
+        entries: Vec<PlanEntry>,
+    },
+    /// The model stopped before its answer was done: it reached its output limit, or it
+    /// declined. The reply so far is kept as the answer.
+    CutShort {
+        backend: String,
+        reason: CutReason,
+    },
     /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
     /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
     RateLimitWait {
@@ -188,6 +207,34 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// Why the model stopped early ([`Event::CutShort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutReason {
+    /// The output limit: Anthropic's `max_tokens`, OpenAI's and Ollama's `length`.
+    MaxTokens,
+    /// The model or the provider declined: Anthropic's `refusal`, OpenAI's `content_filter`.
+    Refusal,
+}
+
+impl std::fmt::Display for CutReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CutReason::MaxTokens => "max_tokens",
+            CutReason::Refusal => "refusal",
+        })
+    }
+}
+
+/// One step of a [`Event::Plan`]: its text, `priority` (`high`, `medium`, `low`) and
+/// `status` (`pending`, `in_progress`, `completed`), as the agent gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub priority: String,
+    pub status: String,
 }
 
 /// A tool call waiting for the user's decision.
@@ -294,6 +341,20 @@ impl Event {
             Event::OwnTool { backend, activity } => Event::OwnTool {
                 backend: backend.clone(),
                 activity: f(activity),
+            },
+            Event::ThinkingDelta { backend, text } => Event::ThinkingDelta {
+                backend: backend.clone(),
+                text: f(text),
+            },
+            Event::Plan { backend, entries } => Event::Plan {
+                backend: backend.clone(),
+                entries: entries
+                    .iter()
+                    .map(|e| PlanEntry {
+                        content: f(&e.content),
+                        ..e.clone()
+                    })
+                    .collect(),
             },
             other => other.clone(),
         }

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::{Event, OutputStream};
+use crate::event::{CutReason, Event, OutputStream, PlanEntry};
 
 /// The version of this schema, the `v` of every record: raised when a key changes meaning or
 /// goes away (new keys and kinds do not raise it).
@@ -32,12 +32,15 @@ pub const COMMON: [&str; 9] = [
 ];
 
 /// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
-pub const SCHEMA: [(&str, &str, &[&str]); 17] = [
+pub const SCHEMA: [(&str, &str, &[&str]); 20] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
     ("user_message", "user", &["text"]),
     ("assistant_delta", "assistant", &["text"]),
     ("own_tool", "assistant", &["text"]),
+    ("thinking_delta", "assistant", &["text"]),
+    ("plan", "assistant", &["entries"]),
+    ("cut_short", "assistant", &["reason"]),
     ("assistant_message", "assistant", &["text", "final_answer"]),
     ("tool_call", "assistant", &["call_id", "tool", "args"]),
     (
@@ -135,6 +138,19 @@ pub enum Body {
     OwnTool {
         text: String,
     },
+    /// A piece of the model's thinking as it streams in; never part of the answer.
+    ThinkingDelta {
+        text: String,
+    },
+    /// The agent's plan, whole, each time it changes: `content`, `priority`, `status` each.
+    Plan {
+        entries: Vec<PlanEntry>,
+    },
+    /// The model stopped before its answer was done: `max_tokens` (its output limit) or
+    /// `refusal`; the reply so far is the answer.
+    CutShort {
+        reason: CutReason,
+    },
     /// The model's reply, parsed; `final_answer` marks the one that ends the turn.
     AssistantMessage {
         text: String,
@@ -224,6 +240,9 @@ impl Body {
             Body::UserMessage { .. } => "user_message",
             Body::AssistantDelta { .. } => "assistant_delta",
             Body::OwnTool { .. } => "own_tool",
+            Body::ThinkingDelta { .. } => "thinking_delta",
+            Body::Plan { .. } => "plan",
+            Body::CutShort { .. } => "cut_short",
             Body::AssistantMessage { .. } => "assistant_message",
             Body::ToolCall { .. } => "tool_call",
             Body::ToolResult { .. } => "tool_result",
@@ -259,6 +278,7 @@ impl Body {
                 ..
             } if stdout_dropped_bytes + stderr_dropped_bytes > 0 => "warn",
             Body::ToolResult { ok: false, .. } | Body::McpResult { ok: false, .. } => "warn",
+            Body::CutShort { .. } => "warn",
             _ => "info",
         }
     }
@@ -308,6 +328,11 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
         Event::OwnTool { activity, .. } => Body::OwnTool {
             text: activity.clone(),
         },
+        Event::ThinkingDelta { text, .. } => Body::ThinkingDelta { text: text.clone() },
+        Event::Plan { entries, .. } => Body::Plan {
+            entries: entries.clone(),
+        },
+        Event::CutShort { reason, .. } => Body::CutShort { reason: *reason },
         Event::Text { text, final_answer } => Body::AssistantMessage {
             text: text.clone(),
             final_answer: *final_answer,

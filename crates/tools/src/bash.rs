@@ -1,5 +1,6 @@
 //! bash: runs a shell command in the working directory. The shell is found through `PATH`
-//! (`bash`, else `sh`), never a hard-coded `/bin/bash`, so it works on Termux.
+//! (`bash`, else `sh`), never a hard-coded `/bin/bash`, so it works on Termux. A front end in
+//! an editor may run it in the editor's terminal instead (see [`crate::Terminal`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,6 +47,9 @@ impl Builtin for Bash {
         let timeout = args.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1);
         let argv = vec!["-c".into(), args.command];
         let timeout = Duration::from_secs(timeout);
+        if let Some(terminal) = &ctx.files.terminal {
+            return terminal.run(shell(), argv, &ctx.cwd, timeout).await;
+        }
         command::run(shell(), argv, ctx.cwd.clone(), ctx.env.removed(), timeout).await
     }
 }

@@ -14,6 +14,14 @@ use crate::process::{self, Spec};
 /// Each of stdout and stderr is kept up to this many bytes.
 pub const OUTPUT_CAP: usize = 200 * 1024;
 
+/// The line that says the command was killed at `timeout`.
+pub fn timed_out(timeout: Duration) -> String {
+    format!(
+        "timed out after {}s: the command and everything it started were killed\n",
+        timeout.as_secs()
+    )
+}
+
 /// Runs `program` with `args` in `cwd`, without the variables `env_remove` names (the
 /// secrets of the environment policy), for at most `timeout`; a failure to start it is an
 /// error result naming the program.
@@ -48,10 +56,7 @@ pub async fn run(
     };
     let mut output = format!("exit code: {code}\n");
     if done.timed_out {
-        output.push_str(&format!(
-            "timed out after {}s: the command and everything it started were killed\n",
-            timeout.as_secs()
-        ));
+        output.push_str(&timed_out(timeout));
     }
     for (label, capture) in [("stdout", &done.stdout), ("stderr", &done.stderr)] {
         if !capture.bytes().is_empty() || capture.dropped() > 0 {

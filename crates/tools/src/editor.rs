@@ -1,12 +1,15 @@
-//! Files as an editor holds them: a front end that sits in an editor (an ACP client offering
-//! `fs/read_text_file` and `fs/write_text_file`) gives the file tools an [`Editor`], and read,
-//! write and edit go through it, so they see unsaved buffers and the editor shows the edits.
-//! The root's checks come first, as for the tools' own file access.
+//! Files and commands as an editor holds them: a front end that sits in an editor (an ACP
+//! client offering `fs/read_text_file` and `fs/write_text_file`, or `terminal/create`) gives
+//! the tools an [`Editor`] or a [`Terminal`]. Read, write and edit then go through the editor,
+//! so they see unsaved buffers and the editor shows the edits; bash runs in the editor's
+//! terminal, so the user watches it live. The root's checks, approval and the timeout come
+//! first, as for the tools' own file access and commands.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::BoxFuture;
+use crate::{BoxFuture, ToolOutput};
 
 /// Reads and writes whole text files by absolute path; errors say what failed.
 pub trait Editor: Send + Sync {
@@ -14,15 +17,32 @@ pub trait Editor: Send + Sync {
     fn write<'a>(&'a self, path: &'a Path, content: &'a str) -> BoxFuture<'a, Result<(), String>>;
 }
 
-/// The editor the file tools go through, if any.
+/// Runs a program in the editor's terminal, in `cwd`, killed at `timeout`; its output kept
+/// to [`crate::command::OUTPUT_CAP`], written for the model as the bash tool writes it.
+pub trait Terminal: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        program: PathBuf,
+        args: Vec<String>,
+        cwd: &'a Path,
+        timeout: Duration,
+    ) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// What the tools go through instead of their own file access and processes, if anything.
 #[derive(Clone, Default)]
-pub struct Files(pub Option<Arc<dyn Editor>>);
+pub struct Files {
+    /// read, write and edit.
+    pub editor: Option<Arc<dyn Editor>>,
+    /// bash.
+    pub terminal: Option<Arc<dyn Terminal>>,
+}
 
 impl std::fmt::Debug for Files {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self.0 {
-            Some(_) => "Files(editor)",
-            None => "Files(own)",
-        })
+        f.debug_struct("Files")
+            .field("editor", &self.editor.is_some())
+            .field("terminal", &self.terminal.is_some())
+            .finish()
     }
 }

@@ -13,7 +13,7 @@
 
 mod bash;
 mod beneath;
-mod command;
+pub mod command;
 pub mod custom;
 mod edit;
 mod editor;
@@ -38,7 +38,7 @@ mod write;
 pub use beneath::{
     method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
 };
-pub use editor::{Editor, Files};
+pub use editor::{Editor, Files, Terminal};
 pub use env::EnvPolicy;
 pub use error::RegistryError;
 pub use fs::write_atomic;

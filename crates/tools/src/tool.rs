@@ -165,7 +165,7 @@ impl ToolContext {
     /// device) or out-of-root file is an error result that says which.
     pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
         let resolved = self.path(path)?;
-        if let Some(editor) = &self.files.0 {
+        if let Some(editor) = &self.files.editor {
             let text = editor
                 .read(&resolved)
                 .await
@@ -195,7 +195,7 @@ impl ToolContext {
         shown: &str,
         content: &str,
     ) -> Result<(), ToolOutput> {
-        if let Some(editor) = &self.files.0 {
+        if let Some(editor) = &self.files.editor {
             return editor
                 .write(resolved, content)
                 .await

@@ -66,7 +66,7 @@ pub fn replay(messages: &[Message], notifier: &Notifier) {
                 output,
                 ..
             } => notifier.send(SessionUpdate::ToolCallUpdate(finished(
-                call_id, *ok, output, None,
+                call_id, *ok, output, None, None,
             ))),
         }
     }

@@ -1,8 +1,10 @@
-//! The file tools through the editor: when the client offers `fs/read_text_file` and
+//! The tools through the editor: when the client offers `fs/read_text_file` and
 //! `fs/write_text_file`, read, write and edit ask it, so they see its unsaved buffers and it
-//! shows the edits; the session's root is checked first, as always.
+//! shows the edits; the session's root is checked first, as always. When it offers
+//! `terminal`, bash runs there ([`super::terminal`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ReadTextFileRequest, WriteTextFileRequest,
@@ -10,17 +12,35 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
-use agent_loop::tools::Editor;
+use agent_loop::tools::{Editor, Files, Terminal};
 use agent_loop::BoxFuture;
+
+use super::terminal::ClientTerminal;
+use super::updates::Notifier;
 
 pub struct ClientFiles {
     pub cx: ConnectionTo<Client>,
     pub session: String,
 }
 
-/// Whether the client offers both halves (edit reads, then writes).
-pub fn offered(client: &ClientCapabilities) -> bool {
-    client.fs.read_text_file && client.fs.write_text_file
+/// What goes through the client: the file tools when it offers both reading and writing
+/// (an edit reads, then writes: one view of the file, never the editor's buffer read and the
+/// disk written), bash when it offers `terminal`.
+pub fn through_client(client: &ClientCapabilities, notifier: &Notifier) -> Files {
+    let fs = client.fs.read_text_file && client.fs.write_text_file;
+    Files {
+        editor: fs.then(|| {
+            Arc::new(ClientFiles {
+                cx: notifier.cx.clone(),
+                session: notifier.session.clone(),
+            }) as Arc<dyn Editor>
+        }),
+        terminal: client.terminal.then(|| {
+            Arc::new(ClientTerminal {
+                notifier: notifier.clone(),
+            }) as Arc<dyn Terminal>
+        }),
+    }
 }
 
 impl Editor for ClientFiles {

@@ -13,6 +13,7 @@ mod content;
 mod files;
 mod server;
 mod session;
+mod terminal;
 mod updates;
 
 use agent_loop::chat::{Chat, ChatOptions};

@@ -29,7 +29,6 @@ use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
 use agent_loop::config::settings::Settings;
 use agent_loop::config::Config;
 use agent_loop::session::Store;
-use agent_loop::tools::Files;
 use agent_loop::Error;
 
 use super::session::{config_options, invalid, modes, Handle, Job};
@@ -287,19 +286,14 @@ impl Server {
                 true => chat.session().name.clone(),
                 false => unsaved_id,
             };
-            if super::files::offered(&client) {
-                let files = super::files::ClientFiles {
-                    cx: cx.clone(),
-                    session: id.clone(),
-                };
-                chat.set_files(Files(Some(Arc::new(files))));
-            }
             let notifier = Notifier {
-                cx,
+                cx: cx.clone(),
                 session: id.clone(),
                 rejected: Arc::default(),
                 debug: shared.debug,
+                running: Arc::default(),
             };
+            chat.set_files(super::files::through_client(&client, &notifier));
             if load {
                 super::content::replay(&chat.agent().conversation.messages, &notifier);
             }

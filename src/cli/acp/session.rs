@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use agent_loop::agent::ApprovalMode;
 use agent_loop::chat::{Canceller, Chat, Outcome};
+use agent_loop::event::CutReason;
 use agent_loop::{Error, ErrorKind};
 
 use super::commands::{classify, Line};
@@ -160,7 +161,11 @@ impl Worker {
     async fn turn(&mut self, text: &str) -> Result<StopReason, RpcError> {
         let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
         match self.chat.turn(text, &mut updates).await {
-            Ok(_) => Ok(StopReason::EndTurn),
+            Ok(_) => Ok(match updates.cut {
+                Some(CutReason::MaxTokens) => StopReason::MaxTokens,
+                Some(CutReason::Refusal) => StopReason::Refusal,
+                None => StopReason::EndTurn,
+            }),
             Err(e) if e.kind == ErrorKind::Cancelled => Ok(StopReason::Cancelled),
             Err(e) if e.kind == ErrorKind::IterationCap => {
                 self.notifier.message(&format!("\n\n{e}"));

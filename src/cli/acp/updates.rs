@@ -2,23 +2,25 @@
 //! `session/request_permission` requests: the observer an ACP session passes to
 //! [`agent_loop::chat::Chat::turn`]. Each tool call is announced (`tool_call`, with its kind,
 //! title, locations and raw input) before it runs, then finished (`tool_call_update`, with its
-//! output, and a diff for a file it wrote or edited).
+//! output, and a diff for a file it wrote or edited). Thinking goes as `agent_thought_chunk`,
+//! a plan as `plan`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan,
+    PlanEntry as AcpPlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
 use agent_loop::context::ToolCall as Call;
-use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::event::{ApprovalRequest, CutReason, Decision, Event, Observer, PlanEntry};
 use agent_loop::BoxFuture;
 
 /// What a session's observers share across turns.
@@ -30,6 +32,15 @@ pub struct Notifier {
     pub rejected: Arc<Mutex<HashSet<String>>>,
     /// `--debug`: every event as JSON on stderr too.
     pub debug: bool,
+    /// The tool call running now (tools run one at a time), and the editor's terminal it
+    /// runs in, if any.
+    pub running: Arc<Mutex<Running>>,
+}
+
+#[derive(Default)]
+pub struct Running {
+    call: Option<String>,
+    terminal: Option<String>,
 }
 
 impl Notifier {
@@ -38,6 +49,32 @@ impl Notifier {
         let _ = self
             .cx
             .send_notification(SessionNotification::new(self.session.clone(), update));
+    }
+
+    pub fn running_call(&self) -> Option<String> {
+        self.running.lock().ok()?.call.clone()
+    }
+
+    /// The running call's command runs in the editor's terminal `id`.
+    pub fn set_terminal(&self, id: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            running.terminal = Some(id.to_string());
+        }
+    }
+
+    fn start(&self, call: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            *running = Running {
+                call: Some(call.to_string()),
+                terminal: None,
+            };
+        }
+    }
+
+    /// The terminal the finished call ran in, if any.
+    fn finish(&self) -> Option<String> {
+        let mut running = self.running.lock().ok()?;
+        std::mem::take(&mut *running).terminal
     }
 
     pub fn message(&self, text: &str) {
@@ -60,6 +97,8 @@ pub struct Updates {
     /// The files a running write or edit call touches, with what they held before.
     before: HashMap<String, (PathBuf, Option<String>)>,
     own_tools: u32,
+    /// The last backend call's answer stopped early: the prompt's stop reason says why.
+    pub cut: Option<CutReason>,
 }
 
 impl Updates {
@@ -70,6 +109,7 @@ impl Updates {
             streamed: false,
             before: HashMap::new(),
             own_tools: 0,
+            cut: None,
         }
     }
 
@@ -101,9 +141,18 @@ pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>) -> ToolCall {
         .raw_input(call.args.clone())
 }
 
-/// The `tool_call_update` that finishes a call.
-pub fn finished(call_id: &str, ok: bool, output: &str, diff: Option<Diff>) -> ToolCallUpdate {
-    let mut content = vec![ToolCallContent::from(text_block(output))];
+/// The `tool_call_update` that finishes a call: its output, or the terminal that showed it.
+pub fn finished(
+    call_id: &str,
+    ok: bool,
+    output: &str,
+    diff: Option<Diff>,
+    terminal: Option<String>,
+) -> ToolCallUpdate {
+    let mut content = match terminal {
+        Some(id) => vec![super::terminal::content(&id)],
+        None => vec![ToolCallContent::from(text_block(output))],
+    };
     content.extend(diff.map(ToolCallContent::Diff));
     let status = if ok {
         ToolCallStatus::Completed
@@ -142,6 +191,7 @@ impl Observer for Updates {
                         self.before.insert(call.id.clone(), (path.clone(), old));
                     }
                 }
+                self.notifier.start(&call.id);
                 self.notifier
                     .send(SessionUpdate::ToolCall(announce(call, summary, path)));
             }
@@ -155,9 +205,21 @@ impl Observer for Updates {
                     let new = std::fs::read_to_string(&path).ok()?;
                     (*ok).then(|| Diff::new(path, new).old_text(old))
                 });
+                let terminal = self.notifier.finish();
                 self.notifier.send(SessionUpdate::ToolCallUpdate(finished(
-                    call_id, *ok, output, diff,
+                    call_id, *ok, output, diff, terminal,
                 )));
+            }
+            Event::BackendStarted { .. } => self.cut = None,
+            Event::CutShort { reason, .. } => self.cut = Some(*reason),
+            Event::ThinkingDelta { text, .. } => {
+                self.notifier
+                    .send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                        text_block(text),
+                    )));
+            }
+            Event::Plan { entries, .. } => {
+                self.notifier.send(SessionUpdate::Plan(plan(entries)));
             }
             Event::OwnTool { activity, .. } => {
                 // A tool the agent CLI ran itself: reported, already done.
@@ -184,6 +246,24 @@ impl Observer for Updates {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(ask(&self.notifier, request))
     }
+}
+
+/// A plan as ACP has it; a priority or status ACP does not name is `medium` or `pending`.
+fn plan(entries: &[PlanEntry]) -> Plan {
+    let entry = |e: &PlanEntry| {
+        let priority = match e.priority.as_str() {
+            "high" => PlanEntryPriority::High,
+            "low" => PlanEntryPriority::Low,
+            _ => PlanEntryPriority::Medium,
+        };
+        let status = match e.status.as_str() {
+            "in_progress" => PlanEntryStatus::InProgress,
+            "completed" => PlanEntryStatus::Completed,
+            _ => PlanEntryStatus::Pending,
+        };
+        AcpPlanEntry::new(e.content.clone(), priority, status)
+    };
+    Plan::new(entries.iter().map(entry).collect())
 }
 
 const ALLOW_ONCE: &str = "allow-once";

@@ -10,6 +10,7 @@ use super::progress::{progress_text, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
+use agent_loop::event::{CutReason, PlanEntry};
 use agent_loop::tools::Throttle;
 
 /// Lines of a tool result shown under the call.
@@ -32,6 +33,8 @@ pub struct PlainDisplay {
     pub width: usize,
     /// A running tool's progress is written at most once a second.
     pub progress: Throttle,
+    /// Streamed thinking not yet shown (`--verbose`): the backend's name and the line so far.
+    thinking: Option<(String, String)>,
 }
 
 impl PlainDisplay {
@@ -45,6 +48,7 @@ impl PlainDisplay {
             pending_cr: false,
             width: 80,
             progress: Throttle::new(PLAIN_EVERY),
+            thinking: None,
         }
     }
 
@@ -55,8 +59,16 @@ impl PlainDisplay {
 
     fn try_render(&mut self, event: &Event) -> io::Result<()> {
         if let Event::TextDelta { text, .. } = event {
+            self.end_thinking()?;
             return self.stream_text(text);
         }
+        if let Event::ThinkingDelta { backend, text } = event {
+            return match self.verbose {
+                true => self.think(backend, text),
+                false => Ok(()),
+            };
+        }
+        self.end_thinking()?;
         self.end_streamed_line()?;
         match event {
             Event::Text { .. } if self.streamed => {
@@ -133,6 +145,17 @@ impl PlainDisplay {
                     one_line(activity)
                 )?;
             }
+            Event::CutShort { backend, reason } => {
+                writeln!(self.err, "[{}]", cut_short(backend, *reason))?;
+            }
+            Event::Plan { backend, entries } => {
+                writeln!(
+                    self.err,
+                    "[{}] plan: {}",
+                    sanitize(backend),
+                    sanitize(&plan_text(entries))
+                )?;
+            }
             Event::Waiting { backend, elapsed_s } => {
                 writeln!(
                     self.err,
@@ -199,11 +222,46 @@ impl PlainDisplay {
             Event::TurnStarted { .. }
             | Event::BackendOutput { .. }
             | Event::TextDelta { .. }
+            | Event::ThinkingDelta { .. }
             | Event::BackendFinished { .. }
             | Event::ApprovalNeeded { .. }
             | Event::TurnFinished { .. } => {}
         }
         self.err.flush()
+    }
+
+    /// Shows the model's thinking on stderr a line at a time, `[backend thinking] ...`.
+    fn think(&mut self, backend: &str, text: &str) -> io::Result<()> {
+        self.end_streamed_line()?;
+        let (_, line) = self
+            .thinking
+            .get_or_insert_with(|| (backend.to_string(), String::new()));
+        line.push_str(text);
+        while let Some(end) = line.find('\n') {
+            let done: String = line.drain(..=end).collect();
+            writeln!(
+                self.err,
+                "[{} thinking] {}",
+                sanitize(backend),
+                sanitize(done.trim_end())
+            )?;
+        }
+        self.err.flush()
+    }
+
+    /// Shows the rest of the thinking, before anything else.
+    fn end_thinking(&mut self) -> io::Result<()> {
+        if let Some((backend, line)) = self.thinking.take() {
+            if !line.trim().is_empty() {
+                writeln!(
+                    self.err,
+                    "[{} thinking] {}",
+                    sanitize(&backend),
+                    sanitize(line.trim_end())
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes a streamed piece of text to stdout at once, sanitised.
@@ -306,6 +364,31 @@ impl Renderer for PlainDisplay {
 
 /// The library's token counts (one wording for every front end).
 pub use agent_loop::plural::tokens;
+
+/// What the display says of an answer cut short.
+pub fn cut_short(backend: &str, reason: CutReason) -> String {
+    let why = match reason {
+        CutReason::MaxTokens => "the model reached its output limit (max_tokens)",
+        CutReason::Refusal => "the model declined to go on (refusal)",
+    };
+    format!("{}: the answer was cut short: {why}", sanitize(backend))
+}
+
+/// A plan in one line: `[x] done; [~] doing; [ ] to do`.
+pub fn plan_text(entries: &[PlanEntry]) -> String {
+    let entries: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            let mark = match e.status.as_str() {
+                "completed" => "[x]",
+                "in_progress" => "[~]",
+                _ => "[ ]",
+            };
+            format!("{mark} {}", e.content)
+        })
+        .collect();
+    entries.join("; ")
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{call, drive, drive_with, open};
-use crate::common::{process_gone, wait_gone, Workspace};
+use crate::common::Workspace;
 use crate::http::{setup, streamed, Format};
 
 fn steps(ws: &Workspace, more: Vec<Value>) -> Value {
@@ -161,21 +161,7 @@ fn the_never_mode_runs_the_call_without_asking() {
 
 #[test]
 fn an_edit_is_finished_with_a_diff() {
-    let ws = Workspace::new();
-    std::fs::write(ws.work().join("notes.txt"), "old line\n").unwrap();
-    ws.reply(
-        1,
-        call(
-            "edit",
-            json!({"path": "notes.txt", "old_string": "old line", "new_string": "new line"}),
-        ),
-    );
-    ws.reply(2, "Edited.\n");
-    let script = steps(
-        &ws,
-        vec![json!({"op": "prompt", "session": 0, "text": "edit"})],
-    );
-    let seen = drive(&ws, script, &["--backend", "fake", "--yes"]);
+    let (_ws, seen) = super::editor::edit_with_fs(json!(false));
     let finished = seen.of_kind("tool_call_update");
     let content = &finished.last().unwrap()["content"];
     let diff = content
@@ -209,15 +195,7 @@ fn cancel_stops_the_turn_and_its_backend_within_a_second() {
     let took =
         answer["answeredAt"].as_i64().unwrap() - seen.result(4)["cancelledAt"].as_i64().unwrap();
     assert!(took < 1000, "answered {took} ms after the cancel");
-    let pid: i32 = std::fs::read_to_string(&child)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(
-        wait_gone(pid) || process_gone(pid),
-        "the fake agent still runs"
-    );
+    super::assert_gone(&child, "the fake agent");
 }
 
 #[test]
@@ -410,47 +388,4 @@ fn slash_commands_are_advertised_and_run() {
         "never"
     );
     assert_eq!(ws.runs(), 0, "a command is no prompt");
-}
-
-/// An edit of notes.txt, with the editor's fs methods offered or not.
-fn edit_with_fs(fs: bool) -> (Workspace, super::Seen) {
-    let ws = Workspace::new();
-    std::fs::write(ws.work().join("notes.txt"), "old line\n").unwrap();
-    ws.reply(
-        1,
-        call(
-            "edit",
-            json!({"path": "notes.txt", "old_string": "old", "new_string": "new"}),
-        ),
-    );
-    ws.reply(2, "Edited.\n");
-    let script = json!({"steps": [
-        {"op": "initialize", "fs": fs},
-        {"op": "new", "cwd": ws.work()},
-        {"op": "prompt", "session": 0, "text": "edit"},
-    ]});
-    let seen = drive(&ws, script, &["--backend", "fake", "--yes"]);
-    assert_eq!(
-        std::fs::read_to_string(ws.work().join("notes.txt")).unwrap(),
-        "new line\n"
-    );
-    (ws, seen)
-}
-
-#[test]
-fn the_file_tools_go_through_the_editor_when_it_offers_fs() {
-    let (ws, seen) = edit_with_fs(true);
-    let calls = seen.all["fsCalls"].as_array().unwrap();
-    let path = ws.work().join("notes.txt").canonicalize().unwrap();
-    assert_eq!(calls.len(), 2, "{calls:?}");
-    assert_eq!(calls[0]["method"], "read");
-    assert_eq!(calls[0]["path"], path.to_str().unwrap());
-    assert_eq!(calls[1]["method"], "write");
-    assert_eq!(calls[1]["content"], "new line\n");
-}
-
-#[test]
-fn the_file_tools_use_their_own_access_when_the_editor_offers_no_fs() {
-    let (_ws, seen) = edit_with_fs(false);
-    assert_eq!(seen.all["fsCalls"], json!([]));
 }

@@ -4,13 +4,15 @@
 //! process, bad input. Every line the agent wrote on stdout must be JSON-RPC.
 
 mod cases;
+mod editor;
+mod reply;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::common::{bin, Workspace};
+use crate::common::{bin, process_gone, wait_gone, Workspace};
 
 /// The scripted client.
 fn driver() -> PathBuf {
@@ -123,4 +125,14 @@ pub fn call(name: &str, args: Value) -> String {
         "<tool_call>{}</tool_call>\n",
         json!({"name": name, "arguments": args})
     )
+}
+
+/// The process whose pid `pid_file` holds (`what`) is gone, or goes soon.
+pub fn assert_gone(pid_file: &Path, what: &str) {
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(wait_gone(pid) || process_gone(pid), "{what} still runs");
 }

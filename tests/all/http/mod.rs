@@ -6,6 +6,8 @@ mod failures;
 mod formats;
 mod ratelimit;
 pub mod server;
+mod stops;
+mod thinking;
 
 use std::process::Command;
 
@@ -65,7 +67,7 @@ pub(crate) fn streamed(format: Format, name: &str) -> Answer {
 }
 
 /// A 200 answer with `fixtures/http/FORMAT/NAME.json`.
-fn whole(format: Format, name: &str) -> Answer {
+pub(crate) fn whole(format: Format, name: &str) -> Answer {
     let path = fixture(&format!("http/{}/{name}.json", format.type_name()));
     let body = std::fs::read(path).unwrap();
     response(200, &[("Content-Type", "application/json")], &body)

@@ -1,6 +1,6 @@
 //! The session's event log: one JSON object per line, appended as events happen, each line
 //! redacted before it is written. Streamed text is batched: consecutive `assistant_delta`
-//! records of one turn become one record (up to [`BATCH`] bytes of text), and lines go out
+//! (or `thinking_delta`) records of one turn become one record (up to [`BATCH`] bytes of text), and lines go out
 //! through a buffer flushed at every other record, so a backend printing a million lines
 //! costs a few hundred writes, not a million records and a million writes.
 
@@ -16,7 +16,7 @@ use crate::event::Event;
 use crate::jsonl::{record, rfc3339, Body, Meta};
 use crate::tools::Throttle;
 
-/// The most text one batched `assistant_delta` record holds.
+/// The most text one batched `assistant_delta` or `thinking_delta` record holds.
 pub const BATCH: usize = 64 * 1024;
 /// How often a running tool's progress is logged.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -26,7 +26,7 @@ pub struct Log {
     file: Option<BufWriter<File>>,
     path: PathBuf,
     redactor: Redactor,
-    /// The `assistant_delta` record being filled.
+    /// The `assistant_delta` or `thinking_delta` record being filled.
     pending: Option<Value>,
 }
 
@@ -62,7 +62,7 @@ impl Log {
     /// Appends one JSON value as a line (a delta joins the one before it). A failed write is
     /// reported once by the caller, not fatal to the conversation.
     pub fn write(&mut self, value: &Value) -> std::io::Result<()> {
-        if value["event"] == "assistant_delta" {
+        if value["event"] == "assistant_delta" || value["event"] == "thinking_delta" {
             if let Some(text) = value["text"].as_str() {
                 return self.add_delta(value, text);
             }
@@ -73,10 +73,11 @@ impl Log {
     }
 
     fn add_delta(&mut self, value: &Value, text: &str) -> std::io::Result<()> {
-        let same_turn = self
-            .pending
-            .as_ref()
-            .is_some_and(|p| p["turn"] == value["turn"] && p["backend"] == value["backend"]);
+        let same_turn = self.pending.as_ref().is_some_and(|p| {
+            p["event"] == value["event"]
+                && p["turn"] == value["turn"]
+                && p["backend"] == value["backend"]
+        });
         if !same_turn {
             self.write_pending()?;
             self.pending = Some(value.clone());

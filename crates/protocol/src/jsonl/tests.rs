@@ -157,6 +157,11 @@ fn one_of_each() -> Vec<Body> {
         Body::UserMessage { text: s() },
         Body::AssistantDelta { text: s() },
         Body::OwnTool { text: s() },
+        Body::ThinkingDelta { text: s() },
+        Body::Plan { entries: vec![] },
+        Body::CutShort {
+            reason: crate::event::CutReason::MaxTokens,
+        },
         Body::AssistantMessage {
             text: s(),
             final_answer: true,

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::event::{Event, OutputStream};
+use crate::event::{Event, OutputStream, PlanEntry};
 use crate::parse::Usage;
 
 /// What one turn has gathered from the updates.
@@ -18,8 +18,6 @@ pub struct Gathered {
     pub text: String,
     /// The newest token counts an update carried.
     pub usage: Option<Usage>,
-    /// Thinking not yet shown: it is shown a line at a time.
-    thought: String,
     /// Tool calls by id: their title, for the updates that carry only a status.
     tools: HashMap<String, String>,
     /// The agent's own slash commands (`available_commands_update`), names without `/`.
@@ -51,11 +49,10 @@ impl Gathered {
             }
             "agent_thought_chunk" => {
                 if let Some(text) = text_of(&update["content"]) {
-                    self.thought.push_str(text);
-                    while let Some(end) = self.thought.find('\n') {
-                        let done: String = self.thought.drain(..=end).collect();
-                        emit(line(OutputStream::Stdout, done.trim_end().to_string()));
-                    }
+                    emit(Event::ThinkingDelta {
+                        backend: backend.to_string(),
+                        text: text.to_string(),
+                    });
                 }
             }
             "tool_call" => {
@@ -84,23 +81,21 @@ impl Gathered {
                 }
             }
             "plan" => {
-                let entries: Vec<String> = update["entries"]
+                let field = |e: &Value, key: &str| e[key].as_str().unwrap_or("").to_string();
+                let entries = update["entries"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|e| {
-                        let mark = match e["status"].as_str() {
-                            Some("completed") => "[x]",
-                            Some("in_progress") => "[~]",
-                            _ => "[ ]",
-                        };
-                        format!("{mark} {}", e["content"].as_str().unwrap_or(""))
+                    .map(|e| PlanEntry {
+                        content: field(e, "content"),
+                        priority: field(e, "priority"),
+                        status: field(e, "status"),
                     })
                     .collect();
-                emit(line(
-                    OutputStream::Screen,
-                    format!("plan: {}", entries.join("; ")),
-                ));
+                emit(Event::Plan {
+                    backend: backend.to_string(),
+                    entries,
+                });
             }
             "available_commands_update" => {
                 let names: Vec<String> = update["availableCommands"]
@@ -149,17 +144,9 @@ impl Gathered {
         }
     }
 
-    /// Shows the thinking still held back (the turn is over).
-    pub fn flush(&mut self, backend: &str, emit: &mut dyn FnMut(Event)) {
-        let rest = std::mem::take(&mut self.thought);
-        if !rest.trim().is_empty() {
-            emit(Event::BackendOutput {
-                backend: backend.to_string(),
-                stream: OutputStream::Stdout,
-                line: rest.trim_end().to_string(),
-            });
-        }
-    }
+    /// The turn is over: nothing is held back, as thinking is passed on as it comes
+    /// ([`Event::ThinkingDelta`]).
+    pub fn flush(&mut self, _backend: &str, _emit: &mut dyn FnMut(Event)) {}
 }
 
 /// A content block's text; `None` for images, audio and resources.

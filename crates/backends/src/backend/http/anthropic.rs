@@ -1,10 +1,10 @@
 //! The Anthropic Messages API: `tool_use` content blocks out, `tool_result` blocks back in a
-//! user message, SSE events (`content_block_delta` with `text_delta` or `input_json_delta`)
-//! when streamed.
+//! user message, SSE events (`content_block_delta` with `text_delta`, `thinking_delta` or
+//! `input_json_delta`) when streamed. Thinking is shown, never kept in the reply.
 
 use serde_json::{json, Value};
 
-use super::reply::{count, ReplyBuilder};
+use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{args_object, error_in, result_text, str_at, BodyInput, Wire};
 use crate::context::Message;
 
@@ -58,6 +58,7 @@ impl Wire for Anthropic {
         for block in content {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") => reply.text(str_at(block, "text")),
+                Some("thinking") => reply.thinking(str_at(block, "thinking")),
                 Some("tool_use") => reply.whole_call(
                     block.get("id").and_then(Value::as_str),
                     str_at(block, "name"),
@@ -69,6 +70,7 @@ impl Wire for Anthropic {
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
+        reply.cut = cut_by(body.get("stop_reason"));
         Ok(())
     }
 
@@ -103,6 +105,7 @@ impl Wire for Anthropic {
                 let delta = value.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => reply.text(str_at(delta, "text")),
+                    Some("thinking_delta") => reply.thinking(str_at(delta, "thinking")),
                     Some("input_json_delta") => {
                         reply.call_piece(index, None, None, str_at(delta, "partial_json"))
                     }
@@ -113,6 +116,7 @@ impl Wire for Anthropic {
                 if let Some(usage) = value.get("usage") {
                     read_usage(usage, reply);
                 }
+                reply.cut = cut_by(value.pointer("/delta/stop_reason"));
             }
             "message_stop" => {
                 reply.complete = true;

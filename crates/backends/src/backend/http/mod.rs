@@ -22,6 +22,7 @@ use crate::config::{HttpDef, WireFormat};
 use crate::error::root_cause;
 use crate::event::Event;
 use crate::{BoxFuture, Error};
+use reply::Piece;
 use stream::chain;
 use wire::{BodyInput, Wire};
 
@@ -134,19 +135,36 @@ impl HttpBackend {
         // A server that ignores `stream` answers with one JSON document.
         let whole = !self.def.stream || content_type(&response).starts_with("application/json");
         let name = &self.def.name;
+        let mut on_piece = |piece: Piece| {
+            let backend = name.clone();
+            emit(match piece {
+                Piece::Text(text) => Event::TextDelta { backend, text },
+                Piece::Thinking(text) => Event::ThinkingDelta { backend, text },
+            })
+        };
         let reply = if whole {
-            stream::whole(response, self.wire).await
+            stream::whole(response, self.wire).await.map(|mut reply| {
+                // Only its thinking: the text is the reply's, shown as a whole.
+                if let Some(thinking) = reply
+                    .take_pieces()
+                    .find(|p| matches!(p, Piece::Thinking(_)))
+                {
+                    on_piece(thinking);
+                }
+                reply
+            })
         } else {
-            let mut on_text = |text: String| {
-                emit(Event::TextDelta {
-                    backend: name.clone(),
-                    text,
-                })
-            };
-            stream::streamed(response, self.wire, &mut on_text).await
+            stream::streamed(response, self.wire, &mut on_piece).await
         }
         .map_err(|why| self.error(&why))?;
-        if reply.is_empty() {
+        if let Some(reason) = reply.cut {
+            emit(Event::CutShort {
+                backend: name.clone(),
+                reason,
+            });
+        }
+        // A refusal may come with nothing at all: that is its answer.
+        if reply.is_empty() && reply.cut.is_none() {
             return Err(self.error("the model's reply had neither text nor a tool call"));
         }
         let mut reply = reply.finish();
@@ -305,7 +323,7 @@ pub fn decode_recorded(
     use futures_util::FutureExt;
     let chunks = futures_util::stream::iter(body.chunks(chunk.max(1)).map(Ok));
     let mut pieces = 0;
-    let mut count = |_: String| pieces += 1;
+    let mut count = |_: Piece| pieces += 1;
     let decoding = stream::decode(chunks, wire_for(format), &mut count);
     // An in-memory stream never waits, so the decoding finishes in one poll.
     let reply = decoding

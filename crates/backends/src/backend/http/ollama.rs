@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::reply::{count, ReplyBuilder};
+use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
     BodyInput, Framing, Wire,
@@ -70,6 +70,7 @@ impl Wire for Ollama {
 /// Reads one object (a stream line, or the whole reply); true if it is the last.
 fn read_line(line: &Value, reply: &mut ReplyBuilder) -> bool {
     let message = line.get("message").unwrap_or(&Value::Null);
+    reply.thinking(str_at(message, "thinking"));
     reply.text(str_at(message, "content"));
     whole_function_calls(message, reply);
     let done = line.get("done").and_then(Value::as_bool) == Some(true);
@@ -78,6 +79,7 @@ fn read_line(line: &Value, reply: &mut ReplyBuilder) -> bool {
         count(&mut u.input, line, "prompt_eval_count");
         count(&mut u.output, line, "eval_count");
         reply.complete = true;
+        reply.cut = cut_by(line.get("done_reason"));
     }
     done
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::reply::{count, ReplyBuilder};
+use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
     BodyInput, Wire,
@@ -54,8 +54,10 @@ impl Wire for OpenAi {
         let message = body
             .pointer("/choices/0/message")
             .ok_or("the reply has no `choices[0].message`")?;
+        reasoning(message, reply);
         reply.text(str_at(message, "content"));
         whole_function_calls(message, reply);
+        reply.cut = cut_by(body.pointer("/choices/0/finish_reason"));
         if let Some(usage) = body.get("usage") {
             read_usage(usage, reply);
         }
@@ -74,6 +76,7 @@ impl Wire for OpenAi {
         }
         if let Some(choice) = chunk.pointer("/choices/0") {
             let delta = choice.get("delta").unwrap_or(&Value::Null);
+            reasoning(delta, reply);
             reply.text(str_at(delta, "content"));
             for call in delta
                 .get("tool_calls")
@@ -94,6 +97,7 @@ impl Wire for OpenAi {
             // finish reason still gave a whole reply.
             if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
                 reply.complete = true;
+                reply.cut = cut_by(choice.get("finish_reason"));
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
@@ -125,6 +129,14 @@ fn message(message: &Message) -> Option<Value> {
             call_id, output, ..
         } => json!({"role": "tool", "tool_call_id": call_id, "content": result_text(output)}),
     })
+}
+
+/// The model's thinking in a message or a delta: `reasoning_content` (DeepSeek, Qwen) or
+/// `reasoning` (Ollama's and OpenRouter's OpenAI-compatible endpoints).
+fn reasoning(message: &Value, reply: &mut ReplyBuilder) {
+    for key in ["reasoning_content", "reasoning"] {
+        reply.thinking(str_at(message, key));
+    }
 }
 
 fn read_usage(usage: &Value, reply: &mut ReplyBuilder) {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::backend::Reply;
+use crate::event::CutReason;
 use crate::parse::{RawArgs, RawCall, Usage};
 
 #[derive(Debug, Default)]
@@ -12,11 +13,30 @@ pub struct ReplyBuilder {
     text: String,
     /// Text not yet handed to the display.
     unsent: String,
+    /// Thinking not yet handed to the display: never part of the reply's text.
+    unsent_thinking: String,
     calls: Vec<PartialCall>,
     usage: Option<Usage>,
     /// The API said the reply is complete (a stop reason, a final chunk). A stream that
     /// ends before this was cut off.
     pub complete: bool,
+    /// The model stopped early, by the API's stop reason.
+    pub cut: Option<CutReason>,
+}
+
+/// What a reply hands the display as it comes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Text(String),
+    Thinking(String),
+}
+
+impl Piece {
+    fn text(&self) -> &str {
+        match self {
+            Piece::Text(t) | Piece::Thinking(t) => t,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -38,6 +58,20 @@ impl ReplyBuilder {
     /// The text added since the last call.
     pub fn take_unsent(&mut self) -> String {
         std::mem::take(&mut self.unsent)
+    }
+
+    /// A piece of the model's thinking (reasoning): shown, not kept in the reply.
+    pub fn thinking(&mut self, piece: &str) {
+        self.unsent_thinking.push_str(piece);
+    }
+
+    /// The thinking and then the text added since the last call, each that is not empty.
+    pub fn take_pieces(&mut self) -> impl Iterator<Item = Piece> {
+        let thinking = std::mem::take(&mut self.unsent_thinking);
+        let text = self.take_unsent();
+        [Piece::Thinking(thinking), Piece::Text(text)]
+            .into_iter()
+            .filter(|p| !p.text().is_empty())
     }
 
     /// Starts the call in `slot`, or adds to it: a non-empty id or name replaces what is
@@ -102,6 +136,16 @@ impl ReplyBuilder {
             usage: self.usage,
             raw: None,
         }
+    }
+}
+
+/// The early stop a reason names: Anthropic's `stop_reason` or OpenAI's and Ollama's
+/// `finish_reason` / `done_reason`; `None` for a stop at the end of the answer.
+pub fn cut_by(reason: Option<&Value>) -> Option<CutReason> {
+    match reason?.as_str()? {
+        "max_tokens" | "length" => Some(CutReason::MaxTokens),
+        "refusal" | "content_filter" => Some(CutReason::Refusal),
+        _ => None,
     }
 }
 

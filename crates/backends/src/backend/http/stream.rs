@@ -6,7 +6,7 @@
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::reply::ReplyBuilder;
+use super::reply::{Piece, ReplyBuilder};
 use super::wire::{error_in, shorten, Framing, Wire};
 use crate::backend::lines::LineSplitter;
 
@@ -118,30 +118,28 @@ pub async fn whole(response: reqwest::Response, wire: &dyn Wire) -> Result<Reply
     Ok(reply)
 }
 
-/// Reads a streamed reply, calling `on_text` with each new piece of text.
+/// Reads a streamed reply, calling `on_piece` with each new piece of text or thinking.
 pub async fn streamed(
     response: reqwest::Response,
     wire: &dyn Wire,
-    on_text: &mut (dyn FnMut(String) + Send),
+    on_piece: &mut (dyn FnMut(Piece) + Send),
 ) -> Result<ReplyBuilder, String> {
-    decode(capped(response, MAX_BODY, MAX_LINE), wire, on_text).await
+    decode(capped(response, MAX_BODY, MAX_LINE), wire, on_piece).await
 }
 
-/// Decodes a streamed body, given as its chunks, calling `on_text` with each new piece of text.
+/// Decodes a streamed body, given as its chunks, calling `on_piece` with each new piece of
+/// text or thinking.
 pub async fn decode<B: AsRef<[u8]>>(
     body: impl futures_util::Stream<Item = Result<B, BodyError>>,
     wire: &dyn Wire,
-    on_text: &mut (dyn FnMut(String) + Send),
+    on_piece: &mut (dyn FnMut(Piece) + Send),
 ) -> Result<ReplyBuilder, String> {
     let mut reply = ReplyBuilder::default();
     let mut feed = |event: &str, data: &str, reply: &mut ReplyBuilder| {
         let last = wire
             .feed(event, data, reply)
             .map_err(|why| format!("{why}; the event was: {}", head(data)))?;
-        let text = reply.take_unsent();
-        if !text.is_empty() {
-            on_text(text);
-        }
+        reply.take_pieces().for_each(&mut *on_piece);
         Ok::<bool, String>(last)
     };
     match wire.framing() {

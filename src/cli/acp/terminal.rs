@@ -110,7 +110,7 @@ impl ClientTerminal {
         } else if let Some(signal) = &status.signal {
             text.push_str(&format!("killed by {signal}\n"));
         }
-        let shown = agent_loop_scan::strip_ansi(output.output.as_bytes());
+        let shown = agent_loop::parse::strip_ansi(output.output.as_bytes());
         if !shown.is_empty() {
             text.push_str(&format!("output:\n{}\n", shown.trim_end_matches('\n')));
         }

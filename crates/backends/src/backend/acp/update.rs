@@ -5,7 +5,7 @@
 //! that an update type newer than the SDK is passed over (and logged) instead of failing the
 //! whole message.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -22,6 +22,9 @@ pub struct Gathered {
     thought: String,
     /// Tool calls by id: their title, for the updates that carry only a status.
     tools: HashMap<String, String>,
+    /// The tool calls whose files were shown: claude-agent-acp and opencode start a call
+    /// with its bare name and send its files in a later update.
+    files_shown: HashSet<String>,
     /// The agent's own slash commands (`available_commands_update`), names without `/`.
     pub commands: Option<Vec<String>>,
 }
@@ -61,6 +64,9 @@ impl Gathered {
             "tool_call" => {
                 let id = update["toolCallId"].as_str().unwrap_or("").to_string();
                 let title = title(update);
+                if !paths(update).is_empty() {
+                    self.files_shown.insert(id.clone());
+                }
                 self.tools.insert(id, title.clone());
                 emit(Event::OwnTool {
                     backend: backend.to_string(),
@@ -75,11 +81,17 @@ impl Gathered {
                     self.tools.insert(id.to_string(), title(update));
                 }
                 let title = self.tools.get(id).cloned().unwrap_or_default();
-                // The start was reported; a failure, or a change with a diff, is news.
-                if status == "failed" || has_diff(update) {
+                // The start was reported; a failure, a change with a diff, or the call's
+                // files named for the first time are news.
+                let new_files = !paths(update).is_empty() && self.files_shown.insert(id.into());
+                if status == "failed" || has_diff(update) || new_files {
+                    let mut activity = activity(&title, update);
+                    if matches!(status, "failed" | "completed") {
+                        activity.push_str(&format!(" ({status})"));
+                    }
                     emit(Event::OwnTool {
                         backend: backend.to_string(),
-                        activity: format!("{} ({status})", activity(&title, update)),
+                        activity,
                     });
                 }
             }

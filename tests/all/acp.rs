@@ -47,6 +47,13 @@ fn a_turn_streams_the_answer_with_token_counts() {
         "{}",
         run.stderr()
     );
+    // As claude-agent-acp: the cost in a usage_update, the counts in the result.
+    let run = ws.run(&["--backend", "acp", "cost"]);
+    assert!(
+        run.stderr().contains("[tokens in 12 / out 5 / $0.0047]"),
+        "{}",
+        run.stderr()
+    );
     let init = &received(&ws, "initialize")[0]["params"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["clientCapabilities"]["fs"]["writeTextFile"], true);

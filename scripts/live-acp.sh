@@ -63,9 +63,7 @@ fresh() {
 # request, and waits; sets $code, $seconds (from the signal to the exit), $out and $err.
 agent_loop_interrupted() {
   local start end pid
-  (cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
-    XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
-    exec "$AGENT_LOOP" "$@" </dev/null >"$run/stdout" 2>"$run/stderr") &
+  (in_home "$@") &
   pid=$!
   for _ in $(seq 1200); do grep -qs '^=== .* POST ' "$run/mock.log" && break; sleep 0.05; done
   start=$(date +%s.%N)

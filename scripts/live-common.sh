@@ -74,15 +74,21 @@ wire_api = "responses"
 TOML
 }
 
+# Runs agent-loop with arguments "$@" in $work with the fresh HOME, stdin closed, its output
+# in $run; meant for a subshell (it ends with exec).
+in_home() {
+  cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
+    XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
+    exec "$AGENT_LOOP" "$@" </dev/null >"$run/stdout" 2>"$run/stderr"
+}
+
 # Runs agent-loop with arguments "$@" in the fresh HOME. Sets $code, $seconds, $out
 # (stdout) and $err (stderr).
 agent_loop() {
   local start end
   start=$(date +%s.%N)
   set +e
-  (cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
-    XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
-    "$AGENT_LOOP" "$@" </dev/null >"$run/stdout" 2>"$run/stderr")
+  (in_home "$@")
   code=$?
   set -e
   end=$(date +%s.%N)

@@ -1,76 +1,97 @@
 #!/usr/bin/env bash
-# The `gemini-acp` and `qwen-acp` presets on the real agents over the Agent Client Protocol,
-# against the scripted mock provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py):
-# an answer with its token counts; a file write the agent asks permission for, allowed
-# (--yes: the agent's auto mode), served through agent-loop's fs capability (in the session
-# log), allowed by an --allow rule (the question relayed) and refused in a pipe; `doctor`. Prints each outcome and its time. Not part of CI: it installs two
-# npm packages and takes a few minutes.
+# The ACP presets (`gemini-acp`, `qwen-acp`, `opencode-acp`, `claude-acp`, `codex-acp`) on
+# the real agents over the Agent Client Protocol, against the scripted mock provider on
+# 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer with its token counts; a
+# file write the agent asks permission for, allowed (--yes: the agent's auto mode where it
+# has one), through agent-loop's fs capability where the agent uses it (in the session log),
+# allowed by an --allow rule (the question relayed) and refused in a pipe; a turn cancelled
+# with Ctrl-C (SIGINT); `doctor`. Prints each outcome and its time. Not part of CI: it
+# installs npm packages and takes a few minutes.
 #
-#   scripts/live-acp.sh [gemini|qwen ...]
+#   scripts/live-acp.sh [gemini|qwen|opencode|claude|codex ...]   (default: all five)
 #
-# The CLIs are installed (once) with npm into $LIVE_ACP_DIR (default
+# The agents are installed (once) with npm into $LIVE_ACP_DIR (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-acp); each run gets a throw-away HOME there
-# whose settings turn the CLI's self-update off (qwen: general.enableAutoUpdate).
+# whose settings point the agent at the mock and turn its self-update off (qwen:
+# general.enableAutoUpdate), see live-common.sh.
 # AGENT_LOOP names the binary to run (default: `cargo build`, then target/debug/agent-loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 dir=${LIVE_ACP_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-acp}
 clis=("$@")
-[ ${#clis[@]} -gt 0 ] || clis=(gemini qwen)
+[ ${#clis[@]} -gt 0 ] || clis=(gemini qwen opencode claude codex)
 
-declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
-declare -A model_args=([gemini]="-m gemini-2.5-flash" [qwen]="")
-mkdir -p "$dir/npm"
-for cli in "${clis[@]}"; do
-  [ -n "${package[$cli]:-}" ] || { echo "live-acp.sh: no such agent: $cli (gemini, qwen)" >&2; exit 2; }
-  if [ ! -x "$dir/npm/node_modules/.bin/$cli" ]; then
-    echo "installing ${package[$cli]} into $dir/npm"
-    npm install --prefix "$dir/npm" --no-audit --no-fund --loglevel=error "${package[$cli]}"
-  fi
-done
-bin=$dir/npm/node_modules/.bin
+# claude-agent-acp brings Claude Code with it (@anthropic-ai/claude-agent-sdk), codex-acp
+# Codex (a native binary per platform): neither needs the CLI's own package.
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10
+  [opencode]=opencode-ai@1.18.33 [claude]=@zed-industries/claude-agent-acp@0.23.1
+  [codex]=@zed-industries/codex-acp@0.16.0)
+declare -A command=([claude]=claude-agent-acp [codex]=codex-acp)
+# gemini without -m asks a router model first: the preset with the mock's model named.
+declare -A model_args=([gemini]="-m gemini-2.5-flash")
+# codex-acp reports only the context's size (usage_update), no token counts of a turn.
+declare -A no_tokens=([codex]=1)
+
+. scripts/live-common.sh
+install_clis
 if [ -z "${AGENT_LOOP:-}" ]; then
   cargo build --quiet
   AGENT_LOOP=$root/target/debug/agent-loop
 fi
-
-. scripts/live-common.sh
 trap stop_mock EXIT
 
-# A fresh HOME, working folder and backends.toml for CLI $1, the mock on scenario $2; sets
-# $run, $home, $work and exports the CLI's provider settings.
+# A fresh HOME, working folder (and backends.toml where the preset needs other arguments)
+# for agent $1, the mock on scenario $2 with options $3...; sets $run, $home, $work.
 fresh() {
   local cli=$1 scenario=$2
+  shift 2
   stop_mock
   run=$dir/run/$cli-$scenario
   rm -rf "$run"
   home=$run/home work=$run/work
-  mkdir -p "$home/.qwen" "$home/.gemini" "$home/.config/agent-loop" "$work"
-  # qwen 0.15.10 reads general.enableAutoUpdate; without it, it updates itself with npm -g.
-  echo '{"general":{"enableAutoUpdate":false,"disableAutoUpdate":true,"disableUpdateNag":true}}' \
-    >"$home/.qwen/settings.json"
-  echo '{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}' \
-    >"$home/.gemini/settings.json"
-  # gemini without -m asks a router model first: the preset with the mock's model named.
-  local args='"--acp"'
-  for a in ${model_args[$cli]}; do args="$args, \"$a\""; done
-  printf '[backends.%s-acp]\nargs = [%s]\n' "$cli" "$args" >"$home/.config/agent-loop/backends.toml"
-  start_mock "$scenario" --write-path "$work/made.txt"
+  mkdir -p "$home/.config/agent-loop" "$work"
+  if [ -n "${model_args[$cli]:-}" ]; then
+    local args='"--acp"' a
+    for a in ${model_args[$cli]}; do args="$args, \"$a\""; done
+    printf '[backends.%s-acp]\nargs = [%s]\n' "$cli" "$args" >"$home/.config/agent-loop/backends.toml"
+  fi
+  start_mock "$scenario" --write-path "$work/made.txt" "$@"
 }
 
+# Runs agent-loop with "$@" in the background, sends it SIGINT once the mock holds the model
+# request, and waits; sets $code, $seconds (from the signal to the exit), $out and $err.
+agent_loop_interrupted() {
+  local start end pid
+  (in_home "$@") &
+  pid=$!
+  for _ in $(seq 1200); do grep -qs '^=== .* POST ' "$run/mock.log" && break; sleep 0.05; done
+  start=$(date +%s.%N)
+  kill -INT "$pid"
+  set +e
+  wait "$pid"
+  code=$?
+  set -e
+  end=$(date +%s.%N)
+  seconds=$(python3 -c "print('%.1f' % ($end - $start))")
+  out=$(cat "$run/stdout") err=$(cat "$run/stderr")
+}
 
 ask="What is six times seven? Answer in one short sentence."
 write_it="Write the file made.txt."
 for cli in "${clis[@]}"; do
   preset=$cli-acp
-  echo "== $preset ($("$bin/$cli" --version 2>/dev/null </dev/null | tail -1))"
+  echo "== $preset (${package[$cli]})"
 
   fresh "$cli" plain
-  agent_loop --backend "$preset" --display plain "$ask"
+  agent_loop --backend "$preset" --display plain --verbose "$ask"
   echo "answer: exit $code in ${seconds}s: $out; $(grep -m1 -o '\[tokens[^]]*\]' <<<"$err" || echo 'no token line')"
   check "the answer is the model's text" "$([ "$code" = 0 ] && [ "$out" = "The answer is 42." ]; echo $?)"
-  check "token counts reported" "$(grep -q '\[tokens in [0-9]' <<<"$err"; echo $?)"
+  if [ -n "${no_tokens[$cli]:-}" ]; then
+    check "no token counts (the agent reports none)" "$(grep -q 'tokens unknown' <<<"$err"; echo $?)"
+  else
+    check "token counts reported" "$(grep -q '\[tokens in [0-9]' <<<"$err"; echo $?)"
+  fi
 
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain --yes --session live "$write_it"
@@ -93,6 +114,12 @@ for cli in "${clis[@]}"; do
   agent_loop --backend "$preset" --display plain "$write_it"
   echo "refused in a pipe: exit $code in ${seconds}s: $(head -c 300 <<<"$out")"
   check "refused: nothing written" "$([ ! -e "$work/made.txt" ]; echo $?)"
+
+  fresh "$cli" plain --delay 60
+  agent_loop_interrupted --backend "$preset" --display plain "$ask"
+  echo "cancelled by SIGINT while the model answers: exit $code ${seconds}s after it: $(grep -m1 -v '^\[context' <<<"$err")"
+  check "cancelled: agent-loop ended soon, with no answer" \
+    "$([ "$code" != 0 ] && [ -z "$out" ] && python3 -c "import sys; sys.exit($seconds > 15)"; echo $?)"
 
   fresh "$cli" plain
   agent_loop doctor "$preset"

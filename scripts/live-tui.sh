@@ -19,37 +19,24 @@ clis=("$@")
 [ ${#clis[@]} -gt 0 ] || clis=(gemini qwen)
 
 declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
-mkdir -p "$dir/npm"
-for cli in "${clis[@]}"; do
-  [ -n "${package[$cli]:-}" ] || { echo "live-tui.sh: no such TUI: $cli (gemini, qwen)" >&2; exit 2; }
-  if [ ! -x "$dir/npm/node_modules/.bin/$cli" ]; then
-    echo "installing ${package[$cli]} into $dir/npm"
-    npm install --prefix "$dir/npm" --no-audit --no-fund --loglevel=error "${package[$cli]}"
-  fi
-done
-bin=$dir/npm/node_modules/.bin
+
+. scripts/live-common.sh
+install_clis
 if [ -z "${AGENT_LOOP:-}" ]; then
   cargo build --quiet
   AGENT_LOOP=$root/target/debug/agent-loop
 fi
-
-. scripts/live-common.sh
 trap stop_mock EXIT
 
 # A fresh HOME and working folder for CLI $1, the mock on scenario $2; sets $run, $home,
-# $work and exports the CLI's provider settings.
+# $work and exports the CLI's provider settings (start_mock).
 fresh() {
   local cli=$1 scenario=$2
   stop_mock
   run=$dir/run/$cli-$scenario
   rm -rf "$run"
   home=$run/home work=$run/work
-  mkdir -p "$home/.qwen" "$home/.gemini" "$work"
-  # qwen 0.15.10 reads general.enableAutoUpdate; without it, it updates itself with npm -g.
-  echo '{"general":{"enableAutoUpdate":false,"disableAutoUpdate":true,"disableUpdateNag":true}}' \
-    >"$home/.qwen/settings.json"
-  echo '{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}' \
-    >"$home/.gemini/settings.json"
+  mkdir -p "$work"
   start_mock "$scenario"
 }
 

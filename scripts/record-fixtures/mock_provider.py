@@ -20,13 +20,14 @@ The reply text depends only on the scenario given on the command line:
   json      same text as plain (the CLI is run in its JSON output mode)
   error401  every model request fails with the API's own 401 error body
   mention   "Look at a.txt and notes.md first." (names files of the folder)
-  shell     a native call of the CLI's own shell tool (the first tool offered whose
-            name has "shell" in it) running `touch made.txt`; once the conversation
-            holds the tool's result, "DONE touched" (Chat Completions and Gemini API)
-  write     the same with the CLI's own file-writing tool (the first whose name has
-            "write" in it) writing "written live" to --write-path; then "DONE written"
+  shell     a native call of the CLI's own shell tool (see mock_tools.py) running
+            `touch made.txt`; once the conversation holds the tool's result,
+            "DONE touched" (all four APIs)
+  write     the same with the CLI's own file-writing tool (`write`, `Write`,
+            `write_file`, Codex's `apply_patch`) writing "written live" to
+            --write-path; then "DONE written"
 
-Apart from `shell`, the mock never returns native tool_use / function calls, so a
+Apart from `shell` and `write`, the mock never returns native tool_use / function calls, so a
 CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
 schema, as some CLIs send for routing or "next speaker" checks) get a small
 JSON object built from the schema instead of the scenario text.
@@ -36,7 +37,7 @@ and are written into each API's own usage fields.
 
 Every request (and the start of each reply) is appended to --log.
 
-Usage: mock_provider.py --scenario plain [--port 0] [--port-file F] [--log F]
+Usage: mock_provider.py --scenario plain [--port 0] [--port-file F] [--log F] [--delay S]
 """
 
 import argparse
@@ -48,6 +49,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from mock_tools import WRITE_PATH, own_tool
 
 TOOL_CALL_LINE = '<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>'
 
@@ -64,40 +67,6 @@ SCENARIOS = {
     "shell": ("DONE touched", 1611, 4),
     "write": ("DONE written", 1611, 4),
 }
-
-SHELL_COMMAND = "touch made.txt"
-
-
-def own_tool(req, scenario):
-    """The CLI's own tool of `scenario` (`shell`, `write`) and its arguments, when `req`
-    offers one and holds no tool result yet: the scenario calls it once, then answers."""
-    if scenario not in ("shell", "write"):
-        return None
-    name = shell_tool(req, scenario)
-    if not name:
-        return None
-    if scenario == "shell":
-        return name, {"command": SHELL_COMMAND}
-    return name, {"file_path": WRITE_PATH[0], "content": "written live\n"}
-
-
-WRITE_PATH = ["made.txt"]
-
-
-def shell_tool(req, word="shell"):
-    """The name of the CLI's tool with `word` in it, when `req` offers one and holds no
-    tool result yet."""
-    names = []
-    for tool in req.get("tools") or []:
-        if "function" in tool:  # Chat Completions
-            names.append((tool["function"] or {}).get("name", ""))
-        for decl in tool.get("functionDeclarations") or []:  # Gemini API
-            names.append(decl.get("name", ""))
-    shell = next((n for n in names if word in n.lower()), None)
-    done = any(m.get("role") == "tool" for m in req.get("messages") or []) or any(
-        "functionResponse" in part
-        for c in req.get("contents") or [] for part in c.get("parts") or [])
-    return None if done else shell
 
 # Fixed clock so repeated recordings give the same bytes where a CLI echoes it.
 CREATED = 1767225600  # 2026-01-01T00:00:00Z
@@ -262,6 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         path = url.path
         query = parse_qs(url.query)
         scen = self.server.scenario
+        time.sleep(self.server.delay)
         try:
             if path.endswith("/messages/count_tokens"):
                 return self.send_json({"input_tokens": SCENARIOS[scen][1]})
@@ -318,6 +288,23 @@ class Handler(BaseHTTPRequestHandler):
             "id": mid, "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": usage_start}})
+        tool = own_tool(req, self.server.scenario)
+        if tool:
+            self.sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                             "content_block": {
+                                                 "type": "tool_use", "name": tool[0],
+                                                 "id": "toolu_mock%06d" % next_id(),
+                                                 "input": {}}})
+            self.sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                             "delta": {"type": "input_json_delta",
+                                                       "partial_json": compact(tool[1])}})
+            self.sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+            self.sse("message_delta", {"type": "message_delta",
+                                       "delta": {"stop_reason": "tool_use",
+                                                 "stop_sequence": None},
+                                       "usage": dict(usage_start, output_tokens=tout)})
+            self.sse("message_stop", {"type": "message_stop"})
+            return self.end_sse()
         self.sse("content_block_start", {"type": "content_block_start", "index": 0,
                                          "content_block": {"type": "text", "text": ""}})
         self.sse("ping", {"type": "ping"})
@@ -440,6 +427,16 @@ class Handler(BaseHTTPRequestHandler):
                     "top_p": 1.0, "truncation": "disabled", "usage": usage_value,
                     "user": None, "metadata": {}}
 
+        tool = schema is None and own_tool(req, self.server.scenario)
+        if tool:
+            call_id = "call_mock%06d" % n
+            item_done = {"id": "fc_mock%06d" % n, "type": "function_call",
+                         "status": "completed", "call_id": call_id, "name": tool[0],
+                         "arguments": compact(tool[1])}
+            if isinstance(tool[1], str):  # a freeform tool takes its input as it is
+                item_done = {"id": "ctc_mock%06d" % n, "type": "custom_tool_call",
+                             "status": "completed", "call_id": call_id, "name": tool[0],
+                             "input": tool[1]}
         if not req.get("stream"):
             return self.send_json(response("completed", [item_done], usage))
         seq = [0]
@@ -453,6 +450,12 @@ class Handler(BaseHTTPRequestHandler):
         self.start_sse([("x-request-id", "req_mock%06d" % n)])
         ev("response.created", response=response("in_progress", [], None))
         ev("response.in_progress", response=response("in_progress", [], None))
+        if tool:
+            ev("response.output_item.added", output_index=0,
+               item=dict(item_done, status="in_progress"))
+            ev("response.output_item.done", output_index=0, item=item_done)
+            ev("response.completed", response=response("completed", [item_done], usage))
+            return self.end_sse()
         ev("response.output_item.added", output_index=0,
            item={"id": mid, "type": "message", "status": "in_progress",
                  "content": [], "role": "assistant"})
@@ -545,6 +548,8 @@ def main():
     ap.add_argument("--port-file", help="write the chosen port here once listening")
     ap.add_argument("--log", help="append every request and reply to this file")
     ap.add_argument("--model", default="mock-model", help="model id for model lists")
+    ap.add_argument("--delay", type=float, default=0,
+                    help="seconds to wait before each answer (to cancel a turn)")
     ap.add_argument("--write-path", default="made.txt", help="the file the write scenario writes")
     args = ap.parse_args()
     WRITE_PATH[0] = args.write_path
@@ -553,6 +558,7 @@ def main():
     server.daemon_threads = True
     server.scenario = args.scenario
     server.log_path = args.log
+    server.delay = args.delay
     server.model = args.model
     port = server.server_address[1]
     if args.port_file:

@@ -47,6 +47,13 @@ fn a_turn_streams_the_answer_with_token_counts() {
         "{}",
         run.stderr()
     );
+    // As claude-agent-acp: the cost in a usage_update, the counts in the result.
+    let run = ws.run(&["--backend", "acp", "cost"]);
+    assert!(
+        run.stderr().contains("[tokens in 12 / out 5 / $0.0047]"),
+        "{}",
+        run.stderr()
+    );
     let init = &received(&ws, "initialize")[0]["params"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["clientCapabilities"]["fs"]["writeTextFile"], true);
@@ -242,6 +249,34 @@ fn authentication_needed_names_the_agents_methods() {
         err.contains("fake-key (API key): set FAKE_ACP_KEY"),
         "{err}"
     );
+    // As codex-acp: its key is set, but it wants `authenticate` with that method first.
+    let ws = acp("env = { FAKE_ACP_AUTH = \"env\", FAKE_ACP_KEY = \"k\" }");
+    let run = ws.run(&["--backend", "acp", "hello"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "You said: hello\n");
+    assert_eq!(
+        received(&ws, "authenticate")[0]["params"]["methodId"],
+        "fake-env"
+    );
+    // Without the key, it says which methods there are.
+    let ws = acp("env = { FAKE_ACP_AUTH = \"env\" }");
+    let run = ws.run(&["--backend", "acp", "hello"]);
+    run.expect_code(1);
+    assert!(
+        run.stderr().contains("fake-env (Use FAKE_ACP_KEY)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(received(&ws, "authenticate").is_empty());
+    // A generic error's data says why.
+    let ws = acp("env = { FAKE_ACP_AUTH = \"internal\" }");
+    let run = ws.run(&["--backend", "acp", "hello"]);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(
+        err.contains("`session/new` failed: Internal error (-32603): {\"details\":\"Query closed before response received\"}"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -370,4 +405,46 @@ fn the_configured_mcp_servers_are_given_to_the_agent() {
         servers,
         &serde_json::json!([{"name": "notes", "command": "python3", "args": ["-c", "pass"], "env": [{"name": "NOTES", "value": "1"}]}])
     );
+}
+
+#[test]
+fn models_as_a_config_option_string_ids_and_files_named_late() {
+    // As opencode and codex-acp: the models only as a config option; codex-acp's own
+    // requests have string ids.
+    let ws = acp("env = { FAKE_ACP_CONFIG = \"1\" }");
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--model",
+        "smart",
+        "--yes",
+        "permission",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "permission: proceed_once\n");
+    assert!(
+        run.stderr().contains("([CONFIG] model=smart)"),
+        "{}",
+        run.stderr()
+    );
+    let set = received(&ws, "session/set_config_option");
+    assert_eq!(set[0]["params"]["configId"], "model");
+    assert_eq!(set[0]["params"]["value"], "smart");
+    assert!(received(&ws, "session/set_model").is_empty());
+    let run = ws.run(&["doctor", "acp"]);
+    let out = run.stdout();
+    assert!(
+        out.contains("models: fast, smart (current: fast; a config option)"),
+        "{out}"
+    );
+    // As claude-agent-acp and opencode: a call starts with its bare name, its files come in
+    // an update; they are shown once they come, with no empty status.
+    let run = ws.run(&["--backend", "acp", "--verbose", "late-files"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    let notes = ws.work().join("notes.txt");
+    assert!(err.contains("[acp ran] Write\n"), "{err}");
+    let named = format!("[acp ran] Write notes.txt ({})\n", notes.display());
+    assert!(err.contains(&named), "{err}");
+    assert!(!err.contains("()"), "{err}");
 }

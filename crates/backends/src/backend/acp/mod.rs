@@ -216,19 +216,39 @@ impl AcpBackend {
         info: &Value,
         running: &mut Running,
     ) -> Result<Value, Error> {
-        let setup = agent
-            .request(
-                "session/new",
-                json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) }),
-            )
-            .await
-            .map_err(|e| self.failed("session/new", e, info))?;
+        let params = json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
+        let mut setup = agent.request("session/new", params.clone()).await;
+        // codex-acp wants `authenticate` even when its key is set: with the method whose
+        // variables the agent has, once.
+        if matches!(&setup, Err(Failure::Refused(e)) if i32::from(e.code) == -32000) {
+            if let Some(method) = self.env_auth(info) {
+                let chosen = json!({ "methodId": method });
+                if agent.request("authenticate", chosen).await.is_ok() {
+                    setup = agent.request("session/new", params).await;
+                }
+            }
+        }
+        let setup = setup.map_err(|e| self.failed("session/new", e, info))?;
         let id = setup["sessionId"].as_str().unwrap_or("").to_string();
         if id.is_empty() {
             return Err(self.error("`session/new` answered without a sessionId"));
         }
         running.session = Some(id);
         Ok(setup)
+    }
+
+    /// The agent's first authentication method of type `env_var` whose variables are all set
+    /// in its environment (this process's, or the entry's `env`).
+    fn env_auth<'a>(&self, info: &'a Value) -> Option<&'a str> {
+        let set = |name: &str| {
+            self.def.env.get(name).is_some_and(|v| !v.is_empty())
+                || std::env::var_os(name).is_some_and(|v| !v.is_empty())
+        };
+        info["authMethods"].as_array()?.iter().find_map(|m| {
+            let vars = m["vars"].as_array().filter(|v| !v.is_empty())?;
+            let all = vars.iter().all(|v| v["name"].as_str().is_some_and(set));
+            (m["type"] == "env_var" && all).then_some(m["id"].as_str()?)
+        })
     }
 
     /// `--model` through `session/set_model`, and `--approval never` through the agent's own
@@ -249,13 +269,23 @@ impl AcpBackend {
         };
         if let Some(model) = &self.def.model {
             let offered = setup["models"]["availableModels"].as_array();
-            if offered.is_some() && setup["models"]["currentModelId"] != model.as_str() {
-                let set = agent
-                    .request(
-                        "session/set_model",
-                        json!({ "sessionId": session, "modelId": model }),
-                    )
-                    .await;
+            // opencode and codex-acp offer their models only as a config option.
+            let option = config_option(setup, "model");
+            let set = if offered.is_some() {
+                if setup["models"]["currentModelId"] == model.as_str() {
+                    None
+                } else {
+                    let params = json!({ "sessionId": session, "modelId": model });
+                    Some(agent.request("session/set_model", params).await)
+                }
+            } else if let Some(option) = option.filter(|o| o["currentValue"] != model.as_str()) {
+                let params =
+                    json!({ "sessionId": session, "configId": option["id"], "value": model });
+                Some(agent.request("session/set_config_option", params).await)
+            } else {
+                None
+            };
+            if let Some(set) = set {
                 if set.is_err() {
                     note(
                         host,
@@ -320,10 +350,16 @@ impl AcpBackend {
                     if methods.is_empty() { "  (it lists none)".to_string() } else { methods.join("\n") }
                 ))
             }
+            // The error's data holds the reason where the message is generic: claude-agent-acp
+            // answers "Internal error" with `{"details": "Query closed before response received"}`.
             Failure::Refused(e) => self.error(format!(
-                "`{method}` failed: {} ({})",
+                "`{method}` failed: {} ({}){}",
                 e.message,
-                i32::from(e.code)
+                i32::from(e.code),
+                e.data
+                    .as_ref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
             )),
             Failure::Ended(why) => {
                 self.error(format!("the agent stopped during `{method}`: {why}"))
@@ -404,6 +440,14 @@ impl AcpBackend {
             answer,
         }
     }
+}
+
+/// The session's config option of `category` (`model`, `mode`) that `session/new` offered.
+pub fn config_option<'a>(setup: &'a Value, category: &str) -> Option<&'a Value> {
+    setup["configOptions"]
+        .as_array()?
+        .iter()
+        .find(|o| o["category"] == category || o["id"] == category)
 }
 
 /// The message as text, and each `@path` naming a file as a link to it.

@@ -43,12 +43,22 @@ impl AcpProbe {
                 modes["currentModeId"].as_str().unwrap_or("none")
             );
             let models = &setup["models"];
-            let _ = writeln!(
-                out,
-                "models: {} (current: {})",
-                ids(&models["availableModels"], "modelId"),
-                models["currentModelId"].as_str().unwrap_or("none")
-            );
+            let option = super::config_option(setup, "model").filter(|_| models.is_null());
+            let _ = match option {
+                // opencode and codex-acp list their models as a config option only.
+                Some(option) => writeln!(
+                    out,
+                    "models: {} (current: {}; a config option)",
+                    ids(&option["options"], "value"),
+                    option["currentValue"].as_str().unwrap_or("none")
+                ),
+                None => writeln!(
+                    out,
+                    "models: {} (current: {})",
+                    ids(&models["availableModels"], "modelId"),
+                    models["currentModelId"].as_str().unwrap_or("none")
+                ),
+            };
         }
         let commands: Vec<String> = self.commands.iter().map(|c| format!("//{c}")).collect();
         let _ = writeln!(

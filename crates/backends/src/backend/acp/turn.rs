@@ -174,7 +174,7 @@ pub async fn run(
         Err(why) => return Err(Error::backend(format!("backend `{name}`: {why}"))),
     };
     if let Some(usage) = usage_in(&answer) {
-        gathered.usage = Some(usage);
+        gathered.counts(usage);
     }
     let stop_reason = answer["stopReason"]
         .as_str()

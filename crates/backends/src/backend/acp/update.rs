@@ -5,7 +5,7 @@
 //! that an update type newer than the SDK is passed over (and logged) instead of failing the
 //! whole message.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -20,6 +20,9 @@ pub struct Gathered {
     pub usage: Option<Usage>,
     /// Tool calls by id: their title, for the updates that carry only a status.
     tools: HashMap<String, String>,
+    /// The tool calls announced bare (a name, no input, no files), as claude-agent-acp and
+    /// opencode do: the update that first says more is shown too.
+    bare: HashSet<String>,
     /// The agent's own slash commands (`available_commands_update`), names without `/`.
     pub commands: Option<Vec<String>>,
 }
@@ -29,7 +32,7 @@ impl Gathered {
     pub fn update(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
         let update = &params["update"];
         if let Some(usage) = usage_in(&update["_meta"]).or_else(|| usage_in(&params["_meta"])) {
-            self.usage = Some(usage);
+            self.counts(usage);
         }
         let line = |stream, line: String| Event::BackendOutput {
             backend: backend.to_string(),
@@ -58,6 +61,10 @@ impl Gathered {
             "tool_call" => {
                 let id = update["toolCallId"].as_str().unwrap_or("").to_string();
                 let title = title(update);
+                let no_input = update["rawInput"].as_object().is_none_or(|i| i.is_empty());
+                if no_input && paths(update).is_empty() {
+                    self.bare.insert(id.clone());
+                }
                 self.tools.insert(id, title.clone());
                 emit(Event::OwnTool {
                     backend: backend.to_string(),
@@ -72,11 +79,18 @@ impl Gathered {
                     self.tools.insert(id.to_string(), title(update));
                 }
                 let title = self.tools.get(id).cloned().unwrap_or_default();
-                // The start was reported; a failure, or a change with a diff, is news.
-                if status == "failed" || has_diff(update) {
+                // The start was reported; a failure, a change with a diff, or what a bare
+                // start left out (a new title, the files) are news.
+                let told = (known.as_ref() != Some(&title) || !paths(update).is_empty())
+                    && self.bare.remove(id);
+                if status == "failed" || has_diff(update) || told {
+                    let mut activity = activity(&title, update);
+                    if matches!(status, "failed" | "completed") {
+                        activity.push_str(&format!(" ({status})"));
+                    }
                     emit(Event::OwnTool {
                         backend: backend.to_string(),
-                        activity: format!("{} ({status})", activity(&title, update)),
+                        activity,
                     });
                 }
             }
@@ -127,6 +141,13 @@ impl Gathered {
                 format!("(ignored a session update of unknown type `{other}`)"),
             )),
         }
+    }
+
+    /// Takes newer token counts, keeping the cost a `usage_update` reported (claude-agent-acp
+    /// sends it there, the counts in the prompt's result).
+    pub fn counts(&mut self, mut usage: Usage) {
+        usage.cost = usage.cost.or(self.usage.as_ref().and_then(|u| u.cost));
+        self.usage = Some(usage);
     }
 
     /// Reads an update that came before the prompt: its text is a note, not the answer.

@@ -340,6 +340,7 @@ impl Agent {
                 elapsed_ms: started.elapsed().as_millis() as u64,
                 raw: reply.raw,
             });
+            self.record_ran(reply.ran);
             let checked: Vec<Checked> = reply.calls.into_iter().map(|c| self.check(c)).collect();
             let tool_calls = checked
                 .iter()
@@ -444,6 +445,40 @@ impl Agent {
                 ),
             ),
         ))
+    }
+
+    /// Records the tool calls the agent behind the backend ran itself (an ACP agent's) as
+    /// calls and results, before its answer: a backend switched to later sees them.
+    fn record_ran(&mut self, ran: Vec<crate::backend::Ran>) {
+        if ran.is_empty() {
+            return;
+        }
+        let ids: Vec<String> = ran
+            .iter()
+            .map(|_| self.conversation.next_call_id())
+            .collect();
+        let tool_calls = ran
+            .iter()
+            .zip(&ids)
+            .map(|(r, id)| ToolCall {
+                id: id.clone(),
+                name: r.name.clone(),
+                args: r.args.clone(),
+            })
+            .collect();
+        self.conversation.push(Message::Assistant {
+            text: String::new(),
+            tool_calls,
+        });
+        for (r, id) in ran.into_iter().zip(ids) {
+            let output = self.context.fit_tool_output(&id, &r.name, r.output);
+            self.conversation.push(Message::ToolResult {
+                call_id: id,
+                name: r.name,
+                ok: r.ok,
+                output,
+            });
+        }
     }
 
     /// Matches a printed call to a tool and its arguments; problems become an error result.

@@ -363,6 +363,12 @@ impl Chat {
     fn use_def(&mut self, def: Definition) -> Result<(), Error> {
         let backend = backend::build(&def, &self.overrides)?;
         self.agent.set_backend(backend);
+        // The context mode the old backend brought (an agent that keeps its own conversation
+        // is sent only the newest message) gives way to the new one's; a mode the user chose
+        // stays.
+        if self.agent.context_settings().mode == self.def.context().mode {
+            self.agent.set_context_mode(def.context().mode);
+        }
         self.def = def;
         self.sync();
         Ok(())

@@ -50,6 +50,22 @@ pub struct Reply {
     pub usage: Option<Usage>,
     /// What the backend printed, before stripping, for logs.
     pub raw: Option<RawOutput>,
+    /// Tool calls the agent behind the backend made and ran itself (an ACP agent's), for
+    /// the conversation: another backend then sees them.
+    pub ran: Vec<Ran>,
+}
+
+/// One tool call an agent ran itself, as it reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    /// The tool's name in the conversation (`acp_execute`: its kind, prefixed so that no
+    /// model takes it for one of agent-loop's tools).
+    pub name: String,
+    /// What the agent said of the call: its title, kind, files and raw input.
+    pub args: serde_json::Value,
+    pub ok: bool,
+    /// Its status and what it reported of its result, as text.
+    pub output: String,
 }
 
 /// Where a backend reports live events (output lines, progress) during a call.

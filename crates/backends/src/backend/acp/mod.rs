@@ -383,6 +383,7 @@ impl AcpBackend {
             calls: Vec::new(),
             usage: gathered.usage,
             raw: None,
+            ran: gathered.ran(),
         })
     }
 

@@ -5,10 +5,9 @@
 //! that an update type newer than the SDK is passed over (and logged) instead of failing the
 //! whole message.
 
-use std::collections::HashMap;
+use serde_json::{json, Value};
 
-use serde_json::Value;
-
+use crate::backend::Ran;
 use crate::event::{Event, OutputStream};
 use crate::parse::Usage;
 
@@ -20,8 +19,8 @@ pub struct Gathered {
     pub usage: Option<Usage>,
     /// Thinking not yet shown: it is shown a line at a time.
     thought: String,
-    /// Tool calls by id: their title, for the updates that carry only a status.
-    tools: HashMap<String, String>,
+    /// The agent's tool calls in the order they began, each as its updates left it.
+    calls: Vec<Value>,
     /// The agent's own slash commands (`available_commands_update`), names without `/`.
     pub commands: Option<Vec<String>>,
 }
@@ -59,27 +58,20 @@ impl Gathered {
                 }
             }
             "tool_call" => {
-                let id = update["toolCallId"].as_str().unwrap_or("").to_string();
-                let title = title(update);
-                self.tools.insert(id, title.clone());
+                let call = self.call(update);
                 emit(Event::OwnTool {
                     backend: backend.to_string(),
-                    activity: activity(&title, update),
+                    activity: activity(&title(call), call),
                 });
             }
             "tool_call_update" => {
-                let id = update["toolCallId"].as_str().unwrap_or("");
-                let known = self.tools.get(id).cloned();
-                let status = update["status"].as_str().unwrap_or("");
-                if update.get("title").is_some() || known.is_none() {
-                    self.tools.insert(id.to_string(), title(update));
-                }
-                let title = self.tools.get(id).cloned().unwrap_or_default();
+                let call = self.call(update);
+                let status = call["status"].as_str().unwrap_or("").to_string();
                 // The start was reported; a failure, or a change with a diff, is news.
                 if status == "failed" || has_diff(update) {
                     emit(Event::OwnTool {
                         backend: backend.to_string(),
-                        activity: format!("{} ({status})", activity(&title, update)),
+                        activity: format!("{} ({status})", activity(&title(call), update)),
                     });
                 }
             }
@@ -134,6 +126,31 @@ impl Gathered {
         }
     }
 
+    /// The tool call an update is about, with the update's fields laid over what was known
+    /// of it (ACP's `tool_call_update` carries only what changed).
+    fn call(&mut self, update: &Value) -> &Value {
+        let id = &update["toolCallId"];
+        let at = match self.calls.iter().position(|c| c["toolCallId"] == *id) {
+            Some(at) => at,
+            None => {
+                self.calls.push(json!({}));
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[at];
+        for (key, value) in update.as_object().into_iter().flatten() {
+            if key != "sessionUpdate" && !value.is_null() {
+                call[key] = value.clone();
+            }
+        }
+        call
+    }
+
+    /// The agent's tool calls of this turn, as the conversation records them.
+    pub fn ran(&self) -> Vec<Ran> {
+        self.calls.iter().map(ran).collect()
+    }
+
     /// Reads an update that came before the prompt: its text is a note, not the answer.
     pub fn before_prompt(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
         let update = &params["update"];
@@ -159,6 +176,56 @@ impl Gathered {
                 line: rest.trim_end().to_string(),
             });
         }
+    }
+}
+
+/// A tool call as the conversation records it: what the agent reported, in words.
+fn ran(call: &Value) -> Ran {
+    let kind = call["kind"].as_str().unwrap_or("other");
+    let status = call["status"].as_str().unwrap_or("pending");
+    let mut args = json!({ "title": title(call), "kind": kind });
+    let paths = paths(call);
+    if !paths.is_empty() {
+        args["locations"] = json!(paths);
+    }
+    if let Some(input) = call.get("rawInput").filter(|v| !v.is_null()) {
+        args["raw_input"] = input.clone();
+    }
+    let mut output = format!("status: {status}");
+    for block in call["content"].as_array().into_iter().flatten() {
+        output.push('\n');
+        match block["type"].as_str() {
+            Some("content") => match text_of(&block["content"]) {
+                Some(text) => output.push_str(text),
+                None => output.push_str("(content that is not text)"),
+            },
+            Some("diff") => {
+                let old = block["oldText"].as_str().map_or(0, |t| t.lines().count());
+                let new = block["newText"].as_str().unwrap_or("");
+                output.push_str(&format!(
+                    "changed {}: {old} lines became {}:\n{new}",
+                    block["path"].as_str().unwrap_or("?"),
+                    new.lines().count()
+                ));
+            }
+            Some("terminal") => output.push_str("(the output of a terminal agent-loop ran)"),
+            _ => output.push_str(&block.to_string()),
+        }
+    }
+    if call["content"].as_array().is_none_or(|c| c.is_empty()) {
+        if let Some(raw) = call.get("rawOutput").filter(|v| !v.is_null()) {
+            output.push('\n');
+            output.push_str(&match raw.as_str() {
+                Some(text) => text.to_string(),
+                None => raw.to_string(),
+            });
+        }
+    }
+    Ran {
+        name: format!("acp_{kind}"),
+        args,
+        ok: status != "failed",
+        output,
     }
 }
 

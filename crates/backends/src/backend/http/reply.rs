@@ -101,6 +101,7 @@ impl ReplyBuilder {
             calls,
             usage: self.usage,
             raw: None,
+            ran: Vec::new(),
         }
     }
 }

@@ -211,6 +211,7 @@ impl PtyBackend {
                 stdout: outcome.raw,
                 ..RawOutput::default()
             }),
+            ran: Vec::new(),
         })
     }
 

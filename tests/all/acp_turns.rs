@@ -1,0 +1,42 @@
+//! ACP turns in agent-loop's conversation: the agent's own tool calls and their results are
+//! recorded, so another backend switched to later sees them; a cancelled turn keeps the
+//! answer so far. Against the scripted fake agent (fixtures/agents/fake-acp.py).
+
+use crate::common::Workspace;
+use crate::repl::repl;
+
+/// The fake ACP agent as backend `acp` beside the scripted CLI fake (`fake`).
+fn both() -> Workspace {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n",
+        crate::common::fixture("agents/fake-acp.py").display()
+    ));
+    ws
+}
+
+#[test]
+fn the_agents_tool_calls_reach_the_next_backend() {
+    let ws = both();
+    ws.reply(1, "I see two files.\n");
+    let keys = "tool please\n/backend fake\nwhat did you run?\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp --session calls", keys);
+    assert_eq!(code, 0, "{screen}");
+    let prompt = ws.prompt(1);
+    for part in [
+        "User: tool please",
+        "acp_execute",
+        "\"title\":\"Shell: ls\"",
+        "\"raw_input\":{\"command\":\"ls\"}",
+        "status: completed\na.txt b.txt",
+        "acp_edit",
+        "/w/notes.txt",
+        "status: in_progress",
+        "You said: tool please",
+        "User: what did you run?",
+    ] {
+        assert!(prompt.contains(part), "missing {part:?} in\n{prompt}");
+    }
+    // The calls come before the answer, as they happened.
+    assert!(prompt.find("acp_execute") < prompt.find("You said: tool please"));
+}

@@ -173,8 +173,17 @@ impl Agent {
                 output: "not run: the user cancelled the turn".into(),
             });
         }
+        // An agent's answer so far (an ACP agent's) is kept, marked as cut short.
+        let mut text = String::new();
+        if let Some(partial) = self.backend.take_partial() {
+            self.record_ran(partial.ran);
+            if !partial.text.is_empty() {
+                text = partial.text + "\n";
+            }
+        }
+        text.push_str("[turn cancelled by the user]");
         self.conversation.push(Message::Assistant {
-            text: "[turn cancelled by the user]".into(),
+            text,
             tool_calls: Vec::new(),
         });
     }

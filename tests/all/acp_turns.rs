@@ -2,7 +2,7 @@
 //! recorded, so another backend switched to later sees them; a cancelled turn keeps the
 //! answer so far. Against the scripted fake agent (fixtures/agents/fake-acp.py).
 
-use crate::common::Workspace;
+use crate::common::{Pty, Workspace};
 use crate::repl::repl;
 
 /// The fake ACP agent as backend `acp` beside the scripted CLI fake (`fake`).
@@ -39,4 +39,33 @@ fn the_agents_tool_calls_reach_the_next_backend() {
     }
     // The calls come before the answer, as they happened.
     assert!(prompt.find("acp_execute") < prompt.find("You said: tool please"));
+}
+
+#[test]
+fn ctrl_c_keeps_the_answer_so_far_marked_as_cancelled() {
+    let ws = both();
+    ws.reply(1, "ok\n");
+    let mut pty = Pty::spawn(
+        &ws,
+        &[],
+        &["--display", "plain", "--backend", "acp", "--session", "cut"],
+    );
+    pty.wait_for("agent-loop with backend");
+    pty.send("cancel me\n");
+    pty.wait_for("partial answer");
+    pty.send("\x03");
+    pty.wait_for("[turn cancelled");
+    pty.send("/backend fake\n");
+    pty.wait_for("[backend fake]");
+    pty.send("and now?\n");
+    pty.wait_for("ok");
+    pty.send("exit\n");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+    let prompt = ws.prompt(1);
+    assert!(
+        prompt.contains("partial answer\n[turn cancelled by the user]"),
+        "{prompt}"
+    );
+    ws.assert_no_leftovers();
 }

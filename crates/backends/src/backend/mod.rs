@@ -112,6 +112,12 @@ pub trait Backend: Send + Sync {
         })
     }
 
+    /// What the last call had gathered when its future was dropped (the turn was cancelled):
+    /// the answer so far and the tool calls its agent ran, for the conversation; taken once.
+    fn take_partial(&self) -> Option<Reply> {
+        None
+    }
+
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})

@@ -35,6 +35,8 @@ pub struct AcpBackend {
     def: AcpDef,
     program: PathBuf,
     running: tokio::sync::Mutex<Running>,
+    /// What a cancelled turn had gathered, until the loop takes it.
+    partial: turn::Partial,
 }
 
 /// The agent between turns, and what it said of itself.
@@ -89,6 +91,7 @@ impl AcpBackend {
             def,
             program,
             running: tokio::sync::Mutex::new(Running::default()),
+            partial: Default::default(),
         })
     }
 
@@ -335,6 +338,7 @@ impl AcpBackend {
     /// One message through the agent.
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
         let message = super::pty::newest_message(&request)?;
+        self.take_partial();
         let mut guard = self.running.lock().await;
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
@@ -347,6 +351,7 @@ impl AcpBackend {
             &session,
             prompt,
             &mut running.outstanding,
+            &self.partial,
             host,
         )
         .await;
@@ -449,6 +454,13 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn take_partial(&self) -> Option<Reply> {
+        self.partial
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -188,6 +188,16 @@ impl Agent {
         });
     }
 
+    /// The id of the backend's agent's own session (an ACP agent's), to keep.
+    pub fn agent_session(&self) -> Option<String> {
+        self.backend.agent_session()
+    }
+
+    /// The agent's own session for the backend to resume when it starts its agent.
+    pub fn resume_agent_session(&self, id: &str) {
+        self.backend.resume_agent_session(id);
+    }
+
     pub fn backend_name(&self) -> &str {
         self.backend.name()
     }

@@ -286,6 +286,11 @@ impl Chat {
         self.session.context = Some(self.agent.context_settings().mode.to_string());
         self.session.system = self.agent.system_prompt().cloned();
         self.session.always = self.agent.options().policy.always();
+        if let Some(id) = self.agent.agent_session() {
+            self.session
+                .agent_sessions
+                .insert(self.def.name().to_string(), id);
+        }
         let result = store.save(&mut self.session, &self.redactor);
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
@@ -362,7 +367,16 @@ impl Chat {
 
     fn use_def(&mut self, def: Definition) -> Result<(), Error> {
         let backend = backend::build(&def, &self.overrides)?;
+        // The agent's own session (an ACP agent's) is kept, for a switch back.
+        if let Some(id) = self.agent.agent_session() {
+            self.session
+                .agent_sessions
+                .insert(self.def.name().to_string(), id);
+        }
         self.agent.set_backend(backend);
+        if let Some(id) = self.session.agent_sessions.get(def.name()) {
+            self.agent.resume_agent_session(id);
+        }
         // The context mode the old backend brought (an agent that keeps its own conversation
         // is sent only the newest message) gives way to the new one's; a mode the user chose
         // stays.
@@ -483,6 +497,9 @@ impl Chat {
         }
         for tool in &session.always {
             self.agent.policy_mut().allow_always(tool);
+        }
+        if let Some(id) = session.agent_sessions.get(self.def.name()) {
+            self.agent.resume_agent_session(id);
         }
     }
 

@@ -69,3 +69,44 @@ fn ctrl_c_keeps_the_answer_so_far_marked_as_cancelled() {
     );
     ws.assert_no_leftovers();
 }
+
+/// The `sessionId` of every message with `method` the fake agent received.
+fn session_ids(ws: &Workspace, method: &str) -> Vec<String> {
+    std::fs::read_to_string(ws.path("fake/acp.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|m| m["method"] == method)
+        .map(|m| m["params"]["sessionId"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
+    let ws = both();
+    ws.run(&["--backend", "acp", "--session", "keep", "first"])
+        .expect_code(0);
+    let first = session_ids(&ws, "session/prompt")[0].clone();
+    let run = ws.run(&["--backend", "acp", "--session", "keep", "second"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "You said: second\n");
+    // What the agent replays of the loaded session is not shown again.
+    assert!(!run.stderr().contains("REPLAYED"), "{}", run.stderr());
+    assert_eq!(session_ids(&ws, "session/load"), std::slice::from_ref(&first));
+    assert_eq!(session_ids(&ws, "session/prompt")[1], first);
+    // An agent that cannot load sessions starts a new one, and says so.
+    let ws = both();
+    ws.add_config("env = { FAKE_ACP_NO_LOAD = \"1\" }\n");
+    ws.run(&["--backend", "acp", "--session", "keep", "first"])
+        .expect_code(0);
+    let run = ws.run(&["--backend", "acp", "--session", "keep", "second"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr()
+            .contains("(the agent cannot load its earlier session (it offers no loadSession)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(session_ids(&ws, "session/load").is_empty());
+    assert_eq!(session_ids(&ws, "session/new").len(), 2);
+}

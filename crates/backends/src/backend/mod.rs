@@ -118,6 +118,15 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The id of the agent's own session (an ACP agent's), kept with agent-loop's session so
+    /// that a later run resumes it.
+    fn agent_session(&self) -> Option<String> {
+        None
+    }
+
+    /// The agent's session to resume at its start, kept by an earlier run.
+    fn resume_agent_session(&self, _id: &str) {}
+
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})

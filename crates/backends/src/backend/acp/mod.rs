@@ -179,20 +179,42 @@ impl AcpBackend {
                         json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
                     )
                     .await;
-                match loaded {
+                let (setup, line) = match loaded {
                     Ok(setup) => {
-                        host.event(Event::BackendOutput {
-                            backend: self.def.name.clone(),
-                            stream: OutputStream::Screen,
-                            line: format!("(resumed the agent's session {id})"),
-                        });
-                        setup
+                        // What it replays of the session is no news.
+                        agent.replayed = true;
+                        (setup, format!("(resumed the agent's session {id})"))
                     }
-                    Err(_) => {
-                        self.new_session(&mut agent, &cwd_text, &info, running)
-                            .await?
+                    Err(e) => {
+                        let why = match e {
+                            Failure::Refused(e) => e.message,
+                            Failure::Ended(why) | Failure::Local(why) => why,
+                        };
+                        let setup = self
+                            .new_session(&mut agent, &cwd_text, &info, running)
+                            .await?;
+                        (setup, format!("(the agent could not load its session {id} ({why}): it starts a new one, without the conversation so far)"))
                     }
-                }
+                };
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line,
+                });
+                setup
+            }
+            None if running.session.is_some() => {
+                let setup = self
+                    .new_session(&mut agent, &cwd_text, &info, running)
+                    .await?;
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line: "(the agent cannot load its earlier session (it offers no loadSession): \
+                           it starts a new one, without the conversation so far)"
+                        .into(),
+                });
+                setup
             }
             None => {
                 self.new_session(&mut agent, &cwd_text, &info, running)
@@ -454,6 +476,18 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn agent_session(&self) -> Option<String> {
+        self.running.try_lock().ok()?.session.clone()
+    }
+
+    fn resume_agent_session(&self, id: &str) {
+        if let Ok(mut running) = self.running.try_lock() {
+            if running.agent.is_none() {
+                running.session = Some(id.to_string());
+            }
+        }
     }
 
     fn take_partial(&self) -> Option<Reply> {

@@ -82,9 +82,12 @@ pub async fn run(
     let mut gathered = Gathered::default();
     // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
     // text after `session/set_mode`) is no part of the answer to it.
+    let replayed = std::mem::take(&mut agent.replayed);
     while let Ok(inbound) = agent.inbound.try_recv() {
         match inbound {
-            Inbound::Notification { method, params } if method == "session/update" => {
+            Inbound::Notification { method, params }
+                if method == "session/update" && !(replayed && super::update::replays(&params)) =>
+            {
                 let mut emit = |e: Event| host.event(e);
                 gathered.before_prompt(name, &params, &mut emit);
             }

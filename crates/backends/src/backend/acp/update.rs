@@ -179,6 +179,21 @@ impl Gathered {
     }
 }
 
+/// Whether an update is part of a loaded session's history (`session/load` replays it).
+pub fn replays(params: &Value) -> bool {
+    matches!(
+        params["update"]["sessionUpdate"].as_str(),
+        Some(
+            "user_message_chunk"
+                | "agent_message_chunk"
+                | "agent_thought_chunk"
+                | "tool_call"
+                | "tool_call_update"
+                | "plan"
+        )
+    )
+}
+
 /// A tool call as the conversation records it: what the agent reported, in words.
 fn ran(call: &Value) -> Ran {
     let kind = call["kind"].as_str().unwrap_or("other");

@@ -188,6 +188,11 @@ impl Agent {
         });
     }
 
+    /// The slash commands of the backend's agent (an ACP agent's), with what each does.
+    pub fn agent_commands(&self) -> Vec<(String, String)> {
+        self.backend.agent_commands()
+    }
+
     /// The id of the backend's agent's own session (an ACP agent's), to keep.
     pub fn agent_session(&self) -> Option<String> {
         self.backend.agent_session()

@@ -92,7 +92,10 @@ fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
     assert_eq!(run.stdout(), "You said: second\n");
     // What the agent replays of the loaded session is not shown again.
     assert!(!run.stderr().contains("REPLAYED"), "{}", run.stderr());
-    assert_eq!(session_ids(&ws, "session/load"), std::slice::from_ref(&first));
+    assert_eq!(
+        session_ids(&ws, "session/load"),
+        std::slice::from_ref(&first)
+    );
     assert_eq!(session_ids(&ws, "session/prompt")[1], first);
     // An agent that cannot load sessions starts a new one, and says so.
     let ws = both();
@@ -109,4 +112,27 @@ fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
     );
     assert!(session_ids(&ws, "session/load").is_empty());
     assert_eq!(session_ids(&ws, "session/new").len(), 2);
+}
+
+#[test]
+fn help_lists_the_agents_own_commands() {
+    let ws = both();
+    let keys = "/help\nfirst\n/help\n//memory\nexit\n";
+    let (code, screen) = repl(&ws, "--backend acp", keys);
+    assert_eq!(code, 0, "{screen}");
+    // Before the agent started there are none to list; after, each with what it does.
+    assert_eq!(
+        screen.matches("The agent's own commands").count(),
+        1,
+        "{screen}"
+    );
+    assert!(
+        screen.contains("  //memory  show the agent's memory"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("  //init    write an AGENTS.md"),
+        "{screen}"
+    );
+    assert!(screen.contains("You said: /memory"), "{screen}");
 }

@@ -118,6 +118,12 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The agent's own slash commands (an ACP agent's), as it last listed them: names
+    /// without `/` and what each does. `//NAME` in the REPL sends it `/NAME`.
+    fn agent_commands(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The id of the agent's own session (an ACP agent's), kept with agent-loop's session so
     /// that a later run resumes it.
     fn agent_session(&self) -> Option<String> {

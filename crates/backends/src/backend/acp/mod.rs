@@ -48,8 +48,8 @@ struct Running {
     info: Value,
     /// The answer to `session/new` (or `session/load`): modes, models.
     setup: Value,
-    /// Its slash commands, as it last listed them.
-    commands: Vec<String>,
+    /// Its slash commands, as it last listed them, with what each does.
+    commands: Vec<(String, String)>,
     /// A prompt cancelled and not yet answered.
     outstanding: Option<u64>,
 }
@@ -62,7 +62,7 @@ pub struct AcpProbe {
     pub info: Value,
     /// The answer to `session/new`: modes and models.
     pub setup: Value,
-    pub commands: Vec<String>,
+    pub commands: Vec<(String, String)>,
     pub answer: Result<Reply, Error>,
 }
 
@@ -476,6 +476,13 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn agent_commands(&self) -> Vec<(String, String)> {
+        self.running
+            .try_lock()
+            .map(|r| r.commands.clone())
+            .unwrap_or_default()
     }
 
     fn agent_session(&self) -> Option<String> {

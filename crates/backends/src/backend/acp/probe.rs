@@ -50,7 +50,7 @@ impl AcpProbe {
                 models["currentModelId"].as_str().unwrap_or("none")
             );
         }
-        let commands: Vec<String> = self.commands.iter().map(|c| format!("//{c}")).collect();
+        let commands: Vec<String> = self.commands.iter().map(|c| format!("//{}", c.0)).collect();
         let _ = writeln!(
             out,
             "slash commands: {}",

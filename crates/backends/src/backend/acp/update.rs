@@ -21,8 +21,9 @@ pub struct Gathered {
     thought: String,
     /// The agent's tool calls in the order they began, each as its updates left it.
     calls: Vec<Value>,
-    /// The agent's own slash commands (`available_commands_update`), names without `/`.
-    pub commands: Option<Vec<String>>,
+    /// The agent's own slash commands (`available_commands_update`): names without `/`,
+    /// and what each does.
+    pub commands: Option<Vec<(String, String)>>,
 }
 
 impl Gathered {
@@ -95,12 +96,14 @@ impl Gathered {
                 ));
             }
             "available_commands_update" => {
-                let names: Vec<String> = update["availableCommands"]
+                let names: Vec<(String, String)> = update["availableCommands"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|c| c["name"].as_str())
-                    .map(|n| n.trim_start_matches('/').to_string())
+                    .filter_map(|c| {
+                        let name = c["name"].as_str()?.trim_start_matches('/').to_string();
+                        Some((name, c["description"].as_str().unwrap_or("").to_string()))
+                    })
                     .collect();
                 self.commands = Some(names);
             }

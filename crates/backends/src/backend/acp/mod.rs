@@ -69,24 +69,7 @@ pub struct AcpProbe {
 impl AcpBackend {
     /// Checks that the command exists (through `PATH` unless it is a path).
     pub fn new(def: AcpDef) -> Result<Self, Error> {
-        let program = if def.command.contains('/') {
-            PathBuf::from(&def.command)
-        } else {
-            which::which(&def.command).map_err(|_| {
-                Error::config(format!(
-                    "backend `{}`: command `{}` is not on PATH; install it ({}), or fix \
-                     `command` ({})",
-                    def.name,
-                    def.command,
-                    if def.description.is_empty() {
-                        "see docs/acp.md"
-                    } else {
-                        &def.description
-                    },
-                    def.defined_at
-                ))
-            })?
-        };
+        let program = def.program()?;
         Ok(AcpBackend {
             def,
             program,
@@ -96,15 +79,7 @@ impl AcpBackend {
     }
 
     fn args(&self, cwd: &Path) -> Vec<String> {
-        let model = self.def.model.as_deref().unwrap_or("");
-        self.def
-            .args
-            .iter()
-            .map(|a| {
-                a.replace("{model}", model)
-                    .replace("{cwd}", &cwd.display().to_string())
-            })
-            .collect()
+        self.def.args_in(cwd)
     }
 
     fn error(&self, why: impl std::fmt::Display) -> Error {

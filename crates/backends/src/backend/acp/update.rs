@@ -332,6 +332,34 @@ mod tests {
     }
 
     #[test]
+    fn tool_calls_are_recorded_as_their_updates_left_them() {
+        let mut gathered = Gathered::default();
+        let mut emit = |_: Event| {};
+        for update in [
+            json!({"sessionUpdate": "tool_call", "toolCallId": "e", "title": "Edit a.txt", "kind": "edit", "status": "in_progress", "locations": [{"path": "/w/a.txt"}], "rawInput": {"path": "a.txt"}}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "f", "title": "Fetch", "kind": "fetch"}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "completed", "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "one\n", "newText": "one\ntwo\n"}]}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "f", "status": "failed", "rawOutput": {"error": "404"}}),
+        ] {
+            gathered.update("a", &json!({"sessionId": "s", "update": update}), &mut emit);
+        }
+        let ran = gathered.ran();
+        assert_eq!(ran[0].name, "acp_edit");
+        assert_eq!(
+            ran[0].args,
+            json!({"title": "Edit a.txt", "kind": "edit", "locations": ["/w/a.txt"], "raw_input": {"path": "a.txt"}})
+        );
+        assert!(ran[0].ok);
+        assert_eq!(
+            ran[0].output,
+            "status: completed\nchanged /w/a.txt: 1 lines became 2:\none\ntwo\n"
+        );
+        assert_eq!(ran[1].name, "acp_fetch");
+        assert!(!ran[1].ok);
+        assert_eq!(ran[1].output, "status: failed\n{\"error\":\"404\"}");
+    }
+
+    #[test]
     fn updates_become_events_and_unknown_ones_are_noted() {
         let mut gathered = Gathered::default();
         let mut events = Vec::new();

@@ -43,6 +43,7 @@ fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
     }
 }
 
+/// The REPL's and the library's commands; the agent's own (an ACP agent's) follow them.
 fn help() -> String {
     format!(
         "Commands (a line that does not start with / is a prompt):\n{}\n\
@@ -65,6 +66,10 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
     match word {
         "/help" => {
             app.notice(&help());
+            let (chat, _) = app.parts();
+            if let Some(commands) = chat.agent_commands() {
+                app.notice(&commands);
+            }
             return Flow::Continue;
         }
         "/exit" | "/quit" => return Flow::Exit,

@@ -6,6 +6,7 @@ mod common;
 mod acp;
 mod acp_docs;
 mod acp_server;
+mod acp_turns;
 mod bounded_log;
 mod cli_backend;
 mod cli_ratelimit;

@@ -245,6 +245,18 @@ impl Worker {
         };
         let (mut observer, reporter) = progress(shared, self.chat_id, chat);
         let mut cancel_all = shared.cancel_all.clone();
+        // /stop cancels a turn through the chat's canceller, as Ctrl-C does: the turn then
+        // ends on its own, its backend told (an ACP agent gets `session/cancel`) and the
+        // answer so far recorded. A comparison is dropped instead.
+        let canceller = chat.canceller();
+        let stop = &self.stop;
+        let stopped = async move {
+            stop.notified().await;
+            if compare.is_none() {
+                canceller.cancel();
+                std::future::pending::<()>().await;
+            }
+        };
         let run = async {
             match compare {
                 None => chat.turn(task, &mut observer).await,
@@ -256,7 +268,7 @@ impl Worker {
         };
         let outcome = tokio::select! {
             result = run => Ok(result),
-            _ = self.stop.notified() => Err("Stopped."),
+            () = stopped => Err("Stopped."),
             _ = cancel_all.wait_for(|cancel| *cancel) => Err("Cancelled: the bot is shutting down."),
         };
         drop(observer);
@@ -267,6 +279,7 @@ impl Worker {
                 let answer = chat.redactor().redact(&answer);
                 return self.send_answer(&answer).await;
             }
+            Ok(Err(e)) if e.kind == agent_loop::ErrorKind::Cancelled => "Stopped.".to_string(),
             Ok(Err(e)) => format!("error: {}", chat.redactor().redact(&e.to_string())),
             Err(why) if compare.is_some() => format!("{why} The conversation is unchanged."),
             Err(why) => {

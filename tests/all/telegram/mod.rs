@@ -2,6 +2,7 @@
 //! scripted fake agents of fixtures/agents as backends. Every wait polls the mock's recorded
 //! calls or a file, bounded; nothing sleeps to synchronise.
 
+mod acp;
 mod lifecycle;
 mod mock;
 mod safety;

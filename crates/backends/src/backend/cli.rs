@@ -318,6 +318,7 @@ impl CliBackend {
             calls: parsed.calls,
             usage: parsed.usage.map(|u| u.priced(def.prices)),
             raw: Some(raw),
+            ran: Vec::new(),
         })
     }
 

@@ -50,6 +50,22 @@ pub struct Reply {
     pub usage: Option<Usage>,
     /// What the backend printed, before stripping, for logs.
     pub raw: Option<RawOutput>,
+    /// Tool calls the agent behind the backend made and ran itself (an ACP agent's), for
+    /// the conversation: another backend then sees them.
+    pub ran: Vec<Ran>,
+}
+
+/// One tool call an agent ran itself, as it reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    /// The tool's name in the conversation (`acp_execute`: its kind, prefixed so that no
+    /// model takes it for one of agent-loop's tools).
+    pub name: String,
+    /// What the agent said of the call: its title, kind, files and raw input.
+    pub args: serde_json::Value,
+    pub ok: bool,
+    /// Its status and what it reported of its result, as text.
+    pub output: String,
 }
 
 /// Where a backend reports live events (output lines, progress) during a call.
@@ -95,6 +111,27 @@ pub trait Backend: Send + Sync {
             self.call(request, &mut emit).await
         })
     }
+
+    /// What the last call had gathered when its future was dropped (the turn was cancelled):
+    /// the answer so far and the tool calls its agent ran, for the conversation; taken once.
+    fn take_partial(&self) -> Option<Reply> {
+        None
+    }
+
+    /// The agent's own slash commands (an ACP agent's), as it last listed them: names
+    /// without `/` and what each does. `//NAME` in the REPL sends it `/NAME`.
+    fn agent_commands(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// The id of the agent's own session (an ACP agent's), kept with agent-loop's session so
+    /// that a later run resumes it.
+    fn agent_session(&self) -> Option<String> {
+        None
+    }
+
+    /// The agent's session to resume at its start, kept by an earlier run.
+    fn resume_agent_session(&self, _id: &str) {}
 
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {

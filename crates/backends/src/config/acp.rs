@@ -2,11 +2,7 @@
 //! Client Protocol on its stdin and stdout (see `backend::acp`). The agent keeps its own
 //! conversation, tools and prompts, so an entry says only how to start it.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::Duration;
-
-use super::keys::{DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
+use super::launch::{Kind, Launch};
 use super::raw::RawBackend;
 use crate::Error;
 
@@ -16,22 +12,9 @@ pub const ACP_TYPE: &str = "acp";
 /// A fully resolved ACP agent.
 #[derive(Debug, Clone)]
 pub struct AcpDef {
-    pub name: String,
-    /// What it is and how to install it.
-    pub description: String,
-    /// Where it was (last) defined, for messages: `file:line`.
-    pub defined_at: String,
-    pub command: String,
-    /// `{model}` and `{cwd}` are replaced.
-    pub args: Vec<String>,
-    pub env: BTreeMap<String, String>,
-    pub cwd: Option<PathBuf>,
-    /// Chosen with `session/set_model` where the agent offers models (`--model`).
-    pub model: Option<String>,
-    /// The longest a turn (or the agent's start) may take (`timeout_s`).
-    pub timeout: Duration,
-    /// How often a `[waiting for ...]` line is shown while the agent works (`progress_s`).
-    pub progress_every: Duration,
+    /// How it starts; its `model` is chosen with `session/set_model` where the agent offers
+    /// models (`--model`).
+    pub launch: Launch,
     /// The agent's own mode in which it asks no permission, set with `session/set_mode`
     /// under `--approval never` (`auto_mode`).
     pub auto_mode: Option<String>,
@@ -41,7 +24,11 @@ pub struct AcpDef {
 
 /// Checks a `type = "acp"` entry; every mistake names the file, the line, the backend and
 /// the key.
-pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<AcpDef, Error> {
+pub(super) fn resolve(
+    name: &str,
+    mut raw: RawBackend,
+    defined_at: String,
+) -> Result<AcpDef, Error> {
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
     let mut ignored = raw.pty_only_keys();
     ignored.extend(raw.http_only_keys());
@@ -57,44 +44,28 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
             here(key)
         )));
     }
-    if let Some(tools) = raw.tools.as_ref().filter(|t| t.value != "own") {
-        return Err(Error::config(format!(
-            "{}: backend `{name}`: key `tools`: an ACP agent runs its own tools; only `own` \
-             is possible, not `{}`",
-            tools.at(),
-            tools.value
-        )));
-    }
-    let Some(command) = raw.command else {
-        return Err(Error::config(format!(
-            "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
-        )));
+    let kind = Kind {
+        agent: "an ACP agent",
+        messages: "are sent over the protocol, not as arguments",
     };
-    let args = raw.args.unwrap_or_default();
-    if let Some(arg) = args
-        .iter()
-        .find(|a| a.contains("{prompt}") || a.contains("{prompt_file}"))
-    {
-        return Err(Error::config(format!(
-            "{}: `{arg}`: an ACP agent's messages are sent over the protocol, not as \
-             arguments; remove {{prompt}} / {{prompt_file}}",
-            here("args")
-        )));
-    }
     Ok(AcpDef {
-        name: name.to_string(),
-        description: raw.description.unwrap_or_default(),
-        command: command.value,
-        args,
-        env: raw.env.unwrap_or_default(),
-        cwd: raw.cwd.map(PathBuf::from),
-        model: raw.model,
-        timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
-        progress_every: Duration::from_secs(raw.progress_s.unwrap_or(DEFAULT_PROGRESS_S).max(1)),
+        launch: Launch::resolve(name, &mut raw, defined_at, kind)?,
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
         mcp_servers: Vec::new(),
-        defined_at,
     })
+}
+
+impl std::ops::Deref for AcpDef {
+    type Target = Launch;
+    fn deref(&self) -> &Launch {
+        &self.launch
+    }
+}
+
+impl std::ops::DerefMut for AcpDef {
+    fn deref_mut(&mut self) -> &mut Launch {
+        &mut self.launch
+    }
 }
 
 #[cfg(test)]

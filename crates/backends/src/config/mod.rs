@@ -18,6 +18,7 @@ mod cli;
 mod cli_args;
 mod http;
 mod keys;
+mod launch;
 pub mod mcp;
 mod pty;
 pub(crate) mod raw;
@@ -41,6 +42,7 @@ pub use source::{Located, Overlay, Source};
 pub use acp::{AcpDef, ACP_TYPE};
 pub use cli::{BackendDef, PromptVia};
 pub use http::{HttpDef, RetrySettings, WireFormat};
+pub use launch::Launch;
 pub use pty::{PtyDef, PTY_TYPE};
 
 /// The built-in backend definitions.

@@ -4,13 +4,12 @@
 //! that say when the agent is ready, busy, done or asking for approval, the chrome to leave
 //! out of an answer, and the keys to submit, approve, deny and quit.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::parse::Pattern;
 
-use super::keys::{located_pattern, DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
+use super::keys::located_pattern;
+use super::launch::{Kind, Launch};
 use super::raw::RawBackend;
 use super::source::Located;
 use crate::Error;
@@ -29,20 +28,8 @@ const DEFAULT_DENY_KEYS: &str = "n";
 /// A fully resolved terminal agent.
 #[derive(Debug, Clone)]
 pub struct PtyDef {
-    pub name: String,
-    pub description: String,
-    /// Where it was (last) defined, for messages: `file:line`.
-    pub defined_at: String,
-    pub command: String,
-    /// `{model}` and `{cwd}` are replaced; there is no `{prompt}`: messages are typed.
-    pub args: Vec<String>,
-    pub env: BTreeMap<String, String>,
-    pub cwd: Option<PathBuf>,
-    pub model: Option<String>,
-    /// The longest a turn (or the agent's start) may take (`timeout_s`).
-    pub timeout: Duration,
-    /// How often a `[waiting for ...]` line is shown while the agent works (`progress_s`).
-    pub progress_every: Duration,
+    /// How it starts.
+    pub launch: Launch,
     pub rows: u16,
     pub cols: u16,
     pub term: String,
@@ -149,7 +136,11 @@ impl RawBackend {
 
 /// Checks a `type = "pty"` entry; every mistake names the file, the line, the backend and
 /// the key.
-pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<PtyDef, Error> {
+pub(super) fn resolve(
+    name: &str,
+    mut raw: RawBackend,
+    defined_at: String,
+) -> Result<PtyDef, Error> {
     let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
     if let Some(key) = raw.keys_pty_ignores().first() {
         return Err(Error::config(format!(
@@ -158,30 +149,11 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
             here(key)
         )));
     }
-    if let Some(tools) = raw.tools.as_ref().filter(|t| t.value != "own") {
-        return Err(Error::config(format!(
-            "{}: backend `{name}`: key `tools`: a terminal agent runs its own tools; only \
-             `own` is possible, not `{}`",
-            tools.at(),
-            tools.value
-        )));
-    }
-    let Some(command) = raw.command else {
-        return Err(Error::config(format!(
-            "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
-        )));
+    let kind = Kind {
+        agent: "a terminal agent",
+        messages: "are typed, not passed as arguments",
     };
-    let args = raw.args.unwrap_or_default();
-    if let Some(arg) = args
-        .iter()
-        .find(|a| a.contains("{prompt}") || a.contains("{prompt_file}"))
-    {
-        return Err(Error::config(format!(
-            "{}: `{arg}`: a terminal agent's messages are typed, not passed as arguments; \
-             remove {{prompt}} / {{prompt_file}}",
-            here("args")
-        )));
-    }
+    let launch = Launch::resolve(name, &mut raw, defined_at.clone(), kind)?;
     let (rows, cols) = match &raw.size {
         None => (DEFAULT_ROWS, DEFAULT_COLS),
         Some(size) => parse_size(&size.value).ok_or_else(|| {
@@ -215,15 +187,7 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
         .map(|v| compile(v, name, "skip_lines"))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(PtyDef {
-        name: name.to_string(),
-        description: raw.description.unwrap_or_default(),
-        command: command.value,
-        args,
-        env: raw.env.unwrap_or_default(),
-        cwd: raw.cwd.map(PathBuf::from),
-        model: raw.model,
-        timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),
-        progress_every: Duration::from_secs(raw.progress_s.unwrap_or(DEFAULT_PROGRESS_S).max(1)),
+        launch,
         rows,
         cols,
         term: raw.term.unwrap_or_else(|| DEFAULT_TERM.into()),
@@ -247,8 +211,20 @@ pub(super) fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result
             .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),
         deny_keys: raw.deny_keys.unwrap_or_else(|| DEFAULT_DENY_KEYS.into()),
         exit_keys: raw.exit_keys.filter(|k| !k.is_empty()),
-        defined_at,
     })
+}
+
+impl std::ops::Deref for PtyDef {
+    type Target = Launch;
+    fn deref(&self) -> &Launch {
+        &self.launch
+    }
+}
+
+impl std::ops::DerefMut for PtyDef {
+    fn deref_mut(&mut self) -> &mut Launch {
+        &mut self.launch
+    }
 }
 
 /// `COLSxROWS`, as `stty size` would not say it but people do: `120x40`.

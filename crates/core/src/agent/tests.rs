@@ -110,7 +110,7 @@ fn a_tool_round_trip_emits_events_in_order() {
             text: "looking".into(),
             calls: vec![call("ls", json!({}))],
             usage: Some(usage),
-            raw: None,
+            ..Default::default()
         },
         Reply {
             text: "one file".into(),

@@ -20,6 +20,8 @@ use crate::tools::{
 };
 use crate::{Error, ErrorKind};
 
+mod recorded;
+
 /// Settings of an [`Agent`].
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
@@ -134,49 +136,6 @@ impl Agent {
     /// Cut tool outputs are saved in this folder from now on (`/clear`, `/load`).
     pub fn set_artifacts(&mut self, artifacts: Artifacts) {
         self.context.set_artifacts(artifacts);
-    }
-
-    /// Records that the running turn was cancelled (its future was dropped): every tool call
-    /// left without a result gets one saying so, and a note ends the turn, so the next prompt
-    /// is well formed and the model knows what happened.
-    pub fn mark_cancelled(&mut self) {
-        let answered: std::collections::HashSet<String> = self
-            .conversation
-            .messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::ToolResult { call_id, .. } => Some(call_id.clone()),
-                _ => None,
-            })
-            .collect();
-        let pending: Vec<ToolCall> = match self.conversation.messages.last() {
-            Some(Message::User { .. }) | None => Vec::new(),
-            _ => self
-                .conversation
-                .messages
-                .iter()
-                .rev()
-                .find_map(|m| match m {
-                    Message::Assistant { tool_calls, .. } => Some(tool_calls.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|c| !answered.contains(&c.id))
-                .collect(),
-        };
-        for call in pending {
-            self.conversation.push(Message::ToolResult {
-                call_id: call.id,
-                name: call.name,
-                ok: false,
-                output: "not run: the user cancelled the turn".into(),
-            });
-        }
-        self.conversation.push(Message::Assistant {
-            text: "[turn cancelled by the user]".into(),
-            tool_calls: Vec::new(),
-        });
     }
 
     pub fn backend_name(&self) -> &str {
@@ -340,6 +299,7 @@ impl Agent {
                 elapsed_ms: started.elapsed().as_millis() as u64,
                 raw: reply.raw,
             });
+            self.record_ran(reply.ran);
             let checked: Vec<Checked> = reply.calls.into_iter().map(|c| self.check(c)).collect();
             let tool_calls = checked
                 .iter()

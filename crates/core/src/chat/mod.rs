@@ -286,6 +286,7 @@ impl Chat {
         self.session.context = Some(self.agent.context_settings().mode.to_string());
         self.session.system = self.agent.system_prompt().cloned();
         self.session.always = self.agent.options().policy.always();
+        keep_agent_session(&mut self.session, &self.agent, &self.def);
         let result = store.save(&mut self.session, &self.redactor);
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
@@ -362,7 +363,16 @@ impl Chat {
 
     fn use_def(&mut self, def: Definition) -> Result<(), Error> {
         let backend = backend::build(&def, &self.overrides)?;
+        keep_agent_session(&mut self.session, &self.agent, &self.def);
         self.agent.set_backend(backend);
+        if let Some(id) = self.session.agent_sessions.get(def.name()) {
+            self.agent.resume_agent_session(id);
+        }
+        // The old backend's own context mode (`fresh` for an agent that keeps its own
+        // conversation) gives way to the new one's; a mode the user chose stays.
+        if self.agent.context_settings().mode == self.def.context().mode {
+            self.agent.set_context_mode(def.context().mode);
+        }
         self.def = def;
         self.sync();
         Ok(())
@@ -478,6 +488,9 @@ impl Chat {
         for tool in &session.always {
             self.agent.policy_mut().allow_always(tool);
         }
+        if let Some(id) = session.agent_sessions.get(self.def.name()) {
+            self.agent.resume_agent_session(id);
+        }
     }
 
     /// An agent for the backend `name` that starts from this conversation and works in
@@ -575,5 +588,13 @@ impl Chat {
     /// Every backend named when several were, the session's first.
     pub fn fanout(&self) -> Option<&[String]> {
         self.fanout.as_deref()
+    }
+}
+
+/// Keeps the id of the agent's own session (an ACP agent's) with agent-loop's session, for
+/// a later run and a switch back.
+fn keep_agent_session(session: &mut Session, agent: &Agent, def: &Definition) {
+    if let Some(id) = agent.agent_session() {
+        session.agent_sessions.insert(def.name().to_string(), id);
     }
 }

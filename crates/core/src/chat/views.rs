@@ -10,6 +10,21 @@ use crate::Error;
 use super::Chat;
 
 impl Chat {
+    /// The slash commands of the backend's agent (an ACP agent's; `//NAME` sends it
+    /// `/NAME`), a line each, or `None` when it listed none.
+    pub fn agent_commands(&self) -> Option<String> {
+        let commands = self.agent.agent_commands();
+        if commands.is_empty() {
+            return None;
+        }
+        let width = commands.iter().map(|c| c.0.len()).max().unwrap_or(0);
+        let mut text = "The agent's own commands (`//NAME` sends it /NAME):".to_string();
+        for (name, help) in commands {
+            let _ = write!(text, "\n  //{name:<width$}  {help}");
+        }
+        Some(text)
+    }
+
     /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`.
     pub fn summary_line(&self) -> String {
         let status = self.status();

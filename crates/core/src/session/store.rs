@@ -41,6 +41,9 @@ pub struct Session {
     /// The tools the user answered "always" for, which keep running without asking.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub always: Vec<String>,
+    /// The agents' own session ids (ACP agents), by backend name, resumed by a later run.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agent_sessions: std::collections::BTreeMap<String, String>,
 }
 
 impl Session {
@@ -60,6 +63,7 @@ impl Session {
             context: None,
             system: None,
             always: Vec::new(),
+            agent_sessions: Default::default(),
         }
     }
 }

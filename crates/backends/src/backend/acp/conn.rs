@@ -50,6 +50,8 @@ pub struct Agent {
     breach: Breach,
     close: Option<oneshot::Sender<()>>,
     prompts: u64,
+    /// It has just replayed a loaded session's history, which the next turn passes over.
+    pub replayed: bool,
     // Last: the group is killed after the connection's ends are dropped.
     _group: GroupGuard,
 }
@@ -142,6 +144,7 @@ impl Agent {
             breach,
             close: Some(close),
             prompts: 0,
+            replayed: false,
             _group: group,
         })
     }

@@ -35,6 +35,8 @@ pub struct AcpBackend {
     def: AcpDef,
     program: PathBuf,
     running: tokio::sync::Mutex<Running>,
+    /// What a cancelled turn had gathered, until the loop takes it.
+    partial: turn::Partial,
 }
 
 /// The agent between turns, and what it said of itself.
@@ -46,8 +48,8 @@ struct Running {
     info: Value,
     /// The answer to `session/new` (or `session/load`): modes, models.
     setup: Value,
-    /// Its slash commands, as it last listed them.
-    commands: Vec<String>,
+    /// Its slash commands, as it last listed them, with what each does.
+    commands: Vec<(String, String)>,
     /// A prompt cancelled and not yet answered.
     outstanding: Option<u64>,
 }
@@ -60,48 +62,24 @@ pub struct AcpProbe {
     pub info: Value,
     /// The answer to `session/new`: modes and models.
     pub setup: Value,
-    pub commands: Vec<String>,
+    pub commands: Vec<(String, String)>,
     pub answer: Result<Reply, Error>,
 }
 
 impl AcpBackend {
     /// Checks that the command exists (through `PATH` unless it is a path).
     pub fn new(def: AcpDef) -> Result<Self, Error> {
-        let program = if def.command.contains('/') {
-            PathBuf::from(&def.command)
-        } else {
-            which::which(&def.command).map_err(|_| {
-                Error::config(format!(
-                    "backend `{}`: command `{}` is not on PATH; install it ({}), or fix \
-                     `command` ({})",
-                    def.name,
-                    def.command,
-                    if def.description.is_empty() {
-                        "see docs/acp.md"
-                    } else {
-                        &def.description
-                    },
-                    def.defined_at
-                ))
-            })?
-        };
+        let program = def.program()?;
         Ok(AcpBackend {
             def,
             program,
             running: tokio::sync::Mutex::new(Running::default()),
+            partial: Default::default(),
         })
     }
 
     fn args(&self, cwd: &Path) -> Vec<String> {
-        let model = self.def.model.as_deref().unwrap_or("");
-        self.def
-            .args
-            .iter()
-            .map(|a| {
-                a.replace("{model}", model)
-                    .replace("{cwd}", &cwd.display().to_string())
-            })
-            .collect()
+        self.def.args_in(cwd)
     }
 
     fn error(&self, why: impl std::fmt::Display) -> Error {
@@ -176,20 +154,42 @@ impl AcpBackend {
                         json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
                     )
                     .await;
-                match loaded {
+                let (setup, line) = match loaded {
                     Ok(setup) => {
-                        host.event(Event::BackendOutput {
-                            backend: self.def.name.clone(),
-                            stream: OutputStream::Screen,
-                            line: format!("(resumed the agent's session {id})"),
-                        });
-                        setup
+                        // What it replays of the session is no news.
+                        agent.replayed = true;
+                        (setup, format!("(resumed the agent's session {id})"))
                     }
-                    Err(_) => {
-                        self.new_session(&mut agent, &cwd_text, &info, running)
-                            .await?
+                    Err(e) => {
+                        let why = match e {
+                            Failure::Refused(e) => e.message,
+                            Failure::Ended(why) | Failure::Local(why) => why,
+                        };
+                        let setup = self
+                            .new_session(&mut agent, &cwd_text, &info, running)
+                            .await?;
+                        (setup, format!("(the agent could not load its session {id} ({why}): it starts a new one, without the conversation so far)"))
                     }
-                }
+                };
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line,
+                });
+                setup
+            }
+            None if running.session.is_some() => {
+                let setup = self
+                    .new_session(&mut agent, &cwd_text, &info, running)
+                    .await?;
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line: "(the agent cannot load its earlier session (it offers no loadSession): \
+                           it starts a new one, without the conversation so far)"
+                        .into(),
+                });
+                setup
             }
             None => {
                 self.new_session(&mut agent, &cwd_text, &info, running)
@@ -371,6 +371,7 @@ impl AcpBackend {
     /// One message through the agent.
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
         let message = super::pty::newest_message(&request)?;
+        self.take_partial();
         let mut guard = self.running.lock().await;
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
@@ -383,6 +384,7 @@ impl AcpBackend {
             &session,
             prompt,
             &mut running.outstanding,
+            &self.partial,
             host,
         )
         .await;
@@ -419,6 +421,7 @@ impl AcpBackend {
             calls: Vec::new(),
             usage: gathered.usage,
             raw: None,
+            ran: gathered.ran(),
         })
     }
 
@@ -492,6 +495,32 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn agent_commands(&self) -> Vec<(String, String)> {
+        self.running
+            .try_lock()
+            .map(|r| r.commands.clone())
+            .unwrap_or_default()
+    }
+
+    fn agent_session(&self) -> Option<String> {
+        self.running.try_lock().ok()?.session.clone()
+    }
+
+    fn resume_agent_session(&self, id: &str) {
+        if let Ok(mut running) = self.running.try_lock() {
+            if running.agent.is_none() {
+                running.session = Some(id.to_string());
+            }
+        }
+    }
+
+    fn take_partial(&self) -> Option<Reply> {
+        self.partial
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -60,7 +60,7 @@ impl AcpProbe {
                 ),
             };
         }
-        let commands: Vec<String> = self.commands.iter().map(|c| format!("//{c}")).collect();
+        let commands: Vec<String> = self.commands.iter().map(|c| format!("//{}", c.0)).collect();
         let _ = writeln!(
             out,
             "slash commands: {}",

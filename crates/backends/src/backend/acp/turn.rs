@@ -5,6 +5,7 @@
 //! is dropped (Ctrl-C, Telegram's /stop) sends `session/cancel` as it goes, and the next turn
 //! waits a grace period for the agent to settle, or starts it again.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp::v1::ConnectionTo;
@@ -16,7 +17,7 @@ use super::conn::{closed, Agent, Inbound};
 use super::serve;
 use super::terminal::Terminals;
 use super::update::{usage_in, Gathered};
-use crate::backend::Host;
+use crate::backend::{Host, Reply};
 use crate::config::AcpDef;
 use crate::event::Event;
 use crate::Error;
@@ -30,18 +31,32 @@ pub struct Answer {
     pub stop_reason: String,
 }
 
-/// Sends `session/cancel` when dropped before the prompt was answered: the turn's future was
-/// dropped (Ctrl-C).
-struct CancelOnDrop {
+/// Where a turn whose future was dropped leaves what it had gathered: the answer so far and
+/// the agent's tool calls ([`crate::backend::Backend::take_partial`]).
+pub type Partial = Arc<Mutex<Option<Reply>>>;
+
+/// Holds what the turn gathers; dropped before the prompt was answered (the turn's future was
+/// dropped: Ctrl-C, Telegram's /stop), it sends `session/cancel` and leaves the answer so far
+/// in `partial`.
+struct CancelOnDrop<'a> {
     cx: ConnectionTo<acp::Agent>,
     session: String,
     armed: bool,
+    gathered: Gathered,
+    partial: &'a Partial,
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         if self.armed {
             cancel(&self.cx, &self.session);
+            let reply = Reply {
+                text: self.gathered.text.trim().to_string(),
+                usage: self.gathered.usage,
+                ran: self.gathered.ran(),
+                ..Reply::default()
+            };
+            *self.partial.lock().unwrap_or_else(|e| e.into_inner()) = Some(reply);
         }
     }
 }
@@ -60,15 +75,19 @@ pub async fn run(
     session: &str,
     prompt: Vec<Value>,
     outstanding: &mut Option<u64>,
+    partial: &Partial,
     host: &mut dyn Host,
 ) -> Result<Answer, Error> {
     let name = def.name.as_str();
     let mut gathered = Gathered::default();
     // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
     // text after `session/set_mode`) is no part of the answer to it.
+    let replayed = std::mem::take(&mut agent.replayed);
     while let Ok(inbound) = agent.inbound.try_recv() {
         match inbound {
-            Inbound::Notification { method, params } if method == "session/update" => {
+            Inbound::Notification { method, params }
+                if method == "session/update" && !(replayed && super::update::replays(&params)) =>
+            {
                 let mut emit = |e: Event| host.event(e);
                 gathered.before_prompt(name, &params, &mut emit);
             }
@@ -96,6 +115,8 @@ pub async fn run(
         cx: agent.cx.clone(),
         session: session.to_string(),
         armed: true,
+        gathered,
+        partial,
     };
     let result = loop {
         let inbound = tokio::select! {
@@ -141,7 +162,7 @@ pub async fn run(
             Some(Inbound::Notification { method, params }) => {
                 if method == "session/update" {
                     let mut emit = |e: Event| host.event(e);
-                    gathered.update(name, &params, &mut emit);
+                    guard.gathered.update(name, &params, &mut emit);
                 }
             }
             Some(Inbound::Request {
@@ -158,6 +179,7 @@ pub async fn run(
         }
     };
     guard.armed = false;
+    let mut gathered = std::mem::take(&mut guard.gathered);
     terminals.report(host);
     {
         let mut emit = |e: Event| host.event(e);

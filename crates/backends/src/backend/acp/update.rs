@@ -5,10 +5,11 @@
 //! that an update type newer than the SDK is passed over (and logged) instead of failing the
 //! whole message.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use crate::backend::Ran;
 use crate::event::{Event, OutputStream, PlanEntry};
 use crate::parse::Usage;
 
@@ -18,13 +19,14 @@ pub struct Gathered {
     pub text: String,
     /// The newest token counts an update carried.
     pub usage: Option<Usage>,
-    /// Tool calls by id: their title, for the updates that carry only a status.
-    tools: HashMap<String, String>,
+    /// The agent's tool calls in the order they began, each as its updates left it.
+    calls: Vec<Value>,
     /// The tool calls announced bare (a name, no input, no files), as claude-agent-acp and
     /// opencode do: the update that first says more is shown too.
     bare: HashSet<String>,
-    /// The agent's own slash commands (`available_commands_update`), names without `/`.
-    pub commands: Option<Vec<String>>,
+    /// The agent's own slash commands (`available_commands_update`): names without `/`,
+    /// and what each does.
+    pub commands: Option<Vec<(String, String)>>,
 }
 
 impl Gathered {
@@ -60,32 +62,33 @@ impl Gathered {
             }
             "tool_call" => {
                 let id = update["toolCallId"].as_str().unwrap_or("").to_string();
-                let title = title(update);
                 let no_input = update["rawInput"].as_object().is_none_or(|i| i.is_empty());
                 if no_input && paths(update).is_empty() {
-                    self.bare.insert(id.clone());
+                    self.bare.insert(id);
                 }
-                self.tools.insert(id, title.clone());
+                let call = self.call(update);
                 emit(Event::OwnTool {
                     backend: backend.to_string(),
-                    activity: activity(&title, update),
+                    activity: activity(&title(call), call),
                 });
             }
             "tool_call_update" => {
-                let id = update["toolCallId"].as_str().unwrap_or("");
-                let known = self.tools.get(id).cloned();
-                let status = update["status"].as_str().unwrap_or("");
-                if update.get("title").is_some() || known.is_none() {
-                    self.tools.insert(id.to_string(), title(update));
-                }
-                let title = self.tools.get(id).cloned().unwrap_or_default();
+                let id = update["toolCallId"].as_str().unwrap_or("").to_string();
+                let known = self
+                    .calls
+                    .iter()
+                    .find(|c| c["toolCallId"] == update["toolCallId"])
+                    .map(title);
+                let call = self.call(update);
+                let title = title(call);
+                let status = call["status"].as_str().unwrap_or("").to_string();
                 // The start was reported; a failure, a change with a diff, or what a bare
                 // start left out (a new title, the files) are news.
                 let told = (known.as_ref() != Some(&title) || !paths(update).is_empty())
-                    && self.bare.remove(id);
+                    && self.bare.remove(&id);
                 if status == "failed" || has_diff(update) || told {
                     let mut activity = activity(&title, update);
-                    if matches!(status, "failed" | "completed") {
+                    if matches!(status.as_str(), "failed" | "completed") {
                         activity.push_str(&format!(" ({status})"));
                     }
                     emit(Event::OwnTool {
@@ -112,12 +115,14 @@ impl Gathered {
                 });
             }
             "available_commands_update" => {
-                let names: Vec<String> = update["availableCommands"]
+                let names: Vec<(String, String)> = update["availableCommands"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|c| c["name"].as_str())
-                    .map(|n| n.trim_start_matches('/').to_string())
+                    .filter_map(|c| {
+                        let name = c["name"].as_str()?.trim_start_matches('/').to_string();
+                        Some((name, c["description"].as_str().unwrap_or("").to_string()))
+                    })
                     .collect();
                 self.commands = Some(names);
             }
@@ -150,6 +155,31 @@ impl Gathered {
         self.usage = Some(usage);
     }
 
+    /// The tool call an update is about, with the update's fields laid over what was known
+    /// of it (ACP's `tool_call_update` carries only what changed).
+    fn call(&mut self, update: &Value) -> &Value {
+        let id = &update["toolCallId"];
+        let at = match self.calls.iter().position(|c| c["toolCallId"] == *id) {
+            Some(at) => at,
+            None => {
+                self.calls.push(json!({}));
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[at];
+        for (key, value) in update.as_object().into_iter().flatten() {
+            if key != "sessionUpdate" && !value.is_null() {
+                call[key] = value.clone();
+            }
+        }
+        call
+    }
+
+    /// The agent's tool calls of this turn, as the conversation records them.
+    pub fn ran(&self) -> Vec<Ran> {
+        self.calls.iter().map(ran).collect()
+    }
+
     /// Reads an update that came before the prompt: its text is a note, not the answer.
     pub fn before_prompt(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
         let update = &params["update"];
@@ -168,6 +198,71 @@ impl Gathered {
     /// The turn is over: nothing is held back, as thinking is passed on as it comes
     /// ([`Event::ThinkingDelta`]).
     pub fn flush(&mut self, _backend: &str, _emit: &mut dyn FnMut(Event)) {}
+}
+
+/// Whether an update is part of a loaded session's history (`session/load` replays it).
+pub fn replays(params: &Value) -> bool {
+    matches!(
+        params["update"]["sessionUpdate"].as_str(),
+        Some(
+            "user_message_chunk"
+                | "agent_message_chunk"
+                | "agent_thought_chunk"
+                | "tool_call"
+                | "tool_call_update"
+                | "plan"
+        )
+    )
+}
+
+/// A tool call as the conversation records it: what the agent reported, in words.
+fn ran(call: &Value) -> Ran {
+    let kind = call["kind"].as_str().unwrap_or("other");
+    let status = call["status"].as_str().unwrap_or("pending");
+    let mut args = json!({ "title": title(call), "kind": kind });
+    let paths = paths(call);
+    if !paths.is_empty() {
+        args["locations"] = json!(paths);
+    }
+    if let Some(input) = call.get("rawInput").filter(|v| !v.is_null()) {
+        args["raw_input"] = input.clone();
+    }
+    let mut output = format!("status: {status}");
+    for block in call["content"].as_array().into_iter().flatten() {
+        output.push('\n');
+        match block["type"].as_str() {
+            Some("content") => match text_of(&block["content"]) {
+                Some(text) => output.push_str(text),
+                None => output.push_str("(content that is not text)"),
+            },
+            Some("diff") => {
+                let old = block["oldText"].as_str().map_or(0, |t| t.lines().count());
+                let new = block["newText"].as_str().unwrap_or("");
+                output.push_str(&format!(
+                    "changed {}: {old} lines became {}:\n{new}",
+                    block["path"].as_str().unwrap_or("?"),
+                    new.lines().count()
+                ));
+            }
+            Some("terminal") => output.push_str("(the output of a terminal agent-loop ran)"),
+            _ => output.push_str(&block.to_string()),
+        }
+    }
+    if call["content"].as_array().is_none_or(|c| c.is_empty()) {
+        if let Some(raw) = call.get("rawOutput").filter(|v| !v.is_null()) {
+            output.push('\n');
+            output.push_str(&match raw.as_str() {
+                Some(text) => text.to_string(),
+                None => raw.to_string(),
+            });
+        }
+    }
+    Ran {
+        name: format!("acp_{kind}"),
+        args,
+        ok: status != "failed",
+        output,
+    }
 }
 
 /// A content block's text; `None` for images, audio and resources.

@@ -135,6 +135,7 @@ impl ReplyBuilder {
             calls,
             usage: self.usage,
             raw: None,
+            ran: Vec::new(),
         }
     }
 }

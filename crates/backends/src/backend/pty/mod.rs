@@ -71,16 +71,7 @@ struct Outcome {
 impl PtyBackend {
     /// Checks that the command exists (through `PATH` unless it is a path).
     pub fn new(def: PtyDef) -> Result<Self, Error> {
-        let program = if def.command.contains('/') {
-            PathBuf::from(&def.command)
-        } else {
-            which::which(&def.command).map_err(|_| {
-                Error::config(format!(
-                    "backend `{}`: command `{}` is not on PATH; install it, or fix `command` ({})",
-                    def.name, def.command, def.defined_at
-                ))
-            })?
-        };
+        let program = def.program()?;
         Ok(PtyBackend {
             def,
             program,
@@ -89,15 +80,7 @@ impl PtyBackend {
     }
 
     fn args(&self, cwd: &Path) -> Vec<String> {
-        let model = self.def.model.as_deref().unwrap_or("");
-        self.def
-            .args
-            .iter()
-            .map(|a| {
-                a.replace("{model}", model)
-                    .replace("{cwd}", &cwd.display().to_string())
-            })
-            .collect()
+        self.def.args_in(cwd)
     }
 
     /// The running agent, started (again) if there is none, it died, or its last turn was
@@ -211,6 +194,7 @@ impl PtyBackend {
                 stdout: outcome.raw,
                 ..RawOutput::default()
             }),
+            ran: Vec::new(),
         })
     }
 

@@ -1,0 +1,109 @@
+//! What the conversation records besides the model's replies and agent-loop's tool results:
+//! the tool calls an agent ran itself (an ACP agent's), a cancelled turn with the answer so
+//! far, and what such an agent keeps of its own (its session, its slash commands).
+
+use super::Agent;
+use crate::context::{Message, ToolCall};
+
+impl Agent {
+    /// Records that the running turn was cancelled (its future was dropped): every tool call
+    /// left without a result gets one saying so, and a note ends the turn, so the next prompt
+    /// is well formed and the model knows what happened.
+    pub fn mark_cancelled(&mut self) {
+        let answered: std::collections::HashSet<String> = self
+            .conversation
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let pending: Vec<ToolCall> = match self.conversation.messages.last() {
+            Some(Message::User { .. }) | None => Vec::new(),
+            _ => self
+                .conversation
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    Message::Assistant { tool_calls, .. } => Some(tool_calls.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| !answered.contains(&c.id))
+                .collect(),
+        };
+        for call in pending {
+            self.conversation.push(Message::ToolResult {
+                call_id: call.id,
+                name: call.name,
+                ok: false,
+                output: "not run: the user cancelled the turn".into(),
+            });
+        }
+        // An agent's answer so far (an ACP agent's) is kept, marked as cut short.
+        let mut text = String::new();
+        if let Some(partial) = self.backend.take_partial() {
+            self.record_ran(partial.ran);
+            if !partial.text.is_empty() {
+                text = partial.text + "\n";
+            }
+        }
+        text.push_str("[turn cancelled by the user]");
+        self.conversation.push(Message::Assistant {
+            text,
+            tool_calls: Vec::new(),
+        });
+    }
+
+    /// The slash commands of the backend's agent (an ACP agent's), with what each does.
+    pub fn agent_commands(&self) -> Vec<(String, String)> {
+        self.backend.agent_commands()
+    }
+
+    /// The id of the backend's agent's own session (an ACP agent's), to keep.
+    pub fn agent_session(&self) -> Option<String> {
+        self.backend.agent_session()
+    }
+
+    /// The agent's own session for the backend to resume when it starts its agent.
+    pub fn resume_agent_session(&self, id: &str) {
+        self.backend.resume_agent_session(id);
+    }
+
+    /// Records the tool calls the agent behind the backend ran itself (an ACP agent's) as
+    /// calls and results, before its answer: a backend switched to later sees them.
+    pub(super) fn record_ran(&mut self, ran: Vec<crate::backend::Ran>) {
+        if ran.is_empty() {
+            return;
+        }
+        let ids: Vec<String> = ran
+            .iter()
+            .map(|_| self.conversation.next_call_id())
+            .collect();
+        let tool_calls = ran
+            .iter()
+            .zip(&ids)
+            .map(|(r, id)| ToolCall {
+                id: id.clone(),
+                name: r.name.clone(),
+                args: r.args.clone(),
+            })
+            .collect();
+        self.conversation.push(Message::Assistant {
+            text: String::new(),
+            tool_calls,
+        });
+        for (r, id) in ran.into_iter().zip(ids) {
+            let output = self.context.fit_tool_output(&id, &r.name, r.output);
+            self.conversation.push(Message::ToolResult {
+                call_id: id,
+                name: r.name,
+                ok: r.ok,
+                output,
+            });
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! An ACP agent (fixtures/agents/fake-acp.py) behind the bot: /stop cancels its turn through
+//! the chat's canceller (the agent gets `session/cancel`, the answer so far is kept), and a
+//! permission question nobody answers gets the agent's reject option.
+
+use serde_json::Value;
+
+use super::mock::Mock;
+use super::{Bot, ME};
+use crate::common::{fixture, poll, Workspace};
+
+fn acp() -> Workspace {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n",
+        fixture("agents/fake-acp.py").display()
+    ));
+    ws
+}
+
+/// The methods the fake agent has received so far.
+fn methods(ws: &Workspace) -> Vec<String> {
+    std::fs::read_to_string(ws.path("fake/acp.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["method"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn stop_sends_session_cancel_and_keeps_the_answer_so_far() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    mock.message(ME, ME, "cancel me");
+    let prompted = poll(|| {
+        methods(&ws)
+            .contains(&"session/prompt".into())
+            .then_some(())
+    });
+    assert!(prompted.is_some(), "no prompt: {:?}", methods(&ws));
+    mock.message(ME, ME, "/stop");
+    mock.wait_sent(ME, "Stopped.");
+    let cancelled = poll(|| {
+        methods(&ws)
+            .contains(&"session/cancel".into())
+            .then_some(())
+    });
+    assert!(cancelled.is_some(), "no session/cancel: {:?}", methods(&ws));
+    // The agent keeps running for the next message.
+    mock.message(ME, ME, "hello after");
+    mock.wait_sent(ME, "You said: hello after");
+    assert_eq!(bot.terminate(), 0);
+    let session =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/telegram-42/session.json"))
+            .unwrap();
+    assert!(
+        session.contains("partial answer\\n[turn cancelled by the user]"),
+        "{session}"
+    );
+}
+
+#[test]
+fn an_unanswered_permission_question_gets_the_agents_reject_option() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp", "--approval-timeout", "1"]);
+    mock.message(ME, ME, "permission");
+    mock.wait_sent(ME, "permission: cancel");
+    assert_eq!(bot.terminate(), 0);
+}

@@ -84,6 +84,28 @@ fn a_turn_streams_the_answer_with_token_counts() {
 }
 
 #[test]
+fn an_agent_cut_short_keeps_its_answer_and_says_so() {
+    let ws = acp("");
+    for (word, why) in [
+        (
+            "max_tokens",
+            "the model reached its output limit (max_tokens)",
+        ),
+        ("refusal", "the model declined"),
+    ] {
+        let run = ws.run(&["--backend", "acp", word]);
+        run.expect_code(0);
+        assert_eq!(run.stdout(), "cut here\n", "{word}");
+        assert!(
+            run.stderr()
+                .contains(&format!("[acp: the answer was cut short: {why}")),
+            "{}",
+            run.stderr()
+        );
+    }
+}
+
+#[test]
 fn the_agents_tools_plan_and_thinking_are_shown_as_progress() {
     let ws = acp("");
     let run = ws.run(&["--backend", "acp", "--verbose", "tool please"]);

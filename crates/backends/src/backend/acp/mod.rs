@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 
 use crate::backend::{Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
-use crate::event::{Event, OutputStream};
+use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
 use conn::{Agent, Failure};
 
@@ -404,8 +404,21 @@ impl AcpBackend {
             running.commands = commands;
         }
         let mut text = std::mem::take(&mut gathered.text);
+        // Cut short, as an HTTP backend reports it (the answer so far stays the answer);
+        // other stops are marked in the answer, which the next backend reads.
+        let cut = match answer.stop_reason.as_str() {
+            "max_tokens" => Some(CutReason::MaxTokens),
+            "refusal" => Some(CutReason::Refusal),
+            _ => None,
+        };
+        if let Some(reason) = cut {
+            host.event(Event::CutShort {
+                backend: self.def.name.clone(),
+                reason,
+            });
+        }
         match answer.stop_reason.as_str() {
-            "end_turn" => {}
+            "end_turn" | "max_tokens" | "refusal" => {}
             "cancelled" => text.push_str("\n[the agent stopped: cancelled]"),
             other => text.push_str(&format!("\n[the agent stopped: {other}]")),
         }

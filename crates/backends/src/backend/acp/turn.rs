@@ -181,10 +181,6 @@ pub async fn run(
     guard.armed = false;
     let mut gathered = std::mem::take(&mut guard.gathered);
     terminals.report(host);
-    {
-        let mut emit = |e: Event| host.event(e);
-        gathered.flush(name, &mut emit);
-    }
     let answer = match result {
         Ok(answer) => answer,
         Err(why) if cancelled_at.is_some() => {

@@ -194,10 +194,6 @@ impl Gathered {
             });
         }
     }
-
-    /// The turn is over: nothing is held back, as thinking is passed on as it comes
-    /// ([`Event::ThinkingDelta`]).
-    pub fn flush(&mut self, _backend: &str, _emit: &mut dyn FnMut(Event)) {}
 }
 
 /// Whether an update is part of a loaded session's history (`session/load` replays it).

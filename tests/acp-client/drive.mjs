@@ -46,11 +46,21 @@ const now = () => Number(process.hrtime.bigint() / 1000000n);
 function wake() {
   for (const w of waiters.splice(0)) if (!w()) waiters.push(w);
 }
+// A wait that is never met fails the run (the test then shows what was awaited) instead of
+// hanging it; the limit is far beyond any machine's slowness, a guard, not a timing.
+const WAIT_LIMIT_MS = 120000;
 function until(check) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`drive.mjs: waited ${WAIT_LIMIT_MS / 1000} s for ${check}`)),
+      WAIT_LIMIT_MS,
+    );
     const w = () => {
       const v = check();
-      if (v) resolve(v);
+      if (v) {
+        clearTimeout(timer);
+        resolve(v);
+      }
       return v;
     };
     if (!w()) waiters.push(w);

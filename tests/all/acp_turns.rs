@@ -42,6 +42,37 @@ fn the_agents_tool_calls_reach_the_next_backend() {
 }
 
 #[test]
+fn an_http_backend_is_sent_the_agents_tool_calls_as_tool_calls() {
+    use crate::http::{run_api, setup, streamed, Format};
+    for format in [Format::Anthropic, Format::OpenAi] {
+        let (ws, server) = setup(format, vec![streamed(format, "text")], "");
+        ws.add_config(&format!(
+            "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n",
+            crate::common::fixture("agents/fake-acp.py").display()
+        ));
+        ws.run(&["--backend", "acp", "--session", "s", "tool please"])
+            .expect_code(0);
+        let run = run_api(&ws, &["--session", "s", "what did you run?"]);
+        assert_eq!(run.code(), 0, "{}", run.stderr());
+        let body = server.requests()[0].json().to_string();
+        // The API's own shapes: a tool_use and its tool_result (Anthropic), a tool call and a
+        // `tool` message (OpenAI), each named for the agent's kind of tool.
+        let shapes: &[&str] = match format {
+            Format::Anthropic => &["\"type\":\"tool_use\"", "\"type\":\"tool_result\""],
+            _ => &["\"tool_calls\"", "\"role\":\"tool\""],
+        };
+        for part in [
+            shapes,
+            &["acp_execute", "a.txt b.txt", "You said: tool please"],
+        ]
+        .concat()
+        {
+            assert!(body.contains(part), "{format:?}: missing {part} in\n{body}");
+        }
+    }
+}
+
+#[test]
 fn ctrl_c_keeps_the_answer_so_far_marked_as_cancelled() {
     let ws = both();
     ws.reply(1, "ok\n");

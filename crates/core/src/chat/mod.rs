@@ -474,25 +474,6 @@ impl Chat {
             .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))
     }
 
-    /// Takes what a saved session holds besides its backend and model: the conversation
-    /// and counts, the context mode, the user's system prompt, the tools answered "always".
-    pub(super) fn resume_state(&mut self, session: &Session) {
-        self.agent
-            .restore(session.conversation.clone(), session.turns, session.usage);
-        if let Some(mode) = session.context.as_deref().and_then(|m| m.parse().ok()) {
-            self.agent.set_context_mode(mode);
-        }
-        if session.system.is_some() {
-            self.agent.set_system_prompt(session.system.clone());
-        }
-        for tool in &session.always {
-            self.agent.policy_mut().allow_always(tool);
-        }
-        if let Some(id) = session.agent_sessions.get(self.def.name()) {
-            self.agent.resume_agent_session(id);
-        }
-    }
-
     /// An agent for the backend `name` that starts from this conversation and works in
     /// `folder` with this chat's settings and built-in tools (a fan-out lane).
     fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {

@@ -313,3 +313,34 @@ fn no_backend(config: &Config) -> Error {
         ),
     )
 }
+
+impl Chat {
+    /// Takes what a saved session holds besides its backend and model: the conversation
+    /// and counts, the context mode, the user's system prompt, the tools answered "always".
+    pub(super) fn resume_state(&mut self, session: &Session) {
+        self.agent
+            .restore(session.conversation.clone(), session.turns, session.usage);
+        if let Some(mode) = session.context.as_deref().and_then(|m| m.parse().ok()) {
+            // Resumed with another backend, a mode that was only the old backend's own
+            // (`fresh` for an agent that keeps its own conversation) gives way to the new
+            // one's, as on `/backend`; a mode the user chose stays.
+            let old_own = self
+                .config
+                .backend(&session.backend)
+                .ok()
+                .map(|d| d.context().mode);
+            if session.backend == self.def.name() || old_own != Some(mode) {
+                self.agent.set_context_mode(mode);
+            }
+        }
+        if session.system.is_some() {
+            self.agent.set_system_prompt(session.system.clone());
+        }
+        for tool in &session.always {
+            self.agent.policy_mut().allow_always(tool);
+        }
+        if let Some(id) = session.agent_sessions.get(self.def.name()) {
+            self.agent.resume_agent_session(id);
+        }
+    }
+}

@@ -406,19 +406,14 @@ impl AcpBackend {
         let mut text = std::mem::take(&mut gathered.text);
         // Cut short, as an HTTP backend reports it (the answer so far stays the answer);
         // other stops are marked in the answer, which the next backend reads.
-        let cut = match answer.stop_reason.as_str() {
-            "max_tokens" => Some(CutReason::MaxTokens),
-            "refusal" => Some(CutReason::Refusal),
-            _ => None,
+        let cut = |reason| Event::CutShort {
+            backend: self.def.name.clone(),
+            reason,
         };
-        if let Some(reason) = cut {
-            host.event(Event::CutShort {
-                backend: self.def.name.clone(),
-                reason,
-            });
-        }
         match answer.stop_reason.as_str() {
-            "end_turn" | "max_tokens" | "refusal" => {}
+            "end_turn" => {}
+            "max_tokens" => host.event(cut(CutReason::MaxTokens)),
+            "refusal" => host.event(cut(CutReason::Refusal)),
             "cancelled" => text.push_str("\n[the agent stopped: cancelled]"),
             other => text.push_str(&format!("\n[the agent stopped: {other}]")),
         }

@@ -14,7 +14,6 @@ use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
 use crate::cli::display::approval::shown_lines;
-use crate::cli::display::plain::{cut_short, plan_text};
 use crate::cli::display::progress::progress_text;
 
 use super::api::{Api, Mode};
@@ -73,8 +72,6 @@ impl Observer for Progress {
                 format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
             }
             Event::OwnTool { activity, .. } => format!("running: {activity}"),
-            Event::Plan { entries, .. } => format!("plan: {}", plan_text(entries)),
-            Event::CutShort { backend, reason } => cut_short(backend, *reason),
             Event::ToolResult {
                 ok: false, tool, ..
             } => format!("{tool} failed"),

@@ -102,5 +102,6 @@ fn the_measured_peak_is_agent_loops_own_not_the_test_processs() {
         peak_kib < 64 * 1024,
         "peak RSS {peak_kib} KiB for agent-loop --version"
     );
-    assert_eq!(held.iter().map(|b| *b as usize).sum::<usize>(), 160 << 20);
+    // Held (and its pages written, so resident) until agent-loop has exited.
+    assert_eq!(std::hint::black_box(&held)[(160 << 20) - 1], 1);
 }

@@ -1,5 +1,5 @@
 //! The caps on what an MCP server sends, each against a server that floods it
-//! (fixtures/mcp/flood-server.js): one endless stdout line, a gigabyte of stderr, an endless
+//! (fixtures/mcp/flood-server.js): one endless stdout line, 256 MiB of stderr (four times the peak allowed), an endless
 //! tool list, a tool list too large, an endless JSON body and an endless event. Each time the
 //! server (or the call) fails with a message naming the cap, and agent-loop's own peak memory,
 //! measured as the other flood tests do, stays under 64 MiB. The measure also holds the peak
@@ -46,16 +46,16 @@ fn an_endless_stdout_line_fails_the_server_at_its_cap() {
 }
 
 #[test]
-fn a_gigabyte_of_stderr_keeps_a_bounded_tail() {
+fn a_flood_of_stderr_keeps_a_bounded_tail() {
     let ws = Workspace::new();
     ws.add_config(&server(
         "flood",
         &flood(),
-        // Writing and draining the gigabyte takes what the machine takes: no call timeout
+        // Writing and draining the flood takes what the machine takes: no call timeout
         // may cut it short.
         "args = ['stderr']\ntrust = true\ntimeout_s = 3600",
     ));
-    // `ok` is answered once the whole gigabyte is written; `bye` exits after one more MiB
+    // `ok` is answered once the whole flood is written; `bye` exits after one more MiB
     // without a newline.
     ws.reply(1, call("mcp.flood.ok", "{}") + &call("mcp.flood.bye", "{}"));
     ws.reply(2, "Done.\n");

@@ -1,7 +1,7 @@
 //! A running MCP tool's progress (`notifications/progress` for the token the client sends in
 //! the call's `_meta`): shown as `[progress ...]` lines on the append-only display, at most one
 //! a second and without the escape bytes a server put in, and as `tool_progress` records in
-//! JSONL (one a second in the session's log); a flood of 10,000 reports neither floods the
+//! JSONL (one a second in the session's log); a flood of 3,000 reports neither floods the
 //! terminal or the log nor loses the latest. The real server-everything's long-running
 //! operation reports the same way.
 
@@ -95,7 +95,7 @@ fn a_flood_of_progress_is_coalesced_and_the_latest_kept() {
     let run = ws.run(&["--backend", "fake", "--display", "plain", "go"]);
     let seconds = started.elapsed().as_secs() as usize;
     run.expect_code(0);
-    assert!(ws.prompt(2).contains("done after 10000 steps"));
+    assert!(ws.prompt(2).contains("done after 3000 steps"));
     let err = run.stderr();
     let lines = err
         .lines()
@@ -123,8 +123,8 @@ fn a_flood_of_progress_is_coalesced_and_the_latest_kept() {
     run.expect_code(0);
     let progress = progress_records(&run.stdout());
     let last = progress.last().expect("a tool_progress record");
-    assert_eq!(last["progress"], 10000.0, "{last}");
-    eprintln!("{} of 10000 reports in the JSON lines", progress.len());
+    assert_eq!(last["progress"], 3000.0, "{last}");
+    eprintln!("{} of 3000 reports in the JSON lines", progress.len());
     // The session's log keeps one a second, as the plain display does.
     let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/f/log.jsonl")).unwrap();
     let logged = progress_records(&log).len();

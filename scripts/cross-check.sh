@@ -67,9 +67,12 @@ exec "$cross/venv/bin/python" -m ziglang cc -target aarch64-linux-musl "\$@"
 EOF
 chmod +x "$cross/zigcc"
 
-# Clippy, which checks as `cargo check` does and also lints the Android-only code paths.
+# Clippy, which checks as `cargo check` does and also lints the Android-only code paths. In
+# a target directory of its own, so it never waits for the lock of a build beside it (.ci/run
+# runs it beside the test suite's).
 timed "cargo clippy --target $android" env "CC_${android//-/_}=$cross/zigcc" \
-  cargo clippy --locked --quiet --lib --bins --profile test --target "$android" -- -D warnings
+  cargo clippy --locked --quiet --lib --bins --profile test --target "$android" \
+  --target-dir "$cross/target" -- -D warnings
 
 if $qemu_suite; then
 # Unoptimised and without debug information: the quickest build to make, and quick enough

@@ -365,9 +365,8 @@ impl Chat {
         let backend = backend::build(&def, &self.overrides)?;
         keep_agent_session(&mut self.session, &self.agent, &self.def);
         self.agent.set_backend(backend);
-        if let Some(id) = self.session.agent_sessions.get(def.name()) {
-            self.agent.resume_agent_session(id);
-        }
+        let id = self.session.agent_sessions.get(def.name());
+        self.agent.resume_agent_session(id.map(String::as_str));
         // The old backend's own context mode (`fresh` for an agent that keeps its own
         // conversation) gives way to the new one's; a mode the user chose stays.
         if self.agent.context_settings().mode == self.def.context().mode {
@@ -412,6 +411,8 @@ impl Chat {
         self.session = Session::new(name, self.def.name());
         self.agent
             .restore(Default::default(), 0, Default::default());
+        // An ACP agent starts a new session of its own too.
+        self.agent.resume_agent_session(None);
         self.open_log()
     }
 

@@ -339,8 +339,9 @@ impl Chat {
         for tool in &session.always {
             self.agent.policy_mut().allow_always(tool);
         }
-        if let Some(id) = session.agent_sessions.get(self.def.name()) {
-            self.agent.resume_agent_session(id);
-        }
+        // The loaded session's own agent session, or a new one: never the one of the
+        // session before (`/load` while an ACP agent runs).
+        let id = session.agent_sessions.get(self.def.name());
+        self.agent.resume_agent_session(id.map(String::as_str));
     }
 }

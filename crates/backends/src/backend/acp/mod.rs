@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 
 use crate::backend::{Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
+use crate::context::prompt::catch_up_prompt;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
 use conn::{Agent, Failure};
@@ -52,6 +53,11 @@ struct Running {
     commands: Vec<(String, String)>,
     /// A prompt cancelled and not yet answered.
     outstanding: Option<u64>,
+    /// The running agent is to open `session` (a new one when `None`) before the next
+    /// prompt: agent-loop's session changed (`/load`, `/clear`).
+    reopen: bool,
+    /// Its session is new and had no prompt yet: the first carries the conversation so far.
+    unprompted: bool,
 }
 
 /// One prompt through an ACP agent, described for `agent-loop doctor`.
@@ -94,9 +100,17 @@ impl AcpBackend {
         cwd: &Path,
         host: &mut dyn Host,
     ) -> Result<(), Error> {
+        let dir = match &self.def.cwd {
+            Some(dir) => cwd.join(dir),
+            None => cwd.to_path_buf(),
+        };
         if let Some(agent) = running.agent.as_mut() {
             let settled = turn::settle(agent, &mut running.outstanding).await;
             if settled && !agent.exited() {
+                // agent-loop's session changed (`/load`, `/clear`): so does the agent's.
+                if running.reopen {
+                    self.open(running, &dir, host).await?;
+                }
                 return Ok(());
             }
             let why = if settled {
@@ -114,10 +128,6 @@ impl AcpBackend {
             }
             running.outstanding = None;
         }
-        let dir = match &self.def.cwd {
-            Some(dir) => cwd.join(dir),
-            None => cwd.to_path_buf(),
-        };
         let mut agent = Agent::spawn(&self.def, &self.program, &self.args(cwd), &dir)
             .await
             .map_err(|e| self.error(format!("cannot run {}: {e}", self.program.display())))?;
@@ -144,68 +154,74 @@ impl AcpBackend {
             ))
         })?
         .map_err(|e| self.failed("initialize", e, &Value::Null))?;
-        let cwd_text = dir.display().to_string();
+        running.info = info;
+        running.agent = Some(agent);
+        self.open(running, &dir, host).await
+    }
+
+    /// Opens the agent's session: the one kept (`session/load`, where the agent offers it)
+    /// or a new one, with a note when the kept one could not be resumed; then the model and
+    /// the mode. A new session is `unprompted`: its first prompt carries the conversation.
+    async fn open(
+        &self,
+        running: &mut Running,
+        dir: &Path,
+        host: &mut dyn Host,
+    ) -> Result<(), Error> {
+        running.reopen = false;
+        let cwd = dir.display().to_string();
+        let agent = running.agent.as_mut().expect("started before");
+        let info = &running.info;
         let loads = info["agentCapabilities"]["loadSession"] == true;
-        let setup = match running.session.clone().filter(|_| loads) {
-            Some(id) => {
-                let loaded = agent
-                    .request(
-                        "session/load",
-                        json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
-                    )
-                    .await;
-                let (setup, line) = match loaded {
+        let mut note = None;
+        let mut loaded = None;
+        match &running.session {
+            Some(id) if loads => {
+                let params = json!({ "sessionId": id, "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
+                match agent.request("session/load", params).await {
                     Ok(setup) => {
                         // What it replays of the session is no news.
                         agent.replayed = true;
-                        (setup, format!("(resumed the agent's session {id})"))
+                        note = Some(format!("(resumed the agent's session {id})"));
+                        loaded = Some((id.clone(), setup));
                     }
                     Err(e) => {
                         let why = match e {
                             Failure::Refused(e) => e.message,
                             Failure::Ended(why) | Failure::Local(why) => why,
                         };
-                        let setup = self
-                            .new_session(&mut agent, &cwd_text, &info, running)
-                            .await?;
-                        (setup, format!("(the agent could not load its session {id} ({why}): it starts a new one, without the conversation so far)"))
+                        note = Some(format!(
+                            "(the agent could not load its session {id} ({why}): it starts a new one)"
+                        ));
                     }
-                };
-                host.event(Event::BackendOutput {
-                    backend: self.def.name.clone(),
-                    stream: OutputStream::Screen,
-                    line,
-                });
-                setup
+                }
             }
-            None if running.session.is_some() => {
-                let setup = self
-                    .new_session(&mut agent, &cwd_text, &info, running)
-                    .await?;
-                host.event(Event::BackendOutput {
-                    backend: self.def.name.clone(),
-                    stream: OutputStream::Screen,
-                    line: "(the agent cannot load its earlier session (it offers no loadSession): \
-                           it starts a new one, without the conversation so far)"
+            Some(_) => {
+                note = Some(
+                    "(the agent cannot load its earlier session (it offers no loadSession): \
+                     it starts a new one)"
                         .into(),
-                });
-                setup
+                )
             }
+            None => {}
+        }
+        let (id, setup) = match loaded {
+            Some(loaded) => loaded,
             None => {
-                self.new_session(&mut agent, &cwd_text, &info, running)
-                    .await?
+                running.unprompted = true;
+                self.new_session(agent, &cwd, info).await?
             }
         };
-        self.configure(
-            &mut agent,
-            running.session.as_deref().unwrap_or(""),
-            &setup,
-            host,
-        )
-        .await;
-        running.info = info;
+        if let Some(line) = note {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line,
+            });
+        }
+        self.configure(agent, &id, &setup, host).await;
+        running.session = Some(id);
         running.setup = setup;
-        running.agent = Some(agent);
         Ok(())
     }
 
@@ -214,8 +230,7 @@ impl AcpBackend {
         agent: &mut Agent,
         cwd: &str,
         info: &Value,
-        running: &mut Running,
-    ) -> Result<Value, Error> {
+    ) -> Result<(String, Value), Error> {
         let params = json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
         let mut setup = agent.request("session/new", params.clone()).await;
         // codex-acp wants `authenticate` even when its key is set: with the method whose
@@ -233,8 +248,7 @@ impl AcpBackend {
         if id.is_empty() {
             return Err(self.error("`session/new` answered without a sessionId"));
         }
-        running.session = Some(id);
-        Ok(setup)
+        Ok((id, setup))
     }
 
     /// The agent's first authentication method of type `env_var` whose variables are all set
@@ -377,7 +391,20 @@ impl AcpBackend {
         self.ensure(running, request.cwd, host).await?;
         let session = running.session.clone().unwrap_or_default();
         let agent = running.agent.as_mut().expect("started above");
-        let prompt = prompt_blocks(message, request.cwd);
+        let mut prompt = prompt_blocks(message, request.cwd);
+        let window = request.window;
+        let earlier = window.messages.len().saturating_sub(1) + window.omitted;
+        if std::mem::take(&mut running.unprompted) && (earlier > 0 || window.summary.is_some()) {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line: format!(
+                    "(the agent's new session is given the conversation so far: {})",
+                    crate::plural::count(earlier, "earlier message", "earlier messages")
+                ),
+            });
+            prompt[0] = json!({ "type": "text", "text": catch_up_prompt(window) });
+        }
         let outcome = turn::run(
             &self.def,
             agent,
@@ -516,12 +543,22 @@ impl Backend for AcpBackend {
         self.running.try_lock().ok()?.session.clone()
     }
 
-    fn resume_agent_session(&self, id: &str) {
+    fn resume_agent_session(&self, id: Option<&str>) {
         if let Ok(mut running) = self.running.try_lock() {
-            if running.agent.is_none() {
-                running.session = Some(id.to_string());
+            if running.session.as_deref() != id {
+                running.session = id.map(str::to_string);
+                running.reopen = running.agent.is_some();
             }
         }
+    }
+
+    fn starts_fresh(&self) -> bool {
+        let Ok(mut running) = self.running.try_lock() else {
+            return false;
+        };
+        running.reopen
+            || running.outstanding.is_some()
+            || running.agent.as_mut().is_none_or(Agent::exited)
     }
 
     fn take_partial(&self) -> Option<Reply> {

@@ -68,8 +68,9 @@ impl Agent {
         self.backend.agent_session()
     }
 
-    /// The agent's own session for the backend to resume when it starts its agent.
-    pub fn resume_agent_session(&self, id: &str) {
+    /// The agent's own session for the backend to resume (or `None`: a new one) at its
+    /// next call.
+    pub fn resume_agent_session(&self, id: Option<&str>) {
         self.backend.resume_agent_session(id);
     }
 

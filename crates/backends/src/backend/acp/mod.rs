@@ -156,7 +156,14 @@ impl AcpBackend {
         .map_err(|e| self.failed("initialize", e, &Value::Null))?;
         running.info = info;
         running.agent = Some(agent);
-        self.open(running, &dir, host).await
+        let opened = self.open(running, &dir, host).await;
+        // An agent without a session is no use to the next turn, which starts it again.
+        if opened.is_err() {
+            if let Some(agent) = running.agent.take() {
+                agent.close().await;
+            }
+        }
+        opened
     }
 
     /// Opens the agent's session: the one kept (`session/load`, where the agent offers it)
@@ -168,7 +175,6 @@ impl AcpBackend {
         dir: &Path,
         host: &mut dyn Host,
     ) -> Result<(), Error> {
-        running.reopen = false;
         let cwd = dir.display().to_string();
         let agent = running.agent.as_mut().expect("started before");
         let info = &running.info;
@@ -205,12 +211,10 @@ impl AcpBackend {
             }
             None => {}
         }
+        let fresh = loaded.is_none();
         let (id, setup) = match loaded {
             Some(loaded) => loaded,
-            None => {
-                running.unprompted = true;
-                self.new_session(agent, &cwd, info).await?
-            }
+            None => self.new_session(agent, &cwd, info).await?,
         };
         if let Some(line) = note {
             host.event(Event::BackendOutput {
@@ -222,6 +226,9 @@ impl AcpBackend {
         self.configure(agent, &id, &setup, host).await;
         running.session = Some(id);
         running.setup = setup;
+        running.unprompted = fresh;
+        // Only now: a session change that failed is tried again at the next turn.
+        running.reopen = false;
         Ok(())
     }
 

@@ -171,6 +171,34 @@ fn an_agent_switched_to_mid_conversation_is_given_it_once() {
 }
 
 #[test]
+fn an_agent_switched_back_to_is_given_what_it_missed() {
+    let ws = both();
+    ws.reply(1, "Middle answer.\n");
+    let keys = "alpha\n/backend fake\nmiddle question\n/backend acp\nomega\nlast\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp --session back", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // Its own session again (loaded, by a new process), given the other backend's turn.
+    assert_eq!(session_ids(&ws, "session/load"), [sent[0].0.clone()]);
+    assert!(sent.iter().all(|(id, _)| *id == sent[0].0), "{sent:?}");
+    assert_in_order(
+        &sent[1].1,
+        &[
+            "User: middle question",
+            "Assistant: Middle answer.",
+            "User: omega",
+        ],
+    );
+    assert!(!sent[1].1.contains("alpha"), "{}", sent[1].1);
+    assert!(
+        screen.contains("(the agent's session is given what it missed: 2 messages)"),
+        "{screen}"
+    );
+    assert_eq!(sent[2].1, "last");
+}
+
+#[test]
 fn clear_and_load_change_the_agents_session_with_agent_loops() {
     let ws = both();
     ws.reply(1, "Noted.\n");

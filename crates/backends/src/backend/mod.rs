@@ -132,8 +132,10 @@ pub trait Backend: Send + Sync {
 
     /// The agent's session (an ACP agent's) for the next call: `id` kept by an earlier run
     /// or before a switch, or `None` for a new one (`/clear`, a loaded session without
-    /// one). A running agent opens it before its next prompt.
-    fn resume_agent_session(&self, _id: Option<&str>) {}
+    /// one). A running agent opens it before its next prompt. `lacks`: how many of the
+    /// conversation's latest messages came after the session was kept (other backends'
+    /// turns), which a loaded session is given with the next message.
+    fn resume_agent_session(&self, _id: Option<&str>, _lacks: usize) {}
 
     /// Whether the next call may open a new session of the agent behind the backend (an ACP
     /// agent's, which keeps its own conversation): the request then carries the conversation

@@ -28,19 +28,29 @@ pub fn render_prompt(
 }
 
 /// The first prompt of an agent's new session (an ACP agent's, which keeps its own
-/// conversation) when agent-loop's conversation has earlier turns: the window written as a
-/// CLI backend's prompt writes its conversation, the newest user message last. The agent
-/// keeps its own tools and instructions, so there is no preamble.
-pub fn catch_up_prompt(window: &Window<'_>) -> String {
+/// conversation) when agent-loop's conversation has earlier turns, or of a loaded session
+/// that missed some (`resumed`): the window written as a CLI backend's prompt writes its
+/// conversation, the newest user message last. The agent keeps its own tools and
+/// instructions, so there is no preamble.
+pub fn catch_up_prompt(window: &Window<'_>, resumed: bool) -> String {
     let style = PromptStyle {
         tool_call_format: "<tool_call>{json}</tool_call>".into(),
         format: super::ContextFormat::Plain,
         own_tools: true,
     };
-    let mut out = String::from(
-        "You join this conversation now: its earlier turns were with another agent or \
-         another session of yours. Use your own tools as you need them, then reply to the \
-         user's last message.\n\n# Conversation\n",
+    let mut out = String::from(match resumed {
+        false => {
+            "You join this conversation now: its earlier turns were with another agent or \
+                  another session of yours."
+        }
+        true => {
+            "Since your last turn, this conversation went on with another agent: here is \
+                 what you missed."
+        }
+    });
+    out.push_str(
+        " Use your own tools as you need them, then reply to the user's last message.\n\n\
+         # Conversation\n",
     );
     write_omitted(&mut out, window.omitted);
     write_messages(&mut out, window.summary, &window.messages, &style);
@@ -384,7 +394,7 @@ mod tests {
         let c = answered();
         let mut window = Window::all(&c);
         window.omitted = 2;
-        let prompt = catch_up_prompt(&window);
+        let prompt = catch_up_prompt(&window, false);
         assert!(
             prompt.starts_with("You join this conversation now"),
             "{prompt}"

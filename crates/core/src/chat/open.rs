@@ -341,7 +341,8 @@ impl Chat {
         }
         // The loaded session's own agent session, or a new one: never the one of the
         // session before (`/load` while an ACP agent runs).
-        let id = session.agent_sessions.get(self.def.name());
-        self.agent.resume_agent_session(id.map(String::as_str));
+        let len = self.agent.conversation.messages.len();
+        let (id, lacks) = super::kept_agent_session(session, self.def.name(), len);
+        self.agent.resume_agent_session(id, lacks);
     }
 }

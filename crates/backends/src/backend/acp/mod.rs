@@ -13,6 +13,7 @@
 mod conn;
 mod mcp;
 mod probe;
+mod prompt;
 mod serve;
 mod terminal;
 mod turn;
@@ -24,10 +25,10 @@ use serde_json::{json, Value};
 
 use crate::backend::{Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
-use crate::context::prompt::catch_up_prompt;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
 use conn::{Agent, Failure};
+use prompt::{catch_up, prompt_blocks};
 
 /// The protocol version agent-loop speaks.
 const PROTOCOL_VERSION: u64 = 1;
@@ -58,6 +59,9 @@ struct Running {
     reopen: bool,
     /// Its session is new and had no prompt yet: the first carries the conversation so far.
     unprompted: bool,
+    /// How many of the conversation's latest messages the session to load lacks (other
+    /// backends' turns since it was kept): the first prompt after loading carries them.
+    lacks: usize,
 }
 
 /// One prompt through an ACP agent, described for `agent-loop doctor`.
@@ -397,21 +401,16 @@ impl AcpBackend {
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
         let session = running.session.clone().unwrap_or_default();
-        let agent = running.agent.as_mut().expect("started above");
         let mut prompt = prompt_blocks(message, request.cwd);
-        let window = request.window;
-        let earlier = window.messages.len().saturating_sub(1) + window.omitted;
-        if std::mem::take(&mut running.unprompted) && (earlier > 0 || window.summary.is_some()) {
+        if let Some((text, line)) = catch_up(running, request.window) {
             host.event(Event::BackendOutput {
                 backend: self.def.name.clone(),
                 stream: OutputStream::Screen,
-                line: format!(
-                    "(the agent's new session is given the conversation so far: {})",
-                    crate::plural::count(earlier, "earlier message", "earlier messages")
-                ),
+                line,
             });
-            prompt[0] = json!({ "type": "text", "text": catch_up_prompt(window) });
+            prompt[0] = json!({ "type": "text", "text": text });
         }
+        let agent = running.agent.as_mut().expect("started above");
         let outcome = turn::run(
             &self.def,
             agent,
@@ -495,26 +494,6 @@ pub fn config_option<'a>(setup: &'a Value, category: &str) -> Option<&'a Value> 
         .find(|o| o["category"] == category || o["id"] == category)
 }
 
-/// The message as text, and each `@path` naming a file as a link to it.
-fn prompt_blocks(message: &str, cwd: &Path) -> Vec<Value> {
-    let mut blocks = vec![json!({ "type": "text", "text": message })];
-    for word in message.split_whitespace() {
-        let Some(path) = word.strip_prefix('@') else {
-            continue;
-        };
-        let path = path.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
-        let full = cwd.join(path);
-        if !path.is_empty() && full.is_file() {
-            blocks.push(json!({
-                "type": "resource_link",
-                "uri": format!("file://{}", full.display()),
-                "name": path,
-            }));
-        }
-    }
-    blocks
-}
-
 impl Backend for AcpBackend {
     fn name(&self) -> &str {
         &self.def.name
@@ -550,11 +529,12 @@ impl Backend for AcpBackend {
         self.running.try_lock().ok()?.session.clone()
     }
 
-    fn resume_agent_session(&self, id: Option<&str>) {
+    fn resume_agent_session(&self, id: Option<&str>, lacks: usize) {
         if let Ok(mut running) = self.running.try_lock() {
             if running.session.as_deref() != id {
                 running.session = id.map(str::to_string);
                 running.reopen = running.agent.is_some();
+                running.lacks = lacks;
             }
         }
     }

@@ -271,6 +271,14 @@ fn authentication_needed_names_the_agents_methods() {
         err.contains("fake-key (API key): set FAKE_ACP_KEY"),
         "{err}"
     );
+    // The next message in a REPL starts the agent again: one without a session is not kept.
+    let (_, screen) = crate::repl::repl(&ws, "--backend acp", "hello\nagain\n/exit\n");
+    assert_eq!(
+        screen.matches("the agent needs authentication").count(),
+        2,
+        "{screen}"
+    );
+    assert_eq!(starts(&ws), 3);
     // As codex-acp: its key is set, but it wants `authenticate` with that method first.
     let ws = acp("env = { FAKE_ACP_AUTH = \"env\", FAKE_ACP_KEY = \"k\" }");
     let run = ws.run(&["--backend", "acp", "hello"]);

@@ -1,6 +1,9 @@
 //! ACP turns in agent-loop's conversation: the agent's own tool calls and their results are
 //! recorded, so another backend switched to later sees them; a cancelled turn keeps the
-//! answer so far. Against the scripted fake agent (fixtures/agents/fake-acp.py).
+//! answer so far; an agent session that is new while the conversation is not (a switch, a
+//! resume without `session/load`, `/load`) is given the conversation in its first prompt, and
+//! `/clear` and `/load` change the agent's session with agent-loop's. Against the scripted
+//! fake agent (fixtures/agents/fake-acp.py).
 
 use crate::common::{Pty, Workspace};
 use crate::repl::repl;
@@ -112,6 +115,128 @@ fn session_ids(ws: &Workspace, method: &str) -> Vec<String> {
         .collect()
 }
 
+/// Each prompt the fake agent received: its session and its text.
+fn prompts(ws: &Workspace) -> Vec<(String, String)> {
+    std::fs::read_to_string(ws.path("fake/acp.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|m| m["method"] == "session/prompt")
+        .map(|m| {
+            let p = &m["params"];
+            let text = p["prompt"][0]["text"].as_str().unwrap_or("").to_string();
+            (p["sessionId"].as_str().unwrap_or("").to_string(), text)
+        })
+        .collect()
+}
+
+/// `text` holds each of `parts`, in that order.
+fn assert_in_order(text: &str, parts: &[&str]) {
+    let mut from = 0;
+    for part in parts {
+        match text[from..].find(part) {
+            Some(at) => from += at + part.len(),
+            None => panic!("missing {part:?} (in this order) in\n{text}"),
+        }
+    }
+}
+
+#[test]
+fn an_agent_switched_to_mid_conversation_is_given_it_once() {
+    let ws = both();
+    ws.reply(1, "Paris, of course.\n");
+    let keys = "where is the louvre?\n/backend acp\nand its river?\nhow old is it?\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake --session trip", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    // The first prompt of its new session carries the conversation as a CLI's prompt does.
+    assert_in_order(
+        &sent[0].1,
+        &[
+            "User: where is the louvre?",
+            "Assistant: Paris, of course.",
+            "User: and its river?",
+            "Assistant:",
+        ],
+    );
+    assert!(
+        screen.contains(
+            "(the agent's new session is given the conversation so far: 2 earlier messages)"
+        ),
+        "{screen}"
+    );
+    // Then only the newest message, in the same session.
+    assert_eq!(sent[1], (sent[0].0.clone(), "how old is it?".to_string()));
+}
+
+#[test]
+fn an_agent_switched_back_to_is_given_what_it_missed() {
+    let ws = both();
+    ws.reply(1, "Middle answer.\n");
+    let keys = "alpha\n/backend fake\nmiddle question\n/backend acp\nomega\nlast\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp --session back", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // Its own session again (loaded, by a new process), given the other backend's turn.
+    assert_eq!(session_ids(&ws, "session/load"), [sent[0].0.clone()]);
+    assert!(sent.iter().all(|(id, _)| *id == sent[0].0), "{sent:?}");
+    assert_in_order(
+        &sent[1].1,
+        &[
+            "User: middle question",
+            "Assistant: Middle answer.",
+            "User: omega",
+        ],
+    );
+    assert!(!sent[1].1.contains("alpha"), "{}", sent[1].1);
+    assert!(
+        screen.contains("(the agent's session is given what it missed: 2 messages)"),
+        "{screen}"
+    );
+    assert_eq!(sent[2].1, "last");
+}
+
+#[test]
+fn clear_and_load_change_the_agents_session_with_agent_loops() {
+    let ws = both();
+    ws.reply(1, "Noted.\n");
+    ws.run(&["--backend", "fake", "--session", "other", "question zero"])
+        .expect_code(0);
+    let keys = "alpha\n/clear\nbeta\n/load a\ngamma\n/load other\ndelta\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp --session a", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    let texts: Vec<&str> = sent.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    // /clear: a new session of the agent, given nothing (the conversation is empty).
+    assert_eq!(texts[..3], ["alpha", "beta", "gamma"]);
+    assert_ne!(sent[1].0, sent[0].0);
+    // /load a: the agent's session of `a` again, loaded, nothing repeated.
+    assert_eq!(session_ids(&ws, "session/load"), [sent[0].0.clone()]);
+    assert_eq!(sent[2].0, sent[0].0);
+    // /load other, which never had this agent: a new session given its conversation.
+    assert!(![&sent[0].0, &sent[1].0].contains(&&sent[3].0), "{sent:?}");
+    assert_in_order(
+        texts[3],
+        &["User: question zero", "Assistant: Noted.", "User: delta"],
+    );
+    assert!(
+        !texts[3].contains("alpha") && !texts[3].contains("gamma"),
+        "{}",
+        texts[3]
+    );
+    assert_eq!(session_ids(&ws, "session/new").len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(ws.path("fake/acp.log.starts"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+}
+
 #[test]
 fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
     let ws = both();
@@ -128,7 +253,9 @@ fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
         std::slice::from_ref(&first)
     );
     assert_eq!(session_ids(&ws, "session/prompt")[1], first);
-    // An agent that cannot load sessions starts a new one, and says so.
+    // Loaded, it holds the conversation: only the newest message is sent.
+    assert_eq!(prompts(&ws)[1].1, "second");
+    // An agent that cannot load sessions starts a new one, given the conversation, and says so.
     let ws = both();
     ws.add_config("env = { FAKE_ACP_NO_LOAD = \"1\" }\n");
     ws.run(&["--backend", "acp", "--session", "keep", "first"])
@@ -143,6 +270,15 @@ fn a_session_resumed_in_a_new_run_loads_the_agents_session() {
     );
     assert!(session_ids(&ws, "session/load").is_empty());
     assert_eq!(session_ids(&ws, "session/new").len(), 2);
+    assert_in_order(
+        &prompts(&ws)[1].1,
+        &["User: first", "Assistant: You said: first", "User: second"],
+    );
+    assert!(
+        run.stderr().contains("given the conversation so far"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]

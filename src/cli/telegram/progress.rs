@@ -2,7 +2,11 @@
 //! turns tool activity into short progress lines ("running: ls -la"), which a reporter task
 //! sends as one message and edits in place as lines are added, while "typing…" is renewed
 //! every 4 s. A running tool's progress ("mcp.fs.copy: 3/10 (30%)") replaces its line before,
-//! so a server that reports often edits one line rather than pushing the others out. Approval questions go out with buttons (see `approval`).
+//! so a server that reports often edits one line rather than pushing the others out. An ACP
+//! agent's plan and an answer cut short (output limit, refusal) are lines too, as the CLI
+//! shows them. The turn waits for the reporter to send every line before its answer goes out,
+//! so the progress message is complete, above the answer. Approval questions go out with
+//! buttons (see `approval`).
 
 use std::time::Duration;
 
@@ -14,6 +18,7 @@ use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
 use crate::cli::display::approval::shown_lines;
+use crate::cli::display::plain::{cut_short, plan_text};
 use crate::cli::display::progress::progress_text;
 
 use super::api::{Api, Mode};
@@ -72,6 +77,8 @@ impl Observer for Progress {
                 format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
             }
             Event::OwnTool { activity, .. } => format!("running: {activity}"),
+            Event::Plan { entries, .. } => format!("plan: {}", plan_text(entries)),
+            Event::CutShort { backend, reason } => cut_short(backend, *reason),
             Event::ToolResult {
                 ok: false, tool, ..
             } => format!("{tool} failed"),

@@ -1,6 +1,7 @@
 //! An ACP agent (fixtures/agents/fake-acp.py) behind the bot: /stop cancels its turn through
 //! the chat's canceller (the agent gets `session/cancel`, the answer so far is kept), and a
-//! permission question nobody answers gets the agent's reject option.
+//! permission question nobody answers gets the agent's reject option; its plan and an
+//! answer cut short are told in the progress message.
 
 use serde_json::Value;
 
@@ -67,5 +68,35 @@ fn an_unanswered_permission_question_gets_the_agents_reject_option() {
     let mut bot = Bot::start(&ws, &mock, &["--backend", "acp", "--approval-timeout", "1"]);
     mock.message(ME, ME, "permission");
     mock.wait_sent(ME, "permission: cancel");
+    assert_eq!(bot.terminate(), 0);
+}
+
+#[test]
+fn a_plan_and_an_answer_cut_short_are_told_in_the_progress() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    // The progress message may be sent with all its lines or sent and edited, at any pace:
+    // what is asserted is what the chat shows once the answer is in. The turn's progress is
+    // all sent before its answer, so the progress message comes before the answer.
+    let progress_before = |answer: &str| {
+        mock.wait_sent(ME, answer);
+        let shown = mock.shown(ME);
+        let at = shown.iter().position(|t| t.contains(answer)).unwrap();
+        assert!(at > 0, "no progress before {answer:?}: {shown:#?}");
+        shown[at - 1].clone()
+    };
+    mock.message(ME, ME, "tool please");
+    let progress = progress_before("You said: tool please");
+    assert!(
+        progress.contains("running: Shell: ls") && progress.contains("plan: [x] look; [~] answer"),
+        "{progress}"
+    );
+    mock.message(ME, ME, "max_tokens");
+    let progress = progress_before("cut here");
+    assert_eq!(
+        progress,
+        "acp: the answer was cut short: the model reached its output limit (max_tokens)"
+    );
     assert_eq!(bot.terminate(), 0);
 }

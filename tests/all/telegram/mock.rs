@@ -143,6 +143,28 @@ impl Mock {
             .collect()
     }
 
+    /// Each message the bot sent to `chat`, in the order sent, with its text as its last
+    /// edit left it: what the chat shows once the bot is done, however the bot timed its
+    /// sends and edits.
+    pub fn shown(&self, chat: i64) -> Vec<String> {
+        let mut shown: Vec<(i64, String)> = Vec::new();
+        for call in self.calls() {
+            match call.method.as_str() {
+                "sendMessage" if call.chat() == chat => {
+                    shown.push((call.message_id, call.text().to_string()))
+                }
+                "editMessageText" if call.chat() == chat => {
+                    let id = call.body["message_id"].as_i64();
+                    if let Some(m) = shown.iter_mut().find(|(m, _)| Some(*m) == id) {
+                        m.1 = call.text().to_string();
+                    }
+                }
+                _ => {}
+            }
+        }
+        shown.into_iter().map(|(_, text)| text).collect()
+    }
+
     pub fn wrong_token(&self) -> usize {
         self.lock().wrong_token
     }

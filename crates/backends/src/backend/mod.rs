@@ -130,8 +130,19 @@ pub trait Backend: Send + Sync {
         None
     }
 
-    /// The agent's session to resume at its start, kept by an earlier run.
-    fn resume_agent_session(&self, _id: &str) {}
+    /// The agent's session (an ACP agent's) for the next call: `id` kept by an earlier run
+    /// or before a switch, or `None` for a new one (`/clear`, a loaded session without
+    /// one). A running agent opens it before its next prompt. `lacks`: how many of the
+    /// conversation's latest messages came after the session was kept (other backends'
+    /// turns), which a loaded session is given with the next message.
+    fn resume_agent_session(&self, _id: Option<&str>, _lacks: usize) {}
+
+    /// Whether the next call may open a new session of the agent behind the backend (an ACP
+    /// agent's, which keeps its own conversation): the request then carries the conversation
+    /// so far, which the first prompt of a new session sends.
+    fn starts_fresh(&self) -> bool {
+        false
+    }
 
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {

@@ -30,6 +30,9 @@ pub struct ContextManager {
     hint: usize,
     /// The plan of the last request, for the per-turn metrics.
     last: Option<Plan>,
+    /// The backend's agent may start a new session of its own at the next request, which
+    /// then carries the conversation so far where the mode (`fresh`) would not.
+    catch_up: bool,
 }
 
 impl ContextManager {
@@ -48,6 +51,7 @@ impl ContextManager {
             preamble_bytes: preamble_bytes(tools),
             hint: 0,
             last: None,
+            catch_up: false,
         }
     }
 
@@ -93,9 +97,22 @@ impl ContextManager {
         self.last = None;
     }
 
+    /// Whether the next request is to carry the conversation so far in `fresh` mode: the
+    /// agent behind the backend may start a session without it ([`Backend::starts_fresh`]).
+    ///
+    /// [`Backend::starts_fresh`]: crate::backend::Backend::starts_fresh
+    pub fn set_catch_up(&mut self, catch_up: bool) {
+        self.catch_up = catch_up;
+    }
+
     fn limits(&self, backend: &str) -> Limits {
+        let mode = match self.settings.mode {
+            // Within the budget, as `continue` sends it.
+            ContextMode::Fresh if self.catch_up => ContextMode::Continue,
+            mode => mode,
+        };
         Limits {
-            mode: self.settings.mode,
+            mode,
             max_tokens: self.settings.max_tokens,
             bytes_per_token: self.calibration.bytes_per_token(backend),
             fixed_bytes: self.preamble_bytes

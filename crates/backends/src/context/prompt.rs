@@ -27,6 +27,36 @@ pub fn render_prompt(
     out
 }
 
+/// The first prompt of an agent's new session (an ACP agent's, which keeps its own
+/// conversation) when agent-loop's conversation has earlier turns, or of a loaded session
+/// that missed some (`resumed`): the window written as a CLI backend's prompt writes its
+/// conversation, the newest user message last. The agent keeps its own tools and
+/// instructions, so there is no preamble.
+pub fn catch_up_prompt(window: &Window<'_>, resumed: bool) -> String {
+    let style = PromptStyle {
+        tool_call_format: "<tool_call>{json}</tool_call>".into(),
+        format: super::ContextFormat::Plain,
+        own_tools: true,
+    };
+    let mut out = String::from(match resumed {
+        false => {
+            "You join this conversation now: its earlier turns were with another agent or \
+                  another session of yours."
+        }
+        true => {
+            "Since your last turn, this conversation went on with another agent: here is \
+                 what you missed."
+        }
+    });
+    out.push_str(
+        " Use your own tools as you need them, then reply to the user's last message.\n\n\
+         # Conversation\n",
+    );
+    write_omitted(&mut out, window.omitted);
+    write_messages(&mut out, window.summary, &window.messages, &style);
+    out
+}
+
 /// Everything before the conversation: the preamble, the user's system prompt and the memory
 /// file (see `context::system` for how they combine).
 pub fn write_system(
@@ -164,6 +194,19 @@ mod tests {
         c
     }
 
+    /// The conversation with the answer to the call and a third user message.
+    fn answered() -> Conversation {
+        let mut c = conversation();
+        c.push(Message::Assistant {
+            text: "Two files.".into(),
+            tool_calls: vec![],
+        });
+        c.push(Message::User {
+            text: "thanks".into(),
+        });
+        c
+    }
+
     fn style(format: ContextFormat) -> PromptStyle {
         PromptStyle {
             tool_call_format: "<tool_call>{json}</tool_call>".into(),
@@ -215,14 +258,7 @@ mod tests {
 
     #[test]
     fn plain_sliding_keeps_the_pair_and_the_task_and_says_what_is_left_out() {
-        let mut c = conversation();
-        c.push(Message::Assistant {
-            text: "Two files.".into(),
-            tool_calls: vec![],
-        });
-        c.push(Message::User {
-            text: "thanks".into(),
-        });
+        let c = answered();
         // The last 3 messages start at the result of call_1: its call comes along.
         assert_eq!(
             render(&c, ContextMode::Sliding(3), ContextFormat::Plain),
@@ -349,6 +385,31 @@ mod tests {
         assert!(prompt.contains("\n## ls\n"), "{prompt}");
         assert!(
             prompt.contains("Assistant: Looking.\nCALL ls {\"path\":\".\"}\n"),
+            "{prompt}"
+        );
+    }
+
+    #[test]
+    fn a_catch_up_is_the_conversation_without_a_preamble() {
+        let c = answered();
+        let mut window = Window::all(&c);
+        window.omitted = 2;
+        let prompt = catch_up_prompt(&window, false);
+        assert!(
+            prompt.starts_with("You join this conversation now"),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("working directory"), "{prompt}");
+        assert!(
+            prompt.contains("\n(2 earlier messages of this conversation are left out.)\n"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.ends_with(&format!(
+                "\nUser: hi\n\nAssistant: Hello.\n\nUser: list <files>\n\nAssistant: Looking.\n{CALL}\n\n\
+                 Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\n\
+                 Assistant: Two files.\n\nUser: thanks\n\nAssistant:"
+            )),
             "{prompt}"
         );
     }

@@ -263,6 +263,7 @@ impl Agent {
                 backend: name.clone(),
                 iteration,
             });
+            self.context.set_catch_up(self.backend.starts_fresh());
             let plan = {
                 let mut emit = |e: Event| obs.event(&e);
                 let backend = &*self.backend;

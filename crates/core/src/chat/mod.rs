@@ -365,9 +365,9 @@ impl Chat {
         let backend = backend::build(&def, &self.overrides)?;
         keep_agent_session(&mut self.session, &self.agent, &self.def);
         self.agent.set_backend(backend);
-        if let Some(id) = self.session.agent_sessions.get(def.name()) {
-            self.agent.resume_agent_session(id);
-        }
+        let len = self.agent.conversation.messages.len();
+        let (id, lacks) = kept_agent_session(&self.session, def.name(), len);
+        self.agent.resume_agent_session(id, lacks);
         // The old backend's own context mode (`fresh` for an agent that keeps its own
         // conversation) gives way to the new one's; a mode the user chose stays.
         if self.agent.context_settings().mode == self.def.context().mode {
@@ -412,6 +412,8 @@ impl Chat {
         self.session = Session::new(name, self.def.name());
         self.agent
             .restore(Default::default(), 0, Default::default());
+        // An ACP agent starts a new session of its own too.
+        self.agent.resume_agent_session(None, 0);
         self.open_log()
     }
 
@@ -577,5 +579,20 @@ impl Chat {
 fn keep_agent_session(session: &mut Session, agent: &Agent, def: &Definition) {
     if let Some(id) = agent.agent_session() {
         session.agent_sessions.insert(def.name().to_string(), id);
+        // The agent has seen the whole conversation: it was the backend until now.
+        let seen = agent.conversation.messages.len();
+        session.agent_seen.insert(def.name().to_string(), seen);
     }
+}
+
+/// The agent session `session` keeps for backend `name`, and how many of the conversation's
+/// `len` messages came after it was kept (0 where that was not recorded).
+pub(super) fn kept_agent_session<'a>(
+    session: &'a Session,
+    name: &str,
+    len: usize,
+) -> (Option<&'a str>, usize) {
+    let id = session.agent_sessions.get(name).map(String::as_str);
+    let seen = session.agent_seen.get(name).copied();
+    (id, seen.map_or(0, |seen| len.saturating_sub(seen)))
 }

@@ -339,8 +339,10 @@ impl Chat {
         for tool in &session.always {
             self.agent.policy_mut().allow_always(tool);
         }
-        if let Some(id) = session.agent_sessions.get(self.def.name()) {
-            self.agent.resume_agent_session(id);
-        }
+        // The loaded session's own agent session, or a new one: never the one of the
+        // session before (`/load` while an ACP agent runs).
+        let len = self.agent.conversation.messages.len();
+        let (id, lacks) = super::kept_agent_session(session, self.def.name(), len);
+        self.agent.resume_agent_session(id, lacks);
     }
 }

@@ -44,6 +44,10 @@ pub struct Session {
     /// The agents' own session ids (ACP agents), by backend name, resumed by a later run.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agent_sessions: std::collections::BTreeMap<String, String>,
+    /// How many messages of the conversation each of those sessions held when last kept: a
+    /// session loaded later is given the ones after, which other backends had.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agent_seen: std::collections::BTreeMap<String, usize>,
 }
 
 impl Session {
@@ -64,6 +68,7 @@ impl Session {
             system: None,
             always: Vec::new(),
             agent_sessions: Default::default(),
+            agent_seen: Default::default(),
         }
     }
 }

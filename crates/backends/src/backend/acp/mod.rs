@@ -13,6 +13,7 @@
 mod conn;
 mod mcp;
 mod probe;
+mod prompt;
 mod serve;
 mod terminal;
 mod turn;
@@ -27,6 +28,7 @@ use crate::config::AcpDef;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
 use conn::{Agent, Failure};
+use prompt::{catch_up, prompt_blocks};
 
 /// The protocol version agent-loop speaks.
 const PROTOCOL_VERSION: u64 = 1;
@@ -52,6 +54,14 @@ struct Running {
     commands: Vec<(String, String)>,
     /// A prompt cancelled and not yet answered.
     outstanding: Option<u64>,
+    /// The running agent is to open `session` (a new one when `None`) before the next
+    /// prompt: agent-loop's session changed (`/load`, `/clear`).
+    reopen: bool,
+    /// Its session is new and had no prompt yet: the first carries the conversation so far.
+    unprompted: bool,
+    /// How many of the conversation's latest messages the session to load lacks (other
+    /// backends' turns since it was kept): the first prompt after loading carries them.
+    lacks: usize,
 }
 
 /// One prompt through an ACP agent, described for `agent-loop doctor`.
@@ -94,9 +104,17 @@ impl AcpBackend {
         cwd: &Path,
         host: &mut dyn Host,
     ) -> Result<(), Error> {
+        let dir = match &self.def.cwd {
+            Some(dir) => cwd.join(dir),
+            None => cwd.to_path_buf(),
+        };
         if let Some(agent) = running.agent.as_mut() {
             let settled = turn::settle(agent, &mut running.outstanding).await;
             if settled && !agent.exited() {
+                // agent-loop's session changed (`/load`, `/clear`): so does the agent's.
+                if running.reopen {
+                    self.open(running, &dir, host).await?;
+                }
                 return Ok(());
             }
             let why = if settled {
@@ -114,10 +132,6 @@ impl AcpBackend {
             }
             running.outstanding = None;
         }
-        let dir = match &self.def.cwd {
-            Some(dir) => cwd.join(dir),
-            None => cwd.to_path_buf(),
-        };
         let mut agent = Agent::spawn(&self.def, &self.program, &self.args(cwd), &dir)
             .await
             .map_err(|e| self.error(format!("cannot run {}: {e}", self.program.display())))?;
@@ -144,68 +158,81 @@ impl AcpBackend {
             ))
         })?
         .map_err(|e| self.failed("initialize", e, &Value::Null))?;
-        let cwd_text = dir.display().to_string();
+        running.info = info;
+        running.agent = Some(agent);
+        let opened = self.open(running, &dir, host).await;
+        // An agent without a session is no use to the next turn, which starts it again.
+        if opened.is_err() {
+            if let Some(agent) = running.agent.take() {
+                agent.close().await;
+            }
+        }
+        opened
+    }
+
+    /// Opens the agent's session: the one kept (`session/load`, where the agent offers it)
+    /// or a new one, with a note when the kept one could not be resumed; then the model and
+    /// the mode. A new session is `unprompted`: its first prompt carries the conversation.
+    async fn open(
+        &self,
+        running: &mut Running,
+        dir: &Path,
+        host: &mut dyn Host,
+    ) -> Result<(), Error> {
+        let cwd = dir.display().to_string();
+        let agent = running.agent.as_mut().expect("started before");
+        let info = &running.info;
         let loads = info["agentCapabilities"]["loadSession"] == true;
-        let setup = match running.session.clone().filter(|_| loads) {
-            Some(id) => {
-                let loaded = agent
-                    .request(
-                        "session/load",
-                        json!({ "sessionId": id, "cwd": cwd_text, "mcpServers": mcp::servers(&self.def.mcp_servers, &info) }),
-                    )
-                    .await;
-                let (setup, line) = match loaded {
+        let mut note = None;
+        let mut loaded = None;
+        match &running.session {
+            Some(id) if loads => {
+                let params = json!({ "sessionId": id, "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
+                match agent.request("session/load", params).await {
                     Ok(setup) => {
                         // What it replays of the session is no news.
                         agent.replayed = true;
-                        (setup, format!("(resumed the agent's session {id})"))
+                        note = Some(format!("(resumed the agent's session {id})"));
+                        loaded = Some((id.clone(), setup));
                     }
                     Err(e) => {
                         let why = match e {
                             Failure::Refused(e) => e.message,
                             Failure::Ended(why) | Failure::Local(why) => why,
                         };
-                        let setup = self
-                            .new_session(&mut agent, &cwd_text, &info, running)
-                            .await?;
-                        (setup, format!("(the agent could not load its session {id} ({why}): it starts a new one, without the conversation so far)"))
+                        note = Some(format!(
+                            "(the agent could not load its session {id} ({why}): it starts a new one)"
+                        ));
                     }
-                };
-                host.event(Event::BackendOutput {
-                    backend: self.def.name.clone(),
-                    stream: OutputStream::Screen,
-                    line,
-                });
-                setup
+                }
             }
-            None if running.session.is_some() => {
-                let setup = self
-                    .new_session(&mut agent, &cwd_text, &info, running)
-                    .await?;
-                host.event(Event::BackendOutput {
-                    backend: self.def.name.clone(),
-                    stream: OutputStream::Screen,
-                    line: "(the agent cannot load its earlier session (it offers no loadSession): \
-                           it starts a new one, without the conversation so far)"
+            Some(_) => {
+                note = Some(
+                    "(the agent cannot load its earlier session (it offers no loadSession): \
+                     it starts a new one)"
                         .into(),
-                });
-                setup
+                )
             }
-            None => {
-                self.new_session(&mut agent, &cwd_text, &info, running)
-                    .await?
-            }
+            None => {}
+        }
+        let fresh = loaded.is_none();
+        let (id, setup) = match loaded {
+            Some(loaded) => loaded,
+            None => self.new_session(agent, &cwd, info).await?,
         };
-        self.configure(
-            &mut agent,
-            running.session.as_deref().unwrap_or(""),
-            &setup,
-            host,
-        )
-        .await;
-        running.info = info;
+        if let Some(line) = note {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line,
+            });
+        }
+        self.configure(agent, &id, &setup, host).await;
+        running.session = Some(id);
         running.setup = setup;
-        running.agent = Some(agent);
+        running.unprompted = fresh;
+        // Only now: a session change that failed is tried again at the next turn.
+        running.reopen = false;
         Ok(())
     }
 
@@ -214,8 +241,7 @@ impl AcpBackend {
         agent: &mut Agent,
         cwd: &str,
         info: &Value,
-        running: &mut Running,
-    ) -> Result<Value, Error> {
+    ) -> Result<(String, Value), Error> {
         let params = json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
         let mut setup = agent.request("session/new", params.clone()).await;
         // codex-acp wants `authenticate` even when its key is set: with the method whose
@@ -233,8 +259,7 @@ impl AcpBackend {
         if id.is_empty() {
             return Err(self.error("`session/new` answered without a sessionId"));
         }
-        running.session = Some(id);
-        Ok(setup)
+        Ok((id, setup))
     }
 
     /// The agent's first authentication method of type `env_var` whose variables are all set
@@ -376,8 +401,16 @@ impl AcpBackend {
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
         let session = running.session.clone().unwrap_or_default();
+        let mut prompt = prompt_blocks(message, request.cwd);
+        if let Some((text, line)) = catch_up(running, request.window) {
+            host.event(Event::BackendOutput {
+                backend: self.def.name.clone(),
+                stream: OutputStream::Screen,
+                line,
+            });
+            prompt[0] = json!({ "type": "text", "text": text });
+        }
         let agent = running.agent.as_mut().expect("started above");
-        let prompt = prompt_blocks(message, request.cwd);
         let outcome = turn::run(
             &self.def,
             agent,
@@ -461,26 +494,6 @@ pub fn config_option<'a>(setup: &'a Value, category: &str) -> Option<&'a Value> 
         .find(|o| o["category"] == category || o["id"] == category)
 }
 
-/// The message as text, and each `@path` naming a file as a link to it.
-fn prompt_blocks(message: &str, cwd: &Path) -> Vec<Value> {
-    let mut blocks = vec![json!({ "type": "text", "text": message })];
-    for word in message.split_whitespace() {
-        let Some(path) = word.strip_prefix('@') else {
-            continue;
-        };
-        let path = path.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
-        let full = cwd.join(path);
-        if !path.is_empty() && full.is_file() {
-            blocks.push(json!({
-                "type": "resource_link",
-                "uri": format!("file://{}", full.display()),
-                "name": path,
-            }));
-        }
-    }
-    blocks
-}
-
 impl Backend for AcpBackend {
     fn name(&self) -> &str {
         &self.def.name
@@ -516,12 +529,23 @@ impl Backend for AcpBackend {
         self.running.try_lock().ok()?.session.clone()
     }
 
-    fn resume_agent_session(&self, id: &str) {
+    fn resume_agent_session(&self, id: Option<&str>, lacks: usize) {
         if let Ok(mut running) = self.running.try_lock() {
-            if running.agent.is_none() {
-                running.session = Some(id.to_string());
+            if running.session.as_deref() != id {
+                running.session = id.map(str::to_string);
+                running.reopen = running.agent.is_some();
+                running.lacks = lacks;
             }
         }
+    }
+
+    fn starts_fresh(&self) -> bool {
+        let Ok(mut running) = self.running.try_lock() else {
+            return false;
+        };
+        running.reopen
+            || running.outstanding.is_some()
+            || running.agent.as_mut().is_none_or(Agent::exited)
     }
 
     fn take_partial(&self) -> Option<Reply> {

@@ -68,9 +68,10 @@ impl Agent {
         self.backend.agent_session()
     }
 
-    /// The agent's own session for the backend to resume when it starts its agent.
-    pub fn resume_agent_session(&self, id: &str) {
-        self.backend.resume_agent_session(id);
+    /// The agent's own session for the backend to resume (or `None`: a new one) at its
+    /// next call, and how many of the latest messages it lacks.
+    pub fn resume_agent_session(&self, id: Option<&str>, lacks: usize) {
+        self.backend.resume_agent_session(id, lacks);
     }
 
     /// Records the tool calls the agent behind the backend ran itself (an ACP agent's) as

@@ -213,7 +213,7 @@ impl Agent {
 
     /// Adds `* note` to the memory file of the working directory (for `/memory`).
     pub fn remember(&self, note: &str) -> Result<PathBuf, Error> {
-        crate::context::memory::append(&self.options.cwd, note)
+        Ok(crate::context::memory::append(&self.options.cwd, note)?)
     }
 
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the

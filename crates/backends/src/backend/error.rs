@@ -189,3 +189,35 @@ impl From<BackendError> for Error {
         Error::caused(e.kind(), e.to_string(), e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// What can be fixed before a call is Config (exit 2), a failed call Backend (exit 1),
+    /// and the I/O error of a program that cannot start stays its source.
+    #[test]
+    fn kinds_follow_when_it_failed_and_the_cause_stays() {
+        let no_key = BackendError::NoKey {
+            backend: "api".into(),
+            var: "KEY".into(),
+            at: "b.toml:3".into(),
+        };
+        assert_eq!(no_key.kind(), ErrorKind::Config);
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let spawn = BackendError::Spawn {
+            backend: "cli".into(),
+            program: PathBuf::from("/bin/x"),
+            source: io,
+        };
+        assert_eq!(
+            spawn.to_string(),
+            "backend `cli`: cannot run /bin/x: denied"
+        );
+        let e: Error = spawn.into();
+        assert_eq!(e.kind, ErrorKind::Backend);
+        let cause = e.source().and_then(|s| s.source());
+        assert!(cause.is_some_and(|c| c.is::<std::io::Error>()), "{e}");
+    }
+}

@@ -299,3 +299,43 @@ fn auto_order_tries_keyed_apis_then_every_cli_preset() {
         }
     }
 }
+
+/// The errors underneath stay reachable: a file that cannot be read keeps its io::Error, a
+/// syntax error toml's, a bad regex the regex crate's, and each is Config once converted.
+#[test]
+fn config_errors_keep_their_cause_as_source() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone.toml");
+    let err = Source::read(&missing).unwrap_err();
+    let io = err
+        .source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::NotFound),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with("cannot read config file "),
+        "{err}"
+    );
+    let err = Config::from_sources(&[src("my.toml", "[backends.a\n")]).unwrap_err();
+    assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
+    assert!(
+        err.source().is_some_and(|s| s.is::<toml::de::Error>()),
+        "{err}"
+    );
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\nerror_regex = \"(\"\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.source().is_some_and(|s| s.is::<regex::Error>()),
+        "{err}"
+    );
+    let converted: crate::Error = err.into();
+    assert_eq!(converted.kind, crate::ErrorKind::Config);
+    assert!(converted.source().is_some_and(|s| s.is::<ConfigError>()));
+}

@@ -159,7 +159,7 @@ fn near_miss(args: &Args) -> Option<Error> {
 async fn backends(args: &Args) -> i32 {
     let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
         Ok(config) => config,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.into()),
     };
     match super::backends_cmd::table(&config).await {
         Ok(table) => {
@@ -250,7 +250,7 @@ async fn run(args: Args) -> i32 {
     let mut frontend = Frontend::new(display.clone(), Input::stdin(), Redactor::default());
     frontend.debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
-        Err(e) => return display.fail(&e),
+        Err(e) => return display.fail(&e.into()),
     };
     if frontend.debug {
         for line in settings.describe().lines() {

@@ -4,7 +4,7 @@
 //! an agent CLI colours it, parses back to what it printed. `PROPTEST_CASES` sets the number
 //! of cases (64 here by default; scripts/proptest-long.sh runs many more).
 
-use agent_loop::config::{Config, Definition, Source};
+use agent_loop::config::{Config, ConfigError, Definition, Source};
 use agent_loop::parse::{strip_ansi, Parsers, Pattern, RawArgs};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -22,7 +22,7 @@ pub fn config() -> ProptestConfig {
 /// A backend entry with the token regex the fake agents use, loaded as a user file would be.
 const BACKEND: &str = "[backends.gen]\ncommand = \"gen\"\ntokens_regex = 'Tokens: (?P<input>[\\d.,]+[kKmM]?) in, (?P<output>[\\d.,]+[kKmM]?) out'\n";
 
-fn load(text: &str) -> Result<Config, agent_loop::Error> {
+fn load(text: &str) -> Result<Config, ConfigError> {
     Config::from_sources(&[Source {
         name: "gen.toml".into(),
         text: text.into(),

@@ -56,7 +56,7 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
     let local = tokio::task::LocalSet::new();
     let debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.into()),
     };
     let shared = server::Shared {
         settings,

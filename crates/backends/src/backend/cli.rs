@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::backend::lines::LineSplitter;
 use crate::backend::retry::{self, Plan};
-use crate::backend::{Backend, Emit, Reply, Request};
+use crate::backend::{Backend, BackendError, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
 use crate::event::{Event, OutputStream, RawOutput};
@@ -104,11 +104,9 @@ impl CliBackend {
                         std::io::Write::write_all(&mut f, prompt.as_bytes())?;
                         Ok(f)
                     })
-                    .map_err(|e| {
-                        Error::backend(format!(
-                            "backend `{}`: cannot write the prompt file: {e}",
-                            def.name
-                        ))
+                    .map_err(|source| BackendError::PromptFile {
+                        backend: def.name.clone(),
+                        source,
                     })?;
                 Some(file)
             }
@@ -208,9 +206,10 @@ impl CliBackend {
                 Plan::OutOfTries => String::new(),
                 Plan::TooLong(why) => format!(" ({why})"),
             };
-            return Err(Error::new(
+            return Err(Error::caused(
                 error.kind,
                 format!("{}{gave_up}", error.message),
+                error,
             ));
         }
     }
@@ -243,13 +242,12 @@ impl CliBackend {
         let finished = self.execute(request, emit).await?;
         let stderr = def.render.text(finished.stderr.bytes());
         if finished.timed_out {
-            return Err(Failed::from(Error::backend(format!(
-                "backend `{}` timed out after {}s (timeout_s in {}); its process group was killed{}",
-                def.name,
-                def.timeout.as_secs(),
-                def.defined_at,
-                quote_tail("stderr", &stderr)
-            ))));
+            return Err(Failed::from(BackendError::TimedOut {
+                backend: def.name.clone(),
+                secs: def.timeout.as_secs(),
+                at: def.defined_at.clone(),
+                tail: quote_tail("stderr", &stderr),
+            }));
         }
         let stdout = def.render.text(finished.stdout.bytes());
         let code = finished.exit_code().unwrap_or(-1);
@@ -263,10 +261,11 @@ impl CliBackend {
         if let Some(message) = parsed.error.take() {
             let retry = self.retry_reason(kept_stdout.as_deref().unwrap_or(&message), &stderr);
             return Err(Failed {
-                error: Error::backend(format!(
-                    "backend `{}` reported an error: {message}",
-                    def.name
-                )),
+                error: BackendError::Reported {
+                    backend: def.name.clone(),
+                    message,
+                }
+                .into(),
                 retry,
             });
         }
@@ -277,21 +276,21 @@ impl CliBackend {
                 ("stderr", &stderr)
             };
             return Err(Failed {
-                error: Error::backend(format!(
-                    "backend `{}` ({}) exited with status {code}{}",
-                    def.name,
-                    self.program.display(),
-                    quote_tail(label, text)
-                )),
+                error: BackendError::Exited {
+                    backend: def.name.clone(),
+                    program: self.program.clone(),
+                    status: code,
+                    tail: quote_tail(label, text),
+                }
+                .into(),
                 retry: self.retry_reason(&stdout, &stderr),
             });
         }
         if parsed.text.is_empty() && parsed.calls.is_empty() {
-            return Err(Failed::from(Error::backend(format!(
-                "backend `{}` exited successfully but printed no answer on stdout{}",
-                def.name,
-                quote_tail("stderr", &stderr)
-            ))));
+            return Err(Failed::from(BackendError::NoAnswer {
+                backend: def.name.clone(),
+                tail: quote_tail("stderr", &stderr),
+            }));
         }
         let dropped = finished.stdout.dropped();
         if dropped > 0 {
@@ -322,17 +321,23 @@ impl CliBackend {
         })
     }
 
-    fn spawn_error(&self, e: std::io::Error) -> Error {
-        let hint = if e.raw_os_error() == Some(libc::E2BIG) {
-            "; the prompt is too long for a command-line argument: pass it with {prompt_file} or on stdin instead"
+    fn spawn_error(&self, source: std::io::Error) -> Error {
+        let (backend, program) = (self.def.name.clone(), self.program.clone());
+        if source.raw_os_error() == Some(libc::E2BIG) {
+            BackendError::PromptTooLong {
+                backend,
+                program,
+                source,
+            }
+            .into()
         } else {
-            ""
-        };
-        Error::backend(format!(
-            "backend `{}`: cannot run {}: {e}{hint}",
-            self.def.name,
-            self.program.display()
-        ))
+            BackendError::Spawn {
+                backend,
+                program,
+                source,
+            }
+            .into()
+        }
     }
 }
 
@@ -357,30 +362,31 @@ struct Failed {
     retry: Option<(String, Option<std::time::Duration>)>,
 }
 
-impl From<Error> for Failed {
-    fn from(error: Error) -> Self {
-        Failed { error, retry: None }
+impl<E: Into<Error>> From<E> for Failed {
+    fn from(error: E) -> Self {
+        Failed {
+            error: error.into(),
+            retry: None,
+        }
     }
 }
 
 /// `{self}` is this executable; a name without `/` is looked up on `PATH`.
-fn resolve_command(def: &BackendDef) -> Result<PathBuf, Error> {
+fn resolve_command(def: &BackendDef) -> Result<PathBuf, BackendError> {
     if def.command == "{self}" {
-        return std::env::current_exe().map_err(|e| {
-            Error::backend(format!(
-                "backend `{}`: cannot find agent-loop's own executable: {e}",
-                def.name
-            ))
+        return std::env::current_exe().map_err(|source| BackendError::OwnExecutable {
+            backend: def.name.clone(),
+            source,
         });
     }
     if def.command.contains('/') {
         return Ok(PathBuf::from(&def.command));
     }
-    which::which(&def.command).map_err(|_| {
-        Error::config(format!(
-            "backend `{}`: command `{}` is not on PATH; install it, or fix `command` ({})",
-            def.name, def.command, def.defined_at
-        ))
+    which::which(&def.command).map_err(|source| BackendError::NotOnPath {
+        backend: def.name.clone(),
+        command: def.command.clone(),
+        at: def.defined_at.clone(),
+        source,
     })
 }
 

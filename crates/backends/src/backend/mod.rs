@@ -7,6 +7,7 @@
 mod acp;
 mod cli;
 pub mod doctor;
+mod error;
 mod http;
 mod lines;
 mod pty;
@@ -16,6 +17,8 @@ mod system;
 
 pub use acp::{AcpBackend, AcpProbe};
 pub use cli::{CliBackend, Probe};
+pub use error::BackendError;
+use error::{agent_failed, turn_timed_out};
 pub use http::{decode_recorded, HttpBackend};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
 pub use system::effective_system_prompt;
@@ -165,11 +168,11 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
     match def {
         Definition::Cli(def) => {
             if overrides.temperature.is_some() {
-                return Err(Error::config(format!(
-                    "--temp: backend `{}` is an agent CLI, which sets its own temperature; \
-                     only HTTP backends send one",
-                    def.name
-                )));
+                return Err(no_temperature(
+                    &def.name,
+                    "an agent CLI",
+                    "; only HTTP backends send one",
+                ));
             }
             let mut def = def.clone();
             if let Some(model) = &overrides.model {
@@ -190,10 +193,7 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
         }
         Definition::Pty(def) => {
             if overrides.temperature.is_some() {
-                return Err(Error::config(format!(
-                    "--temp: backend `{}` is a terminal agent, which sets its own temperature",
-                    def.name
-                )));
+                return Err(no_temperature(&def.name, "a terminal agent", ""));
             }
             let mut def = def.clone();
             if let Some(model) = &overrides.model {
@@ -203,10 +203,7 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
         }
         Definition::Acp(def) => {
             if overrides.temperature.is_some() {
-                return Err(Error::config(format!(
-                    "--temp: backend `{}` is an ACP agent, which sets its own temperature",
-                    def.name
-                )));
+                return Err(no_temperature(&def.name, "an ACP agent", ""));
             }
             let mut def = def.clone();
             if let Some(model) = &overrides.model {
@@ -215,4 +212,13 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
             Ok(Box::new(AcpBackend::new(def)?))
         }
     }
+}
+
+fn no_temperature(backend: &str, what: &'static str, also: &'static str) -> Error {
+    BackendError::NoTemperature {
+        backend: backend.to_string(),
+        what,
+        also,
+    }
+    .into()
 }

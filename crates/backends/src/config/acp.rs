@@ -4,7 +4,7 @@
 
 use super::launch::{Kind, Launch};
 use super::raw::RawBackend;
-use crate::Error;
+use super::ConfigError;
 
 /// The `type` value of these entries.
 pub const ACP_TYPE: &str = "acp";
@@ -28,8 +28,7 @@ pub(super) fn resolve(
     name: &str,
     mut raw: RawBackend,
     defined_at: String,
-) -> Result<AcpDef, Error> {
-    let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
+) -> Result<AcpDef, ConfigError> {
     let mut ignored = raw.pty_only_keys();
     ignored.extend(raw.http_only_keys());
     ignored.extend(
@@ -38,11 +37,13 @@ pub(super) fn resolve(
             .filter(|k| !["command", "args", "env", "cwd", "progress_s", "tools"].contains(k)),
     );
     if let Some(key) = ignored.first() {
-        return Err(Error::config(format!(
-            "{}: a `type = \"acp\"` backend does not read it (the agent keeps its own \
+        return Err(ConfigError::key(
+            &defined_at,
+            name,
+            key,
+            "a `type = \"acp\"` backend does not read it (the agent keeps its own \
              conversation, tools and output format)",
-            here(key)
-        )));
+        ));
     }
     let kind = Kind {
         agent: "an ACP agent",
@@ -70,9 +71,9 @@ impl std::ops::DerefMut for AcpDef {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, Definition, Source};
+    use super::super::{Config, ConfigError, Definition, Source};
 
-    fn load(text: &str) -> Result<Config, crate::Error> {
+    fn load(text: &str) -> Result<Config, ConfigError> {
         Config::from_sources(&[Source {
             name: "my.toml".into(),
             text: text.into(),
@@ -90,7 +91,7 @@ mod tests {
         };
         assert_eq!(a.args, ["--acp"]);
         assert_eq!(a.auto_mode.as_deref(), Some("yolo"));
-        let err = |text: &str| load(text).unwrap_err().message;
+        let err = |text: &str| load(text).unwrap_err().to_string();
         let e = err("[backends.a]\ntype = \"acp\"\ncommand = \"a\"\ntokens_regex = \"x\"\n");
         assert!(e.contains("key `tokens_regex`: a `type = \"acp\"`"), "{e}");
         let e = err("[backends.a]\ntype = \"acp\"\ncommand = \"a\"\nsize = \"80x24\"\n");

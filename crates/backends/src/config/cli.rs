@@ -11,9 +11,9 @@ use super::keys::{
 };
 use super::raw::RawBackend;
 use super::source::Located;
+use super::ConfigError;
 use crate::context::{ContextSettings, PromptStyle};
 use crate::parse::{JsonFields, JsonPath, OutputFormat, Parsers, Pattern, Prices, Render};
-use crate::Error;
 
 const DEFAULT_TOOL_CALL_REGEX: &str = r"(?s)<tool_call>\s*(?P<json>.*?)\s*</tool_call>";
 const DEFAULT_TOOL_CALL_FORMAT: &str = "<tool_call>{json}</tool_call>";
@@ -74,12 +74,12 @@ pub(super) fn resolve(
     name: &str,
     raw: RawBackend,
     defined_at: String,
-) -> Result<BackendDef, Error> {
-    let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
+) -> Result<BackendDef, ConfigError> {
+    let bad = |key: &str, why: String| ConfigError::key(&defined_at, name, key, why);
     let prices = prices(&raw);
-    let context = context_settings(&raw, name, &here)?;
-    super::http::check_timeouts(&raw, &here)?;
-    super::http::check_rates(&raw, &here)?;
+    let context = context_settings(&raw, name, &bad)?;
+    super::http::check_timeouts(&raw, &bad)?;
+    super::http::check_rates(&raw, &bad)?;
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();
@@ -89,10 +89,12 @@ pub(super) fn resolve(
         None | Some((_, "loop")) => false,
         Some((_, "own")) => true,
         Some((t, other)) => {
-            return Err(Error::config(format!(
-                "{}: backend `{name}`: key `tools`: unknown mode `{other}`; use `loop` (agent-loop runs its tools) or `own` (the CLI runs its own)",
-                t.at()
-            )))
+            return Err(ConfigError::key(
+                t.at(),
+                name,
+                "tools",
+                format!("unknown mode `{other}`; use `loop` (agent-loop runs its tools) or `own` (the CLI runs its own)"),
+            ))
         }
     };
     let error = raw
@@ -112,16 +114,19 @@ pub(super) fn resolve(
         .map(|r| pattern(Some(r), "", name, "tool_activity_regex"))
         .transpose()?;
     if let Some(key) = raw.http_only_keys().first() {
-        return Err(Error::config(format!(
-            "{}: only HTTP backends read it; set `type` to one of {} to call an API",
-            here(key),
-            WireFormat::ALL.map(WireFormat::type_name).join(", ")
-        )));
+        return Err(bad(
+            key,
+            format!(
+                "only HTTP backends read it; set `type` to one of {} to call an API",
+                WireFormat::ALL.map(WireFormat::type_name).join(", ")
+            ),
+        ));
     }
     let Some(command) = raw.command else {
-        return Err(Error::config(format!(
-            "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
-        )));
+        return Err(ConfigError::NoCommand {
+            at: defined_at,
+            backend: name.to_string(),
+        });
     };
     let args = raw.args.unwrap_or_default();
     let (loop_args, model_args) = (
@@ -136,10 +141,10 @@ pub(super) fn resolve(
     };
     let prompt_via = match (has("{prompt}"), has("{prompt_file}")) {
         (true, true) => {
-            return Err(Error::config(format!(
-                "{}: uses both {{prompt}} and {{prompt_file}}; pick one",
-                here("args")
-            )))
+            return Err(bad(
+                "args",
+                "uses both {prompt} and {prompt_file}; pick one".into(),
+            ))
         }
         (true, false) => PromptVia::Arg,
         (false, true) => PromptVia::File,
@@ -156,9 +161,12 @@ pub(super) fn resolve(
             .tool_call_regex
             .as_ref()
             .map_or(defined_at.clone(), |r| r.at());
-        return Err(Error::config(format!(
-            "{at}: backend `{name}`: key `tool_call_regex`: needs a named group `json`, or `name` (and optional `args`)"
-        )));
+        return Err(ConfigError::key(
+            at,
+            name,
+            "tool_call_regex",
+            "needs a named group `json`, or `name` (and optional `args`)",
+        ));
     }
     let tokens = match &raw.tokens_regex {
         Some(r) => {
@@ -168,10 +176,12 @@ pub(super) fn resolve(
                     .iter()
                     .all(|g| !matches!(g.as_str(), "input" | "output" | "total"))
             }) {
-                return Err(Error::config(format!(
-                    "{}: backend `{name}`: key `tokens_regex`: needs a named group `input`, `output` or `total`",
-                    r.at()
-                )));
+                return Err(ConfigError::key(
+                    r.at(),
+                    name,
+                    "tokens_regex",
+                    "needs a named group `input`, `output` or `total`",
+                ));
             }
             Some(re)
         }
@@ -187,10 +197,10 @@ pub(super) fn resolve(
         .tool_call_format
         .unwrap_or_else(|| DEFAULT_TOOL_CALL_FORMAT.into());
     if !tool_call_format.contains("{json}") && !tool_call_format.contains("{name}") {
-        return Err(Error::config(format!(
-            "{}: must contain {{json}}, or {{name}} and {{args}}",
-            here("tool_call_format")
-        )));
+        return Err(bad(
+            "tool_call_format",
+            "must contain {json}, or {name} and {args}".into(),
+        ));
     }
     Ok(BackendDef {
         name: name.to_string(),
@@ -240,14 +250,16 @@ fn json_fields(
     name: &str,
     output: OutputFormat,
     defined_at: &str,
-) -> Result<JsonFields, Error> {
+) -> Result<JsonFields, ConfigError> {
     let keys = raw.json_keys();
     if output == OutputFormat::Text {
         if let Some((key, Some(at))) = keys.iter().find(|(_, v)| v.is_some()) {
-            return Err(Error::config(format!(
-                "{}: backend `{name}`: key `{key}`: only read with `output = \"json\"` or `\"jsonl\"`; set `output` too",
-                at.at()
-            )));
+            return Err(ConfigError::key(
+                at.at(),
+                name,
+                key,
+                "only read with `output = \"json\"` or `\"jsonl\"`; set `output` too",
+            ));
         }
         return Ok(JsonFields::default());
     }
@@ -255,10 +267,7 @@ fn json_fields(
         value
             .map(|v| {
                 v.value.parse::<JsonPath>().map_err(|e| {
-                    Error::config(format!(
-                        "{}: backend `{name}`: key `{key}`: bad field path: {e}",
-                        v.at()
-                    ))
+                    ConfigError::key(v.at(), name, key, format!("bad field path: {e}"))
                 })
             })
             .transpose()
@@ -277,9 +286,12 @@ fn json_fields(
             .output
             .as_ref()
             .map_or(defined_at.to_string(), |o| o.at());
-        return Err(Error::config(format!(
-            "{at}: backend `{name}`: key `output`: JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`)"
-        )));
+        return Err(ConfigError::key(
+            at,
+            name,
+            "output",
+            "JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`)",
+        ));
     }
     Ok(fields)
 }
@@ -293,7 +305,7 @@ fn pattern(
     default: &str,
     backend: &str,
     key: &str,
-) -> Result<Pattern, Error> {
+) -> Result<Pattern, ConfigError> {
     Ok(checked(value, default, backend, key)?.0)
 }
 
@@ -303,7 +315,7 @@ fn checked(
     default: &str,
     backend: &str,
     key: &str,
-) -> Result<(Pattern, Option<Vec<String>>), Error> {
+) -> Result<(Pattern, Option<Vec<String>>), ConfigError> {
     let per_line = key != "tool_call_regex";
     match value {
         None => Ok((Pattern::lazy(default, per_line), None)),

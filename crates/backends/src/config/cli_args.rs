@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use super::BackendDef;
-use crate::Error;
+use super::ConfigError;
 
 impl BackendDef {
     /// The arguments before the placeholders are filled in, in the order they are passed.
@@ -30,12 +30,12 @@ impl BackendDef {
         prompt: &str,
         prompt_file: Option<&str>,
         cwd: &Path,
-    ) -> Result<Vec<String>, Error> {
+    ) -> Result<Vec<String>, ConfigError> {
         if self.model.is_none() && self.args.iter().any(|a| a.contains("{model}")) {
-            return Err(Error::config(format!(
-                "backend `{}` ({}): `args` uses {{model}} but no model is set; set `model` in its entry, or move the model flag to `model_args`",
-                self.name, self.defined_at
-            )));
+            return Err(ConfigError::NoModel {
+                backend: self.name.clone(),
+                at: self.defined_at.clone(),
+            });
         }
         let model = self.model.as_deref().unwrap_or("");
         let cwd = cwd.display().to_string();
@@ -92,7 +92,7 @@ mod tests {
         let err = d
             .expand_args("P", None, Path::new("/w"))
             .unwrap_err()
-            .message;
+            .to_string();
         assert!(
             err.contains("no model is set") && err.contains("model_args"),
             "{err}"

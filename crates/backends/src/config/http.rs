@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::keys::DEFAULT_TIMEOUT_S;
 use super::raw::RawBackend;
-use crate::Error;
+use super::ConfigError;
 
 const DEFAULT_CONNECT_TIMEOUT_S: u64 = 10;
 const DEFAULT_RETRIES: u32 = 2;
@@ -71,33 +71,39 @@ pub struct RetrySettings {
 
 /// A timeout of 0 would end every call at once (it used to become 1 s, silently); there is
 /// no "no limit": a backend that never answers must not hold a turn forever.
-pub(super) fn check_timeouts(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+pub(super) fn check_timeouts(
+    raw: &RawBackend,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     for (key, value) in [
         ("timeout_s", raw.timeout_s),
         ("connect_timeout_s", raw.connect_timeout_s),
         ("progress_s", raw.progress_s),
     ] {
         if value == Some(0) {
-            return Err(Error::config(format!(
-                "{}: must be at least 1 (seconds); for a backend that may take very long, set a large value such as 86400",
-                here(key)
-            )));
+            return Err(bad(
+                key,
+                "must be at least 1 (seconds); for a backend that may take very long, set a large value such as 86400".into(),
+            ));
         }
     }
     Ok(())
 }
 
 /// `requests_per_minute` and `tokens_per_minute`: no limit is written by leaving them out.
-pub(super) fn check_rates(raw: &RawBackend, here: &dyn Fn(&str) -> String) -> Result<(), Error> {
+pub(super) fn check_rates(
+    raw: &RawBackend,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(), ConfigError> {
     for (key, value) in [
         ("requests_per_minute", raw.requests_per_minute),
         ("tokens_per_minute", raw.tokens_per_minute),
     ] {
         if value == Some(0) {
-            return Err(Error::config(format!(
-                "{}: must be at least 1 (leave it out for no limit)",
-                here(key)
-            )));
+            return Err(bad(
+                key,
+                "must be at least 1 (leave it out for no limit)".into(),
+            ));
         }
     }
     Ok(())
@@ -151,24 +157,27 @@ pub(super) fn resolve(
     raw: RawBackend,
     defined_at: String,
     format: WireFormat,
-) -> Result<HttpDef, Error> {
-    let here = |key: &str, at: &str| format!("{at}: backend `{name}`: key `{key}`");
+) -> Result<HttpDef, ConfigError> {
+    let bad = |key: &str, why: String| ConfigError::key(&defined_at, name, key, why);
     if let Some(key) = raw.cli_only_keys().first() {
-        return Err(Error::config(format!(
-            "{}: only `type = \"cli\"` backends read it, and this one has type `{}`",
-            here(key, &defined_at),
-            format.type_name()
-        )));
+        return Err(bad(
+            key,
+            format!(
+                "only `type = \"cli\"` backends read it, and this one has type `{}`",
+                format.type_name()
+            ),
+        ));
     }
     let base_url = match &raw.base_url {
         Some(url) => {
             let value = url.value.trim().trim_end_matches('/');
             if !(value.starts_with("http://") || value.starts_with("https://")) {
-                return Err(Error::config(format!(
-                    "{}: `{}` is not an http:// or https:// URL",
-                    here("base_url", &url.at()),
-                    url.value
-                )));
+                return Err(ConfigError::key(
+                    url.at(),
+                    name,
+                    "base_url",
+                    format!("`{}` is not an http:// or https:// URL", url.value),
+                ));
             }
             value.to_string()
         }
@@ -194,35 +203,33 @@ pub(super) fn resolve(
     };
     let api_key_env = match &raw.api_key_env {
         Some(var) if var.value.is_empty() || var.value.contains(['=', '\0']) => {
-            return Err(Error::config(format!(
-                "{}: `{}` is not an environment variable name",
-                here("api_key_env", &var.at()),
-                var.value
-            )))
+            return Err(ConfigError::key(
+                var.at(),
+                name,
+                "api_key_env",
+                format!("`{}` is not an environment variable name", var.value),
+            ))
         }
         Some(var) => Some(var.value.clone()),
         None => None,
     };
     if let Some(t) = raw.temperature.filter(|t| !t.is_finite() || *t < 0.0) {
-        return Err(Error::config(format!(
-            "{}: {t} is not a temperature (a number from 0)",
-            here("temperature", &defined_at)
-        )));
+        return Err(bad(
+            "temperature",
+            format!("{t} is not a temperature (a number from 0)"),
+        ));
     }
     if raw.max_tokens == Some(0) {
-        return Err(Error::config(format!(
-            "{}: must be at least 1",
-            here("max_tokens", &defined_at)
-        )));
+        return Err(bad("max_tokens", "must be at least 1".into()));
     }
     let max_tokens = raw
         .max_tokens
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
     let prices = super::keys::prices(&raw);
-    let context = super::keys::context_settings(&raw, name, &|key| here(key, &defined_at))?;
-    check_timeouts(&raw, &|key| here(key, &defined_at))?;
+    let context = super::keys::context_settings(&raw, name, &bad)?;
+    check_timeouts(&raw, &bad)?;
     let retry = retry_settings(&raw);
-    check_rates(&raw, &|key| here(key, &defined_at))?;
+    check_rates(&raw, &bad)?;
     Ok(HttpDef {
         requests_per_minute: raw.requests_per_minute,
         tokens_per_minute: raw.tokens_per_minute,
@@ -254,7 +261,7 @@ mod tests {
     use super::super::{Config, Definition, Source};
     use super::*;
 
-    fn load(text: &str) -> Result<Config, Error> {
+    fn load(text: &str) -> Result<Config, ConfigError> {
         Config::from_sources(&[
             Source::builtin(),
             Source {
@@ -326,7 +333,7 @@ mod tests {
     fn unknown_type_lists_the_types() {
         let err = load("[backends.x]\ntype = \"gemini\"\n").unwrap_err();
         assert_eq!(
-            err.message,
+            err.to_string(),
             "my.toml:2: backend `x`: key `type`: unknown type `gemini`; the types are cli, pty, acp, anthropic, openai, ollama"
         );
     }
@@ -336,16 +343,16 @@ mod tests {
         let err =
             load("[backends.x]\ntype = \"ollama\"\nmodel = \"m\"\ncommand = \"ls\"\n").unwrap_err();
         assert_eq!(
-            err.message,
+            err.to_string(),
             "my.toml:1: backend `x`: key `command`: only `type = \"cli\"` backends read it, and this one has type `ollama`"
         );
         let err = load("[backends.y]\ncommand = \"ls\"\napi_key_env = \"K\"\n").unwrap_err();
         assert!(
-            err.message.starts_with(
+            err.to_string().starts_with(
                 "my.toml:1: backend `y`: key `api_key_env`: only HTTP backends read it"
             ),
             "{}",
-            err.message
+            err.to_string()
         );
     }
 
@@ -354,11 +361,11 @@ mod tests {
         let err =
             load("[backends.x]\ntype = \"openai\"\n\nbase_url = \"localhost:8080\"\n").unwrap_err();
         assert_eq!(
-            err.message,
+            err.to_string(),
             "my.toml:4: backend `x`: key `base_url`: `localhost:8080` is not an http:// or https:// URL"
         );
         let err = load("[backends.x]\ntype = \"openai\"\ntemperature = -1.0\n").unwrap_err();
-        assert!(err.message.contains("key `temperature`"), "{}", err.message);
+        assert!(err.to_string().contains("key `temperature`"), "{err}");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 
 use super::raw::RawBackend;
 use super::source::{Located, Source};
+use super::ConfigError;
 use crate::context::{ContextMode, ContextSettings};
 use crate::parse::{Pattern, Prices};
-use crate::Error;
 
 /// The timeout of a backend call when its entry sets none.
 pub(super) const DEFAULT_TIMEOUT_S: u64 = 600;
@@ -29,24 +29,21 @@ pub(super) fn prices(raw: &RawBackend) -> Option<Prices> {
 pub(super) fn context_settings(
     raw: &RawBackend,
     name: &str,
-    here: &dyn Fn(&str) -> String,
-) -> Result<ContextSettings, Error> {
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<ContextSettings, ConfigError> {
     let defaults = ContextSettings::default();
     let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
     let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
     if max_tokens < MIN_CONTEXT_TOKENS {
-        return Err(Error::config(format!(
-            "{}: {max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}",
-            here("max_context_tokens")
-        )));
+        return Err(bad(
+            "max_context_tokens",
+            format!(
+                "{max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}"
+            ),
+        ));
     }
     let tool_result_max_chars = match raw.tool_result_max_chars {
-        Some(0) => {
-            return Err(Error::config(format!(
-                "{}: must be above 0",
-                here("tool_result_max_chars")
-            )))
-        }
+        Some(0) => return Err(bad("tool_result_max_chars", "must be above 0".into())),
         Some(n) => n as usize,
         None => defaults.tool_result_max_chars,
     };
@@ -62,12 +59,12 @@ pub(super) fn parse_located<T: std::str::FromStr<Err = String>>(
     value: Option<&Located>,
     backend: &str,
     key: &str,
-) -> Result<Option<T>, Error> {
+) -> Result<Option<T>, ConfigError> {
     value
         .map(|v| {
-            v.value.parse().map_err(|e| {
-                Error::config(format!("{}: backend `{backend}`: key `{key}`: {e}", v.at()))
-            })
+            v.value
+                .parse()
+                .map_err(|e: String| ConfigError::key(v.at(), backend, key, e))
         })
         .transpose()
 }
@@ -81,16 +78,16 @@ pub(super) fn located_pattern(
     multi_line: bool,
     backend: &str,
     key: &str,
-) -> Result<(Pattern, Option<Vec<String>>), Error> {
+) -> Result<(Pattern, Option<Vec<String>>), ConfigError> {
     if located.file == Source::BUILTIN_NAME {
         return Ok((Pattern::lazy(&located.value, multi_line), None));
     }
     Pattern::checked(&located.value, multi_line)
         .map(|(pattern, names)| (pattern, Some(names)))
-        .map_err(|e| {
-            Error::config(format!(
-                "{}: backend `{backend}`: key `{key}`: invalid regex: {e}",
-                located.at()
-            ))
+        .map_err(|source| ConfigError::BadRegex {
+            at: located.at(),
+            backend: backend.to_string(),
+            key: key.to_string(),
+            source,
         })
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::keys::{DEFAULT_PROGRESS_S, DEFAULT_TIMEOUT_S};
 use super::raw::RawBackend;
-use crate::Error;
+use super::ConfigError;
 
 /// What starts the agent.
 #[derive(Debug, Clone)]
@@ -48,31 +48,38 @@ impl Launch {
         raw: &mut RawBackend,
         defined_at: String,
         kind: Kind,
-    ) -> Result<Launch, Error> {
+    ) -> Result<Launch, ConfigError> {
         if let Some(tools) = raw.tools.as_ref().filter(|t| t.value != "own") {
-            return Err(Error::config(format!(
-                "{}: backend `{name}`: key `tools`: {} runs its own tools; only `own` is \
-                 possible, not `{}`",
+            return Err(ConfigError::key(
                 tools.at(),
-                kind.agent,
-                tools.value
-            )));
+                name,
+                "tools",
+                format!(
+                    "{} runs its own tools; only `own` is possible, not `{}`",
+                    kind.agent, tools.value
+                ),
+            ));
         }
         let Some(command) = raw.command.take() else {
-            return Err(Error::config(format!(
-                "{defined_at}: backend `{name}` has no `command` (the program to run, found through PATH)"
-            )));
+            return Err(ConfigError::NoCommand {
+                at: defined_at,
+                backend: name.to_string(),
+            });
         };
         let args = raw.args.take().unwrap_or_default();
         if let Some(arg) = args
             .iter()
             .find(|a| a.contains("{prompt}") || a.contains("{prompt_file}"))
         {
-            return Err(Error::config(format!(
-                "{defined_at}: backend `{name}`: key `args`: `{arg}`: {}'s messages {}; remove \
-                 {{prompt}} / {{prompt_file}}",
-                kind.agent, kind.messages
-            )));
+            return Err(ConfigError::key(
+                &defined_at,
+                name,
+                "args",
+                format!(
+                    "`{arg}`: {}'s messages {}; remove {{prompt}} / {{prompt_file}}",
+                    kind.agent, kind.messages
+                ),
+            ));
         }
         Ok(Launch {
             name: name.to_string(),
@@ -92,19 +99,16 @@ impl Launch {
 
     /// The program: `command` as a path, or found through `PATH`; not found, the error says
     /// how to install it.
-    pub fn program(&self) -> Result<PathBuf, Error> {
+    pub fn program(&self) -> Result<PathBuf, ConfigError> {
         if self.command.contains('/') {
             return Ok(PathBuf::from(&self.command));
         }
-        which::which(&self.command).map_err(|_| {
-            let how = match self.description.as_str() {
-                "" => String::new(),
-                d => format!(" ({d})"),
-            };
-            Error::config(format!(
-                "backend `{}`: command `{}` is not on PATH; install it{how}, or fix `command` ({})",
-                self.name, self.command, self.defined_at
-            ))
+        which::which(&self.command).map_err(|source| ConfigError::NotOnPath {
+            backend: self.name.clone(),
+            command: self.command.clone(),
+            description: self.description.clone(),
+            at: self.defined_at.clone(),
+            source,
         })
     }
 

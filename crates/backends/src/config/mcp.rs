@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::source::{Lines, Located, Overlay};
-use crate::Error;
+use super::ConfigError;
 use toml::Spanned;
 
 /// Seconds allowed for start-up (spawn, handshake, tool list) and for each tool call.
@@ -134,16 +134,24 @@ pub struct ServerDef {
 }
 
 /// Checks one merged server table.
-pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerDef, Error> {
+pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerDef, ConfigError> {
+    let bad = |at: String, why: String| ConfigError::BadServer {
+        at,
+        server: name.to_string(),
+        why,
+    };
     if name.is_empty()
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
-        return Err(Error::config(format!(
-            "{defined_at}: MCP server `{name}`: the name may only hold letters, digits, `_` and `-` \
-             (its tools are called `mcp.{name}.TOOL`)"
-        )));
+        return Err(bad(
+            defined_at,
+            format!(
+                "the name may only hold letters, digits, `_` and `-` (its tools are called \
+                 `mcp.{name}.TOOL`)"
+            ),
+        ));
     }
     let credentials = [
         ("bearer_token_env_var", raw.bearer_token_env_var.is_some()),
@@ -156,11 +164,13 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
                 .iter()
                 .find(|(_, set)| *set)
                 .expect("one is set");
-            return Err(Error::config(format!(
-                "{}: MCP server `{name}`: key `{key}` is for `url` servers, not `command` ones \
-                 (give a stdio server its secrets in `env`)",
-                command.at()
-            )));
+            return Err(bad(
+                command.at(),
+                format!(
+                    "key `{key}` is for `url` servers, not `command` ones (give a stdio server \
+                     its secrets in `env`)"
+                ),
+            ));
         }
         (Some(command), None) => Transport::Stdio {
             command: command.value,
@@ -179,33 +189,37 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
                 .chain(credentials.env_http_headers.keys());
             for header in names {
                 if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
-                    return Err(Error::config(format!(
-                        "{}: MCP server `{name}`: `{header}` is not an HTTP header name",
-                        url.at()
-                    )));
+                    return Err(bad(
+                        url.at(),
+                        format!("`{header}` is not an HTTP header name"),
+                    ));
                 }
             }
             for (header, value) in &credentials.http_headers {
                 if reqwest::header::HeaderValue::from_str(value).is_err() {
-                    return Err(Error::config(format!(
-                        "{}: MCP server `{name}`: key `http_headers`: the value of `{header}` \
-                         cannot be sent in a header (a control character?)",
-                        url.at()
-                    )));
+                    return Err(bad(
+                        url.at(),
+                        format!(
+                            "key `http_headers`: the value of `{header}` cannot be sent in a \
+                             header (a control character?)"
+                        ),
+                    ));
                 }
             }
             if raw.args.is_some() || raw.env.is_some() {
-                return Err(Error::config(format!(
-                    "{}: MCP server `{name}`: keys `args` and `env` are for `command` servers, not `url` ones",
-                    url.at()
-                )));
+                return Err(bad(
+                    url.at(),
+                    "keys `args` and `env` are for `command` servers, not `url` ones".into(),
+                ));
             }
             if !(url.value.starts_with("http://") || url.value.starts_with("https://")) {
-                return Err(Error::config(format!(
-                    "{}: MCP server `{name}`: key `url`: `{}` is not an http:// or https:// address",
+                return Err(bad(
                     url.at(),
-                    url.value
-                )));
+                    format!(
+                        "key `url`: `{}` is not an http:// or https:// address",
+                        url.value
+                    ),
+                ));
             }
             Transport::Http {
                 url: url.value,
@@ -213,17 +227,18 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
             }
         }
         (Some(command), Some(_)) => {
-            return Err(Error::config(format!(
-                "{}: MCP server `{name}`: has both `command` and `url`; a server is either a \
-                 program (stdio) or an address (Streamable HTTP)",
-                command.at()
-            )))
+            return Err(bad(
+                command.at(),
+                "has both `command` and `url`; a server is either a program (stdio) or an \
+                 address (Streamable HTTP)"
+                    .into(),
+            ))
         }
         (None, None) => {
-            return Err(Error::config(format!(
-            "{defined_at}: MCP server `{name}` has neither `command` (a program speaking MCP on \
-                 stdio) nor `url` (a Streamable HTTP address)"
-        )))
+            return Err(ConfigError::NoTransport {
+                at: defined_at,
+                server: name.to_string(),
+            })
         }
     };
     Ok(ServerDef {
@@ -247,7 +262,7 @@ mod tests {
 
     use super::*;
 
-    fn load(text: &str) -> Result<Config, Error> {
+    fn load(text: &str) -> Result<Config, ConfigError> {
         Config::from_sources(&[Source {
             name: "my.toml".into(),
             text: text.into(),
@@ -255,7 +270,7 @@ mod tests {
     }
 
     fn error(text: &str) -> String {
-        load(text).unwrap_err().message
+        load(text).unwrap_err().to_string()
     }
 
     #[test]

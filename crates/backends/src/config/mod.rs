@@ -16,6 +16,7 @@ mod acp;
 pub mod bool_setting;
 mod cli;
 mod cli_args;
+mod error;
 mod http;
 mod keys;
 mod launch;
@@ -34,13 +35,13 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{ContextMode, ContextSettings};
 use crate::dirs::xdg_home;
-use crate::Error;
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
 pub use acp::{AcpDef, ACP_TYPE};
 pub use cli::{BackendDef, PromptVia};
+pub use error::ConfigError;
 pub use http::{HttpDef, RetrySettings, WireFormat};
 pub use launch::Launch;
 pub use pty::{PtyDef, PTY_TYPE};
@@ -139,7 +140,7 @@ pub struct Config {
 
 impl Config {
     /// Built-in definitions, then the user's file if it exists, then `extra`.
-    pub fn load(extra: Option<&Path>) -> Result<Self, Error> {
+    pub fn load(extra: Option<&Path>) -> Result<Self, ConfigError> {
         let mut sources = vec![Source::builtin()];
         if let Some(path) = user_backends_path().filter(|p| p.is_file()) {
             sources.push(Source::read(&path)?);
@@ -151,7 +152,7 @@ impl Config {
     }
 
     /// Merges the sources in order (later ones win, key by key) and validates the result.
-    pub fn from_sources(sources: &[Source]) -> Result<Self, Error> {
+    pub fn from_sources(sources: &[Source]) -> Result<Self, ConfigError> {
         let mut merged: Merged<RawBackend> = BTreeMap::new();
         let mut servers: Merged<RawServer> = BTreeMap::new();
         let mut tool_tables: Merged<tools::RawTool> = BTreeMap::new();
@@ -185,7 +186,7 @@ impl Config {
         let mut backends = merged
             .into_iter()
             .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
-            .collect::<Result<BTreeMap<_, _>, Error>>()?;
+            .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
         // An ACP agent connects to the MCP servers itself.
         for def in backends.values_mut() {
             if let Definition::Acp(d) = def {
@@ -203,9 +204,9 @@ impl Config {
                 .collect(),
         )?;
         if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
-            return Err(Error::config(format!(
-                "auto_order names `{unknown}`, which is not a configured backend"
-            )));
+            return Err(ConfigError::AutoOrder {
+                name: unknown.clone(),
+            });
         }
         Ok(Config {
             backends,
@@ -231,21 +232,18 @@ impl Config {
     }
 
     /// The backend called `name`, or an error listing the configured ones.
-    pub fn backend(&self, name: &str) -> Result<&Definition, Error> {
-        self.backends.get(name).ok_or_else(|| {
-            let hint = closest(name, self.names())
-                .map(|near| format!(" (did you mean `{near}`?)"))
-                .unwrap_or_default();
-            Error::config(format!(
-                "no backend named `{name}`{hint}; configured backends: {} (docs/backends-and-presets.md, \
-                 \"Adding an agent CLI\", shows how to add one)",
-                self.names().collect::<Vec<_>>().join(", ")
-            ))
-        })
+    pub fn backend(&self, name: &str) -> Result<&Definition, ConfigError> {
+        self.backends
+            .get(name)
+            .ok_or_else(|| ConfigError::UnknownBackend {
+                name: name.to_string(),
+                near: closest(name, self.names()).map(str::to_string),
+                known: self.names().map(str::to_string).collect(),
+            })
     }
 
     /// The backends of a comma-separated list (`a,b,c`), each checked to be configured.
-    pub fn backend_list(&self, list: &str) -> Result<Vec<String>, Error> {
+    pub fn backend_list(&self, list: &str) -> Result<Vec<String>, ConfigError> {
         let names: Vec<String> = list
             .split(',')
             .map(str::trim)
@@ -345,33 +343,43 @@ pub fn config_dir() -> Option<PathBuf> {
 }
 
 /// Resolves an entry by its `type`.
-fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, Error> {
+fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition, ConfigError> {
     if raw.kind.as_ref().is_some_and(|k| k.value == ACP_TYPE) {
         return acp::resolve(name, raw, defined_at).map(Definition::Acp);
     }
     if raw.auto_mode.is_some() {
-        return Err(Error::config(format!(
-            "{defined_at}: backend `{name}`: key `auto_mode`: only `type = \"acp\"` backends read it"
-        )));
+        return Err(ConfigError::key(
+            defined_at,
+            name,
+            "auto_mode",
+            "only `type = \"acp\"` backends read it",
+        ));
     }
     if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
         return pty::resolve(name, raw, defined_at).map(Definition::Pty);
     }
     if let Some(key) = raw.pty_only_keys().first() {
-        return Err(Error::config(format!(
-            "{defined_at}: backend `{name}`: key `{key}`: only `type = \"pty\"` backends read it"
-        )));
+        return Err(ConfigError::key(
+            defined_at,
+            name,
+            key,
+            "only `type = \"pty\"` backends read it",
+        ));
     }
     let Some(kind) = raw.kind.clone().filter(|k| k.value != "cli") else {
         return cli::resolve(name, raw, defined_at).map(Definition::Cli);
     };
     match WireFormat::from_type(&kind.value) {
         Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
-        None => Err(Error::config(format!(
-            "{}: backend `{name}`: key `type`: unknown type `{}`; the types are cli, pty, acp, {}",
+        None => Err(ConfigError::key(
             kind.at(),
-            kind.value,
-            WireFormat::ALL.map(WireFormat::type_name).join(", ")
-        ))),
+            name,
+            "type",
+            format!(
+                "unknown type `{}`; the types are cli, pty, acp, {}",
+                kind.value,
+                WireFormat::ALL.map(WireFormat::type_name).join(", ")
+            ),
+        )),
     }
 }

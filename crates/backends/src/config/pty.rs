@@ -12,7 +12,7 @@ use super::keys::located_pattern;
 use super::launch::{Kind, Launch};
 use super::raw::RawBackend;
 use super::source::Located;
-use crate::Error;
+use super::ConfigError;
 
 /// The `type` value of these entries.
 pub const PTY_TYPE: &str = "pty";
@@ -140,14 +140,14 @@ pub(super) fn resolve(
     name: &str,
     mut raw: RawBackend,
     defined_at: String,
-) -> Result<PtyDef, Error> {
-    let here = |key: &str| format!("{defined_at}: backend `{name}`: key `{key}`");
+) -> Result<PtyDef, ConfigError> {
+    let bad = |key: &str, why: &str| ConfigError::key(&defined_at, name, key, why);
     if let Some(key) = raw.keys_pty_ignores().first() {
-        return Err(Error::config(format!(
-            "{}: a `type = \"pty\"` backend does not read it (the agent keeps its own \
+        return Err(bad(
+            key,
+            "a `type = \"pty\"` backend does not read it (the agent keeps its own \
              conversation, tools and output format)",
-            here(key)
-        )));
+        ));
     }
     let kind = Kind {
         agent: "a terminal agent",
@@ -157,28 +157,29 @@ pub(super) fn resolve(
     let (rows, cols) = match &raw.size {
         None => (DEFAULT_ROWS, DEFAULT_COLS),
         Some(size) => parse_size(&size.value).ok_or_else(|| {
-            Error::config(format!(
-                "{}: backend `{name}`: key `size`: `{}` is not COLSxROWS with both from 20 to 1000 (for example \"120x40\")",
+            ConfigError::key(
                 size.at(),
-                size.value
-            ))
+                name,
+                "size",
+                format!(
+                    "`{}` is not COLSxROWS with both from 20 to 1000 (for example \"120x40\")",
+                    size.value
+                ),
+            )
         })?,
     };
     let submit = raw.submit.unwrap_or_else(|| DEFAULT_SUBMIT.into());
     if submit.is_empty() {
-        return Err(Error::config(format!(
-            "{}: must be at least one key",
-            here("submit")
-        )));
+        return Err(bad("submit", "must be at least one key"));
     }
-    let regex = |value: &Option<Located>, key: &str| -> Result<Option<Pattern>, Error> {
+    let regex = |value: &Option<Located>, key: &str| -> Result<Option<Pattern>, ConfigError> {
         value.as_ref().map(|v| compile(v, name, key)).transpose()
     };
     if raw.done_when_ready == Some(true) && raw.ready_regex.is_none() {
-        return Err(Error::config(format!(
-            "{}: needs `ready_regex`: the turn is over when the screen shows the agent ready again",
-            here("done_when_ready")
-        )));
+        return Err(bad(
+            "done_when_ready",
+            "needs `ready_regex`: the turn is over when the screen shows the agent ready again",
+        ));
     }
     let skip_lines = raw
         .skip_lines
@@ -237,7 +238,7 @@ fn parse_size(value: &str) -> Option<(u16, u16)> {
 }
 
 /// A screen pattern: `^` and `$` match at every line of the screen.
-fn compile(value: &Located, backend: &str, key: &str) -> Result<Pattern, Error> {
+fn compile(value: &Located, backend: &str, key: &str) -> Result<Pattern, ConfigError> {
     Ok(located_pattern(value, true, backend, key)?.0)
 }
 
@@ -246,7 +247,7 @@ mod tests {
     use super::super::{Config, Definition, Source};
     use super::*;
 
-    fn load(text: &str) -> Result<Config, Error> {
+    fn load(text: &str) -> Result<Config, ConfigError> {
         Config::from_sources(&[Source {
             name: "my.toml".into(),
             text: text.into(),
@@ -279,7 +280,7 @@ mod tests {
 
     #[test]
     fn mistakes_name_file_line_backend_and_key() {
-        let err = |text: &str| load(text).unwrap_err().message;
+        let err = |text: &str| load(text).unwrap_err().to_string();
         let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\nsize = \"big\"\n");
         assert!(e.starts_with("my.toml:4: backend `t`: key `size`"), "{e}");
         let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\ndone_regex = \"(x\"\n");

@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::mcp::RawMcp;
 use super::source::{Lines, Located, Overlay, Source};
 use super::tools::RawTool;
-use crate::Error;
+use super::ConfigError;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -312,7 +312,7 @@ fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
 
 /// Parses one file; a syntax or schema error names the file, the line and the backend or
 /// MCP server it is in.
-pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
+pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, ConfigError> {
     let mut file: RawFile = toml::from_str(&source.text).map_err(|e| {
         let line = e.span().map(|s| lines.line(s.start));
         let mut msg = source.name.clone();
@@ -330,7 +330,10 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, Error> {
                 None => {}
             }
         }
-        Error::config(format!("{msg}: {}", e.message()))
+        ConfigError::Syntax {
+            place: msg,
+            source: e,
+        }
     })?;
     for backend in file.backends.values_mut() {
         backend.locate(lines);

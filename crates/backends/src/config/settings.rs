@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 
-use crate::Error;
+use super::ConfigError;
 
 /// One known setting: its key in `config.toml`, its environment variable, its flag, its
 /// built-in default and what it does.
@@ -224,7 +224,10 @@ pub struct Settings {
 
 impl Settings {
     /// Built-in defaults, then `file` (if it exists), then the environment as `env` reports it.
-    pub fn load(file: Option<&Path>, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, Error> {
+    pub fn load(
+        file: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
         let mut settings = Settings::default();
         for key in KEYS {
             if let Some(d) = key.default {
@@ -246,15 +249,20 @@ impl Settings {
         Ok(settings)
     }
 
-    fn read_file(&mut self, path: &Path) -> Result<(), Error> {
+    fn read_file(&mut self, path: &Path) -> Result<(), ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::config(format!("cannot read config file {name}: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
             let line = e.span().map_or(String::new(), |s| {
                 format!(":{}", super::source::line_of(&text, s.start))
             });
-            Error::config(format!("{name}{line}: {}", e.message()))
+            ConfigError::Syntax {
+                place: format!("{name}{line}"),
+                source: e,
+            }
         })?;
         for (k, v) in flatten(doc.into_inner()) {
             let leaf = k.rsplit('.').next().unwrap_or(&k);
@@ -264,14 +272,12 @@ impl Settings {
                 Some(tk) => match TELEGRAM_TABLE.iter().find(|(t, _)| *t == tk) {
                     Some((_, key)) => key.to_string(),
                     None => {
-                        return Err(Error::config(format!(
-                            "{at}: unknown setting `{tk}` in [telegram]; its settings are {}",
-                            TELEGRAM_TABLE
-                                .iter()
-                                .map(|(t, _)| *t)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )))
+                        return Err(ConfigError::UnknownTableSetting {
+                            at,
+                            table: "telegram",
+                            name: tk.to_string(),
+                            known: TELEGRAM_TABLE.iter().map(|(t, _)| *t).collect(),
+                        })
                     }
                 },
                 None => k,
@@ -283,12 +289,13 @@ impl Settings {
     }
 
     /// Sets the setting `k` from a value of the file (at `at`); an unknown key is an error.
-    fn insert_from_file(&mut self, k: &str, v: toml::Value, at: String) -> Result<(), Error> {
+    fn insert_from_file(&mut self, k: &str, v: toml::Value, at: String) -> Result<(), ConfigError> {
         let Some(key) = KEYS.iter().find(|key| key.name == k) else {
-            return Err(Error::config(format!(
-                "{at}: unknown setting `{k}`; the settings are {}",
-                KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-            )));
+            return Err(ConfigError::UnknownSetting {
+                at,
+                name: k.to_string(),
+                known: KEYS.iter().map(|k| k.name).collect(),
+            });
         };
         let value = match v {
             toml::Value::String(s) => s,
@@ -328,16 +335,23 @@ impl Settings {
     }
 
     /// The typed value; a bad value is an error naming where it came from.
-    pub fn get<T: FromStr>(&self, name: &str) -> Result<Option<T>, Error>
+    pub fn get<T: FromStr>(&self, name: &str) -> Result<Option<T>, ConfigError>
     where
         T::Err: std::fmt::Display,
     {
         match self.values.get(name) {
             None => Ok(None),
-            Some((value, origin)) => value
-                .parse()
-                .map(Some)
-                .map_err(|e| Error::config(format!("{origin}: setting `{name}` = `{value}`: {e}"))),
+            Some((value, origin)) => {
+                value
+                    .parse()
+                    .map(Some)
+                    .map_err(|e: T::Err| ConfigError::BadSetting {
+                        origin: origin.clone(),
+                        name: name.to_string(),
+                        value: value.clone(),
+                        why: e.to_string(),
+                    })
+            }
         }
     }
 
@@ -435,14 +449,14 @@ mod tests {
         std::fs::write(&file, "backend = \"demo\"\nmax_iteration = 5\n").unwrap();
         let err = Settings::load(Some(&file), &|_| None).unwrap_err();
         assert!(
-            err.message
+            err.to_string()
                 .contains("config.toml:2: unknown setting `max_iteration`"),
             "{}",
-            err.message
+            err.to_string()
         );
         let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "lots".to_string());
         let s = Settings::load(None, &env).unwrap();
         let err = s.get::<u32>("max_iterations").unwrap_err();
-        assert_eq!(err.message, "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
+        assert_eq!(err.to_string(), "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
     }
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
 
+use super::ConfigError;
 use super::BUILTIN_BACKENDS;
-use crate::Error;
 
 /// One configuration file's text and the name it is reported under.
 #[derive(Debug, Clone)]
@@ -27,9 +27,10 @@ impl Source {
         }
     }
 
-    pub fn read(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::config(format!("cannot read config file {}: {e}", path.display()))
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
         })?;
         Ok(Source {
             name: path.display().to_string(),

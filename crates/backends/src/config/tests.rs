@@ -99,10 +99,10 @@ fn a_user_file_changes_a_builtin_backend_key_by_key() {
     ])
     .unwrap_err();
     assert!(
-        err.message
+        err.to_string()
             .starts_with("my.toml:2: backend `claude`: key `tokens_regex`: invalid regex"),
         "{}",
-        err.message
+        err.to_string()
     );
 }
 
@@ -129,10 +129,10 @@ fn bad_regex_names_file_line_backend_and_key() {
     )])
     .unwrap_err();
     assert!(
-        err.message
+        err.to_string()
             .starts_with("my.toml:6: backend `bad`: key `tokens_regex`: invalid regex"),
         "{}",
-        err.message
+        err.to_string()
     );
 }
 
@@ -153,12 +153,12 @@ fn unknown_key_names_file_line_backend_and_key() {
         "[backends.a]\ncommand = \"a\"\n\n[backends.b]\ncomand = \"b\"\n",
     )])
     .unwrap_err();
-    assert!(err.message.contains("my.toml:5"), "{}", err.message);
-    assert!(err.message.contains("backend `b`"), "{}", err.message);
+    assert!(err.to_string().contains("my.toml:5"), "{err}");
+    assert!(err.to_string().contains("backend `b`"), "{err}");
     assert!(
-        err.message.contains("unknown field `comand`"),
+        err.to_string().contains("unknown field `comand`"),
         "{}",
-        err.message
+        err.to_string()
     );
 }
 
@@ -193,10 +193,10 @@ fn bad_context_keys_name_file_line_backend_and_key() {
     )])
     .unwrap_err();
     assert!(
-        err.message
+        err.to_string()
             .starts_with("my.toml:3: backend `a`: key `context`: unknown context mode `forever`"),
         "{}",
-        err.message
+        err.to_string()
     );
     let err = Config::from_sources(&[src(
         "my.toml",
@@ -204,10 +204,10 @@ fn bad_context_keys_name_file_line_backend_and_key() {
     )])
     .unwrap_err();
     assert!(
-        err.message
+        err.to_string()
             .starts_with("my.toml:3: backend `a`: key `context_format`"),
         "{}",
-        err.message
+        err.to_string()
     );
     let err = Config::from_sources(&[src(
         "my.toml",
@@ -215,9 +215,9 @@ fn bad_context_keys_name_file_line_backend_and_key() {
     )])
     .unwrap_err();
     assert!(
-        err.message.contains("key `max_context_tokens`"),
+        err.to_string().contains("key `max_context_tokens`"),
         "{}",
-        err.message
+        err.to_string()
     );
 }
 
@@ -225,7 +225,7 @@ fn bad_context_keys_name_file_line_backend_and_key() {
 fn missing_command_is_named() {
     let err = Config::from_sources(&[src("my.toml", "[backends.a]\nargs = []\n")]).unwrap_err();
     assert_eq!(
-        err.message,
+        err.to_string(),
         "my.toml:1: backend `a` has no `command` (the program to run, found through PATH)"
     );
 }
@@ -235,7 +235,7 @@ fn json_keys_are_checked_with_file_line_backend_and_key() {
     let err = |text: &str| {
         Config::from_sources(&[src("my.toml", text)])
             .unwrap_err()
-            .message
+            .to_string()
     };
     let e = err("[backends.a]\ncommand = \"a\"\njson_text = \"result\"\n");
     assert!(
@@ -298,4 +298,44 @@ fn auto_order_tries_keyed_apis_then_every_cli_preset() {
             Definition::Pty(_) | Definition::Acp(_) => assert!(!listed, "{name}"),
         }
     }
+}
+
+/// The errors underneath stay reachable: a file that cannot be read keeps its io::Error, a
+/// syntax error toml's, a bad regex the regex crate's, and each is Config once converted.
+#[test]
+fn config_errors_keep_their_cause_as_source() {
+    use std::error::Error as _;
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone.toml");
+    let err = Source::read(&missing).unwrap_err();
+    let io = err
+        .source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::NotFound),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with("cannot read config file "),
+        "{err}"
+    );
+    let err = Config::from_sources(&[src("my.toml", "[backends.a\n")]).unwrap_err();
+    assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
+    assert!(
+        err.source().is_some_and(|s| s.is::<toml::de::Error>()),
+        "{err}"
+    );
+    let err = Config::from_sources(&[src(
+        "my.toml",
+        "[backends.a]\ncommand = \"a\"\nerror_regex = \"(\"\n",
+    )])
+    .unwrap_err();
+    assert!(
+        err.source().is_some_and(|s| s.is::<regex::Error>()),
+        "{err}"
+    );
+    let converted: crate::Error = err.into();
+    assert_eq!(converted.kind, crate::ErrorKind::Config);
+    assert!(converted.source().is_some_and(|s| s.is::<ConfigError>()));
 }

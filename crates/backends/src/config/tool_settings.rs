@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use super::bool_setting::Flag;
 use super::settings::Settings;
+use super::ConfigError;
 use crate::tools::{EnvPolicy, WebOptions};
-use crate::Error;
 
 impl Settings {
     /// `web_connect_timeout`, `web_timeout` (seconds), `web_max_bytes` and `web_keep_chrome`.
-    pub fn web_options(&self) -> Result<WebOptions, Error> {
+    pub fn web_options(&self) -> Result<WebOptions, ConfigError> {
         let mut web = WebOptions::default();
         if let Some(s) = self.get::<u64>("web_connect_timeout")? {
             web.connect_timeout = Duration::from_secs(s.max(1));

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::source::{Lines, Overlay};
+use super::ConfigError;
 use crate::tools::custom::{placeholders, CommandDef, Param, ParamType};
-use crate::Error;
 
 /// The timeout of a command tool that sets none (bash's).
 const DEFAULT_TIMEOUT_S: u64 = 120;
@@ -187,16 +187,18 @@ fn shell_words(argv: &[String]) -> String {
 }
 
 /// Checks every merged table: `(name, (table, file:line of the table))`.
-pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, Error> {
+pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, ConfigError> {
     let builtins = crate::tools::builtin_names();
     let mut defs = ToolDefs::default();
     for (name, (raw, at)) in tables {
         if builtins.contains(&name) {
             if let Some(key) = raw.keys_beyond_confirm().first() {
-                return Err(Error::config(format!(
-                    "{}: tool `{name}`: key `{key}`: `{name}` is a built-in tool, so only `confirm` can be set for it; give your own tool another name",
-                    raw.at(key, &at)
-                )));
+                return Err(ConfigError::BadToolKey {
+                    at: raw.at(key, &at).to_string(),
+                    why: format!("`{name}` is a built-in tool, so only `confirm` can be set for it; give your own tool another name"),
+                    tool: name,
+                    key: key.to_string(),
+                });
             }
             if let Some(confirm) = &raw.confirm {
                 let confirm = *confirm.get_ref();
@@ -216,9 +218,12 @@ pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, 
     Ok(defs)
 }
 
-fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error> {
-    let err = |where_: &str, key: &str, msg: String| {
-        Error::config(format!("{where_}: tool `{name}`: key `{key}`: {msg}"))
+fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, ConfigError> {
+    let err = |where_: &str, key: &str, why: String| ConfigError::BadToolKey {
+        at: where_.to_string(),
+        tool: name.to_string(),
+        key: key.to_string(),
+        why,
     };
     if name.is_empty()
         || name.len() > 64
@@ -226,9 +231,10 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Error
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
-        return Err(Error::config(format!(
-            "{at}: tool `{name}`: a tool's name is 1 to 64 letters, digits, `_` or `-` (what the APIs accept)"
-        )));
+        return Err(ConfigError::BadToolName {
+            at,
+            tool: name.to_string(),
+        });
     }
     let missing = |key: &str| {
         err(

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, ErrorKind};
+use super::ContextError;
 
 /// Where saved tool outputs go.
 #[derive(Debug, Clone)]
@@ -25,13 +25,13 @@ impl Artifacts {
     }
 
     /// Saves the full output of tool call `call_id` and returns the file's path.
-    pub fn save(&self, call_id: &str, tool: &str, content: &str) -> Result<PathBuf, Error> {
-        let io_error = |what: &str, path: &Path, e: std::io::Error| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot {what} {}: {e}", path.display()),
-            )
-        };
+    pub fn save(&self, call_id: &str, tool: &str, content: &str) -> Result<PathBuf, ContextError> {
+        let io_error =
+            |what: &'static str, path: &Path, source: std::io::Error| ContextError::Artifact {
+                what,
+                path: path.to_path_buf(),
+                source,
+            };
         crate::tools::private::create_dir(&self.dir)
             .map_err(|e| io_error("create the artifacts folder", &self.dir, e))?;
         let stem = format!("{}-{}", safe(call_id), safe(tool));
@@ -107,6 +107,6 @@ mod tests {
         let err = Artifacts::new(tmp.path().join("file/artifacts"))
             .save("c", "t", "x")
             .unwrap_err();
-        assert!(err.message.contains("artifacts folder"), "{}", err.message);
+        assert!(err.to_string().contains("artifacts folder"), "{err}");
     }
 }

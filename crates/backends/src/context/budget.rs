@@ -12,8 +12,8 @@
 //! sent, not with the length of the history.
 
 use super::tokens::estimate;
+use super::ContextError;
 use super::{ContextMode, Conversation, Message};
-use crate::Error;
 
 /// Trimming cuts down to this share of the budget.
 pub const TARGET_PERCENT: u64 = 75;
@@ -115,7 +115,7 @@ pub fn fit_start(
 }
 
 /// Decides which messages the next request carries.
-pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Error> {
+pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, ContextError> {
     let n = conversation.len();
     let bpt = limits.bytes_per_token;
     let user = current_user(conversation);
@@ -197,18 +197,18 @@ fn too_big(
     fixed: u64,
     user: usize,
     bpt: f64,
-) -> Error {
+) -> ContextError {
     let n = conversation.len();
     let user_tokens = conversation.size(user).tokens(bpt);
     let last = group_start(conversation, n.saturating_sub(1)).max(user + 1);
     let newest = sum_tokens(conversation, last..n, bpt);
-    Error::config(format!(
-        "the request does not fit in max_context_tokens ({}): the preamble and memory file take \
-         ~{fixed} tokens, the current message ~{user_tokens} and the newest tool call with its \
-         results ~{newest}; raise max_context_tokens for this backend in backends.toml, or \
-         lower tool_result_max_chars",
-        limits.max_tokens
-    ))
+    ContextError::TooBig {
+        backend: None,
+        max_tokens: limits.max_tokens,
+        fixed,
+        user: user_tokens,
+        newest,
+    }
 }
 
 #[cfg(test)]
@@ -350,9 +350,9 @@ mod tests {
         // Too small for even the newest pair: an error, not an oversized request.
         let err = plan(&c, &limits(ContextMode::Continue, budget - one_pair - 20)).unwrap_err();
         assert!(
-            err.message.contains("max_context_tokens"),
+            err.to_string().contains("max_context_tokens"),
             "{}",
-            err.message
+            err.to_string()
         );
     }
 

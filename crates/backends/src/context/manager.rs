@@ -9,7 +9,9 @@ use super::memory::{self, Memory};
 use super::summarize::summary_range;
 use super::tokens::{preamble_bytes, Calibration};
 use super::truncate::fit_tool_output;
-use super::{Artifacts, ContextMode, ContextSettings, ContextStats, Conversation, SystemPrompt};
+use super::{
+    Artifacts, ContextError, ContextMode, ContextSettings, ContextStats, Conversation, SystemPrompt,
+};
 use crate::parse::Usage;
 use crate::tools::ToolSpec;
 use crate::Error;
@@ -88,7 +90,7 @@ impl ContextManager {
     pub fn reload_memory(&mut self, cwd: &Path) -> Result<(), Error> {
         let loaded = memory::load(cwd);
         self.memory = loaded.as_ref().ok().cloned().flatten();
-        loaded.map(|_| ())
+        loaded.map(|_| ()).map_err(Error::from)
     }
 
     /// Forgets the trim point and the last plan (with the conversation's `clear`).
@@ -126,8 +128,12 @@ impl ContextManager {
 
     /// What the next request to `backend` would carry, changing nothing (for `/tokens`).
     pub fn plan(&self, conversation: &Conversation, backend: &str) -> Result<Plan, Error> {
-        budget::plan(conversation, &self.limits(backend))
-            .map_err(|e| Error::new(e.kind, format!("backend `{backend}`: {}", e.message)))
+        budget::plan(conversation, &self.limits(backend)).map_err(|mut e| {
+            if let ContextError::TooBig { backend: b, .. } = &mut e {
+                *b = Some(backend.to_string());
+            }
+            e.into()
+        })
     }
 
     /// The metrics of the next request to `backend`, as [`plan`](Self::plan) sees it.
@@ -177,7 +183,7 @@ impl ContextManager {
     /// full text saved as an artifact.
     pub fn fit_tool_output(&self, call_id: &str, tool: &str, output: String) -> String {
         fit_tool_output(output, self.settings.tool_result_max_chars, |full| {
-            self.artifacts.save(call_id, tool, full)
+            Ok(self.artifacts.save(call_id, tool, full)?)
         })
     }
 }

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::{Error, ErrorKind};
+use super::ContextError;
 
 /// The files looked for, in order; new notes go to the first one found, or `AGENTS.md`.
 pub const MEMORY_FILES: [&str; 2] = ["AGENTS.md", "AGENT.md"];
@@ -39,15 +39,13 @@ fn find(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Reads the memory file of `dir`; `None` if there is none or it is empty.
-pub fn load(dir: &Path) -> Result<Option<Memory>, Error> {
+pub fn load(dir: &Path) -> Result<Option<Memory>, ContextError> {
     let Some(path) = find(dir) else {
         return Ok(None);
     };
-    let io_error = |e: std::io::Error| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot read the memory file {}: {e}", path.display()),
-        )
+    let io_error = |source: std::io::Error| ContextError::ReadMemory {
+        path: path.clone(),
+        source,
     };
     let mut bytes = Vec::new();
     // One byte past the limit tells whether the file is longer, without reading all of it.
@@ -86,19 +84,15 @@ pub fn load(dir: &Path) -> Result<Option<Memory>, Error> {
 
 /// Appends `* TEXT` as a line of the memory file in `dir` (creating `AGENTS.md` if there is
 /// none); returns the file's path.
-pub fn append(dir: &Path, note: &str) -> Result<PathBuf, Error> {
+pub fn append(dir: &Path, note: &str) -> Result<PathBuf, ContextError> {
     let note = note.split_whitespace().collect::<Vec<_>>().join(" ");
     if note.is_empty() {
-        return Err(Error::config(
-            "nothing to remember: give the note after /memory",
-        ));
+        return Err(ContextError::NothingToRemember);
     }
     let path = find(dir).unwrap_or_else(|| dir.join(MEMORY_FILES[0]));
-    let io_error = |e: std::io::Error| {
-        Error::new(
-            ErrorKind::Io,
-            format!("cannot add to the memory file {}: {e}", path.display()),
-        )
+    let io_error = |source: std::io::Error| ContextError::AddMemory {
+        path: path.clone(),
+        source,
     };
     // Start on a line of its own when the file does not end with a newline.
     let needs_newline = match std::fs::read(&path) {

@@ -18,6 +18,7 @@
 pub mod artifacts;
 pub mod budget;
 pub mod conversation;
+mod error;
 pub mod formats;
 pub mod manager;
 pub mod memory;
@@ -36,6 +37,7 @@ pub mod window;
 pub use artifacts::Artifacts;
 pub use budget::Plan;
 pub use conversation::{Conversation, Message, Summary, ToolCall};
+pub use error::ContextError;
 pub use formats::{ContextFormat, PromptStyle};
 pub use manager::ContextManager;
 pub use memory::Memory;

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::str::FromStr;
 
+use super::ContextError;
 use crate::tools::ToolSpec;
-use crate::Error;
 
 /// How the user's text combines with the built-in preamble.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -68,13 +68,11 @@ impl SystemPrompt {
         setting: Option<(String, String)>,
         dir: Option<&Path>,
         mode: SystemMode,
-    ) -> Result<Option<SystemPrompt>, Error> {
+    ) -> Result<Option<SystemPrompt>, ContextError> {
         let read = |path: &Path| {
-            std::fs::read_to_string(path).map_err(|e| {
-                Error::config(format!(
-                    "cannot read the system prompt {}: {e}",
-                    path.display()
-                ))
+            std::fs::read_to_string(path).map_err(|source| ContextError::ReadSystemPrompt {
+                path: path.to_path_buf(),
+                source,
             })
         };
         let (text, source) = if let Some(path) = flag {
@@ -197,9 +195,9 @@ mod tests {
         let missing = dir.path().join("nope.md");
         let err = SystemPrompt::load(Some(&missing), None, None, SystemMode::Append).unwrap_err();
         assert!(
-            err.message.starts_with("cannot read the system prompt"),
+            err.to_string().starts_with("cannot read the system prompt"),
             "{}",
-            err.message
+            err.to_string()
         );
         assert_eq!(
             "sideways".parse::<SystemMode>().unwrap_err(),

@@ -3,12 +3,14 @@
 //! is also asked to approve tools that change things.
 
 mod approval;
+mod error;
 mod host;
 mod summarize;
 mod turn;
 
 pub use crate::event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
 pub use approval::{AllowRule, ApprovalMode, Policy};
+pub use error::AgentError;
 pub use host::LoopHost;
 pub use turn::{Agent, AgentOptions};
 

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::error::AgentError;
 use crate::backend::{Backend, Emit, Request};
 use crate::context::budget::Plan;
 use crate::context::conversation::{Conversation, Message, Summary};
@@ -125,7 +126,7 @@ pub async fn summarize(
     let reply = backend.call(request, emit).await?;
     let text = reply.text.trim();
     if text.is_empty() {
-        return Err(Error::backend("its reply held no summary"));
+        return Err(AgentError::NoSummary.into());
     }
     Ok(text.to_string())
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::approval::Policy;
+use super::error::AgentError;
 use super::host::LoopHost;
 use crate::backend::{Backend, Request};
 use crate::context::{
@@ -18,7 +19,7 @@ use crate::parse::{RawArgs, RawCall, Totals};
 use crate::tools::{
     ProgressReports, ProgressSink, Registry, Root, Subject, ToolContext, ToolOutput, WebOptions,
 };
-use crate::{Error, ErrorKind};
+use crate::Error;
 
 mod recorded;
 
@@ -213,7 +214,7 @@ impl Agent {
 
     /// Adds `* note` to the memory file of the working directory (for `/memory`).
     pub fn remember(&self, note: &str) -> Result<PathBuf, Error> {
-        crate::context::memory::append(&self.options.cwd, note)
+        Ok(crate::context::memory::append(&self.options.cwd, note)?)
     }
 
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
@@ -384,27 +385,15 @@ impl Agent {
             if let Some(call) = repeated {
                 return Err((
                     iteration,
-                    Error::new(
-                        ErrorKind::Repeated,
-                        format!(
-                            "stopped: the model asked for the same tool call {REPEAT_LIMIT} times in this turn \
-                             ({call}); it is not making progress"
-                        ),
-                    ),
+                    AgentError::Repeated {
+                        times: REPEAT_LIMIT,
+                        call,
+                    }
+                    .into(),
                 ));
             }
         }
-        Err((
-            max,
-            Error::new(
-                ErrorKind::IterationCap,
-                format!(
-                    "stopped after {} (the --max-iterations cap) while the model was still \
-                     asking for tools; raise --max-iterations to let it go on",
-                    crate::plural::count(max, "backend call", "backend calls")
-                ),
-            ),
-        ))
+        Err((max, AgentError::IterationCap { calls: max }.into()))
     }
 
     /// Matches a printed call to a tool and its arguments; problems become an error result.

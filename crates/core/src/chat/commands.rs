@@ -10,7 +10,7 @@ use crate::context::ContextMode;
 use crate::event::Observer;
 use crate::Error;
 
-use super::Chat;
+use super::{Chat, ChatError};
 
 /// One slash command as a front end lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,11 +196,11 @@ impl Chat {
             "save" | "load" | "memory" | "compare" | "pick" | "commit" | "export"
         );
         if needs_argument && rest.is_empty() {
-            return Err(Error::config(format!(
-                "/{} needs an argument: /{}",
-                spec.name,
-                spec.usage().trim_start_matches('/')
-            )));
+            return Err(ChatError::NeedsArgument {
+                command: spec.name.to_string(),
+                usage: spec.usage().trim_start_matches('/').to_string(),
+            }
+            .into());
         }
         let reply = |text: String| Ok(Outcome::Reply(text));
         match spec.name {
@@ -231,7 +231,9 @@ impl Chat {
             }
             "context" if rest.is_empty() => reply(self.context_line()),
             "context" => {
-                let mode = rest.parse::<ContextMode>().map_err(Error::config)?;
+                let mode = rest
+                    .parse::<ContextMode>()
+                    .map_err(|why| ChatError::ContextMode { why })?;
                 self.set_context_mode(mode)?;
                 reply(format!("[context mode {mode}]"))
             }
@@ -262,9 +264,7 @@ impl Chat {
                 let (list, task) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let backends = self.compare_names(list)?;
                 if task.trim().is_empty() {
-                    return Err(Error::config(
-                        "/compare needs a task after the backends: /compare a,b TASK",
-                    ));
+                    return Err(ChatError::CompareNeedsTask.into());
                 }
                 Ok(Outcome::Compare {
                     backends,
@@ -280,7 +280,7 @@ impl Chat {
                     "on" => ApprovalMode::Never,
                     "off" if self.base_mode() == ApprovalMode::Never => ApprovalMode::OnWrite,
                     "off" => self.base_mode(),
-                    _ => return Err(Error::config("/yes takes on or off")),
+                    _ => return Err(ChatError::YesTakesOnOrOff.into()),
                 };
                 self.set_approval(mode);
                 reply(format!(
@@ -325,9 +325,7 @@ impl Chat {
         match words.as_slice() {
             [] => Ok(self.mcp_status()),
             ["restart", name] => Ok(self.restart_mcp(name).await?.line()),
-            _ => Err(Error::config(
-                "usage: /mcp (list the MCP servers), /mcp restart NAME",
-            )),
+            _ => Err(ChatError::McpUsage.into()),
         }
     }
 }

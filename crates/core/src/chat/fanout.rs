@@ -13,7 +13,7 @@ use crate::agent::Agent;
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::{BoxFuture, Error};
 
-use super::Chat;
+use super::{Chat, ChatError};
 
 /// The most a working directory may hold to be copied for each backend.
 const MAX_COPY_BYTES: u64 = 200 * 1024 * 1024;
@@ -54,9 +54,10 @@ impl Chat {
     pub fn compare_names(&self, list: &str) -> Result<Vec<String>, Error> {
         let names = self.config.backend_list(list)?;
         if names.len() < 2 {
-            return Err(Error::config(format!(
-                "`{list}`: name at least two backends, separated by commas, to compare"
-            )));
+            return Err(ChatError::CompareNeedsTwo {
+                list: list.to_string(),
+            }
+            .into());
         }
         Ok(names)
     }
@@ -96,7 +97,10 @@ impl Chat {
         let root = tempfile::Builder::new()
             .prefix("agent-loop-compare-")
             .tempdir_in(&base)
-            .map_err(|e| Error::config(format!("cannot make a folder in {}: {e}", base.display())))?
+            .map_err(|source| ChatError::CompareFolder {
+                base: base.clone(),
+                source,
+            })?
             .keep();
         let root = root.canonicalize().unwrap_or(root);
         let cwd = self.agent.options().cwd.clone();
@@ -194,7 +198,7 @@ impl Chat {
         let Some((i, answer, conversation)) = kept else {
             let conversation = self.agent.conversation.clone();
             self.agent.restore(conversation, turns, totals);
-            return Err(first_error.unwrap_or_else(|| Error::backend("no backend answered")));
+            return Err(first_error.unwrap_or_else(|| ChatError::NoAnswer.into()));
         };
         self.agent.restore(conversation, turns, totals);
         let backend = saved[i].0.clone();
@@ -208,20 +212,21 @@ impl Chat {
 
     /// `/pick N`: the conversation takes the N-th answer of the last comparison instead.
     pub fn pick(&mut self, arg: &str) -> Result<String, Error> {
-        let compared = self.compared.as_ref().ok_or_else(|| {
-            Error::config("/pick: no comparison to pick from (run /compare first)")
-        })?;
+        let compared = self.compared.as_ref().ok_or(ChatError::NothingToPick)?;
         let n: usize = arg
             .parse()
             .ok()
             .filter(|n| (1..=compared.len()).contains(n))
-            .ok_or_else(|| {
-                Error::config(format!("/pick takes a number from 1 to {}", compared.len()))
+            .ok_or(ChatError::PickNumber {
+                max: compared.len(),
             })?;
         let (name, conversation) = &compared[n - 1];
         let conversation = conversation
             .clone()
-            .ok_or_else(|| Error::config(format!("/pick {n}: {name} failed; it has no answer")))?;
+            .ok_or_else(|| ChatError::PickedFailed {
+                number: n,
+                backend: name.clone(),
+            })?;
         let name = name.clone();
         self.agent.conversation = conversation;
         self.save()?;
@@ -262,9 +267,11 @@ impl<O: Observer + ?Sized> Observer for LaneObserver<'_, O> {
 
 /// Copies the working directory for one backend (`.git` folders and `skip`, the folder the
 /// copies go to, left out; symbolic links kept as links), refusing past [`MAX_COPY_BYTES`].
-fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), Error> {
-    let fail = |what: &str, path: &Path, e: std::io::Error| {
-        Error::config(format!("cannot {what} {}: {e}", path.display()))
+fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), ChatError> {
+    let fail = |what: &'static str, path: &Path, source: std::io::Error| ChatError::Copy {
+        what,
+        path: path.to_path_buf(),
+        source,
     };
     std::fs::create_dir_all(to).map_err(|e| fail("create", to, e))?;
     for entry in std::fs::read_dir(from).map_err(|e| fail("read", from, e))? {
@@ -281,10 +288,9 @@ fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<()
         } else {
             *copied += std::fs::copy(&src, &dst).map_err(|e| fail("copy", &src, e))?;
             if *copied > MAX_COPY_BYTES {
-                return Err(Error::config(format!(
-                    "the working directory holds more than {} MB, too much to copy for each backend of a comparison; run it from a smaller folder",
-                    MAX_COPY_BYTES / (1024 * 1024)
-                )));
+                return Err(ChatError::TooBigToCopy {
+                    mb: MAX_COPY_BYTES / (1024 * 1024),
+                });
             }
         }
     }

@@ -10,6 +10,7 @@
 
 mod cancel;
 pub mod commands;
+mod error;
 mod fanout;
 mod intents;
 mod logged;
@@ -19,6 +20,7 @@ mod views;
 
 pub use cancel::Canceller;
 pub use commands::{CommandSpec, Outcome, COMMANDS};
+pub use error::ChatError;
 pub use fanout::Kept;
 pub use options::{ChatOptions, SessionChoice};
 
@@ -33,7 +35,8 @@ use crate::jsonl::Body;
 use crate::mcp::{McpServers, ServerStatus};
 use crate::parse::Totals;
 use crate::session::{
-    validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionLock, Store,
+    validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionError,
+    SessionLock, Store,
 };
 use crate::tools::{Registry, Root, ToolOutput};
 use crate::Error;
@@ -218,10 +221,7 @@ impl Chat {
         };
         let Some(result) = result else {
             self.cancelled()?;
-            return Err(Error::new(
-                crate::ErrorKind::Cancelled,
-                "the turn was cancelled: the backend and any running tool were stopped",
-            ));
+            return Err(ChatError::Cancelled.into());
         };
         self.saved_after(result, observer)
     }
@@ -420,12 +420,12 @@ impl Chat {
     /// Continues another saved session (`/load NAME`).
     pub fn load_session(&mut self, name: &str) -> Result<(), Error> {
         let store = self.saving_store()?;
-        let session = store.load(name)?.ok_or_else(|| {
-            Error::config(format!(
-                "no session named `{name}` in {}",
-                store.dir().display()
-            ))
-        })?;
+        let session = store
+            .load(name)?
+            .ok_or_else(|| SessionError::NoSuchSession {
+                name: name.to_string(),
+                dir: store.dir().to_path_buf(),
+            })?;
         self.save()?;
         let previous = std::mem::replace(&mut self.session, session);
         if let Err(e) = self.lock_session(&mut |_| {}) {
@@ -473,7 +473,7 @@ impl Chat {
     fn saving_store(&self) -> Result<Store, Error> {
         self.store
             .clone()
-            .ok_or_else(|| Error::config("sessions are not saved (--no-save)"))
+            .ok_or_else(|| ChatError::NotSaving.into())
     }
 
     /// An agent for the backend `name` that starts from this conversation and works in
@@ -501,7 +501,7 @@ impl Chat {
             tools,
             AgentOptions {
                 cwd: folder.to_path_buf(),
-                root: Root::new(folder).map_err(Error::config)?,
+                root: Root::new(folder).map_err(|why| ChatError::Root { why })?,
                 artifacts: Artifacts::new(folder.join(".agent-loop-artifacts")),
                 context: def.context(),
                 ..self.agent.options().clone()

@@ -11,10 +11,10 @@ use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
 };
 use crate::tools::{Registry, Root};
-use crate::{Error, ErrorKind};
+use crate::Error;
 
 use super::options::{ChatOptions, SessionChoice};
-use super::Chat;
+use super::{Chat, ChatError};
 
 /// How many backend calls a turn may make when the settings do not say.
 const DEFAULT_MAX_ITERATIONS: u32 = 10;
@@ -103,12 +103,10 @@ impl Chat {
         }
         let cwd = match &options.cwd {
             Some(cwd) => cwd.clone(),
-            None => std::env::current_dir().map_err(|e| {
-                let message = format!("cannot read the working directory: {e}");
-                Error::caused(ErrorKind::Io, message, e)
-            })?,
+            None => std::env::current_dir().map_err(|source| ChatError::WorkingDir { source })?,
         };
-        let root = Root::new(options.root.as_deref().unwrap_or(&cwd)).map_err(Error::config)?;
+        let root = Root::new(options.root.as_deref().unwrap_or(&cwd))
+            .map_err(|why| ChatError::Root { why })?;
         let base_mode = if options.yes {
             ApprovalMode::Never
         } else {
@@ -121,18 +119,19 @@ impl Chat {
                 .split(',')
                 .filter(|r| !r.trim().is_empty())
                 .map(|r| {
-                    r.trim()
-                        .parse()
-                        .map_err(|e| Error::config(format!("{origin}: {e}")))
+                    r.trim().parse().map_err(|why| ChatError::AllowRule {
+                        origin: origin.to_string(),
+                        why,
+                    })
                 })
-                .collect::<Result<Vec<AllowRule>, Error>>()?,
+                .collect::<Result<Vec<AllowRule>, ChatError>>()?,
             (flags, _) => flags.to_vec(),
         };
         let max_iterations = settings
             .get::<u32>("max_iterations")?
             .unwrap_or(DEFAULT_MAX_ITERATIONS);
         if max_iterations == 0 {
-            return Err(Error::config("max_iterations must be at least 1"));
+            return Err(ChatError::NoIterations.into());
         }
         let mut context = def.context();
         if let Some(mode) = settings.get::<ContextMode>("context")? {
@@ -302,16 +301,10 @@ fn flagged_setting(settings: &Settings, key: &str) -> bool {
 }
 
 fn no_backend(config: &Config) -> Error {
-    Error::new(
-        ErrorKind::Config,
-        format!(
-            "no backend chosen, and none of the configured ones is available (installed, or \
-             with its API key set): pass --backend NAME, set AGENT_LOOP_BACKEND, or set `backend` \
-             in config.toml. Configured backends: {}. \
-             To try agent-loop without installing anything: agent-loop --backend demo \"list the files here\"",
-            config.names().collect::<Vec<_>>().join(", ")
-        ),
-    )
+    ChatError::NoBackend {
+        known: config.names().map(str::to_string).collect(),
+    }
+    .into()
 }
 
 impl Chat {

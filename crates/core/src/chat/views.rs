@@ -7,7 +7,7 @@ use crate::agent::ApprovalMode;
 use crate::context::{Message, SystemMode};
 use crate::Error;
 
-use super::Chat;
+use super::{Chat, ChatError};
 
 impl Chat {
     /// The slash commands of the backend's agent (an ACP agent's; `//NAME` sends it
@@ -102,8 +102,9 @@ impl Chat {
         let n: usize = if arg.is_empty() {
             10
         } else {
-            arg.parse()
-                .map_err(|_| Error::config(format!("/history takes a number, not `{arg}`")))?
+            arg.parse().map_err(|_| ChatError::HistoryNumber {
+                arg: arg.to_string(),
+            })?
         };
         let messages = &self.agent.conversation.messages;
         if messages.is_empty() {
@@ -137,17 +138,23 @@ impl Chat {
     pub fn export(&self, path: &str) -> Result<String, Error> {
         let messages = &self.agent.conversation.messages;
         let text = if path.ends_with(".json") {
-            serde_json::to_string_pretty(messages).map_err(|e| Error::config(e.to_string()))?
+            serde_json::to_string_pretty(messages)
+                .map_err(|source| ChatError::ExportJson { source })?
         } else if path.ends_with(".md") || path.ends_with(".markdown") {
             self.markdown()
         } else {
-            return Err(Error::config(format!(
-                "/export {path}: name a .md or .json file"
-            )));
+            return Err(ChatError::ExportType {
+                path: path.to_string(),
+            }
+            .into());
         };
         let text = self.redactor.redact(&text);
-        crate::tools::write_atomic(std::path::Path::new(path), text.as_bytes())
-            .map_err(|e| Error::config(format!("cannot write {path}: {e}")))?;
+        crate::tools::write_atomic(std::path::Path::new(path), text.as_bytes()).map_err(
+            |source| ChatError::Export {
+                path: path.to_string(),
+                source,
+            },
+        )?;
         Ok(format!(
             "[wrote {} to {path}]",
             crate::plural::count(messages.len(), "message", "messages")

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::backend::{Backend, Emit, Host, Reply, Request};
+use crate::backend::{agent_failed, Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
@@ -93,7 +93,7 @@ impl AcpBackend {
     }
 
     fn error(&self, why: impl std::fmt::Display) -> Error {
-        Error::backend(format!("backend `{}`: {why}", self.def.name))
+        agent_failed(&self.def.name, why)
     }
 
     /// The running agent with its session, started (again) when there is none, it exited,

@@ -17,7 +17,7 @@ use super::conn::{closed, Agent, Inbound};
 use super::serve;
 use super::terminal::Terminals;
 use super::update::{usage_in, Gathered};
-use crate::backend::{Host, Reply};
+use crate::backend::{agent_failed, turn_timed_out, Host, Reply};
 use crate::config::AcpDef;
 use crate::event::Event;
 use crate::Error;
@@ -93,17 +93,15 @@ pub async fn run(
             }
             Inbound::Closed(why) => {
                 let why = why.unwrap_or_else(|| "it closed the connection".into());
-                return Err(Error::backend(format!(
-                    "backend `{name}`: the agent stopped: {}",
-                    agent.ended(&why).await
-                )));
+                let ended = agent.ended(&why).await;
+                return Err(agent_failed(name, format!("the agent stopped: {ended}")));
             }
             _ => {}
         }
     }
     let number = agent
         .prompt(json!({ "sessionId": session, "prompt": prompt }))
-        .map_err(|e| Error::backend(format!("backend `{name}`: cannot send the prompt: {e}")))?;
+        .map_err(|e| agent_failed(name, format!("cannot send the prompt: {e}")))?;
     *outstanding = Some(number);
     let mut terminals = Terminals::default();
     let began = tokio::time::Instant::now();
@@ -184,12 +182,9 @@ pub async fn run(
     let answer = match result {
         Ok(answer) => answer,
         Err(why) if cancelled_at.is_some() => {
-            return Err(Error::backend(format!(
-                "backend `{name}`: the turn passed timeout_s ({} s) and was cancelled; {why}",
-                def.timeout.as_secs()
-            )))
+            return Err(turn_timed_out(name, def.timeout, format!("; {why}")))
         }
-        Err(why) => return Err(Error::backend(format!("backend `{name}`: {why}"))),
+        Err(why) => return Err(agent_failed(name, why)),
     };
     if let Some(usage) = usage_in(&answer) {
         gathered.counts(usage);
@@ -199,10 +194,7 @@ pub async fn run(
         .unwrap_or("end_turn")
         .to_string();
     if cancelled_at.is_some() {
-        return Err(Error::backend(format!(
-            "backend `{name}`: the turn passed timeout_s ({} s) and was cancelled",
-            def.timeout.as_secs()
-        )));
+        return Err(turn_timed_out(name, def.timeout, String::new()));
     }
     Ok(Answer {
         gathered,

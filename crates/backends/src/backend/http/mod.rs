@@ -17,7 +17,7 @@ use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::backend::{ratelimit, retry, Backend, Emit, Reply, Request};
+use crate::backend::{ratelimit, retry, Backend, BackendError, Emit, Reply, Request};
 use crate::config::{HttpDef, WireFormat};
 use crate::error::root_cause;
 use crate::event::Event;
@@ -50,11 +50,9 @@ impl HttpBackend {
             .model
             .clone()
             .filter(|m| !m.trim().is_empty())
-            .ok_or_else(|| {
-                Error::config(format!(
-                    "backend `{}` has no model: set `model` in its entry ({}) or pass --model",
-                    def.name, def.defined_at
-                ))
+            .ok_or_else(|| BackendError::NoModel {
+                backend: def.name.clone(),
+                at: def.defined_at.clone(),
             })?;
         let key = match &def.api_key_env {
             Some(var) => Some(read_key(&def, var)?),
@@ -65,12 +63,13 @@ impl HttpBackend {
         for (name, value) in wire.headers(key.as_deref()) {
             let carries_key = key.as_deref().is_some_and(|k| value.contains(k));
             let mut value =
-                HeaderValue::from_str(&value).map_err(|_| {
-                    Error::config(format!(
-                    "backend `{}`: the API key in {} has characters an HTTP header cannot carry",
-                    def.name,
-                    def.api_key_env.as_deref().unwrap_or("its environment variable")
-                ))
+                HeaderValue::from_str(&value).map_err(|_| BackendError::KeyNotHeader {
+                    backend: def.name.clone(),
+                    var: def
+                        .api_key_env
+                        .as_deref()
+                        .unwrap_or("its environment variable")
+                        .to_string(),
                 })?;
             // Keeps the key out of any debug output of the request.
             value.set_sensitive(carries_key);
@@ -84,12 +83,10 @@ impl HttpBackend {
             .timeout(def.timeout)
             .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| {
-                Error::backend(format!(
-                    "backend `{}`: cannot set up the HTTP client: {}",
-                    def.name,
-                    chain(&e)
-                ))
+            .map_err(|source| BackendError::Client {
+                backend: def.name.clone(),
+                why: chain(&source),
+                source,
             })?;
         Ok(HttpBackend {
             limiter: ratelimit::Limiter::new(def.requests_per_minute, def.tokens_per_minute),
@@ -218,11 +215,11 @@ impl HttpBackend {
                 Err(e) if refused(&e) && self.def.unreachable.is_some() => {
                     // A local server that is not running: retrying will not start it.
                     let hint = self.def.unreachable.as_deref().unwrap_or_default();
-                    return Err(Error::backend(format!(
-                        "backend `{}`: {}",
-                        self.def.name,
-                        hint.replace("{url}", &self.def.base_url)
-                    )));
+                    return Err(BackendError::Unreachable {
+                        backend: self.def.name.clone(),
+                        hint: hint.replace("{url}", &self.def.base_url),
+                    }
+                    .into());
                 }
                 Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
             };
@@ -274,10 +271,12 @@ impl HttpBackend {
     /// A message naming the backend and the URL; the key, should a provider echo it, is
     /// masked.
     fn error(&self, why: &str) -> Error {
-        Error::backend(self.redact(format!(
-            "backend `{}` (POST {}): {why}",
-            self.def.name, self.url
-        )))
+        BackendError::Request {
+            backend: self.def.name.clone(),
+            url: self.redact(self.url.clone()),
+            why: self.redact(why.to_string()),
+        }
+        .into()
     }
 
     fn redact(&self, text: String) -> String {
@@ -332,19 +331,16 @@ pub fn decode_recorded(
     Ok((reply.finish(), pieces))
 }
 
-fn read_key(def: &HttpDef, var: &str) -> Result<String, Error> {
-    match std::env::var(var) {
+fn read_key(def: &HttpDef, var: &str) -> Result<String, BackendError> {
+    let (backend, var, at) = (def.name.clone(), var.to_string(), def.defined_at.clone());
+    match std::env::var(&var) {
         Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
-        Ok(_) | Err(std::env::VarError::NotPresent) => Err(Error::config(format!(
-            "backend `{}` needs an API key: set the environment variable {var} \
-             (api_key_env in {})",
-            def.name, def.defined_at
-        ))),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Error::config(format!(
-            "backend `{}`: the environment variable {var} (api_key_env in {}) is not valid \
-             UTF-8, so it cannot be the API key",
-            def.name, def.defined_at
-        ))),
+        Ok(_) | Err(std::env::VarError::NotPresent) => {
+            Err(BackendError::NoKey { backend, var, at })
+        }
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(BackendError::KeyNotUnicode { backend, var, at })
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub use reader::ScreenReader;
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::{Backend, Emit, Host, Reply, Request};
+use crate::backend::{Backend, BackendError, Emit, Host, Reply, Request};
 use crate::config::PtyDef;
 use crate::context::Message;
 use crate::event::{ApprovalRequest, Decision, Event, OutputStream, RawOutput};
@@ -111,14 +111,13 @@ impl PtyBackend {
                 Some(dir) => cwd.join(dir),
                 None => cwd.to_path_buf(),
             };
-            let session =
-                Session::spawn(&self.def, &self.program, &self.args(cwd), &dir).map_err(|e| {
-                    Error::backend(format!(
-                        "backend `{}`: cannot run {}: {e}",
-                        self.def.name,
-                        self.program.display()
-                    ))
-                })?;
+            let session = Session::spawn(&self.def, &self.program, &self.args(cwd), &dir).map_err(
+                |source| BackendError::Spawn {
+                    backend: self.def.name.clone(),
+                    program: self.program.clone(),
+                    source,
+                },
+            )?;
             how = format!(
                 "started {} on a new pseudo-terminal",
                 self.program.display()
@@ -229,11 +228,7 @@ pub(super) fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error
             Message::User { text } => Some(text.as_str()),
             _ => None,
         })
-        .ok_or_else(|| {
-            Error::backend(
-                "an agent that keeps its own conversation was called without a user message",
-            )
-        })
+        .ok_or_else(|| BackendError::NoMessage.into())
 }
 
 /// A host that only reports events: approval questions are denied (doctor, and callers

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::extract::{needle, Progress};
 use super::session::{Session, Wake};
-use crate::backend::Host;
+use crate::backend::{agent_failed, Host};
 use crate::config::PtyDef;
 use crate::context::ToolCall;
 use crate::event::{ApprovalRequest, Decision, Event, OutputStream};
@@ -155,7 +155,7 @@ impl<'a> Turn<'a> {
         } else {
             format!("; its screen ended with:\n{}", tail.join("\n"))
         };
-        Error::backend(format!("backend `{}`: {what}{screen}", self.def.name))
+        agent_failed(&self.def.name, format!("{what}{screen}"))
     }
 
     /// The phase ended now, decided by `rule`.

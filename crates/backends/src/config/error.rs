@@ -1,0 +1,164 @@
+//! What can be wrong with the configuration (`backends.toml`, `config.toml`, the
+//! environment's settings, a backend asked for by name), each mistake naming the file and
+//! line, the backend, server, tool or setting, and the key; a file that cannot be read or
+//! parsed keeps the I/O or TOML error as its `source()`.
+
+use std::path::PathBuf;
+
+use super::settings::Origin;
+use crate::{Error, ErrorKind};
+
+/// A configuration that cannot be loaded or used as asked. `at` is always `file:line`.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A configuration file that exists could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file is not TOML, or not the schema; `place` is the file, the line when known, and
+    /// the backend, tool (and key) or MCP server that line is in.
+    #[error("{place}: {}", source.message())]
+    Syntax {
+        place: String,
+        source: toml::de::Error,
+    },
+    /// `--backend`, a setting or a list names a backend that is not configured; `near` is the
+    /// configured name it was most likely meant to be.
+    #[error(
+        "no backend named `{name}`{}; configured backends: {} (docs/backends-and-presets.md, \
+         \"Adding an agent CLI\", shows how to add one)",
+        near.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default(),
+        known.join(", ")
+    )]
+    UnknownBackend {
+        name: String,
+        near: Option<String>,
+        known: Vec<String>,
+    },
+    /// `auto_order` lists a backend that is not configured.
+    #[error("auto_order names `{name}`, which is not a configured backend")]
+    AutoOrder { name: String },
+    /// A key of a backend entry whose value cannot be used, or that this type does not read.
+    #[error("{at}: backend `{backend}`: key `{key}`: {why}")]
+    BadKey {
+        at: String,
+        backend: String,
+        key: String,
+        why: String,
+    },
+    /// A backend's regex key that does not compile.
+    #[error("{at}: backend `{backend}`: key `{key}`: invalid regex: {source}")]
+    BadRegex {
+        at: String,
+        backend: String,
+        key: String,
+        source: regex::Error,
+    },
+    /// A backend entry that runs a program but names none.
+    #[error("{at}: backend `{backend}` has no `command` (the program to run, found through PATH)")]
+    NoCommand { at: String, backend: String },
+    /// A backend's program is not found through PATH; `description` says what it is, to say
+    /// how to install it.
+    #[error(
+        "backend `{backend}`: command `{command}` is not on PATH; install it{}, or fix \
+         `command` ({at})",
+        match description.as_str() { "" => String::new(), d => format!(" ({d})") }
+    )]
+    NotOnPath {
+        backend: String,
+        command: String,
+        description: String,
+        at: String,
+        source: which::Error,
+    },
+    /// A CLI backend's `args` need `{model}` and no model is set.
+    #[error(
+        "backend `{backend}` ({at}): `args` uses {{model}} but no model is set; set `model` in \
+         its entry, or move the model flag to `model_args`"
+    )]
+    NoModel { backend: String, at: String },
+    /// An `[mcp.servers.NAME]` table that cannot be used.
+    #[error("{at}: MCP server `{server}`: {why}")]
+    BadServer {
+        at: String,
+        server: String,
+        why: String,
+    },
+    /// An `[mcp.servers.NAME]` table with neither a program nor an address.
+    #[error(
+        "{at}: MCP server `{server}` has neither `command` (a program speaking MCP on stdio) \
+         nor `url` (a Streamable HTTP address)"
+    )]
+    NoTransport { at: String, server: String },
+    /// A key of a `[tools.NAME]` table whose value cannot be used.
+    #[error("{at}: tool `{tool}`: key `{key}`: {why}")]
+    BadToolKey {
+        at: String,
+        tool: String,
+        key: String,
+        why: String,
+    },
+    /// A `[tools.NAME]` table whose name the APIs would refuse.
+    #[error(
+        "{at}: tool `{tool}`: a tool's name is 1 to 64 letters, digits, `_` or `-` (what the \
+         APIs accept)"
+    )]
+    BadToolName { at: String, tool: String },
+    /// `config.toml` sets a key that is no setting.
+    #[error("{at}: unknown setting `{name}`; the settings are {}", known.join(", "))]
+    UnknownSetting {
+        at: String,
+        name: String,
+        known: Vec<&'static str>,
+    },
+    /// `config.toml` sets a key in a table (`[telegram]`) that the table does not have.
+    #[error(
+        "{at}: unknown setting `{name}` in [{table}]; its settings are {}",
+        known.join(", ")
+    )]
+    UnknownTableSetting {
+        at: String,
+        table: &'static str,
+        name: String,
+        known: Vec<&'static str>,
+    },
+    /// A setting whose value is not of its type; `origin` is the file and line, the
+    /// environment variable or the flag that gave it.
+    #[error("{origin}: setting `{name}` = `{value}`: {why}")]
+    BadSetting {
+        origin: Origin,
+        name: String,
+        value: String,
+        why: String,
+    },
+}
+
+impl ConfigError {
+    /// A key of the backend entry `backend` (at `at`) that cannot be used, and why.
+    pub(crate) fn key(
+        at: impl Into<String>,
+        backend: &str,
+        key: &str,
+        why: impl Into<String>,
+    ) -> Self {
+        ConfigError::BadKey {
+            at: at.into(),
+            backend: backend.to_string(),
+            key: key.to_string(),
+            why: why.into(),
+        }
+    }
+
+    /// Every one is a configuration, a command line or an environment to fix: exit 2.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::Config
+    }
+}
+
+impl From<ConfigError> for Error {
+    fn from(e: ConfigError) -> Self {
+        Error::caused(e.kind(), e.to_string(), e)
+    }
+}

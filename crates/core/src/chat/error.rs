@@ -1,0 +1,113 @@
+//! What can go wrong opening a chat or doing what its user asked (a slash command, a
+//! comparison, an export), each naming the command, the setting or the file, with the I/O
+//! or JSON error underneath as its `source()`. A backend's, a session's or the
+//! configuration's own failures are theirs (`BackendError`, `SessionError`, `ConfigError`).
+
+use std::path::PathBuf;
+
+use crate::{Error, ErrorKind};
+
+/// A chat that cannot open, or a request of its user that cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("cannot read the working directory: {source}")]
+    WorkingDir { source: std::io::Error },
+    /// `--root` (or a comparison's folder) is not a folder; `why` names it.
+    #[error("{why}")]
+    Root { why: String },
+    /// An `allow` rule of the settings that is not TOOL or TOOL:GLOB; `origin` is where it
+    /// was set.
+    #[error("{origin}: {why}")]
+    AllowRule { origin: String, why: String },
+    #[error("max_iterations must be at least 1")]
+    NoIterations,
+    /// No backend named, and none of the configured ones can run here.
+    #[error(
+        "no backend chosen, and none of the configured ones is available (installed, or with \
+         its API key set): pass --backend NAME, set AGENT_LOOP_BACKEND, or set `backend` in \
+         config.toml. Configured backends: {}. To try agent-loop without installing anything: \
+         agent-loop --backend demo \"list the files here\"",
+        known.join(", ")
+    )]
+    NoBackend { known: Vec<String> },
+    /// The user cancelled the turn.
+    #[error("the turn was cancelled: the backend and any running tool were stopped")]
+    Cancelled,
+    /// `/save`, `/load` with `--no-save`.
+    #[error("sessions are not saved (--no-save)")]
+    NotSaving,
+    /// A slash command given without the argument it needs; `usage` is how to write it.
+    #[error("/{command} needs an argument: /{usage}")]
+    NeedsArgument { command: String, usage: String },
+    /// `/context MODE` with a mode that is none.
+    #[error("{why}")]
+    ContextMode { why: String },
+    #[error("/compare needs a task after the backends: /compare a,b TASK")]
+    CompareNeedsTask,
+    #[error("`{list}`: name at least two backends, separated by commas, to compare")]
+    CompareNeedsTwo { list: String },
+    #[error("/yes takes on or off")]
+    YesTakesOnOrOff,
+    #[error("usage: /mcp (list the MCP servers), /mcp restart NAME")]
+    McpUsage,
+    #[error("/history takes a number, not `{arg}`")]
+    HistoryNumber { arg: String },
+    #[error("/pick: no comparison to pick from (run /compare first)")]
+    NothingToPick,
+    #[error("/pick takes a number from 1 to {max}")]
+    PickNumber { max: usize },
+    #[error("/pick {number}: {backend} failed; it has no answer")]
+    PickedFailed { number: usize, backend: String },
+    /// The folder the copies of a comparison go to could not be made in `base`.
+    #[error("cannot make a folder in {}: {source}", base.display())]
+    CompareFolder {
+        base: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file or folder of the working directory could not be copied for a comparison;
+    /// `what` is the step (read, create, copy).
+    #[error("cannot {what} {}: {source}", path.display())]
+    Copy {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The working directory is too big to copy for each backend of a comparison.
+    #[error(
+        "the working directory holds more than {mb} MB, too much to copy for each backend of a \
+         comparison; run it from a smaller folder"
+    )]
+    TooBigToCopy { mb: u64 },
+    /// No backend of a comparison answered, and none said why.
+    #[error("no backend answered")]
+    NoAnswer,
+    #[error("/export {path}: name a .md or .json file")]
+    ExportType { path: String },
+    #[error("{source}")]
+    ExportJson { source: serde_json::Error },
+    #[error("cannot write {path}: {source}")]
+    Export {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl ChatError {
+    /// A working directory that cannot be read is I/O (exit 1), a cancelled turn exit 130, a
+    /// comparison no backend answered the backends' (exit 1); the rest is a command line,
+    /// setting or slash command to fix (exit 2), as they always were.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ChatError::WorkingDir { .. } => ErrorKind::Io,
+            ChatError::Cancelled => ErrorKind::Cancelled,
+            ChatError::NoAnswer => ErrorKind::Backend,
+            _ => ErrorKind::Config,
+        }
+    }
+}
+
+impl From<ChatError> for Error {
+    fn from(e: ChatError) -> Self {
+        Error::caused(e.kind(), e.to_string(), e)
+    }
+}

@@ -126,9 +126,11 @@ pub enum Body {
     SessionClear {
         session: String,
     },
-    /// The task of a turn.
+    /// The task of a turn, with the images attached to it (name, type, size).
     UserMessage {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::event::Attached>,
     },
     /// Output of the model as it arrives, before parsing (a line of a CLI backend's stdout).
     AssistantDelta {
@@ -314,8 +316,9 @@ impl Meta {
 /// The record for `event`, if it has one (progress and approval events have none).
 pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
     let body = match event {
-        Event::TurnStarted { input, .. } => Body::UserMessage {
+        Event::TurnStarted { input, images, .. } => Body::UserMessage {
             text: input.clone(),
+            images: images.clone(),
         },
         Event::BackendOutput {
             stream: OutputStream::Stdout,

@@ -47,7 +47,7 @@ pub fn user_message(blocks: &[ContentBlock]) -> Result<String, Error> {
 pub fn replay(messages: &[Message], notifier: &Notifier) {
     for message in messages {
         match message {
-            Message::User { text } => notifier.send(SessionUpdate::UserMessageChunk(
+            Message::User { text, .. } => notifier.send(SessionUpdate::UserMessageChunk(
                 ContentChunk::new(text_block(text)),
             )),
             Message::Assistant { text, tool_calls } => {

@@ -139,14 +139,12 @@ mod tests {
     /// Two exchanges; the second (current) one has a tool call with its result.
     fn conversation() -> Conversation {
         let mut c = Conversation::new();
-        c.push(Message::User { text: "hi".into() });
+        c.push(Message::user("hi"));
         c.push(Message::Assistant {
             text: "Hello.".into(),
             tool_calls: vec![],
         });
-        c.push(Message::User {
-            text: "list <files>".into(),
-        });
+        c.push(Message::user("list <files>"));
         c.push(Message::Assistant {
             text: "Looking.".into(),
             tool_calls: vec![ToolCall {
@@ -220,9 +218,7 @@ mod tests {
             text: "Two files.".into(),
             tool_calls: vec![],
         });
-        c.push(Message::User {
-            text: "thanks".into(),
-        });
+        c.push(Message::user("thanks"));
         // The last 3 messages start at the result of call_1: its call comes along.
         assert_eq!(
             render(&c, ContextMode::Sliding(3), ContextFormat::Plain),

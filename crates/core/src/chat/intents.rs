@@ -42,7 +42,7 @@ impl Chat {
         else {
             return Ok(None);
         };
-        let Message::User { text } = messages[i].clone() else {
+        let Message::User { text, .. } = messages[i].clone() else {
             unreachable!("rposition found a user message")
         };
         self.agent.truncate(i);

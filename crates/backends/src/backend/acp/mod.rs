@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 
 use crate::backend::{Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
+use crate::context::Image;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};
 use conn::{Agent, Failure};
@@ -370,14 +371,21 @@ impl AcpBackend {
 
     /// One message through the agent.
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
-        let message = super::pty::newest_message(&request)?;
+        let (message, images) = super::pty::newest_message(&request)?;
         self.take_partial();
         let mut guard = self.running.lock().await;
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
         let session = running.session.clone().unwrap_or_default();
         let agent = running.agent.as_mut().expect("started above");
-        let prompt = prompt_blocks(message, request.cwd);
+        if !images.is_empty() && !takes_images(&running.info) {
+            // Checked before the turn (`check_images`); here for a caller that did not.
+            return Err(self.error(
+                "the agent does not take images (its promptCapabilities.image is not true); \
+                 the prompt was not sent",
+            ));
+        }
+        let prompt = prompt_blocks(message, images, request.cwd);
         let outcome = turn::run(
             &self.def,
             agent,
@@ -461,9 +469,19 @@ pub fn config_option<'a>(setup: &'a Value, category: &str) -> Option<&'a Value> 
         .find(|o| o["category"] == category || o["id"] == category)
 }
 
-/// The message as text, and each `@path` naming a file as a link to it.
-fn prompt_blocks(message: &str, cwd: &Path) -> Vec<Value> {
+/// Whether the agent's answer to `initialize` says it takes image blocks.
+fn takes_images(info: &Value) -> bool {
+    info.pointer("/agentCapabilities/promptCapabilities/image") == Some(&Value::Bool(true))
+}
+
+/// The message as text with its images, and each `@path` naming a file as a link to it.
+fn prompt_blocks(message: &str, images: &[Image], cwd: &Path) -> Vec<Value> {
     let mut blocks = vec![json!({ "type": "text", "text": message })];
+    blocks.extend(
+        images
+            .iter()
+            .map(|i| json!({ "type": "image", "mimeType": i.mime, "data": i.base64() })),
+    );
     for word in message.split_whitespace() {
         let Some(path) = word.strip_prefix('@') else {
             continue;
@@ -503,6 +521,31 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn images_known(&self) -> Option<bool> {
+        let running = self.running.try_lock().ok()?;
+        running.agent.as_ref()?;
+        Some(takes_images(&running.info))
+    }
+
+    fn check_images<'a>(
+        &'a self,
+        cwd: &'a Path,
+        host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            let mut running = self.running.lock().await;
+            self.ensure(&mut running, cwd, host).await?;
+            match takes_images(&running.info) {
+                true => Ok(()),
+                false => Err(Error::config(format!(
+                    "backend `{}`: the agent does not take images (its answer to `initialize` \
+                     has no promptCapabilities.image = true)",
+                    self.def.name
+                ))),
+            }
+        })
     }
 
     fn agent_commands(&self) -> Vec<(String, String)> {

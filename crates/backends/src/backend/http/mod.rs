@@ -110,7 +110,10 @@ impl HttpBackend {
             request.tools,
             request.cwd,
         );
-        let messages = wire::with_all_results(request.window.messages.iter().copied());
+        let mut messages = wire::with_all_results(request.window.messages.iter().copied());
+        if !self.def.images {
+            wire::images_as_notes(&mut messages, &self.def.name);
+        }
         let body = self.wire.body(&BodyInput {
             base_url: &self.def.base_url,
             model: &self.model,
@@ -299,6 +302,25 @@ impl Backend for HttpBackend {
         emit: &'a mut Emit<'_>,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, emit))
+    }
+    fn images_known(&self) -> Option<bool> {
+        Some(self.def.images)
+    }
+
+    fn check_images<'a>(
+        &'a self,
+        _cwd: &'a std::path::Path,
+        _host: &'a mut dyn crate::backend::Host,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        let result = match self.def.images {
+            true => Ok(()),
+            false => Err(Error::config(format!(
+                "backend `{}` does not take images: if its model does, set `images = true` in \
+                 its entry in backends.toml ({})",
+                self.def.name, self.def.defined_at
+            ))),
+        };
+        Box::pin(async move { result })
     }
 }
 

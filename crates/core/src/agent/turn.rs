@@ -240,9 +240,16 @@ impl Agent {
                 policy: &mut self.options.policy,
                 tools,
             };
-            self.backend
+            if let Err(e) = self
+                .backend
                 .check_images(&self.options.cwd, &mut host)
-                .await?;
+                .await
+            {
+                obs.event(&Event::Error {
+                    message: e.message.clone(),
+                });
+                return Err(e);
+            }
         }
         self.turn += 1;
         let turn = self.turn;

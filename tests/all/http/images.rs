@@ -146,3 +146,28 @@ fn a_bad_image_file_stops_the_run_before_any_turn() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn the_repl_attaches_an_image_to_the_next_prompt() {
+    let (ws, server) = with_image(Ollama, vec![streamed(Ollama, "text")], "images = true\n");
+    let (code, screen) = crate::repl::repl(
+        &ws,
+        "--backend api --no-save",
+        "/image nope.png\n/image shot.jpg\nlook\n/exit\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("nope.png: cannot read the image"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("[image shot.jpg (image/png, 70 bytes)] attached to your next prompt"),
+        "{screen}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{screen}");
+    assert_eq!(
+        user_message(Ollama, &requests[0].json())["images"],
+        json!([PIXEL])
+    );
+}

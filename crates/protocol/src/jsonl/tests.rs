@@ -86,7 +86,7 @@ fn every_kind_has_its_stable_keys() {
                 input: "task".into(),
                 images: vec![],
             },
-            json!({"event": "user_message", "text": "task"}),
+            json!({"event": "user_message", "text": "task", "images": []}),
         ),
         (
             Event::TurnStarted {

@@ -171,3 +171,22 @@ fn the_repl_attaches_an_image_to_the_next_prompt() {
         json!([PIXEL])
     );
 }
+
+#[test]
+fn the_rate_limiter_counts_an_image_as_its_tokens() {
+    // Two requests in one turn (a tool round trip): counted as text, the first would spend
+    // the minute's tokens and the second wait for the next minute.
+    let (ws, server) = with_image(
+        Anthropic,
+        vec![streamed(Anthropic, "tools"), streamed(Anthropic, "text")],
+        "tokens_per_minute = 5000\n",
+    );
+    // A 1x1 PNG padded to 1 MiB: about 350,000 tokens if its base64 were counted as text.
+    let mut big = std::fs::read(fixture("images/pixel.png")).unwrap();
+    big.resize(1024 * 1024, 0);
+    std::fs::write(ws.work().join("big.png"), big).unwrap();
+    let run = run_api(&ws, &["--image", "big.png", "look"]);
+    run.expect_code(0);
+    assert!(!run.stderr().contains("[waiting"), "{}", run.stderr());
+    assert_eq!(server.requests().len(), 2);
+}

@@ -272,6 +272,24 @@ mod tests {
     }
 
     #[test]
+    fn images_become_a_note_for_a_model_without_images() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend([0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let image = crate::context::Image::from_bytes(png, Some("a.png".into())).unwrap();
+        let mut messages = vec![Message::User {
+            text: "see".into(),
+            images: vec![image],
+        }];
+        images_as_notes(&mut messages, "ds");
+        assert_eq!(
+            messages[0],
+            Message::user(
+                "see\n[a.png (image/png) was attached here; not sent: backend `ds` takes no images]"
+            )
+        );
+    }
+
+    #[test]
     fn provider_messages() {
         assert_eq!(
             error_message(

@@ -36,6 +36,12 @@ pub fn main() -> i32 {
     if let Some(e) = near_miss(&args) {
         return early_fail(&e);
     }
+    if args.command.is_some() && !args.run.image.is_empty() {
+        return early_fail(&Error::config(
+            "--image attaches to a task of a run; a subcommand takes none (an editor sends \
+             images itself through agent-loop acp)",
+        ));
+    }
     match args.command {
         Some(Command::Completions { shell }) => {
             use clap_complete::shells::{Bash, Fish, Zsh};

@@ -144,6 +144,13 @@ fn a_bad_image_file_stops_the_run_before_any_turn() {
         run.expect_code(2);
         assert!(run.stderr().contains(says), "{file}: {}", run.stderr());
     }
+    let run = run_api(&ws, &["--image", "big.png", "backends"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("a subcommand takes none"),
+        "{}",
+        run.stderr()
+    );
     assert!(server.requests().is_empty());
 }
 

@@ -57,9 +57,7 @@ impl Bench {
 
     fn turn(&self, message: &str, on_text: &mut (dyn FnMut(&str) + Send)) {
         let mut conversation = Conversation::new();
-        conversation.push(Message::User {
-            text: message.into(),
-        });
+        conversation.push(Message::user(message));
         let window = Window::all(&conversation);
         let request = Request {
             window: &window,

@@ -27,9 +27,9 @@ fn conversation(n: usize) -> Conversation {
         .collect();
     for i in 0.. {
         let message = match i % 4 {
-            0 => Message::User {
-                text: format!("task {i}: look at the files and fix the failing test in module {i}"),
-            },
+            0 => Message::user(format!(
+                "task {i}: look at the files and fix the failing test in module {i}"
+            )),
             1 => Message::Assistant {
                 text: "I will list the files first.".into(),
                 tool_calls: vec![ToolCall {

@@ -40,7 +40,7 @@ async fn main() -> Result<(), agent_loop::Error> {
         let reply = match line.starts_with('/') {
             false => chat.turn(&line, &mut Lines).await,
             true => match chat.command(&line, &mut Lines).await {
-                Ok(Outcome::Turn { input, .. }) => chat.turn(&input, &mut Lines).await,
+                Ok(Outcome::Turn { input, .. }) => chat.turn(input, &mut Lines).await,
                 Ok(Outcome::Reply(text) | Outcome::Session { reply: text, .. }) => Ok(text),
                 Ok(_) => Ok("not offered here".into()),
                 Err(e) => Err(e),

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use agent_loop::chat::Chat;
+use agent_loop::context::{Image, Prompt};
+use agent_loop::Error;
 
 use super::frontend::Frontend;
 pub use super::outcome::Outcome;
@@ -16,6 +18,8 @@ pub struct App {
     /// Ctrl-C, SIGTERM and SIGHUP; installed once the MCP servers have started, so that until
     /// then they end the run as usual.
     signals: Signals,
+    /// Images for the next prompt (`--image`, `/image`).
+    pending: Vec<Image>,
 }
 
 impl App {
@@ -24,7 +28,18 @@ impl App {
             chat,
             frontend,
             signals: Signals::default(),
+            pending: Vec::new(),
         }
+    }
+
+    /// Attaches images to the next prompt.
+    pub fn attach(&mut self, images: Vec<Image>) {
+        self.pending.extend(images);
+    }
+
+    /// The images the next prompt carries.
+    pub fn pending(&self) -> &[Image] {
+        &self.pending
     }
 
     pub fn chat(&self) -> &Chat {
@@ -82,14 +97,24 @@ impl App {
 
     /// Runs one turn (on every backend of a fan-out); a signal cancels it (the backend and
     /// tools are killed) and records that. The session is saved either way.
-    pub async fn turn(&mut self, input: &str) -> Outcome {
+    pub async fn turn(&mut self, input: impl Into<Prompt>) -> Outcome {
+        let mut prompt = input.into();
+        prompt.images.append(&mut self.pending);
         if let Some(names) = self.chat.fanout().map(<[String]>::to_vec) {
-            return self.compare(&names, input).await;
+            if !prompt.images.is_empty() {
+                let e = Error::config(
+                    "images go to one backend: --image and /image cannot be used with several \
+                     backends (--backend A,B)",
+                );
+                self.frontend.notice(&format!("error: {e}"));
+                return Outcome::Done(Err(e));
+            }
+            return self.compare(&names, &prompt.text).await;
         }
         let screen = self.frontend.display.clone();
         screen.talking_to(self.chat.definition().name(), self.chat.model().as_deref());
         let outcome = tokio::select! {
-            result = self.chat.turn(input, &mut self.frontend) => Outcome::Done(result),
+            result = self.chat.turn(prompt, &mut self.frontend) => Outcome::Done(result),
             never = screen.animate() => match never {},
             stop = self.signals.next() => Outcome::Cancelled(stop),
         };

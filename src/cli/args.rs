@@ -158,6 +158,12 @@ pub struct Run {
     #[arg(short, long, action = clap::ArgAction::Help, global = true)]
     pub help: Option<bool>,
 
+    /// Attach an image (PNG, JPEG, GIF or WebP, by its content) to the task, or to the
+    /// REPL's first prompt; repeatable. The backend must take images (`images` in
+    /// backends.toml).
+    #[arg(hide_short_help = true, long = "image", value_name = "FILE")]
+    pub image: Vec<PathBuf>,
+
     /// In terminfo mode, show the last N lines of the backend's output in place while it
     /// runs; all of it is printed when the call ends.
     #[arg(hide_short_help = true, long, value_name = "N")]

@@ -7,6 +7,8 @@
 
 use agent_loop::chat::commands::{help_lines, CommandSpec, Outcome as Done, COMMANDS};
 
+use agent_loop::context::Image;
+
 use super::app::{App, Outcome};
 
 /// What the REPL does after a command.
@@ -23,6 +25,11 @@ const OWN: &[CommandSpec] = &[
         name: "help",
         args: "",
         help: "this list",
+    },
+    CommandSpec {
+        name: "image",
+        args: "FILE",
+        help: "attach an image (PNG, JPEG, GIF, WebP) to your next prompt",
     },
     CommandSpec {
         name: "exit",
@@ -73,6 +80,10 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             return Flow::Continue;
         }
         "/exit" | "/quit" => return Flow::Exit,
+        "/image" => {
+            attach(app, line["/image".len()..].trim());
+            return Flow::Continue;
+        }
         _ => {}
     }
     let result = {
@@ -91,7 +102,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
         }
         Ok(Done::Turn { notice, input }) => {
             app.notice(&notice);
-            let outcome = app.turn(&input).await;
+            let outcome = app.turn(input).await;
             return after_turn(outcome, app);
         }
         Ok(Done::Compare { backends, task }) => {
@@ -107,6 +118,25 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
     Flow::Continue
 }
 
+/// `/image FILE`: the image read and checked now, sent with the next prompt.
+fn attach(app: &mut App, path: &str) {
+    if path.is_empty() {
+        let pending: Vec<String> = app.pending().iter().map(|i| i.label()).collect();
+        app.notice(&match pending.is_empty() {
+            true => "usage: /image FILE (attaches it to your next prompt)".to_string(),
+            false => format!("attached to your next prompt: {}", pending.join(" ")),
+        });
+        return;
+    }
+    match Image::read(std::path::Path::new(path)) {
+        Ok(image) => {
+            app.notice(&format!("{} attached to your next prompt", image.label()));
+            app.attach(vec![image]);
+        }
+        Err(e) => app.notice(&format!("error: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +149,6 @@ mod tests {
             at("help") < at("exit") && at("exit") < at("clear"),
             "{text}"
         );
-        assert!(names().starts_with("/help, /exit, /clear"));
+        assert!(names().starts_with("/help, /image, /exit, /clear"));
     }
 }

@@ -83,6 +83,7 @@ pub fn merged(top: &Args, sub: &ServeRun) -> Args {
             output: None,
             quiet: false,
             tail: None,
+            image: Vec::new(),
         },
         tooling: Tooling {
             yes: a.yes || b.yes,

@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser};
 
 use agent_loop::chat::Chat;
 use agent_loop::config::bool_setting::Flag;
+use agent_loop::context::Image;
 use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
@@ -34,6 +35,12 @@ pub fn main() -> i32 {
     };
     if let Some(e) = near_miss(&args) {
         return early_fail(&e);
+    }
+    if args.command.is_some() && !args.run.image.is_empty() {
+        return early_fail(&Error::config(
+            "--image attaches to a task of a run; a subcommand takes none (an editor sends \
+             images itself through agent-loop acp)",
+        ));
     }
     match args.command {
         Some(Command::Completions { shell }) => {
@@ -247,6 +254,12 @@ async fn run(args: Args) -> i32 {
         Ok(task) => task,
         Err(e) => return display.fail(&e),
     };
+    // Every image is read and checked before the backend is even put together.
+    let images: Result<Vec<_>, _> = args.run.image.iter().map(|p| Image::read(p)).collect();
+    let images = match images {
+        Ok(images) => images,
+        Err(e) => return display.fail(&e),
+    };
     let mut frontend = Frontend::new(display.clone(), Input::stdin(), Redactor::default());
     frontend.debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
@@ -267,6 +280,7 @@ async fn run(args: Args) -> i32 {
         frontend.notice(&format!("debug: backends read from {files}"));
     }
     let mut app = App::new(chat, frontend);
+    app.attach(images);
     app.announce_session();
     for notice in app.chat_mut().start_mcp().await {
         display.notice(&notice);

@@ -478,3 +478,35 @@ fn models_as_a_config_option_string_ids_and_files_named_late() {
     assert!(err.contains(&named), "{err}");
     assert!(!err.contains("()"), "{err}");
 }
+
+#[test]
+fn images_pass_through_only_to_an_agent_that_takes_them() {
+    let pixel = std::fs::read(fixture("images/pixel.png")).unwrap();
+    let ws = acp("env = { FAKE_ACP_IMAGES = \"1\" }");
+    std::fs::write(ws.work().join("shot.png"), &pixel).unwrap();
+    ws.run(&["--backend", "acp", "--image", "shot.png", "look"])
+        .expect_code(0);
+    let prompts = received(&ws, "session/prompt");
+    let blocks = &prompts[0]["params"]["prompt"];
+    assert_eq!(blocks[0]["text"], "look");
+    assert_eq!(blocks[1]["type"], "image");
+    assert_eq!(blocks[1]["mimeType"], "image/png");
+    assert_eq!(
+        blocks[1]["data"],
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    );
+
+    // An agent that does not say it takes images is started (for its answer to
+    // `initialize`) but gets no prompt.
+    let ws = acp("");
+    std::fs::write(ws.work().join("shot.png"), &pixel).unwrap();
+    let run = ws.run(&["--backend", "acp", "--image", "shot.png", "look"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("the agent does not take images"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(received(&ws, "initialize").len(), 1);
+    assert!(received(&ws, "session/prompt").is_empty());
+}

@@ -230,7 +230,9 @@ mod across_turns {
             .build()
             .unwrap();
         for task in tasks {
-            runtime.block_on(agent.run_turn(task, &mut events)).unwrap();
+            runtime
+                .block_on(agent.run_turn(*task, &mut events))
+                .unwrap();
         }
         events.0
     }

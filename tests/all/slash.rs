@@ -25,7 +25,7 @@ fn commands_that_inspect_and_switch() {
         "  read   runs without asking",
         "[tools run without asking]",
         "[tools ask before they change things]",
-        "error: unknown command /frobnicate; the commands are: /help, /exit, /clear",
+        "error: unknown command /frobnicate; the commands are: /help, /image, /exit, /clear",
         "error: no backend named `nope`",
     ] {
         assert!(

@@ -1,7 +1,7 @@
 //! The typed events the loop emits, and the observer that receives them. Front ends (the
 //! append-only display, later terminfo, JSONL and chat bots) implement [`Observer`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::ContextStats;
 use crate::usage::Usage;
@@ -65,6 +65,16 @@ impl Serialize for RawOutput {
     }
 }
 
+/// What the log and the display say of an image attached to a prompt: where it came from,
+/// its type and its size, never its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attached {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub mime: String,
+    pub bytes: u64,
+}
+
 /// Everything the loop does, in the order it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -72,6 +82,9 @@ pub enum Event {
     TurnStarted {
         turn: u32,
         input: String,
+        /// The images attached to the input, described (not their bytes).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Attached>,
     },
     BackendStarted {
         backend: String,
@@ -271,9 +284,14 @@ impl Event {
             args: serde_json::from_str(&f(&c.args.to_string())).unwrap_or_else(|_| c.args.clone()),
         };
         match self {
-            Event::TurnStarted { turn, input } => Event::TurnStarted {
+            Event::TurnStarted {
+                turn,
+                input,
+                images,
+            } => Event::TurnStarted {
                 turn: *turn,
                 input: f(input),
+                images: images.clone(),
             },
             Event::BackendOutput {
                 backend,

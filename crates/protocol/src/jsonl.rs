@@ -35,7 +35,7 @@ pub const COMMON: [&str; 9] = [
 pub const SCHEMA: [(&str, &str, &[&str]); 20] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
-    ("user_message", "user", &["text"]),
+    ("user_message", "user", &["text", "images"]),
     ("assistant_delta", "assistant", &["text"]),
     ("own_tool", "assistant", &["text"]),
     ("thinking_delta", "assistant", &["text"]),
@@ -126,9 +126,12 @@ pub enum Body {
     SessionClear {
         session: String,
     },
-    /// The task of a turn.
+    /// The task of a turn, with the images attached to it (name, type, size; `[]` when
+    /// none, so every record of a kind has the same keys).
     UserMessage {
         text: String,
+        #[serde(default)]
+        images: Vec<crate::event::Attached>,
     },
     /// Output of the model as it arrives, before parsing (a line of a CLI backend's stdout).
     AssistantDelta {
@@ -314,8 +317,9 @@ impl Meta {
 /// The record for `event`, if it has one (progress and approval events have none).
 pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
     let body = match event {
-        Event::TurnStarted { input, .. } => Body::UserMessage {
+        Event::TurnStarted { input, images, .. } => Body::UserMessage {
             text: input.clone(),
+            images: images.clone(),
         },
         Event::BackendOutput {
             stream: OutputStream::Stdout,

@@ -17,6 +17,7 @@ pub mod tool_call;
 pub mod usage;
 
 pub use error::{Error, ErrorKind};
+pub use event::Attached;
 pub use tool_call::ToolCall;
 
 /// A boxed, sendable future: the return type of the object-safe async trait methods

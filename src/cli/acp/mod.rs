@@ -37,8 +37,11 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         save: false,
         ..options.clone()
     };
+    let mut images = false;
     match Chat::open(&settings, &probe, &mut |n| eprintln!("{n}")) {
         Ok(chat) => {
+            // An ACP agent's own answer is not known before it starts: not advertised.
+            images = chat.images_known() == Some(true);
             let status = chat.status();
             let model = status.model.map(|m| format!(" (model {m})"));
             eprintln!(
@@ -62,6 +65,7 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         settings,
         options,
         debug,
+        images,
     };
     match local.run_until(connection::serve(shared)).await {
         Ok(()) => 0,

@@ -71,6 +71,9 @@ pub struct Shared {
     pub settings: Settings,
     pub options: ChatOptions,
     pub debug: bool,
+    /// Whether the backend takes images, as far as is known at the start: what
+    /// `initialize` advertises (`promptCapabilities.image`).
+    pub images: bool,
 }
 
 pub struct Server {
@@ -212,7 +215,11 @@ impl Server {
     fn initialize(&self) -> InitializeResponse {
         let capabilities = AgentCapabilities::new()
             .load_session(true)
-            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .prompt_capabilities(
+                PromptCapabilities::new()
+                    .embedded_context(true)
+                    .image(self.shared.images),
+            )
             .mcp_capabilities(McpCapabilities::new().http(true));
         // A backend whose key is not set: the method says which variable to set.
         let auth = missing_key(&self.shared.settings, &self.shared.options).map(|var| {

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use agent_loop::agent::ApprovalMode;
 use agent_loop::chat::{Canceller, Chat, Outcome};
+use agent_loop::context::Prompt;
 use agent_loop::event::CutReason;
 use agent_loop::{Error, ErrorKind};
 
@@ -133,10 +134,11 @@ impl Worker {
     }
 
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
-        let text = user_message(&request.prompt).map_err(invalid)?;
+        let prompt = user_message(&request.prompt).map_err(invalid)?;
+        let text = prompt.text.clone();
         let before = self.chat.status().totals;
         let stop_reason = match classify(&text) {
-            Line::Prompt => self.turn(&text).await?,
+            Line::Prompt => self.turn(prompt).await?,
             Line::NotHere(name) => {
                 self.notifier.message(&format!(
                     "/{name} is not offered in an editor's session; the editor's own session list loads one"
@@ -158,9 +160,9 @@ impl Worker {
     }
 
     /// Runs one turn; a cancel ends it at once.
-    async fn turn(&mut self, text: &str) -> Result<StopReason, RpcError> {
+    async fn turn(&mut self, prompt: Prompt) -> Result<StopReason, RpcError> {
         let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
-        match self.chat.turn(text, &mut updates).await {
+        match self.chat.turn(prompt, &mut updates).await {
             Ok(_) => Ok(match updates.cut {
                 Some(CutReason::MaxTokens) => StopReason::MaxTokens,
                 Some(CutReason::Refusal) => StopReason::Refusal,
@@ -171,6 +173,9 @@ impl Worker {
                 self.notifier.message(&format!("\n\n{e}"));
                 Ok(StopReason::MaxTurnRequests)
             }
+            // Refused before it started (images to a backend that takes none): the
+            // editor's request was what could not be done.
+            Err(e) if e.kind == ErrorKind::Config => Err(invalid(e)),
             Err(e) => Err(internal(e)),
         }
     }
@@ -203,7 +208,7 @@ impl Worker {
             }
             Outcome::Turn { notice, input } => {
                 self.notifier.message(&format!("{notice}\n\n"));
-                self.turn(&input).await
+                self.turn(input).await
             }
             Outcome::Compare { .. } | Outcome::Unknown(_) => Err(invalid(Error::config(
                 "this command is not offered in an editor's session",

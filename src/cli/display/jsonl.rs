@@ -113,6 +113,7 @@ mod tests {
         display.render(&Event::TurnStarted {
             turn: 1,
             input: "hi\nthere\u{1b}".into(),
+            images: vec![],
         });
         display.notice("not JSON, so not shown");
         let lines: Vec<Value> = out

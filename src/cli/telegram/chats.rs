@@ -214,7 +214,7 @@ impl Worker {
             Ok(Outcome::Reply(text)) | Ok(Outcome::Session { reply: text, .. }) => text,
             Ok(Outcome::Turn { notice, input }) => {
                 self.send_plain(&notice).await;
-                return self.turn(&input, None).await;
+                return self.turn(&input.text, None).await;
             }
             Ok(Outcome::Compare { backends, task }) => {
                 return self.turn(&task, Some(&backends)).await

@@ -5,6 +5,7 @@
 
 mod cases;
 mod editor;
+mod images;
 mod reply;
 
 use std::path::{Path, PathBuf};

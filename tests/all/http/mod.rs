@@ -4,6 +4,7 @@
 
 mod failures;
 mod formats;
+mod images;
 mod ratelimit;
 pub mod server;
 mod stops;

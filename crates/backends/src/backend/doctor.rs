@@ -24,9 +24,7 @@ pub async fn doctor(
 ) -> Result<(String, Option<String>), Error> {
     let def = config.backend(name)?;
     let mut conversation = Conversation::new();
-    conversation.push(Message::User {
-        text: DOCTOR_PROMPT.into(),
-    });
+    conversation.push(Message::user(DOCTOR_PROMPT));
     let window = Window::all(&conversation);
     let tools = Registry::builtin(None)?;
     let cwd = std::env::current_dir().map_err(|e| {

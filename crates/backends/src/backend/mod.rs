@@ -147,6 +147,31 @@ pub trait Backend: Send + Sync {
         false
     }
 
+    /// Whether the model takes images, where that is known without asking anyone: an HTTP
+    /// backend's `images` setting; an ACP agent's `promptCapabilities.image` once it was
+    /// started (`None` before); agent CLIs and terminal agents take text only.
+    fn images_known(&self) -> Option<bool> {
+        Some(false)
+    }
+
+    /// Whether the model takes images, asking the agent where it must (an ACP agent is
+    /// started for its capabilities; no prompt is sent): asked before a prompt with images
+    /// joins the conversation. The error says why not and what to set.
+    fn check_images<'a>(
+        &'a self,
+        _cwd: &'a Path,
+        _host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        let name = self.name().to_string();
+        Box::pin(async move {
+            Err(Error::config(format!(
+                "backend `{name}` takes text only (an agent CLI or a terminal agent gets the \
+                 prompt as text): use an HTTP backend with `images = true` in backends.toml, \
+                 or an ACP agent that takes images"
+            )))
+        })
+    }
+
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})

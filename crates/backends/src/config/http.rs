@@ -138,6 +138,9 @@ pub struct HttpDef {
     /// Sent only when set.
     pub temperature: Option<f64>,
     pub stream: bool,
+    /// Whether the model takes images (`images`): a prompt with images to one that does not
+    /// is refused before anything is sent.
+    pub images: bool,
     pub connect_timeout: Duration,
     /// For the whole request, streamed body included.
     pub timeout: Duration,
@@ -244,6 +247,9 @@ pub(super) fn resolve(
         max_tokens,
         temperature: raw.temperature,
         stream: raw.stream.unwrap_or(true),
+        // Every current Claude model takes images; of the OpenAI-compatible and Ollama
+        // models only some do, so those say so in their entry.
+        images: raw.images.unwrap_or(format == WireFormat::Anthropic),
         connect_timeout: Duration::from_secs(
             raw.connect_timeout_s
                 .unwrap_or(DEFAULT_CONNECT_TIMEOUT_S)

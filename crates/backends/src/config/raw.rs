@@ -80,6 +80,7 @@ pub struct RawBackend {
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
     pub stream: Option<bool>,
+    pub images: Option<bool>,
     pub connect_timeout_s: Option<u64>,
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
@@ -167,6 +168,7 @@ impl Overlay for RawBackend {
             max_tokens,
             temperature,
             stream,
+            images,
             connect_timeout_s,
             retries,
             retry_base_ms,
@@ -256,6 +258,7 @@ impl RawBackend {
             ("max_tokens", self.max_tokens.is_some()),
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),
+            ("images", self.images.is_some()),
             ("connect_timeout_s", self.connect_timeout_s.is_some()),
         ])
     }

@@ -359,9 +359,7 @@ mod tests {
     #[test]
     fn the_preamble_and_task_alone_too_big_is_an_error() {
         let mut c = Conversation::new();
-        c.push(Message::User {
-            text: "x".repeat(4_000),
-        });
+        c.push(Message::user("x".repeat(4_000)));
         assert!(plan(&c, &limits(ContextMode::Continue, 500)).is_err());
         let p = plan(&c, &limits(ContextMode::Continue, 2_000)).unwrap();
         assert_eq!((p.start, p.end), (0, 1));

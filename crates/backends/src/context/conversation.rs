@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::tokens::{MessageSize, CALL_OVERHEAD, MESSAGE_OVERHEAD};
+use super::image::Image;
+use super::tokens::{image_bytes, MessageSize, CALL_OVERHEAD, MESSAGE_OVERHEAD};
 
 pub use agent_loop_protocol::ToolCall;
 
@@ -13,6 +14,9 @@ pub use agent_loop_protocol::ToolCall;
 pub enum Message {
     User {
         text: String,
+        /// Images attached to it (sessions saved before images have none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// The model's reply: the text shown to the user (tool-call markup removed) and the tool
     /// calls it asked for.
@@ -27,6 +31,50 @@ pub enum Message {
         ok: bool,
         output: String,
     },
+}
+
+impl Message {
+    /// A user message of text alone.
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+}
+
+/// What the user sends in one turn: text and the images attached to it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    pub images: Vec<Image>,
+}
+
+impl Prompt {
+    pub fn new(text: impl Into<String>, images: Vec<Image>) -> Prompt {
+        Prompt {
+            text: text.into(),
+            images,
+        }
+    }
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Prompt {
+        Prompt::new(text, Vec::new())
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Prompt {
+        Prompt::new(text, Vec::new())
+    }
+}
+
+impl From<&String> for Prompt {
+    fn from(text: &String) -> Prompt {
+        Prompt::new(text.as_str(), Vec::new())
+    }
 }
 
 /// The backend's own summary of the messages before `upto` (`summarize` mode).
@@ -117,11 +165,18 @@ impl Conversation {
     }
 }
 
-/// The bytes a message adds to a prompt.
+/// The bytes a message adds to a prompt; an image counts as the bytes of text its tokens
+/// would take ([`image_bytes`]).
 pub fn message_bytes(message: &Message) -> usize {
     MESSAGE_OVERHEAD
         + match message {
-            Message::User { text } => text.len(),
+            Message::User { text, images } => {
+                text.len()
+                    + images
+                        .iter()
+                        .map(|i| image_bytes(i.tokens()))
+                        .sum::<usize>()
+            }
             Message::Assistant { text, tool_calls } => {
                 text.len()
                     + tool_calls
@@ -147,7 +202,7 @@ mod tests {
     #[test]
     fn sizes_follow_messages_even_when_pushed_directly() {
         let mut c = Conversation::new();
-        c.messages.push(Message::User { text: "abc".into() });
+        c.messages.push(Message::user("abc"));
         c.push_counted(
             Message::Assistant {
                 text: "hello".into(),
@@ -161,5 +216,27 @@ mod tests {
         c.clear();
         assert!(c.is_empty());
         assert!(c.summary().is_none());
+    }
+
+    #[test]
+    fn images_count_by_their_pixels_and_old_sessions_load() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend(750u32.to_be_bytes());
+        png.extend(100u32.to_be_bytes());
+        png.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let image = Image::from_bytes(png, None).unwrap();
+        let with = Message::User {
+            text: "see".into(),
+            images: vec![image],
+        };
+        // 75,000 pixels are 100 tokens, counted as 400 bytes of text.
+        assert_eq!(
+            message_bytes(&with),
+            message_bytes(&Message::user("see")) + 400
+        );
+        let old: Message = serde_json::from_str(r#"{"role":"user","text":"hi"}"#).unwrap();
+        assert_eq!(old, Message::user("hi"));
+        let saved = serde_json::to_string(&Message::user("hi")).unwrap();
+        assert!(!saved.contains("images"), "{saved}");
     }
 }

@@ -87,7 +87,7 @@ fn plain(out: &mut String, summary: Option<&str>, messages: &[&Message], style: 
     for message in messages {
         out.push('\n');
         match message {
-            Message::User { text } => {
+            Message::User { text, .. } => {
                 let _ = writeln!(out, "User: {text}");
             }
             Message::Assistant { text, tool_calls } => {
@@ -127,7 +127,7 @@ fn markdown(out: &mut String, summary: Option<&str>, messages: &[&Message], styl
     }
     for message in messages {
         match message {
-            Message::User { text } => {
+            Message::User { text, .. } => {
                 let _ = writeln!(out, "\n## User\n\n{text}");
             }
             Message::Assistant { text, tool_calls } => {
@@ -194,7 +194,7 @@ fn json(out: &mut String, summary: Option<&str>, messages: &[&Message]) {
         .into_iter()
         .chain(messages.iter().map(|m| {
             match m {
-                Message::User { text } => JsonMessage::User { content: text },
+                Message::User { text, .. } => JsonMessage::User { content: text },
                 Message::Assistant { text, tool_calls } => JsonMessage::Assistant {
                     content: text,
                     tool_calls: tool_calls
@@ -250,7 +250,7 @@ fn xml(out: &mut String, summary: Option<&str>, messages: &[&Message], style: &P
     }
     for message in messages {
         match message {
-            Message::User { text } => {
+            Message::User { text, .. } => {
                 out.push_str("<message role=\"user\">\n");
                 escape(out, text, false);
                 out.push('\n');

@@ -3,6 +3,7 @@
 //! mid-conversation, and every request stays within the backend's token budget.
 //!
 //! - [`conversation`]: typed messages, each with its size, and the summary in `summarize` mode.
+//! - [`image`]: images attached to a user message.
 //! - [`tokens`]: token counts from measured bytes and a per-backend, calibrated ratio.
 //! - [`modes`]: `continue`, `fresh`, `sliding:N`, `summarize`, and the per-backend settings.
 //! - [`budget`]: which messages a request carries (mode, then trimming to the budget).
@@ -20,6 +21,7 @@ pub mod budget;
 pub mod conversation;
 mod error;
 pub mod formats;
+pub mod image;
 pub mod manager;
 pub mod memory;
 pub use agent_loop_protocol::metrics;
@@ -36,9 +38,10 @@ pub mod window;
 
 pub use artifacts::Artifacts;
 pub use budget::Plan;
-pub use conversation::{Conversation, Message, Summary, ToolCall};
+pub use conversation::{Conversation, Message, Prompt, Summary, ToolCall};
 pub use error::ContextError;
 pub use formats::{ContextFormat, PromptStyle};
+pub use image::Image;
 pub use manager::ContextManager;
 pub use memory::Memory;
 pub use metrics::ContextStats;

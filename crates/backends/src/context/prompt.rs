@@ -169,14 +169,12 @@ mod tests {
     /// Two exchanges; the second (current) one has a tool call with its result.
     fn conversation() -> Conversation {
         let mut c = Conversation::new();
-        c.push(Message::User { text: "hi".into() });
+        c.push(Message::user("hi"));
         c.push(Message::Assistant {
             text: "Hello.".into(),
             tool_calls: vec![],
         });
-        c.push(Message::User {
-            text: "list <files>".into(),
-        });
+        c.push(Message::user("list <files>"));
         c.push(Message::Assistant {
             text: "Looking.".into(),
             tool_calls: vec![ToolCall {
@@ -201,9 +199,7 @@ mod tests {
             text: "Two files.".into(),
             tool_calls: vec![],
         });
-        c.push(Message::User {
-            text: "thanks".into(),
-        });
+        c.push(Message::user("thanks"));
         c
     }
 

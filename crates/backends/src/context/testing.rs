@@ -10,9 +10,7 @@ fn text(tag: &str) -> String {
 
 /// A user message, then `pairs` tool calls, each with its result.
 pub fn exchange(c: &mut Conversation, tag: &str, pairs: usize) {
-    c.push(Message::User {
-        text: text(&format!("{tag} task")),
-    });
+    c.push(Message::user(text(&format!("{tag} task"))));
     for i in 0..pairs {
         let id = c.next_call_id();
         c.push(Message::Assistant {
@@ -36,14 +34,12 @@ pub fn exchange(c: &mut Conversation, tag: &str, pairs: usize) {
 pub fn chat(turns: usize) -> Conversation {
     let mut c = Conversation::new();
     for i in 0..turns {
-        c.push(Message::User {
-            text: text(&format!("{i} ")),
-        });
+        c.push(Message::user(text(&format!("{i} "))));
         c.push(Message::Assistant {
             text: text(&format!("{i} answer ")),
             tool_calls: vec![],
         });
     }
-    c.push(Message::User { text: "now".into() });
+    c.push(Message::user("now"));
     c
 }

@@ -41,6 +41,28 @@ impl MessageSize {
     }
 }
 
+/// Anthropic's estimate of an image's tokens: its pixels divided by this.
+const PIXELS_PER_TOKEN: u64 = 750;
+/// The most one image costs: the APIs scale larger ones down before the model sees them
+/// (Anthropic to about 1.15 megapixels, about 1,600 tokens).
+pub const MAX_IMAGE_TOKENS: u64 = 1600;
+
+/// The tokens of an image of `pixels` (width, height): its pixels / 750, at most what a
+/// scaled-down image takes (the most, when its header gave no size).
+pub fn image_tokens(pixels: Option<(u64, u64)>) -> u64 {
+    pixels
+        .map_or(MAX_IMAGE_TOKENS, |(w, h)| {
+            (w * h).div_ceil(PIXELS_PER_TOKEN)
+        })
+        .clamp(1, MAX_IMAGE_TOKENS)
+}
+
+/// The bytes an image counts as in a message's size: the text its tokens would be at the
+/// default ratio (the ratio a backend's reports correct is text's, so this stays fixed).
+pub fn image_bytes(tokens: u64) -> usize {
+    (tokens as f64 * DEFAULT_BYTES_PER_TOKEN) as usize
+}
+
 /// Tokens for `bytes` at `bytes_per_token`, rounded up.
 pub fn estimate(bytes: usize, bytes_per_token: f64) -> u64 {
     (bytes as f64 / bytes_per_token).ceil() as u64

@@ -102,9 +102,7 @@ pub async fn summarize(
     cwd: &Path,
     emit: &mut Emit<'_>,
 ) -> Result<String, Error> {
-    let ask = Message::User {
-        text: instruction(max_tokens),
-    };
+    let ask = Message::user(instruction(max_tokens));
     let base = conversation.summary().map_or(0, |s| s.upto.min(from));
     let mut messages: Vec<&Message> = conversation.messages[from..cut].iter().collect();
     messages.push(&ask);

@@ -343,9 +343,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
     );
     let mut long = Conversation::new();
     for n in 0..40 {
-        long.push(Message::User {
-            text: format!("{n} {}", "x".repeat(2_000)),
-        });
+        long.push(Message::user(format!("{n} {}", "x".repeat(2_000))));
         long.push(Message::Assistant {
             text: "noted".into(),
             tool_calls: vec![],
@@ -357,7 +355,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
     assert!(trimmed.messages < trimmed.history, "{trimmed:?}");
 
     let mut short = Conversation::new();
-    short.push(Message::User { text: "hi".into() });
+    short.push(Message::user("hi"));
     short.push(Message::Assistant {
         text: "hello".into(),
         tool_calls: vec![],

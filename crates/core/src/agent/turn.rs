@@ -11,8 +11,8 @@ use super::error::AgentError;
 use super::host::LoopHost;
 use crate::backend::{Backend, Request};
 use crate::context::{
-    Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, ToolCall,
-    Window,
+    Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, Prompt,
+    ToolCall, Window,
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
@@ -139,6 +139,12 @@ impl Agent {
         self.context.set_artifacts(artifacts);
     }
 
+    /// Whether the backend takes images, where known without asking (see
+    /// [`crate::backend::Backend::images_known`]).
+    pub fn images_known(&self) -> Option<bool> {
+        self.backend.images_known()
+    }
+
     pub fn backend_name(&self) -> &str {
         self.backend.name()
     }
@@ -219,15 +225,43 @@ impl Agent {
 
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
     /// turn: a running backend or tool process group is killed.
-    pub async fn run_turn(&mut self, input: &str, obs: &mut dyn Observer) -> Result<String, Error> {
+    ///
+    /// A prompt with images to a backend that takes none is refused before anything is
+    /// sent or recorded.
+    pub async fn run_turn(
+        &mut self,
+        prompt: impl Into<Prompt>,
+        obs: &mut dyn Observer,
+    ) -> Result<String, Error> {
+        let prompt = prompt.into();
+        if !prompt.images.is_empty() {
+            let tools = self.tool_context();
+            let mut host = LoopHost {
+                obs: &mut *obs,
+                policy: &mut self.options.policy,
+                tools,
+            };
+            if let Err(e) = self
+                .backend
+                .check_images(&self.options.cwd, &mut host)
+                .await
+            {
+                obs.event(&Event::Error {
+                    message: e.message.clone(),
+                });
+                return Err(e);
+            }
+        }
         self.turn += 1;
         let turn = self.turn;
         obs.event(&Event::TurnStarted {
             turn,
-            input: input.to_string(),
+            input: prompt.text.clone(),
+            images: prompt.images.iter().map(|i| i.attached()).collect(),
         });
         self.conversation.push(Message::User {
-            text: input.to_string(),
+            text: prompt.text,
+            images: prompt.images,
         });
         if let Err(e) = self.context.reload_memory(&self.options.cwd) {
             obs.event(&Event::ContextNotice {

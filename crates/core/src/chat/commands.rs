@@ -169,8 +169,11 @@ pub enum Outcome {
         reply: String,
         cleared: Option<String>,
     },
-    /// `/retry`: show `notice`, then run `input` as the next turn.
-    Turn { notice: String, input: String },
+    /// `/retry`: show `notice`, then run `input` (with its images) as the next turn.
+    Turn {
+        notice: String,
+        input: crate::context::Prompt,
+    },
     /// `/compare`: run `task` on `backends` at once ([`Chat::compare`]).
     Compare { backends: Vec<String>, task: String },
     /// Not a command of the library: a front end's own, or unknown (the word, with `/`).
@@ -294,7 +297,7 @@ impl Chat {
             }
             "retry" => Ok(match self.drop_last_turn()? {
                 Some(input) => Outcome::Turn {
-                    notice: format!("[retrying: {input}]"),
+                    notice: format!("[retrying: {}]", input.text),
                     input,
                 },
                 None => Outcome::Reply("[nothing to retry]".into()),

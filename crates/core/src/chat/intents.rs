@@ -3,7 +3,7 @@
 //! its conversation or its policy.
 
 use crate::agent::ApprovalMode;
-use crate::context::{ContextMode, Message};
+use crate::context::{ContextMode, Message, Prompt};
 use crate::event::Observer;
 use crate::Error;
 
@@ -33,8 +33,8 @@ impl Chat {
     }
 
     /// Drops the last turn (the user's message and everything after it) and saves; returns
-    /// that message, or `None` when there is no turn (`/undo`, `/retry`).
-    pub fn drop_last_turn(&mut self) -> Result<Option<String>, Error> {
+    /// that message with its images, or `None` when there is no turn (`/undo`, `/retry`).
+    pub fn drop_last_turn(&mut self) -> Result<Option<Prompt>, Error> {
         let messages = &self.agent.conversation.messages;
         let Some(i) = messages
             .iter()
@@ -42,12 +42,12 @@ impl Chat {
         else {
             return Ok(None);
         };
-        let Message::User { text } = messages[i].clone() else {
+        let Message::User { text, images } = messages[i].clone() else {
             unreachable!("rposition found a user message")
         };
         self.agent.truncate(i);
         self.save()?;
-        Ok(Some(text))
+        Ok(Some(Prompt::new(text, images)))
     }
 
     /// `/compact`: summarises the conversation before the last turn with the backend now;

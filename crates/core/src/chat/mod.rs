@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::agent::{Agent, AgentOptions, ApprovalMode};
 use crate::backend::{self, Overrides};
 use crate::config::{Config, Definition};
-use crate::context::Artifacts;
+use crate::context::{Artifacts, Prompt};
 use crate::event::{Event, Observer};
 use crate::jsonl::Body;
 use crate::mcp::{McpServers, ServerStatus};
@@ -136,6 +136,12 @@ impl Chat {
         self.config.mcp_servers.insert(def.name.clone(), def);
     }
 
+    /// Whether the current backend takes images: `None` for an ACP agent not started yet
+    /// (its capabilities say; a prompt with images asks it).
+    pub fn images_known(&self) -> Option<bool> {
+        self.agent.images_known()
+    }
+
     /// Sends the file tools through `files` (an editor's buffers) from now on.
     pub fn set_files(&mut self, files: crate::tools::Files) {
         self.agent.set_files(files);
@@ -194,11 +200,15 @@ impl Chat {
     /// call [`Chat::cancelled`] then. A [`Canceller`] cancels it from another task: the
     /// turn then ends with an error of kind [`crate::ErrorKind::Cancelled`], recorded and
     /// saved.
+    ///
+    /// `prompt` is text (`&str`, `String`) or a [`Prompt`] with images; images to a backend
+    /// that takes none are refused before anything is sent, the conversation unchanged.
     pub async fn turn(
         &mut self,
-        input: &str,
+        prompt: impl Into<Prompt>,
         observer: &mut (dyn Observer + '_),
     ) -> Result<String, Error> {
+        let prompt = prompt.into();
         self.compared = None;
         let cancelled = self.canceller.cancelled();
         // Servers that said their tools changed are read again before the turn.
@@ -215,7 +225,7 @@ impl Chat {
                 redactor: &self.redactor,
             };
             tokio::select! {
-                result = self.agent.run_turn(input, &mut logged) => Some(result),
+                result = self.agent.run_turn(prompt, &mut logged) => Some(result),
                 () = cancelled => None,
             }
         };

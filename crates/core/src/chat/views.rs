@@ -113,7 +113,13 @@ impl Chat {
         let mut out = String::new();
         for m in &messages[messages.len().saturating_sub(n)..] {
             let line = match m {
-                Message::User { text } => format!("You: {text}"),
+                Message::User { text, images } => {
+                    let mut line = format!("You: {text}");
+                    for image in images {
+                        line = format!("{line} {}", image.label());
+                    }
+                    line
+                }
                 Message::Assistant { text, tool_calls } => {
                     let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
                     if calls.is_empty() {
@@ -165,8 +171,11 @@ impl Chat {
         let mut out = format!("# Session {}\n", self.session.name);
         for m in &self.agent.conversation.messages {
             match m {
-                Message::User { text } => {
+                Message::User { text, images } => {
                     let _ = write!(out, "\n## User\n\n{text}\n");
+                    for image in images {
+                        let _ = writeln!(out, "\n{}", image.label());
+                    }
                 }
                 Message::Assistant { text, tool_calls } => {
                     let _ = write!(out, "\n## Assistant\n\n{text}\n");

@@ -309,7 +309,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path().to_path_buf());
         let mut s = Session::new("work", "demo");
-        s.conversation.push(Message::User { text: "hi".into() });
+        s.conversation.push(Message::user("hi"));
         store.save(&mut s, &Redactor::default()).unwrap();
         let back = store.load("work").unwrap().unwrap();
         assert_eq!(back.conversation.messages, s.conversation.messages);

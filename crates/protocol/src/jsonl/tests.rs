@@ -84,8 +84,22 @@ fn every_kind_has_its_stable_keys() {
             Event::TurnStarted {
                 turn: 2,
                 input: "task".into(),
+                images: vec![],
             },
-            json!({"event": "user_message", "text": "task"}),
+            json!({"event": "user_message", "text": "task", "images": []}),
+        ),
+        (
+            Event::TurnStarted {
+                turn: 2,
+                input: "look".into(),
+                images: vec![crate::Attached {
+                    name: Some("a.png".into()),
+                    mime: "image/png".into(),
+                    bytes: 70,
+                }],
+            },
+            json!({"event": "user_message", "text": "look",
+                   "images": [{"name": "a.png", "mime": "image/png", "bytes": 70}]}),
         ),
         (
             Event::BackendOutput {
@@ -154,7 +168,10 @@ fn one_of_each() -> Vec<Body> {
     vec![
         Body::SessionStart { session: s() },
         Body::SessionClear { session: s() },
-        Body::UserMessage { text: s() },
+        Body::UserMessage {
+            text: s(),
+            images: vec![],
+        },
         Body::AssistantDelta { text: s() },
         Body::OwnTool { text: s() },
         Body::ThinkingDelta { text: s() },

@@ -395,13 +395,13 @@ impl AcpBackend {
 
     /// One message through the agent.
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
-        let message = super::pty::newest_message(&request)?;
+        let (message, images) = super::pty::newest_message(&request)?;
         self.take_partial();
         let mut guard = self.running.lock().await;
         let running = &mut *guard;
         self.ensure(running, request.cwd, host).await?;
         let session = running.session.clone().unwrap_or_default();
-        let mut prompt = prompt_blocks(message, request.cwd);
+        let mut prompt = prompt_blocks(message, images, request.cwd);
         if let Some((text, line)) = catch_up(running, request.window) {
             host.event(Event::BackendOutput {
                 backend: self.def.name.clone(),
@@ -411,6 +411,13 @@ impl AcpBackend {
             prompt[0] = json!({ "type": "text", "text": text });
         }
         let agent = running.agent.as_mut().expect("started above");
+        if !images.is_empty() && !takes_images(&running.info) {
+            // Checked before the turn (`check_images`); here for a caller that did not.
+            return Err(self.error(
+                "the agent does not take images (its promptCapabilities.image is not true); \
+                 the prompt was not sent",
+            ));
+        }
         let outcome = turn::run(
             &self.def,
             agent,
@@ -494,6 +501,11 @@ pub fn config_option<'a>(setup: &'a Value, category: &str) -> Option<&'a Value> 
         .find(|o| o["category"] == category || o["id"] == category)
 }
 
+/// Whether the agent's answer to `initialize` says it takes image blocks.
+fn takes_images(info: &Value) -> bool {
+    info.pointer("/agentCapabilities/promptCapabilities/image") == Some(&Value::Bool(true))
+}
+
 impl Backend for AcpBackend {
     fn name(&self) -> &str {
         &self.def.name
@@ -516,6 +528,31 @@ impl Backend for AcpBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn images_known(&self) -> Option<bool> {
+        let running = self.running.try_lock().ok()?;
+        running.agent.as_ref()?;
+        Some(takes_images(&running.info))
+    }
+
+    fn check_images<'a>(
+        &'a self,
+        cwd: &'a Path,
+        host: &'a mut dyn Host,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            let mut running = self.running.lock().await;
+            self.ensure(&mut running, cwd, host).await?;
+            match takes_images(&running.info) {
+                true => Ok(()),
+                false => Err(Error::config(format!(
+                    "backend `{}`: the agent does not take images (its answer to `initialize` \
+                     has no promptCapabilities.image = true)",
+                    self.def.name
+                ))),
+            }
+        })
     }
 
     fn agent_commands(&self) -> Vec<(String, String)> {

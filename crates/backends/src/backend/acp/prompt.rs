@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::Running;
 use crate::context::prompt::catch_up_prompt;
-use crate::context::Window;
+use crate::context::{Image, Window};
 
 /// What the first prompt of a session opened just now carries besides the newest message,
 /// with a line saying so: a new session, the conversation so far; a loaded one, the messages
@@ -42,9 +42,14 @@ pub(super) fn catch_up(running: &mut Running, window: &Window<'_>) -> Option<(St
     Some((catch_up_prompt(&tail, true), line))
 }
 
-/// The message as text, and each `@path` naming a file as a link to it.
-pub(super) fn prompt_blocks(message: &str, cwd: &Path) -> Vec<Value> {
+/// The message as text with its images, and each `@path` naming a file as a link to it.
+pub(super) fn prompt_blocks(message: &str, images: &[Image], cwd: &Path) -> Vec<Value> {
     let mut blocks = vec![json!({ "type": "text", "text": message })];
+    blocks.extend(
+        images
+            .iter()
+            .map(|i| json!({ "type": "image", "mimeType": i.mime, "data": i.base64() })),
+    );
     for word in message.split_whitespace() {
         let Some(path) = word.strip_prefix('@') else {
             continue;

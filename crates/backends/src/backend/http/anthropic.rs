@@ -137,7 +137,18 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
     let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in conversation {
         let (role, blocks) = match message {
-            Message::User { text } => ("user", vec![json!({"type": "text", "text": text})]),
+            Message::User { text, images } => {
+                let mut blocks: Vec<Value> = images
+                    .iter()
+                    .map(|i| {
+                        json!({"type": "image", "source": {
+                            "type": "base64", "media_type": i.mime, "data": i.base64(),
+                        }})
+                    })
+                    .collect();
+                blocks.push(json!({"type": "text", "text": text}));
+                ("user", blocks)
+            }
             Message::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();
                 if !text.is_empty() {
@@ -193,7 +204,7 @@ mod tests {
     #[test]
     fn tool_results_merge_into_one_user_message() {
         let conversation = vec![
-            Message::User { text: "go".into() },
+            Message::user("go"),
             Message::Assistant {
                 text: String::new(),
                 tool_calls: vec![

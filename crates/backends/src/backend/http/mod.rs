@@ -107,7 +107,10 @@ impl HttpBackend {
             request.tools,
             request.cwd,
         );
-        let messages = wire::with_all_results(request.window.messages.iter().copied());
+        let mut messages = wire::with_all_results(request.window.messages.iter().copied());
+        if !self.def.images {
+            wire::images_as_notes(&mut messages, &self.def.name);
+        }
         let body = self.wire.body(&BodyInput {
             base_url: &self.def.base_url,
             model: &self.model,
@@ -118,7 +121,21 @@ impl HttpBackend {
             messages: &messages,
             tools: request.tools,
         });
-        let response = self.send(body.to_string().into_bytes(), emit).await?;
+        let body = body.to_string().into_bytes();
+        // An image counts as its tokens, not as its base64 bytes (thousands of times more).
+        let (encoded, image_tokens) = messages
+            .iter()
+            .flat_map(|m| match m {
+                crate::context::Message::User { images, .. } => images.as_slice(),
+                _ => &[],
+            })
+            .fold((0, 0), |(bytes, tokens), i| {
+                (bytes + i.data.len().div_ceil(3) * 4, tokens + i.tokens())
+            });
+        let tokens = ratelimit::estimate_tokens(body.len().saturating_sub(encoded))
+            + image_tokens
+            + u64::from(self.def.max_tokens.unwrap_or(0));
+        let response = self.send(body, tokens, emit).await?;
         // A captive portal or a wrong base_url: say so rather than fail to parse a page.
         if content_type(&response).starts_with("text/html") {
             let page = stream::read_prefix(response, ERROR_BODY_MAX).await;
@@ -173,12 +190,15 @@ impl HttpBackend {
     }
 
     /// Sends the request, trying again after rate limits, server errors and broken
-    /// connections, and reporting each wait.
-    async fn send(&self, body: Vec<u8>, emit: &mut Emit<'_>) -> Result<reqwest::Response, Error> {
+    /// connections, and reporting each wait; `tokens` is what the rate limiter counts it as.
+    async fn send(
+        &self,
+        body: Vec<u8>,
+        tokens: u64,
+        emit: &mut Emit<'_>,
+    ) -> Result<reqwest::Response, Error> {
         let settings = self.def.retry;
         let mut tries = 0;
-        let tokens =
-            ratelimit::estimate_tokens(body.len()) + u64::from(self.def.max_tokens.unwrap_or(0));
         loop {
             tries += 1;
             if let Some(limiter) = &self.limiter {
@@ -298,6 +318,25 @@ impl Backend for HttpBackend {
         emit: &'a mut Emit<'_>,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, emit))
+    }
+    fn images_known(&self) -> Option<bool> {
+        Some(self.def.images)
+    }
+
+    fn check_images<'a>(
+        &'a self,
+        _cwd: &'a std::path::Path,
+        _host: &'a mut dyn crate::backend::Host,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        let result = match self.def.images {
+            true => Ok(()),
+            false => Err(Error::config(format!(
+                "backend `{}` does not take images: if its model does, set `images = true` in \
+                 its entry in backends.toml ({})",
+                self.def.name, self.def.defined_at
+            ))),
+        };
+        Box::pin(async move { result })
     }
 }
 

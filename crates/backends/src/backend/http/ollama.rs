@@ -86,7 +86,14 @@ fn read_line(line: &Value, reply: &mut ReplyBuilder) -> bool {
 
 fn message(message: &Message) -> Value {
     match message {
-        Message::User { text } => json!({"role": "user", "content": text}),
+        Message::User { text, images } if images.is_empty() => {
+            json!({"role": "user", "content": text})
+        }
+        Message::User { text, images } => json!({
+            "role": "user",
+            "content": text,
+            "images": images.iter().map(|i| i.base64()).collect::<Vec<_>>(),
+        }),
         Message::Assistant { text, tool_calls } => {
             let mut m = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {

@@ -109,7 +109,18 @@ impl Wire for OpenAi {
 
 fn message(message: &Message) -> Option<Value> {
     Some(match message {
-        Message::User { text } => json!({"role": "user", "content": text}),
+        Message::User { text, images } if images.is_empty() => {
+            json!({"role": "user", "content": text})
+        }
+        Message::User { text, images } => {
+            let mut parts = vec![json!({"type": "text", "text": text})];
+            parts.extend(
+                images
+                    .iter()
+                    .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+            );
+            json!({"role": "user", "content": parts})
+        }
         Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
             if text.is_empty() {
                 return None;

@@ -81,6 +81,23 @@ pub fn with_all_results<'a>(messages: impl IntoIterator<Item = &'a Message>) -> 
     out
 }
 
+/// The images of earlier messages (sent to another backend, or in a resumed session) as a
+/// note in their text, for a model that takes none: a new prompt with images never gets
+/// here (the turn is refused), but the history may hold some.
+pub fn images_as_notes(messages: &mut [Message], backend: &str) {
+    for message in messages {
+        if let Message::User { text, images } = message {
+            for image in images.drain(..) {
+                let name = image.name.as_deref().unwrap_or("an image");
+                text.push_str(&format!(
+                    "\n[{name} ({}) was attached here; not sent: backend `{backend}` takes no images]",
+                    image.mime
+                ));
+            }
+        }
+    }
+}
+
 fn close(out: &mut Vec<Message>, open: &mut Vec<(String, String)>) {
     for (call_id, name) in open.drain(..) {
         out.push(Message::ToolResult {
@@ -233,7 +250,7 @@ mod tests {
             args: json!({}),
         };
         let messages = vec![
-            Message::User { text: "a".into() },
+            Message::user("a"),
             Message::Assistant {
                 text: String::new(),
                 tool_calls: vec![call("c1"), call("c2")],
@@ -244,7 +261,7 @@ mod tests {
                 ok: true,
                 output: "x".into(),
             },
-            Message::User { text: "b".into() },
+            Message::user("b"),
         ];
         let fixed = with_all_results(&messages);
         assert_eq!(fixed.len(), 5);
@@ -252,6 +269,24 @@ mod tests {
             matches!(&fixed[3], Message::ToolResult { call_id, ok: false, .. } if call_id == "c2")
         );
         assert_eq!(fixed[4], messages[3]);
+    }
+
+    #[test]
+    fn images_become_a_note_for_a_model_without_images() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend([0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let image = crate::context::Image::from_bytes(png, Some("a.png".into())).unwrap();
+        let mut messages = vec![Message::User {
+            text: "see".into(),
+            images: vec![image],
+        }];
+        images_as_notes(&mut messages, "ds");
+        assert_eq!(
+            messages[0],
+            Message::user(
+                "see\n[a.png (image/png) was attached here; not sent: backend `ds` takes no images]"
+            )
+        );
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl PtyBackend {
     }
 
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
-        let message = newest_message(&request)?;
+        let (message, _) = newest_message(&request)?;
         let outcome = self.turn(message, request.cwd, host).await;
         Ok(Reply {
             text: outcome.answer?,
@@ -218,14 +218,16 @@ impl PtyBackend {
 }
 
 /// The newest user message: a terminal (or ACP) agent keeps the conversation itself.
-pub(super) fn newest_message<'a>(request: &Request<'a>) -> Result<&'a str, Error> {
+pub(super) fn newest_message<'a>(
+    request: &Request<'a>,
+) -> Result<(&'a str, &'a [crate::context::Image]), Error> {
     request
         .window
         .messages
         .iter()
         .rev()
         .find_map(|m| match m {
-            Message::User { text } => Some(text.as_str()),
+            Message::User { text, images } => Some((text.as_str(), images.as_slice())),
             _ => None,
         })
         .ok_or_else(|| BackendError::NoMessage.into())

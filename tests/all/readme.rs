@@ -1,6 +1,6 @@
 //! The documentation's promises: every command in the `sh` blocks of README.md and
 //! docs/*.md is run, here (the `agent-loop` lines, in a temporary folder holding the pages'
-//! example files) or by `.ci/run` (the others, which must appear there verbatim).
+//! example files) or by `.ci/run` (the others, each a line there as written, indented or not).
 
 use std::path::Path;
 use std::process::Command;
@@ -139,7 +139,7 @@ fn every_sh_command_runs() {
         }
         if !line.contains("agent-loop ") || line.starts_with("cargo ") {
             assert!(
-                CI.lines().any(|l| l == line),
+                CI.lines().any(|l| l.trim() == line),
                 "{page}: command `{line}` is run neither here nor by .ci/run"
             );
             continue;

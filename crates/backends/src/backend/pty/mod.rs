@@ -280,6 +280,10 @@ impl Backend for PtyBackend {
         Box::pin(self.run(request, host))
     }
 
+    fn keeps_conversation(&self) -> bool {
+        true
+    }
+
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             // An agent whose last turn failed may not listen: its group is killed at once.

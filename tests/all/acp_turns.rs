@@ -2,8 +2,9 @@
 //! recorded, so another backend switched to later sees them; a cancelled turn keeps the
 //! answer so far; an agent session that is new while the conversation is not (a switch, a
 //! resume without `session/load`, `/load`) is given the conversation in its first prompt, and
-//! `/clear` and `/load` change the agent's session with agent-loop's. Against the scripted
-//! fake agent (fixtures/agents/fake-acp.py).
+//! `/clear` and `/load` change the agent's session with agent-loop's, `/undo` and `/retry`
+//! start a new one, and the agent is never asked for a summary. Against the scripted fake
+//! agent (fixtures/agents/fake-acp.py).
 
 use crate::common::{Pty, Workspace};
 use crate::repl::repl;
@@ -302,4 +303,62 @@ fn help_lists_the_agents_own_commands() {
         "{screen}"
     );
     assert!(screen.contains("You said: /memory"), "{screen}");
+}
+
+#[test]
+fn undo_and_retry_start_a_new_agent_session_without_the_removed_turn() {
+    let ws = both();
+    let keys = "alpha\nbeta\n/undo\ngamma\n/retry\n/compact\ndelta\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp --session u", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    let texts: Vec<&str> = sent.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(sent.len(), 5, "{sent:?}");
+    assert_eq!(texts[..2], ["alpha", "beta"]);
+    assert_eq!(sent[1].0, sent[0].0);
+    // After /undo: a new session, given the conversation without the removed turn.
+    assert_ne!(sent[2].0, sent[0].0);
+    assert_in_order(
+        texts[2],
+        &["User: alpha", "Assistant: You said: alpha", "User: gamma"],
+    );
+    assert!(!texts[2].contains("beta"), "{}", texts[2]);
+    // After /retry: another new session, given the turn retried once.
+    assert!(![&sent[0].0, &sent[2].0].contains(&&sent[3].0), "{sent:?}");
+    assert_in_order(texts[3], &["User: alpha", "User: gamma", "Assistant:"]);
+    assert_eq!(texts[3].matches("gamma").count(), 1, "{}", texts[3]);
+    // /compact asks the agent nothing; the next message goes to the same session alone.
+    assert!(
+        screen.contains("[nothing to compact here: acp keeps its own conversation"),
+        "{screen}"
+    );
+    assert_eq!(sent[4], (sent[3].0.clone(), "delta".to_string()));
+    assert_eq!(session_ids(&ws, "session/load"), Vec::<String>::new());
+    // The session keeps the agent's latest session, not the first one.
+    let saved = ws.saved_session()["agent_sessions"].to_string();
+    assert!(saved.contains(&sent[3].0), "{saved}");
+    assert!(!saved.contains(&sent[0].0), "{saved}");
+}
+
+#[test]
+fn summarize_mode_does_not_ask_an_acp_agent_for_a_summary() {
+    let ws = both();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "max_context_tokens = 2500\n",
+    )
+    .unwrap();
+    let long = "x".repeat(3000);
+    let turns: String = (1..=6).map(|n| format!("turn{n} {long}\n")).collect();
+    let keys = format!("/context summarize\n{turns}last\n/exit\n");
+    let (code, screen) = repl(&ws, "--backend acp --session s", &keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = prompts(&ws);
+    assert_eq!(sent.len(), 7, "{screen}");
+    assert!(
+        sent.iter().all(|(_, t)| !t.contains("Summarise")),
+        "{sent:?}"
+    );
+    assert_eq!(sent[6].1, "last");
 }

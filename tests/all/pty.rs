@@ -12,8 +12,9 @@ use crate::repl::repl;
 /// `timeout_s`) added to its entry.
 fn tui(extra: &str) -> Workspace {
     let ws = Workspace::new();
-    ws.config(&format!(
-        r#"[backends.tui]
+    ws.add_config(&format!(
+        r#"
+[backends.tui]
 type = "pty"
 command = "{}"
 size = "80x24"
@@ -47,6 +48,18 @@ fn starts(ws: &Workspace) -> usize {
         .unwrap_or_default()
         .lines()
         .count()
+}
+
+/// The last message before `/quit` was the conversation so far (holding each of `parts`),
+/// and the screen said so, counting `earlier` messages.
+fn assert_caught_up(ws: &Workspace, screen: &str, parts: &[&str], earlier: &str) {
+    let sent = messages(ws);
+    let caught_up = &sent[sent.len() - 2];
+    for part in parts {
+        assert!(caught_up.contains(part), "{part:?} in {sent:?}");
+    }
+    let line = format!("(the agent's new session is given the conversation so far: {earlier})");
+    assert!(screen.contains(&line), "{screen}");
 }
 
 #[test]
@@ -165,7 +178,13 @@ fn an_agent_that_dies_is_reported_and_started_again() {
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("exited with status 3"), "{screen}");
     assert!(screen.contains("agent started again"), "{screen}");
-    assert!(screen.contains("You said: hello again"), "{screen}");
+    // The new agent is given the conversation so far, the turn it did not finish too.
+    assert_caught_up(
+        &ws,
+        &screen,
+        &["User: die", "User: hello again"],
+        "1 earlier message",
+    );
     assert_eq!(starts(&ws), 2);
     ws.assert_no_leftovers();
 }
@@ -253,7 +272,13 @@ fn a_cancelled_turn_leaves_an_agent_that_is_started_again() {
         screen.contains("(agent started again: its last turn did not finish"),
         "{screen}"
     );
-    assert!(screen.contains("You said: hello after"), "{screen}");
+    // The new agent is given the conversation so far, the turn it did not finish too.
+    assert_caught_up(
+        &ws,
+        &screen,
+        &["User: spin", "User: hello after"],
+        "2 earlier messages",
+    );
     assert_eq!(starts(&ws), 2);
     ws.assert_no_leftovers();
 }
@@ -272,5 +297,61 @@ fn doctor_warns_about_a_row_matching_update_regex() {
     let quiet = tui("timeout_s = 60");
     let out = quiet.run(&["doctor", "tui"]).stdout();
     assert!(!out.contains("warning:"), "{out}");
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_agent_switched_to_mid_conversation_is_given_it_once() {
+    let ws = tui("timeout_s = 60");
+    ws.reply(1, "Paris, of course.\n");
+    let keys = "where is the louvre?\n/backend tui\nand its river?\nhow old is it?\nexit\n";
+    let (code, screen) = repl(&ws, "--backend fake", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = messages(&ws);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // The new TUI's first message: the conversation, pasted as one.
+    let first = &sent[0];
+    for part in [
+        "User: where is the louvre?",
+        "Assistant: Paris, of course.",
+        "User: and its river?",
+    ] {
+        assert!(first.contains(part), "{part:?} in {first}");
+    }
+    assert!(first.lines().count() > 3, "{first}");
+    assert!(
+        screen.contains(
+            "(the agent's new session is given the conversation so far: 2 earlier messages)"
+        ),
+        "{screen}"
+    );
+    // Then only the newest message, to the same TUI.
+    assert_eq!(sent[1..], ["how old is it?", "/quit"]);
+    assert_eq!(starts(&ws), 1);
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn undo_starts_the_agent_again_without_the_removed_turn() {
+    let ws = tui("timeout_s = 60");
+    let keys = "remember banana\nremember cherry\n/undo\nwhat did I ask you to remember?\nexit\n";
+    let (code, screen) = repl(&ws, "--backend tui", keys);
+    assert_eq!(code, 0, "{screen}");
+    let sent = messages(&ws);
+    assert_eq!(sent.len(), 5, "{sent:?}");
+    assert_eq!(sent[..3], ["remember banana", "remember cherry", "/quit"]);
+    assert!(
+        screen.contains("(agent started again: the conversation changed"),
+        "{screen}"
+    );
+    let caught_up = &sent[3];
+    assert!(
+        caught_up.contains("User: remember banana")
+            && caught_up.contains("User: what did I ask you to remember?"),
+        "{caught_up}"
+    );
+    assert!(!caught_up.contains("cherry"), "{caught_up}");
+    assert_eq!(sent[4], "/quit");
+    assert_eq!(starts(&ws), 2);
     ws.assert_no_leftovers();
 }

@@ -140,6 +140,13 @@ pub trait Backend: Send + Sync {
     /// turns), which a loaded session is given with the next message.
     fn resume_agent_session(&self, _id: Option<&str>, _lacks: usize) {}
 
+    /// Whether the agent behind the backend keeps its own conversation (an ACP or a terminal
+    /// agent): it is not asked to summarise agent-loop's (`/compact`, `summarize` mode), since
+    /// the request would land in its own history.
+    fn keeps_conversation(&self) -> bool {
+        false
+    }
+
     /// Whether the next call may open a new session of the agent behind the backend (an ACP
     /// agent's, which keeps its own conversation): the request then carries the conversation
     /// so far, which the first prompt of a new session sends.

@@ -57,6 +57,21 @@ pub fn catch_up_prompt(window: &Window<'_>, resumed: bool) -> String {
     out
 }
 
+/// The first prompt of an agent's new session (an ACP agent's, a terminal agent's new
+/// process) and the line saying so, when the window has more than the newest message;
+/// `None`: the newest message alone.
+pub fn new_session_prompt(window: &Window<'_>) -> Option<(String, String)> {
+    let earlier = window.messages.len().saturating_sub(1) + window.omitted;
+    if earlier == 0 && window.summary.is_none() {
+        return None;
+    }
+    let line = format!(
+        "(the agent's new session is given the conversation so far: {})",
+        crate::plural::count(earlier, "earlier message", "earlier messages")
+    );
+    Some((catch_up_prompt(window, false), line))
+}
+
 /// Everything before the conversation: the preamble, the user's system prompt and the memory
 /// file (see `context::system` for how they combine).
 pub fn write_system(

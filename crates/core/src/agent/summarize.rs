@@ -25,7 +25,10 @@ pub async fn prepare(
 ) -> Result<Plan, Error> {
     let name = backend.name().to_string();
     let (mut plan, range) = context.plan_next(conversation, &name)?;
-    if let Some(range) = range {
+    // An agent that keeps its own conversation is sent the newest message (or, in a new
+    // session of its own, the window as planned): a summary request would land in its
+    // history, and in a new session take the place of the conversation.
+    if let Some(range) = range.filter(|_| !backend.keeps_conversation()) {
         let max = context.settings().max_tokens;
         match summarize(backend, conversation, range, max, cwd, emit).await {
             Ok(text) => {

@@ -46,13 +46,41 @@ impl Chat {
             unreachable!("rposition found a user message")
         };
         self.agent.truncate(i);
+        self.forget_agent_sessions(i);
         self.save()?;
         Ok(Some(Prompt::new(text, images)))
     }
 
+    /// After the conversation was cut to its first `len` messages: the agent sessions (an
+    /// ACP agent's, which keeps its own conversation) that hold more are not used again,
+    /// since they would answer from turns the user removed. The backend's agent starts a new
+    /// session, given the conversation as it is now; a kept one of another backend that had
+    /// seen no further stays.
+    fn forget_agent_sessions(&mut self, len: usize) {
+        self.agent.resume_agent_session(None, 0);
+        let seen = &self.session.agent_seen;
+        let current = self.def.name();
+        self.session
+            .agent_sessions
+            .retain(|name, _| name != current && seen.get(name).is_some_and(|&n| n <= len));
+        let kept = &self.session.agent_sessions;
+        self.session
+            .agent_seen
+            .retain(|name, _| kept.contains_key(name));
+    }
+
     /// `/compact`: summarises the conversation before the last turn with the backend now;
     /// requests carry the summary in its place from then on.
+    /// An agent that keeps its own conversation (ACP, terminal) is not asked: the request
+    /// and its summary would become part of its history.
     pub async fn compact(&mut self, observer: &mut (dyn Observer + '_)) -> Result<String, Error> {
+        if self.agent.keeps_conversation() {
+            return Ok(format!(
+                "[nothing to compact here: {} keeps its own conversation (its own command \
+                 compacts it, where it has one); agent-loop's stays whole for other backends]",
+                self.def.name()
+            ));
+        }
         let compacted = {
             let mut logged = Logged {
                 inner: observer,

@@ -576,6 +576,10 @@ impl Backend for AcpBackend {
         }
     }
 
+    fn keeps_conversation(&self) -> bool {
+        true
+    }
+
     fn starts_fresh(&self) -> bool {
         let Ok(mut running) = self.running.try_lock() else {
             return false;

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::Running;
-use crate::context::prompt::catch_up_prompt;
+use crate::context::prompt::{catch_up_prompt, new_session_prompt};
 use crate::context::{Image, Window};
 
 /// What the first prompt of a session opened just now carries besides the newest message,
@@ -17,15 +17,7 @@ pub(super) fn catch_up(running: &mut Running, window: &Window<'_>) -> Option<(St
     let lacks = std::mem::take(&mut running.lacks);
     let earlier = window.messages.len().saturating_sub(1);
     if std::mem::take(&mut running.unprompted) {
-        let earlier = earlier + window.omitted;
-        if earlier == 0 && window.summary.is_none() {
-            return None;
-        }
-        let line = format!(
-            "(the agent's new session is given the conversation so far: {})",
-            crate::plural::count(earlier, "earlier message", "earlier messages")
-        );
-        return Some((catch_up_prompt(window, false), line));
+        return new_session_prompt(window);
     }
     let missed = lacks.min(earlier);
     if missed == 0 {

@@ -12,7 +12,7 @@
 //! turns so its own context carries over, started again if it died or a turn failed, and
 //! closed at the end ([`Backend::shutdown`]): its `exit_keys`, Ctrl-D, then its process
 //! group is killed. It keeps its own tools (`tools = "own"`): agent-loop sends it only the
-//! newest user message, reports the tool activity its screen shows, and relays its approval
+//! newest user message (a new agent process, the conversation so far first), reports the tool activity its screen shows, and relays its approval
 //! questions through agent-loop's approval flow.
 
 mod extract;
@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 use crate::backend::{Backend, BackendError, Emit, Host, Reply, Request};
 use crate::config::PtyDef;
-use crate::context::Message;
+use crate::context::prompt::new_session_prompt;
+use crate::context::{Message, Window};
 use crate::event::{ApprovalRequest, Decision, Event, OutputStream, RawOutput};
 use crate::{BoxFuture, Error};
 use session::Session;
@@ -83,19 +84,22 @@ impl PtyBackend {
         self.def.args_in(cwd)
     }
 
-    /// The running agent, started (again) if there is none, it died, or its last turn was
-    /// cut short; and how it came to be there (for `doctor`).
+    /// The running agent, started (again) if there is none, it died, its last turn was
+    /// cut short, or agent-loop's conversation changed under it; how it came to be there
+    /// (for `doctor`), and whether it was started just now.
     async fn ensure<'s>(
         &self,
         slot: &'s mut Option<Session>,
         cwd: &Path,
         host: &mut dyn Host,
-    ) -> Result<(&'s mut Session, String), Error> {
-        let usable = slot.as_mut().is_some_and(|s| s.alive() && !s.interrupted);
+    ) -> Result<(&'s mut Session, String, bool), Error> {
+        let usable = slot.as_mut().is_some_and(Session::usable);
         let mut how = "the agent was already running".to_string();
         if !usable {
             if let Some(old) = slot.take() {
-                let why = if old.interrupted {
+                let why = if old.stale {
+                    "the conversation changed (/undo, /retry, /load, /clear)"
+                } else if old.interrupted {
                     "its last turn did not finish"
                 } else {
                     "it had exited"
@@ -103,9 +107,14 @@ impl PtyBackend {
                 host.event(Event::BackendOutput {
                     backend: self.def.name.clone(),
                     stream: OutputStream::Screen,
-                    line: format!("(agent started again: {why}; its own context is lost)"),
+                    line: format!("(agent started again: {why})"),
                 });
-                drop(old);
+                if old.stale && !old.interrupted {
+                    // Idle: it is asked to quit, as at the end of the session.
+                    old.close(self.def.exit_keys.as_deref()).await;
+                } else {
+                    drop(old);
+                }
             }
             let dir = match &self.def.cwd {
                 Some(dir) => cwd.join(dir),
@@ -124,20 +133,31 @@ impl PtyBackend {
             );
             *slot = Some(session);
         }
-        Ok((slot.as_mut().expect("just set"), how))
+        Ok((slot.as_mut().expect("just set"), how, !usable))
     }
 
-    /// One message through the agent.
-    async fn turn(&self, message: &str, cwd: &Path, host: &mut dyn Host) -> Outcome {
+    /// One message through the agent; a new agent process is given `window` (the
+    /// conversation so far) in its first message instead, where it holds more than that.
+    async fn turn(
+        &self,
+        message: &str,
+        window: Option<&Window<'_>>,
+        cwd: &Path,
+        host: &mut dyn Host,
+    ) -> Outcome {
         let began = tokio::time::Instant::now();
         let mut decided = Decided::default();
         let mut slot = self.session.lock().await;
+        let mut catch_up = None;
         let session = match self.ensure(&mut slot, cwd, host).await {
-            Ok((session, how)) => {
+            Ok((session, how, started)) => {
                 decided.start = Phase {
                     at: Some(began.elapsed()),
                     rule: how,
                 };
+                if started {
+                    catch_up = window.and_then(new_session_prompt);
+                }
                 session
             }
             Err(e) => {
@@ -151,6 +171,18 @@ impl PtyBackend {
             }
         };
         session.take_raw();
+        let message = match catch_up {
+            Some((text, line)) => {
+                host.event(Event::BackendOutput {
+                    backend: self.def.name.clone(),
+                    stream: OutputStream::Screen,
+                    line,
+                });
+                text
+            }
+            None => message.to_string(),
+        };
+        let message = message.as_str();
         // Cleared only when the turn ends well: a cancelled or failed turn leaves the agent
         // in a state the next turn cannot trust.
         session.interrupted = true;
@@ -184,7 +216,9 @@ impl PtyBackend {
 
     async fn run(&self, request: Request<'_>, host: &mut dyn Host) -> Result<Reply, Error> {
         let (message, _) = newest_message(&request)?;
-        let outcome = self.turn(message, request.cwd, host).await;
+        let outcome = self
+            .turn(message, Some(request.window), request.cwd, host)
+            .await;
         Ok(Reply {
             text: outcome.answer?,
             calls: Vec::new(),
@@ -201,7 +235,7 @@ impl PtyBackend {
     /// `agent-loop doctor` shows. The agent is closed afterwards.
     pub async fn probe(&self, message: &str, cwd: &Path, emit: &mut Emit<'_>) -> PtyProbe {
         let mut host = EmitHost { emit };
-        let outcome = self.turn(message, cwd, &mut host).await;
+        let outcome = self.turn(message, None, cwd, &mut host).await;
         let (screen, new_rows) = outcome.screens.unwrap_or_default();
         self.shutdown().await;
         PtyProbe {
@@ -275,6 +309,27 @@ impl Backend for PtyBackend {
         host: &'a mut dyn Host,
     ) -> BoxFuture<'a, Result<Reply, Error>> {
         Box::pin(self.run(request, host))
+    }
+
+    fn keeps_conversation(&self) -> bool {
+        true
+    }
+
+    /// agent-loop's conversation changed (`/undo`, `/retry`, `/load`, `/clear`): the agent's
+    /// TUI, which keeps its own history, is started again at the next message, given the
+    /// conversation as it is now.
+    fn resume_agent_session(&self, _id: Option<&str>, _lacks: usize) {
+        if let Ok(mut slot) = self.session.try_lock() {
+            if let Some(session) = slot.as_mut() {
+                session.stale = true;
+            }
+        }
+    }
+
+    fn starts_fresh(&self) -> bool {
+        self.session
+            .try_lock()
+            .is_ok_and(|mut slot| !slot.as_mut().is_some_and(Session::usable))
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

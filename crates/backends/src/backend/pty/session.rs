@@ -56,6 +56,8 @@ pub struct Session {
     pub interrupted: bool,
     /// Not ready for a message yet since it started.
     pub fresh: bool,
+    /// agent-loop's conversation changed since: its history no longer matches.
+    pub stale: bool,
     /// What a read fills, kept between reads.
     buf: Vec<u8>,
 }
@@ -92,6 +94,7 @@ impl Session {
             last_output: Instant::now(),
             interrupted: false,
             fresh: true,
+            stale: false,
             buf: vec![0; READ_SIZE],
         })
     }
@@ -166,6 +169,12 @@ impl Session {
             }
         }
         self.exit.is_none()
+    }
+
+    /// Whether the next message can go to it: it runs, its last turn ended, and its
+    /// history is still agent-loop's conversation.
+    pub fn usable(&mut self) -> bool {
+        self.alive() && !self.interrupted && !self.stale
     }
 
     /// Asks the agent to quit (`exit_keys`, then Ctrl-D), each given `CLOSE_GRACE`; whatever

@@ -68,6 +68,11 @@ impl Agent {
         self.backend.agent_session()
     }
 
+    /// Whether the backend's agent keeps its own conversation (an ACP or a terminal agent).
+    pub fn keeps_conversation(&self) -> bool {
+        self.backend.keeps_conversation()
+    }
+
     /// The agent's own session for the backend to resume (or `None`: a new one) at its
     /// next call, and how many of the latest messages it lacks.
     pub fn resume_agent_session(&self, id: Option<&str>, lacks: usize) {

@@ -21,9 +21,10 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use super::lock;
 use crate::tools::{Progress, ProgressSink};
 
-/// The running calls' progress tokens (rmcp gives every request one), and where each call's
-/// reports go.
-pub type ProgressRoutes = Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>;
+/// The running calls' progress tokens (rmcp gives every request one), where each call's
+/// reports go, and whom to wake on each (the call's own guard on its timeout).
+pub type ProgressRoutes =
+    Arc<std::sync::Mutex<HashMap<ProgressToken, (ProgressSink, Arc<tokio::sync::Notify>)>>>;
 
 /// One connection's handler.
 pub struct Handler {
@@ -85,8 +86,9 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         // A token no running call has (a call that ended) is passed over.
-        let sink = lock(&self.progress).get(&params.progress_token).cloned();
-        if let Some(sink) = sink {
+        let route = lock(&self.progress).get(&params.progress_token).cloned();
+        if let Some((sink, heard)) = route {
+            heard.notify_one();
             sink.report(Progress {
                 progress: params.progress,
                 total: params.total,

@@ -130,7 +130,7 @@ impl Connection {
         let mut child = None;
         let mut reader = None;
         let cwd = place.cwd.as_path();
-        let handler = Handler::new(&place.root);
+        let handler = Handler::new(&def.name, &place.root);
         let tools_changed = handler.tools_changed.clone();
         let progress = handler.progress.clone();
         let mut challenged = None;

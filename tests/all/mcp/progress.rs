@@ -195,3 +195,54 @@ fn a_call_whose_progress_stops_times_out() {
     let last = progress_records(&run.stdout()).pop().expect("a report");
     assert_eq!(last["progress"], 2.0, "{last}");
 }
+
+#[test]
+fn a_servers_log_messages_are_shown_and_recorded() {
+    let warning = r#"  [mcp tiny warning] {"disk":"nearly full","free_mb":12}"#;
+    let debug = "  [mcp tiny debug] counting the widgets";
+    let ws = calling("mcp.tiny.logging");
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "go"]);
+    run.expect_code(0);
+    assert!(ws.prompt(2).contains("logged twice"), "{}", ws.prompt(2));
+    let err = run.stderr();
+    assert!(err.lines().any(|l| l == warning), "{err}");
+    assert!(!err.contains("counting the widgets"), "{err}");
+
+    let ws = calling("mcp.tiny.logging");
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "--verbose", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(err.lines().any(|l| l == debug), "{err}");
+    assert!(err.lines().any(|l| l == warning), "{err}");
+
+    let ws = calling("mcp.tiny.logging");
+    let args = [
+        "--backend",
+        "fake",
+        "--session",
+        "l",
+        "--output",
+        "jsonl",
+        "go",
+    ];
+    let run = ws.run(&args);
+    run.expect_code(0);
+    let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/l/log.jsonl")).unwrap();
+    for text in [run.stdout(), log] {
+        let all = records(&text);
+        let logs: Vec<&Value> = all.iter().filter(|r| r["event"] == "mcp_log").collect();
+        assert_eq!(logs.len(), 2, "{text}");
+        assert_eq!(logs[0]["mcp_level"], "debug");
+        assert_eq!(logs[0]["level"], "info");
+        assert_eq!(logs[0]["data"], "counting the widgets");
+        assert_eq!(logs[1]["server"], "tiny");
+        assert_eq!(logs[1]["tool"], "mcp.tiny.logging");
+        assert_eq!(logs[1]["actor"], "tool");
+        assert_eq!(logs[1]["level"], "warn");
+        assert_eq!(logs[1]["mcp_level"], "warning");
+        assert_eq!(logs[1]["data"]["free_mb"], 12);
+        let position = |event: &str| all.iter().position(|r| r["event"] == event).unwrap();
+        let first_log = position("mcp_log");
+        assert!(position("mcp_call") < first_log && first_log < position("mcp_result"));
+    }
+}

@@ -41,6 +41,11 @@ const STDERR_GRACE: Duration = Duration::from_secs(2);
 /// How long a call that timed out waits to tell the server it is cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
+/// A call whose server keeps reporting progress has its timer restarted by each report (as
+/// the TypeScript SDK's `resetTimeoutOnProgress` does), but runs at most this many times its
+/// timeout in all, so a server that reports forever does not hold the turn forever.
+pub const PROGRESS_CAP_FACTOR: u32 = 10;
+
 /// Where a server's tools work.
 #[derive(Debug, Clone)]
 pub struct Place {
@@ -78,8 +83,9 @@ pub struct Connection {
 pub enum CallError {
     /// The server is gone (exited, or the connection closed).
     Closed(String),
-    /// No answer within the server's timeout (it was told the call is cancelled).
-    Timeout,
+    /// No answer within the server's timeout, or within the cap on a call that kept
+    /// reporting progress when `total` (it was told the call is cancelled).
+    Timeout { total: bool },
     /// The server answered with a protocol error.
     Protocol(String),
     /// The request to an HTTP server failed (the connection, its event stream, a cap); the
@@ -124,7 +130,7 @@ impl Connection {
         let mut child = None;
         let mut reader = None;
         let cwd = place.cwd.as_path();
-        let handler = Handler::new(&place.root);
+        let handler = Handler::new(&def.name, &place.root);
         let tools_changed = handler.tools_changed.clone();
         let progress = handler.progress.clone();
         let mut challenged = None;
@@ -262,9 +268,11 @@ impl Connection {
         Ok(true)
     }
 
-    /// Calls one tool of this server, within `timeout`; a call that runs out of it is
-    /// cancelled on the server (rmcp sends `notifications/cancelled`). The server's progress
-    /// reports for the call go to `progress`.
+    /// Calls one tool of this server, within `timeout` from its start or from the server's
+    /// latest progress report for it, and within [`PROGRESS_CAP_FACTOR`] times `timeout` in
+    /// all; a call that runs out of either is cancelled on the server (rmcp sends
+    /// `notifications/cancelled`). The server's progress reports for the call go to
+    /// `progress`.
     pub async fn call(
         &self,
         tool: &str,
@@ -279,7 +287,7 @@ impl Connection {
                 CallError::Closed(why) => CallError::Closed(hide(why)),
                 CallError::Protocol(why) => CallError::Protocol(hide(why)),
                 CallError::Failed(why) => CallError::Failed(hide(why)),
-                CallError::Timeout => CallError::Timeout,
+                CallError::Timeout { total } => CallError::Timeout { total },
             })
     }
 
@@ -296,29 +304,32 @@ impl Connection {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(args);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout);
+        let cap = timeout * PROGRESS_CAP_FACTOR;
+        let mut options = PeerRequestOptions::with_timeout(timeout);
+        options.reset_timeout_on_progress = true;
+        options.max_total_timeout = Some(cap);
         let peer = self.service.peer();
+        let heard = Arc::new(tokio::sync::Notify::new());
         let asked = async {
             match peer.send_cancellable_request(request, options).await {
                 Ok(handle) => {
                     // rmcp put a progress token in the request's `_meta`.
-                    let _route = Route::new(&self.progress, &handle.progress_token, progress);
+                    let token = &handle.progress_token;
+                    let _route = Route::new(&self.progress, token, progress, heard.clone());
                     handle.await_response().await
                 }
                 Err(e) => Err(e),
             }
         };
-        // rmcp cancels the call at `timeout`; a server too stuck to read even that does not
-        // hold the call up any longer.
-        let answer = tokio::time::timeout(timeout + CANCEL_GRACE, asked)
-            .await
-            .unwrap_or(Err(ServiceError::Timeout { timeout }));
+        let answer = guarded(asked, &heard, timeout, cap).await;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             // A result rmcp could not type (a block of a kind it does not know).
             Ok(ServerResult::CustomResult(raw)) => lenient(raw.0).ok_or_else(not_a_result),
             Ok(_) => Err(not_a_result()),
-            Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
+            Err(ServiceError::Timeout { timeout: ran_out }) => Err(CallError::Timeout {
+                total: ran_out == cap && cap != timeout,
+            }),
             Err(ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
             // An HTTP request that failed says nothing of the next one: the server is not
             // taken for gone.
@@ -417,6 +428,31 @@ async fn list_tools(
     }
 }
 
+/// `asked` within `timeout` and a grace from its start or the latest progress report (`heard`),
+/// and within `cap` and a grace in all. rmcp cancels the call when its own timer or the cap
+/// runs out; this is for a server too stuck to read even that (rmcp's cancellation waits on
+/// the write), which then does not hold the call up any longer.
+async fn guarded<T>(
+    asked: impl std::future::Future<Output = Result<T, ServiceError>>,
+    heard: &tokio::sync::Notify,
+    timeout: Duration,
+    cap: Duration,
+) -> Result<T, ServiceError> {
+    let end = tokio::time::Instant::now() + cap + CANCEL_GRACE;
+    let mut asked = std::pin::pin!(asked);
+    loop {
+        let idle_end = (tokio::time::Instant::now() + timeout + CANCEL_GRACE).min(end);
+        tokio::select! {
+            answer = &mut asked => return answer,
+            () = heard.notified() => {}
+            () = tokio::time::sleep_until(idle_end) => {
+                let ran_out = if idle_end == end { cap } else { timeout };
+                return Err(ServiceError::Timeout { timeout: ran_out });
+            }
+        }
+    }
+}
+
 /// A call's progress route, taken away when the call ends or is abandoned.
 struct Route<'a> {
     routes: &'a ProgressRoutes,
@@ -428,8 +464,9 @@ impl<'a> Route<'a> {
         routes: &'a ProgressRoutes,
         token: &rmcp::model::ProgressToken,
         sink: ProgressSink,
+        heard: Arc<tokio::sync::Notify>,
     ) -> Self {
-        lock(routes).insert(token.clone(), sink);
+        lock(routes).insert(token.clone(), (sink, heard));
         Route {
             routes,
             token: token.clone(),

@@ -3,7 +3,9 @@
 //! `roots/list` is answered with agent-loop's root (`--root`, or the working folder when that
 //! is anywhere: so a filesystem server knows where it may work), and
 //! `notifications/tools/list_changed` marks the tool list for reading again before the next
-//! turn. `notifications/progress` goes to the running call whose progress token it names.
+//! turn. `notifications/progress` goes to the running call whose progress token it names;
+//! `notifications/message` (a log message) to the server's running call, and is dropped
+//! when none runs.
 
 use std::collections::HashMap;
 
@@ -11,22 +13,26 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+#[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    RootsCapabilities,
+    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 use super::lock;
-use crate::tools::{Progress, ProgressSink};
+use crate::tools::{Progress, ProgressSink, ToolLog};
 
-/// The running calls' progress tokens (rmcp gives every request one), and where each call's
-/// reports go.
-pub type ProgressRoutes = Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>;
+/// The running calls' progress tokens (rmcp gives every request one), where each call's
+/// reports go, and whom to wake on each (the call's own guard on its timeout).
+pub type ProgressRoutes =
+    Arc<std::sync::Mutex<HashMap<ProgressToken, (ProgressSink, Arc<tokio::sync::Notify>)>>>;
 
 /// One connection's handler.
 pub struct Handler {
+    /// The server's name, for its log messages.
+    server: String,
     info: ClientConfig,
     /// The root folder as a `file://` URI, and its name.
     root: Option<(String, String)>,
@@ -38,7 +44,7 @@ pub struct Handler {
 impl Handler {
     // Roots are deprecated in the newest revision, not in the ones servers speak today.
     #[allow(deprecated)]
-    pub fn new(root: &Path) -> Self {
+    pub fn new(server: &str, root: &Path) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
         let info = ClientConfig::new(
@@ -53,6 +59,7 @@ impl Handler {
             (uri.to_string(), name)
         });
         Handler {
+            server: server.to_string(),
             info,
             root,
             tools_changed: Arc::default(),
@@ -85,12 +92,38 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         // A token no running call has (a call that ended) is passed over.
-        let sink = lock(&self.progress).get(&params.progress_token).cloned();
-        if let Some(sink) = sink {
+        let route = lock(&self.progress).get(&params.progress_token).cloned();
+        if let Some((sink, heard)) = route {
+            heard.notify_one();
             sink.report(Progress {
                 progress: params.progress,
                 total: params.total,
                 message: params.message,
+            });
+        }
+    }
+
+    // Logging is deprecated in the newest revision, not in the servers that log today.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|l| l.as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("{:?}", params.level).to_lowercase());
+        // Calls of one server run one at a time: the message is the running one's.
+        let sinks: Vec<ProgressSink> = lock(&self.progress)
+            .values()
+            .map(|(sink, _)| sink.clone())
+            .collect();
+        for sink in sinks {
+            sink.log(ToolLog {
+                server: self.server.clone(),
+                level: level.clone(),
+                data: params.data.clone(),
             });
         }
     }

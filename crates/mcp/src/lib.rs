@@ -1,6 +1,6 @@
 //! Tools from Model Context Protocol servers, alongside the built-in ones. The servers named in
 //! `[mcp.servers.NAME]` tables are started together at start-up, each within its timeout; the
-//! tools of those that answer join the [`Registry`](crate::tools::Registry) as
+//! tools of those that answer join the [`Registry`] as
 //! `mcp.<server>.<tool>`, and so reach every backend like the built-in tools. A server that
 //! fails is reported once and left out; the others keep working.
 //!

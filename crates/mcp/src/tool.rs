@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::connection::CallError;
+use super::connection::{CallError, PROGRESS_CAP_FACTOR};
 use super::content::tool_output;
 use super::server::Server;
 use crate::tools::{ProgressSink, Tool, ToolContext, ToolOutput, ToolSpec};
@@ -79,9 +79,13 @@ impl McpTool {
                     "{name}: MCP server `{server}` stopped during the call ({note})"
                 ))
             }
-            Err(CallError::Timeout) => ToolOutput::error(format!(
+            Err(CallError::Timeout { total: false }) => ToolOutput::error(format!(
                 "{name}: MCP server `{server}` gave no answer within {}s (its timeout_s); the call was abandoned",
                 self.server.def.timeout.as_secs()
+            )),
+            Err(CallError::Timeout { total: true }) => ToolOutput::error(format!(
+                "{name}: MCP server `{server}` gave no answer within {}s ({PROGRESS_CAP_FACTOR} times its timeout_s, the cap on a call that reports progress); the call was abandoned",
+                (self.server.def.timeout * PROGRESS_CAP_FACTOR).as_secs()
             )),
             Err(CallError::Protocol(message)) => ToolOutput::error(format!(
                 "{name}: MCP server `{server}` refused the call: {message}"

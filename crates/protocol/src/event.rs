@@ -183,6 +183,16 @@ pub enum Event {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A log message of a running tool's MCP server (`notifications/message`): its `level`
+    /// (`debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`) and
+    /// `data`, any JSON.
+    ToolLog {
+        call_id: String,
+        tool: String,
+        server: String,
+        level: String,
+        data: serde_json::Value,
+    },
     Usage {
         backend: String,
         usage: Usage,
@@ -353,6 +363,23 @@ impl Event {
                 total: *total,
                 message: message.as_deref().map(f),
             },
+            Event::ToolLog {
+                call_id,
+                tool,
+                server,
+                level,
+                data,
+            } => {
+                // The text of the JSON mapped, kept as JSON when it still is.
+                let text = f(&data.to_string());
+                Event::ToolLog {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    server: server.clone(),
+                    level: level.clone(),
+                    data: serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+                }
+            }
             Event::Error { message } => Event::Error {
                 message: f(message),
             },

@@ -32,7 +32,7 @@ pub const COMMON: [&str; 9] = [
 ];
 
 /// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
-pub const SCHEMA: [(&str, &str, &[&str]); 20] = [
+pub const SCHEMA: [(&str, &str, &[&str]); 21] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
     ("user_message", "user", &["text", "images"]),
@@ -62,6 +62,11 @@ pub const SCHEMA: [(&str, &str, &[&str]); 20] = [
         "tool_progress",
         "tool",
         &["call_id", "tool", "progress", "total", "message"],
+    ),
+    (
+        "mcp_log",
+        "tool",
+        &["call_id", "tool", "server", "mcp_level", "data"],
     ),
     (
         "usage",
@@ -194,6 +199,15 @@ pub enum Body {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A log message of a running tool's MCP server, at its `mcp_level` (the record's `level`
+    /// is `warn` from `warning` up, `error` from `error` up).
+    McpLog {
+        call_id: String,
+        tool: String,
+        server: String,
+        mcp_level: String,
+        data: serde_json::Value,
+    },
     /// Token counts the backend reported, and how long its call took. `prompt_tokens` and
     /// `completion_tokens` repeat the input and output counts under the names log pipelines
     /// expect; `thinking_tokens` counts reasoning tokens where the backend reports them.
@@ -252,6 +266,7 @@ impl Body {
             Body::McpCall { .. } => "mcp_call",
             Body::McpResult { .. } => "mcp_result",
             Body::ToolProgress { .. } => "tool_progress",
+            Body::McpLog { .. } => "mcp_log",
             Body::Usage { .. } => "usage",
             Body::Error { .. } => "error",
             Body::TurnEnd { .. } => "turn_end",
@@ -282,6 +297,11 @@ impl Body {
             } if stdout_dropped_bytes + stderr_dropped_bytes > 0 => "warn",
             Body::ToolResult { ok: false, .. } | Body::McpResult { ok: false, .. } => "warn",
             Body::CutShort { .. } => "warn",
+            Body::McpLog { mcp_level, .. } => match mcp_level.as_str() {
+                "warning" => "warn",
+                "error" | "critical" | "alert" | "emergency" => "error",
+                _ => "info",
+            },
             _ => "info",
         }
     }
@@ -392,6 +412,19 @@ pub fn record(event: &Event, meta: &Meta, ts: &str) -> Option<Record> {
             progress: *progress,
             total: *total,
             message: message.clone(),
+        },
+        Event::ToolLog {
+            call_id,
+            tool,
+            server,
+            level,
+            data,
+        } => Body::McpLog {
+            call_id: call_id.clone(),
+            tool: tool.clone(),
+            server: server.clone(),
+            mcp_level: level.clone(),
+            data: data.clone(),
         },
         Event::Usage { usage, .. } => Body::Usage {
             input_tokens: usage.input,

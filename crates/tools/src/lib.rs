@@ -42,7 +42,7 @@ pub use editor::{Editor, Files, Terminal};
 pub use env::EnvPolicy;
 pub use error::RegistryError;
 pub use fs::write_atomic;
-pub use progress::{Progress, ProgressReports, ProgressSink, Throttle};
+pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;
 pub use tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;

@@ -2,12 +2,13 @@
 //! `notifications/progress`), so the front ends can show it while the tool runs. The latest
 //! report replaces the one before it: a tool that reports faster than the loop reads costs no
 //! memory and floods no display; a [`Throttle`] keeps what is written of them (a terminal's
-//! lines, the session's log) to one a second.
+//! lines, the session's log) to one a second. A tool's log messages (an MCP server's
+//! `notifications/message`) go the same way, each kept, up to a bound.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// One report: `progress` so far, of `total` when the tool knows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,22 +18,53 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+/// One log message of a tool's source (an MCP server's `notifications/message`): its
+/// `level` (`debug` up to `emergency`) and `data`, any JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLog {
+    pub server: String,
+    pub level: String,
+    pub data: serde_json::Value,
+}
+
+/// How many log messages wait for the loop before more are dropped, so a server that logs
+/// faster than the loop reads costs bounded memory.
+const LOG_BOUND: usize = 64;
+
 /// Where a tool sends its reports; the default goes nowhere (a tool run outside the loop).
 #[derive(Clone, Default)]
-pub struct ProgressSink(Option<Arc<watch::Sender<Option<Progress>>>>);
+pub struct ProgressSink(
+    Option<Arc<watch::Sender<Option<Progress>>>>,
+    Option<mpsc::Sender<ToolLog>>,
+);
 
 /// The loop's end: the latest report not yet shown.
 pub type ProgressReports = watch::Receiver<Option<Progress>>;
 
+/// The loop's end of the log messages.
+pub type ToolLogs = mpsc::Receiver<ToolLog>;
+
 impl ProgressSink {
-    pub fn channel() -> (ProgressSink, ProgressReports) {
+    pub fn channel() -> (ProgressSink, ProgressReports, ToolLogs) {
         let (sender, receiver) = watch::channel(None);
-        (ProgressSink(Some(Arc::new(sender))), receiver)
+        let (logs, log_receiver) = mpsc::channel(LOG_BOUND);
+        (
+            ProgressSink(Some(Arc::new(sender)), Some(logs)),
+            receiver,
+            log_receiver,
+        )
     }
 
     pub fn report(&self, progress: Progress) {
         if let Some(sender) = &self.0 {
             sender.send_replace(Some(progress));
+        }
+    }
+
+    /// Passes a log message on; one that finds the queue full is dropped.
+    pub fn log(&self, log: ToolLog) {
+        if let Some(sender) = &self.1 {
+            let _ = sender.try_send(log);
         }
     }
 }
@@ -78,7 +110,7 @@ mod tests {
 
     #[test]
     fn the_latest_report_replaces_the_ones_before() {
-        let (sink, mut reports) = ProgressSink::channel();
+        let (sink, mut reports, _) = ProgressSink::channel();
         for n in 1..=1000 {
             sink.report(Progress {
                 progress: f64::from(n),
@@ -92,6 +124,22 @@ mod tests {
         assert!(!reports.has_changed().unwrap());
         // The default sink takes reports and keeps none.
         ProgressSink::default().report(latest);
+    }
+
+    #[test]
+    fn log_messages_are_kept_in_order_up_to_the_bound() {
+        let (sink, _, mut logs) = ProgressSink::channel();
+        let log = |n: usize| ToolLog {
+            server: "s".into(),
+            level: "info".into(),
+            data: n.into(),
+        };
+        for n in 0..LOG_BOUND * 10 {
+            sink.log(log(n));
+        }
+        let kept: Vec<ToolLog> = std::iter::from_fn(|| logs.try_recv().ok()).collect();
+        assert_eq!(kept, (0..LOG_BOUND).map(log).collect::<Vec<_>>());
+        ProgressSink::default().log(log(0));
     }
 
     #[test]

@@ -123,6 +123,19 @@ impl PlainDisplay {
                     writeln!(self.err, "  [progress {}]", one_line(&text))?;
                 }
             }
+            Event::ToolLog {
+                server,
+                level,
+                data,
+                ..
+            } if self.verbose || !matches!(level.as_str(), "debug" | "info" | "notice") => {
+                writeln!(
+                    self.err,
+                    "  {}",
+                    one_line(&sanitize(&log_text(server, level, data)))
+                )?;
+            }
+            Event::ToolLog { .. } => {}
             Event::Usage { usage, .. } => {
                 let mut line = format!("[{}", tokens(usage.input, usage.output));
                 if let Some(read) = usage.cache_read.filter(|n| *n > 0) {
@@ -388,6 +401,16 @@ pub fn plan_text(entries: &[PlanEntry]) -> String {
         })
         .collect();
     entries.join("; ")
+}
+
+/// An MCP server's log message as one line: `[mcp SERVER LEVEL] DATA`, a text as it is, other
+/// JSON as JSON.
+fn log_text(server: &str, level: &str, data: &serde_json::Value) -> String {
+    let data = match data {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    format!("[mcp {server} {level}] {data}")
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! a second and without the escape bytes a server put in, and as `tool_progress` records in
 //! JSONL (one a second in the session's log); a flood of 3,000 reports neither floods the
 //! terminal or the log nor loses the latest. The real server-everything's long-running
-//! operation reports the same way.
+//! operation reports the same way. Each report restarts the call's `timeout_s`; a call whose
+//! reports stop times out.
 
 use serde_json::Value;
 
@@ -26,11 +27,16 @@ fn progress_records(stdout: &str) -> Vec<Value> {
 
 /// A workspace with the tiny server in its progress mode, whose model calls `tool` once.
 fn calling(tool: &str) -> Workspace {
+    calling_with(tool, "")
+}
+
+/// [`calling`], with more keys in the server's table.
+fn calling_with(tool: &str, keys: &str) -> Workspace {
     let ws = Workspace::new();
     ws.add_config(&server(
         "tiny",
         &tiny(),
-        "args = ['progress']\ntrust = true",
+        &format!("args = ['progress']\ntrust = true\n{keys}"),
     ));
     ws.reply(1, call(tool, "{}"));
     ws.reply(2, "Done.\n");
@@ -154,5 +160,89 @@ fn server_everythings_long_running_operation_reports_progress() {
         assert_eq!(record["tool"], tool);
         assert_eq!(record["total"], 3.0);
         assert!(record["message"].is_null(), "{record}");
+    }
+}
+
+#[test]
+fn progress_keeps_a_call_alive_past_its_timeout() {
+    // Eight reports 400 ms apart: the call takes over three times its timeout_s.
+    let ws = calling_with("mcp.tiny.ticking", "timeout_s = 1");
+    let started = std::time::Instant::now();
+    let run = ws.run(&["--backend", "fake", "--output", "jsonl", "go"]);
+    let took = started.elapsed();
+    run.expect_code(0);
+    assert!(
+        ws.prompt(2).contains("done after 8 ticks"),
+        "{}",
+        ws.prompt(2)
+    );
+    assert!(took.as_secs_f64() > 3.0, "took {took:?}");
+    let last = progress_records(&run.stdout()).pop().expect("a report");
+    assert_eq!(last["progress"], 8.0, "{last}");
+}
+
+#[test]
+fn a_call_whose_progress_stops_times_out() {
+    let ws = calling_with("mcp.tiny.stalling", "timeout_s = 1");
+    let run = ws.run(&["--backend", "fake", "--output", "jsonl", "go"]);
+    run.expect_code(0);
+    assert!(
+        ws.prompt(2).contains("mcp.tiny.stalling: MCP server `tiny` gave no answer within 1s (its timeout_s); the call was abandoned"),
+        "{}",
+        ws.prompt(2)
+    );
+    // Both reports came, and did not keep the call alive past the last one's timeout.
+    let last = progress_records(&run.stdout()).pop().expect("a report");
+    assert_eq!(last["progress"], 2.0, "{last}");
+}
+
+#[test]
+fn a_servers_log_messages_are_shown_and_recorded() {
+    let warning = r#"  [mcp tiny warning] {"disk":"nearly full","free_mb":12}"#;
+    let debug = "  [mcp tiny debug] counting the widgets";
+    let ws = calling("mcp.tiny.logging");
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "go"]);
+    run.expect_code(0);
+    assert!(ws.prompt(2).contains("logged twice"), "{}", ws.prompt(2));
+    let err = run.stderr();
+    assert!(err.lines().any(|l| l == warning), "{err}");
+    assert!(!err.contains("counting the widgets"), "{err}");
+
+    let ws = calling("mcp.tiny.logging");
+    let run = ws.run(&["--backend", "fake", "--display", "plain", "--verbose", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(err.lines().any(|l| l == debug), "{err}");
+    assert!(err.lines().any(|l| l == warning), "{err}");
+
+    let ws = calling("mcp.tiny.logging");
+    let args = [
+        "--backend",
+        "fake",
+        "--session",
+        "l",
+        "--output",
+        "jsonl",
+        "go",
+    ];
+    let run = ws.run(&args);
+    run.expect_code(0);
+    let log = std::fs::read_to_string(ws.path("data/agent-loop/sessions/l/log.jsonl")).unwrap();
+    for text in [run.stdout(), log] {
+        let all = records(&text);
+        let logs: Vec<&Value> = all.iter().filter(|r| r["event"] == "mcp_log").collect();
+        assert_eq!(logs.len(), 2, "{text}");
+        assert_eq!(logs[0]["mcp_level"], "debug");
+        assert_eq!(logs[0]["level"], "info");
+        assert_eq!(logs[0]["data"], "counting the widgets");
+        assert_eq!(logs[1]["server"], "tiny");
+        assert_eq!(logs[1]["tool"], "mcp.tiny.logging");
+        assert_eq!(logs[1]["actor"], "tool");
+        assert_eq!(logs[1]["level"], "warn");
+        assert_eq!(logs[1]["mcp_level"], "warning");
+        assert_eq!(logs[1]["data"]["free_mb"], 12);
+        let position = |event: &str| all.iter().position(|r| r["event"] == event).unwrap();
+        let first_log = position("mcp_log");
+        assert!(position("mcp_call") < first_log && first_log < position("mcp_result"));
     }
 }

@@ -542,37 +542,55 @@ impl Agent {
         }
         // The registry is borrowed again: approval needed `self` mutably.
         let tool = self.tools.get(&call.name).expect("checked above");
-        let (sink, mut reports) = ProgressSink::channel();
+        let (sink, mut reports, mut logs) = ProgressSink::channel();
         let ctx = ToolContext {
             progress: sink,
             ..self.tool_context()
         };
         let env = &self.options.env;
-        let mut show = |reports: &mut ProgressReports| {
+        let progress_event = |reports: &mut ProgressReports| {
             let latest = reports.borrow_and_update().clone();
-            if let Some(p) = latest {
-                obs.event(&Event::ToolProgress {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    progress: p.progress,
-                    total: p.total,
-                    message: p.message.map(|m| env.redact(&m)),
-                });
-            }
+            latest.map(|p| Event::ToolProgress {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                progress: p.progress,
+                total: p.total,
+                message: p.message.map(|m| env.redact(&m)),
+            })
+        };
+        let log_event = |l: crate::tools::ToolLog| {
+            let event = Event::ToolLog {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                server: l.server,
+                level: l.level,
+                data: l.data,
+            };
+            event.map_text(&|t| env.redact(t))
         };
         let run = tool.run(call.args.clone(), &ctx);
         tokio::pin!(run);
         // The tool's reports are shown while it runs, the latest only when they come faster
-        // than the observer takes them.
+        // than the observer takes them; its log messages each (up to the sink's bound).
         let mut output = loop {
             tokio::select! {
                 output = &mut run => break output,
-                Ok(()) = reports.changed() => show(&mut reports),
+                Ok(()) = reports.changed() => {
+                    if let Some(event) = progress_event(&mut reports) {
+                        obs.event(&event);
+                    }
+                }
+                Some(l) = logs.recv() => obs.event(&log_event(l)),
             }
         };
-        // One that came with the result is shown before it.
+        // What came with the result is shown before it.
+        while let Ok(l) = logs.try_recv() {
+            obs.event(&log_event(l));
+        }
         if reports.has_changed().unwrap_or(false) {
-            show(&mut reports);
+            if let Some(event) = progress_event(&mut reports) {
+                obs.event(&event);
+            }
         }
         // A key a tool printed (bash `env`, an MCP server's error) never reaches the model.
         output.output = self.options.env.redact(&output.output);

@@ -215,6 +215,13 @@ fn one_of_each() -> Vec<Body> {
             total: None,
             message: None,
         },
+        Body::McpLog {
+            call_id: s(),
+            tool: s(),
+            server: s(),
+            mcp_level: "warning".into(),
+            data: serde_json::json!({ "k": 1 }),
+        },
         Body::Usage {
             input_tokens: None,
             output_tokens: None,

@@ -90,7 +90,7 @@ const STDERR_LINES: usize = 20;
 /// Bytes kept of one stderr line: the rest of a longer one is dropped as it is read.
 const STDERR_LINE: usize = 2048;
 
-/// The last lines a child wrote on stderr, each cut to [`STDERR_LINE`] bytes: what it
+/// The last lines a child wrote on stderr, each cut to `STDERR_LINE` bytes: what it
 /// writes costs agent-loop a bounded amount of memory however much that is.
 #[derive(Default)]
 pub struct StderrTail {

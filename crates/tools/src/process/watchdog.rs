@@ -13,7 +13,7 @@
 //! wire up. It is forked while agent-loop is still single-threaded and small, so the copy
 //! shares almost all its pages; it then uses only plain system calls (read, killpg, _exit),
 //! with no allocation. What escapes: a process that leaves its group (`setsid`, a daemon) and
-//! groups beyond [`SLOTS`] at once.
+//! groups beyond `SLOTS` at once.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 

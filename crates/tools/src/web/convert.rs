@@ -60,7 +60,7 @@ impl Converter {
     }
 
     /// The converter that keeps the page's chrome (`<nav>`, `<header>`, `<footer>`, and
-    /// [`CHROME_ROLES`]) or not.
+    /// `CHROME_ROLES`) or not.
     pub fn with_chrome(keep: bool) -> Self {
         let mut skip = NOT_CONTENT.to_vec();
         if !keep {

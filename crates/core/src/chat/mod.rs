@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::{Agent, AgentOptions, ApprovalMode};
 use crate::backend::{self, Overrides};
+use crate::builtins;
 use crate::config::{Config, Definition};
 use crate::context::Artifacts;
 use crate::event::{Event, Observer};
@@ -35,7 +36,7 @@ use crate::parse::Totals;
 use crate::session::{
     validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionLock, Store,
 };
-use crate::tools::{Registry, Root, ToolOutput};
+use crate::tools::{Root, ToolOutput};
 use crate::Error;
 use logged::Logged;
 
@@ -489,7 +490,7 @@ impl Chat {
             .filter(|n| !n.starts_with("mcp."))
             .map(String::from)
             .collect();
-        let tools = Registry::configured(
+        let tools = builtins::configured(
             Some(&local),
             self.config.tools.command_defs(),
             &self.config.tools.confirms(),

@@ -85,7 +85,7 @@ fn style(format: ContextFormat) -> PromptStyle {
 }
 
 fn bench(c: &mut Criterion) {
-    let registry = Registry::builtin(None).expect("built-in tools");
+    let registry = agent_loop::builtins::registry(None).expect("built-in tools");
     let plain = style(ContextFormat::Plain);
     let sizes = [1_000, 10_000, 100_000];
     let conversations: Vec<Conversation> = sizes.iter().map(|&n| conversation(n)).collect();

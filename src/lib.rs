@@ -17,15 +17,18 @@
 //!
 //! The workspace's crates are the layers, each depending only on those before it:
 //! `agent-loop-protocol` (events, tool calls, usage, the JSON lines schema), `agent-loop-tools`
-//! (the tools and their processes), `agent-loop-backends` (configuration, context, parsers,
-//! backends), `agent-loop-mcp` (the MCP client), `agent-loop-core` (the agent loop, sessions,
-//! the [`chat`] façade), `agent-loop-import` (the Prolog spec import), then the binary. This
-//! library is their public face: it re-exports them at the paths front ends use
-//! ([`chat`], [`tools`], [`config`], [`backend`]...). docs/library.md has the table.
+//! (what a tool is, the registry, command tools, and the processes they run in), then side by
+//! side `agent-loop-builtins` (the built-in tools) and `agent-loop-backends` (configuration,
+//! context, parsers, backends) with `agent-loop-mcp` (the MCP client) on the backends, then
+//! `agent-loop-core` (the agent loop, sessions, the [`chat`] façade), `agent-loop-import` (the
+//! Prolog spec import), then the binary. This library is their public face: it re-exports
+//! them at the paths front ends use ([`chat`], [`tools`], [`builtins`], [`config`],
+//! [`backend`]...). docs/library.md has the table.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 
 pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
+pub use agent_loop_builtins as builtins;
 pub use agent_loop_core::{agent, chat, session};
 pub use agent_loop_import as import;
 pub use agent_loop_mcp as mcp;

@@ -51,7 +51,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         let _ = writeln!(out, "sessions: {}", dir.display());
     }
     let _ = writeln!(out, "{}", agent_loop::tools::web_search_status());
-    let _ = writeln!(out, "{}", agent_loop::tools::read_url_status());
+    let _ = writeln!(out, "{}", agent_loop::builtins::read_url_status());
     super::stdout::print(&out)
 }
 

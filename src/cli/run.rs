@@ -217,7 +217,9 @@ async fn doctor_report(
                 )
             })?,
     };
-    agent_loop::backend::doctor::doctor(&config, &name, args.request.model.clone()).await
+    let tools = agent_loop::builtins::registry(None)?;
+    let model = args.request.model.clone();
+    agent_loop::backend::doctor::doctor(&config, &name, model, tools.specs()).await
 }
 
 fn fail(error: &Error) -> i32 {

@@ -179,7 +179,7 @@ mod across_turns {
     use agent_loop::backend;
     use agent_loop::config::{Config, Source};
     use agent_loop::context::Artifacts;
-    use agent_loop::tools::{Registry, Root};
+    use agent_loop::tools::Root;
     use agent_loop::BoxFuture;
 
     use super::conversation;
@@ -221,7 +221,7 @@ mod across_turns {
             env: Default::default(),
             web: Default::default(),
         };
-        let tools = Registry::builtin(Some(&["read".to_string()])).unwrap();
+        let tools = agent_loop::builtins::registry(Some(&["read".to_string()])).unwrap();
         let backend = backend::build(&def, &Default::default()).unwrap();
         let mut agent = Agent::new(backend, tools, options);
         let mut events = Events::default();

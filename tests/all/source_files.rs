@@ -1,6 +1,6 @@
 //! The shape of the source tree: no source file over 600 lines, its tests included. The layering
-//! itself is the workspace's crate graph (protocol, tools, backends, mcp, core, import, the
-//! binary), checked here against the manifests: an import against it does not compile.
+//! itself is the workspace's crate graph (protocol, tools, builtins, backends, mcp, core,
+//! import, the binary), checked here against the manifests: an import against it does not compile.
 
 use std::path::{Path, PathBuf};
 
@@ -26,10 +26,16 @@ fn workspace_deps(manifest: &str) -> Vec<String> {
 
 #[test]
 fn the_crates_depend_downwards_only() {
-    let layers: [(&str, &[&str]); 7] = [
+    let layers: [(&str, &[&str]); 8] = [
         ("scan", &[]),
         ("crates/protocol", &[]),
         ("crates/tools", &["agent-loop-protocol", "agent-loop-scan"]),
+        // The built-in tools beside the backends and the MCP client, not below them: a change
+        // to one rebuilds neither.
+        (
+            "crates/builtins",
+            &["agent-loop-protocol", "agent-loop-tools"],
+        ),
         (
             "crates/backends",
             &["agent-loop-protocol", "agent-loop-scan", "agent-loop-tools"],
@@ -48,6 +54,7 @@ fn the_crates_depend_downwards_only() {
             "crates/core",
             &[
                 "agent-loop-backends",
+                "agent-loop-builtins",
                 "agent-loop-mcp",
                 "agent-loop-protocol",
                 "agent-loop-tools",

@@ -13,6 +13,7 @@ pub mod session;
 
 // The layers below at the paths the modules name them by.
 use agent_loop_backends::{backend, config, context, dirs, parse};
+use agent_loop_builtins as builtins;
 use agent_loop_mcp as mcp;
 use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind};
 use agent_loop_tools as tools;

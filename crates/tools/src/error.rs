@@ -4,7 +4,7 @@
 
 use agent_loop_protocol::{Error, ErrorKind};
 
-use crate::web::search::{BRAVE_KEY_ENV, SEARXNG_ENV};
+use crate::web::provider::{BRAVE_KEY_ENV, SEARXNG_ENV};
 
 /// A tool set that cannot be built as asked.
 #[derive(Debug, thiserror::Error)]

@@ -1,39 +1,35 @@
-//! The tools agent-loop runs locally on the model's behalf (bash, read, write, edit, ls, grep,
-//! read_url, web_search when a search provider is set up, and the command tools of
-//! `[tools.NAME]` tables, see `custom`), each described by a JSON schema that goes into the
-//! text preamble for CLI backends and, for HTTP backends, into native tool definitions.
+//! What a tool is and what tools run on: the [`Tool`] trait and its spec, context and output
+//! (each described by a JSON schema that goes into the text preamble for CLI backends and, for
+//! HTTP backends, into native tool definitions), the [`Registry`] of a run's tools, the
+//! command tools of `[tools.NAME]` tables (see `custom`), and below them [`process`]
+//! (children in their own process group, with capped output and a watchdog), [`tls`] (the one
+//! TLS setup of every HTTP client), files created privately and opened beneath a root, and
+//! the environment policy.
 //!
-//! The crate also holds what the tools run on: [`process`] (children in their own process
-//! group, with capped output and a watchdog) and [`tls`] (the one TLS setup of every HTTP
-//! client). It depends on `agent-loop-protocol` alone among agent-loop's crates: the tools
-//! take values (paths, options, an environment policy), never the settings.
+//! The built-in tools (bash, read, write, edit, ls, grep, read_url, web_search) are the crate
+//! `agent-loop-builtins`, above this one and beside the backends: a change to one of them
+//! rebuilds neither the backends nor the MCP client. This crate depends on
+//! `agent-loop-protocol` alone among agent-loop's crates: the tools take values (paths,
+//! options, an environment policy), never the settings.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 // System calls that need it are in `process`, and getifaddrs in web/address.rs.
 #![deny(unsafe_code)]
 
-mod bash;
-mod beneath;
+pub mod beneath;
 pub mod command;
 pub mod custom;
-mod edit;
 mod editor;
 mod env;
 mod error;
-mod fs;
-mod grep;
-mod ls;
+pub mod fs;
 pub mod private;
 #[allow(unsafe_code)]
 pub mod process;
 mod progress;
-mod read;
-mod read_url;
 mod root;
 pub mod tls;
-mod tool;
+pub mod tool;
 pub mod web;
-mod web_search;
-mod write;
 
 pub use beneath::{
     method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
@@ -47,48 +43,32 @@ pub use root::Root;
 pub use tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
-use tool::Typed;
-
 use agent_loop_protocol::{plural, redact, BoxFuture};
 
-/// The built-in tools, in the order they are offered: the one list of them.
-fn builtins() -> Vec<Box<dyn Tool>> {
-    let mut tools: Vec<Box<dyn Tool>> = vec![
-        Typed::boxed(bash::Bash),
-        Typed::boxed(read::Read),
-        Typed::boxed(write::Write),
-        Typed::boxed(edit::Edit),
-        Typed::boxed(ls::Ls),
-        Typed::boxed(grep::Grep),
-        Typed::boxed(read_url::ReadUrl),
-    ];
-    if let Some(provider) = web::search::Provider::from_env() {
-        tools.push(Typed::boxed(web_search::WebSearch { provider }));
+/// The names of the built-in tools, in the order agent-loop-builtins offers them (its tests
+/// hold the two lists together): web_search only when the environment sets up a provider.
+/// The configuration checks `[tools.NAME]` tables against them.
+pub fn builtin_names() -> Vec<String> {
+    let mut names: Vec<String> = ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
+        .map(String::from)
+        .into();
+    if web::provider::Provider::from_env().is_some() {
+        names.push("web_search".into());
     }
-    tools
+    names
 }
 
 /// The web search provider the environment sets up, in a few words (`agent-loop backends`
 /// and `config`), or what to set for one.
 pub fn web_search_status() -> String {
-    match web::search::Provider::from_env() {
+    match web::provider::Provider::from_env() {
         Some(provider) => format!("web_search: {}", provider.describe()),
         None => format!(
             "web_search: not offered; set {} (or {} for a SearXNG instance)",
-            web::search::BRAVE_KEY_ENV,
-            web::search::SEARXNG_ENV
+            web::provider::BRAVE_KEY_ENV,
+            web::provider::SEARXNG_ENV
         ),
     }
-}
-
-/// Which charsets read_url decodes, for `agent-loop config`.
-pub fn read_url_status() -> String {
-    format!("read_url decodes: {}", web::charset::DECODED)
-}
-
-/// The names of the built-in tools, in the order they are offered.
-pub fn builtin_names() -> Vec<String> {
-    builtins().iter().map(|t| t.spec().name.clone()).collect()
 }
 
 /// The set of tools that exist for this run.
@@ -110,22 +90,18 @@ fn listed(only: &[String], name: &str) -> bool {
 }
 
 impl Registry {
-    /// The built-in tools, limited to `only` when given (`--tools bash,read`); MCP tools
-    /// added later are then limited to the `mcp.` names in it. An unknown built-in name is an
-    /// error that lists the known ones.
-    pub fn builtin(only: Option<&[String]>) -> Result<Self, RegistryError> {
-        Self::configured(only, Vec::new(), &[])
-    }
-
-    /// The built-in tools, each built-in named in `confirm` asking for approval or not as it
-    /// says, then the enabled command tools of `[tools.NAME]`; limited to `only` as
-    /// [`Registry::builtin`] is.
+    /// The built-in tools (agent-loop-builtins' list), each built-in named in `confirm`
+    /// asking for approval or not as it says, then the enabled command tools of
+    /// `[tools.NAME]`; limited to `only` when given (`--tools bash,read`), and MCP tools added
+    /// later then to the `mcp.` names in it. An unknown name is an error that lists the known
+    /// ones.
     pub fn configured(
+        builtins: Vec<Box<dyn Tool>>,
         only: Option<&[String]>,
         custom: Vec<custom::CommandDef>,
         confirm: &[(String, bool)],
     ) -> Result<Self, RegistryError> {
-        let all: Vec<Box<dyn Tool>> = builtins()
+        let all: Vec<Box<dyn Tool>> = builtins
             .into_iter()
             .map(
                 |tool| match confirm.iter().find(|(n, _)| *n == tool.spec().name) {
@@ -236,45 +212,6 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_unknown_tool_names_the_known_ones_and_is_a_configuration_error() {
-        let err = Registry::builtin(Some(&["nope".to_string()]))
-            .err()
-            .unwrap();
-        let RegistryError::UnknownTool { name, known } = &err else {
-            panic!("{err:?}")
-        };
-        assert_eq!(name, "nope");
-        assert!(known.iter().any(|k| k == "bash"), "{known:?}");
-        let err = agent_loop_protocol::Error::from(err);
-        assert_eq!(err.kind, agent_loop_protocol::ErrorKind::Config);
-        assert!(err
-            .message
-            .starts_with("--tools: unknown tool `nope`; the tools are "));
-    }
-
-    /// Every built-in schema is valid JSON whose text is exactly what serde_json writes for
-    /// it (keys in sorted order): the prompt shows the same text as when it was built from a
-    /// tree, and HTTP backends get the same tree.
-    #[test]
-    fn builtin_schemas_are_canonical_json() {
-        let registry = Registry::builtin(None).unwrap();
-        assert_eq!(
-            // web_search follows when the environment sets up a provider.
-            registry.names()[..7],
-            ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
-        );
-        for spec in registry.specs() {
-            assert_eq!(spec.schema()["type"], "object", "{}", spec.name);
-            assert_eq!(
-                spec.schema_text(),
-                spec.schema().to_string(),
-                "{}",
-                spec.name
-            );
-        }
-    }
 
     /// A spec made from a tree (an MCP tool's) shows the tree's own text.
     #[test]

@@ -247,7 +247,7 @@ pub trait Tool: Send + Sync {
 
 /// A built-in tool: what the model is told of it, its typed arguments, and what it does with
 /// them. [`Typed`] makes a [`Tool`] of it.
-pub(super) trait Builtin: Send + Sync + 'static {
+pub trait Builtin: Send + Sync + 'static {
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
     /// The parameter a bare argument maps to (`bash(ls -la)`).
@@ -269,7 +269,7 @@ pub(super) trait Builtin: Send + Sync + 'static {
 }
 
 /// One parameter of a built-in tool.
-pub(super) struct Param {
+pub struct Param {
     name: &'static str,
     /// Its JSON schema type: `string`, `integer`, `boolean`.
     kind: &'static str,
@@ -278,7 +278,7 @@ pub(super) struct Param {
 }
 
 impl Param {
-    pub(super) const fn required(
+    pub const fn required(
         name: &'static str,
         kind: &'static str,
         description: &'static str,
@@ -291,7 +291,7 @@ impl Param {
         }
     }
 
-    pub(super) const fn optional(
+    pub const fn optional(
         name: &'static str,
         kind: &'static str,
         description: &'static str,
@@ -326,13 +326,13 @@ fn schema(params: &[Param]) -> Value {
 
 /// A built-in tool with its spec; its JSON arguments are parsed into the tool's `Args`, and
 /// arguments that do not fit are a result for the model naming the tool and the problem.
-pub(super) struct Typed<T> {
+pub struct Typed<T> {
     tool: T,
     spec: ToolSpec,
 }
 
 impl<T: Builtin> Typed<T> {
-    pub(super) fn boxed(tool: T) -> Box<dyn Tool> {
+    pub fn boxed(tool: T) -> Box<dyn Tool> {
         let mut spec = ToolSpec::new(
             T::NAME.into(),
             T::DESCRIPTION.into(),

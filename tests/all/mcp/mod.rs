@@ -390,7 +390,7 @@ fn servers_are_listed_and_one_is_restarted() {
         + &server("off", &tiny(), "enabled = false")
         + &server("gone", "no-such-mcp-server", "");
     let servers = start(&text, dir.path(), &runtime);
-    let mut registry = Registry::builtin(None).unwrap();
+    let mut registry = agent_loop::builtins::registry(None).unwrap();
     assert!(servers.register(&mut registry).is_empty());
     let tiny_tools = |r: &Registry| {
         r.names()

@@ -9,31 +9,32 @@ use crate::config::{Config, Definition};
 use crate::context::{Conversation, Message, Window};
 use crate::event::Event;
 use crate::sanitize::sanitize;
-use crate::tools::Registry;
+use crate::tools::ToolSpec;
 use crate::Error;
 
 /// The prompt `doctor` sends.
 pub const DOCTOR_PROMPT: &str = "This is a connection test. Reply with exactly: The answer is 42.";
 
-/// `doctor`: runs [`DOCTOR_PROMPT`] through `name` and describes everything it got; with
-/// why the check failed, when it did (no answer read, an error reported, a bad exit).
+/// `doctor`: runs [`DOCTOR_PROMPT`] through `name`, offering `tools` (the built-in ones, as a
+/// chat would), and describes everything it got; with why the check failed, when it did (no
+/// answer read, an error reported, a bad exit).
 pub async fn doctor(
     config: &Config,
     name: &str,
     model: Option<String>,
+    tools: &[ToolSpec],
 ) -> Result<(String, Option<String>), Error> {
     let def = config.backend(name)?;
     let mut conversation = Conversation::new();
     conversation.push(Message::user(DOCTOR_PROMPT));
     let window = Window::all(&conversation);
-    let tools = Registry::builtin(None)?;
     let cwd = std::env::current_dir().map_err(|e| {
         let message = format!("cannot read the working directory: {e}");
         Error::caused(crate::ErrorKind::Io, message, e)
     })?;
     let request = Request {
         window: &window,
-        tools: tools.specs(),
+        tools,
         cwd: &cwd,
     };
     let mut emit = |_: Event| {};

@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn tools_are_listed_with_the_backends_call_format() {
         let c = conversation();
-        let tools = crate::tools::Registry::builtin(Some(&["ls".to_string()])).unwrap();
+        let tools = agent_loop_builtins::registry(Some(&["ls".to_string()])).unwrap();
         let style = PromptStyle {
             tool_call_format: "CALL {name} {args}".into(),
             format: ContextFormat::Plain,

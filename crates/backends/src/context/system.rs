@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn native_append_and_replace_with_memory_last() {
-        let tools = crate::tools::Registry::builtin(Some(&["ls".into(), "read".into()])).unwrap();
+        let tools = agent_loop_builtins::registry(Some(&["ls".into(), "read".into()])).unwrap();
         let memory = Memory {
             path: "/w/AGENTS.md".into(),
             text: "* tabs\n".into(),

@@ -204,7 +204,8 @@ fn chains_commands(command: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Registry, Root, ToolContext};
+    use crate::builtins;
+    use crate::tools::{Root, ToolContext};
     use serde_json::{json, Value};
 
     fn needs(policy: &Policy, tool: &str, args: Value) -> bool {
@@ -213,7 +214,7 @@ mod tests {
 
     /// With `dir` as working directory and root.
     fn needs_in(dir: &std::path::Path, policy: &Policy, tool: &str, args: Value) -> bool {
-        let registry = Registry::builtin(None).unwrap();
+        let registry = builtins::registry(None).unwrap();
         let spec = registry.get(tool).unwrap().spec().clone();
         let call = ToolCall {
             id: "c".into(),
@@ -332,7 +333,7 @@ mod tests {
 
     #[test]
     fn read_url_asks_once_per_host_and_rules_name_urls() {
-        let registry = Registry::builtin(None).unwrap();
+        let registry = builtins::registry(None).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext {
             cwd: dir.path().to_path_buf(),

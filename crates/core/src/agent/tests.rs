@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::*;
 use crate::backend::{Backend, Emit, Reply, Request};
+use crate::builtins;
 use crate::context::{Conversation, Message};
 use crate::parse::{RawArgs, RawCall, Usage};
-use crate::tools::Registry;
 use crate::{BoxFuture, Error};
 
 /// Answers with the scripted replies in order and remembers how long each conversation was.
@@ -65,7 +65,7 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
     };
     Agent::new(
         Box::new(backend),
-        Registry::builtin(None).unwrap(),
+        builtins::registry(None).unwrap(),
         AgentOptions {
             max_iterations: 4,
             policy: Policy::default(),
@@ -326,7 +326,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
     };
     let mut agent = Agent::new(
         Box::new(backend),
-        Registry::builtin(None).unwrap(),
+        builtins::registry(None).unwrap(),
         AgentOptions {
             max_iterations: 4,
             policy: Policy::default(),

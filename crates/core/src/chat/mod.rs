@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::{Agent, AgentOptions, ApprovalMode};
 use crate::backend::{self, Overrides};
+use crate::builtins;
 use crate::config::{Config, Definition};
 use crate::context::{Artifacts, Prompt};
 use crate::event::{Event, Observer};
@@ -38,7 +39,7 @@ use crate::session::{
     validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionError,
     SessionLock, Store,
 };
-use crate::tools::{Registry, Root, ToolOutput};
+use crate::tools::{Root, ToolOutput};
 use crate::Error;
 use logged::Logged;
 
@@ -501,7 +502,7 @@ impl Chat {
             .filter(|n| !n.starts_with("mcp."))
             .map(String::from)
             .collect();
-        let tools = Registry::configured(
+        let tools = builtins::configured(
             Some(&local),
             self.config.tools.command_defs(),
             &self.config.tools.confirms(),

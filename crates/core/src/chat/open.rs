@@ -3,6 +3,7 @@
 
 use crate::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use crate::backend::{self, Overrides};
+use crate::builtins;
 use crate::config::settings::Settings;
 use crate::config::Config;
 use crate::context::{Artifacts, ContextMode, SystemMode, SystemPrompt};
@@ -10,7 +11,7 @@ use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
 };
-use crate::tools::{Registry, Root};
+use crate::tools::Root;
 use crate::Error;
 
 use super::options::{ChatOptions, SessionChoice};
@@ -93,7 +94,7 @@ impl Chat {
             no_stream: options.no_stream,
         };
         let backend = backend::build(&def, &overrides)?;
-        let tools = Registry::configured(
+        let tools = builtins::configured(
             options.tools.as_deref(),
             config.tools.command_defs(),
             &config.tools.confirms(),

@@ -1,14 +1,9 @@
-//! The web under read_url and web_search: fetching with address checks (`fetch`, `address`),
-//! decoding and turning pages into Markdown (`charset` with `prescan`, `dom`, `convert`), and
-//! the search providers (`search`).
+//! What read_url and web_search are given (their options, the search provider the environment
+//! sets up) and which addresses are private (`address`, also MCP's HTTP client's check); the
+//! fetching, decoding and converting are agent-loop-builtins'.
 
 pub mod address;
-pub mod charset;
-pub mod convert;
-pub mod dom;
-pub mod fetch;
-mod prescan;
-pub mod search;
+pub mod provider;
 
 use std::time::Duration;
 

@@ -1,11 +1,13 @@
 //! web_search: a numbered list of results (title, URL, description) from the provider the
-//! environment sets up (`web/search.rs`); the model then reads what it needs with read_url.
+//! environment sets up (the search in `web/search.rs`, which provider in agent-loop-tools'
+//! `web/provider.rs`); the model then reads what it needs with read_url.
 //! Without a provider the tool is not offered at all.
 
 use serde::Deserialize;
 
 use super::tool::{Builtin, Param, ToolContext, ToolOutput};
-use super::web::search::Provider;
+use super::web::provider::Provider;
+use super::web::search::search;
 
 const DEFAULT_COUNT: usize = 5;
 const MAX_COUNT: usize = 20;
@@ -40,11 +42,7 @@ impl Builtin for WebSearch {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let count = args.count.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
-        let hits = match self
-            .provider
-            .search(&args.query, count, ctx.web.timeout)
-            .await
-        {
+        let hits = match search(&self.provider, &args.query, count, ctx.web.timeout).await {
             Ok(hits) => hits,
             Err(e) => return ToolOutput::error(e),
         };

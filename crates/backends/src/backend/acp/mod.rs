@@ -19,6 +19,8 @@ mod terminal;
 mod turn;
 mod update;
 
+pub use probe::AcpProbe;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -62,18 +64,6 @@ struct Running {
     /// How many of the conversation's latest messages the session to load lacks (other
     /// backends' turns since it was kept): the first prompt after loading carries them.
     lacks: usize,
-}
-
-/// One prompt through an ACP agent, described for `agent-loop doctor`.
-pub struct AcpProbe {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    /// The answer to `initialize`: protocol version, capabilities, auth methods.
-    pub info: Value,
-    /// The answer to `session/new`: modes and models.
-    pub setup: Value,
-    pub commands: Vec<(String, String)>,
-    pub answer: Result<Reply, Error>,
 }
 
 impl AcpBackend {

@@ -3,10 +3,24 @@
 //! (modes, models, slash commands), and the test prompt's answer with its token counts.
 
 use std::fmt::Write;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::AcpProbe;
+use crate::backend::Reply;
+use crate::Error;
+
+/// One prompt through an ACP agent, described for `agent-loop doctor`.
+pub struct AcpProbe {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The answer to `initialize`: protocol version, capabilities, auth methods.
+    pub info: Value,
+    /// The answer to `session/new`: modes and models.
+    pub setup: Value,
+    pub commands: Vec<(String, String)>,
+    pub answer: Result<Reply, Error>,
+}
 
 impl AcpProbe {
     /// The description, and why the check failed when it did.

@@ -68,11 +68,12 @@ EOF
 chmod +x "$cross/zigcc"
 
 # Clippy, which checks as `cargo check` does and also lints the Android-only code paths. In
-# a target directory of its own, so it never waits for the lock of a build beside it (.ci/run
-# runs it beside the test suite's).
+# a target directory of its own (so it never waits for the lock of a build beside it), unless
+# CROSS_TARGET_DIR names one: .ci/run gives target/, where clippy has just built what this
+# takes from it (the proc macros, for this machine).
 timed "cargo clippy --target $android" env "CC_${android//-/_}=$cross/zigcc" \
   cargo clippy --locked --quiet --lib --bins --profile test --target "$android" \
-  --target-dir "$cross/target" -- -D warnings
+  --target-dir "${CROSS_TARGET_DIR:-$cross/target}" -- -D warnings
 
 if $qemu_suite; then
 # Unoptimised and without debug information: the quickest build to make, and quick enough

@@ -33,13 +33,20 @@ fn stop_sends_session_cancel_and_keeps_the_answer_so_far() {
     let ws = acp();
     let mock = Mock::start();
     let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
-    mock.message(ME, ME, "cancel me");
-    let prompted = poll(|| {
-        methods(&ws)
-            .contains(&"session/prompt".into())
+    mock.message(ME, ME, "stoppable");
+    // The agent's tool call in the progress message: the chunk before it has been taken.
+    let running = poll(|| {
+        let shown = mock.shown(ME);
+        shown
+            .iter()
+            .any(|m| m.contains("waiting for the cancel"))
             .then_some(())
     });
-    assert!(prompted.is_some(), "no prompt: {:?}", methods(&ws));
+    assert!(
+        running.is_some(),
+        "no tool call shown: {:?}",
+        mock.shown(ME)
+    );
     mock.message(ME, ME, "/stop");
     mock.wait_sent(ME, "Stopped.");
     let cancelled = poll(|| {

@@ -14,8 +14,8 @@
 #
 #   scripts/cross-check.sh [--install] [--qemu]
 #
-# It installs what it needs: the Rust targets with rustup, zig and cargo-zigbuild from PyPI
-# into a venv under target/cross/, and the Debian packages qemu-user, bubblewrap and
+# It installs what it needs: the Rust targets with rustup, zig (and for --qemu cargo-zigbuild)
+# from PyPI into a venv under target/cross/, and the Debian packages qemu-user, bubblewrap and
 # busybox-static with apt-get when run as root with CI=true or --install. Otherwise it says
 # what is missing and skips that part. Each step prints how long it took.
 set -euo pipefail
@@ -52,11 +52,16 @@ else
   say "SKIPPED: no rustup to add $android and $musl; assuming they are installed"
 fi
 
-# zig, as the C compiler ring needs for the targets, and cargo-zigbuild, as the linker.
-if [ ! -x "$cross/venv/bin/cargo-zigbuild" ]; then
-  timed "pip install ziglang cargo-zigbuild" sh -c \
-    "python3 -m venv '$cross/venv' && '$cross/venv/bin/pip' install --quiet ziglang cargo-zigbuild"
-fi
+# zig, as the C compiler ring needs for the targets, and (for the qemu build only)
+# cargo-zigbuild, as the linker.
+wheels=ziglang
+if $qemu_suite; then wheels="ziglang cargo-zigbuild"; fi
+if [ ! -x "$cross/venv/bin/python" ]; then python3 -m venv "$cross/venv"; fi
+for wheel in $wheels; do
+  if ! "$cross/venv/bin/pip" show --quiet "$wheel" 2>/dev/null; then
+    timed "pip install $wheel" "$cross/venv/bin/pip" install --quiet "$wheel"
+  fi
+done
 export PATH="$cross/venv/bin:$PATH"
 # cc-rs passes `--target=aarch64-linux-android`, which zig does not know: the wrapper drops
 # it and names the target zig has (for `cargo check`, which compiles C but links nothing).

@@ -111,3 +111,41 @@ fn no_source_file_is_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "{long:#?}");
 }
+
+/// Each dependency with the features one kind of build turns on, from `cargo tree`.
+fn features(edges: &str) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
+    let out = std::process::Command::new(cargo)
+        .current_dir(root())
+        .args(["tree", "--locked", "--offline", "--workspace"])
+        .args(["--prefix", "none", "-e", edges, "-f", "{p} {f}"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim_end_matches(" (*)").to_string())
+        .collect()
+}
+
+/// `cargo test` after `cargo build` or `cargo run` builds the dependencies again whose features
+/// the tests' own dependencies change (and everything built on them): Cargo.toml turns those
+/// features on for every build. A new dev-dependency that turns on another fails here.
+#[test]
+fn the_tests_build_on_the_dependencies_the_binary_built() {
+    let plain = features("normal,build");
+    let with_dev = features("normal,build,dev");
+    let changed: Vec<&String> = plain
+        .difference(&with_dev)
+        .filter(|dep| !dep.starts_with("regex-syntax "))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "features the tests' dependencies add: {changed:#?}"
+    );
+}

@@ -260,9 +260,19 @@ impl Worker {
         self.send_plain(&text).await;
     }
 
-    /// Fetches the photos and runs them as a turn; a photo that cannot be fetched or is no
-    /// image the model takes is the reply instead, and there is no turn.
+    /// Fetches the photos and runs them as a turn; a backend that takes no images, or a
+    /// photo that cannot be fetched or is no image the model takes, is the reply instead (the
+    /// backend is asked first, so its refusal comes without a download), and there is no turn.
     async fn photos(&mut self, photos: Photos) {
+        let Some(chat) = &mut self.chat else { return };
+        let (mut observer, reporter) = progress(&self.shared, self.chat_id, chat);
+        let checked = chat.check_images(&mut observer).await;
+        drop(observer);
+        let _ = reporter.await;
+        if let Err(e) = checked {
+            let text = format!("error: {}", chat.redactor().redact(&e.to_string()));
+            return self.send_plain(&text).await;
+        }
         let _ = self.shared.api.typing(self.chat_id).await;
         match fetch(&self.shared.api, &photos.files).await {
             Ok(images) => self.turn(Prompt::new(photos.text(), images), None).await,

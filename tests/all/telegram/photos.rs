@@ -189,6 +189,7 @@ fn a_backend_without_images_refuses_and_the_conversation_is_unchanged() {
         1,
         "no request for the refused turn"
     );
+    assert!(mock.downloads().is_empty(), "asked before the download");
     assert_eq!(read()["conversation"], before);
 }
 

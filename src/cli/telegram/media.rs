@@ -12,8 +12,14 @@ use super::api::{Api, Message};
 /// The text of a turn whose photos came without a caption.
 pub const NO_CAPTION: &str = "(photo)";
 
-/// The types the model APIs take, as Telegram names them.
-const TAKEN: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/// The types the model APIs take, as a sender may name them (the bytes decide in the end).
+const TAKEN: [&str; 5] = [
+    "image/png",
+    "image/jpeg",
+    "image/jpg",
+    "image/gif",
+    "image/webp",
+];
 
 /// A file to fetch for a turn.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,8 @@
 //! The chats the bot is in: one worker task per chat, which owns its [`Chat`] and handles
 //! the chat's messages one after another, in the order they came (a message sent during a
-//! turn waits in the chat's queue). The parts of an album queued together are one turn. Turns of different chats run at once, up to
-//! `max_concurrent`; more wait for a slot. Everything runs on one thread (a `LocalSet`).
+//! turn waits in the chat's queue); the photos of an album queued together are one turn.
+//! Turns of different chats run at once, up to `max_concurrent`; more wait for a slot.
+//! Everything runs on one thread (a `LocalSet`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

@@ -1,9 +1,9 @@
 //! The Telegram Bot API, the part the bot uses: typed requests and replies with the Bot API's
 //! own field names, sent as JSON over reqwest (already a dependency; a Bot API crate would add
 //! a second HTTP stack or hundreds of types for the seven methods used here). Calls go to
-//! `{base}/bot{token}/{method}`, file downloads to `{base}/file/bot{token}/{file_path}`. A 429 is waited out as `retry_after` says and the call
-//! sent again; a network error is retried with a growing pause. Errors never carry the URL,
-//! which holds the token.
+//! `{base}/bot{token}/{method}`, file downloads to `{base}/file/bot{token}/{file_path}`. A
+//! 429 is waited out as `retry_after` says and the call sent again; a network error is
+//! retried with a growing pause. Errors never carry the URL, which holds the token.
 
 use std::time::Duration;
 

@@ -131,6 +131,35 @@ fn a_photo_reaches_the_model_and_stays_in_the_session() {
     assert!(!stderr.contains(PIXEL));
 }
 
+#[test]
+fn openai_gets_the_photo_as_a_data_url() {
+    let (ws, server) = setup(
+        Format::OpenAi,
+        vec![streamed(Format::OpenAi, "text")],
+        "images = true\n",
+    );
+    let mock = Mock::start();
+    mock.file("m", pixel(), true);
+    let mut bot = bot(&ws, &mock);
+    mock.media(ME, ME, &[photo(Some("what is this?"))]);
+    mock.wait_sent(ME, "The notes say hello.");
+    let body = server.requests()[0].json();
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .cloned();
+    assert_eq!(
+        user,
+        Some(json!({"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PIXEL}")}},
+        ]}))
+    );
+    assert_eq!(bot.terminate(), 0);
+}
+
 /// An album's photos, in one `getUpdates` answer, are one turn; without a caption its text
 /// is "(photo)". An image sent as a document is taken as a photo is.
 #[test]

@@ -223,7 +223,8 @@ fn a_backend_without_images_refuses_and_the_conversation_is_unchanged() {
 }
 
 /// A file over the image limit (said by the message, by the download's length, or by its
-/// bytes), one that is no image, or another type, gets a reply; no turn runs.
+/// bytes), one that is no image, another type, or one Telegram will not give, gets a reply;
+/// no turn runs.
 #[test]
 fn what_the_model_cannot_take_gets_a_reply_and_no_turn() {
     let (ws, server) = setup(Format::Anthropic, vec![], "");
@@ -251,10 +252,11 @@ fn what_the_model_cannot_take_gets_a_reply_and_no_turn() {
             doc("text", "image/png", 19),
             doc("heic", "image/heic", 70),
             doc("pdf", "application/pdf", 70),
+            doc("gone", "image/png", 70),
         ],
     );
-    mock.wait_for("seven replies", |_| {
-        (mock.sent(ME).len() == 7).then_some(())
+    mock.wait_for("eight replies", |_| {
+        (mock.sent(ME).len() == 8).then_some(())
     });
     let sent = mock.sent(ME);
     let count = |needle: &str| sent.iter().filter(|t| t.contains(needle)).count();
@@ -266,6 +268,11 @@ fn what_the_model_cannot_take_gets_a_reply_and_no_turn() {
     );
     assert_eq!(count("image/heic is not a PNG"), 1, "{sent:#?}");
     assert_eq!(count("this file is application/pdf"), 1, "{sent:#?}");
+    assert_eq!(
+        count("gone.png: getFile: 400 Bad Request: invalid file_id"),
+        1,
+        "{sent:#?}"
+    );
     assert!(
         sent.iter().all(|t| t.starts_with("Not sent to the model")),
         "{sent:#?}"

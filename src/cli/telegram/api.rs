@@ -1,9 +1,9 @@
 //! The Telegram Bot API, the part the bot uses: typed requests and replies with the Bot API's
 //! own field names, sent as JSON over reqwest (already a dependency; a Bot API crate would add
-//! a second HTTP stack or hundreds of types for the six methods used here). Calls go to
-//! `{base}/bot{token}/{method}`. A 429 is waited out as `retry_after` says and the call
-//! sent again; a network error is retried with a growing pause. Errors never carry the URL,
-//! which holds the token.
+//! a second HTTP stack or hundreds of types for the seven methods used here). Calls go to
+//! `{base}/bot{token}/{method}`, file downloads to `{base}/file/bot{token}/{file_path}`. A
+//! 429 is waited out as `retry_after` says and the call sent again; a network error is
+//! retried with a growing pause. Errors never carry the URL, which holds the token.
 
 use std::time::Duration;
 
@@ -23,6 +23,8 @@ pub struct Api {
     client: reqwest::Client,
     /// `{base}/bot{token}`: secret.
     root: String,
+    /// `{base}/file/bot{token}`, where `getFile`'s paths are downloaded: secret.
+    files: String,
     /// Masked in every error.
     token: String,
 }
@@ -80,6 +82,40 @@ pub struct Message {
     pub from: Option<User>,
     pub chat: Chat,
     pub text: Option<String>,
+    /// A photo's or a document's text.
+    pub caption: Option<String>,
+    /// A photo: the sizes Telegram made of it, smallest first.
+    pub photo: Option<Vec<PhotoSize>>,
+    pub document: Option<Document>,
+    /// The album the photo or document is part of.
+    pub media_group_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PhotoSize {
+    pub file_id: String,
+    pub width: u64,
+    pub height: u64,
+    pub file_size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Document {
+    pub file_id: String,
+    pub file_name: Option<String>,
+    pub mime_type: Option<String>,
+    pub file_size: Option<u64>,
+}
+
+/// What `getFile` answers: where to download the file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct File {
+    pub file_path: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct GetFile<'a> {
+    file_id: &'a str,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -184,9 +220,11 @@ impl Api {
             .connect_timeout(Duration::from_secs(20))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let base = base.trim_end_matches('/');
         Ok(Api {
             client,
-            root: format!("{}/bot{token}", base.trim_end_matches('/')),
+            root: format!("{base}/bot{token}"),
+            files: format!("{base}/file/bot{token}"),
             token: token.to_string(),
         })
     }
@@ -372,6 +410,61 @@ impl Api {
         .map(drop)
     }
 }
+
+impl Api {
+    /// Where the file `file_id` can be downloaded (`getFile`).
+    pub async fn get_file(&self, file_id: &str) -> Result<File, ApiError> {
+        let body = GetFile { file_id };
+        self.call("getFile", &body, REQUEST_TIMEOUT, NETWORK_RETRIES)
+            .await
+    }
+
+    /// The bytes of the file at `file_path` (from `getFile`), at most `limit` of them: a
+    /// bigger file is refused as soon as its length or its bytes say so. The error says what
+    /// failed, without the URL.
+    pub async fn download(&self, file_path: &str, limit: usize) -> Result<Vec<u8>, String> {
+        let url = format!("{}/{}", self.files, file_path.trim_start_matches('/'));
+        let failed = |e: reqwest::Error| {
+            format!(
+                "the download failed: {}",
+                self.scrub(&e.without_url().to_string())
+            )
+        };
+        let over = || {
+            format!(
+                "the file is over the {} MiB an image may have",
+                limit / (1024 * 1024)
+            )
+        };
+        let mut response = self
+            .client
+            .get(&url)
+            .timeout(DOWNLOAD_TIMEOUT)
+            .send()
+            .await
+            .map_err(failed)?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "the download failed: HTTP {}",
+                response.status().as_u16()
+            ));
+        }
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(over());
+        }
+        let mut data = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+            if data.len() + chunk.len() > limit {
+                return Err(over());
+            }
+            data.extend_from_slice(&chunk);
+        }
+        Ok(data)
+    }
+}
+
+/// How long downloading one file may take.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long one call other than a long poll may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,7 +1,8 @@
 //! The chats the bot is in: one worker task per chat, which owns its [`Chat`] and handles
 //! the chat's messages one after another, in the order they came (a message sent during a
-//! turn waits in the chat's queue). Turns of different chats run at once, up to
-//! `max_concurrent`; more wait for a slot. Everything runs on one thread (a `LocalSet`).
+//! turn waits in the chat's queue); the photos of an album queued together are one turn.
+//! Turns of different chats run at once, up to `max_concurrent`; more wait for a slot.
+//! Everything runs on one thread (a `LocalSet`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -13,11 +14,13 @@ use tokio::task::JoinHandle;
 
 use agent_loop::chat::{Chat, ChatOptions, Outcome, SessionChoice};
 use agent_loop::config::settings::Settings;
+use agent_loop::context::Prompt;
 
 use super::api::{Api, Mode};
 use super::approval::Approvals;
 use super::commands::{self, Command};
 use super::format::to_html;
+use super::media::{fetch, Photos};
 use super::progress::{report, Progress};
 use super::split::{split, MESSAGE_LIMIT};
 
@@ -41,6 +44,7 @@ pub struct Shared {
 enum Job {
     Task(String),
     Command(Command),
+    Photos(Photos),
 }
 
 struct Handle {
@@ -90,6 +94,16 @@ impl Chats {
             Some(command) => Job::Command(command),
             None => Job::Task(text.to_string()),
         };
+        self.queue(chat_id, job);
+    }
+
+    /// Takes a photo or image of an allowed user in `chat_id` (fetched when its turn comes).
+    pub fn photos(&self, chat_id: i64, photos: Photos) {
+        self.queue(chat_id, Job::Photos(photos));
+    }
+
+    /// Queues `job` for the chat's worker, starting the worker at the chat's first.
+    fn queue(&self, chat_id: i64, job: Job) {
         let mut chats = self.chats.borrow_mut();
         let handle = chats.entry(chat_id).or_insert_with(|| {
             let (queue, jobs) = mpsc::unbounded_channel();
@@ -144,7 +158,12 @@ impl Worker {
     }
 
     async fn run(mut self, mut jobs: mpsc::UnboundedReceiver<Job>) {
-        while let Some(job) = jobs.recv().await {
+        // A job taken from the queue while gathering an album, not part of it.
+        let mut next = None;
+        while let Some(job) = match next.take() {
+            Some(job) => Some(job),
+            None => jobs.recv().await,
+        } {
             if self.shared.draining.get() {
                 self.send_plain(
                     "Not run: the bot is shutting down. Send it again when it is back.",
@@ -157,8 +176,24 @@ impl Worker {
                 continue;
             }
             match job {
-                Job::Task(task) => self.turn(&task, None).await,
+                Job::Task(task) => self.turn(task.into(), None).await,
                 Job::Command(command) => self.command(command).await,
+                Job::Photos(mut photos) => {
+                    // The rest of an album that came in the same poll is queued behind it.
+                    while let Some(group) = &photos.group {
+                        match jobs.try_recv() {
+                            Ok(Job::Photos(more)) if more.group.as_ref() == Some(group) => {
+                                photos.join(more)
+                            }
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    self.photos(photos).await
+                }
             }
         }
         if let Some(chat) = &mut self.chat {
@@ -214,10 +249,10 @@ impl Worker {
             Ok(Outcome::Reply(text)) | Ok(Outcome::Session { reply: text, .. }) => text,
             Ok(Outcome::Turn { notice, input }) => {
                 self.send_plain(&notice).await;
-                return self.turn(&input.text, None).await;
+                return self.turn(input, None).await;
             }
             Ok(Outcome::Compare { backends, task }) => {
-                return self.turn(&task, Some(&backends)).await
+                return self.turn(task.into(), Some(&backends)).await
             }
             Ok(Outcome::Unknown(_)) => commands::help(),
             Err(e) => format!("error: {e}"),
@@ -226,9 +261,29 @@ impl Worker {
         self.send_plain(&text).await;
     }
 
+    /// Fetches the photos and runs them as a turn; a backend that takes no images, or a
+    /// photo that cannot be fetched or is no image the model takes, is the reply instead (the
+    /// backend is asked first, so its refusal comes without a download), and there is no turn.
+    async fn photos(&mut self, photos: Photos) {
+        let Some(chat) = &mut self.chat else { return };
+        let (mut observer, reporter) = progress(&self.shared, self.chat_id, chat);
+        let checked = chat.check_images(&mut observer).await;
+        drop(observer);
+        let _ = reporter.await;
+        if let Err(e) = checked {
+            let text = format!("error: {}", chat.redactor().redact(&e.to_string()));
+            return self.send_plain(&text).await;
+        }
+        let _ = self.shared.api.typing(self.chat_id).await;
+        match fetch(&self.shared.api, &photos.files).await {
+            Ok(images) => self.turn(Prompt::new(photos.text(), images), None).await,
+            Err(why) => self.send_plain(&why).await,
+        }
+    }
+
     /// Runs one turn (on every backend of `compare`, at once); sends its answer, or why
     /// there is none.
-    async fn turn(&mut self, task: &str, compare: Option<&[String]>) {
+    async fn turn(&mut self, prompt: Prompt, compare: Option<&[String]>) {
         let Some(chat) = &mut self.chat else { return };
         let shared = &self.shared;
         // A /stop that came as the last turn ended is not for this one.
@@ -259,9 +314,9 @@ impl Worker {
         };
         let run = async {
             match compare {
-                None => chat.turn(task, &mut observer).await,
+                None => chat.turn(prompt, &mut observer).await,
                 Some(backends) => chat
-                    .compare(backends, task, &mut observer)
+                    .compare(backends, &prompt.text, &mut observer)
                     .await
                     .map(|kept| format!("{}\n\n{}", kept.answer, kept.notice(true))),
             }

@@ -9,6 +9,7 @@ mod approval;
 mod chats;
 mod commands;
 mod format;
+mod media;
 mod progress;
 mod split;
 
@@ -227,8 +228,8 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
     0
 }
 
-/// Routes one update: a text message of an allowed user to its chat, a button's answer to
-/// the question waiting for it; a stranger gets one short refusal, and nothing runs.
+/// Routes one update: a text message or a photo of an allowed user to its chat, a button's
+/// answer to the question waiting for it; a stranger gets one short refusal, and nothing runs.
 fn handle(chats: &Chats, approvals: &Approvals, users: &[i64], update: Update, debug: bool) {
     let allowed = |id: i64| users.is_empty() || users.contains(&id);
     if let Some(query) = update.callback_query {
@@ -254,7 +255,9 @@ fn handle(chats: &Chats, approvals: &Approvals, users: &[i64], update: Update, d
         return;
     };
     let chat_id = message.chat.id;
-    let Some(from) = message.from else { return };
+    let Some(from) = message.from.as_ref() else {
+        return;
+    };
     if !allowed(from.id) {
         eprintln!(
             "agent-loop telegram: refused a message from user {}",
@@ -268,6 +271,12 @@ fn handle(chats: &Chats, approvals: &Approvals, users: &[i64], update: Update, d
             ),
         );
         return;
+    }
+    // Fetched only now, for an allowed user.
+    match media::photos(&message) {
+        Some(Ok(photos)) => return chats.photos(chat_id, photos),
+        Some(Err(why)) => return chats.reply(chat_id, why),
+        None => {}
     }
     match message.text {
         Some(text) => chats.message(chat_id, &text),

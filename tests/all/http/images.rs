@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 /// `fixtures/images/pixel.png`, base64.
-const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+pub(crate) const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /// The workspace with the pixel copied in as `shot.jpg` (a PNG under another name).
 fn with_image(format: Format, answers: Vec<Answer>, extra: &str) -> (Workspace, Server) {

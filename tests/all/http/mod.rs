@@ -4,7 +4,7 @@
 
 mod failures;
 mod formats;
-mod images;
+pub(crate) mod images;
 mod ratelimit;
 pub mod server;
 mod stops;

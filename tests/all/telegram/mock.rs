@@ -1,9 +1,11 @@
 //! A mock of the Telegram Bot API on 127.0.0.1: `getUpdates` long polling served from a queue
 //! the test feeds (updates stay until a later call's `offset` acknowledges them, as on
-//! Telegram), and every other call recorded and answered as Telegram would. A test can make
-//! the next matching call fail with a given status and body.
+//! Telegram), and every other call recorded and answered as Telegram would. `getFile` answers
+//! with a path under `/file/bot{token}/` for the files a test gave, which the mock serves
+//! there (with or without a length), recording each download. A test can make the next
+//! matching call fail with a given status and body.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
@@ -48,6 +50,10 @@ struct State {
     acked: i64,
     /// This many getUpdates calls are dropped without an answer, as a network failure.
     dropped_polls: usize,
+    /// By file id: the bytes `getFile`'s path serves, and whether with a `Content-Length`.
+    files: HashMap<String, (Vec<u8>, bool)>,
+    /// The file ids downloaded, in order.
+    downloads: Vec<String>,
 }
 
 pub struct Mock {
@@ -85,22 +91,42 @@ impl Mock {
 
     /// A text message from `user` in the private chat `chat`.
     pub fn message(&self, chat: i64, user: i64, text: &str) {
-        self.push(|id| {
-            json!({"update_id": id, "message": {
-                "message_id": id, "date": 0, "text": text,
+        self.media(chat, user, &[json!({ "text": text })]);
+    }
+
+    /// Messages from `user` in `chat` with `fields` each (`photo`, `document`, `caption`,
+    /// `media_group_id`...), in one `getUpdates` answer, as an album's arrive.
+    pub fn media(&self, chat: i64, user: i64, fields: &[Value]) {
+        let mut state = self.lock();
+        for extra in fields {
+            state.next_update += 1;
+            let id = state.next_update;
+            let mut update = json!({"update_id": id, "message": {
+                "message_id": id, "date": 0,
                 "from": {"id": user, "is_bot": false, "first_name": "Test"},
-                "chat": {"id": chat, "type": "private"}}})
-        });
+                "chat": {"id": chat, "type": "private"}}});
+            for (k, v) in extra.as_object().expect("fields are an object") {
+                update["message"][k] = v.clone();
+            }
+            state.updates.push(update);
+        }
+        self.state.1.notify_all();
+    }
+
+    /// The file `id` is `data`; `sized`: served with its `Content-Length`, else its end is
+    /// where the connection closes.
+    pub fn file(&self, id: &str, data: Vec<u8>, sized: bool) {
+        self.lock().files.insert(id.to_string(), (data, sized));
+    }
+
+    /// The file ids downloaded so far.
+    pub fn downloads(&self) -> Vec<String> {
+        self.lock().downloads.clone()
     }
 
     /// A sticker (no text) from `user`.
     pub fn sticker(&self, chat: i64, user: i64) {
-        self.push(|id| {
-            json!({"update_id": id, "message": {
-                "message_id": id, "date": 0, "sticker": {"file_id": "x"},
-                "from": {"id": user, "is_bot": false, "first_name": "Test"},
-                "chat": {"id": chat, "type": "private"}}})
-        });
+        self.media(chat, user, &[json!({"sticker": {"file_id": "x"}})]);
     }
 
     /// `user` pressed the button with `data` under the message `message` of `chat`.
@@ -205,6 +231,26 @@ fn serve(mut stream: TcpStream, state: &(Mutex<State>, Condvar)) {
     let Some((path, body)) = read_request(&mut stream) else {
         return;
     };
+    if let Some(id) = path.strip_prefix(&format!("/file/bot{TOKEN}/photos/")) {
+        let file = {
+            let mut s = state.0.lock().unwrap();
+            s.downloads.push(id.to_string());
+            s.files.get(id).cloned()
+        };
+        let Some((data, sized)) = file else {
+            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+            return;
+        };
+        let length = match sized {
+            true => format!("Content-Length: {}\r\n", data.len()),
+            false => String::new(),
+        };
+        let head = format!("HTTP/1.1 200 OK\r\nConnection: close\r\n{length}\r\n");
+        // The bot may stop reading once it has seen enough.
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(&data);
+        return;
+    }
     let (status, reply) = answer(&path, body, state);
     if status == 0 {
         // Dropped: the connection closes with no answer.
@@ -270,6 +316,18 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
         }
         "editMessageText" => json!({"message_id": call.body["message_id"], "date": 0,
                    "chat": {"id": call.chat(), "type": "private"}, "text": call.text()}),
+        "getFile" => {
+            let id = call.body["file_id"].as_str().unwrap_or("");
+            let Some((data, _)) = s.files.get(id) else {
+                return (
+                    400,
+                    json!({"ok": false, "error_code": 400,
+                           "description": "Bad Request: invalid file_id"}),
+                );
+            };
+            json!({"file_id": id, "file_unique_id": id, "file_size": data.len(),
+                   "file_path": format!("photos/{id}")})
+        }
         _ => json!(true),
     };
     (200, json!({"ok": true, "result": result}))

@@ -5,6 +5,7 @@
 mod acp;
 mod lifecycle;
 mod mock;
+mod photos;
 mod safety;
 
 use std::path::PathBuf;

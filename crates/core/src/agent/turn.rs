@@ -21,6 +21,7 @@ use crate::tools::{
 };
 use crate::Error;
 
+mod images;
 mod recorded;
 
 /// Settings of an [`Agent`].
@@ -235,22 +236,7 @@ impl Agent {
     ) -> Result<String, Error> {
         let prompt = prompt.into();
         if !prompt.images.is_empty() {
-            let tools = self.tool_context();
-            let mut host = LoopHost {
-                obs: &mut *obs,
-                policy: &mut self.options.policy,
-                tools,
-            };
-            if let Err(e) = self
-                .backend
-                .check_images(&self.options.cwd, &mut host)
-                .await
-            {
-                obs.event(&Event::Error {
-                    message: e.message.clone(),
-                });
-                return Err(e);
-            }
+            self.check_images(obs).await?;
         }
         self.turn += 1;
         let turn = self.turn;

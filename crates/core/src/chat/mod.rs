@@ -102,6 +102,19 @@ impl Chat {
         self.agent.images_known()
     }
 
+    /// Whether the current backend takes images, asked as a turn with images asks (an ACP
+    /// agent is started for it): a front end that fetches an image learns before it does.
+    /// The refusal is logged, and names the backend and what to set.
+    pub async fn check_images(&mut self, observer: &mut (dyn Observer + '_)) -> Result<(), Error> {
+        let mut logged = Logged {
+            inner: &mut *observer,
+            log: self.log.as_mut(),
+            context: &mut self.context,
+            redactor: &self.redactor,
+        };
+        self.agent.check_images(&mut logged).await
+    }
+
     /// Sends the file tools through `files` (an editor's buffers) from now on.
     pub fn set_files(&mut self, files: crate::tools::Files) {
         self.agent.set_files(files);

@@ -163,3 +163,24 @@ fn an_acp_agents_usage_does_not_shrink_the_estimate() {
         "{screen}"
     );
 }
+
+#[test]
+fn after_a_refused_prompt_an_acp_agent_is_sent_the_conversation_without_it() {
+    let ws = Workspace::new();
+    add_acp(&ws);
+    budget(&ws, 1000);
+    let big = "word ".repeat(880);
+    let keys = format!("first\n{big}\n/undo\nsecond\n/exit\n");
+    let (code, screen) = repl(&ws, "--backend acp --session s", &keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("does not fit in max_context_tokens (1000)"),
+        "{screen}"
+    );
+    let sent = prompts(&ws);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    // /undo dropped the turn before the refused prompt: a new agent session, given nothing
+    // before the newest message.
+    assert_eq!(sent[1].1, "second", "{sent:?}");
+    assert_ne!(sent[0].0, sent[1].0);
+}

@@ -121,20 +121,25 @@ fn a_refused_prompt_leaves_the_session_as_it_was_on_every_backend_type() {
     refused_after_a_turn(&ws, &config, &run, &|| crate::pty::messages(&ws).len());
 }
 
+/// In the REPL with `backend`: a turn, a prompt of `words` words refused by a budget of
+/// `tokens`, `/undo`, another turn. Returns the screen.
+fn undo_after_a_refusal(ws: &Workspace, backend: &str, tokens: u64, words: usize) -> String {
+    budget(ws, tokens);
+    let big = "word ".repeat(words);
+    let keys = format!("first\n{big}\n/undo\nsecond\n/exit\n");
+    let (code, screen) = repl(ws, &format!("--backend {backend} --session s"), &keys);
+    assert_eq!(code, 0, "{screen}");
+    let refusal = format!("does not fit in max_context_tokens ({tokens})");
+    assert!(screen.contains(&refusal), "{screen}");
+    screen
+}
+
 #[test]
 fn after_a_refused_prompt_undo_drops_the_turn_before_it() {
     let ws = Workspace::new();
-    budget(&ws, 1100);
     ws.reply(1, "one\n");
     ws.reply(2, "two\n");
-    let big = "word ".repeat(200);
-    let keys = format!("first\n{big}\n/undo\nsecond\n/exit\n");
-    let (code, screen) = repl(&ws, "--backend fake --session s", &keys);
-    assert_eq!(code, 0, "{screen}");
-    assert!(
-        screen.contains("does not fit in max_context_tokens (1100)"),
-        "{screen}"
-    );
+    let screen = undo_after_a_refusal(&ws, "fake", 1100, 200);
     assert_eq!(ws.runs(), 2, "{screen}");
     let prompt = ws.prompt(2);
     assert!(prompt.contains("second"), "{prompt}");
@@ -168,15 +173,7 @@ fn an_acp_agents_usage_does_not_shrink_the_estimate() {
 fn after_a_refused_prompt_an_acp_agent_is_sent_the_conversation_without_it() {
     let ws = Workspace::new();
     add_acp(&ws);
-    budget(&ws, 1000);
-    let big = "word ".repeat(880);
-    let keys = format!("first\n{big}\n/undo\nsecond\n/exit\n");
-    let (code, screen) = repl(&ws, "--backend acp --session s", &keys);
-    assert_eq!(code, 0, "{screen}");
-    assert!(
-        screen.contains("does not fit in max_context_tokens (1000)"),
-        "{screen}"
-    );
+    undo_after_a_refusal(&ws, "acp", 1000, 880);
     let sent = prompts(&ws);
     assert_eq!(sent.len(), 2, "{sent:?}");
     // /undo dropped the turn before the refused prompt: a new agent session, given nothing

@@ -65,6 +65,7 @@ fn limits(max_tokens: u64) -> Limits {
         max_tokens,
         bytes_per_token: 4.0,
         fixed_bytes: 4_000,
+        fixed_what: "the preamble takes",
         hint: 0,
     }
 }

@@ -117,7 +117,7 @@ fn session_ids(ws: &Workspace, method: &str) -> Vec<String> {
 }
 
 /// Each prompt the fake agent received: its session and its text.
-fn prompts(ws: &Workspace) -> Vec<(String, String)> {
+pub(crate) fn prompts(ws: &Workspace) -> Vec<(String, String)> {
     std::fs::read_to_string(ws.path("fake/acp.log"))
         .unwrap_or_default()
         .lines()

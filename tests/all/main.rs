@@ -8,6 +8,7 @@ mod acp_docs;
 mod acp_server;
 mod acp_turns;
 mod bounded_log;
+mod budget;
 mod cli_backend;
 mod cli_ratelimit;
 mod cli_retry;

@@ -10,7 +10,7 @@ use crate::repl::repl;
 
 /// The fake TUI as a pty backend named `tui`, with `extra` lines (a mode's `args`, a shorter
 /// `timeout_s`) added to its entry.
-fn tui(extra: &str) -> Workspace {
+pub(crate) fn tui(extra: &str) -> Workspace {
     let ws = Workspace::new();
     ws.add_config(&format!(
         r#"
@@ -34,7 +34,7 @@ idle_ms = 1000
 }
 
 /// What the fake TUI was sent, message by message.
-fn messages(ws: &Workspace) -> Vec<String> {
+pub(crate) fn messages(ws: &Workspace) -> Vec<String> {
     let text = std::fs::read_to_string(ws.path("fake/tui.messages")).unwrap_or_default();
     text.split("\n---\n")
         .filter(|m| !m.is_empty())

@@ -24,8 +24,12 @@ pub struct Limits {
     pub mode: ContextMode,
     pub max_tokens: u64,
     pub bytes_per_token: f64,
-    /// Bytes always sent: instructions, tool descriptions, memory file.
+    /// Bytes always sent: instructions, tool descriptions, memory file (or what an agent's
+    /// catch-up prompt opens with).
     pub fixed_bytes: usize,
+    /// What those bytes are, with the verb (`the preamble takes`), for the error when a
+    /// request does not fit.
+    pub fixed_what: &'static str,
     /// The first message kept by the last trim; history before it stays out.
     pub hint: usize,
 }
@@ -205,6 +209,8 @@ fn too_big(
     ContextError::TooBig {
         backend: None,
         max_tokens: limits.max_tokens,
+        origin: None,
+        fixed_what: limits.fixed_what,
         fixed,
         user: user_tokens,
         newest,
@@ -223,6 +229,7 @@ mod tests {
             max_tokens,
             bytes_per_token: 4.0,
             fixed_bytes: 400,
+            fixed_what: "the preamble takes",
             hint: 0,
         }
     }

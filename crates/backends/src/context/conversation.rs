@@ -142,6 +142,12 @@ impl Conversation {
         format!("call_{}", self.next_call_id)
     }
 
+    /// Keeps the first `len` messages (`/undo`, a refused prompt), their sizes with them.
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len);
+        self.sizes.truncate(len);
+    }
+
     pub fn clear(&mut self) {
         self.messages.clear();
         self.sizes.clear();

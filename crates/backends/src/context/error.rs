@@ -9,19 +9,17 @@ use crate::{Error, ErrorKind};
 /// A request that cannot be planned, or a file of the context that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
-    /// The preamble, the current message and the newest tool call alone pass
-    /// `max_context_tokens`; the figures are estimated tokens. `backend` is the backend the
-    /// request was for, when known.
-    #[error(
-        "{}the request does not fit in max_context_tokens ({max_tokens}): the preamble and \
-         memory file take ~{fixed} tokens, the current message ~{user} and the newest tool call \
-         with its results ~{newest}; raise max_context_tokens for this backend in \
-         backends.toml, or lower tool_result_max_chars",
-        backend.as_ref().map(|b| format!("backend `{b}`: ")).unwrap_or_default()
-    )]
+    /// What is always sent (the preamble and memory file, or an agent's catch-up opening),
+    /// the current message and the newest tool call alone pass `max_context_tokens`; the
+    /// figures are estimated tokens. `backend` is the backend the request was for, `origin`
+    /// where the budget was set (`is set in FILE:LINE`), when known.
+    #[error("{}", too_big(backend.as_deref(), *max_tokens, origin.as_deref(), fixed_what, *fixed, *user, *newest))]
     TooBig {
         backend: Option<String>,
         max_tokens: u64,
+        origin: Option<String>,
+        /// What `fixed` is, empty when nothing is sent besides the messages.
+        fixed_what: &'static str,
         fixed: u64,
         user: u64,
         newest: u64,
@@ -53,6 +51,35 @@ pub enum ContextError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// The refusal of a request over the budget: each part's share, and where to raise it.
+fn too_big(
+    backend: Option<&str>,
+    max_tokens: u64,
+    origin: Option<&str>,
+    fixed_what: &str,
+    fixed: u64,
+    user: u64,
+    newest: u64,
+) -> String {
+    let backend = backend
+        .map(|b| format!("backend `{b}`: "))
+        .unwrap_or_default();
+    let fixed = match (fixed_what, fixed) {
+        ("", _) | (_, 0) => String::new(),
+        (what, n) => format!("{what} ~{n} tokens, "),
+    };
+    let newest = match newest {
+        0 => String::new(),
+        n => format!(" and the newest tool call with its results ~{n}"),
+    };
+    let origin = origin.unwrap_or("is set for this backend in backends.toml");
+    format!(
+        "{backend}the request does not fit in max_context_tokens ({max_tokens}): {fixed}the \
+         current message ~{user}{newest}; max_context_tokens {origin}: raise it, or send a \
+         shorter message"
+    )
 }
 
 impl ContextError {

@@ -1,16 +1,29 @@
 //! The context manager the agent keeps beside its conversation: it plans each request (mode,
 //! budget, summary), calibrates the token estimate from reported counts, cuts long tool
 //! results into artifacts, and carries the memory file.
+//!
+//! The budget counts what the request sends, which depends on its [`Recipient`]: an HTTP API
+//! or an agent CLI gets agent-loop's preamble and the history; an agent that keeps its own
+//! conversation (ACP, terminal) gets no preamble, only the catch-up prompt of a new session
+//! of its own or else the newest message.
+//!
+//! Such agents do not calibrate the estimate: the input tokens they report count what their
+//! own model was sent (their hidden prompt, the history of their own session, their tool
+//! rounds, sometimes the newest message alone), never what agent-loop sent, so no ratio of
+//! bytes to tokens follows from them; their budget counts at the ratio it had.
 
 use std::path::Path;
 
+use super::budget::current_user;
 use super::budget::{self, Limits, Plan};
 use super::memory::{self, Memory};
+use super::prompt::catch_up_prompt;
 use super::summarize::summary_range;
 use super::tokens::{preamble_bytes, Calibration};
 use super::truncate::fit_tool_output;
 use super::{
-    Artifacts, ContextError, ContextMode, ContextSettings, ContextStats, Conversation, SystemPrompt,
+    Artifacts, ContextError, ContextMode, ContextSettings, ContextStats, Conversation, Recipient,
+    SystemPrompt, Window,
 };
 use crate::parse::Usage;
 use crate::tools::ToolSpec;
@@ -32,9 +45,12 @@ pub struct ContextManager {
     hint: usize,
     /// The plan of the last request, for the per-turn metrics.
     last: Option<Plan>,
-    /// The backend's agent may start a new session of its own at the next request, which
-    /// then carries the conversation so far where the mode (`fresh`) would not.
-    catch_up: bool,
+    /// Who the next request goes to, which decides what it carries besides the history.
+    recipient: Recipient,
+    /// Bytes of the catch-up prompt's opening lines, before the conversation.
+    catch_up_bytes: usize,
+    /// Where `max_context_tokens` was set, as the refusal of a request says it.
+    origin: Option<String>,
 }
 
 impl ContextManager {
@@ -53,7 +69,9 @@ impl ContextManager {
             preamble_bytes: preamble_bytes(tools),
             hint: 0,
             last: None,
-            catch_up: false,
+            recipient: Recipient::Model,
+            catch_up_bytes: catch_up_prompt(&Window::default(), false).len(),
+            origin: None,
         }
     }
 
@@ -99,46 +117,92 @@ impl ContextManager {
         self.last = None;
     }
 
-    /// Whether the next request is to carry the conversation so far in `fresh` mode: the
-    /// agent behind the backend may start a session without it ([`Backend::starts_fresh`]).
+    /// Who the next request goes to: an agent that keeps its own conversation is sent no
+    /// preamble, and in a new session of its own ([`Backend::starts_fresh`]) the
+    /// conversation so far, where the mode (`fresh`) would not.
     ///
     /// [`Backend::starts_fresh`]: crate::backend::Backend::starts_fresh
-    pub fn set_catch_up(&mut self, catch_up: bool) {
-        self.catch_up = catch_up;
+    pub fn set_recipient(&mut self, recipient: Recipient) {
+        self.recipient = recipient;
     }
 
-    fn limits(&self, backend: &str) -> Limits {
-        let mode = match self.settings.mode {
-            // Within the budget, as `continue` sends it.
-            ContextMode::Fresh if self.catch_up => ContextMode::Continue,
-            mode => mode,
+    /// Where `max_context_tokens` was set, a clause the refusal of a request ends with:
+    /// `is set in FILE:LINE`.
+    pub fn set_budget_origin(&mut self, origin: impl Into<String>) {
+        self.origin = Some(origin.into());
+    }
+
+    fn limits(&self, recipient: Recipient, conversation: &Conversation, backend: &str) -> Limits {
+        let (mode, fixed_bytes, fixed_what) = match recipient {
+            Recipient::Model => (
+                self.settings.mode,
+                self.preamble_bytes
+                    + self
+                        .memory
+                        .as_ref()
+                        .map_or(0, |m| MEMORY_OVERHEAD + m.text.len()),
+                "agent-loop's preamble (instructions, tools, memory file) takes",
+            ),
+            // Within the budget, as `continue` sends it; with no earlier message, the
+            // message goes alone.
+            Recipient::NewSession => (
+                match self.settings.mode {
+                    ContextMode::Fresh => ContextMode::Continue,
+                    mode => mode,
+                },
+                if current_user(conversation) > 0 || conversation.summary().is_some() {
+                    self.catch_up_bytes
+                } else {
+                    0
+                },
+                "the catch-up prompt's opening lines take",
+            ),
+            Recipient::Session => (ContextMode::Fresh, 0, ""),
         };
         Limits {
             mode,
             max_tokens: self.settings.max_tokens,
             bytes_per_token: self.calibration.bytes_per_token(backend),
-            fixed_bytes: self.preamble_bytes
-                + self
-                    .memory
-                    .as_ref()
-                    .map_or(0, |m| MEMORY_OVERHEAD + m.text.len()),
+            fixed_bytes,
+            fixed_what,
             hint: self.hint,
         }
     }
 
     /// What the next request to `backend` would carry, changing nothing (for `/tokens`).
     pub fn plan(&self, conversation: &Conversation, backend: &str) -> Result<Plan, Error> {
-        budget::plan(conversation, &self.limits(backend)).map_err(|mut e| {
-            if let ContextError::TooBig { backend: b, .. } = &mut e {
+        self.plan_for(self.recipient, conversation, backend)
+    }
+
+    fn plan_for(
+        &self,
+        recipient: Recipient,
+        conversation: &Conversation,
+        backend: &str,
+    ) -> Result<Plan, Error> {
+        let limits = self.limits(recipient, conversation, backend);
+        budget::plan(conversation, &limits).map_err(|mut e| {
+            if let ContextError::TooBig {
+                backend: b, origin, ..
+            } = &mut e
+            {
                 *b = Some(backend.to_string());
+                origin.clone_from(&self.origin);
             }
             e.into()
         })
     }
 
-    /// The metrics of the next request to `backend`, as [`plan`](Self::plan) sees it.
-    pub fn stats(&self, conversation: &Conversation, backend: &str) -> Result<ContextStats, Error> {
-        self.plan(conversation, backend).map(|p| stats(&p))
+    /// The metrics of the next request to `backend`, as [`plan`](Self::plan) sees it when it
+    /// goes to `recipient`.
+    pub fn stats(
+        &self,
+        conversation: &Conversation,
+        backend: &str,
+        recipient: Recipient,
+    ) -> Result<ContextStats, Error> {
+        self.plan_for(recipient, conversation, backend)
+            .map(|p| stats(&p))
     }
 
     /// Plans the next request to `backend`: the plan, and in `summarize` mode, when the
@@ -151,7 +215,10 @@ impl ContextManager {
     ) -> Result<(Plan, Option<(usize, usize)>), Error> {
         let plan = self.plan(conversation, backend)?;
         let range = (self.settings.mode == ContextMode::Summarize && plan.trimmed)
-            .then(|| summary_range(conversation, &self.limits(backend)))
+            .then(|| {
+                let limits = self.limits(self.recipient, conversation, backend);
+                summary_range(conversation, &limits)
+            })
             .flatten();
         Ok((plan, range))
     }
@@ -167,8 +234,12 @@ impl ContextManager {
     }
 
     /// A backend reported the usage of a request made from `plan`: its input count corrects
-    /// the bytes-per-token ratio of that backend.
+    /// the bytes-per-token ratio of that backend, unless the backend is an agent that keeps
+    /// its own conversation (see the module doc).
     pub fn observe_usage(&mut self, backend: &str, plan: &Plan, usage: &Usage) {
+        if self.recipient != Recipient::Model {
+            return;
+        }
         if let Some(input) = usage.input {
             self.calibration.observe(backend, plan.bytes, input);
         }

@@ -45,7 +45,7 @@ pub use image::Image;
 pub use manager::ContextManager;
 pub use memory::Memory;
 pub use metrics::ContextStats;
-pub use modes::{ContextMode, ContextSettings};
+pub use modes::{ContextMode, ContextSettings, Recipient};
 pub use prompt::{native_preamble, native_system, render_prompt};
 pub use system::{SystemMode, SystemPrompt};
 pub use window::Window;

@@ -65,6 +65,22 @@ impl fmt::Display for ContextMode {
     }
 }
 
+/// What a request carries besides the messages the budget picks, by who receives it: the
+/// budget counts what is sent, and an agent that keeps its own conversation (an ACP or a
+/// terminal agent) never gets agent-loop's preamble.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Recipient {
+    /// An HTTP API or an agent CLI: the preamble (instructions, tools, system prompt, memory
+    /// file) and the history the mode picks.
+    #[default]
+    Model,
+    /// An agent opening a new session of its own: the catch-up prompt, the conversation so
+    /// far within the budget.
+    NewSession,
+    /// An agent whose session holds the conversation: the newest message alone.
+    Session,
+}
+
 /// A backend's context settings, from its `backends.toml` entry (and `--context`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextSettings {

@@ -232,6 +232,7 @@ mod tests {
             max_tokens: 100_000,
             bytes_per_token: 4.0,
             fixed_bytes: 100,
+            fixed_what: "the preamble takes",
             hint: 0,
         };
         let p = plan(c, &limits).unwrap();

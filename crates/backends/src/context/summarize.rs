@@ -60,6 +60,7 @@ mod tests {
             max_tokens,
             bytes_per_token: 4.0,
             fixed_bytes: 400,
+            fixed_what: "the preamble takes",
             hint: 0,
         }
     }

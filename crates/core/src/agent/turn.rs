@@ -21,6 +21,7 @@ use crate::tools::{
 };
 use crate::Error;
 
+mod admit;
 mod images;
 mod recorded;
 
@@ -101,7 +102,7 @@ impl Agent {
 
     /// Keeps the first `len` messages (the REPL's `/undo` and `/retry`).
     pub fn truncate(&mut self, len: usize) {
-        self.conversation.messages.truncate(len);
+        self.conversation.truncate(len);
         self.context.clear();
     }
 
@@ -168,6 +169,12 @@ impl Agent {
         self.context.set_system(system);
     }
 
+    /// Where `max_context_tokens` was set (`is set in FILE:LINE`), for the refusal of a
+    /// request over it.
+    pub fn set_budget_origin(&mut self, origin: impl Into<String>) {
+        self.context.set_budget_origin(origin);
+    }
+
     pub fn system_prompt(&self) -> Option<&crate::context::SystemPrompt> {
         self.context.system()
     }
@@ -216,7 +223,9 @@ impl Agent {
 
     /// What the next request would carry (for `/tokens`).
     pub fn context_stats(&self) -> Result<ContextStats, Error> {
-        self.context.stats(&self.conversation, self.backend.name())
+        let recipient = admit::recipient(&*self.backend);
+        self.context
+            .stats(&self.conversation, self.backend.name(), recipient)
     }
 
     /// Adds `* note` to the memory file of the working directory (for `/memory`).
@@ -227,32 +236,25 @@ impl Agent {
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
     /// turn: a running backend or tool process group is killed.
     ///
-    /// A prompt with images to a backend that takes none is refused before anything is
-    /// sent or recorded.
+    /// A prompt with images to a backend that takes none, or whose first request would pass
+    /// the context budget, is refused before anything is sent or recorded.
     pub async fn run_turn(
         &mut self,
         prompt: impl Into<Prompt>,
         obs: &mut dyn Observer,
     ) -> Result<String, Error> {
-        let prompt = prompt.into();
-        if !prompt.images.is_empty() {
-            self.check_images(obs).await?;
-        }
+        let memory_notice = self.admit(prompt.into(), obs).await?;
         self.turn += 1;
         let turn = self.turn;
-        obs.event(&Event::TurnStarted {
-            turn,
-            input: prompt.text.clone(),
-            images: prompt.images.iter().map(|i| i.attached()).collect(),
-        });
-        self.conversation.push(Message::User {
-            text: prompt.text,
-            images: prompt.images,
-        });
-        if let Err(e) = self.context.reload_memory(&self.options.cwd) {
-            obs.event(&Event::ContextNotice {
-                message: format!("{}; going on without it", e.message),
+        if let Some(Message::User { text, images }) = self.conversation.messages.last() {
+            obs.event(&Event::TurnStarted {
+                turn,
+                input: text.clone(),
+                images: images.iter().map(|i| i.attached()).collect(),
             });
+        }
+        if let Some(message) = memory_notice {
+            obs.event(&Event::ContextNotice { message });
         }
         let result = self.iterate(obs).await;
         if let Some(stats) = self.context.take_last_stats() {
@@ -284,7 +286,7 @@ impl Agent {
                 backend: name.clone(),
                 iteration,
             });
-            self.context.set_catch_up(self.backend.starts_fresh());
+            self.context.set_recipient(admit::recipient(&*self.backend));
             let plan = {
                 let mut emit = |e: Event| obs.event(&e);
                 let backend = &*self.backend;

@@ -138,13 +138,15 @@ impl Chat {
     /// saved.
     ///
     /// `prompt` is text (`&str`, `String`) or a [`Prompt`] with images; images to a backend
-    /// that takes none are refused before anything is sent, the conversation unchanged.
+    /// that takes none, and a prompt whose request would pass the context budget, are refused
+    /// before anything is sent, the conversation and the session file unchanged.
     pub async fn turn(
         &mut self,
         prompt: impl Into<Prompt>,
         observer: &mut (dyn Observer + '_),
     ) -> Result<String, Error> {
         let prompt = prompt.into();
+        let turns = self.agent.turns();
         self.compared = None;
         let cancelled = self.canceller.cancelled();
         // Servers that said their tools changed are read again before the turn.
@@ -169,6 +171,11 @@ impl Chat {
             self.cancelled()?;
             return Err(ChatError::Cancelled.into());
         };
+        // A refused prompt (images a backend does not take, a request over the budget)
+        // changed nothing: the session file stays as it was.
+        if result.is_err() && self.agent.turns() == turns {
+            return result;
+        }
         self.saved_after(result, observer)
     }
 

@@ -171,6 +171,7 @@ impl Chat {
                 .unwrap_or_default(),
         )?;
         agent.set_system_prompt(system_prompt);
+        agent.set_budget_origin(budget_origin(settings, &def));
         let mut resumed_state = None;
         let session = match resumed {
             Some(s) => {
@@ -295,6 +296,35 @@ fn resume(
 }
 
 /// Whether a flag of the front end set `key`.
+/// Where the backend's `max_context_tokens` comes from, as the refusal of a request over it
+/// says: `config.toml` or the environment, else the backend's entry (which a terminal or ACP
+/// agent's does not read), else the default.
+fn budget_origin(settings: &Settings, def: &crate::config::Definition) -> String {
+    use crate::config::settings::Origin;
+    use crate::config::Definition;
+    use crate::context::modes::DEFAULT_MAX_CONTEXT_TOKENS;
+    match settings.raw("max_context_tokens") {
+        Some((_, Origin::File(at))) => return format!("is set in {at}"),
+        Some((_, Origin::Env(var))) => return format!("is set by the environment variable {var}"),
+        _ => {}
+    }
+    let own = matches!(def, Definition::Cli(_) | Definition::Http(_));
+    if own && def.context().max_tokens != DEFAULT_MAX_CONTEXT_TOKENS {
+        return format!(
+            "is set in backend `{}`'s entry in backends.toml",
+            def.name()
+        );
+    }
+    format!(
+        "is the built-in default (set it in config.toml{})",
+        if own {
+            " or in the backend's entry in backends.toml"
+        } else {
+            ""
+        }
+    )
+}
+
 fn flagged_setting(settings: &Settings, key: &str) -> bool {
     settings
         .raw(key)

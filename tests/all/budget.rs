@@ -181,3 +181,41 @@ fn after_a_refused_prompt_an_acp_agent_is_sent_the_conversation_without_it() {
     assert_eq!(sent[1].1, "second", "{sent:?}");
     assert_ne!(sent[0].0, sent[1].0);
 }
+
+#[test]
+fn a_backend_switched_to_brings_its_own_budget() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.small]\ncommand = \"{}\"\nmax_context_tokens = 1100\n",
+        fixture("agents/scripted.sh").display()
+    ));
+    ws.reply(0, "ok\n");
+    let big = "word ".repeat(1_000);
+    // Within the first backend's 80k, over the 1,100 of the one switched to.
+    let keys = format!("hi\n/backend small\nthere\n{big}\n/exit\n");
+    let (code, screen) = repl(&ws, "--backend fake", &keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("of 1.1k]"), "{screen}");
+    assert!(
+        screen.contains("does not fit in max_context_tokens (1100)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("is set in backend `small`'s entry in backends.toml"),
+        "{screen}"
+    );
+    assert_eq!(ws.runs(), 2, "{screen}");
+    // config.toml's budget still overrides the entry's after the switch, as at start-up.
+    let config = budget(&ws, 1500);
+    let (code, screen) = repl(&ws, "--backend fake", &keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("of 1.5k]"), "{screen}");
+    assert!(
+        screen.contains("does not fit in max_context_tokens (1500)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("is set in {}:1", config.display())),
+        "{screen}"
+    );
+}

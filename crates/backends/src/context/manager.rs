@@ -81,6 +81,12 @@ impl ContextManager {
         self.hint = 0;
     }
 
+    /// Another backend's settings (`/backend`).
+    pub fn set_settings(&mut self, settings: ContextSettings) {
+        self.settings = settings;
+        self.hint = 0;
+    }
+
     pub fn settings(&self) -> &ContextSettings {
         &self.settings
     }

@@ -131,6 +131,11 @@ impl Agent {
         self.context.set_mode(mode);
     }
 
+    /// The context settings from now on (another backend's, on `/backend`).
+    pub fn set_context_settings(&mut self, settings: ContextSettings) {
+        self.context.set_settings(settings);
+    }
+
     /// The context settings in force.
     pub fn context_settings(&self) -> ContextSettings {
         *self.context.settings()

@@ -10,6 +10,7 @@
 
 mod cancel;
 pub mod commands;
+mod context;
 mod error;
 mod fanout;
 mod intents;
@@ -42,6 +43,7 @@ use crate::session::{
 };
 use crate::tools::{Root, ToolOutput};
 use crate::Error;
+use context::ContextOverrides;
 use logged::Logged;
 
 pub struct Chat {
@@ -51,6 +53,9 @@ pub struct Chat {
     def: Definition,
     /// `--model`, `--temp`, `--no-stream` (and `/model`), applied to every backend used.
     overrides: Overrides,
+    /// What config.toml, the environment and flags set of the context settings, applied to
+    /// every backend used.
+    context_overrides: ContextOverrides,
     /// Where sessions are saved; `None` without saving.
     store: Option<Store>,
     session: Session,
@@ -321,11 +326,17 @@ impl Chat {
         let len = self.agent.conversation.messages.len();
         let (id, lacks) = kept_agent_session(&self.session, def.name(), len);
         self.agent.resume_agent_session(id, lacks);
-        // The old backend's own context mode (`fresh` for an agent that keeps its own
-        // conversation) gives way to the new one's; a mode the user chose stays.
-        if self.agent.context_settings().mode == self.def.context().mode {
-            self.agent.set_context_mode(def.context().mode);
+        // The new backend's budget and cut, with the settings' overrides. The old backend's
+        // own context mode (`fresh` for an agent that keeps its own conversation) gives way
+        // to the new one's; a mode the user chose (`--context`, `/context`) stays.
+        let mut context = self.context_overrides.apply(&def);
+        let mode = self.agent.context_settings().mode;
+        if self.context_overrides.mode.is_some() || mode != self.def.context().mode {
+            context.mode = mode;
         }
+        self.agent.set_context_settings(context);
+        self.agent
+            .set_budget_origin(self.context_overrides.budget_origin(&def));
         self.def = def;
         self.sync();
         Ok(())
@@ -456,10 +467,11 @@ impl Chat {
                 cwd: folder.to_path_buf(),
                 root: Root::new(folder).map_err(|why| ChatError::Root { why })?,
                 artifacts: Artifacts::new(folder.join(".agent-loop-artifacts")),
-                context: def.context(),
+                context: self.context_overrides.apply(def),
                 ..self.agent.options().clone()
             },
         );
+        agent.set_budget_origin(self.context_overrides.budget_origin(def));
         agent.set_system_prompt(self.agent.system_prompt().cloned());
         agent.restore(
             self.agent.conversation.clone(),

@@ -6,7 +6,7 @@ use crate::backend::{self, Overrides};
 use crate::builtins;
 use crate::config::settings::Settings;
 use crate::config::Config;
-use crate::context::{Artifacts, ContextMode, SystemMode, SystemPrompt};
+use crate::context::{Artifacts, SystemMode, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
@@ -14,6 +14,7 @@ use crate::session::{
 use crate::tools::Root;
 use crate::Error;
 
+use super::context::ContextOverrides;
 use super::options::{ChatOptions, SessionChoice};
 use super::{Chat, ChatError};
 
@@ -134,16 +135,8 @@ impl Chat {
         if max_iterations == 0 {
             return Err(ChatError::NoIterations.into());
         }
-        let mut context = def.context();
-        if let Some(mode) = settings.get::<ContextMode>("context")? {
-            context.mode = mode;
-        }
-        if let Some(n) = settings.get::<u64>("max_context_tokens")? {
-            context.max_tokens = n;
-        }
-        if let Some(n) = settings.get::<usize>("tool_result_max_chars")? {
-            context.tool_result_max_chars = n.max(1);
-        }
+        let context_overrides = ContextOverrides::from_settings(settings)?;
+        let context = context_overrides.apply(&def);
         let web = settings.web_options()?;
         let mut agent = Agent::new(
             backend,
@@ -171,7 +164,7 @@ impl Chat {
                 .unwrap_or_default(),
         )?;
         agent.set_system_prompt(system_prompt);
-        agent.set_budget_origin(budget_origin(settings, &def));
+        agent.set_budget_origin(context_overrides.budget_origin(&def));
         let mut resumed_state = None;
         let session = match resumed {
             Some(s) => {
@@ -209,6 +202,7 @@ impl Chat {
             config,
             def,
             overrides,
+            context_overrides,
             store,
             session,
             log_path: options.log.clone(),
@@ -296,35 +290,6 @@ fn resume(
 }
 
 /// Whether a flag of the front end set `key`.
-/// Where the backend's `max_context_tokens` comes from, as the refusal of a request over it
-/// says: `config.toml` or the environment, else the backend's entry (which a terminal or ACP
-/// agent's does not read), else the default.
-fn budget_origin(settings: &Settings, def: &crate::config::Definition) -> String {
-    use crate::config::settings::Origin;
-    use crate::config::Definition;
-    use crate::context::modes::DEFAULT_MAX_CONTEXT_TOKENS;
-    match settings.raw("max_context_tokens") {
-        Some((_, Origin::File(at))) => return format!("is set in {at}"),
-        Some((_, Origin::Env(var))) => return format!("is set by the environment variable {var}"),
-        _ => {}
-    }
-    let own = matches!(def, Definition::Cli(_) | Definition::Http(_));
-    if own && def.context().max_tokens != DEFAULT_MAX_CONTEXT_TOKENS {
-        return format!(
-            "is set in backend `{}`'s entry in backends.toml",
-            def.name()
-        );
-    }
-    format!(
-        "is the built-in default (set it in config.toml{})",
-        if own {
-            " or in the backend's entry in backends.toml"
-        } else {
-            ""
-        }
-    )
-}
-
 fn flagged_setting(settings: &Settings, key: &str) -> bool {
     settings
         .raw(key)

@@ -87,7 +87,7 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
         return Err(Error::config("max_iterations must be at least 1"));
     }
     settings.get::<ContextMode>("context")?;
-    settings.get::<u64>("max_context_tokens")?;
+    settings.max_context_tokens()?;
     settings.get::<usize>("tool_result_max_chars")?;
     settings.web_options()?;
     Ok(())

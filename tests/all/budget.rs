@@ -219,3 +219,34 @@ fn a_backend_switched_to_brings_its_own_budget() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_budget_below_the_minimum_is_refused_wherever_it_is_set() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let config = budget(&ws, 10);
+    let why = "10 is too small to hold the instructions and one message; use at least 1000";
+    for args in [&["hi"][..], &["config"][..]] {
+        let run = ws.run(args);
+        run.expect_code(2);
+        let expected = format!(
+            "{}:1: setting `max_context_tokens` = `10`: {why}",
+            config.display()
+        );
+        assert!(run.stderr().contains(&expected), "{}", run.stderr());
+    }
+    std::fs::remove_file(&config).unwrap();
+    let mut cmd = ws.cmd(&["hi"]);
+    cmd.env("AGENT_LOOP_MAX_CONTEXT_TOKENS", "999");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains(
+            "environment AGENT_LOOP_MAX_CONTEXT_TOKENS: setting `max_context_tokens` = `999`: \
+             999 is too small"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(ws.runs(), 0);
+}

@@ -11,8 +11,6 @@ use crate::parse::{Pattern, Prices};
 pub(super) const DEFAULT_TIMEOUT_S: u64 = 600;
 /// Seconds between the reports that a backend is still working, when its entry sets none.
 pub(super) const DEFAULT_PROGRESS_S: u64 = 10;
-/// Below this, the preamble alone would not fit.
-const MIN_CONTEXT_TOKENS: u64 = 1_000;
 
 /// `price_input_per_mtok` and `price_output_per_mtok`, if either is set.
 pub(super) fn prices(raw: &RawBackend) -> Option<Prices> {
@@ -34,13 +32,8 @@ pub(super) fn context_settings(
     let defaults = ContextSettings::default();
     let mode: Option<ContextMode> = parse_located(raw.context.as_ref(), name, "context")?;
     let max_tokens = raw.max_context_tokens.unwrap_or(defaults.max_tokens);
-    if max_tokens < MIN_CONTEXT_TOKENS {
-        return Err(bad(
-            "max_context_tokens",
-            format!(
-                "{max_tokens} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}"
-            ),
-        ));
+    if let Some(why) = crate::context::modes::context_tokens_too_small(max_tokens) {
+        return Err(bad("max_context_tokens", why));
     }
     let tool_result_max_chars = match raw.tool_result_max_chars {
         Some(0) => return Err(bad("tool_result_max_chars", "must be above 0".into())),

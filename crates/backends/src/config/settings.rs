@@ -355,6 +355,24 @@ impl Settings {
         }
     }
 
+    /// `max_context_tokens`, held to the minimum a backend entry is held to; a value below
+    /// it is an error naming where it was set.
+    pub fn max_context_tokens(&self) -> Result<Option<u64>, ConfigError> {
+        let n = self.get::<u64>("max_context_tokens")?;
+        match (
+            n.and_then(crate::context::modes::context_tokens_too_small),
+            self.raw("max_context_tokens"),
+        ) {
+            (Some(why), Some((value, origin))) => Err(ConfigError::BadSetting {
+                origin: origin.clone(),
+                name: "max_context_tokens".into(),
+                value: value.clone(),
+                why,
+            }),
+            _ => Ok(n),
+        }
+    }
+
     /// The `agent-loop config` table, its columns as wide as their longest entry.
     pub fn describe(&self) -> String {
         let rows: Vec<(&str, String, String)> = KEYS

@@ -10,6 +10,18 @@ use serde::Serialize;
 pub const DEFAULT_MAX_CONTEXT_TOKENS: u64 = 80_000;
 /// Default `tool_result_max_chars`.
 pub const DEFAULT_TOOL_RESULT_MAX_CHARS: usize = 10_000;
+/// The least `max_context_tokens` a backend entry, config.toml or the environment may set:
+/// below it, the preamble alone would not fit.
+pub const MIN_CONTEXT_TOKENS: u64 = 1_000;
+
+/// Why `n` cannot be a `max_context_tokens`, if it cannot: the one rule wherever it is set.
+pub fn context_tokens_too_small(n: u64) -> Option<String> {
+    (n < MIN_CONTEXT_TOKENS).then(|| {
+        format!(
+            "{n} is too small to hold the instructions and one message; use at least {MIN_CONTEXT_TOKENS}"
+        )
+    })
+}
 
 /// How much history a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

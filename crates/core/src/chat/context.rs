@@ -30,7 +30,7 @@ impl ContextOverrides {
         };
         Ok(ContextOverrides {
             mode: settings.get::<ContextMode>("context")?,
-            max_tokens: settings.get::<u64>("max_context_tokens")?,
+            max_tokens: settings.max_context_tokens()?,
             tool_result_max_chars: settings
                 .get::<usize>("tool_result_max_chars")?
                 .map(|n| n.max(1)),

@@ -250,3 +250,28 @@ fn a_budget_below_the_minimum_is_refused_wherever_it_is_set() {
     );
     assert_eq!(ws.runs(), 0);
 }
+
+#[test]
+fn a_refused_first_message_says_the_session_was_not_saved() {
+    let ws = Workspace::new();
+    let config = budget(&ws, 1000);
+    std::fs::copy(fixture("images/pixel.png"), ws.work().join("shot.png")).unwrap();
+    let big = "word ".repeat(1_000);
+    // Over the budget, and an image to a backend that takes none.
+    for args in [&[big.as_str()][..], &["--image", "shot.png", "look"][..]] {
+        let run = ws.run(&[&["--backend", "fake", "--session", "s"][..], args].concat());
+        run.expect_code(2);
+        let err = run.stderr();
+        assert!(err.contains("[session s: no turn, not saved]"), "{err}");
+        assert!(!ws.path("data/agent-loop/sessions/s/session.json").exists());
+    }
+    assert_eq!(ws.runs(), 0);
+    // Once a turn is saved, the line counts the turns again.
+    std::fs::remove_file(config).unwrap();
+    ws.reply(0, "ok\n");
+    let run = ws.run(&["--backend", "fake", "--session", "s", "hi"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(err.contains("[session s: 1 turn, "), "{err}");
+    assert!(!err.contains("not saved"), "{err}");
+}

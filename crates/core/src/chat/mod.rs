@@ -97,6 +97,8 @@ pub struct Status {
     pub totals: Totals,
     /// When the session was last saved (Unix milliseconds).
     pub updated: u64,
+    /// Whether the session is in the store: saving, and saved once (a session whose only
+    /// message was refused never was).
     pub saved: bool,
 }
 
@@ -503,7 +505,10 @@ impl Chat {
             messages: self.agent.conversation.messages.len(),
             totals: self.agent.totals,
             updated: self.session.updated,
-            saved: self.store.is_some(),
+            saved: self
+                .store
+                .as_ref()
+                .is_some_and(|store| store.has(&self.session.name)),
         }
     }
 

@@ -25,16 +25,20 @@ impl Chat {
         Some(text)
     }
 
-    /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`.
+    /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`, or `[session NAME: no
+    /// turn, not saved]` when nothing was sent (the only message refused) nor saved.
     pub fn summary_line(&self) -> String {
         let status = self.status();
         let t = &status.totals;
-        let mut line = format!(
-            "[session {}: {}, {}",
-            status.session,
-            crate::plural::count(status.turns, "turn", "turns"),
-            crate::plural::tokens(Some(t.input), Some(t.output))
-        );
+        let done = match status.turns == 0 && t.input == 0 && t.output == 0 {
+            true => "no turn".to_string(),
+            false => format!(
+                "{}, {}",
+                crate::plural::count(status.turns, "turn", "turns"),
+                crate::plural::tokens(Some(t.input), Some(t.output))
+            ),
+        };
+        let mut line = format!("[session {}: {done}", status.session);
         if t.cost > 0.0 {
             let _ = write!(line, ", ${:.4}", t.cost);
         }

@@ -389,3 +389,29 @@ fn slash_commands_are_advertised_and_run() {
     );
     assert_eq!(ws.runs(), 0, "a command is no prompt");
 }
+
+#[test]
+fn the_backend_option_brings_the_new_backends_budget() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.small]\ncommand = \"{}\"\nmax_context_tokens = 1100\n",
+        crate::common::fixture("agents/scripted.sh").display()
+    ));
+    let big = "word ".repeat(1_000);
+    let script = steps(
+        &ws,
+        vec![
+            json!({"op": "request", "method": "session/set_config_option", "params": {"sessionId": "unsaved-1", "configId": "backend", "value": "small"}}),
+            json!({"op": "prompt", "session": 0, "text": big}),
+        ],
+    );
+    let seen = drive(&ws, script, &["--backend", "fake", "--no-save"]);
+    assert!(seen.result(2)["result"].is_object(), "{}", seen.result(2));
+    let refused = &seen.result(3)["error"];
+    let message = refused["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("does not fit in max_context_tokens (1100)"),
+        "{refused}"
+    );
+    assert_eq!(ws.runs(), 0);
+}

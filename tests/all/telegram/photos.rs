@@ -298,3 +298,63 @@ fn a_strangers_photo_is_never_fetched() {
     assert!(mock.downloads().is_empty());
     assert!(server.requests().is_empty());
 }
+
+/// A photo captioned "look" sent to the bot, whose download is held; returns once the bot
+/// asked for it. The HTTP backend has `answers` text answers.
+fn photo_being_downloaded(answers: usize) -> (Workspace, Server, Mock, Bot) {
+    let answers = (0..answers)
+        .map(|_| streamed(Format::Anthropic, "text"))
+        .collect();
+    let (ws, server) = setup(Format::Anthropic, answers, "");
+    let mock = Mock::start();
+    mock.file("m", pixel(), true);
+    mock.hold("m");
+    let bot = bot(&ws, &mock);
+    mock.media(ME, ME, &[photo(Some("look"))]);
+    mock.wait_for("the download", |_| {
+        (!mock.downloads().is_empty()).then_some(())
+    });
+    (ws, server, mock, bot)
+}
+
+/// A photo being downloaded is the chat's running work: `/stop` ends it with no turn, and a
+/// message sent meanwhile runs after it.
+#[test]
+fn stop_during_a_download_ends_it_and_the_next_message_follows() {
+    let (_ws, server, mock, mut bot) = photo_being_downloaded(1);
+    mock.message(ME, ME, "after the photo");
+    mock.message(ME, ME, "/stop");
+    mock.wait_sent(ME, "The notes say hello.");
+    let sent = mock.sent(ME);
+    let stopped = sent.iter().position(|t| t == "Stopped before it started.");
+    let answer = sent.iter().position(|t| t.contains("The notes say hello."));
+    assert!(stopped.is_some() && stopped < answer, "{sent:#?}");
+    assert!(
+        !sent.iter().any(|t| t.contains("Nothing is running")),
+        "{sent:#?}"
+    );
+    assert_eq!(bot.terminate(), 0);
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        server.requests()[0].json()["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "after the photo"}]}])
+    );
+}
+
+/// A message sent while a photo downloads waits for the photo's turn, as behind any turn.
+#[test]
+fn a_message_during_a_download_follows_its_turn() {
+    let (_ws, server, mock, mut bot) = photo_being_downloaded(2);
+    mock.message(ME, ME, "after the photo");
+    mock.release("m");
+    mock.wait_for("two requests", |_| {
+        (server.requests().len() == 2).then_some(())
+    });
+    assert_eq!(first_user_message(&server, 0)["content"][0], image_block());
+    let second = server.requests()[1].json();
+    assert_eq!(
+        second["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": [{"type": "text", "text": "after the photo"}]})
+    );
+    assert_eq!(bot.terminate(), 0);
+}

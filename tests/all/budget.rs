@@ -11,7 +11,7 @@ use crate::common::{fixture, Run, Workspace};
 use crate::repl::repl;
 
 /// `max_context_tokens` in config.toml, which every backend type reads; returns the file.
-fn budget(ws: &Workspace, tokens: u64) -> PathBuf {
+pub(crate) fn budget(ws: &Workspace, tokens: u64) -> PathBuf {
     let file = ws.path("xdg/agent-loop/config.toml");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, format!("max_context_tokens = {tokens}\n")).unwrap();

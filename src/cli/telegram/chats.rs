@@ -264,31 +264,57 @@ impl Worker {
     /// Fetches the photos and runs them as a turn; a backend that takes no images, or a
     /// photo that cannot be fetched or is no image the model takes, is the reply instead (the
     /// backend is asked first, so its refusal comes without a download), and there is no turn.
+    /// The check and the download are the chat's running work as the turn is: `/stop` ends
+    /// them, and the chat's next message waits for them.
     async fn photos(&mut self, photos: Photos) {
         let Some(chat) = &mut self.chat else { return };
-        let (mut observer, reporter) = progress(&self.shared, self.chat_id, chat);
-        let checked = chat.check_images(&mut observer).await;
+        let shared = &self.shared;
+        // A /stop that came as the last turn ended is not for this one.
+        let _ = futures_util::FutureExt::now_or_never(self.stop.notified());
+        self.busy.set(true);
+        let (mut observer, reporter) = progress(shared, self.chat_id, chat);
+        let mut cancel_all = shared.cancel_all.clone();
+        let chat_id = self.chat_id;
+        let fetched = async {
+            chat.check_images(&mut observer)
+                .await
+                .map_err(|e| format!("error: {}", chat.redactor().redact(&e.to_string())))?;
+            let _ = shared.api.typing(chat_id).await;
+            fetch(&shared.api, &photos.files).await
+        };
+        let outcome = tokio::select! {
+            fetched = fetched => fetched,
+            () = self.stop.notified() => Err("Stopped before it started.".into()),
+            _ = cancel_all.wait_for(|cancel| *cancel) => Err("Cancelled: the bot is shutting down.".into()),
+        };
         drop(observer);
         let _ = reporter.await;
-        if let Err(e) = checked {
-            let text = format!("error: {}", chat.redactor().redact(&e.to_string()));
-            return self.send_plain(&text).await;
-        }
-        let _ = self.shared.api.typing(self.chat_id).await;
-        match fetch(&self.shared.api, &photos.files).await {
-            Ok(images) => self.turn(Prompt::new(photos.text(), images), None).await,
-            Err(why) => self.send_plain(&why).await,
+        match outcome {
+            // Still busy: a /stop sent since is for the turn.
+            Ok(images) => {
+                self.busy_turn(Prompt::new(photos.text(), images), None)
+                    .await
+            }
+            Err(why) => {
+                self.busy.set(false);
+                self.send_plain(&why).await
+            }
         }
     }
 
     /// Runs one turn (on every backend of `compare`, at once); sends its answer, or why
     /// there is none.
     async fn turn(&mut self, prompt: Prompt, compare: Option<&[String]>) {
-        let Some(chat) = &mut self.chat else { return };
-        let shared = &self.shared;
         // A /stop that came as the last turn ended is not for this one.
         let _ = futures_util::FutureExt::now_or_never(self.stop.notified());
         self.busy.set(true);
+        self.busy_turn(prompt, compare).await
+    }
+
+    /// [`Worker::turn`] once the chat is busy with it.
+    async fn busy_turn(&mut self, prompt: Prompt, compare: Option<&[String]>) {
+        let Some(chat) = &mut self.chat else { return };
+        let shared = &self.shared;
         // A slot among the chats that may run at once; /stop also ends the wait for one.
         let slot = tokio::select! {
             slot = shared.slots.acquire() => slot.ok(),

@@ -54,6 +54,8 @@ struct State {
     files: HashMap<String, (Vec<u8>, bool)>,
     /// The file ids downloaded, in order.
     downloads: Vec<String>,
+    /// Files whose download, once asked for, waits until they are released.
+    held: Vec<String>,
 }
 
 pub struct Mock {
@@ -119,7 +121,17 @@ impl Mock {
         self.lock().files.insert(id.to_string(), (data, sized));
     }
 
-    /// The file ids downloaded so far.
+    /// The file `id`'s download waits, once asked for, until [`Mock::release`].
+    pub fn hold(&self, id: &str) {
+        self.lock().held.push(id.to_string());
+    }
+
+    pub fn release(&self, id: &str) {
+        self.lock().held.retain(|h| h != id);
+        self.state.1.notify_all();
+    }
+
+    /// The file ids downloaded so far (asked for, when held).
     pub fn downloads(&self) -> Vec<String> {
         self.lock().downloads.clone()
     }
@@ -235,6 +247,9 @@ fn serve(mut stream: TcpStream, state: &(Mutex<State>, Condvar)) {
         let file = {
             let mut s = state.0.lock().unwrap();
             s.downloads.push(id.to_string());
+            while s.held.iter().any(|h| h == id) {
+                s = state.1.wait(s).unwrap();
+            }
             s.files.get(id).cloned()
         };
         let Some((data, sized)) = file else {

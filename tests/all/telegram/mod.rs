@@ -3,6 +3,7 @@
 //! calls or a file, bounded; nothing sleeps to synchronise.
 
 mod acp;
+mod budget;
 mod lifecycle;
 mod mock;
 mod photos;

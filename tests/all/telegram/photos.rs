@@ -14,7 +14,7 @@ use crate::http::server::Server;
 use crate::http::{setup, streamed, Format};
 
 /// The bot on backend `api` of `setup`, with `--debug` (which must not show the bytes either).
-fn bot(ws: &Workspace, mock: &Mock) -> Bot {
+pub(super) fn bot(ws: &Workspace, mock: &Mock) -> Bot {
     let cmd = crate::http::cmd(
         ws,
         &[
@@ -29,12 +29,32 @@ fn bot(ws: &Workspace, mock: &Mock) -> Bot {
     Bot::spawn(ws, mock, cmd)
 }
 
-fn pixel() -> Vec<u8> {
+/// The HTTP backend `api`, Anthropic's format, with `answers` text answers.
+pub(super) fn anthropic(answers: usize) -> (Workspace, Server) {
+    let answers = (0..answers)
+        .map(|_| streamed(Format::Anthropic, "text"))
+        .collect();
+    setup(Format::Anthropic, answers, "")
+}
+
+/// The mock with the photo file `m`, and the bot after answering "first"; returns them and
+/// the chat's session file.
+pub(super) fn after_a_first_turn(ws: &Workspace) -> (Mock, Bot, std::path::PathBuf) {
+    let mock = Mock::start();
+    mock.file("m", pixel(), true);
+    let bot = bot(ws, &mock);
+    mock.message(ME, ME, "first");
+    mock.wait_sent(ME, "The notes say hello.");
+    let session = ws.path("data/agent-loop/sessions/telegram-42/session.json");
+    (mock, bot, session)
+}
+
+pub(super) fn pixel() -> Vec<u8> {
     std::fs::read(fixture("images/pixel.png")).unwrap()
 }
 
 /// A photo of three sizes: `s` and `m` within the limit, `l` over it.
-fn photo(caption: Option<&str>) -> Value {
+pub(super) fn photo(caption: Option<&str>) -> Value {
     let mut fields = json!({"photo": [
         {"file_id": "s", "file_unique_id": "s", "width": 90, "height": 90, "file_size": 70},
         {"file_id": "m", "file_unique_id": "m", "width": 800, "height": 800, "file_size": 70},
@@ -58,10 +78,7 @@ fn first_user_message(server: &Server, request: usize) -> Value {
 
 #[test]
 fn a_photo_reaches_the_model_and_stays_in_the_session() {
-    let answers = (0..3)
-        .map(|_| streamed(Format::Anthropic, "text"))
-        .collect();
-    let (ws, server) = setup(Format::Anthropic, answers, "");
+    let (ws, server) = anthropic(3);
     let mock = Mock::start();
     mock.file("m", pixel(), true);
     let mut bot = bot(&ws, &mock);
@@ -196,12 +213,7 @@ fn an_album_is_one_turn() {
 fn a_backend_without_images_refuses_and_the_conversation_is_unchanged() {
     // Ollama's default: no images.
     let (ws, server) = setup(Format::Ollama, vec![streamed(Format::Ollama, "text")], "");
-    let mock = Mock::start();
-    mock.file("m", pixel(), true);
-    let mut bot = bot(&ws, &mock);
-    mock.message(ME, ME, "first");
-    mock.wait_sent(ME, "The notes say hello.");
-    let session = ws.path("data/agent-loop/sessions/telegram-42/session.json");
+    let (mock, mut bot, session) = after_a_first_turn(&ws);
     let read =
         || -> Value { serde_json::from_str(&std::fs::read_to_string(&session).unwrap()).unwrap() };
     let before = read()["conversation"].clone();
@@ -297,4 +309,61 @@ fn a_strangers_photo_is_never_fetched() {
     assert!(mock.calls().iter().all(|c| c.method != "getFile"));
     assert!(mock.downloads().is_empty());
     assert!(server.requests().is_empty());
+}
+
+/// A photo captioned "look" sent to the bot, whose download is held; returns once the bot
+/// asked for it. The HTTP backend has `answers` text answers.
+fn photo_being_downloaded(answers: usize) -> (Workspace, Server, Mock, Bot) {
+    let (ws, server) = anthropic(answers);
+    let mock = Mock::start();
+    mock.file("m", pixel(), true);
+    mock.hold("m");
+    let bot = bot(&ws, &mock);
+    mock.media(ME, ME, &[photo(Some("look"))]);
+    mock.wait_for("the download", |_| {
+        (!mock.downloads().is_empty()).then_some(())
+    });
+    (ws, server, mock, bot)
+}
+
+/// A photo being downloaded is the chat's running work: `/stop` ends it with no turn, and a
+/// message sent meanwhile runs after it.
+#[test]
+fn stop_during_a_download_ends_it_and_the_next_message_follows() {
+    let (_ws, server, mock, mut bot) = photo_being_downloaded(1);
+    mock.message(ME, ME, "after the photo");
+    mock.message(ME, ME, "/stop");
+    mock.wait_sent(ME, "The notes say hello.");
+    let sent = mock.sent(ME);
+    let stopped = sent.iter().position(|t| t == "Stopped before it started.");
+    let answer = sent.iter().position(|t| t.contains("The notes say hello."));
+    assert!(stopped.is_some() && stopped < answer, "{sent:#?}");
+    assert!(
+        !sent.iter().any(|t| t.contains("Nothing is running")),
+        "{sent:#?}"
+    );
+    assert_eq!(bot.terminate(), 0);
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        server.requests()[0].json()["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "after the photo"}]}])
+    );
+}
+
+/// A message sent while a photo downloads waits for the photo's turn, as behind any turn.
+#[test]
+fn a_message_during_a_download_follows_its_turn() {
+    let (_ws, server, mock, mut bot) = photo_being_downloaded(2);
+    mock.message(ME, ME, "after the photo");
+    mock.release("m");
+    mock.wait_for("two requests", |_| {
+        (server.requests().len() == 2).then_some(())
+    });
+    assert_eq!(first_user_message(&server, 0)["content"][0], image_block());
+    let second = server.requests()[1].json();
+    assert_eq!(
+        second["messages"].as_array().unwrap().last().unwrap(),
+        &json!({"role": "user", "content": [{"type": "text", "text": "after the photo"}]})
+    );
+    assert_eq!(bot.terminate(), 0);
 }

@@ -362,3 +362,16 @@ fn summarize_mode_does_not_ask_an_acp_agent_for_a_summary() {
     );
     assert_eq!(sent[6].1, "last");
 }
+
+#[test]
+fn a_mode_chosen_with_context_stays_on_backend_even_when_it_was_the_agents_own() {
+    let ws = both();
+    ws.reply(1, "ok\n");
+    // `fresh` is the ACP agent's own mode; chosen with /context, it is the user's.
+    let keys = "first question\n/context fresh\n/backend fake\nsecond question\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend acp", keys);
+    assert_eq!(code, 0, "{screen}");
+    let prompt = ws.prompt(1);
+    assert!(prompt.contains("second question"), "{prompt}");
+    assert!(!prompt.contains("first question"), "{prompt}");
+}

@@ -18,6 +18,8 @@ impl Chat {
 
     /// How much history the next requests carry; kept with the session.
     pub fn set_context_mode(&mut self, mode: ContextMode) -> Result<(), Error> {
+        // The user's choice, so it stays on `/backend` even where it is the old backend's own.
+        self.context_overrides.mode = Some(mode);
         self.agent.set_context_mode(mode);
         self.save()
     }

@@ -1,6 +1,8 @@
 //! The chats the bot is in: one worker task per chat, which owns its [`Chat`] and handles
 //! the chat's messages one after another, in the order they came (a message sent during a
-//! turn waits in the chat's queue); the photos of an album queued together are one turn.
+//! turn waits in the chat's queue); the photos of an album are one turn, the first waiting
+//! for the rest to come (Telegram sends them together, but long polling may answer with the
+//! first alone).
 //! Turns of different chats run at once, up to `max_concurrent`; more wait for a slot.
 //! Everything runs on one thread (a `LocalSet`).
 
@@ -37,6 +39,8 @@ pub struct Shared {
     pub cancel_all: watch::Receiver<bool>,
     /// Shutting down: queued messages are not run.
     pub draining: Cell<bool>,
+    /// How many `getUpdates` answers the poll loop has handled; closed when it stops.
+    pub polls: watch::Receiver<u64>,
     pub debug: bool,
 }
 
@@ -44,8 +48,12 @@ pub struct Shared {
 enum Job {
     Task(String),
     Command(Command),
-    Photos(Photos),
+    /// With the number of `getUpdates` answers handled before the one that brought them.
+    Photos(Photos, u64),
 }
+
+/// The longest a photo of an album waits for the rest when no `getUpdates` answer comes.
+const ALBUM_WAIT: Duration = Duration::from_secs(1);
 
 struct Handle {
     queue: mpsc::UnboundedSender<Job>,
@@ -99,7 +107,8 @@ impl Chats {
 
     /// Takes a photo or image of an allowed user in `chat_id` (fetched when its turn comes).
     pub fn photos(&self, chat_id: i64, photos: Photos) {
-        self.queue(chat_id, Job::Photos(photos));
+        let polls = *self.shared.polls.borrow();
+        self.queue(chat_id, Job::Photos(photos, polls));
     }
 
     /// Queues `job` for the chat's worker, starting the worker at the chat's first.
@@ -178,11 +187,12 @@ impl Worker {
             match job {
                 Job::Task(task) => self.turn(task.into(), None).await,
                 Job::Command(command) => self.command(command).await,
-                Job::Photos(mut photos) => {
-                    // The rest of an album that came in the same poll is queued behind it.
+                Job::Photos(mut photos, polls) => {
+                    let stopped = photos.group.is_some() && !self.album_wait(polls).await;
+                    // The rest of the album is queued behind it by now.
                     while let Some(group) = &photos.group {
                         match jobs.try_recv() {
-                            Ok(Job::Photos(more)) if more.group.as_ref() == Some(group) => {
+                            Ok(Job::Photos(more, _)) if more.group.as_ref() == Some(group) => {
                                 photos.join(more)
                             }
                             Ok(other) => {
@@ -192,13 +202,34 @@ impl Worker {
                             Err(_) => break,
                         }
                     }
-                    self.photos(photos).await
+                    if stopped {
+                        self.busy.set(false);
+                        self.send_plain("Stopped before it started.").await
+                    } else {
+                        self.photos(photos).await
+                    }
                 }
             }
         }
         if let Some(chat) = &mut self.chat {
             let _ = chat.save();
             chat.shutdown().await;
+        }
+    }
+
+    /// Waits, as part of the photo's turn, for the rest of an album whose photo came in the
+    /// answer after the first `polls`: until the poll loop has handled the answer after it
+    /// (Telegram sends an album's photos together), stopped, or [`ALBUM_WAIT`] passed.
+    /// False when `/stop` ended it.
+    async fn album_wait(&self, polls: u64) -> bool {
+        // A /stop that came as the last turn ended is not for this one.
+        let _ = futures_util::FutureExt::now_or_never(self.stop.notified());
+        self.busy.set(true);
+        let mut answers = self.shared.polls.clone();
+        let next = answers.wait_for(|&n| n > polls + 1);
+        tokio::select! {
+            _ = tokio::time::timeout(ALBUM_WAIT, next) => true,
+            () = self.stop.notified() => false,
         }
     }
 

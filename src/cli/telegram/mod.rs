@@ -152,6 +152,7 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
         );
     }
     let (cancel, cancel_all) = watch::channel(false);
+    let (answers, polls) = watch::channel(0u64);
     let approvals = Approvals::default();
     let chats = Chats::new(Shared {
         api: api.clone(),
@@ -162,6 +163,7 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
         slots: Semaphore::new(max_concurrent),
         cancel_all,
         draining: Cell::new(false),
+        polls,
         debug,
     });
     let mut signals = Signals::install();
@@ -188,6 +190,7 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
                     offset = offset.max(update.update_id + 1);
                     handle(&chats, &approvals, &users, update, debug);
                 }
+                answers.send_modify(|n| *n += 1);
             }
             // The token is wrong (or revoked): no retry will fix it.
             Err(ApiError::Refused { code, description }) if code == 401 || code == 404 => {
@@ -206,6 +209,8 @@ async fn serve(setup: Setup, bot: &Telegram) -> i32 {
             }
         }
     };
+    // No more answers: a photo waiting for the rest of its album goes on.
+    drop(answers);
     // Acknowledge what was handled, so a restart does not see it again.
     let _ = tokio::time::timeout(
         Duration::from_secs(5),

@@ -39,6 +39,8 @@ type Matcher = Box<dyn Fn(&Call) -> bool + Send>;
 #[derive(Default)]
 struct State {
     updates: Vec<Value>,
+    /// Updates that join the queue once a `getUpdates` answer has carried the queued ones.
+    later: Vec<Value>,
     next_update: i64,
     next_message: i64,
     calls: Vec<Call>,
@@ -99,6 +101,16 @@ impl Mock {
     /// Messages from `user` in `chat` with `fields` each (`photo`, `document`, `caption`,
     /// `media_group_id`...), in one `getUpdates` answer, as an album's arrive.
     pub fn media(&self, chat: i64, user: i64, fields: &[Value]) {
+        self.media_in(chat, user, fields, false)
+    }
+
+    /// [`Mock::media`], in the `getUpdates` answer after the one that carries what is queued
+    /// now: an album that comes apart across answers.
+    pub fn media_later(&self, chat: i64, user: i64, fields: &[Value]) {
+        self.media_in(chat, user, fields, true)
+    }
+
+    fn media_in(&self, chat: i64, user: i64, fields: &[Value], later: bool) {
         let mut state = self.lock();
         for extra in fields {
             state.next_update += 1;
@@ -110,7 +122,10 @@ impl Mock {
             for (k, v) in extra.as_object().expect("fields are an object") {
                 update["message"][k] = v.clone();
             }
-            state.updates.push(update);
+            match later {
+                true => state.later.push(update),
+                false => state.updates.push(update),
+            }
         }
         self.state.1.notify_all();
     }
@@ -313,7 +328,12 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
             let left = deadline.saturating_duration_since(Instant::now());
             s = state.1.wait_timeout(s, left).unwrap().0;
         }
-        return (200, json!({"ok": true, "result": s.updates}));
+        let answer = json!({"ok": true, "result": s.updates});
+        if !s.updates.is_empty() {
+            let later = std::mem::take(&mut s.later);
+            s.updates.extend(later);
+        }
+        return (200, answer);
     }
     if method == "sendMessage" {
         s.next_message += 1;

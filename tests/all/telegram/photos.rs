@@ -209,6 +209,30 @@ fn an_album_is_one_turn() {
     assert_eq!(user["images"][1]["name"], "shot.png");
 }
 
+/// An album whose second photo comes in a later `getUpdates` answer than its first (long
+/// polling answers as soon as one update waits) is still one turn.
+#[test]
+fn an_album_across_two_answers_is_one_turn() {
+    let (ws, server) = anthropic(1);
+    let mock = Mock::start();
+    mock.file("m", pixel(), true);
+    let mut bot = bot(&ws, &mock);
+    let mut first = photo(Some("both"));
+    first["media_group_id"] = json!("album2");
+    let mut second = photo(None);
+    second["media_group_id"] = json!("album2");
+    mock.media(ME, ME, &[first]);
+    mock.media_later(ME, ME, &[second]);
+    mock.wait_sent(ME, "The notes say hello.");
+    assert_eq!(
+        first_user_message(&server, 0),
+        json!({"role": "user", "content": [image_block(), image_block(),
+                                           {"type": "text", "text": "both"}]})
+    );
+    assert_eq!(bot.terminate(), 0);
+    assert_eq!(server.requests().len(), 1);
+}
+
 #[test]
 fn a_backend_without_images_refuses_and_the_conversation_is_unchanged() {
     // Ollama's default: no images.

@@ -26,7 +26,7 @@ fn workspace_deps(manifest: &str) -> Vec<String> {
 
 #[test]
 fn the_crates_depend_downwards_only() {
-    let layers: [(&str, &[&str]); 8] = [
+    let layers: [(&str, &[&str]); 9] = [
         ("scan", &[]),
         ("crates/protocol", &[]),
         ("crates/tools", &["agent-loop-protocol", "agent-loop-scan"]),
@@ -64,6 +64,8 @@ fn the_crates_depend_downwards_only() {
             "crates/import",
             &["agent-loop-protocol", "agent-loop-tools"],
         ),
+        // Agent Skills: files and text only, so the context and the tools can both use it.
+        ("crates/skills", &[]),
     ];
     for (dir, expected) in layers {
         assert_eq!(

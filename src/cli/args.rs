@@ -331,6 +331,15 @@ pub enum Command {
     Doctor {
         #[arg(value_name = "BACKEND")]
         backend: Option<String>,
+        /// The backend to check, as a flag: the same as BACKEND (`--backend` is accepted
+        /// wherever a backend is named).
+        #[arg(
+            short = 'b',
+            long = "backend",
+            value_name = "NAME",
+            conflicts_with = "backend"
+        )]
+        backend_flag: Option<String>,
     },
     /// Translate a UnifyWeaver spec into backends.toml.
     ///

@@ -48,7 +48,8 @@ impl Observer for Frontend {
     fn event(&mut self, event: &Event) {
         if self.debug {
             let json = serde_json::to_string(event).unwrap_or_default();
-            self.display.notice(&format!("debug: event {json}"));
+            // Beside the answer, never in it: stdout's bytes are the same without --debug.
+            self.display.aside(&format!("debug: event {json}"));
         }
         if let Event::ToolCall { .. } = event {
             self.calls += 1;

@@ -110,7 +110,10 @@ pub fn main() -> i32 {
     };
     let code = match &args.command {
         Some(Command::Backends) => runtime.block_on(backends(&args)),
-        Some(Command::Doctor { backend }) => runtime.block_on(doctor(&args, backend)),
+        Some(Command::Doctor {
+            backend,
+            backend_flag,
+        }) => runtime.block_on(doctor(&args, &backend.clone().or(backend_flag.clone()))),
         Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
         Some(Command::Acp(acp)) => runtime.block_on(super::acp::run(&args, acp)),
         Some(Command::Mcp { action }) => {

@@ -83,6 +83,10 @@ impl Screen {
         self.lock().notice(text);
     }
 
+    pub fn aside(&self, text: &str) {
+        self.lock().aside(text);
+    }
+
     pub fn prompt(&self, text: &str) {
         self.lock().prompt(text);
     }

@@ -325,6 +325,19 @@ impl PlainDisplay {
         let _ = self.err.flush();
     }
 
+    /// A line of tracing on stderr that leaves stdout alone: a streamed line stays open
+    /// there (a line break on stdout would change the answer's bytes); on stderr the line
+    /// starts on a line of its own, for a terminal that shows both.
+    pub fn aside(&mut self, text: &str) {
+        let open = if self.mid_line || self.pending_cr {
+            "\n"
+        } else {
+            ""
+        };
+        let _ = writeln!(self.err, "{open}{}", sanitize(text));
+        let _ = self.err.flush();
+    }
+
     /// Text on stderr without a newline (the REPL's `You: ` prompt).
     pub fn prompt(&mut self, text: &str) {
         let _ = write!(self.err, "{}", sanitize(text));
@@ -368,6 +381,10 @@ impl Renderer for PlainDisplay {
 
     fn notice(&mut self, text: &str) {
         PlainDisplay::notice(self, text);
+    }
+
+    fn aside(&mut self, text: &str) {
+        PlainDisplay::aside(self, text);
     }
 
     fn prompt(&mut self, text: &str) {

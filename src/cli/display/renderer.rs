@@ -17,6 +17,12 @@ pub trait Renderer: Send {
     /// A line of the front end's own (REPL banner, notices).
     fn notice(&mut self, text: &str);
 
+    /// A line of tracing (`--debug`) on stderr, written even in the middle of a streamed
+    /// answer without touching stdout: the answer's bytes are the same with and without it.
+    fn aside(&mut self, text: &str) {
+        self.notice(text);
+    }
+
     /// Text without a newline (the REPL's `You: ` prompt).
     fn prompt(&mut self, text: &str);
 

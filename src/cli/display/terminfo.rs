@@ -272,6 +272,11 @@ impl Renderer for TerminfoDisplay {
         self.plain.notice(text);
     }
 
+    fn aside(&mut self, text: &str) {
+        self.stop();
+        self.plain.aside(text);
+    }
+
     fn prompt(&mut self, text: &str) {
         self.stop();
         let style = self.caps.bold();

@@ -51,7 +51,7 @@ flag and setting.
 
 Exit codes: 0 success, 1 the backend or a turn failed, 2 bad usage or configuration,
 3 the turn would not end (--max-iterations reached, or the same tool call three times),
-4 no tool ran: every tool call needed an approval that could not be asked (use --yes),
+4 not done: a tool call was refused, as approval could not be asked (use --yes or --allow),
 129 ended by SIGHUP, 130 interrupted (Ctrl-C), 143 ended by SIGTERM.";
 
 const SHORT_FOOTER: &str = "\

@@ -17,10 +17,9 @@ pub struct Frontend {
     pub debug: bool,
     /// In the REPL, where notices may point to slash commands such as `/pick`.
     pub repl: bool,
-    /// Tool calls seen, and those refused because approval could not be asked (no
-    /// terminal, or JSON lines): a one-shot run in which every call was refused says so in
-    /// its exit code.
-    pub calls: u32,
+    /// Tool calls refused because approval could not be asked (no terminal, or JSON lines):
+    /// a one-shot run with one says so in its exit code, whatever the backend type (an
+    /// agent's own questions come here too).
     pub refused: u32,
 }
 
@@ -32,7 +31,6 @@ impl Frontend {
             redactor,
             debug: false,
             repl: false,
-            calls: 0,
             refused: 0,
         }
     }
@@ -50,9 +48,6 @@ impl Observer for Frontend {
             let json = serde_json::to_string(event).unwrap_or_default();
             // Beside the answer, never in it: stdout's bytes are the same without --debug.
             self.display.aside(&format!("debug: event {json}"));
-        }
-        if let Event::ToolCall { .. } = event {
-            self.calls += 1;
         }
         self.display.render(event);
     }

@@ -316,27 +316,37 @@ fn read_stdin_task() -> Result<String, Error> {
     Ok(task)
 }
 
-/// The exit code of a one-shot turn that ended with an answer although every tool call in it
-/// was refused, because approval could not be asked: what was asked for was not done.
-const ALL_REFUSED: i32 = 4;
+/// The exit code of a one-shot turn in which a tool call was refused because approval could
+/// not be asked (no terminal, or JSON lines) and the agent then ended: what was asked for may
+/// not be done, and a script must be able to tell. The same rule for every backend type:
+/// agent-loop's own tools and an agent's questions relayed to it alike. (A "no" typed at the
+/// terminal is the user's own decision, seen as it was made.)
+const REFUSED: i32 = 4;
 
 async fn one_shot(app: &mut App, task: &str) -> i32 {
     let outcome = app.turn(task).await;
-    let frontend = app.frontend();
-    let all_refused = frontend.calls > 0 && frontend.refused == frontend.calls;
-    if all_refused && matches!(outcome, Outcome::Done(Ok(_))) {
-        app.notice(
-            "[no tool ran: approval cannot be asked here (no terminal, or --output jsonl); \
-             pass --yes, or --allow TOOL for the tools you trust]",
-        );
+    let refused = app.frontend().refused;
+    let code = match &outcome {
+        Outcome::Done(Ok(_)) => 0,
+        // The error has already been shown.
+        Outcome::Done(Err(e)) => super::outcome::exit_code(e),
+        Outcome::Cancelled(stop) => stop.exit_code(),
+    };
+    // A backend that failed after a refusal (a TUI whose turn ended without an answer) failed
+    // because of it; other codes (bad usage, a turn that would not end, a signal) say more.
+    let not_done = refused > 0 && (code == 0 || code == 1);
+    if not_done {
+        app.notice(&format!(
+            "[not done: {} refused: approval cannot be asked here (no terminal, or --output \
+             jsonl); pass --yes, or --allow TOOL for the tools you trust]",
+            agent_loop::plural::count(refused, "tool call", "tool calls")
+        ));
     }
     let line = app.summary_line();
     app.notice(&line);
-    match outcome {
-        Outcome::Done(Ok(_)) if all_refused => ALL_REFUSED,
-        Outcome::Done(Ok(_)) => 0,
-        // The error has already been shown.
-        Outcome::Done(Err(e)) => super::outcome::exit_code(&e),
-        Outcome::Cancelled(stop) => stop.exit_code(),
+    if not_done {
+        REFUSED
+    } else {
+        code
     }
 }

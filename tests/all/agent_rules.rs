@@ -1,5 +1,6 @@
 //! The rules every backend type keeps for a script in a pipe (issue 58): `--debug` never
-//! touches stdout's bytes; every subcommand that takes a backend takes `--backend`.
+//! touches stdout's bytes; a refused tool call is a non-zero exit (4) and a line on stderr;
+//! every subcommand that takes a backend takes `--backend`.
 
 use crate::common::{fixture, Run, Workspace};
 
@@ -85,4 +86,58 @@ fn doctor_takes_the_backend_as_a_flag_too() {
     // Named twice: bad usage.
     ws.run(&["doctor", "demo", "--backend", "fake"])
         .expect_code(2);
+}
+
+/// A refused call, then an answer: exit 4 and a `[not done: ...]` line on stderr, whatever the
+/// backend type; nothing about it on stdout.
+fn assert_not_done(name: &str, run: &Run) {
+    run.expect_code(4);
+    assert!(
+        run.stderr()
+            .contains("[not done: 1 tool call refused: approval cannot be asked here"),
+        "{name}: {}",
+        run.stderr()
+    );
+    assert!(
+        !run.stdout().contains("not done"),
+        "{name}: {}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn a_refused_call_then_an_end_exits_4_for_every_backend_type() {
+    // agent-loop's own tools (a CLI backend; HTTP backends share the loop): a read ran, a
+    // write was refused, and the model answered.
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("notes.txt"), "hello\n").unwrap();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"read\",\"arguments\":{\"path\":\"notes.txt\"}}</tool_call>\n",
+    );
+    ws.reply(
+        2,
+        "<tool_call>{\"name\":\"write\",\"arguments\":{\"path\":\"out.txt\",\"content\":\"x\"}}</tool_call>\n",
+    );
+    ws.reply(3, "I could not write it.\n");
+    let run = ws.run(&["--backend", "fake", "--no-save", "copy notes"]);
+    assert_not_done("cli", &run);
+    assert!(!ws.work().join("out.txt").exists());
+    // The same run with --yes is done.
+    let ws = Workspace::new();
+    ws.reply(1, "<tool_call>{\"name\":\"write\",\"arguments\":{\"path\":\"out.txt\",\"content\":\"x\"}}</tool_call>\n");
+    ws.reply(2, "Written.\n");
+    ws.run(&["--backend", "fake", "--no-save", "--yes", "write"])
+        .expect_code(0);
+    // An ACP agent's question, refused: it answers all the same.
+    let ws = Workspace::new();
+    with_acp(&ws, "");
+    let run = ws.run(&["--backend", "acp", "--no-save", "permission"]);
+    assert_not_done("acp", &run);
+    assert_eq!(run.stdout(), "permission: cancel\n");
+    // A TUI's question, denied: the agent says it did not run it.
+    let ws = crate::pty::tui("timeout_s = 60");
+    let run = ws.run(&["--backend", "tui", "--no-save", "run touch piped.txt"]);
+    assert_not_done("pty", &run);
+    assert!(!ws.work().join("piped.txt").exists());
 }

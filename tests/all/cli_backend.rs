@@ -82,7 +82,7 @@ fn mutating_tools_are_denied_without_a_terminal_or_yes() {
     run.expect_code(4);
     assert!(
         run.stderr()
-            .contains("[no tool ran: approval cannot be asked here"),
+            .contains("[not done: 1 tool call refused: approval cannot be asked here"),
         "{}",
         run.stderr()
     );

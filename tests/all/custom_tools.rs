@@ -102,8 +102,9 @@ fn confirm_applies_to_builtins_with_a_warning_for_bash() {
         call("bash", "{\"command\":\"touch ran.txt\"}") + &call("read", "{\"path\":\"notes.txt\"}"),
     );
     ws.reply(2, "done\n");
+    // read was refused (it could not ask): not done, exit 4.
     let run = ws.run(&["--backend", "fake", "go"]);
-    run.expect_code(0);
+    run.expect_code(4);
     assert!(ws.work().join("ran.txt").exists(), "bash asked");
     let err = run.stderr();
     assert!(
@@ -303,7 +304,8 @@ fn an_http_backend_gets_approval_confinement_and_timeout_results() {
         &tools,
     );
     std::fs::write(ws.path("outside.txt"), "secret words\n").unwrap();
-    run_api(&ws, &["--no-stream", "try the tools"]).expect_code(0);
+    // touch_it was refused (it could not ask): not done, exit 4.
+    run_api(&ws, &["--no-stream", "try the tools"]).expect_code(4);
     assert!(
         !ws.work().join("made.txt").exists(),
         "touch_it ran without approval"
@@ -427,8 +429,9 @@ fn allow_rules_match_the_resolved_argv_and_git_asks() {
             + &call("newdoc", r#"{"path":"docs/../b.md"}"#),
     );
     ws.reply(2, "done\n");
+    // Two were refused: not done, exit 4.
     ws.run(&["--backend", "fake", "--allow", "newdoc:touch docs/*", "go"])
-        .expect_code(0);
+        .expect_code(4);
     assert!(ws.work().join("docs/a.md").exists());
     assert!(!ws.work().join(".git/hooks/pre-commit").exists());
     assert!(!ws.work().join("b.md").exists());

@@ -132,7 +132,7 @@ fn approvals_go_through_agent_loops_approval_flow() {
     );
     // In a pipe nobody can be asked: denied, and the agent is told so.
     let run = ws.run(&["--backend", "tui", "run touch piped.txt"]);
-    run.expect_code(0);
+    run.expect_code(4);
     assert!(!ws.work().join("piped.txt").exists());
     assert!(
         run.stdout()

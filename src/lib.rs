@@ -17,22 +17,27 @@
 //!
 //! The workspace's crates are the layers, each depending only on those before it:
 //! `agent-loop-protocol` (events, tool calls, usage, the JSON lines schema), `agent-loop-tools`
-//! (what a tool is, the registry, command tools, and the processes they run in), then side by
-//! side `agent-loop-builtins` (the built-in tools) and `agent-loop-backends` (configuration,
-//! context, parsers, backends) with `agent-loop-mcp` (the MCP client) on the backends, then
-//! `agent-loop-core` (the agent loop, sessions, the [`chat`] façade), `agent-loop-import` (the
-//! Prolog spec import), then the binary. This library is their public face: it re-exports
-//! them at the paths front ends use ([`chat`], [`tools`], [`builtins`], [`config`],
-//! [`backend`]...). docs/library.md has the table.
+//! (what a tool is, the registry, command tools, the processes they run in, TLS and SSE), then
+//! side by side `agent-loop-builtins` (the built-in tools) and the backends' stack:
+//! `agent-loop-parse` (a CLI's output parsers), `agent-loop-context` (the context manager),
+//! `agent-loop-config` (`backends.toml`, settings, folders), with `agent-loop-backends` and
+//! `agent-loop-mcp` (the MCP client) on it, then `agent-loop-core` (the agent loop, sessions,
+//! the [`chat`] façade), `agent-loop-import` (the Prolog spec import), then the binary. This
+//! library is their public face: it re-exports them at the paths front ends use ([`chat`],
+//! [`tools`], [`builtins`], [`config`], [`backend`]...). docs/library.md has the table.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 
-pub use agent_loop_backends::{backend, config, context, dirs, parse, sanitize, sse};
+pub use agent_loop_backends::{backend, sanitize};
 pub use agent_loop_builtins as builtins;
+pub use agent_loop_config as config;
+pub use agent_loop_config::dirs;
+pub use agent_loop_context as context;
 pub use agent_loop_core::{agent, chat, session};
 pub use agent_loop_import as import;
 pub use agent_loop_mcp as mcp;
+pub use agent_loop_parse as parse;
 pub use agent_loop_protocol::{error, event, jsonl, plural, redact, shown, BoxFuture};
 pub use agent_loop_tools as tools;
-pub use agent_loop_tools::{process, tls};
+pub use agent_loop_tools::{process, sse, tls};
 pub use error::{Error, ErrorKind};

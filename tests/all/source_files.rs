@@ -1,6 +1,7 @@
 //! The shape of the source tree: no source file over 600 lines, its tests included. The layering
-//! itself is the workspace's crate graph (protocol, tools, builtins, backends, mcp, core,
-//! import, the binary), checked here against the manifests: an import against it does not compile.
+//! itself is the workspace's crate graph (protocol, tools, builtins, parse, context, config,
+//! backends, mcp, core, import, the binary), checked here against the manifests: an import
+//! against it does not compile.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,7 @@ fn workspace_deps(manifest: &str) -> Vec<String> {
 
 #[test]
 fn the_crates_depend_downwards_only() {
-    let layers: [(&str, &[&str]); 9] = [
+    let layers: [(&str, &[&str]); 12] = [
         ("scan", &[]),
         ("crates/protocol", &[]),
         ("crates/tools", &["agent-loop-protocol", "agent-loop-scan"]),
@@ -36,15 +37,38 @@ fn the_crates_depend_downwards_only() {
             "crates/builtins",
             &["agent-loop-protocol", "agent-loop-tools"],
         ),
+        ("crates/parse", &["agent-loop-protocol", "agent-loop-scan"]),
+        // The context manager: it knows the tools' specs, not how a backend is configured.
+        (
+            "crates/context",
+            &["agent-loop-protocol", "agent-loop-tools"],
+        ),
+        // The configuration, below both of its readers: the backends and the MCP client.
+        (
+            "crates/config",
+            &[
+                "agent-loop-context",
+                "agent-loop-parse",
+                "agent-loop-protocol",
+                "agent-loop-tools",
+            ],
+        ),
         (
             "crates/backends",
-            &["agent-loop-protocol", "agent-loop-scan", "agent-loop-tools"],
+            &[
+                "agent-loop-config",
+                "agent-loop-context",
+                "agent-loop-parse",
+                "agent-loop-protocol",
+                "agent-loop-tools",
+            ],
         ),
-        // The MCP client is a source of tools: it knows nothing of the agent loop.
+        // The MCP client is a source of tools: it knows nothing of the agent loop, nor of the
+        // backends.
         (
             "crates/mcp",
             &[
-                "agent-loop-backends",
+                "agent-loop-config",
                 "agent-loop-protocol",
                 "agent-loop-tools",
             ],
@@ -55,7 +79,10 @@ fn the_crates_depend_downwards_only() {
             &[
                 "agent-loop-backends",
                 "agent-loop-builtins",
+                "agent-loop-config",
+                "agent-loop-context",
                 "agent-loop-mcp",
+                "agent-loop-parse",
                 "agent-loop-protocol",
                 "agent-loop-tools",
             ],

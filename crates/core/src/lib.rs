@@ -12,8 +12,11 @@ pub mod chat;
 pub mod session;
 
 // The layers below at the paths the modules name them by.
-use agent_loop_backends::{backend, config, context, dirs, parse};
+use agent_loop_backends::backend;
 use agent_loop_builtins as builtins;
+use agent_loop_config::{self as config, dirs};
+use agent_loop_context as context;
 use agent_loop_mcp as mcp;
+use agent_loop_parse as parse;
 use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind};
 use agent_loop_tools as tools;

@@ -35,9 +35,9 @@ pub use tool::{tool_name, McpTool};
 
 use crate::tools::{Registry, Tool};
 // The layers below at the paths the modules name them by.
-use agent_loop_backends::{config, dirs, sse};
+use agent_loop_config::{self as config, dirs};
 use agent_loop_protocol::{plural, redact, BoxFuture};
-use agent_loop_tools::{self as tools, process, tls};
+use agent_loop_tools::{self as tools, process, sse, tls};
 
 /// All configured servers of a session.
 #[derive(Default)]

@@ -3,8 +3,9 @@
 //! HTTP backends, into native tool definitions), the [`Registry`] of a run's tools, the
 //! command tools of `[tools.NAME]` tables (see `custom`), and below them [`process`]
 //! (children in their own process group, with capped output and a watchdog), [`tls`] (the one
-//! TLS setup of every HTTP client), files created privately and opened beneath a root, and
-//! the environment policy.
+//! TLS setup of every HTTP client), [`sse`] (the one reading of server-sent events, for the
+//! HTTP backends and MCP's Streamable HTTP alike, so MCP needs no backend), files created
+//! privately and opened beneath a root, and the environment policy.
 //!
 //! The built-in tools (bash, read, write, edit, ls, grep, read_url, web_search) are the crate
 //! `agent-loop-builtins`, above this one and beside the backends: a change to one of them
@@ -27,6 +28,7 @@ pub mod private;
 pub mod process;
 mod progress;
 mod root;
+pub mod sse;
 pub mod tls;
 pub mod tool;
 pub mod web;

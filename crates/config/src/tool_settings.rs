@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::bool_setting::Flag;
 use super::settings::Settings;
 use super::ConfigError;
-use crate::tools::{EnvPolicy, WebOptions};
+use agent_loop_tools::{EnvPolicy, WebOptions};
 
 impl Settings {
     /// `web_connect_timeout`, `web_timeout` (seconds), `web_max_bytes` and `web_keep_chrome`.

@@ -15,6 +15,8 @@
 //! - [`system`]: the user's system prompt (`system.md`, `--system`, `system_prompt`).
 //! - [`metrics`]: messages, tokens and budget used, per turn and for `/tokens`.
 //! - [`manager`]: all of it together, as the agent uses it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub mod artifacts;
 pub mod budget;
@@ -49,3 +51,7 @@ pub use modes::{ContextMode, ContextSettings, Recipient};
 pub use prompt::{native_preamble, native_system, render_prompt};
 pub use system::{SystemMode, SystemPrompt};
 pub use window::Window;
+
+// The layers below at the paths the modules name them by.
+use agent_loop_protocol::{plural, Error, ErrorKind};
+use agent_loop_tools as tools;

@@ -220,8 +220,8 @@ fn too_big(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::testing::exchange;
-    use crate::context::Summary;
+    use crate::testing::exchange;
+    use crate::Summary;
 
     fn limits(mode: ContextMode, max_tokens: u64) -> Limits {
         Limits {

@@ -389,7 +389,7 @@ fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::source::line_of;
+    use crate::source::line_of;
 
     #[test]
     fn lines_agree_with_counting_newlines() {

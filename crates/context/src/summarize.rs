@@ -51,8 +51,8 @@ pub fn instruction(max_tokens: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::testing::chat;
-    use crate::context::{ContextMode, Summary};
+    use crate::testing::chat;
+    use crate::{ContextMode, Summary};
 
     fn limits(max_tokens: u64) -> Limits {
         Limits {

@@ -173,9 +173,9 @@ pub fn native_system(builtin: String, window: &Window, tools: &[ToolSpec], cwd: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::budget::{plan, Limits};
-    use crate::context::ContextFormat;
-    use crate::context::{ContextMode, Conversation, Message, Summary, ToolCall};
+    use crate::budget::{plan, Limits};
+    use crate::ContextFormat;
+    use crate::{ContextMode, Conversation, Message, Summary, ToolCall};
 
     const HEAD: &str =
         "You are a coding agent driven by agent-loop. The working directory is /w.\n\

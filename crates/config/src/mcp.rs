@@ -188,7 +188,7 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
                 .keys()
                 .chain(credentials.env_http_headers.keys());
             for header in names {
-                if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
                     return Err(bad(
                         url.at(),
                         format!("`{header}` is not an HTTP header name"),
@@ -196,7 +196,7 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
                 }
             }
             for (header, value) in &credentials.http_headers {
-                if reqwest::header::HeaderValue::from_str(value).is_err() {
+                if http::HeaderValue::from_str(value).is_err() {
                     return Err(bad(
                         url.at(),
                         format!(
@@ -258,7 +258,7 @@ pub fn resolve(name: &str, raw: RawServer, defined_at: String) -> Result<ServerD
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, Source};
+    use crate::{Config, Source};
 
     use super::*;
 

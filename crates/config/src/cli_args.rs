@@ -53,10 +53,10 @@ impl BackendDef {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, Definition, Source};
+    use crate::{Config, Definition, Source};
     use std::path::Path;
 
-    fn def(entry: &str) -> crate::config::BackendDef {
+    fn def(entry: &str) -> crate::BackendDef {
         let config = Config::from_sources(&[Source {
             name: "t.toml".into(),
             text: format!("[backends.a]\ncommand = \"a\"\n{entry}"),
@@ -68,7 +68,7 @@ mod tests {
         d
     }
 
-    fn args(d: &crate::config::BackendDef) -> Vec<String> {
+    fn args(d: &crate::BackendDef) -> Vec<String> {
         d.expand_args("P", None, Path::new("/w")).unwrap()
     }
 
@@ -102,6 +102,6 @@ mod tests {
     #[test]
     fn a_prompt_placeholder_in_the_optional_groups_counts() {
         let d = def("model_args = [\"--prompt-file\", \"{prompt_file}\"]\n");
-        assert_eq!(d.prompt_via, crate::config::PromptVia::File);
+        assert_eq!(d.prompt_via, crate::PromptVia::File);
     }
 }

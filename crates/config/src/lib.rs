@@ -11,11 +11,14 @@
 //! - `tools`: the `[tools.NAME]` tables (custom command tools, `confirm` of built-ins);
 //! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`);
 //! - `bool_setting`: how a boolean setting is written (`debug`, `web_keep_chrome`).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 mod acp;
 pub mod bool_setting;
 mod cli;
 mod cli_args;
+pub mod dirs;
 mod error;
 mod http;
 mod keys;
@@ -35,6 +38,10 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{ContextMode, ContextSettings};
 use crate::dirs::xdg_home;
+// The layers below at the paths the modules name them by.
+use agent_loop_context as context;
+use agent_loop_parse as parse;
+use agent_loop_protocol::{Error, ErrorKind};
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
@@ -47,7 +54,7 @@ pub use launch::Launch;
 pub use pty::{PtyDef, PTY_TYPE};
 
 /// The built-in backend definitions.
-pub const BUILTIN_BACKENDS: &str = include_str!("../../../../backends.toml");
+pub const BUILTIN_BACKENDS: &str = include_str!("../../../backends.toml");
 
 impl Definition {
     pub fn name(&self) -> &str {

@@ -124,9 +124,9 @@ pub(super) fn write_appended(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::native_system;
-    use crate::context::window::Window;
-    use crate::context::Memory;
+    use crate::native_system;
+    use crate::window::Window;
+    use crate::Memory;
 
     fn system(mode: SystemMode) -> SystemPrompt {
         SystemPrompt {

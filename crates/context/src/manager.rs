@@ -25,9 +25,9 @@ use super::{
     Artifacts, ContextError, ContextMode, ContextSettings, ContextStats, Conversation, Recipient,
     SystemPrompt, Window,
 };
-use crate::parse::Usage;
 use crate::tools::ToolSpec;
 use crate::Error;
+use agent_loop_protocol::usage::Usage;
 
 /// Bytes of the memory section's heading and framing in the preamble.
 const MEMORY_OVERHEAD: usize = 96;
@@ -124,10 +124,8 @@ impl ContextManager {
     }
 
     /// Who the next request goes to: an agent that keeps its own conversation is sent no
-    /// preamble, and in a new session of its own ([`Backend::starts_fresh`]) the
+    /// preamble, and in a new session of its own (the backends' `Backend::starts_fresh`) the
     /// conversation so far, where the mode (`fresh`) would not.
-    ///
-    /// [`Backend::starts_fresh`]: crate::backend::Backend::starts_fresh
     pub fn set_recipient(&mut self, recipient: Recipient) {
         self.recipient = recipient;
     }

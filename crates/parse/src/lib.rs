@@ -1,6 +1,8 @@
 //! Turning what an agent CLI printed into something the loop can use: ANSI escapes stripped,
 //! tool calls and token counts extracted with the regexes configured per backend, and the
 //! text shown to the user cleaned of tool-call markup, token lines and banner lines.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(unsafe_code)]
 
 pub mod json;
 mod pattern;

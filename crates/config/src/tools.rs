@@ -12,7 +12,7 @@ use toml::Spanned;
 
 use super::source::{Lines, Overlay};
 use super::ConfigError;
-use crate::tools::custom::{placeholders, CommandDef, Param, ParamType};
+use agent_loop_tools::custom::{placeholders, CommandDef, Param, ParamType};
 
 /// The timeout of a command tool that sets none (bash's).
 const DEFAULT_TIMEOUT_S: u64 = 120;
@@ -188,7 +188,7 @@ fn shell_words(argv: &[String]) -> String {
 
 /// Checks every merged table: `(name, (table, file:line of the table))`.
 pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, ConfigError> {
-    let builtins = crate::tools::builtin_names();
+    let builtins = agent_loop_tools::builtin_names();
     let mut defs = ToolDefs::default();
     for (name, (raw, at)) in tables {
         if builtins.contains(&name) {
@@ -352,7 +352,7 @@ fn command_def(name: &str, raw: RawTool, at: String) -> Result<CommandDef, Confi
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, Source};
+    use crate::{Config, Source};
 
     fn source(name: &str, text: &str) -> Source {
         Source {

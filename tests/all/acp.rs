@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::common::{fixture, poll, Pty, Workspace};
 
 /// The fake agent as backend `acp`, with `extra` lines added to its entry.
-fn acp(extra: &str) -> Workspace {
+pub(crate) fn acp(extra: &str) -> Workspace {
     let ws = Workspace::new();
     ws.config(&format!(
         "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n{extra}\n",
@@ -20,7 +20,7 @@ fn acp(extra: &str) -> Workspace {
 }
 
 /// The messages the fake agent received with this method.
-fn received(ws: &Workspace, method: &str) -> Vec<Value> {
+pub(crate) fn received(ws: &Workspace, method: &str) -> Vec<Value> {
     std::fs::read_to_string(ws.path("fake/acp.log"))
         .unwrap_or_default()
         .lines()
@@ -224,6 +224,7 @@ fn commands_run_with_agent_loops_environment_policy() {
     let mut cmd = ws.cmd(&[
         "--backend",
         "acp",
+        "--yes",
         "terminal echo key=${SOME_API_KEY:-none}; exit 3",
     ]);
     cmd.env("SOME_API_KEY", "sk-very-secret");

@@ -7,6 +7,7 @@ mod acp;
 mod acp_docs;
 mod acp_server;
 mod acp_turns;
+mod acp_untrusted;
 mod agent_rules;
 mod bounded_log;
 mod budget;

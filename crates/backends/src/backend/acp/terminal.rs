@@ -1,5 +1,6 @@
-//! The `terminal/...` requests of an ACP agent, served the way agent-loop's bash tool runs
-//! commands: the shell found through PATH, the environment policy that keeps secrets out
+//! The `terminal/...` requests of an ACP agent, asked for and served the way agent-loop's bash
+//! tool runs commands: the same approval (the whole command line shown, where it runs when
+//! that is not the session's folder; `--yes` and `--allow bash:...` rules apply), the shell found through PATH, the environment policy that keeps secrets out
 //! (and out of the output), its own process group killed on kill, release or the end of the
 //! turn, its output capped in memory, and every run reported in the events and the log. A
 //! command runs on a task of its own, so the turn keeps reading the agent meanwhile.
@@ -14,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::backend::Host;
 use crate::context::ToolCall;
-use crate::event::Event;
+use crate::event::{ApprovalRequest, Decision, Event};
 use crate::process::{Progress, Spec};
 use crate::tools::{ToolContext, ToolOutput};
 
@@ -56,7 +57,7 @@ impl Terminals {
         host: &mut dyn Host,
     ) -> Result<Value, acp::Error> {
         if method == "terminal/create" {
-            return self.create(params, ctx, host);
+            return self.create(params, ctx, host).await;
         }
         let id = params["terminalId"].as_str().unwrap_or("");
         let Some(terminal) = self.running.get_mut(id) else {
@@ -101,7 +102,9 @@ impl Terminals {
         }
     }
 
-    fn create(
+    /// Runs the command once the user (or `--yes`, or an `--allow bash:...` rule) allowed
+    /// it, as the bash tool's commands are: the agent is untrusted code.
+    async fn create(
         &mut self,
         params: &Value,
         ctx: &ToolContext,
@@ -113,6 +116,10 @@ impl Terminals {
         let mut line = String::new();
         for var in params["env"].as_array().into_iter().flatten() {
             if let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) {
+                if !is_variable_name(name) {
+                    return Err(acp::Error::invalid_params()
+                        .data(json!({"why": format!("`{name}` is not a variable name")})));
+                }
                 line.push_str(&format!("export {name}={}; ", quote(value)));
             }
         }
@@ -122,19 +129,40 @@ impl Terminals {
             line.push_str(&quote(arg.as_str().unwrap_or("")));
         }
         let mut ctx = ctx.clone();
+        // Where it runs is part of what it does: a folder other than the session's is shown.
+        let mut shown = line.clone();
         if let Some(cwd) = params["cwd"].as_str() {
-            ctx.cwd = ctx.cwd.join(cwd);
+            let dir = ctx.cwd.join(cwd);
+            if dir != ctx.cwd {
+                shown = format!("cd {} && {line}", quote(&dir.to_string_lossy()));
+            }
+            ctx.cwd = dir;
         }
         self.next += 1;
         let id = format!("term-{}", self.next);
+        let call = ToolCall {
+            id: id.clone(),
+            name: "bash".into(),
+            args: json!({ "command": line }),
+        };
         host.event(Event::ToolCall {
-            call: ToolCall {
-                id: id.clone(),
-                name: "bash".into(),
-                args: json!({ "command": line }),
-            },
-            summary: format!("{line} (for the agent)"),
+            call: call.clone(),
+            summary: format!("{shown} (for the agent)"),
         });
+        let request = ApprovalRequest {
+            call,
+            summary: shown,
+        };
+        if let Decision::Deny(why) = host.approve(&request).await {
+            host.event(Event::ToolResult {
+                call_id: id,
+                tool: "bash".into(),
+                ok: false,
+                output: format!("not run: {why}"),
+                exit_code: None,
+            });
+            return Err(acp::Error::new(-32000, format!("not run: {why}")));
+        }
         let (tx, done) = watch::channel(None);
         let limit = params["outputByteLimit"]
             .as_u64()
@@ -234,6 +262,15 @@ impl Tail {
 
 fn exit_status(output: &ToolOutput) -> Value {
     json!({ "exitCode": output.exit_code, "signal": null })
+}
+
+/// Whether `name` can follow `export` as one variable's name and nothing more.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A word for the shell, in single quotes unless it needs none.

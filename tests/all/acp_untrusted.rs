@@ -1,0 +1,64 @@
+//! An ACP agent is untrusted code, as an MCP server is: every way it can act goes through
+//! agent-loop's approval and caps. Its commands (`terminal/create`) ask as the bash tool's
+//! do, with the whole command shown; its writes into `.git/` always ask; what it sends is
+//! held to caps whatever it sends.
+
+use crate::acp::acp;
+
+#[test]
+fn an_agents_command_asks_like_bash_with_the_whole_command_shown() {
+    let ws = acp("");
+    let made = ws.work().join("made-by-agent");
+    // No terminal and no --yes: refused with the reason, nothing run.
+    let run = ws.run(&["--backend", "acp", "terminal touch made-by-agent"]);
+    // Every call it made was refused: exit code 4, as for the loop's own tools.
+    run.expect_code(4);
+    assert!(
+        run.stdout()
+            .starts_with("terminal refused: not run: agent-loop cannot ask for approval"),
+        "{}",
+        run.stdout()
+    );
+    assert!(!made.exists());
+    // An --allow rule for bash vouches for it, as for the bash tool; a chained one does not.
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--allow",
+        "bash:sh -c 'touch *",
+        "terminal touch made-by-agent; touch also",
+    ]);
+    assert!(
+        run.stdout().starts_with("terminal refused"),
+        "{}",
+        run.stdout()
+    );
+    assert!(!made.exists());
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--allow",
+        "bash:sh -c 'touch *",
+        "terminal touch made-by-agent",
+    ]);
+    assert_eq!(run.stdout(), "terminal: exit 0, output: \n");
+    assert!(made.exists());
+    std::fs::remove_file(&made).unwrap();
+    // On a terminal the whole command is shown; "no" runs nothing.
+    let steps = [
+        (
+            "agent-loop with backend",
+            1,
+            "terminal touch made-by-agent\n",
+        ),
+        ("[a]lways", 1, "n\n"),
+        ("terminal refused", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp", &steps);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("Allow bash?"), "{screen}");
+    assert!(screen.contains("| sh -c 'touch made-by-agent'"), "{screen}");
+    assert!(screen.contains("not run: the user said no"), "{screen}");
+    assert!(!made.exists());
+    ws.assert_no_leftovers();
+}

@@ -184,6 +184,25 @@ pub async fn is_public(url: &reqwest::Url) -> bool {
     }
 }
 
+/// For a public server's clients: a URL whose host is an address off the public internet
+/// is refused. reqwest connects to an address written in the URL without asking the
+/// resolver, and the URL parser reads every way of writing one (`127.0.0.1`,
+/// `[::ffff:127.0.0.1]`, `2130706433`, `0x7f.1`, `0177.0.0.1`) as the address it means.
+pub fn public_literal(url: &reqwest::Url) -> Result<(), String> {
+    let ip: std::net::IpAddr = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.into(),
+        Some(url::Host::Ipv6(ip)) => ip.into(),
+        _ => return Ok(()),
+    };
+    match private_kind(ip) {
+        Some(kind) => Err(format!(
+            "refused: {url} is at {ip}, a {kind} address, and this MCP server's own address \
+             is public"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Name resolution for a public server's client: a name that resolves to an address off the
 /// public internet is refused, whatever asked for it (a redirect, a changed DNS answer).
 struct PublicOnly;

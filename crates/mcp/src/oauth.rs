@@ -5,7 +5,9 @@
 //! tokens are kept in `$XDG_DATA_HOME/agent-loop/mcp-tokens/NAME.json` (0600, its folder
 //! 0700); a server with a token file is reached through rmcp's `AuthClient`, which sends the
 //! token and refreshes it once it has expired. Every OAuth request goes through agent-loop's
-//! own reqwest client, with the MCP client's redirect and address rules.
+//! own reqwest client, with the MCP client's redirect and address rules; for a public server
+//! the host of every URL is checked before its request, since an address written in the URL
+//! never meets the resolver that checks names.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -125,6 +127,8 @@ impl CredentialStore for TokenFile {
 struct OAuthHttp {
     follow: reqwest::Client,
     stop: reqwest::Client,
+    /// The MCP server is on the public internet: so must every OAuth endpoint be.
+    public: bool,
 }
 
 impl OAuthHttp {
@@ -133,34 +137,46 @@ impl OAuthHttp {
         Ok(OAuthHttp {
             follow: build(http::builder(public))?,
             stop: build(http::builder(public).redirect(reqwest::redirect::Policy::none()))?,
+            public,
         })
+    }
+
+    /// One request, its host checked first (a resolver never sees an address written in
+    /// the URL), its reply within [`BODY`].
+    async fn send(
+        &self,
+        request: reqwest::Request,
+        follow: bool,
+    ) -> Result<::http::Response<Vec<u8>>, String> {
+        let url = request.url().clone();
+        if self.public {
+            http::public_literal(&url)?;
+        }
+        let client = if follow { &self.follow } else { &self.stop };
+        let response = client
+            .execute(request)
+            .await
+            .map_err(|e| format!("{url}: {}", root_cause(&e)))?;
+        let mut reply = ::http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            reply = reply.header(name, value);
+        }
+        let length = response.content_length();
+        let body = caps::read_body(response.bytes_stream(), length, BODY)
+            .await
+            .map_err(|why| format!("{url}: {why}"))?;
+        reply.body(body).map_err(|e| e.to_string())
     }
 }
 
 impl OAuthHttpClient for OAuthHttp {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         Box::pin(async move {
-            let client = match request.redirect_policy {
-                OAuthHttpRedirectPolicy::Follow => &self.follow,
-                _ => &self.stop,
-            };
+            let follow = request.redirect_policy == OAuthHttpRedirectPolicy::Follow;
             let timeout = request.timeout;
             let mut request = reqwest::Request::try_from(request.request)?;
             *request.timeout_mut() = timeout;
-            let url = request.url().clone();
-            let response = client
-                .execute(request)
-                .await
-                .map_err(|e| format!("{url}: {}", root_cause(&e)))?;
-            let mut reply = ::http::Response::builder().status(response.status());
-            for (name, value) in response.headers() {
-                reply = reply.header(name, value);
-            }
-            let length = response.content_length();
-            let body = caps::read_body(response.bytes_stream(), length, BODY)
-                .await
-                .map_err(|why| format!("{url}: {why}"))?;
-            Ok(reply.body(body)?)
+            Ok(self.send(request, follow).await?)
         })
     }
 }
@@ -391,5 +407,59 @@ fn open_browser(url: &str) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server on 127.0.0.1 that answers every request `{}` and counts the connections.
+    async fn counting() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                let reply = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+                let _ = stream.write_all(reply.as_bytes()).await;
+            }
+        });
+        (port, count)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_public_servers_oauth_requests_never_reach_a_private_address_literal() {
+        let (port, count) = counting().await;
+        let client = OAuthHttp::new(true).unwrap();
+        for host in [
+            "127.0.0.1",
+            "[::ffff:127.0.0.1]",
+            "2130706433",
+            "0x7f000001",
+            "0177.0.0.1",
+            "127.1",
+            "[::1]",
+            "10.0.0.1",
+            "169.254.169.254",
+        ] {
+            let url = format!("http://{host}:{port}/register");
+            let request = reqwest::Request::new(reqwest::Method::POST, url.parse().unwrap());
+            let why = client.send(request, true).await.unwrap_err();
+            assert!(why.starts_with("refused: "), "{host}: {why}");
+            assert!(why.contains("address, and this MCP server's own"), "{why}");
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // A server that is itself on this machine reaches its endpoints there.
+        let client = OAuthHttp::new(false).unwrap();
+        let url = format!("http://2130706433:{port}/register");
+        let request = reqwest::Request::new(reqwest::Method::POST, url.parse().unwrap());
+        let reply = client.send(request, true).await.unwrap();
+        assert_eq!(reply.body(), b"{}");
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

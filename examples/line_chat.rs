@@ -5,7 +5,8 @@
 
 use std::io::BufRead;
 
-use agent_loop::chat::{Chat, ChatOptions, Outcome, COMMANDS};
+use agent_loop::chat::commands::library;
+use agent_loop::chat::{Chat, ChatOptions, Invocation, Outcome};
 use agent_loop::config::{settings::Settings, user_settings_path};
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
 use agent_loop::BoxFuture;
@@ -34,12 +35,13 @@ async fn main() -> Result<(), agent_loop::Error> {
     let mut chat = Chat::open(&settings, &ChatOptions::default(), &mut |n| {
         eprintln!("{n}")
     })?;
-    let names: Vec<String> = COMMANDS.iter().map(|c| format!("/{}", c.name)).collect();
+    let names: Vec<String> = library().map(|c| format!("/{}", c.name)).collect();
     eprintln!("commands: {}", names.join(" "));
     for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-        let reply = match line.starts_with('/') {
-            false => chat.turn(&line, &mut Lines).await,
-            true => match chat.command(&line, &mut Lines).await {
+        let reply = match Invocation::parse(&line) {
+            None => chat.turn(&line, &mut Lines).await,
+            Some(Err(_)) => Ok("not offered here".into()),
+            Some(Ok(command)) => match chat.command(&command, &mut Lines).await {
                 Ok(Outcome::Turn { input, .. }) => chat.turn(input, &mut Lines).await,
                 Ok(Outcome::Reply(text) | Outcome::Session { reply: text, .. }) => Ok(text),
                 Ok(_) => Ok("not offered here".into()),

@@ -5,7 +5,9 @@
 //!
 //! [`Chat::command`]: agent_loop::chat::Chat::command
 
-use agent_loop::chat::commands::{help_lines, CommandSpec, Outcome as Done, COMMANDS};
+use agent_loop::chat::commands::{
+    help_lines, offered, FrontEnd, Invocation, Outcome as Done, SlashCommand,
+};
 
 use agent_loop::context::Image;
 
@@ -19,25 +21,6 @@ pub enum Flow {
     Stopped(i32),
 }
 
-/// The REPL's own commands, listed before the library's.
-const OWN: &[CommandSpec] = &[
-    CommandSpec {
-        name: "help",
-        args: "",
-        help: "this list",
-    },
-    CommandSpec {
-        name: "image",
-        args: "FILE",
-        help: "attach an image (PNG, JPEG, GIF, WebP) to your next prompt",
-    },
-    CommandSpec {
-        name: "exit",
-        args: "",
-        help: "leave (also /quit, exit, quit, Ctrl-D)",
-    },
-];
-
 /// After a turn a command ran: on with the REPL, unless a signal that ends the run stopped it.
 fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
     match outcome {
@@ -50,18 +33,18 @@ fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
     }
 }
 
-/// The REPL's and the library's commands; the agent's own (an ACP agent's) follow them.
+/// The REPL's commands (its own, then the library's); the agent's own (an ACP agent's)
+/// follow them.
 fn help() -> String {
     format!(
         "Commands (a line that does not start with / is a prompt):\n{}\n\
          Multi-line input: end a line with \\ to continue it, or put \"\"\" alone on a line to start and end a block.",
-        help_lines(OWN.iter().chain(COMMANDS))
+        help_lines(offered(FrontEnd::Repl))
     )
 }
 
 fn names() -> String {
-    OWN.iter()
-        .chain(COMMANDS)
+    offered(FrontEnd::Repl)
         .map(|c| format!("/{}", c.name))
         .collect::<Vec<_>>()
         .join(", ")
@@ -69,9 +52,14 @@ fn names() -> String {
 
 /// Runs one command line (starting with `/`).
 pub async fn dispatch(app: &mut App, line: &str) -> Flow {
-    let word = line.split_whitespace().next().unwrap_or(line);
-    match word {
-        "/help" => {
+    let invocation = match Invocation::parse(line) {
+        Some(Ok(invocation)) if invocation.spec().offered_in(FrontEnd::Repl) => invocation,
+        Some(Ok(invocation)) => return unknown(app, &format!("/{}", invocation.spec().name)),
+        Some(Err(word)) => return unknown(app, &word),
+        None => return unknown(app, line),
+    };
+    match invocation.command {
+        SlashCommand::Help => {
             app.notice(&help());
             let (chat, _) = app.parts();
             if let Some(commands) = chat.agent_commands() {
@@ -79,16 +67,16 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             }
             return Flow::Continue;
         }
-        "/exit" | "/quit" => return Flow::Exit,
-        "/image" => {
-            attach(app, line["/image".len()..].trim());
+        SlashCommand::Exit => return Flow::Exit,
+        SlashCommand::Image => {
+            attach(app, &invocation.args);
             return Flow::Continue;
         }
         _ => {}
     }
     let result = {
         let (chat, frontend) = app.parts();
-        chat.command(line, frontend).await
+        chat.command(&invocation, frontend).await
     };
     match result {
         Ok(Done::Reply(text)) if text.is_empty() => {}
@@ -109,12 +97,17 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
             let outcome = app.compare(&backends, &task).await;
             return after_turn(outcome, app);
         }
-        Ok(Done::Unknown(word)) => app.notice(&format!(
-            "error: unknown command {word}; the commands are: {}",
-            names()
-        )),
+        Ok(Done::Unknown(word)) => return unknown(app, &word),
         Err(e) => app.notice(&format!("error: {e}")),
     }
+    Flow::Continue
+}
+
+fn unknown(app: &mut App, word: &str) -> Flow {
+    app.notice(&format!(
+        "error: unknown command {word}; the commands are: {}",
+        names()
+    ));
     Flow::Continue
 }
 

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use agent_loop::agent::ApprovalMode;
-use agent_loop::chat::{Canceller, Chat, Outcome};
+use agent_loop::chat::{Canceller, Chat, Invocation, Outcome};
 use agent_loop::context::Prompt;
 use agent_loop::event::CutReason;
 use agent_loop::{Error, ErrorKind};
@@ -145,7 +145,7 @@ impl Worker {
                 ));
                 StopReason::EndTurn
             }
-            Line::Command => self.command(&text).await?,
+            Line::Command(invocation) => self.command(&invocation).await?,
         };
         let after = self.chat.status().totals;
         let usage = serde_json::json!({
@@ -182,10 +182,10 @@ impl Worker {
 
     /// Runs one of the library's commands; its answer is the agent's message. A change of
     /// mode or backend is told to the editor too.
-    async fn command(&mut self, line: &str) -> Result<StopReason, RpcError> {
+    async fn command(&mut self, invocation: &Invocation) -> Result<StopReason, RpcError> {
         let (mode, backend) = (self.chat.approval(), self.chat.status().backend);
         let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
-        let outcome = self.chat.command(line, &mut updates).await;
+        let outcome = self.chat.command(invocation, &mut updates).await;
         drop(updates);
         if self.chat.approval() != mode {
             self.notifier

@@ -20,7 +20,9 @@ use agent_loop::context::Prompt;
 
 use super::api::{Api, Mode};
 use super::approval::Approvals;
-use super::commands::{self, Command};
+use agent_loop::chat::commands::{Invocation, RunBy, SlashCommand};
+
+use super::commands;
 use super::format::to_html;
 use super::media::{fetch, Photos};
 use super::progress::{report, Progress};
@@ -47,7 +49,7 @@ pub struct Shared {
 /// A queued message of a chat.
 enum Job {
     Task(String),
-    Command(Command),
+    Command(Invocation),
     /// With the number of `getUpdates` answers handled before the one that brought them.
     Photos(Photos, u64),
 }
@@ -86,11 +88,17 @@ impl Chats {
     pub fn message(&self, chat_id: i64, text: &str) {
         let job = match commands::parse(text) {
             // Answered at once, not after the running turn.
-            Some(Command::Help) => return self.reply(chat_id, commands::help()),
-            Some(Command::Unknown) => {
+            Some(Some(Invocation {
+                command: SlashCommand::Help,
+                ..
+            })) => return self.reply(chat_id, commands::help()),
+            Some(None) => {
                 return self.reply(chat_id, format!("Unknown command.\n\n{}", commands::help()))
             }
-            Some(Command::Stop) => {
+            Some(Some(Invocation {
+                command: SlashCommand::Stop,
+                ..
+            })) => {
                 let chats = self.chats.borrow();
                 match chats.get(&chat_id).filter(|h| h.busy.get()) {
                     // The worker says "stopped" when the turn has ended.
@@ -99,7 +107,7 @@ impl Chats {
                 }
                 return;
             }
-            Some(command) => Job::Command(command),
+            Some(Some(command)) => Job::Command(command),
             None => Job::Task(text.to_string()),
         };
         self.queue(chat_id, job);
@@ -252,27 +260,29 @@ impl Worker {
         Ok(())
     }
 
-    async fn command(&mut self, command: Command) {
+    async fn command(&mut self, command: Invocation) {
         let Some(chat) = &mut self.chat else { return };
-        let text = match command {
-            Command::Start => commands::start(chat),
-            Command::Status => commands::status(chat, self.busy.get()),
-            Command::New => {
+        if command.spec().run_by == RunBy::Chat {
+            return self.library(&command).await;
+        }
+        let text = match command.command {
+            SlashCommand::Start => commands::start(chat),
+            SlashCommand::Status => commands::status(chat, self.busy.get()),
+            SlashCommand::New => {
                 let session = format!("telegram-{}", self.chat_id);
                 commands::new(chat, &session).unwrap_or_else(|e| format!("error: {e}"))
             }
-            Command::Library(line) => return self.library(&line).await,
-            Command::Help | Command::Stop | Command::Unknown => commands::help(),
+            _ => commands::help(),
         };
         self.send_plain(&text).await;
     }
 
     /// One of the library's commands; one that runs a turn (`/retry`, `/compare`) runs it as
     /// a task is run.
-    async fn library(&mut self, line: &str) {
+    async fn library(&mut self, command: &Invocation) {
         let Some(chat) = &mut self.chat else { return };
         let (mut observer, reporter) = progress(&self.shared, self.chat_id, chat);
-        let result = chat.command(line, &mut observer).await;
+        let result = chat.command(command, &mut observer).await;
         drop(observer);
         let _ = reporter.await;
         let text = match result {

@@ -4,79 +4,33 @@
 //! `/model`...), run by [`Chat::command`] as the REPL runs them. The library's `/clear` is
 //! the bot's `/new`, which keeps the chat's one session name.
 
-use agent_loop::chat::{Chat, COMMANDS as LIBRARY};
+use agent_loop::chat::commands::{offered, FrontEnd, Invocation, SlashCommand};
+use agent_loop::chat::Chat;
 use agent_loop::session::{format_time, Store};
 use agent_loop::Error;
 
 use super::api::BotCommand;
 
-/// The bot's own commands.
-const OWN: [BotCommand; 5] = [
-    BotCommand {
-        command: "start",
-        description: "greet, and name the backend",
-    },
-    BotCommand {
-        command: "new",
-        description: "archive this conversation and start a fresh one",
-    },
-    BotCommand {
-        command: "status",
-        description: "backend, model, messages, tokens, cost, last activity",
-    },
-    BotCommand {
-        command: "stop",
-        description: "cancel the running turn",
-    },
-    BotCommand {
-        command: "help",
-        description: "what the bot does and its commands",
-    },
-];
-
 /// The commands, as `setMyCommands` registers them and `/help` lists them.
 pub fn commands() -> Vec<BotCommand> {
-    let library = LIBRARY
-        .iter()
-        .filter(|c| c.name != "clear")
+    offered(FrontEnd::Telegram)
         .map(|c| BotCommand {
             command: c.name,
             description: c.help,
-        });
-    OWN.into_iter().chain(library).collect()
+        })
+        .collect()
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    Start,
-    New,
-    Status,
-    Stop,
-    Help,
-    /// One of the library's, with its arguments (the line without a `@BotName`).
-    Library(String),
-    Unknown,
-}
-
-/// The command a message is, if it starts with `/` (`/status@MyBot` too).
-pub fn parse(text: &str) -> Option<Command> {
-    let word = text.trim().strip_prefix('/')?.split_whitespace().next()?;
-    let name = word.split('@').next().unwrap_or(word);
-    Some(match name {
-        "start" => Command::Start,
-        "new" => Command::New,
-        "status" => Command::Status,
-        "stop" => Command::Stop,
-        "help" => Command::Help,
-        "clear" => Command::New,
-        _ if agent_loop::chat::commands::find(text).is_some() => {
-            let rest = text
-                .trim()
-                .split_once(char::is_whitespace)
-                .map_or("", |(_, r)| r);
-            Command::Library(format!("/{name} {}", rest.trim()).trim_end().to_string())
-        }
-        _ => Command::Unknown,
+/// The command a message is, if it starts with `/` (`/status@MyBot` too); `None` inside
+/// for one the bot does not offer. The library's `/clear` is the bot's `/new`.
+pub fn parse(text: &str) -> Option<Option<Invocation>> {
+    Some(match Invocation::parse(text)? {
+        Ok(invocation) if invocation.command == SlashCommand::Clear => Some(Invocation {
+            command: SlashCommand::New,
+            ..invocation
+        }),
+        Ok(invocation) if invocation.spec().offered_in(FrontEnd::Telegram) => Some(invocation),
+        Ok(_) | Err(_) => None,
     })
 }
 
@@ -150,15 +104,21 @@ mod tests {
 
     #[test]
     fn parses_commands() {
-        assert_eq!(parse("/start"), Some(Command::Start));
-        assert_eq!(parse("/status@my_bot"), Some(Command::Status));
-        assert_eq!(parse(" /stop now"), Some(Command::Stop));
-        assert_eq!(parse("/what"), Some(Command::Unknown));
+        let command = |text| parse(text).map(|c| c.map(|i| (i.command, i.args)));
+        let bare = |c| Some(Some((c, String::new())));
+        assert_eq!(command("/start"), bare(SlashCommand::Start));
+        assert_eq!(command("/status@my_bot"), bare(SlashCommand::Status));
         assert_eq!(
-            parse("/model@my_bot  big one"),
-            Some(Command::Library("/model big one".into()))
+            command(" /stop now"),
+            Some(Some((SlashCommand::Stop, "now".into())))
         );
-        assert_eq!(parse("/clear"), Some(Command::New));
-        assert_eq!(parse("list the files"), None);
+        assert_eq!(command("/what"), Some(None));
+        assert_eq!(command("/exit"), Some(None));
+        assert_eq!(
+            command("/model@my_bot  big one"),
+            Some(Some((SlashCommand::Model, "big one".into())))
+        );
+        assert_eq!(command("/clear"), bare(SlashCommand::New));
+        assert_eq!(command("list the files"), None);
     }
 }

@@ -21,7 +21,7 @@ mod options;
 mod views;
 
 pub use cancel::Canceller;
-pub use commands::{CommandSpec, Outcome, COMMANDS};
+pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};
 pub use error::ChatError;
 pub use fanout::Kept;
 pub use options::{ChatOptions, SessionChoice};

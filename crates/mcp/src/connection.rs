@@ -244,6 +244,11 @@ impl Connection {
     }
 
     /// The tools as last listed.
+    /// Masks this server's credentials (its variables' values, its login's tokens) in text.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text)
+    }
+
     pub fn tools(&self) -> Vec<Tool> {
         lock(&self.listed).0.clone()
     }

@@ -121,8 +121,14 @@ pub fn headers(credentials: &Credentials) -> Result<HeaderMap, String> {
     };
     let mut headers = HeaderMap::new();
     for (name, value) in &credentials.http_headers {
-        let value = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
-        headers.insert(header_name(name)?, value);
+        let mut header = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        if secret_header(name) {
+            header.set_sensitive(true);
+            // Masked like a variable's value: the whole of it, and a scheme's token alone.
+            let token = value.split_once(' ').map(|(_, t)| t.trim().to_string());
+            crate::redact::learn(std::iter::once(value.clone()).chain(token));
+        }
+        headers.insert(header_name(name)?, header);
     }
     for (name, var) in &credentials.env_http_headers {
         let value = read("env_http_headers", var)?;
@@ -136,6 +142,16 @@ pub fn headers(credentials: &Credentials) -> Result<HeaderMap, String> {
         );
     }
     Ok(headers)
+}
+
+/// Whether a header written in the config holds a secret: `Authorization`, `Cookie`, or one
+/// named like a secret variable (`X-Api-Key`, `X-Auth-Token`), `-` read as `_`.
+fn secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "authorization" | "proxy-authorization" | "cookie"
+    ) || crate::tools::secret_name(&name.replace('-', "_"))
 }
 
 fn header_name(name: &str) -> Result<HeaderName, String> {

@@ -70,6 +70,8 @@ impl TokenFile {
 
     /// Writes the tokens whole (a new file renamed over the old), readable by the user only.
     pub fn write(&self, credentials: &StoredCredentials) -> Result<(), String> {
+        // A token refreshed mid-session is masked from now on, wherever it is echoed.
+        crate::redact::learn(tokens_of(credentials));
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
         private_dir(dir).map_err(fail)?;
@@ -215,6 +217,11 @@ pub fn secrets(name: &str) -> Vec<String> {
     let Some(Ok(Some(stored))) = token_path(name).map(|p| TokenFile::new(p).read()) else {
         return Vec::new();
     };
+    tokens_of(&stored)
+}
+
+/// The access and refresh tokens of stored credentials.
+fn tokens_of(stored: &StoredCredentials) -> Vec<String> {
     let tokens = serde_json::to_value(&stored.token_response).unwrap_or_default();
     ["access_token", "refresh_token"]
         .iter()

@@ -103,8 +103,19 @@ impl Server {
     }
 
     /// The tools the server offered when it was (last) connected; none unless running.
+    /// Its tools, each with every secret agent-loop knows masked in the text the model reads
+    /// (title, description, schema): a server that echoes its token into a description
+    /// would hand it to the model with every request.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.connection().map(|c| c.tools()).unwrap_or_default()
+        let Ok(connection) = self.connection() else {
+            return Vec::new();
+        };
+        let hide = |text: &str| self.env.redact(&connection.redact(text));
+        connection
+            .tools()
+            .into_iter()
+            .map(|tool| super::tool::masked(tool, &hide))
+            .collect()
     }
 
     /// What its tool list left out when it was (last) connected.

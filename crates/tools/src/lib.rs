@@ -37,7 +37,7 @@ pub use beneath::{
     method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
 };
 pub use editor::{Editor, Files, Terminal};
-pub use env::EnvPolicy;
+pub use env::{secret_name, EnvPolicy};
 pub use error::RegistryError;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};

@@ -180,6 +180,49 @@ fn an_expired_access_token_is_refreshed_before_connecting() {
     only_in_its_file(&ws, &access_token(&ws));
 }
 
+#[test]
+fn a_token_refreshed_mid_session_is_masked_too() {
+    let ws = Workspace::new();
+    let log = ws.path("oauth.log");
+    // Tokens that live 0 s: rmcp refreshes before every request, the tool call's included,
+    // so the token the call sends (and the server echoes) is one no start-up has seen.
+    let server = HttpServer::start(
+        &fixture("mcp/oauth-server.js"),
+        &[],
+        &[
+            ("OAUTH_LOG_FILE", &log),
+            ("OAUTH_EXPIRES_IN", Path::new("0")),
+        ],
+    );
+    ws.add_config(&format!(
+        "\n[mcp.servers.docs]\nurl = '{}'\ntrust = true\n",
+        server.url
+    ));
+    login(&ws);
+    let (prompt, stderr) = whoami(&ws);
+    let sent = prompt.split("status=\"ok\">\ntoken ").nth(1).unwrap_or("");
+    let n: usize = sent.split('\n').next().unwrap().parse().unwrap();
+    assert!(n > 2, "{prompt}");
+    assert!(prompt.contains("sent [REDACTED]"), "{prompt}");
+    assert!(ws.prompt(1).contains("Which token you sent ([REDACTED])"));
+    // No token issued, but the one in its file, is in any file or message.
+    let issued = |text: &str| {
+        (1..=n + 2).any(|i| {
+            text.split(&format!("at-{i}-"))
+                .skip(1)
+                .any(|rest| rest.len() >= 24)
+        })
+    };
+    assert!(!issued(&stderr), "{stderr}");
+    for file in walk(&ws.path("")) {
+        if file != token_file(&ws) && file != log {
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert!(!issued(&text), "a token is in {}", file.display());
+        }
+    }
+    drop(server);
+}
+
 /// The token reaches no file of the workspace but its own.
 fn only_in_its_file(ws: &Workspace, token: &str) {
     for file in walk(&ws.path("")) {

@@ -8,7 +8,7 @@ use std::path::Path;
 use agent_loop::agent::{AllowRule, ApprovalMode};
 use agent_loop::config::bool_setting::Flag;
 use agent_loop::config::settings::Settings;
-use agent_loop::config::{user_backends_path, user_settings_path, Config};
+use agent_loop::config::{user_backends_path, user_settings_path};
 use agent_loop::context::ContextMode;
 use agent_loop::Error;
 
@@ -30,7 +30,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         files.push(format!("{} (--config)", extra.display()));
     }
     let _ = writeln!(out, "backends files: {}", files.join(", "));
-    let config = Config::load(args.run.config.as_deref())?;
+    let config = agent_loop::chat::Chat::load_config(args.run.config.as_deref())?;
     let env = settings.env_policy(config.api_key_envs());
     out.push_str(&env.describe());
     let tools = config.tools.describe();
@@ -70,7 +70,7 @@ fn looked_for(path: Option<&Path>) -> String {
 fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     Screen::for_args(args, settings)?;
     settings.get::<Flag>("debug")?;
-    let config = Config::load(args.run.config.as_deref())?;
+    let config = agent_loop::chat::Chat::load_config(args.run.config.as_deref())?;
     if let Some(name) = settings.get::<String>("backend")? {
         config.backend_list(&name)?;
     }

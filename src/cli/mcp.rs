@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use agent_loop::config::Config;
 use agent_loop::Error;
 
 use super::args::McpAction;
@@ -12,7 +11,7 @@ use super::args::McpAction;
 pub async fn account(action: &McpAction, config: Option<&Path>) -> Result<(), Error> {
     match action {
         McpAction::Login { name } => {
-            let config = Config::load(config)?;
+            let config = agent_loop::chat::Chat::load_config(config)?;
             let def = config.mcp_servers.get(name).ok_or_else(|| {
                 agent_loop::mcp::no_such_server(name, config.mcp_servers.keys().map(String::as_str))
             })?;

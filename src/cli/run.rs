@@ -167,7 +167,7 @@ fn near_miss(args: &Args) -> Option<Error> {
 
 /// `agent-loop backends`.
 async fn backends(args: &Args) -> i32 {
-    let config = match agent_loop::config::Config::load(args.run.config.as_deref()) {
+    let config = match agent_loop::chat::Chat::load_config(args.run.config.as_deref()) {
         Ok(config) => config,
         Err(e) => return fail(&e.into()),
     };
@@ -204,7 +204,7 @@ async fn doctor_report(
     args: &Args,
     name: &Option<String>,
 ) -> Result<(String, Option<String>), Error> {
-    let config = agent_loop::config::Config::load(args.run.config.as_deref())?;
+    let config = agent_loop::chat::Chat::load_config(args.run.config.as_deref())?;
     let name = match name {
         Some(name) => name.clone(),
         // The backend a run would take: the `backend` setting, else the files' default, else

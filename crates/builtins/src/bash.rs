@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::command;
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 const DEFAULT_TIMEOUT_S: u64 = 120;
 
 pub struct Bash;
@@ -32,7 +32,8 @@ impl Builtin for Bash {
         "Run a shell command in the working directory and return its exit code, stdout \
         and stderr (each cut at 200 KB). Non-interactive: stdin is empty.";
     const MAIN_PARAM: &'static str = "command";
-    const MUTATING: bool = true;
+    const KIND: ToolKind = ToolKind::Execute;
+    const EFFECT: Effect = Effect::Changes;
     const PARAMS: &'static [Param] = &[
         Param::required("command", "string", "The command line to run."),
         Param::optional(

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 pub struct Edit;
 
@@ -23,7 +23,9 @@ impl Builtin for Edit {
         "Replace old_string with new_string in a file. old_string must match exactly \
         (whitespace included) and occur exactly once, unless replace_all is true.";
     const MAIN_PARAM: &'static str = "path";
-    const MUTATING: bool = true;
+    const KIND: ToolKind = ToolKind::Edit;
+    const EFFECT: Effect = Effect::Changes;
+    const PATH_PARAM: Option<&'static str> = Some("path");
     const PARAMS: &'static [Param] = &[
         Param::required("path", "string", "File to edit."),
         Param::required("old_string", "string", "Exact text to replace."),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::beneath;
 use super::fs;
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 const MAX_MATCHES: usize = 200;
 const MAX_LINE: usize = 300;
@@ -31,7 +31,9 @@ impl Builtin for Grep {
         "Search text files under a folder (recursively, skipping .gitignore'd and \
         hidden files) for a regular expression. Returns path:line:text rows, at most 200.";
     const MAIN_PARAM: &'static str = "pattern";
-    const MUTATING: bool = false;
+    const KIND: ToolKind = ToolKind::Search;
+    const EFFECT: Effect = Effect::Reads;
+    const PATH_PARAM: Option<&'static str> = Some("path");
     const PARAMS: &'static [Param] = &[
         Param::required(
             "pattern",

@@ -40,6 +40,12 @@ pub fn all() -> Vec<Box<dyn Tool>> {
     tools
 }
 
+/// What each built-in tool declares of itself (its name, kind, path parameter, whether it
+/// changes things), for checking `[tools.NAME]` tables and for what front ends show.
+pub fn specs() -> Vec<tool::ToolSpec> {
+    all().iter().map(|tool| tool.spec().clone()).collect()
+}
+
 /// The built-in tools, limited to `only` when given (`--tools bash,read`); MCP tools added
 /// later are then limited to the `mcp.` names in it. An unknown built-in name is an error
 /// that lists the known ones.
@@ -66,12 +72,54 @@ pub fn read_url_status() -> String {
 mod tests {
     use super::*;
 
-    /// The configuration checks `[tools.NAME]` tables against agent-loop-tools' list of
-    /// the built-in names: it is this crate's list.
+    /// A tool written as the docs say (docs/library.md, "A new built-in tool"): what it
+    /// declares is in its spec, where the configuration and the front ends read it.
     #[test]
-    fn the_names_the_configuration_knows_are_the_builtins() {
-        let names: Vec<String> = all().iter().map(|t| t.spec().name.clone()).collect();
-        assert_eq!(names, agent_loop_tools::builtin_names());
+    fn a_new_builtin_declares_its_facts_once() {
+        use agent_loop_tools::tool::{Builtin, Param, ToolContext, ToolOutput};
+        use agent_loop_tools::{Effect, ToolKind};
+
+        struct Touch;
+        impl Builtin for Touch {
+            const NAME: &'static str = "touch";
+            const DESCRIPTION: &'static str = "Create an empty file.";
+            const MAIN_PARAM: &'static str = "path";
+            const KIND: ToolKind = ToolKind::Edit;
+            const EFFECT: Effect = Effect::Changes;
+            const PATH_PARAM: Option<&'static str> = Some("path");
+            const PARAMS: &'static [Param] = &[Param::required("path", "string", "The file.")];
+            type Args = serde_json::Value;
+            async fn run(&self, _: serde_json::Value, _: &ToolContext) -> ToolOutput {
+                ToolOutput::ok("")
+            }
+        }
+        let tool = Typed::boxed(Touch);
+        let spec = tool.spec();
+        assert_eq!(spec.kind, ToolKind::Edit);
+        assert_eq!(spec.effect, Effect::Changes);
+        assert_eq!(spec.path_param.as_deref(), Some("path"));
+        assert!(spec.mutating, "a tool that changes things asks first");
+        let registry = Registry::configured(vec![tool], None, Vec::new(), &[]).unwrap();
+        assert_eq!(registry.names(), ["touch"]);
+    }
+
+    /// What each built-in declares holds together: its path parameter is one of its
+    /// parameters, and a tool that edits or executes changes things.
+    #[test]
+    fn the_builtins_facts_are_consistent() {
+        use agent_loop_tools::{Effect, ToolKind};
+        for spec in specs() {
+            if let Some(path) = &spec.path_param {
+                assert!(
+                    spec.schema()["properties"].get(path).is_some(),
+                    "{}: {path}",
+                    spec.name
+                );
+            }
+            let changes = matches!(spec.kind, ToolKind::Edit | ToolKind::Execute);
+            assert_eq!(changes, spec.effect == Effect::Changes, "{}", spec.name);
+            assert_eq!(spec.mutating, spec.effect != Effect::Reads, "{}", spec.name);
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use std::os::fd::AsRawFd;
 
 use super::beneath;
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 const MAX_ENTRIES: usize = 1000;
 
@@ -24,7 +24,9 @@ impl Builtin for Ls {
         "List a folder: one entry a line, sorted, folders ending in / and files with \
         their size in bytes.";
     const MAIN_PARAM: &'static str = "path";
-    const MUTATING: bool = false;
+    const KIND: ToolKind = ToolKind::Read;
+    const EFFECT: Effect = Effect::Reads;
+    const PATH_PARAM: Option<&'static str> = Some("path");
     const PARAMS: &'static [Param] = &[Param::optional(
         "path",
         "string",

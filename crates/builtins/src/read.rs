@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_BYTES: usize = 200 * 1024;
@@ -24,7 +24,9 @@ impl Builtin for Read {
         "Read a text file. Lines come back numbered (number, tab, text); use offset and \
         limit for a part of a long file.";
     const MAIN_PARAM: &'static str = "path";
-    const MUTATING: bool = false;
+    const KIND: ToolKind = ToolKind::Read;
+    const EFFECT: Effect = Effect::Reads;
+    const PATH_PARAM: Option<&'static str> = Some("path");
     const PARAMS: &'static [Param] = &[
         Param::required(
             "path",

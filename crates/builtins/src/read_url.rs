@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 use super::web::charset::decode;
 use super::web::convert::{Converted, Converter};
 use super::web::dom::Stop;
@@ -59,8 +59,9 @@ impl Builtin for ReadUrl {
         footers too, unless the user keeps them). Text and JSON come back as they are; images, \
         PDFs and other binary types are refused. max_chars keeps only the start of a long page.";
     const MAIN_PARAM: &'static str = "url";
+    const KIND: ToolKind = ToolKind::Fetch;
     /// It sends data out of the machine.
-    const MUTATING: bool = true;
+    const EFFECT: Effect = Effect::SendsOut;
     const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> =
         Some(|args| host_of(args.get("url")?.as_str()?));
     const PARAMS: &'static [Param] = &[

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 use super::web::provider::Provider;
 use super::web::search::search;
 
@@ -29,7 +29,8 @@ impl Builtin for WebSearch {
         "Search the web. Returns numbered results with title, URL and description; read a \
         result with read_url.";
     const MAIN_PARAM: &'static str = "query";
-    const MUTATING: bool = false;
+    const KIND: ToolKind = ToolKind::Search;
+    const EFFECT: Effect = Effect::Reads;
     const PARAMS: &'static [Param] = &[
         Param::required("query", "string", "What to search for."),
         Param::optional(

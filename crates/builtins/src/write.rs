@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 pub struct Write;
 
@@ -19,7 +19,9 @@ impl Builtin for Write {
     const DESCRIPTION: &'static str =
         "Create a file, or replace its whole content. Parent folders are created.";
     const MAIN_PARAM: &'static str = "path";
-    const MUTATING: bool = true;
+    const KIND: ToolKind = ToolKind::Edit;
+    const EFFECT: Effect = Effect::Changes;
+    const PATH_PARAM: Option<&'static str> = Some("path");
     const PARAMS: &'static [Param] = &[
         Param::required("path", "string", "File to write."),
         Param::required("content", "string", "The file's new content."),

@@ -42,6 +42,7 @@ use crate::dirs::xdg_home;
 use agent_loop_context as context;
 use agent_loop_parse as parse;
 use agent_loop_protocol::{Error, ErrorKind};
+use agent_loop_tools::ToolSpec;
 use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
@@ -146,8 +147,9 @@ pub struct Config {
 }
 
 impl Config {
-    /// Built-in definitions, then the user's file if it exists, then `extra`.
-    pub fn load(extra: Option<&Path>) -> Result<Self, ConfigError> {
+    /// Built-in definitions, then the user's file if it exists, then `extra`; `[tools.NAME]`
+    /// tables checked against the built-in tools' specs (`agent_loop_builtins::specs()`).
+    pub fn load(extra: Option<&Path>, builtins: &[ToolSpec]) -> Result<Self, ConfigError> {
         let mut sources = vec![Source::builtin()];
         if let Some(path) = user_backends_path().filter(|p| p.is_file()) {
             sources.push(Source::read(&path)?);
@@ -155,11 +157,20 @@ impl Config {
         if let Some(path) = extra {
             sources.push(Source::read(path)?);
         }
-        Self::from_sources(&sources)
+        Self::from_sources_with(&sources, builtins)
     }
 
-    /// Merges the sources in order (later ones win, key by key) and validates the result.
+    /// Merges the sources in order (later ones win, key by key) and validates the result,
+    /// knowing no built-in tool.
     pub fn from_sources(sources: &[Source]) -> Result<Self, ConfigError> {
+        Self::from_sources_with(sources, &[])
+    }
+
+    /// [`Config::from_sources`], with `[tools.NAME]` tables checked against `builtins`.
+    pub fn from_sources_with(
+        sources: &[Source],
+        builtins: &[ToolSpec],
+    ) -> Result<Self, ConfigError> {
         let mut merged: Merged<RawBackend> = BTreeMap::new();
         let mut servers: Merged<RawServer> = BTreeMap::new();
         let mut tool_tables: Merged<tools::RawTool> = BTreeMap::new();
@@ -209,6 +220,7 @@ impl Config {
                 .into_iter()
                 .map(|(name, (raw, at, _))| (name, (raw, at)))
                 .collect(),
+            builtins,
         )?;
         if let Some(unknown) = auto_order.iter().find(|n| !backends.contains_key(*n)) {
             return Err(ConfigError::AutoOrder {

@@ -13,6 +13,7 @@ use toml::Spanned;
 use super::source::{Lines, Overlay};
 use super::ConfigError;
 use agent_loop_tools::custom::{placeholders, CommandDef, Param, ParamType};
+use agent_loop_tools::{Effect, ToolSpec};
 
 /// The timeout of a command tool that sets none (bash's).
 const DEFAULT_TIMEOUT_S: u64 = 120;
@@ -186,12 +187,15 @@ fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// Checks every merged table: `(name, (table, file:line of the table))`.
-pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, ConfigError> {
-    let builtins = agent_loop_tools::builtin_names();
+/// Checks every merged table: `(name, (table, file:line of the table))`, against the
+/// built-in tools' specs (what each declares of itself: its name, whether it changes things).
+pub fn resolve(
+    tables: BTreeMap<String, (RawTool, String)>,
+    builtins: &[ToolSpec],
+) -> Result<ToolDefs, ConfigError> {
     let mut defs = ToolDefs::default();
     for (name, (raw, at)) in tables {
-        if builtins.contains(&name) {
+        if let Some(builtin) = builtins.iter().find(|spec| spec.name == name) {
             if let Some(key) = raw.keys_beyond_confirm().first() {
                 return Err(ConfigError::BadToolKey {
                     at: raw.at(key, &at).to_string(),
@@ -202,7 +206,7 @@ pub fn resolve(tables: BTreeMap<String, (RawTool, String)>) -> Result<ToolDefs, 
             }
             if let Some(confirm) = &raw.confirm {
                 let confirm = *confirm.get_ref();
-                if !confirm && (name == "bash" || name == "write" || name == "edit") {
+                if !confirm && builtin.effect == Effect::Changes {
                     defs.warnings.push(format!(
                         "{}: [tools.{name}] confirm = false: {name} will change things without asking",
                         raw.at("confirm", &at)
@@ -380,5 +384,37 @@ mod tests {
         assert_eq!(names, ["zeta", "alpha"]);
         assert_eq!(def.spec().main_param, "zeta");
         assert!(config.tools.warnings.is_empty());
+    }
+
+    /// A built-in's table sets only `confirm`; turning it off for a tool that declares it
+    /// changes things is allowed, with a warning.
+    #[test]
+    fn builtins_are_known_by_what_they_declare() {
+        use agent_loop_tools::ToolSpec;
+        let spec = |name: &str, changes: bool| {
+            ToolSpec::new(
+                name.into(),
+                "d".into(),
+                "path".into(),
+                changes,
+                serde_json::json!({"type": "object"}),
+            )
+        };
+        let builtins = [spec("scribble", true), spec("peek", false)];
+        let text = "[tools.scribble]\nconfirm = false\n[tools.peek]\nconfirm = false\n";
+        let config =
+            Config::from_sources_with(&[Source::builtin(), source("a.toml", text)], &builtins)
+                .unwrap();
+        assert_eq!(config.tools.confirms().len(), 2);
+        assert_eq!(
+            config.tools.warnings,
+            ["a.toml:2: [tools.scribble] confirm = false: scribble will change things without asking"]
+        );
+        let mine = "[tools.peek]\ndescription = \"mine\"\n";
+        let err = Config::from_sources_with(&[source("b.toml", mine)], &builtins).unwrap_err();
+        assert!(
+            err.to_string().contains("`peek` is a built-in tool"),
+            "{err}"
+        );
     }
 }

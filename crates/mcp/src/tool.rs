@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::connection::{CallError, PROGRESS_CAP_FACTOR};
 use super::content::tool_output;
 use super::server::Server;
-use crate::tools::{ProgressSink, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tools::{ProgressSink, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec};
 use crate::BoxFuture;
 
 pub struct McpTool {
@@ -66,7 +66,8 @@ impl McpTool {
             main_param(&schema),
             !server.def.trust,
             schema,
-        );
+        )
+        .kind(ToolKind::Other);
         McpTool {
             server,
             remote: tool.name.to_string(),

@@ -111,13 +111,21 @@ impl CommandDef {
             .find(|p| p.required)
             .or(self.params.first())
             .map_or(String::new(), |p| p.name.clone());
-        ToolSpec::new(
+        let mut spec = ToolSpec::new(
             self.name.clone(),
             self.description.clone(),
             main,
             self.confirm,
             serde_json::json!({"properties": properties, "required": required, "type": "object"}),
-        )
+        );
+        // It runs a command, whether or not it asks first.
+        spec.effect = crate::Effect::Changes;
+        spec.path_param = self
+            .params
+            .iter()
+            .find(|p| p.kind == ParamType::Path)
+            .map(|p| p.name.clone());
+        spec
     }
 }
 

@@ -42,23 +42,10 @@ pub use error::RegistryError;
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;
-pub use tool::{Subject, Tool, ToolContext, ToolOutput, ToolSpec};
+pub use tool::{Effect, Subject, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
 use agent_loop_protocol::{plural, redact, BoxFuture};
-
-/// The names of the built-in tools, in the order agent-loop-builtins offers them (its tests
-/// hold the two lists together): web_search only when the environment sets up a provider.
-/// The configuration checks `[tools.NAME]` tables against them.
-pub fn builtin_names() -> Vec<String> {
-    let mut names: Vec<String> = ["bash", "read", "write", "edit", "ls", "grep", "read_url"]
-        .map(String::from)
-        .into();
-    if web::provider::Provider::from_env().is_some() {
-        names.push("web_search".into());
-    }
-    names
-}
 
 /// The web search provider the environment sets up, in a few words (`agent-loop backends`
 /// and `config`), or what to set for one.

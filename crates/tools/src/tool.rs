@@ -14,6 +14,29 @@ use super::root::Root;
 use super::web::WebOptions;
 use crate::BoxFuture;
 
+/// What a tool does, as an editor shows it (ACP's tool kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Execute,
+    Fetch,
+    Search,
+    /// An MCP server's tool: agent-loop does not know what it does.
+    Other,
+}
+
+/// What running a tool can do beyond reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It only reads (files, the search index).
+    Reads,
+    /// It sends data out (read_url: the URL is a message to its host).
+    SendsOut,
+    /// It changes things: writes files, runs commands.
+    Changes,
+}
+
 /// What the model is told about a tool, and what the loop needs to know to run it.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
@@ -24,6 +47,11 @@ pub struct ToolSpec {
     pub main_param: String,
     /// Whether it changes anything or sends data out (and so asks for approval).
     pub mutating: bool,
+    pub kind: ToolKind,
+    /// What it can do: [`Effect::Changes`] for a tool that changes things.
+    pub effect: Effect,
+    /// The parameter that names the file or folder it works on, if one does.
+    pub path_param: Option<String>,
     /// What one approval covers for the session (read_url: the URL's host), when not just
     /// this call.
     pub approval_key: Option<fn(&Value) -> Option<String>>,
@@ -46,10 +74,22 @@ impl ToolSpec {
             description,
             main_param,
             mutating,
+            kind: ToolKind::Execute,
+            effect: match mutating {
+                true => Effect::Changes,
+                false => Effect::Reads,
+            },
+            path_param: None,
             approval_key: None,
             schema_text: schema.to_string(),
             schema,
         }
+    }
+
+    /// The same with `kind`.
+    pub fn kind(mut self, kind: ToolKind) -> ToolSpec {
+        self.kind = kind;
+        self
     }
 
     /// The arguments' JSON schema, as compact JSON text.
@@ -252,8 +292,13 @@ pub trait Builtin: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// The parameter a bare argument maps to (`bash(ls -la)`).
     const MAIN_PARAM: &'static str;
-    /// Whether it changes anything or sends data out (and so asks for approval).
-    const MUTATING: bool;
+    /// What it does, as an editor shows it.
+    const KIND: ToolKind;
+    /// What it can do; one that does more than read asks for approval.
+    const EFFECT: Effect;
+    /// The parameter that names the file or folder it works on. When it is the main one,
+    /// approval shows that path as written and rules match where it leads.
+    const PATH_PARAM: Option<&'static str> = None;
     /// What one approval covers for the session, from the call's arguments (see
     /// [`ToolSpec::approval_key`]).
     const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> = None;
@@ -337,9 +382,12 @@ impl<T: Builtin> Typed<T> {
             T::NAME.into(),
             T::DESCRIPTION.into(),
             T::MAIN_PARAM.into(),
-            T::MUTATING,
+            T::EFFECT != Effect::Reads,
             schema(T::PARAMS),
-        );
+        )
+        .kind(T::KIND);
+        spec.effect = T::EFFECT;
+        spec.path_param = T::PATH_PARAM.map(String::from);
         spec.approval_key = T::APPROVAL_KEY;
         Box::new(Typed { tool, spec })
     }
@@ -353,7 +401,7 @@ impl<T: Builtin> Tool for Typed<T> {
     /// The main argument (bash's command); a file tool's path shown as written and matched
     /// where it leads.
     fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
-        let file_tool = matches!(T::NAME, "read" | "write" | "edit" | "ls");
+        let file_tool = T::PATH_PARAM == Some(T::MAIN_PARAM);
         let main = match args.get(T::MAIN_PARAM) {
             Some(Value::String(s)) => s.as_str(),
             _ if file_tool => ".",

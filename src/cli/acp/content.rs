@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use agent_loop::context::{Image, Message, Prompt};
 use agent_loop::Error;
 
-use super::updates::{announce, finished, text_block, Notifier};
+use super::updates::{announce, finished, text_block, Notifier, ToolFacts};
 
 /// The user message a prompt's blocks make: text as it is, images attached (their type read
 /// from their bytes; whether the backend takes them is asked when the turn starts), a
@@ -51,7 +51,7 @@ pub fn user_message(blocks: &[ContentBlock]) -> Result<Prompt, Error> {
 }
 
 /// Sends a saved conversation as the updates that would have shown it.
-pub fn replay(messages: &[Message], notifier: &Notifier) {
+pub fn replay(messages: &[Message], notifier: &Notifier, tools: &ToolFacts) {
     for message in messages {
         match message {
             Message::User { text, images } => {
@@ -71,7 +71,8 @@ pub fn replay(messages: &[Message], notifier: &Notifier) {
                 }
                 for call in tool_calls {
                     let summary = call.args.to_string();
-                    let announced = announce(call, &summary, None).status(ToolCallStatus::Pending);
+                    let announced = announce(call, &summary, None, tools.kind(&call.name))
+                        .status(ToolCallStatus::Pending);
                     notifier.send(SessionUpdate::ToolCall(announced));
                 }
             }

@@ -27,7 +27,6 @@ use tokio::sync::{mpsc, oneshot};
 use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
 use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
 use agent_loop::config::settings::Settings;
-use agent_loop::config::Config;
 use agent_loop::session::Store;
 use agent_loop::Error;
 
@@ -302,7 +301,8 @@ impl Server {
             };
             chat.set_files(super::files::through_client(&client, &notifier));
             if load {
-                super::content::replay(&chat.agent().conversation.messages, &notifier);
+                let tools = super::updates::ToolFacts::of(&chat);
+                super::content::replay(&chat.agent().conversation.messages, &notifier, &tools);
             }
             notifier.send(super::commands::advertised());
             let opened = Opened {
@@ -334,7 +334,7 @@ struct Opening {
 
 /// The variable that should hold the key of the backend sessions start on, when it is empty.
 pub fn missing_key(settings: &Settings, options: &ChatOptions) -> Option<String> {
-    let config = Config::load(options.config.as_deref()).ok()?;
+    let config = Chat::load_config(options.config.as_deref()).ok()?;
     let name = settings
         .get::<String>("backend")
         .ok()

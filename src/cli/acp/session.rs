@@ -26,7 +26,7 @@ use agent_loop::{Error, ErrorKind};
 
 use super::commands::{classify, Line};
 use super::content::user_message;
-use super::updates::{Notifier, Updates};
+use super::updates::{Notifier, ToolFacts, Updates};
 
 /// A request queued for a session's worker.
 pub enum Job {
@@ -161,7 +161,7 @@ impl Worker {
 
     /// Runs one turn; a cancel ends it at once.
     async fn turn(&mut self, prompt: Prompt) -> Result<StopReason, RpcError> {
-        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
+        let mut updates = Updates::new(self.notifier.clone(), &self.cwd, ToolFacts::of(&self.chat));
         match self.chat.turn(prompt, &mut updates).await {
             Ok(_) => Ok(match updates.cut {
                 Some(CutReason::MaxTokens) => StopReason::MaxTokens,
@@ -184,7 +184,7 @@ impl Worker {
     /// mode or backend is told to the editor too.
     async fn command(&mut self, invocation: &Invocation) -> Result<StopReason, RpcError> {
         let (mode, backend) = (self.chat.approval(), self.chat.status().backend);
-        let mut updates = Updates::new(self.notifier.clone(), &self.cwd);
+        let mut updates = Updates::new(self.notifier.clone(), &self.cwd, ToolFacts::of(&self.chat));
         let outcome = self.chat.command(invocation, &mut updates).await;
         drop(updates);
         if self.chat.approval() != mode {

@@ -19,8 +19,10 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
+use agent_loop::chat::Chat;
 use agent_loop::context::ToolCall as Call;
 use agent_loop::event::{ApprovalRequest, CutReason, Decision, Event, Observer, PlanEntry};
+use agent_loop::tools::ToolKind as Kind;
 use agent_loop::BoxFuture;
 
 /// What a session's observers share across turns.
@@ -88,9 +90,43 @@ pub fn text_block(text: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(text))
 }
 
+/// What the chat's tools declare of themselves, by name: their kind and the parameter that
+/// is a path. A name the chat does not know (an agent's own tool) is shown as one that runs
+/// something.
+#[derive(Clone, Default)]
+pub struct ToolFacts(HashMap<String, (ToolKind, Option<String>)>);
+
+impl ToolFacts {
+    pub fn of(chat: &Chat) -> ToolFacts {
+        let facts = chat.tool_specs().iter().map(|spec| {
+            let kind = match spec.kind {
+                Kind::Read => ToolKind::Read,
+                Kind::Edit => ToolKind::Edit,
+                Kind::Execute => ToolKind::Execute,
+                Kind::Fetch => ToolKind::Fetch,
+                Kind::Search => ToolKind::Search,
+                Kind::Other => ToolKind::Other,
+            };
+            (spec.name.clone(), (kind, spec.path_param.clone()))
+        });
+        ToolFacts(facts.collect())
+    }
+
+    pub fn kind(&self, tool: &str) -> ToolKind {
+        self.0
+            .get(tool)
+            .map_or(ToolKind::Execute, |(kind, _)| *kind)
+    }
+
+    fn path_param(&self, tool: &str) -> Option<&str> {
+        self.0.get(tool)?.1.as_deref()
+    }
+}
+
 /// The observer of one turn.
 pub struct Updates {
     notifier: Notifier,
+    tools: ToolFacts,
     cwd: PathBuf,
     /// Text deltas were sent since the last whole text: the whole text is not sent again.
     streamed: bool,
@@ -102,9 +138,10 @@ pub struct Updates {
 }
 
 impl Updates {
-    pub fn new(notifier: Notifier, cwd: &Path) -> Updates {
+    pub fn new(notifier: Notifier, cwd: &Path, tools: ToolFacts) -> Updates {
         Updates {
             notifier,
+            tools,
             cwd: cwd.to_path_buf(),
             streamed: false,
             before: HashMap::new(),
@@ -114,28 +151,16 @@ impl Updates {
     }
 
     fn path_of(&self, call: &Call) -> Option<PathBuf> {
-        let path = call.args.get("path")?.as_str()?;
+        let param = self.tools.path_param(&call.name)?;
+        let path = call.args.get(param)?.as_str()?;
         Some(self.cwd.join(path))
     }
 }
 
-/// ACP's kind of a tool, by agent-loop's name for it.
-pub fn kind(tool: &str) -> ToolKind {
-    match tool {
-        "read" | "ls" => ToolKind::Read,
-        "write" | "edit" => ToolKind::Edit,
-        "grep" | "web_search" => ToolKind::Search,
-        "bash" => ToolKind::Execute,
-        "read_url" => ToolKind::Fetch,
-        _ if tool.starts_with("mcp.") => ToolKind::Other,
-        _ => ToolKind::Execute,
-    }
-}
-
 /// The `tool_call` that announces `call`.
-pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>) -> ToolCall {
+pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>, kind: ToolKind) -> ToolCall {
     ToolCall::new(call.id.clone(), format!("{}: {summary}", call.name))
-        .kind(kind(&call.name))
+        .kind(kind)
         .status(ToolCallStatus::Pending)
         .locations(path.map(ToolCallLocation::new).into_iter().collect())
         .raw_input(call.args.clone())
@@ -185,7 +210,8 @@ impl Observer for Updates {
             }
             Event::ToolCall { call, summary } => {
                 let path = self.path_of(call);
-                if matches!(call.name.as_str(), "write" | "edit") {
+                let kind = self.tools.kind(&call.name);
+                if kind == ToolKind::Edit {
                     if let Some(path) = &path {
                         let old = std::fs::read_to_string(path).ok();
                         self.before.insert(call.id.clone(), (path.clone(), old));
@@ -193,7 +219,7 @@ impl Observer for Updates {
                 }
                 self.notifier.start(&call.id);
                 self.notifier
-                    .send(SessionUpdate::ToolCall(announce(call, summary, path)));
+                    .send(SessionUpdate::ToolCall(announce(call, summary, path, kind)));
             }
             Event::ToolResult {
                 call_id,
@@ -244,7 +270,11 @@ impl Observer for Updates {
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(ask(&self.notifier, request))
+        Box::pin(ask(
+            &self.notifier,
+            request,
+            self.tools.kind(&request.call.name),
+        ))
     }
 }
 
@@ -272,7 +302,7 @@ const REJECT_ONCE: &str = "reject-once";
 const REJECT_ALWAYS: &str = "reject-always";
 
 /// Asks the client whether `request`'s call may run.
-async fn ask(notifier: &Notifier, request: &ApprovalRequest) -> Decision {
+async fn ask(notifier: &Notifier, request: &ApprovalRequest, kind: ToolKind) -> Decision {
     let tool = request.call.name.clone();
     if notifier.rejected.lock().is_ok_and(|r| r.contains(&tool)) {
         return Decision::Deny(format!(
@@ -297,7 +327,7 @@ async fn ask(notifier: &Notifier, request: &ApprovalRequest) -> Decision {
         request.call.id.clone(),
         ToolCallUpdateFields::new()
             .title(format!("{tool}: {}", request.summary))
-            .kind(kind(&tool))
+            .kind(kind)
             .raw_input(request.call.args.clone()),
     );
     let asked = notifier

@@ -22,6 +22,14 @@ use super::{Chat, ChatError};
 const DEFAULT_MAX_ITERATIONS: u32 = 10;
 
 impl Chat {
+    /// The configuration layers (the built-in backends.toml, the user's, `extra`), with
+    /// `[tools.NAME]` tables checked against the built-in tools.
+    pub fn load_config(
+        extra: Option<&std::path::Path>,
+    ) -> Result<Config, crate::config::ConfigError> {
+        Config::load(extra, &builtins::specs())
+    }
+
     /// Puts a chat together. `notice` receives what the user should know on the way (a
     /// session continued, one that could not be read and was left alone).
     pub fn open(
@@ -29,7 +37,7 @@ impl Chat {
         options: &ChatOptions,
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
-        let config = Config::load(options.config.as_deref())?;
+        let config = Chat::load_config(options.config.as_deref())?;
         // Every API key any backend reads is kept out of displays, logs and session files.
         let redactor = Redactor::from_env(
             config

@@ -85,6 +85,12 @@ impl Chat {
         )
     }
 
+    /// The tools of this chat, each with what it declares of itself (kind, path parameter,
+    /// whether it changes things), for a front end that shows calls by kind.
+    pub fn tool_specs(&self) -> &[crate::tools::ToolSpec] {
+        self.agent.tools().specs()
+    }
+
     /// `/tools`: each tool, whether it asks first, and the first sentence of what it does.
     pub fn tools_text(&self) -> String {
         let mut out = String::new();

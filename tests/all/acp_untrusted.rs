@@ -1,7 +1,7 @@
 //! An ACP agent is untrusted code, as an MCP server is: every way it can act goes through
 //! agent-loop's approval and caps. Its commands (`terminal/create`) ask as the bash tool's
-//! do, with the whole command shown; its writes into `.git/` always ask; what it sends is
-//! held to caps whatever it sends.
+//! do, with the whole command shown; its writes into `.git/` always ask; the output it may
+//! have kept is clamped; what it sends is held to caps whatever it sends.
 
 use crate::acp::acp;
 
@@ -60,5 +60,71 @@ fn an_agents_command_asks_like_bash_with_the_whole_command_shown() {
     assert!(screen.contains("| sh -c 'touch made-by-agent'"), "{screen}");
     assert!(screen.contains("not run: the user said no"), "{screen}");
     assert!(!made.exists());
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_agents_writes_into_git_always_ask() {
+    let ws = acp("");
+    std::fs::create_dir_all(ws.work().join(".git/hooks")).unwrap();
+    let hook = ws.work().join(".git/hooks/pre-commit");
+    // Other writes go through as before (the agent asks its own questions); into .git/
+    // is refused without a terminal, also with --yes's neighbour --allow for write.
+    let run = ws.run(&["--backend", "acp", "write made.txt"]);
+    assert_eq!(run.stdout(), "write ok\n");
+    for allow in ["write", "write:*"] {
+        let run = ws.run(&[
+            "--backend",
+            "acp",
+            "--allow",
+            allow,
+            "write .git/hooks/pre-commit",
+        ]);
+        assert!(
+            run.stdout()
+                .starts_with("write refused: not written: agent-loop cannot ask for approval"),
+            "{}",
+            run.stdout()
+        );
+        assert!(!hook.exists());
+    }
+    let run = ws.run(&["--backend", "acp", "write .git/config"]);
+    assert!(
+        run.stdout().starts_with("write refused"),
+        "{}",
+        run.stdout()
+    );
+    assert!(!ws.work().join(".git/config").exists());
+    // A rule that names .git itself, or --yes, lets it through.
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--allow",
+        "write:.git/hooks/*",
+        "write .git/hooks/pre-commit",
+    ]);
+    assert_eq!(run.stdout(), "write ok\n");
+    assert!(hook.exists());
+    let run = ws.run(&["--backend", "acp", "--yes", "write .git/config"]);
+    assert_eq!(run.stdout(), "write ok\n");
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn the_output_limit_an_agent_asks_for_is_clamped() {
+    let ws = acp("");
+    // 3 MB of output, and the agent asks agent-loop to keep a terabyte of it.
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--yes",
+        "bigterm 1000000000000 head -c 3000000 /dev/zero | tr '\\0' x",
+    ]);
+    run.expect_code(0);
+    assert!(
+        run.stdout().starts_with("bigterm: 1048576 bytes"),
+        "{}",
+        run.stdout()
+    );
     ws.assert_no_leftovers();
 }

@@ -47,11 +47,16 @@ impl Image {
                 MAX_IMAGE_BYTES / (1024 * 1024)
             )));
         }
+        // The signature alone is not enough (a text file may start with PNG's): the header
+        // must also give a size.
+        let sized = imagesize::blob_size(&data).is_ok_and(|s| s.width > 0 && s.height > 0);
         let mime = match imagesize::image_type(&data) {
-            Ok(imagesize::ImageType::Png) => "image/png",
-            Ok(imagesize::ImageType::Jpeg) => "image/jpeg",
-            Ok(imagesize::ImageType::Gif) => "image/gif",
-            Ok(imagesize::ImageType::Webp) => "image/webp",
+            Ok(imagesize::ImageType::Png) if sized && data.get(12..16) == Some(b"IHDR") => {
+                "image/png"
+            }
+            Ok(imagesize::ImageType::Jpeg) if sized => "image/jpeg",
+            Ok(imagesize::ImageType::Gif) if sized => "image/gif",
+            Ok(imagesize::ImageType::Webp) if sized => "image/webp",
             _ => {
                 return Err(Error::config(format!(
                     "{what}: not a PNG, JPEG, GIF or WebP image (read from its first bytes)"
@@ -74,20 +79,41 @@ impl Image {
         Image::from_bytes(data, name)
     }
 
-    /// The image in the file at `path`, named by its file name.
+    /// The image in the file at `path`, named by its file name. Only a regular file: a FIFO
+    /// would hang the read and a device (`/dev/zero`) would never end it; the read stops
+    /// past the cap whatever the file's size says.
     pub fn read(path: &Path) -> Result<Image, Error> {
+        use std::io::Read;
         let shown = path.display();
-        let size = std::fs::metadata(path)
-            .map_err(|e| Error::config(format!("{shown}: cannot read the image: {e}")))?
-            .len();
-        if size > MAX_IMAGE_BYTES as u64 {
-            return Err(Error::config(format!(
+        let fail =
+            |e: std::io::Error| Error::config(format!("{shown}: cannot read the image: {e}"));
+        let over = |size: u64| {
+            Error::config(format!(
                 "{shown}: {size} bytes is over the {} MiB an image may have",
                 MAX_IMAGE_BYTES / (1024 * 1024)
+            ))
+        };
+        if !std::fs::metadata(path).map_err(fail)?.is_file() {
+            return Err(Error::config(format!(
+                "{shown}: not a regular file (a FIFO, a device or a folder is not an image)"
             )));
         }
-        let data = std::fs::read(path)
-            .map_err(|e| Error::config(format!("{shown}: cannot read the image: {e}")))?;
+        let file = std::fs::File::open(path).map_err(fail)?;
+        // Checked again on what was opened: the name may have been swapped meanwhile.
+        let meta = file.metadata().map_err(fail)?;
+        if !meta.is_file() {
+            return Err(Error::config(format!("{shown}: not a regular file")));
+        }
+        if meta.len() > MAX_IMAGE_BYTES as u64 {
+            return Err(over(meta.len()));
+        }
+        let mut data = Vec::new();
+        file.take(MAX_IMAGE_BYTES as u64 + 1)
+            .read_to_end(&mut data)
+            .map_err(fail)?;
+        if data.len() > MAX_IMAGE_BYTES {
+            return Err(over(data.len() as u64));
+        }
         Image::from_bytes(data, Some(path.display().to_string()))
     }
 

@@ -135,9 +135,23 @@ fn a_bad_image_file_stops_the_run_before_any_turn() {
     let mut bytes = std::fs::read(fixture("images/pixel.png")).unwrap();
     bytes.resize(5 * 1024 * 1024 + 1, 0);
     std::fs::write(&big, bytes).unwrap();
+    // Text behind PNG's signature is text.
+    let mut text = b"\x89PNG\r\n\x1a\n".to_vec();
+    text.extend_from_slice(b"this is a text file, not an image at all\n");
+    std::fs::write(ws.work().join("text.png"), text).unwrap();
+    // A FIFO nobody writes to and an endless device: refused at once, nothing read.
+    let fifo = ws.work().join("fifo.png");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     for (file, says) in [
         ("missing.png", "missing.png: cannot read the image"),
         ("notes.png", "notes.png: not a PNG, JPEG, GIF or WebP image"),
+        ("text.png", "text.png: not a PNG, JPEG, GIF or WebP image"),
+        ("fifo.png", "fifo.png: not a regular file"),
+        ("/dev/zero", "/dev/zero: not a regular file"),
         ("big.png", "over the 5 MiB an image may have"),
     ] {
         let run = run_api(&ws, &["--image", file, "look"]);

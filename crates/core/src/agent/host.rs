@@ -41,10 +41,17 @@ impl Host for LoopHost<'_> {
                 true,
                 json!({"type": "object"}),
             );
-            let subject = match request.call.args.get("command") {
+            let mut subject = match request.call.args.get("command") {
                 Some(serde_json::Value::String(command)) => Subject::plain(command.clone()),
                 _ => Subject::plain(request.summary.clone()),
             };
+            // The files it changes, resolved under the root (a write into .git/ always asks).
+            if let Some(paths) = request.call.args["paths"].as_array() {
+                subject.paths = paths
+                    .iter()
+                    .filter_map(|p| p.as_str().map(str::to_string))
+                    .collect();
+            }
             if !self.policy.needs_approval(&request.call, &spec, &subject) {
                 return Decision::Once;
             }

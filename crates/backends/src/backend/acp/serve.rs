@@ -41,7 +41,13 @@ pub async fn answer(
     };
     match method {
         "fs/read_text_file" => logged(backend, "read", params, host, read(params, &ctx)),
-        "fs/write_text_file" => logged(backend, "write", params, host, write(params, &ctx)),
+        "fs/write_text_file" => {
+            let written = match git_write_allowed(params, &ctx, host).await {
+                Ok(()) => write(params, &ctx),
+                Err(why) => Err(why),
+            };
+            logged(backend, "write", params, host, written)
+        }
         m if m.starts_with("terminal/") => terminals.answer(m, params, &ctx, host).await,
         _ => Err(acp::Error::method_not_found().data(json!({ "method": method }))),
     }
@@ -123,6 +129,34 @@ fn read(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
         }
     };
     Ok(json!({ "content": content }))
+}
+
+/// A write into `.git/` (hooks, config: code git runs) asks first, as the file tools' do,
+/// also when the agent asked nothing itself; `Err` is the refusal.
+async fn git_write_allowed(
+    params: &Value,
+    ctx: &ToolContext,
+    host: &mut dyn Host,
+) -> Result<(), String> {
+    let target = ctx.rule_path(params["path"].as_str().unwrap_or(""));
+    if !std::path::Path::new(&target)
+        .components()
+        .any(|c| c.as_os_str() == ".git")
+    {
+        return Ok(());
+    }
+    let request = ApprovalRequest {
+        call: ToolCall {
+            id: format!("write-{}", uniq()),
+            name: "write".into(),
+            args: json!({ "path": target, "command": target, "paths": [target] }),
+        },
+        summary: format!("{target} (the agent writes into .git/)"),
+    };
+    match host.approve(&request).await {
+        Decision::Deny(why) => Err(format!("not written: {why}")),
+        _ => Ok(()),
+    }
 }
 
 /// `fs/write_text_file`: the whole file replaced, atomically.

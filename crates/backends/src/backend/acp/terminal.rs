@@ -19,8 +19,11 @@ use crate::event::{ApprovalRequest, Decision, Event};
 use crate::process::{Progress, Spec};
 use crate::tools::{ToolContext, ToolOutput};
 
-/// Output kept of a command when the agent sets no limit.
+/// Output kept of a command when the agent sets no limit, and the most it may ask for: the
+/// agent is untrusted, and its limit is memory agent-loop holds.
 const DEFAULT_LIMIT: usize = 1024 * 1024;
+/// Commands an agent may have unreleased at once, each holding up to [`DEFAULT_LIMIT`].
+const MAX_TERMINALS: usize = 16;
 /// The longest a command may run.
 const TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -113,6 +116,12 @@ impl Terminals {
         let Some(program) = params["command"].as_str() else {
             return Err(acp::Error::invalid_params().data(json!({"why": "no `command` given"})));
         };
+        if self.running.len() >= MAX_TERMINALS {
+            return Err(acp::Error::new(
+                -32000,
+                format!("refused: {MAX_TERMINALS} commands are not released yet"),
+            ));
+        }
         let mut line = String::new();
         for var in params["env"].as_array().into_iter().flatten() {
             if let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) {
@@ -166,7 +175,7 @@ impl Terminals {
         let (tx, done) = watch::channel(None);
         let limit = params["outputByteLimit"]
             .as_u64()
-            .map_or(DEFAULT_LIMIT, |n| n as usize);
+            .map_or(DEFAULT_LIMIT, |n| (n as usize).min(DEFAULT_LIMIT));
         let output = Arc::new(Mutex::new(Tail {
             bytes: Vec::new(),
             cut: false,

@@ -23,6 +23,7 @@ mod sessions_cmd;
 mod signals;
 mod stdout;
 mod telegram;
+mod text;
 mod versions;
 
 pub use run::main;

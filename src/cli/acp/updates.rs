@@ -25,6 +25,8 @@ use agent_loop::event::{ApprovalRequest, CutReason, Decision, Event, Observer, P
 use agent_loop::tools::ToolKind as Kind;
 use agent_loop::BoxFuture;
 
+use crate::cli::text::call_title;
+
 /// What a session's observers share across turns.
 #[derive(Clone)]
 pub struct Notifier {
@@ -159,7 +161,7 @@ impl Updates {
 
 /// The `tool_call` that announces `call`.
 pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>, kind: ToolKind) -> ToolCall {
-    ToolCall::new(call.id.clone(), format!("{}: {summary}", call.name))
+    ToolCall::new(call.id.clone(), call_title(&call.name, summary))
         .kind(kind)
         .status(ToolCallStatus::Pending)
         .locations(path.map(ToolCallLocation::new).into_iter().collect())
@@ -326,7 +328,7 @@ async fn ask(notifier: &Notifier, request: &ApprovalRequest, kind: ToolKind) -> 
     let call = ToolCallUpdate::new(
         request.call.id.clone(),
         ToolCallUpdateFields::new()
-            .title(format!("{tool}: {}", request.summary))
+            .title(call_title(&tool, &request.summary))
             .kind(kind)
             .raw_input(request.call.args.clone()),
     );

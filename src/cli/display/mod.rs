@@ -10,12 +10,10 @@
 //!
 //! Renderers write to the writers they are given; they never touch the terminal themselves.
 
-pub mod approval;
 pub mod caps;
 pub mod choose;
 pub mod jsonl;
 pub mod plain;
-pub mod progress;
 pub mod quiet;
 mod renderer;
 pub use agent_loop::sanitize;

@@ -6,11 +6,10 @@
 
 use std::io::{self, Write};
 
-use super::progress::{progress_text, PLAIN_EVERY};
 use super::renderer::Renderer;
 use super::sanitize::sanitize;
+use crate::cli::text::{cut_short, plan_text, progress_text, PLAIN_EVERY};
 use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
-use agent_loop::event::{CutReason, PlanEntry};
 use agent_loop::tools::Throttle;
 
 /// Lines of a tool result shown under the call.
@@ -313,7 +312,7 @@ impl PlainDisplay {
     /// Asks whether the call may run, showing all of it (super::approval); `full`: even a
     /// command longer than a screen.
     pub fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        let text = super::approval::prompt(request, self.width, full);
+        let text = crate::cli::text::approval::prompt(request, self.width, full);
         let _ = write!(self.err, "{}", sanitize(&text));
         let _ = self.err.flush();
     }
@@ -394,31 +393,6 @@ impl Renderer for PlainDisplay {
 
 /// The library's token counts (one wording for every front end).
 pub use agent_loop::plural::tokens;
-
-/// What the display says of an answer cut short.
-pub fn cut_short(backend: &str, reason: CutReason) -> String {
-    let why = match reason {
-        CutReason::MaxTokens => "the model reached its output limit (max_tokens)",
-        CutReason::Refusal => "the model declined to go on (refusal)",
-    };
-    format!("{}: the answer was cut short: {why}", sanitize(backend))
-}
-
-/// A plan in one line: `[x] done; [~] doing; [ ] to do`.
-pub fn plan_text(entries: &[PlanEntry]) -> String {
-    let entries: Vec<String> = entries
-        .iter()
-        .map(|e| {
-            let mark = match e.status.as_str() {
-                "completed" => "[x]",
-                "in_progress" => "[~]",
-                _ => "[ ]",
-            };
-            format!("{mark} {}", e.content)
-        })
-        .collect();
-    entries.join("; ")
-}
 
 /// An MCP server's log message as one line: `[mcp SERVER LEVEL] DATA`, a text as it is, other
 /// JSON as JSON.

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use super::renderer::Renderer;
 use crate::cli::display::caps::{Caps, Colour};
 use crate::cli::display::plain::PlainDisplay;
-use crate::cli::display::progress::progress_text;
 use crate::cli::display::sanitize::sanitize;
 use crate::cli::display::shared::SharedWriter;
+use crate::cli::text::progress_text;
 use agent_loop::agent::{ApprovalRequest, Event};
 
 /// How often the spinner moves.

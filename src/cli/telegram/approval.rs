@@ -16,7 +16,7 @@ use agent_loop::event::{ApprovalRequest, Decision};
 use super::api::{Api, InlineKeyboardButton, InlineKeyboardMarkup, Mode};
 use super::format::escape;
 use super::split::{split, MESSAGE_LIMIT};
-use crate::cli::display::approval::{fold, shown_lines};
+use crate::cli::text::{fold, line_count, not_shown, shown_lines};
 
 /// The questions waiting for a button, shared by the turns that ask and the poll loop that
 /// receives the answers.
@@ -109,16 +109,14 @@ pub async fn ask(
     let mut body = lines[..shown].join("\n");
     if shown < lines.len() {
         body.push_str(&format!(
-            "\n... {} more lines not shown: press View all to see all {} before deciding",
-            lines.len() - shown,
-            lines.len()
+            "\n... {}",
+            not_shown(lines.len() - shown, lines.len(), "press View all")
         ));
     }
     let question = format!(
-        "Allow <b>{}</b>? ({} line{})\n<pre>{}</pre>",
+        "Allow <b>{}</b>? ({})\n<pre>{}</pre>",
         escape(&shown_lines(&request.call.name, usize::MAX).concat()),
-        lines.len(),
-        if lines.len() == 1 { "" } else { "s" },
+        line_count(lines.len()),
         escape(&body)
     );
     let buttons = CHOICES.iter().chain((shown < lines.len()).then_some(&VIEW));

@@ -17,9 +17,7 @@ use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
 use agent_loop::session::Redactor;
 use agent_loop::BoxFuture;
 
-use crate::cli::display::approval::shown_lines;
-use crate::cli::display::plain::{cut_short, plan_text};
-use crate::cli::display::progress::progress_text;
+use crate::cli::text::{cut_short, plan_text, progress_text, running};
 
 use super::api::{Api, Mode};
 use super::approval::{ask, Approvals};
@@ -72,10 +70,7 @@ impl Observer for Progress {
                 "{tool}: {}",
                 progress_text(*progress, *total, message.as_deref())
             ),
-            // Escaped as the approval question is: a summary is the model's text.
-            Event::ToolCall { summary, .. } => {
-                format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
-            }
+            Event::ToolCall { summary, .. } => running(summary),
             Event::OwnTool { activity, .. } => format!("running: {activity}"),
             Event::Plan { entries, .. } => format!("plan: {}", plan_text(entries)),
             Event::CutShort { backend, reason } => cut_short(backend, *reason),

@@ -25,7 +25,7 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     let lines = shown_lines(&request.summary, width.saturating_sub(4).max(20));
     let mut out = format!(
         "Allow {tool}? It asks to run ({}):\n",
-        agent_loop::plural::count(lines.len(), "line", "lines")
+        line_count(lines.len())
     );
     let long = lines.len() > SCREEN_LINES;
     let shown = fold(lines.len(), full);
@@ -34,9 +34,8 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     }
     if shown < lines.len() {
         out.push_str(&format!(
-            "  ... {} not shown: answer v to see all {} before deciding\n",
-            agent_loop::plural::count(lines.len() - shown, "more line", "more lines"),
-            lines.len()
+            "  ... {}\n",
+            not_shown(lines.len() - shown, lines.len(), "answer v")
         ));
     }
     out.push_str(&format!("[y]es once, [a]lways for {tool}, [n]o"));
@@ -45,6 +44,19 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     }
     out.push_str(": ");
     out
+}
+
+/// How long the question is: `1 line`, `12 lines`.
+pub fn line_count(lines: usize) -> String {
+    agent_loop::plural::count(lines, "line", "lines")
+}
+
+/// What a folded question says of the rest: `how` is the way to see it (`answer v`).
+pub fn not_shown(hidden: usize, total: usize, how: &str) -> String {
+    format!(
+        "{} not shown: {how} to see all {total} before deciding",
+        agent_loop::plural::count(hidden, "more line", "more lines")
+    )
 }
 
 /// `text` as the approval question shows it, in lines of at most `width` characters: every

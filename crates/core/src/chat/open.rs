@@ -5,7 +5,7 @@ use crate::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
 use crate::backend::{self, Overrides};
 use crate::builtins;
 use crate::config::settings::Settings;
-use crate::config::Config;
+use crate::config::{Config, Definition};
 use crate::context::{Artifacts, SystemMode, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
@@ -38,20 +38,7 @@ impl Chat {
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
         let config = Chat::load_config(options.config.as_deref())?;
-        // Every API key any backend reads is kept out of displays, logs and session files.
-        let redactor = Redactor::from_env(
-            config
-                .api_key_envs()
-                .into_iter()
-                .chain(options.secret_envs.iter().cloned()),
-        )
-        // And the tokens of the MCP servers logged in to.
-        .with(
-            config
-                .mcp_servers
-                .keys()
-                .flat_map(|name| crate::mcp::oauth::secrets(name)),
-        );
+        let redactor = redactor(&config, options);
         let store = options
             .save
             .then(Store::default_dir)
@@ -61,148 +48,28 @@ impl Chat {
             .clone()
             .or_else(|| Store::default_dir().map(Store::new));
         let (resumed, mut lock) = resume(options, store.as_ref(), lookup.as_ref(), notice)?;
-        // The settings' backend (a flag is one), then the resumed session's, then the files'.
-        let resumed_backend = resumed
-            .as_ref()
-            .map(|s| s.backend.clone())
-            .filter(|b| config.has(b));
-        let flagged = settings
-            .raw("backend")
-            .filter(|(_, origin)| origin.is_flag())
-            .map(|(value, _)| value.clone());
-        let name = match flagged.or(resumed_backend) {
-            Some(name) => name,
-            None => settings
-                .get::<String>("backend")?
-                .or_else(|| config.default_backend.clone())
-                .or_else(|| config.first_available())
-                .ok_or_else(|| no_backend(&config))?,
-        };
-        // `a,b,c`: several backends; the first one is the session's.
-        let names = config.backend_list(&name)?;
-        let name = names.first().cloned().unwrap_or(name);
-        let def = config.backend(&name)?.clone();
-        // The model likewise: a flag, then the model the resumed session ran with (on the
-        // same backend, when it is not that backend's default), then the settings'.
-        let flagged_model = settings
-            .raw("model")
-            .filter(|(_, origin)| origin.is_flag())
-            .map(|(value, _)| value.clone());
-        let resumed_model = resumed
-            .as_ref()
-            .filter(|s| s.backend == name)
-            .and_then(|s| s.model.clone())
-            .filter(|m| Some(m.as_str()) != def.model());
-        let model = match flagged_model.or(resumed_model) {
-            Some(model) => Some(model),
-            None => settings.get::<String>("model")?,
-        };
+        let Chosen {
+            names,
+            name,
+            def,
+            model,
+        } = choose_backend(settings, &config, resumed.as_ref())?;
         let overrides = Overrides {
             model,
             temperature: options.temperature,
             no_stream: options.no_stream,
         };
         let backend = backend::build(&def, &overrides)?;
-        let tools = builtins::configured(
-            options.tools.as_deref(),
-            config.tools.command_defs(),
-            &config.tools.confirms(),
+        let (agent, context_overrides, base_mode) =
+            agent(backend, settings, options, &config, &def, notice)?;
+        let (session, resumed_state) = session(
+            resumed,
+            settings,
+            options,
+            (store.as_ref(), lookup.as_ref()),
+            &name,
+            &mut lock,
         )?;
-        for warning in &config.tools.warnings {
-            notice(&format!("warning: {warning}"));
-        }
-        let cwd = match &options.cwd {
-            Some(cwd) => cwd.clone(),
-            None => std::env::current_dir().map_err(|source| ChatError::WorkingDir { source })?,
-        };
-        let root = Root::new(options.root.as_deref().unwrap_or(&cwd))
-            .map_err(|why| ChatError::Root { why })?;
-        let base_mode = if options.yes {
-            ApprovalMode::Never
-        } else {
-            settings
-                .get::<ApprovalMode>("approval")?
-                .unwrap_or_default()
-        };
-        let allow = match (&options.allow[..], settings.raw("allow")) {
-            ([], Some((rules, origin))) => rules
-                .split(',')
-                .filter(|r| !r.trim().is_empty())
-                .map(|r| {
-                    r.trim().parse().map_err(|why| ChatError::AllowRule {
-                        origin: origin.to_string(),
-                        why,
-                    })
-                })
-                .collect::<Result<Vec<AllowRule>, ChatError>>()?,
-            (flags, _) => flags.to_vec(),
-        };
-        let max_iterations = settings
-            .get::<u32>("max_iterations")?
-            .unwrap_or(DEFAULT_MAX_ITERATIONS);
-        if max_iterations == 0 {
-            return Err(ChatError::NoIterations.into());
-        }
-        let context_overrides = ContextOverrides::from_settings(settings)?;
-        let context = context_overrides.apply(&def);
-        let web = settings.web_options()?;
-        let mut agent = Agent::new(
-            backend,
-            tools,
-            AgentOptions {
-                max_iterations,
-                policy: Policy::new(base_mode, allow),
-                cwd,
-                root,
-                context,
-                // Set for the session below, once its name is known.
-                artifacts: Artifacts::new(std::env::temp_dir()),
-                web,
-                env: std::sync::Arc::new(settings.env_policy(config.api_key_envs())),
-            },
-        );
-        let system_prompt = SystemPrompt::load(
-            options.system.as_deref(),
-            settings
-                .raw("system_prompt")
-                .map(|(text, origin)| (text.clone(), origin.to_string())),
-            crate::config::config_dir().as_deref(),
-            settings
-                .get::<SystemMode>("system_mode")?
-                .unwrap_or_default(),
-        )?;
-        agent.set_system_prompt(system_prompt);
-        agent.set_budget_origin(context_overrides.budget_origin(&def));
-        let mut resumed_state = None;
-        let session = match resumed {
-            Some(s) => {
-                // What the session ran with, but what a flag sets now.
-                let mut kept = s.clone();
-                if flagged_setting(settings, "context") {
-                    kept.context = None;
-                }
-                if options.system.is_some() || flagged_setting(settings, "system_prompt") {
-                    kept.system = None;
-                }
-                resumed_state = Some(kept);
-                s
-            }
-            None => {
-                let session_name = match (&options.session, &lookup, &store) {
-                    (SessionChoice::Named(n), Some(lookup), _) => lookup.name_for_new(n),
-                    (SessionChoice::Named(n), None, _) => n.clone(),
-                    // Locked as it is chosen: runs started in the same second differ.
-                    (_, _, Some(saving)) => {
-                        let (name, held) = saving.lock_fresh()?;
-                        lock = Some(held);
-                        name
-                    }
-                    (_, Some(lookup), None) => lookup.fresh_name(),
-                    (_, None, None) => "unsaved".into(),
-                };
-                Session::new(&session_name, &name)
-            }
-        };
         let mut chat = Chat {
             canceller: Default::default(),
             compared: None,
@@ -231,6 +98,220 @@ impl Chat {
         chat.open_log()?;
         Ok(chat)
     }
+}
+
+/// The agent: the backend with the tools (built-ins, `[tools.NAME]` command tools), the
+/// approval policy, the folders, the context settings and the system prompt. Returns the
+/// context overrides and the approval mode too, which the chat keeps.
+fn agent(
+    backend: Box<dyn crate::backend::Backend>,
+    settings: &Settings,
+    options: &ChatOptions,
+    config: &Config,
+    def: &Definition,
+    notice: &mut dyn FnMut(&str),
+) -> Result<(Agent, ContextOverrides, ApprovalMode), Error> {
+    let tools = builtins::configured(
+        options.tools.as_deref(),
+        config.tools.command_defs(),
+        &config.tools.confirms(),
+    )?;
+    for warning in &config.tools.warnings {
+        notice(&format!("warning: {warning}"));
+    }
+    let (cwd, root) = working_dirs(options)?;
+    let (base_mode, allow) = approval(settings, options)?;
+    let max_iterations = settings
+        .get::<u32>("max_iterations")?
+        .unwrap_or(DEFAULT_MAX_ITERATIONS);
+    if max_iterations == 0 {
+        return Err(ChatError::NoIterations.into());
+    }
+    let context_overrides = ContextOverrides::from_settings(settings)?;
+    let context = context_overrides.apply(def);
+    let web = settings.web_options()?;
+    let mut agent = Agent::new(
+        backend,
+        tools,
+        AgentOptions {
+            max_iterations,
+            policy: Policy::new(base_mode, allow),
+            cwd,
+            root,
+            context,
+            // Set for the session below, once its name is known.
+            artifacts: Artifacts::new(std::env::temp_dir()),
+            web,
+            env: std::sync::Arc::new(settings.env_policy(config.api_key_envs())),
+        },
+    );
+    let system_prompt = SystemPrompt::load(
+        options.system.as_deref(),
+        settings
+            .raw("system_prompt")
+            .map(|(text, origin)| (text.clone(), origin.to_string())),
+        crate::config::config_dir().as_deref(),
+        settings
+            .get::<SystemMode>("system_mode")?
+            .unwrap_or_default(),
+    )?;
+    agent.set_system_prompt(system_prompt);
+    agent.set_budget_origin(context_overrides.budget_origin(def));
+    Ok((agent, context_overrides, base_mode))
+}
+
+/// Every API key any backend reads is kept out of displays, logs and session files, and the
+/// tokens of the MCP servers logged in to.
+fn redactor(config: &Config, options: &ChatOptions) -> Redactor {
+    Redactor::from_env(
+        config
+            .api_key_envs()
+            .into_iter()
+            .chain(options.secret_envs.iter().cloned()),
+    )
+    .with(
+        config
+            .mcp_servers
+            .keys()
+            .flat_map(|name| crate::mcp::oauth::secrets(name)),
+    )
+}
+
+/// The backends a chat runs on (several for fan-out, the first the session's), the first
+/// one's definition, and the model.
+struct Chosen {
+    names: Vec<String>,
+    name: String,
+    def: Definition,
+    model: Option<String>,
+}
+
+fn choose_backend(
+    settings: &Settings,
+    config: &Config,
+    resumed: Option<&Session>,
+) -> Result<Chosen, Error> {
+    // The settings' backend (a flag is one), then the resumed session's, then the files'.
+    let resumed_backend = resumed.map(|s| s.backend.clone()).filter(|b| config.has(b));
+    let flagged = settings
+        .raw("backend")
+        .filter(|(_, origin)| origin.is_flag())
+        .map(|(value, _)| value.clone());
+    let name = match flagged.or(resumed_backend) {
+        Some(name) => name,
+        None => settings
+            .get::<String>("backend")?
+            .or_else(|| config.default_backend.clone())
+            .or_else(|| config.first_available())
+            .ok_or_else(|| no_backend(config))?,
+    };
+    // `a,b,c`: several backends; the first one is the session's.
+    let names = config.backend_list(&name)?;
+    let name = names.first().cloned().unwrap_or(name);
+    let def = config.backend(&name)?.clone();
+    // The model likewise: a flag, then the model the resumed session ran with (on the
+    // same backend, when it is not that backend's default), then the settings'.
+    let flagged_model = settings
+        .raw("model")
+        .filter(|(_, origin)| origin.is_flag())
+        .map(|(value, _)| value.clone());
+    let resumed_model = resumed
+        .filter(|s| s.backend == name)
+        .and_then(|s| s.model.clone())
+        .filter(|m| Some(m.as_str()) != def.model());
+    let model = match flagged_model.or(resumed_model) {
+        Some(model) => Some(model),
+        None => settings.get::<String>("model")?,
+    };
+    Ok(Chosen {
+        names,
+        name,
+        def,
+        model,
+    })
+}
+
+/// The working folder (the process's unless the options name one) and the root the file
+/// tools are confined to.
+fn working_dirs(options: &ChatOptions) -> Result<(std::path::PathBuf, Root), Error> {
+    let cwd = match &options.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir().map_err(|source| ChatError::WorkingDir { source })?,
+    };
+    let root = Root::new(options.root.as_deref().unwrap_or(&cwd))
+        .map_err(|why| ChatError::Root { why })?;
+    Ok((cwd, root))
+}
+
+/// The approval mode (`--yes` wins) and the allow rules (flags, else the settings').
+fn approval(
+    settings: &Settings,
+    options: &ChatOptions,
+) -> Result<(ApprovalMode, Vec<AllowRule>), Error> {
+    let base_mode = if options.yes {
+        ApprovalMode::Never
+    } else {
+        settings
+            .get::<ApprovalMode>("approval")?
+            .unwrap_or_default()
+    };
+    let allow = match (&options.allow[..], settings.raw("allow")) {
+        ([], Some((rules, origin))) => rules
+            .split(',')
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| {
+                r.trim().parse().map_err(|why| ChatError::AllowRule {
+                    origin: origin.to_string(),
+                    why,
+                })
+            })
+            .collect::<Result<Vec<AllowRule>, ChatError>>()?,
+        (flags, _) => flags.to_vec(),
+    };
+    Ok((base_mode, allow))
+}
+
+/// The session: the resumed one, keeping what it ran with but what a flag sets now (that
+/// state returned for the chat to take up), or a new one, named as the options say.
+fn session(
+    resumed: Option<Session>,
+    settings: &Settings,
+    options: &ChatOptions,
+    (store, lookup): (Option<&Store>, Option<&Store>),
+    backend: &str,
+    lock: &mut Option<SessionLock>,
+) -> Result<(Session, Option<Session>), Error> {
+    let mut resumed_state = None;
+    let session = match resumed {
+        Some(s) => {
+            // What the session ran with, but what a flag sets now.
+            let mut kept = s.clone();
+            if flagged_setting(settings, "context") {
+                kept.context = None;
+            }
+            if options.system.is_some() || flagged_setting(settings, "system_prompt") {
+                kept.system = None;
+            }
+            resumed_state = Some(kept);
+            s
+        }
+        None => {
+            let session_name = match (&options.session, lookup, store) {
+                (SessionChoice::Named(n), Some(lookup), _) => lookup.name_for_new(n),
+                (SessionChoice::Named(n), None, _) => n.clone(),
+                // Locked as it is chosen: runs started in the same second differ.
+                (_, _, Some(saving)) => {
+                    let (name, held) = saving.lock_fresh()?;
+                    *lock = Some(held);
+                    name
+                }
+                (_, Some(lookup), None) => lookup.fresh_name(),
+                (_, None, None) => "unsaved".into(),
+            };
+            Session::new(&session_name, backend)
+        }
+    };
+    Ok((session, resumed_state))
 }
 
 /// The session to continue, if the options name a readable one, and the lock on it (when

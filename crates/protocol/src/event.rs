@@ -286,7 +286,8 @@ pub trait Observer: Send {
 
 impl Event {
     /// The same event with `f` applied to every piece of text in it (to redact secrets before
-    /// anything is shown or written).
+    /// anything is shown or written). The match names every variant, so a new event says
+    /// here what of it is text.
     pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Event {
         let call = |c: &ToolCall| ToolCall {
             id: c.id.clone(),
@@ -401,7 +402,70 @@ impl Event {
                     })
                     .collect(),
             },
-            other => other.clone(),
+            Event::TextDelta { backend, text } => Event::TextDelta {
+                backend: backend.clone(),
+                text: f(text),
+            },
+            Event::ContextNotice { message } => Event::ContextNotice {
+                message: f(message),
+            },
+            Event::Notice { message } => Event::Notice {
+                message: f(message),
+            },
+            Event::Retrying {
+                backend,
+                retry,
+                retries,
+                wait_ms,
+                reason,
+            } => Event::Retrying {
+                backend: backend.clone(),
+                retry: *retry,
+                retries: *retries,
+                wait_ms: *wait_ms,
+                reason: f(reason),
+            },
+            // Names, numbers and counts: nothing a model or a server wrote.
+            Event::BackendStarted { .. }
+            | Event::Waiting { .. }
+            | Event::CutShort { .. }
+            | Event::RateLimitWait { .. }
+            | Event::Usage { .. }
+            | Event::Context { .. }
+            | Event::Summarized { .. }
+            | Event::TurnFinished { .. } => self.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streamed text and notices are text too: a secret in them is redacted like one in the
+    /// whole answer.
+    #[test]
+    fn map_text_reaches_streamed_text_and_notices() {
+        let f = |t: &str| t.replace("sk-secret", "[redacted]");
+        let delta = Event::TextDelta {
+            backend: "b".into(),
+            text: "key sk-secret".into(),
+        };
+        let notice = Event::Notice {
+            message: "sk-secret".into(),
+        };
+        assert_eq!(
+            delta.map_text(&f),
+            Event::TextDelta {
+                backend: "b".into(),
+                text: "key [redacted]".into()
+            }
+        );
+        assert_eq!(
+            notice.map_text(&f),
+            Event::Notice {
+                message: "[redacted]".into()
+            }
+        );
     }
 }

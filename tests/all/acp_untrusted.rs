@@ -1,7 +1,8 @@
 //! An ACP agent is untrusted code, as an MCP server is: every way it can act goes through
 //! agent-loop's approval and caps. Its commands (`terminal/create`) ask as the bash tool's
 //! do, with the whole command shown; its writes into `.git/` always ask; the output it may
-//! have kept is clamped; what it sends is held to caps whatever it sends.
+//! have kept is clamped; what it sends is held to caps whatever it sends. A hostile editor
+//! driving `agent-loop acp` is held to the same cap on one line.
 
 use crate::acp::acp;
 
@@ -127,4 +128,28 @@ fn the_output_limit_an_agent_asks_for_is_clamped() {
         run.stdout()
     );
     ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_endless_line_to_agent_loop_acp_ends_it_in_bounded_memory() {
+    let ws = crate::common::Workspace::new();
+    // 512 MiB with no newline, as fast as a pipe takes it.
+    let mut flood = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys\nb = b'x' * (1 << 20)\ntry:\n  for _ in range(512): sys.stdout.buffer.write(b)\nexcept BrokenPipeError: pass",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = std::process::Stdio::from(flood.stdout.take().unwrap());
+    let (run, peak_kib) = ws.run_measured_from(ws.cmd(&["acp"]), input);
+    let _ = flood.wait();
+    run.expect_code(1);
+    assert!(
+        run.stderr().contains("longer than 16 MiB"),
+        "{}",
+        run.stderr()
+    );
+    assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
 }

@@ -2,15 +2,18 @@
 //! the SDK's dispatch loop, which must not wait on a turn: each one hands its message (with
 //! the responder that answers it) to [`Server`], which runs on this thread beside it.
 //! Malformed JSON and unknown methods are answered by the SDK with JSON-RPC errors, and the
-//! connection goes on.
+//! connection goes on. stdin is read through the client side's [`CappedLines`]: a line
+//! longer than the cap on one message ends the connection instead of growing memory with it.
 
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
     NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, Stdio};
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use agent_loop::process::capped::{self, Breach, CappedLines};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use agent_loop::Error;
 
@@ -65,7 +68,10 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
     // only then lets the connection go (with its last answers written).
     let (closed_tx, closed_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel::<()>();
-    let connection = builder.connect_with(Stdio::new(), async move |cx: ConnectionTo<Client>| {
+    let breach = Breach::default();
+    let stdin = CappedLines::new(tokio::io::stdin(), capped::LINE, breach.clone());
+    let transport = ByteStreams::new(tokio::io::stdout().compat_write(), stdin.compat());
+    let connection = builder.connect_with(transport, async move |cx: ConnectionTo<Client>| {
         let _ = cx_tx.send(cx.clone());
         cx.incoming_closed().await;
         let _ = closed_tx.send(());
@@ -79,6 +85,12 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
         drop(done_tx);
     };
     let (result, ()) = tokio::join!(connection, server);
+    if let Some(why) = breach.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(Error::new(
+            agent_loop::ErrorKind::Io,
+            format!("ACP connection on stdio: {why}"),
+        ));
+    }
     result.map_err(|e| {
         Error::new(
             agent_loop::ErrorKind::Io,

@@ -277,6 +277,11 @@ impl Workspace {
     /// it: the ru_maxrss of a child of this test process would count this process's own peak
     /// (all the tests running beside it), not just agent-loop's.
     pub fn run_measured(&self, cmd: Command) -> (Run, u64) {
+        self.run_measured_from(cmd, Stdio::null())
+    }
+
+    /// [`Workspace::run_measured`] with `stdin` as its input.
+    pub fn run_measured_from(&self, cmd: Command, stdin: Stdio) -> (Run, u64) {
         let out = self.path("measured.out");
         let err = self.path("measured.err");
         let peak = self.path("measured.peak");
@@ -286,7 +291,7 @@ impl Workspace {
             .arg(&peak)
             .arg(cmd.get_program())
             .args(cmd.get_args())
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(std::fs::File::create(&out).unwrap())
             .stderr(std::fs::File::create(&err).unwrap());
         if let Some(dir) = cmd.get_current_dir() {

@@ -153,3 +153,19 @@ fn an_endless_line_to_agent_loop_acp_ends_it_in_bounded_memory() {
     );
     assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
 }
+
+#[test]
+fn an_endless_answer_ends_the_turn_in_bounded_memory() {
+    let ws = acp("");
+    // 200 MiB of answer: the turn ends at the cap on what one turn keeps.
+    let (run, peak_kib) = ws.run_measured(ws.cmd(&["--backend", "acp", "flood 200"]));
+    run.expect_code(1);
+    assert!(
+        run.stderr()
+            .contains("its answer in this turn went past 16 MiB"),
+        "{}",
+        run.stderr()
+    );
+    assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
+    ws.assert_no_leftovers();
+}

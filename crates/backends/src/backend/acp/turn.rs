@@ -161,6 +161,10 @@ pub async fn run(
                 if method == "session/update" {
                     let mut emit = |e: Event| host.event(e);
                     guard.gathered.update(name, &params, &mut emit);
+                    if let Some(why) = guard.gathered.over.take() {
+                        cancel(&agent.cx, session);
+                        break Err(why);
+                    }
                 }
             }
             Some(Inbound::Request {

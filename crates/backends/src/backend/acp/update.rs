@@ -13,10 +13,18 @@ use crate::backend::Ran;
 use crate::event::{Event, OutputStream, PlanEntry};
 use crate::parse::Usage;
 
+/// The most of an answer's text and tool calls one turn keeps: the agent is untrusted, and
+/// what it sends in a turn is memory agent-loop holds until the turn ends.
+const GATHERED_CAP: usize = 16 * 1024 * 1024;
+
 /// What one turn has gathered from the updates.
 #[derive(Default)]
 pub struct Gathered {
     pub text: String,
+    /// Bytes kept of the tool calls' updates.
+    call_bytes: usize,
+    /// Set when the agent sent more than [`GATHERED_CAP`]: why the turn must end.
+    pub over: Option<String>,
     /// The newest token counts an update carried.
     pub usage: Option<Usage>,
     /// The agent's tool calls in the order they began, each as its updates left it.
@@ -45,6 +53,10 @@ impl Gathered {
         match kind {
             "agent_message_chunk" => {
                 if let Some(text) = text_of(&update["content"]) {
+                    if self.text.len() + self.call_bytes + text.len() > GATHERED_CAP {
+                        self.over = Some(over_cap("answer"));
+                        return;
+                    }
                     self.text.push_str(text);
                     emit(Event::TextDelta {
                         backend: backend.to_string(),
@@ -158,6 +170,12 @@ impl Gathered {
     /// The tool call an update is about, with the update's fields laid over what was known
     /// of it (ACP's `tool_call_update` carries only what changed).
     fn call(&mut self, update: &Value) -> &Value {
+        let size = update.to_string().len();
+        if self.text.len() + self.call_bytes + size > GATHERED_CAP {
+            self.over = Some(over_cap("tool calls"));
+            return &Value::Null;
+        }
+        self.call_bytes += size;
         let id = &update["toolCallId"];
         let at = match self.calls.iter().position(|c| c["toolCallId"] == *id) {
             Some(at) => at,
@@ -327,6 +345,14 @@ pub fn usage_in(value: &Value) -> Option<Usage> {
         cost: None,
     };
     (usage.input.is_some() || usage.output.is_some() || usage.total.is_some()).then_some(usage)
+}
+
+/// Why a turn ended whose agent sent more than the cap.
+fn over_cap(what: &str) -> String {
+    format!(
+        "its {what} in this turn went past {} MiB, the most agent-loop keeps of one turn",
+        GATHERED_CAP / (1024 * 1024)
+    )
 }
 
 #[cfg(test)]

@@ -288,7 +288,14 @@ async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String>
          this machine: it comes back to {redirect}):\n{auth_url}"
     ));
     open_browser(&auth_url);
-    let waited = tokio::time::timeout(LOGIN_WAIT, callback(&listener, &session, name, port));
+    let state = reqwest::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| state_of(&u))
+        .unwrap_or_default();
+    let waited = tokio::time::timeout(
+        LOGIN_WAIT,
+        callback(&listener, &session, name, port, &state),
+    );
     waited.await.map_err(|_| {
         format!(
             "no browser came back to {redirect} within {} minutes",
@@ -297,12 +304,22 @@ async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String>
     })?
 }
 
-/// Waits for the browser's redirect with the code, exchanges it and answers the browser.
+/// The `state` parameter of a URL.
+fn state_of(url: &reqwest::Url) -> Option<String> {
+    url.query_pairs()
+        .find(|(key, _)| key == "state")
+        .map(|(_, value)| value.into_owned())
+}
+
+/// Waits for the browser's redirect with the code, exchanges it and answers the browser. A
+/// callback without this login's `state` (forged by another page or program) is answered
+/// 400 and passed over: it must not end the login the user is doing.
 async fn callback(
     listener: &tokio::net::TcpListener,
     session: &AuthorizationSession,
     name: &str,
     port: u16,
+    state: &str,
 ) -> Result<(), String> {
     loop {
         let (mut stream, _) = listener
@@ -317,9 +334,16 @@ async fn callback(
             let _ = reply(&mut stream, "404 Not Found", "Not the login callback.").await;
             continue;
         }
-        let result = session
-            .handle_callback_url(&format!("http://127.0.0.1:{port}{target}"))
-            .await;
+        let url = format!("http://127.0.0.1:{port}{target}");
+        let ours = reqwest::Url::parse(&url)
+            .ok()
+            .and_then(|u| state_of(&u))
+            .is_some_and(|got| !state.is_empty() && got == state);
+        if !ours {
+            let _ = reply(&mut stream, "400 Bad Request", "Not this login's callback.").await;
+            continue;
+        }
+        let result = session.handle_callback_url(&url).await;
         return match result {
             Ok(_) => {
                 let page = format!("agent-loop is logged in to {name}. You can close this tab.");

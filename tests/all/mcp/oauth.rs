@@ -104,6 +104,9 @@ fn login_after(ws: &Workspace, idle_first: bool) -> String {
     let back = seen.split("comes back to http://").nth(1).unwrap();
     let port = back.split(['/', ')']).next().unwrap().to_string();
     let _idle = idle_first.then(|| std::net::TcpStream::connect(&port).unwrap());
+    // A forged callback (another page guessing the port) is refused, and the login waits on.
+    let (status, _, body) = get(&format!("http://{port}/callback?code=forged&state=forged"));
+    assert_eq!(status, 400, "{body}");
     let (status, location, body) = get(&url);
     assert_eq!(status, 302, "{body}");
     let callback = location.expect("a redirect to the callback");

@@ -4,7 +4,10 @@
 # /data/data/com.termux/files, the terminfo entry only under $PREFIX/share/terminfo, and no
 # /bin, /usr, /tmp or /etc at all), doing real work there: the demo, a bash tool call, a
 # write and an edit, the terminfo display, a session saved and resumed, read_url against a
-# local server, `doctor`. Fails when any of them does.
+# local server, `doctor`. It runs as an ordinary user (uid 10123, as an Android app does, never
+# root), so the checks that mean something only there are made too: agent-loop's
+# /proc/PID/environ (its keys) is unreadable from the bash tool, and the session's folder and
+# files and a `--log` file are private (0700, 0600). Fails when any of them does.
 #
 #   scripts/termux-sandbox.sh [--install] [BINARY]
 #
@@ -59,7 +62,7 @@ trap cleanup EXIT
 mkdir -p "$top/usr/bin" "$top/usr/tmp" "$top/usr/share/terminfo/x" "$top/home/.config/agent-loop" \
   "$top/home/fake" "$top/home/project"
 cp "$busybox" "$top/usr/bin/busybox"
-for applet in sh cat echo ls grep mkdir rm sleep printf test tr wc head env uname; do
+for applet in sh cat echo ls grep mkdir rm sleep printf test tr wc head env uname id stat; do
   ln -s busybox "$top/usr/bin/$applet"
 done
 entry=$(find /usr/share/terminfo /lib/terminfo -name xterm-256color 2>/dev/null | head -1)
@@ -130,6 +133,25 @@ agent-loop --session phone "and now?" >out 2>err || fail "resume: $(cat err)"
 grep -q "make a todo list" "$HOME/fake/prompt.4" || fail "resume: the first turn is not in the prompt"
 grep -q "Resumed." out || fail "resume: answer $(cat out)"
 
+step "as an ordinary user: agent-loop's environment unreadable from the bash tool"
+[ "$(id -u)" = 10123 ] || fail "not running as uid 10123 but $(id -u)"
+agent-loop --backend demo --yes \
+  'run cat /proc/$PPID/comm > parent.txt; cat /proc/$$/environ > own.txt; cat /proc/$PPID/environ > keys.txt 2>/dev/null; echo $? > keys.rc' \
+  >out 2>err || fail "environ: $(cat err)"
+[ "$(cat parent.txt)" = agent-loop ] || fail "environ: the command's parent is $(cat parent.txt)"
+[ -s own.txt ] || fail "environ: the command cannot read its own environment, so the check proves nothing"
+[ "$(cat keys.rc)" != 0 ] || fail "environ: agent-loop's /proc/PID/environ was readable"
+[ ! -s keys.txt ] || fail "environ: agent-loop's environment was read: $(cat keys.txt)"
+
+step "as an ordinary user: the session's folder and files, and the log, are private"
+sessions="$HOME/.local/share/agent-loop/sessions"
+[ "$(stat -c %a "$sessions/phone")" = 700 ] || fail "modes: the session folder is $(stat -c %a "$sessions/phone")"
+for f in session.json log.jsonl; do
+  [ "$(stat -c %a "$sessions/phone/$f")" = 600 ] || fail "modes: $f is $(stat -c %a "$sessions/phone/$f")"
+done
+agent-loop --backend demo --log "$HOME/run.log" "list the files here" >out 2>err || fail "log: $(cat err)"
+[ "$(stat -c %a "$HOME/run.log")" = 600 ] || fail "modes: the --log file is $(stat -c %a "$HOME/run.log")"
+
 step "the terminfo display, its entry found under \$PREFIX/share/terminfo only"
 agent-loop --backend demo --display terminfo "list the files here" >out 2>err || fail "terminfo: $(cat err)"
 esc=$(printf '\033')
@@ -160,6 +182,7 @@ EOF
 p=/data/data/com.termux/files
 start=$(date +%s)
 bwrap --unshare-all --share-net --die-with-parent --clearenv \
+  --unshare-user --uid 10123 --gid 10123 \
   --bind "$top/usr" "$p/usr" --bind "$top/home" "$p/home" \
   --ro-bind "$bin" "$p/usr/bin/agent-loop" \
   --ro-bind /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu --ro-bind /usr/lib64 /lib64 \

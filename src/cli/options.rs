@@ -4,7 +4,7 @@
 //! from these.
 
 use agent_loop::chat::{ChatOptions, SessionChoice};
-use agent_loop::config::settings::Settings;
+use agent_loop::config::settings::{FrontEndKeys, Settings};
 use agent_loop::config::user_settings_path;
 use agent_loop::Error;
 
@@ -34,9 +34,16 @@ pub fn chat_options(args: &Args) -> ChatOptions {
     }
 }
 
+/// The settings of the binary's front ends, which the library does not know.
+const FRONT_ENDS: &[FrontEndKeys] = &[super::telegram::settings::SETTINGS];
+
 /// Settings from config.toml and the environment, with this run's flags on top.
 pub fn load_settings(args: &Args) -> Result<Settings, Error> {
-    let mut settings = Settings::load(user_settings_path().as_deref(), &|k| std::env::var(k).ok())?;
+    let mut settings = Settings::load_with(
+        user_settings_path().as_deref(),
+        &|k| std::env::var(k).ok(),
+        FRONT_ENDS,
+    )?;
     settings.flag("backend", args.run.backend.clone());
     settings.flag("model", args.request.model.clone());
     settings.flag(

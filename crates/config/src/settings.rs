@@ -10,6 +10,7 @@ use super::ConfigError;
 
 /// One known setting: its key in `config.toml`, its environment variable, its flag, its
 /// built-in default and what it does.
+#[derive(Debug)]
 pub struct Key {
     pub name: &'static str,
     pub flag: Option<&'static str>,
@@ -142,34 +143,17 @@ pub const KEYS: &[Key] = &[
         default: Some("false"),
         help: "internal tracing on stderr",
     },
-    // The Telegram bot's: in config.toml, the entries of a `[telegram]` table (see
-    // `TELEGRAM_TABLE`).
-    Key {
-        name: "telegram_users",
-        flag: Some("--allow-user"),
-        default: None,
-        help: "Telegram user ids the bot answers, comma-separated",
-    },
-    Key {
-        name: "telegram_token_env",
-        flag: None,
-        default: Some("TELEGRAM_BOT_TOKEN"),
-        help: "environment variable holding the Telegram bot's token",
-    },
-    Key {
-        name: "telegram_max_concurrent",
-        flag: Some("--max-concurrent"),
-        default: Some("4"),
-        help: "Telegram chats whose turns run at once",
-    },
 ];
 
-/// The entries of config.toml's `[telegram]` table and the settings they set.
-const TELEGRAM_TABLE: &[(&str, &str)] = &[
-    ("allowed_users", "telegram_users"),
-    ("token_env", "telegram_token_env"),
-    ("max_concurrent", "telegram_max_concurrent"),
-];
+/// The settings of a front end (the Telegram bot's), which it passes to
+/// [`Settings::load_with`]: the library knows none of them. In config.toml they are the
+/// entries of a table named for the front end, `table`, each an `(entry, key)` pair.
+#[derive(Debug)]
+pub struct FrontEndKeys {
+    pub keys: &'static [Key],
+    pub table: &'static str,
+    pub entries: &'static [(&'static str, &'static str)],
+}
 
 /// The file's keys with tables flattened: `[tools.bash] env_keep` is `tools.bash.env_keep`.
 fn flatten(table: toml::Table) -> Vec<(String, toml::Value)> {
@@ -218,6 +202,8 @@ impl std::fmt::Display for Origin {
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     values: BTreeMap<&'static str, (String, Origin)>,
+    /// The front end's own settings, known besides [`KEYS`].
+    front_ends: &'static [FrontEndKeys],
     /// The config file read, if any.
     pub file: Option<String>,
 }
@@ -228,8 +214,20 @@ impl Settings {
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let mut settings = Settings::default();
-        for key in KEYS {
+        Settings::load_with(file, env, &[])
+    }
+
+    /// [`Settings::load`], knowing the settings of `front_ends` too.
+    pub fn load_with(
+        file: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+        front_ends: &'static [FrontEndKeys],
+    ) -> Result<Self, ConfigError> {
+        let mut settings = Settings {
+            front_ends,
+            ..Settings::default()
+        };
+        for key in settings.keys() {
             if let Some(d) = key.default {
                 settings
                     .values
@@ -239,7 +237,7 @@ impl Settings {
         if let Some(path) = file.filter(|p| p.is_file()) {
             settings.read_file(path)?;
         }
-        for key in KEYS {
+        for key in settings.keys() {
             if let Some(v) = env(&key.env()).filter(|v| !v.is_empty()) {
                 settings
                     .values
@@ -267,19 +265,25 @@ impl Settings {
         for (k, v) in flatten(doc.into_inner()) {
             let leaf = k.rsplit('.').next().unwrap_or(&k);
             let at = format!("{name}:{}", line_of_key(&text, leaf));
-            // `[telegram] allowed_users` and the like are the `telegram_*` settings.
-            let k = match k.strip_prefix("telegram.") {
-                Some(tk) => match TELEGRAM_TABLE.iter().find(|(t, _)| *t == tk) {
-                    Some((_, key)) => key.to_string(),
-                    None => {
-                        return Err(ConfigError::UnknownTableSetting {
-                            at,
-                            table: "telegram",
-                            name: tk.to_string(),
-                            known: TELEGRAM_TABLE.iter().map(|(t, _)| *t).collect(),
-                        })
+            // `[telegram] allowed_users` and the like are the front end's `telegram_*`.
+            let table = self.front_ends.iter().find_map(|front_end| {
+                let entry = k.strip_prefix(front_end.table)?.strip_prefix('.')?;
+                Some((front_end, entry))
+            });
+            let k = match table {
+                Some((front_end, entry)) => {
+                    match front_end.entries.iter().find(|(t, _)| *t == entry) {
+                        Some((_, key)) => key.to_string(),
+                        None => {
+                            return Err(ConfigError::UnknownTableSetting {
+                                at,
+                                table: front_end.table,
+                                name: entry.to_string(),
+                                known: front_end.entries.iter().map(|(t, _)| *t).collect(),
+                            })
+                        }
                     }
-                },
+                }
                 None => k,
             };
             self.insert_from_file(&k, v, at)?;
@@ -290,11 +294,11 @@ impl Settings {
 
     /// Sets the setting `k` from a value of the file (at `at`); an unknown key is an error.
     fn insert_from_file(&mut self, k: &str, v: toml::Value, at: String) -> Result<(), ConfigError> {
-        let Some(key) = KEYS.iter().find(|key| key.name == k) else {
+        let Some(key) = self.keys().find(|key| key.name == k) else {
             return Err(ConfigError::UnknownSetting {
                 at,
                 name: k.to_string(),
-                known: KEYS.iter().map(|k| k.name).collect(),
+                known: self.keys().map(|k| k.name).collect(),
             });
         };
         let value = match v {
@@ -316,7 +320,7 @@ impl Settings {
 
     /// A flag given on the command line wins over everything.
     pub fn flag(&mut self, name: &'static str, value: Option<String>) {
-        let key = KEYS.iter().find(|k| k.name == name).expect("known setting");
+        let key = self.keys().find(|k| k.name == name).expect("known setting");
         if let Some(v) = value {
             self.values
                 .insert(key.name, (v, Origin::Flag(key.flag.unwrap_or("--?"))));
@@ -325,9 +329,16 @@ impl Settings {
 
     /// A flag that sets another setting: `--yes` is `approval` = `never`.
     pub fn flag_as(&mut self, name: &'static str, value: &str, flag: &'static str) {
-        let key = KEYS.iter().find(|k| k.name == name).expect("known setting");
+        let key = self.keys().find(|k| k.name == name).expect("known setting");
         self.values
             .insert(key.name, (value.to_string(), Origin::Flag(flag)));
+    }
+
+    /// Every setting known: the library's, then the front end's.
+    fn keys(&self) -> impl Iterator<Item = &'static Key> + 'static {
+        let front_ends = self.front_ends;
+        KEYS.iter()
+            .chain(front_ends.iter().flat_map(|front_end| front_end.keys))
     }
 
     pub fn raw(&self, name: &str) -> Option<&(String, Origin)> {
@@ -375,8 +386,8 @@ impl Settings {
 
     /// The `agent-loop config` table, its columns as wide as their longest entry.
     pub fn describe(&self) -> String {
-        let rows: Vec<(&str, String, String)> = KEYS
-            .iter()
+        let rows: Vec<(&str, String, String)> = self
+            .keys()
             .map(|key| match self.values.get(key.name) {
                 Some((v, o)) => (key.name, v.clone(), o.to_string()),
                 None => (key.name, "(unset)".to_string(), "-".to_string()),
@@ -476,5 +487,36 @@ mod tests {
         let s = Settings::load(None, &env).unwrap();
         let err = s.get::<u32>("max_iterations").unwrap_err();
         assert_eq!(err.to_string(), "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
+    }
+
+    /// A front end's settings are known only to a run that passes them: from its table, the
+    /// environment and `config`'s listing; a table entry it lacks is an error naming those
+    /// it has.
+    #[test]
+    fn a_front_ends_settings_come_with_it() {
+        const BOT: FrontEndKeys = FrontEndKeys {
+            keys: &[Key {
+                name: "bot_users",
+                flag: None,
+                default: Some("none"),
+                help: "who",
+            }],
+            table: "bot",
+            entries: &[("users", "bot_users")],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[bot]\nusers = [\"1\", \"2\"]\n").unwrap();
+        let none = |_: &str| None;
+        let s = Settings::load_with(Some(&file), &none, &[BOT]).unwrap();
+        assert_eq!(s.raw("bot_users").unwrap().0, "1,2");
+        assert!(s.describe().contains("bot_users"));
+        let err = Settings::load(Some(&file), &none).unwrap_err().to_string();
+        assert!(err.contains("bot.users"), "{err}");
+        std::fs::write(&file, "[bot]\nwho = 1\n").unwrap();
+        let err = Settings::load_with(Some(&file), &none, &[BOT])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("who") && err.contains("users"), "{err}");
     }
 }

@@ -11,6 +11,7 @@ mod commands;
 mod format;
 mod media;
 mod progress;
+pub mod settings;
 mod split;
 
 use std::cell::Cell;

@@ -169,3 +169,12 @@ fn an_endless_answer_ends_the_turn_in_bounded_memory() {
     assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
     ws.assert_no_leftovers();
 }
+
+#[test]
+fn bytes_that_are_not_utf8_lose_no_answer() {
+    let ws = acp("");
+    let run = ws.run(&["--backend", "acp", "badutf8"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "bad ??, You said: badutf8\n");
+    ws.assert_no_leftovers();
+}

@@ -37,12 +37,17 @@ pub fn note(breach: &Breach, why: String) {
 /// A child's output, ending with an error (and `breach` set) at a line longer than
 /// [`LINE`]: a transport's own line limit
 /// may drop the line and wait on, leaving its request to run out of time.
+///
+/// Bytes that are not UTF-8 are read as `?`, one for one: a reader of lines as text would
+/// end the whole connection at one such line, and lose the answer so far with it.
 pub struct CappedLines<R> {
     inner: R,
     /// Bytes of the current line so far.
     line: usize,
     cap: usize,
     breach: Breach,
+    /// The start of a character the last read cut in two, given with the next read.
+    held: Vec<u8>,
 }
 
 impl<R> CappedLines<R> {
@@ -52,6 +57,28 @@ impl<R> CappedLines<R> {
             line: 0,
             cap,
             breach,
+            held: Vec::new(),
+        }
+    }
+}
+
+/// Turns each byte of `bytes` that is not part of a UTF-8 character into `?`; returns the
+/// start of a character cut off at the end (taken off `bytes`), which the next read finishes.
+fn mend(bytes: &mut Vec<u8>) -> Vec<u8> {
+    let mut at = 0;
+    loop {
+        match std::str::from_utf8(&bytes[at..]) {
+            Ok(_) => return Vec::new(),
+            Err(e) => {
+                let bad = at + e.valid_up_to();
+                match e.error_len() {
+                    Some(n) => {
+                        bytes[bad..bad + n].fill(b'?');
+                        at = bad + n;
+                    }
+                    None => return bytes.split_off(bad),
+                }
+            }
         }
     }
 }
@@ -63,7 +90,34 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+        // Again while all that came was the start of a character: no bytes means the end.
+        while buf.filled().len() == before {
+            std::task::ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+            let read = &buf.filled()[before..];
+            let ended = read.is_empty();
+            if self.held.is_empty() && read.is_ascii() {
+                break;
+            }
+            let mut bytes = std::mem::take(&mut self.held);
+            bytes.extend_from_slice(read);
+            let mut held = if ended { Vec::new() } else { mend(&mut bytes) };
+            if ended {
+                bytes.fill(b'?');
+            }
+            // What does not fit waits for the next read (at most a character's start more).
+            let room = buf.filled().len() - before + buf.remaining();
+            if bytes.len() > room {
+                let mut rest = bytes.split_off(room);
+                rest.extend_from_slice(&held);
+                held = rest;
+            }
+            buf.set_filled(before);
+            buf.put_slice(&bytes);
+            self.held = held;
+            if ended {
+                break;
+            }
+        }
         let mut line = self.line;
         for &byte in &buf.filled()[before..] {
             line = if byte == b'\n' { 0 } else { line + 1 };
@@ -156,6 +210,38 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn bytes_that_are_not_utf8_read_as_question_marks() {
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let breach = Breach::default();
+        let mut lines = CappedLines::new(rx, LINE, breach);
+        use tokio::io::AsyncWriteExt;
+        // "é" cut in two across writes stays whole; stray bytes become `?`.
+        tx.write_all(b"ok \xff\xfe \xc3").await.unwrap();
+        tx.flush().await.unwrap();
+        let mut got = vec![0u8; 64];
+        let n = lines.read(&mut got).await.unwrap();
+        assert_eq!(&got[..n], b"ok ?? ");
+        tx.write_all(b"\xa9!\n").await.unwrap();
+        let n = lines.read(&mut got).await.unwrap();
+        assert_eq!(&got[..n], "é!\n".as_bytes());
+        // A read that brings only a character's start waits for the rest, it is no end.
+        tx.write_all(b"\xe2").await.unwrap();
+        tx.flush().await.unwrap();
+        let mut one = [0u8; 8];
+        let (n, ()) = tokio::join!(lines.read(&mut one), async {
+            tokio::task::yield_now().await;
+            tx.write_all(b"\x82\xac").await.unwrap();
+        });
+        let n = n.unwrap();
+        assert_eq!(&one[..n], "€".as_bytes());
+        tx.write_all(b"\xe2").await.unwrap();
+        drop(tx);
+        let mut rest = Vec::new();
+        lines.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(String::from_utf8(rest).unwrap(), "?");
+    }
 
     #[test]
     fn the_tail_keeps_the_last_lines_each_cut() {

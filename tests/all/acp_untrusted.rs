@@ -178,3 +178,23 @@ fn bytes_that_are_not_utf8_lose_no_answer() {
     assert_eq!(run.stdout(), "bad ??, You said: badutf8\n");
     ws.assert_no_leftovers();
 }
+
+#[test]
+fn a_flood_of_command_output_stays_in_bounded_memory() {
+    let ws = acp("");
+    // 400 MB of output from a command the agent runs, a terabyte of it asked to be kept.
+    let (run, peak_kib) = ws.run_measured(ws.cmd(&[
+        "--backend",
+        "acp",
+        "--yes",
+        "bigterm 1000000000000 head -c 400000000 /dev/zero",
+    ]));
+    run.expect_code(0);
+    assert!(
+        run.stdout().starts_with("bigterm: 1048576 bytes"),
+        "{}",
+        run.stdout()
+    );
+    assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
+    ws.assert_no_leftovers();
+}

@@ -69,7 +69,7 @@ impl App {
         Ok(())
     }
 
-    /// Tells the display which session is now in use.
+    /// Tells the display which session is now in use, and what it holds.
     pub fn announce_session(&self) {
         let status = self.chat.status();
         self.frontend.display.session_start(
@@ -79,6 +79,12 @@ impl App {
             status.model.as_deref(),
             status.turns,
         );
+        let messages = &self.chat.agent().conversation.messages;
+        if !messages.is_empty() {
+            let text = self.frontend.redactor.redact(&history_text(messages));
+            let totals = (status.totals.input, status.totals.output);
+            self.frontend.display.history(&text, totals);
+        }
     }
 
     /// A notice on stderr, redacted.
@@ -158,6 +164,34 @@ impl App {
     pub fn summary_line(&self) -> String {
         self.chat.summary_line()
     }
+}
+
+/// A session's messages as the displays print them: the user's after `You: `, the model's
+/// text and tool calls, the first line of each result.
+fn history_text(messages: &[agent_loop::context::Message]) -> String {
+    use agent_loop::context::Message;
+    use std::fmt::Write;
+    let mut out = String::new();
+    for message in messages {
+        let _ = match message {
+            Message::User { text, .. } => writeln!(out, "You: {text}"),
+            Message::Assistant { text, tool_calls } => {
+                let mut line = text.trim_end().to_string();
+                for call in tool_calls {
+                    let _ = write!(line, "\n[tool {}] {}", call.name, call.args);
+                }
+                writeln!(out, "{}", line.trim_start_matches('\n'))
+            }
+            Message::ToolResult { ok, output, .. } => {
+                let first = output.lines().next().unwrap_or_default();
+                match ok {
+                    true => writeln!(out, "  {first}"),
+                    false => writeln!(out, "  error: {first}"),
+                }
+            }
+        };
+    }
+    agent_loop::sanitize::sanitize(&out).into_owned()
 }
 
 /// What is shown when a signal cancels a turn.

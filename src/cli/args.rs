@@ -129,11 +129,13 @@ pub struct Run {
     #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub system: Option<PathBuf>,
 
-    /// auto, plain or terminfo.
+    /// How text is shown.
     ///
-    /// `plain` appends lines and never writes
+    /// auto, plain, terminfo or view. `plain` appends lines and never writes
     /// an escape byte; `terminfo` adds colours and a spinner, drawn with the terminfo entry of
-    /// TERM only; `auto` is terminfo on a terminal, plain otherwise. NO_COLOR turns colours off.
+    /// TERM only; `auto` is terminfo on a terminal, plain otherwise; `view` gives the REPL a
+    /// screen of three parts (the conversation, scrolled with PgUp and PgDn, a status line and
+    /// the input line). NO_COLOR turns colours off.
     /// [default: auto]
     #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
     pub display: Option<DisplayMode>,

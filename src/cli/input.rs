@@ -20,6 +20,14 @@ impl Input {
         }
     }
 
+    /// Entries typed at the view's input line.
+    pub fn entries(lines: mpsc::UnboundedReceiver<String>) -> Self {
+        Input {
+            lines: Some(lines),
+            interactive: true,
+        }
+    }
+
     fn reader() -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
         std::thread::spawn(move || {

@@ -265,7 +265,11 @@ async fn run(args: Args) -> i32 {
         Ok(images) => images,
         Err(e) => return display.fail(&e),
     };
-    let mut frontend = Frontend::new(display.clone(), Input::stdin(), Redactor::default());
+    let input = match task.is_none().then(|| display.view_entries()).flatten() {
+        Some(entries) => Input::entries(entries),
+        None => Input::stdin(),
+    };
+    let mut frontend = Frontend::new(display.clone(), input, Redactor::default());
     frontend.debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
         Err(e) => return display.fail(&e.into()),
@@ -296,6 +300,7 @@ async fn run(args: Args) -> i32 {
         None => repl::run(&mut app).await,
     };
     app.chat_mut().shutdown().await;
+    display.leave();
     code
 }
 

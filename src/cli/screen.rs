@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::display::{
     choose, no_color_requested, Caps, Choice, JsonlDisplay, PlainDisplay, QuietDisplay, Renderer,
-    Settings, Terminal, TerminfoDisplay,
+    Settings, Terminal, TerminfoDisplay, ViewDisplay, ViewHandle,
 };
 use agent_loop::agent::{ApprovalRequest, Event};
 use agent_loop::Error;
@@ -16,7 +16,7 @@ use agent_loop::Error;
 use super::args::Args;
 
 #[derive(Clone)]
-pub struct Screen(Arc<Mutex<Box<dyn Renderer>>>);
+pub struct Screen(Arc<Mutex<Box<dyn Renderer>>>, Option<ViewHandle>);
 
 impl Screen {
     /// The display for these flags and settings (`display` and `output`, from flags,
@@ -36,8 +36,33 @@ impl Screen {
         // stderr is unbuffered: each piece of a formatted line would be a write of its own.
         // The plain and quiet displays flush it at the end of every event.
         let err_lines = || Box::new(std::io::LineWriter::new(std::io::stderr()));
-        let renderer: Box<dyn Renderer> = match choose(&settings, &Terminal::detect(), Caps::load)?
-        {
+        let terminal = Terminal::detect();
+        let mut choice = choose(&settings, &terminal, Caps::load)?;
+        if let Choice::View(caps) = choice {
+            choice = match view_refused(&caps, args, &terminal) {
+                Err(why) => {
+                    if let Some(why) = why {
+                        eprintln!("agent-loop: {why}; using the terminfo display");
+                    }
+                    Choice::Terminfo(caps)
+                }
+                Ok(()) => {
+                    let view = ViewDisplay::new(
+                        *caps,
+                        err(),
+                        args.request.verbose,
+                        Box::new(super::display::view::size),
+                    )
+                    .on_terminal();
+                    let handle = ViewHandle::new(view);
+                    return Ok(Screen(
+                        Arc::new(Mutex::new(Box::new(handle.clone()))),
+                        Some(handle),
+                    ));
+                }
+            };
+        }
+        let renderer: Box<dyn Renderer> = match choice {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
                 plain.verbose = args.request.verbose;
@@ -54,17 +79,32 @@ impl Screen {
                 )
                 .with_width(Box::new(stderr_width)),
             ),
+            Choice::View(_) => unreachable!("the view was built above"),
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
             Choice::Quiet => Box::new(QuietDisplay::new(out(), err_lines())),
         };
-        Ok(Screen(Arc::new(Mutex::new(renderer))))
+        Ok(Screen(Arc::new(Mutex::new(renderer)), None))
     }
 
     /// JSON lines on stdout, for errors found before the flags could be parsed.
     pub fn jsonl() -> Screen {
-        Screen(Arc::new(Mutex::new(Box::new(JsonlDisplay::new(Box::new(
-            std::io::stdout(),
-        ))))))
+        let jsonl: Box<dyn Renderer> = Box::new(JsonlDisplay::new(Box::new(std::io::stdout())));
+        Screen(Arc::new(Mutex::new(jsonl)), None)
+    }
+
+    /// With the view: the entries typed at its input line, read from now on.
+    pub fn view_entries(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
+        Some(self.1.as_ref()?.read_keys())
+    }
+
+    /// The conversation of a resumed or loaded session (the view shows it).
+    pub fn history(&self, text: &str, tokens: (u64, u64)) {
+        self.lock().history(text, tokens);
+    }
+
+    /// The run ends: the view gives the terminal back and prints the conversation.
+    pub fn leave(&self) {
+        self.lock().leave();
     }
 
     fn lock(&self) -> MutexGuard<'_, Box<dyn Renderer>> {
@@ -151,6 +191,28 @@ pub fn jsonl_requested(args: &[OsString], env: Option<&std::ffi::OsStr>) -> bool
         }
     }
     output.as_deref() == Some("jsonl")
+}
+
+/// Why the view cannot be drawn here, if it cannot: input or output that is not a
+/// terminal, an entry without a capability it needs. A run with a task (one turn, no REPL)
+/// gets the terminfo display without a word: the view is the REPL's.
+fn view_refused(caps: &Caps, args: &Args, terminal: &Terminal) -> Result<(), Option<String>> {
+    use std::io::IsTerminal;
+    if args.run.task.is_some() || !std::io::stdin().is_terminal() {
+        return Err(None);
+    }
+    if !(terminal.stdout_tty && terminal.stderr_tty) {
+        return Err(Some(
+            "the view needs stdout and stderr to be the terminal".into(),
+        ));
+    }
+    match caps.view_missing() {
+        Some(missing) => Err(Some(format!(
+            "the view needs the terminfo capability `{missing}`, which TERM={} lacks",
+            caps.name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Columns of the terminal on stderr, where the spinner is drawn.

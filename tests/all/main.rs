@@ -58,4 +58,5 @@ mod tmux;
 mod tools;
 mod usage;
 mod versions;
+mod view;
 mod web;

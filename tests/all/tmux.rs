@@ -10,7 +10,7 @@ use regex::Regex;
 use crate::common::{bin, poll, sh_quote, Workspace};
 
 /// A tmux server of the test's own, killed when the test ends.
-struct Tmux {
+pub struct Tmux {
     socket: PathBuf,
     /// Where the pane's shell writes the exit status.
     status: PathBuf,
@@ -18,7 +18,13 @@ struct Tmux {
 
 impl Tmux {
     /// Starts the REPL in an 80x24 window with `TERM=term`.
-    fn start(ws: &Workspace, term: &str, args: &str) -> Tmux {
+    pub fn start(ws: &Workspace, term: &str, args: &str) -> Tmux {
+        Tmux::start_then(ws, term, args, "")
+    }
+
+    /// Starts it as [`Tmux::start`] does, and runs the shell command `then` in the pane
+    /// after it (`sleep 60` keeps the pane alive to be looked at: a dead one shows no cursor).
+    pub fn start_then(ws: &Workspace, term: &str, args: &str, then: &str) -> Tmux {
         let conf = ws.path("tmux.conf");
         // The pane stays after the program ends, so its exit status can be read.
         std::fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
@@ -28,7 +34,7 @@ impl Tmux {
         // environment to the pane; TERM is the emulated terminal's.
         let mut line = format!("env TERM={term}");
         line.push_str(&format!(
-            " {} --config {} {args}; echo $? > {}",
+            " {} --config {} {args}; echo $? > {}; {then}",
             sh_quote(&bin().display().to_string()),
             sh_quote(&ws.path("backends.toml").display().to_string()),
             sh_quote(&ws.path("exit-status").display().to_string())
@@ -59,7 +65,7 @@ impl Tmux {
         cmd
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub fn run(&self, args: &[&str]) -> Output {
         let out = self.command().args(args).output().expect("tmux");
         assert!(
             out.status.success(),
@@ -70,25 +76,25 @@ impl Tmux {
     }
 
     /// Types `text` and Enter.
-    fn type_line(&self, text: &str) {
+    pub fn type_line(&self, text: &str) {
         self.run(&["send-keys", "-l", text]);
         self.run(&["send-keys", "Enter"]);
     }
 
     /// The screen as a person sees it, trailing blank lines dropped.
-    fn screen(&self) -> String {
+    pub fn screen(&self) -> String {
         let out = self.run(&["capture-pane", "-p"]);
         String::from_utf8_lossy(&out.stdout).trim_end().to_string()
     }
 
     /// Waits until the screen satisfies `check`; panics showing the screen if it never does.
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+    pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
         poll(|| Some(self.screen()).filter(|s| check(s)))
             .unwrap_or_else(|| panic!("never saw {what} on screen:\n{}", self.screen()))
     }
 
     /// The exit status of the program, once it has ended.
-    fn exit_status(&self) -> Option<i32> {
+    pub fn exit_status(&self) -> Option<i32> {
         let text = std::fs::read_to_string(&self.status).ok()?;
         text.trim().parse().ok()
     }

@@ -32,6 +32,21 @@ pub struct Caps {
     pub colors: i32,
     /// `cols` of the entry: the width when the terminal cannot be asked.
     pub cols: Option<usize>,
+    /// `lines` of the entry: the height when the terminal cannot be asked.
+    pub lines: Option<usize>,
+    /// What the view needs ([`Caps::view_missing`]): `cup` and `csr` still holding their
+    /// parameters, `ed`, `ind`.
+    pub cup: Option<Vec<u8>>,
+    pub csr: Option<Vec<u8>>,
+    pub ed: Option<Vec<u8>>,
+    pub ind: Option<Vec<u8>>,
+    /// What the view uses when the entry has it: the alternate screen, reverse video for the
+    /// status line, bracketed paste (`BE`/`BD`, ncurses' extended names).
+    pub smcup: Option<Vec<u8>>,
+    pub rmcup: Option<Vec<u8>>,
+    pub rev: Option<Vec<u8>>,
+    pub paste_on: Option<Vec<u8>>,
+    pub paste_off: Option<Vec<u8>>,
 }
 
 impl Caps {
@@ -62,6 +77,18 @@ impl Caps {
             cols: db
                 .get::<cap::Columns>()
                 .and_then(|c| usize::try_from(c.0).ok()),
+            lines: db
+                .get::<cap::Lines>()
+                .and_then(|c| usize::try_from(c.0).ok()),
+            cup: bytes(db.get::<cap::CursorAddress>()),
+            csr: bytes(db.get::<cap::ChangeScrollRegion>()),
+            ed: bytes(db.get::<cap::ClrEos>()),
+            ind: bytes(db.get::<cap::ScrollForward>()),
+            smcup: bytes(db.get::<cap::EnterCaMode>()),
+            rmcup: bytes(db.get::<cap::ExitCaMode>()),
+            rev: bytes(db.get::<cap::EnterReverseMode>()),
+            paste_on: extended(db, "BE"),
+            paste_off: extended(db, "BD"),
         }
     }
 
@@ -69,7 +96,33 @@ impl Caps {
     pub fn without_colour(mut self) -> Caps {
         self.setaf = None;
         self.bold = None;
+        self.rev = None;
         self
+    }
+
+    /// The first capability the view needs that the entry lacks: it places the cursor
+    /// (`cup`), scrolls the conversation alone (`csr`, `ind`), clears (`el`, `ed`), starts
+    /// lines (`cr`) and resets attributes (`sgr0`).
+    pub fn view_missing(&self) -> Option<&'static str> {
+        [
+            ("cup", &self.cup),
+            ("csr", &self.csr),
+            ("el", &self.el),
+            ("ed", &self.ed),
+            ("ind", &self.ind),
+            ("cr", &self.cr),
+            ("sgr0", &self.sgr0),
+        ]
+        .into_iter()
+        .find_map(|(name, cap)| cap.is_none().then_some(name))
+    }
+
+    /// `cap` expanded with two numbers (`cup` row and column, `csr` top and bottom row),
+    /// counted from 0; nothing if the entry lacks it.
+    pub fn expand2(cap: &Option<Vec<u8>>, a: usize, b: usize, out: &mut Vec<u8>) {
+        let Some(cap) = cap.as_deref() else { return };
+        let number = |n: usize| terminfo::expand::Parameter::Number(i32::try_from(n).unwrap_or(0));
+        let _ = cap.expand(out, &[number(a), number(b)], &mut Default::default());
     }
 
     /// A line can be rewritten in place: back to its start, then clear it.
@@ -106,6 +159,14 @@ impl Caps {
     pub fn bold(&self) -> Option<Vec<u8>> {
         self.sgr0.as_ref()?;
         self.bold.clone()
+    }
+}
+
+/// A string capability of ncurses' extended names (`BE`, bracketed paste on).
+fn extended(db: &Database, name: &str) -> Option<Vec<u8>> {
+    match db.raw(name)? {
+        terminfo::Value::String(s) => Some(without_padding(s)).filter(|b| !b.is_empty()),
+        _ => None,
     }
 }
 

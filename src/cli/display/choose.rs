@@ -20,6 +20,10 @@ pub enum DisplayMode {
     /// Colours and a spinner redrawn in place, with control sequences from the terminfo entry
     /// of TERM only.
     Terminfo,
+    /// In the REPL, a screen of three parts: the conversation (scrolled with PgUp and PgDn),
+    /// a status line and the input line; terminfo otherwise, or where the entry lacks what
+    /// it needs.
+    View,
 }
 
 /// `--output`: text for people or JSON lines for programs.
@@ -103,6 +107,8 @@ pub enum Choice {
     Plain,
     /// With the capabilities of the entry (colours already removed for `NO_COLOR`).
     Terminfo(Box<Caps>),
+    /// The view, with the entry's capabilities.
+    View(Box<Caps>),
     Jsonl,
     Quiet,
 }
@@ -122,6 +128,7 @@ pub fn choose(
         return Ok(Choice::Quiet);
     }
     let term = terminal.term.as_deref().filter(|t| !t.is_empty());
+    let view = settings.display == DisplayMode::View;
     let caps = match settings.display {
         DisplayMode::Plain => return Ok(Choice::Plain),
         DisplayMode::Auto => {
@@ -131,26 +138,31 @@ pub fn choose(
                 _ => return Ok(Choice::Plain),
             }
         }
-        DisplayMode::Terminfo => {
+        DisplayMode::Terminfo | DisplayMode::View => {
+            let mode = settings.display;
             let term = term.ok_or_else(|| {
-                Error::config(
-                    "--display terminfo needs TERM to name a terminfo entry, and TERM is not set; \
-                     use --display plain",
-                )
+                Error::config(format!(
+                    "--display {mode} needs TERM to name a terminfo entry, and TERM is not set; \
+                     use --display plain"
+                ))
             })?;
             load(term).map_err(|e| {
                 Error::config(format!(
-                    "--display terminfo: {e}; use --display plain, or set TERMINFO to the \
+                    "--display {mode}: {e}; use --display plain, or set TERMINFO to the \
                      folder that holds the entry"
                 ))
             })?
         }
     };
-    Ok(Choice::Terminfo(Box::new(if settings.no_color {
+    let caps = Box::new(if settings.no_color {
         caps.without_colour()
     } else {
         caps
-    })))
+    });
+    Ok(match view {
+        true => Choice::View(caps),
+        false => Choice::Terminfo(caps),
+    })
 }
 
 #[cfg(test)]

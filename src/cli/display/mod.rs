@@ -5,6 +5,8 @@
 //!   any terminal, in any log and through any pipe;
 //! - [`terminfo`]: the same lines, with colours, a spinner and a `--tail` view redrawn in place,
 //!   every control sequence taken from the terminfo entry of `$TERM` ([`caps`]);
+//! - [`view`]: the REPL's screen of three parts (conversation, status line, input line), on
+//!   top of the terminfo entry;
 //! - [`jsonl`]: one JSON object per event on stdout, for programs;
 //! - [`quiet`]: the final answer alone on stdout.
 //!
@@ -19,6 +21,7 @@ mod renderer;
 pub use agent_loop::sanitize;
 mod shared;
 pub mod terminfo;
+pub mod view;
 
 pub use caps::Caps;
 pub use choose::{
@@ -29,3 +32,4 @@ pub use plain::PlainDisplay;
 pub use quiet::QuietDisplay;
 pub use renderer::Renderer;
 pub use terminfo::TerminfoDisplay;
+pub use view::{ViewDisplay, ViewHandle};

@@ -62,4 +62,12 @@ pub trait Renderer: Send {
 
     /// Redraws whatever is animated (the spinner's frame and elapsed time).
     fn tick(&mut self) {}
+
+    /// The conversation so far of a session resumed or loaded, as text, and the tokens it
+    /// used, in and out (the view shows them; the other displays printed the conversation in
+    /// their own runs). Follows [`Renderer::session_start`].
+    fn history(&mut self, _text: &str, _tokens: (u64, u64)) {}
+
+    /// The run ends: give the terminal back (the view).
+    fn leave(&mut self) {}
 }

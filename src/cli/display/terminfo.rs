@@ -199,18 +199,23 @@ impl TerminfoDisplay {
     }
 
     fn style_of(&self, event: &Event) -> Option<Vec<u8>> {
-        let colour = match event {
-            Event::Text {
-                final_answer: false,
-                ..
-            } => Colour::Green,
-            Event::ToolCall { .. } => Colour::Cyan,
-            Event::ToolResult { ok: false, .. } | Event::Error { .. } => Colour::Red,
-            Event::Usage { .. } | Event::Waiting { .. } => Colour::Blue,
-            _ => return None,
-        };
-        self.caps.colour(colour)
+        self.caps.colour(colour_of(event)?)
     }
+}
+
+/// The colour of an event's lines, by role: text that comes with tool calls, the calls,
+/// failures, token counts.
+pub fn colour_of(event: &Event) -> Option<Colour> {
+    Some(match event {
+        Event::Text {
+            final_answer: false,
+            ..
+        } => Colour::Green,
+        Event::ToolCall { .. } => Colour::Cyan,
+        Event::ToolResult { ok: false, .. } | Event::Error { .. } => Colour::Red,
+        Event::Usage { .. } | Event::Waiting { .. } => Colour::Blue,
+        _ => return None,
+    })
 }
 
 impl Renderer for TerminfoDisplay {

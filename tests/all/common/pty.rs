@@ -84,8 +84,14 @@ impl Pty {
     /// Runs `agent-loop --config WS/backends.toml ARGS` with the workspace's environment plus
     /// `env`.
     pub fn spawn(ws: &Workspace, env: &[(&str, &str)], args: &[&str]) -> Pty {
+        Pty::spawn_after(ws, env, "stty -onlcr", args)
+    }
+
+    /// Runs it as [`Pty::spawn`] does, after the shell command `setup` (`stty rows 24 cols
+    /// 80`: a terminal of that size, with the output processing of a real one).
+    pub fn spawn_after(ws: &Workspace, env: &[(&str, &str)], setup: &str, args: &[&str]) -> Pty {
         let mut line = format!(
-            "stty -onlcr; exec {} --config {}",
+            "{setup}; exec {} --config {}",
             sh_quote(&bin().display().to_string()),
             sh_quote(&ws.path("backends.toml").display().to_string())
         );

@@ -1,0 +1,399 @@
+//! The view's input line: the keys a terminal sends, decoded, and the line they edit. The
+//! bytes of both forms a terminal may send for a key are taken (`ESC [ A` and `ESC O A` for
+//! Up; `ESC [ 1 ~`, `ESC [ H` and `ESC O H` for Home), and those of Termux's extra-keys row
+//! (arrows, PgUp, PgDn, Home, End) are among them.
+//!
+//! The view reads keys while a turn runs too, so PgUp scrolls back through an answer as it
+//! streams, and text typed meanwhile waits in the line.
+
+use unicode_width::UnicodeWidthChar;
+
+/// One key, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    /// A bracketed paste: one entry, whatever newlines it holds.
+    Paste(String),
+    Enter,
+    /// Alt-Enter: a newline in the entry, not sent.
+    Newline,
+    Backspace,
+    Delete,
+    Left,
+    Right,
+    WordLeft,
+    WordRight,
+    Home,
+    End,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    /// Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K, Ctrl-W, Ctrl-L.
+    Ctrl(char),
+    Interrupt,
+    Eof,
+}
+
+/// The bracketed paste's closing bytes.
+const PASTE_END: &[u8] = b"\x1b[201~";
+
+/// Decodes the keys at the start of `bytes`: the keys and how many bytes they took. An
+/// escape sequence cut short at the end is left for the next read.
+pub fn decode(bytes: &[u8]) -> (Vec<Key>, usize) {
+    let mut keys = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        match one(&bytes[at..]) {
+            Some((key, used)) => {
+                keys.extend(key);
+                at += used;
+            }
+            None => break,
+        }
+    }
+    (keys, at)
+}
+
+/// One key at the start of `b`; `None` when more bytes are needed.
+fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
+    let key = |k: Key, n: usize| Some((Some(k), n));
+    match b[0] {
+        b'\r' | b'\n' => key(Key::Enter, 1),
+        0x7f | 0x08 => key(Key::Backspace, 1),
+        0x03 => key(Key::Interrupt, 1),
+        0x04 => key(Key::Eof, 1),
+        0x02 => key(Key::PageUp, 1),
+        0x06 => key(Key::PageDown, 1),
+        0x10 => key(Key::Up, 1),
+        0x0e => key(Key::Down, 1),
+        c @ (0x01 | 0x05 | 0x0b | 0x0c | 0x15 | 0x17) => key(Key::Ctrl((c + b'@') as char), 1),
+        0x1b => escape(b),
+        c if c < 0x20 => Some((None, 1)),
+        _ => {
+            let len = utf8_len(b[0]);
+            if b.len() < len {
+                return None;
+            }
+            let c = std::str::from_utf8(&b[..len])
+                .ok()
+                .and_then(|s| s.chars().next());
+            Some((c.map(Key::Char), len))
+        }
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xf0.. => 4,
+        0xe0.. => 3,
+        0xc0.. => 2,
+        _ => 1,
+    }
+}
+
+/// An escape sequence: CSI (`ESC [`), SS3 (`ESC O`), or Alt with a key.
+fn escape(b: &[u8]) -> Option<(Option<Key>, usize)> {
+    let Some(&second) = b.get(1) else {
+        // A lone Escape: nothing to do with it.
+        return Some((None, 1));
+    };
+    match second {
+        b'[' => csi(b),
+        b'O' => {
+            let &third = b.get(2)?;
+            Some((final_key(third, b""), 3))
+        }
+        b'\r' | b'\n' => Some((Some(Key::Newline), 2)),
+        b'b' => Some((Some(Key::WordLeft), 2)),
+        b'f' => Some((Some(Key::WordRight), 2)),
+        _ => Some((None, 2)),
+    }
+}
+
+fn csi(b: &[u8]) -> Option<(Option<Key>, usize)> {
+    let end = b[2..].iter().position(|c| (0x40..=0x7e).contains(c))? + 2;
+    let params = &b[2..end];
+    let used = end + 1;
+    if b[end] == b'~' && params == b"200" {
+        // A bracketed paste: everything up to its end, as one key.
+        let rest = &b[used..];
+        let stop = rest.windows(PASTE_END.len()).position(|w| w == PASTE_END)?;
+        let text = String::from_utf8_lossy(&rest[..stop]).replace("\r\n", "\n");
+        let text = text.replace('\r', "\n");
+        return Some((Some(Key::Paste(text)), used + stop + PASTE_END.len()));
+    }
+    Some((final_key(b[end], params), used))
+}
+
+/// The key of a sequence's final byte and its parameters.
+fn final_key(last: u8, params: &[u8]) -> Option<Key> {
+    let modified = params.ends_with(b";5") || params.ends_with(b";3");
+    Some(match (last, params) {
+        (b'A', _) => Key::Up,
+        (b'B', _) => Key::Down,
+        (b'C', _) if modified => Key::WordRight,
+        (b'D', _) if modified => Key::WordLeft,
+        (b'C', _) => Key::Right,
+        (b'D', _) => Key::Left,
+        (b'H', _) => Key::Home,
+        (b'F', _) => Key::End,
+        (b'~', b"1" | b"7") => Key::Home,
+        (b'~', b"4" | b"8") => Key::End,
+        (b'~', b"3") => Key::Delete,
+        (b'~', b"5") => Key::PageUp,
+        (b'~', b"6") => Key::PageDown,
+        _ => return None,
+    })
+}
+
+/// The text being typed and where the cursor is in it (a byte offset).
+#[derive(Debug, Default, Clone)]
+pub struct Line {
+    pub text: String,
+    pub cursor: usize,
+}
+
+impl Line {
+    pub fn insert(&mut self, s: &str) {
+        self.text.insert_str(self.cursor, s);
+        self.cursor += s.len();
+    }
+
+    pub fn set(&mut self, text: String) {
+        self.cursor = text.len();
+        self.text = text;
+    }
+
+    /// Applies an editing key; false if it is not one.
+    pub fn edit(&mut self, key: &Key) -> bool {
+        let before = self.prev(self.cursor);
+        let after = self.next(self.cursor);
+        match key {
+            Key::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
+            Key::Paste(text) => self.insert(text),
+            Key::Newline => self.insert("\n"),
+            Key::Backspace if self.cursor > 0 => {
+                self.text.replace_range(before..self.cursor, "");
+                self.cursor = before;
+            }
+            Key::Delete if self.cursor < self.text.len() => {
+                self.text.replace_range(self.cursor..after, "");
+            }
+            Key::Left => self.cursor = before,
+            Key::Right => self.cursor = after,
+            Key::Home | Key::Ctrl('A') => self.cursor = 0,
+            Key::End | Key::Ctrl('E') => self.cursor = self.text.len(),
+            Key::WordLeft => self.cursor = self.word_start(),
+            Key::WordRight => self.cursor = self.word_end(),
+            Key::Ctrl('U') => {
+                self.text.replace_range(..self.cursor, "");
+                self.cursor = 0;
+            }
+            Key::Ctrl('K') => self.text.truncate(self.cursor),
+            Key::Ctrl('W') => {
+                let start = self.word_start();
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+            Key::Backspace | Key::Delete => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// Where the character before `at` starts; the next one.
+    fn prev(&self, at: usize) -> usize {
+        self.text[..at]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next(&self, at: usize) -> usize {
+        self.text[at..]
+            .chars()
+            .next()
+            .map_or(at, |c| at + c.len_utf8())
+    }
+
+    fn word_start(&self) -> usize {
+        let head = self.text[..self.cursor].trim_end();
+        head.rfind(char::is_whitespace).map_or(0, |i| i + 1)
+    }
+
+    fn word_end(&self) -> usize {
+        let tail = &self.text[self.cursor..];
+        let skipped = tail.len() - tail.trim_start().len();
+        let word = tail[skipped..]
+            .find(char::is_whitespace)
+            .unwrap_or(tail.len() - skipped);
+        self.cursor + skipped + word
+    }
+}
+
+/// The entries typed before, recalled with Up and Down; the line being typed is kept while
+/// they are looked at. An entry that starts with a space is not kept, as in the shells.
+#[derive(Debug, Default)]
+pub struct Recall {
+    entries: Vec<String>,
+    /// The entry shown, counted from the newest; `None` for the line being typed.
+    at: Option<usize>,
+    draft: String,
+}
+
+impl Recall {
+    pub fn keep(&mut self, entry: &str) {
+        self.at = None;
+        if entry.trim().is_empty() || entry.starts_with(' ') {
+            return;
+        }
+        if self.entries.last().is_none_or(|last| last != entry) {
+            self.entries.push(entry.to_string());
+        }
+    }
+
+    /// Up (`older`) or Down: the entry to show in `line`.
+    pub fn step(&mut self, line: &mut Line, older: bool) {
+        let n = self.entries.len();
+        let next = match (self.at, older) {
+            (None, true) if n > 0 => Some(0),
+            (Some(i), true) if i + 1 < n => Some(i + 1),
+            (Some(0), false) => None,
+            (Some(i), false) => Some(i - 1),
+            (at, _) => return self.at = at,
+        };
+        if self.at.is_none() {
+            self.draft = line.text.clone();
+        }
+        self.at = next;
+        match next {
+            Some(i) => line.set(self.entries[n - 1 - i].clone()),
+            None => line.set(std::mem::take(&mut self.draft)),
+        }
+    }
+}
+
+/// Where each character of `label` then `text` falls, wrapped at `width` columns and at
+/// newlines: the rows' texts, and the row and column of byte `cursor` of `text`.
+pub fn layout(label: &str, text: &str, cursor: usize, width: usize) -> (Vec<String>, usize, usize) {
+    let width = width.max(2);
+    let mut rows = vec![String::new()];
+    let mut cols = 0;
+    let mut at = (0, 0);
+    let all = label.char_indices().map(|(_, c)| (None, c));
+    let typed = text.char_indices().map(|(i, c)| (Some(i), c));
+    for (i, c) in all.chain(typed) {
+        if i == Some(cursor) {
+            at = (rows.len() - 1, cols);
+        }
+        if c == '\n' {
+            rows.push(String::new());
+            cols = 0;
+            continue;
+        }
+        let c = if c.is_control() { ' ' } else { c };
+        let w = c.width().unwrap_or(0);
+        if cols + w > width {
+            rows.push(String::new());
+            cols = 0;
+        }
+        rows.last_mut().expect("never empty").push(c);
+        cols += w;
+    }
+    if cursor >= text.len() {
+        at = (rows.len() - 1, cols);
+    }
+    // The cursor after a full row stands at the start of the next.
+    if at.1 >= width {
+        rows.push(String::new());
+        at = (rows.len() - 1, 0);
+    }
+    (rows, at.0, at.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_forms_of_the_keys_decode_and_a_cut_sequence_waits() {
+        let (keys, used) = decode(b"a\x1b[A\x1bOB\x1b[5~\x1b[6~\x1b[1~\x1b[4~\x1b[3~\r\x1b[");
+        assert_eq!(
+            keys,
+            [
+                Key::Char('a'),
+                Key::Up,
+                Key::Down,
+                Key::PageUp,
+                Key::PageDown,
+                Key::Home,
+                Key::End,
+                Key::Delete,
+                Key::Enter
+            ]
+        );
+        assert_eq!(used, 28);
+        let (keys, _) = decode("\x1b[200~one\r\ntwo\x1b[201~é\x02\x06".as_bytes());
+        assert_eq!(
+            keys,
+            [
+                Key::Paste("one\ntwo".into()),
+                Key::Char('é'),
+                Key::PageUp,
+                Key::PageDown
+            ]
+        );
+    }
+
+    #[test]
+    fn editing_keys_move_and_delete_by_character_and_word() {
+        let mut line = Line::default();
+        for key in "héllo wörld".chars().map(Key::Char) {
+            line.edit(&key);
+        }
+        line.edit(&Key::WordLeft);
+        line.edit(&Key::Backspace);
+        assert_eq!(line.text, "héllowörld");
+        line.edit(&Key::Ctrl('W'));
+        assert_eq!((line.text.as_str(), line.cursor), ("wörld", 0));
+        line.edit(&Key::End);
+        line.edit(&Key::Left);
+        line.edit(&Key::Ctrl('K'));
+        assert_eq!(line.text, "wörl");
+        line.edit(&Key::Home);
+        line.edit(&Key::Delete);
+        assert_eq!(line.text, "örl");
+    }
+
+    #[test]
+    fn up_and_down_recall_entries_and_give_the_draft_back() {
+        let mut recall = Recall::default();
+        for entry in ["one", " secret", "two", "two"] {
+            recall.keep(entry);
+        }
+        let mut line = Line::default();
+        line.insert("draft");
+        recall.step(&mut line, true);
+        assert_eq!(line.text, "two");
+        recall.step(&mut line, true);
+        recall.step(&mut line, true);
+        assert_eq!(line.text, "one");
+        recall.step(&mut line, false);
+        recall.step(&mut line, false);
+        assert_eq!((line.text.as_str(), line.cursor), ("draft", 5));
+    }
+
+    #[test]
+    fn the_input_wraps_with_its_label_and_places_the_cursor() {
+        assert_eq!(
+            layout("You: ", "abcdef", 6, 8),
+            (vec!["You: abc".into(), "def".into()], 1, 3)
+        );
+        assert_eq!(
+            layout("> ", "a\nb", 0, 8),
+            (vec!["> a".into(), "b".into()], 0, 2)
+        );
+        assert_eq!(layout("> ", "abcdef", 6, 8).1, 1);
+    }
+}

@@ -1,0 +1,197 @@
+//! The view's conversation: every line shown since the view began (and the turns of a resumed
+//! session), kept whole so that a resize can wrap them again and nothing is lost, and the
+//! rows they wrap into at the current width. Text is added at the end only, so a streamed
+//! piece re-wraps the last row alone: the rows before it cannot change.
+//!
+//! Wrapping is by character, as the terminal itself wraps, with the width of each character
+//! from Unicode's East Asian Width (`unicode-width`, as vt100 and the terminals use it): a
+//! wide character that does not fit at the end of a row starts the next one.
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::cli::display::caps::Colour;
+
+/// How a line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Colour(Colour),
+    Bold,
+}
+
+/// One line of text, without its newline.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub text: String,
+    pub style: Style,
+}
+
+/// A piece of one line that fits a row: bytes `start..end` of line `line`, `cols` wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub line: usize,
+    pub start: usize,
+    pub end: usize,
+    pub cols: usize,
+}
+
+/// Spaces a tab stands for: rows are drawn cell by cell, and a tab's width depends on where
+/// it falls.
+const TAB: &str = "    ";
+
+#[derive(Debug)]
+pub struct Conversation {
+    pub lines: Vec<Line>,
+    /// The last line is still open: text added next continues it.
+    open: bool,
+    pub rows: Vec<Row>,
+    width: usize,
+}
+
+impl Conversation {
+    pub fn new(width: usize) -> Self {
+        Conversation {
+            lines: Vec::new(),
+            open: false,
+            rows: Vec::new(),
+            width: width.max(1),
+        }
+    }
+
+    /// The text of `row`.
+    #[cfg(test)]
+    pub fn text(&self, row: &Row) -> &str {
+        &self.lines[row.line].text[row.start..row.end]
+    }
+
+    pub fn style(&self, row: &Row) -> Style {
+        self.lines[row.line].style
+    }
+
+    /// Adds `text` (sanitised: newlines and tabs are its only control characters) in
+    /// `style`; a line it leaves open is continued by the next text. Returns the index of the
+    /// first row that changed: the rows from there on are new or longer.
+    pub fn push(&mut self, text: &str, style: Style) -> usize {
+        let first = match self.open {
+            true => self.rows.len().saturating_sub(1),
+            false => self.rows.len(),
+        };
+        let mut pieces = text.split('\n').peekable();
+        while let Some(piece) = pieces.next() {
+            let last = pieces.peek().is_none();
+            if last && piece.is_empty() {
+                break;
+            }
+            if !self.open {
+                self.start_line(style);
+            }
+            self.extend_last(piece);
+            if !last {
+                self.open = false;
+            }
+        }
+        first
+    }
+
+    /// Starts a new, empty line with one empty row.
+    fn start_line(&mut self, style: Style) {
+        let line = self.lines.len();
+        self.lines.push(Line {
+            text: String::new(),
+            style,
+        });
+        self.rows.push(Row {
+            line,
+            start: 0,
+            end: 0,
+            cols: 0,
+        });
+        self.open = true;
+    }
+
+    /// Appends to the open last line, wrapping into new rows.
+    fn extend_last(&mut self, piece: &str) {
+        let line = self.lines.len() - 1;
+        for c in piece.chars() {
+            if c == '\t' {
+                self.extend_last(TAB);
+                continue;
+            }
+            let w = c.width().unwrap_or(0);
+            let row = self.rows.last_mut().expect("an open line has a row");
+            let end = self.lines[line].text.len();
+            if row.cols + w > self.width && row.cols > 0 {
+                self.rows.push(Row {
+                    line,
+                    start: end,
+                    end,
+                    cols: 0,
+                });
+            }
+            self.lines[line].text.push(c);
+            let row = self.rows.last_mut().expect("just pushed");
+            row.end += c.len_utf8();
+            row.cols += w;
+        }
+    }
+
+    /// Wraps every line again at `width`.
+    pub fn rewrap(&mut self, width: usize) {
+        let lines = std::mem::take(&mut self.lines);
+        let open = self.open;
+        self.width = width.max(1);
+        self.rows.clear();
+        self.open = false;
+        for line in lines {
+            self.start_line(line.style);
+            self.extend_last(&line.text);
+        }
+        self.open = open;
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+}
+
+/// Columns `text` takes (tabs as [`TAB`]).
+pub fn columns(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '\t' => TAB.len(),
+            c => c.width().unwrap_or(0),
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(c: &Conversation) -> Vec<&str> {
+        c.rows.iter().map(|r| c.text(r)).collect()
+    }
+
+    #[test]
+    fn lines_wrap_by_width_and_streamed_text_continues_the_last_row() {
+        let mut c = Conversation::new(5);
+        assert_eq!(c.push("hello world\n", Style::Plain), 0);
+        assert_eq!(shown(&c), ["hello", " worl", "d"]);
+        assert_eq!(c.push("ab", Style::Plain), 3);
+        assert_eq!(c.push("cdef", Style::Plain), 3);
+        assert_eq!(shown(&c), ["hello", " worl", "d", "abcde", "f"]);
+        c.push("\n\nx\n", Style::Bold);
+        assert_eq!(shown(&c), ["hello", " worl", "d", "abcde", "f", "", "x"]);
+        c.rewrap(20);
+        assert_eq!(shown(&c), ["hello world", "abcdef", "", "x"]);
+    }
+
+    #[test]
+    fn wide_characters_never_straddle_a_row() {
+        let mut c = Conversation::new(5);
+        c.push("ab日本語\n", Style::Plain);
+        assert_eq!(shown(&c), ["ab日", "本語"]);
+        assert_eq!(c.rows[0].cols, 4);
+        assert_eq!(columns("a\t日"), 7);
+    }
+}

@@ -1,0 +1,460 @@
+//! The view (`--display view`): the design's limited-context display. The screen has three
+//! parts: the conversation, wrapped to the width with the newest line at the bottom; one
+//! status line (backend, model, session, context used of its budget, tokens, state); and the
+//! input line at the bottom, where entries are typed and approvals answered. PgUp and PgDn
+//! (Ctrl-B and Ctrl-F where there are none) scroll through the whole conversation, a resumed
+//! session's turns included; new output does not move a scrolled-back view, and End goes back
+//! to the live end.
+//!
+//! What the conversation shows is what the plain display would print, formatted by it
+//! ([`PlainDisplay`] writing into memory) and kept as lines ([`lines`]), so the two cannot
+//! drift apart. Every control sequence comes from the terminfo entry of `TERM` ([`draw`]);
+//! an entry without one the view needs gets the terminfo display, and a message naming it.
+//!
+//! The view starts at the REPL's first prompt, not before: an error before then prints as
+//! the terminfo display would, and leaves nothing to restore. It runs on the alternate screen
+//! when the entry has one. Leaving (`exit`, Ctrl-D, Ctrl-C twice, SIGTERM, SIGHUP) gives the
+//! terminal back (scroll region whole, attributes off, cursor shown, its modes, the main
+//! screen) and then prints this run's conversation once, append-only, ending with the
+//! session's summary line. That is how the conversation stays readable in the scrollback:
+//! while the view runs, what a terminal keeps of it is fragments (lines scrolled in a region
+//! that is not the whole screen do not reach tmux's history, and redraws overwrite rows), and
+//! the alternate screen keeps none; written once at the end, it reads like a plain run's
+//! output, on every terminal. A panic gives the terminal back from its hook ([`term`]).
+
+mod draw;
+mod keys;
+mod lines;
+mod status;
+mod term;
+
+pub use term::size;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::mpsc;
+
+use super::caps::Caps;
+use super::plain::PlainDisplay;
+use super::renderer::Renderer;
+use super::terminfo::colour_of;
+use agent_loop::agent::{ApprovalRequest, Event};
+use draw::Draw;
+use keys::Key;
+use lines::Style;
+
+/// Columns and rows when the terminal cannot be asked, nor the entry tells.
+const DEFAULT_SIZE: (usize, usize) = (80, 24);
+
+/// Where the plain display writes, read back after every event.
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Sink {
+    fn take(&self) -> String {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+pub struct ViewDisplay {
+    draw: Draw,
+    plain: PlainDisplay,
+    sink: Sink,
+    /// The first line of this run's conversation: those before it were printed before the
+    /// view began (or belong to a resumed session) and are not printed again on leaving.
+    from: usize,
+    /// The view has ended: everything else is printed as plain lines.
+    ended: bool,
+    recall: keys::Recall,
+    size: Box<dyn Fn() -> Option<(usize, usize)> + Send>,
+    /// The view is drawn on this process's terminal, whose modes it sets and gives back
+    /// (not in tests).
+    tty: bool,
+}
+
+impl ViewDisplay {
+    /// The view drawn on `term` with the entry's `caps`, sized by `size` (else the entry).
+    pub fn new(
+        caps: Caps,
+        term: Box<dyn Write + Send>,
+        verbose: bool,
+        size: Box<dyn Fn() -> Option<(usize, usize)> + Send>,
+    ) -> Self {
+        let fallback = (
+            caps.cols.unwrap_or(DEFAULT_SIZE.0),
+            caps.lines.unwrap_or(DEFAULT_SIZE.1),
+        );
+        let (cols, rows) = size().unwrap_or(fallback);
+        let sink = Sink::default();
+        let mut plain = PlainDisplay::new(Box::new(sink.clone()), Box::new(sink.clone()));
+        plain.verbose = verbose;
+        plain.width = cols;
+        ViewDisplay {
+            draw: Draw::new(caps, term, cols, rows),
+            plain,
+            sink,
+            from: 0,
+            ended: false,
+            recall: keys::Recall::default(),
+            size,
+            tty: false,
+        }
+    }
+
+    /// The view is drawn on this process's terminal: reading keys needs its modes changed,
+    /// and they are given back on leaving (or by the panic hook).
+    pub fn on_terminal(mut self) -> Self {
+        self.tty = true;
+        self
+    }
+
+    /// Starts drawing: the terminal's modes, the alternate screen, the whole layout.
+    pub fn start(&mut self) {
+        if self.draw.on || self.ended {
+            return;
+        }
+        if self.tty {
+            term::enter(self.draw.reset_bytes());
+        }
+        self.from = self.draw.convo.lines.len();
+        let start = self.draw.start_bytes();
+        self.draw.write_raw(&start);
+        self.draw.on = true;
+        self.resize();
+    }
+
+    /// Lays the screen out again for the terminal's size now (SIGWINCH).
+    pub fn resize(&mut self) {
+        let (cols, rows) = (self.size)().unwrap_or((self.draw.cols, self.draw.rows));
+        self.plain.width = cols;
+        self.draw.relayout(cols, rows.max(2));
+        self.draw.flush();
+    }
+
+    /// Ends the view: the terminal given back, then this run's conversation printed.
+    pub fn leave(&mut self) {
+        if !self.draw.on {
+            return;
+        }
+        self.draw.on = false;
+        self.ended = true;
+        let mut bytes = self.draw.reset_bytes();
+        bytes.extend(self.draw.transcript(self.from));
+        self.draw.write_raw(&bytes);
+        if self.tty {
+            term::leave(false);
+        }
+    }
+
+    /// Adds what the plain display wrote for one event.
+    fn take(&mut self, style: Style) {
+        let text = self.sink.take();
+        self.add(&text, style);
+    }
+
+    fn add(&mut self, text: &str, style: Style) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.draw.on {
+            // Before the view starts, or after it ended: printed as the plain display would.
+            self.draw.write_raw(text.as_bytes());
+        }
+        if self.ended {
+            return;
+        }
+        self.draw.push(text, style);
+        self.draw.settle();
+        self.draw.flush();
+    }
+
+    /// A key typed at the input line; the entry when it was Enter.
+    pub fn key(&mut self, key: &Key) -> Option<String> {
+        let page = self.draw.page();
+        match key {
+            Key::PageUp => self.draw.scroll(Some(page)),
+            Key::PageDown => self.draw.scroll(Some(-page)),
+            Key::End if self.draw.back > 0 => self.draw.scroll(None),
+            Key::Ctrl('L') => self.resize(),
+            Key::Up | Key::Down => {
+                self.recall.step(&mut self.draw.input, *key == Key::Up);
+                self.draw.paint_input();
+                self.draw.settle();
+            }
+            Key::Enter => {
+                let entry = std::mem::take(&mut self.draw.input).text;
+                let label = self.draw.label.clone();
+                if !self.draw.status.approval {
+                    self.recall.keep(&entry);
+                }
+                self.draw.status.approval = false;
+                self.add(&format!("{label}{entry}\n"), Style::Bold);
+                self.draw.paint_input();
+                self.draw.paint_status();
+                self.draw.settle();
+                self.draw.flush();
+                return Some(entry);
+            }
+            key => {
+                if !self.draw.input.edit(key) {
+                    return None;
+                }
+                self.draw.paint_input();
+                self.draw.settle();
+            }
+        }
+        self.draw.flush();
+        None
+    }
+
+    /// Whether nothing is typed: Ctrl-C then is the REPL's (cancel a turn, or leave).
+    fn nothing_typed(&self) -> bool {
+        self.draw.input.text.is_empty()
+    }
+
+    /// The conversation of a resumed (or loaded) session, as lines before the live ones,
+    /// and its tokens.
+    pub fn history(&mut self, lines: &str, (input, output): (u64, u64)) {
+        self.draw.status.tokens_in = input;
+        self.draw.status.tokens_out = output;
+        self.add(lines, Style::Plain);
+        self.draw.paint_status();
+        self.draw.flush();
+    }
+}
+
+impl Renderer for ViewDisplay {
+    fn render(&mut self, event: &Event) {
+        let changed = self.draw.status.update(event);
+        // The spinner's time is the status line's.
+        if matches!(event, Event::Waiting { .. }) {
+            return self.tick();
+        }
+        self.plain.render(event);
+        let style = colour_of(event).map_or(Style::Plain, Style::Colour);
+        self.take(style);
+        if changed {
+            self.draw.paint_status();
+            self.draw.settle();
+            self.draw.flush();
+        }
+    }
+
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+        self.plain.approval_prompt(request, full);
+        let text = self.sink.take();
+        // The question's last line is the input line's label; the rest, the conversation's.
+        let (body, question) = text.rsplit_once('\n').unwrap_or(("", &text));
+        self.draw.label = question.to_string();
+        self.draw.status.approval = true;
+        let yellow = Style::Colour(super::caps::Colour::Yellow);
+        self.add(&format!("{body}\n"), yellow);
+        self.draw.paint_input();
+        self.draw.paint_status();
+        self.draw.settle();
+        self.draw.flush();
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.plain.notice(text);
+        self.take(Style::Plain);
+    }
+
+    fn prompt(&mut self, text: &str) {
+        self.draw.label = text.to_string();
+        // A prompt is shown between turns.
+        self.draw.status.running = None;
+        self.start();
+        self.draw.paint_input();
+        self.draw.paint_status();
+        self.draw.settle();
+        self.draw.flush();
+    }
+
+    fn fatal(&mut self, message: &str) {
+        self.plain.notice(&format!("agent-loop: error: {message}"));
+        self.take(Style::Colour(super::caps::Colour::Red));
+    }
+
+    fn session_start(
+        &mut self,
+        _id: &str,
+        name: &str,
+        backend: &str,
+        model: Option<&str>,
+        _turns: u32,
+    ) {
+        let status = &mut self.draw.status;
+        // A new session (`/clear`, `/load`) counts its own tokens.
+        status.tokens_in = 0;
+        status.tokens_out = 0;
+        status.context = None;
+        status.session = name.to_string();
+        status.backend = backend.to_string();
+        status.model = model.map(str::to_string);
+        self.draw.paint_status();
+        self.draw.flush();
+    }
+
+    fn talking_to(&mut self, backend: &str, model: Option<&str>) {
+        self.draw.status.backend = backend.to_string();
+        self.draw.status.model = model.map(str::to_string);
+        self.draw.paint_status();
+        self.draw.flush();
+    }
+
+    fn tick_every(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(250))
+    }
+
+    fn tick(&mut self) {
+        self.draw.paint_status();
+        self.draw.settle();
+        self.draw.flush();
+    }
+
+    fn history(&mut self, lines: &str, tokens: (u64, u64)) {
+        ViewDisplay::history(self, lines, tokens);
+    }
+
+    fn leave(&mut self) {
+        ViewDisplay::leave(self);
+    }
+}
+
+/// The view shared by the front end (events), the key reader (a thread of its own, so keys
+/// are read while a turn runs) and the SIGWINCH watcher.
+#[derive(Clone)]
+pub struct ViewHandle(Arc<Mutex<ViewDisplay>>);
+
+impl ViewHandle {
+    pub fn new(view: ViewDisplay) -> Self {
+        ViewHandle(Arc::new(Mutex::new(view)))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ViewDisplay> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads keys from stdin on a thread; every entry typed is sent to the returned receiver,
+    /// which closes at Ctrl-D on an empty line. Ctrl-C clears the line, or with nothing typed
+    /// is sent to agent-loop itself as SIGINT (to cancel a turn, or twice to leave). Watches
+    /// SIGWINCH in the runtime, which must be running.
+    pub fn read_keys(&self) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let view = self.clone();
+        std::thread::spawn(move || view.key_loop(&tx));
+        let view = self.clone();
+        if let Ok(mut winch) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+        {
+            tokio::spawn(async move {
+                while winch.recv().await.is_some() {
+                    view.lock().resize();
+                }
+            });
+        }
+        rx
+    }
+
+    fn key_loop(&self, entries: &mpsc::UnboundedSender<String>) {
+        use std::io::Read;
+        let mut pending = Vec::new();
+        let mut buf = [0u8; 4096];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let n = match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            pending.extend_from_slice(&buf[..n]);
+            let (keys, used) = keys::decode(&pending);
+            pending.drain(..used);
+            for key in keys {
+                let mut view = self.lock();
+                match key {
+                    Key::Interrupt if view.nothing_typed() => {
+                        drop(view);
+                        let me = rustix::process::getpid();
+                        let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
+                    }
+                    Key::Interrupt => {
+                        view.key(&Key::Ctrl('U'));
+                        view.key(&Key::Ctrl('K'));
+                    }
+                    Key::Eof if view.nothing_typed() => return,
+                    Key::Eof => {
+                        view.key(&Key::Delete);
+                    }
+                    key => {
+                        if let Some(entry) = view.key(&key) {
+                            if entries.send(entry).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Renderer for ViewHandle {
+    fn render(&mut self, event: &Event) {
+        self.lock().render(event);
+    }
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+        self.lock().approval_prompt(request, full);
+    }
+    fn notice(&mut self, text: &str) {
+        self.lock().notice(text);
+    }
+    fn prompt(&mut self, text: &str) {
+        self.lock().prompt(text);
+    }
+    fn fatal(&mut self, message: &str) {
+        self.lock().fatal(message);
+    }
+    fn session_start(
+        &mut self,
+        id: &str,
+        name: &str,
+        backend: &str,
+        model: Option<&str>,
+        turns: u32,
+    ) {
+        self.lock().session_start(id, name, backend, model, turns);
+    }
+    fn talking_to(&mut self, backend: &str, model: Option<&str>) {
+        self.lock().talking_to(backend, model);
+    }
+    fn tick_every(&self) -> Option<std::time::Duration> {
+        self.lock().tick_every()
+    }
+    fn tick(&mut self) {
+        self.lock().tick();
+    }
+    fn history(&mut self, lines: &str, tokens: (u64, u64)) {
+        self.lock().history(lines, tokens);
+    }
+    fn leave(&mut self) {
+        self.lock().leave();
+    }
+}
+
+#[cfg(test)]
+mod tests;

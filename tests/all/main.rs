@@ -46,6 +46,7 @@ mod replay;
 mod session_safety;
 mod sessions;
 mod settings;
+mod skills;
 mod slash;
 mod source_files;
 mod start;

@@ -35,13 +35,17 @@ fn the_crates_depend_downwards_only() {
         // to one rebuilds neither.
         (
             "crates/builtins",
-            &["agent-loop-protocol", "agent-loop-tools"],
+            &[
+                "agent-loop-protocol",
+                "agent-loop-skills",
+                "agent-loop-tools",
+            ],
         ),
         ("crates/parse", &["agent-loop-protocol", "agent-loop-scan"]),
         // The context manager: it knows the tools' specs, not how a backend is configured.
         (
             "crates/context",
-            &["agent-loop-protocol", "agent-loop-tools"],
+            &["agent-loop-protocol", "agent-loop-skills", "agent-loop-tools"],
         ),
         // The configuration, below both of its readers: the backends and the MCP client.
         (
@@ -84,6 +88,7 @@ fn the_crates_depend_downwards_only() {
                 "agent-loop-mcp",
                 "agent-loop-parse",
                 "agent-loop-protocol",
+                "agent-loop-skills",
                 "agent-loop-tools",
             ],
         ),

@@ -14,6 +14,7 @@ mod grep;
 mod ls;
 mod read;
 mod read_url;
+mod skill;
 pub mod web;
 mod web_search;
 mod write;
@@ -50,17 +51,24 @@ pub fn specs() -> Vec<tool::ToolSpec> {
 /// later are then limited to the `mcp.` names in it. An unknown built-in name is an error
 /// that lists the known ones.
 pub fn registry(only: Option<&[String]>) -> Result<Registry, RegistryError> {
-    configured(only, Vec::new(), &[])
+    configured(only, Vec::new(), &[], None)
 }
 
-/// The built-in tools with `confirm` and the command tools of `[tools.NAME]`: see
-/// [`Registry::configured`].
+/// The built-in tools with `confirm` and the command tools of `[tools.NAME]` (see
+/// [`Registry::configured`]), and the `skill` tool when the run found skills (`skills`).
 pub fn configured(
     only: Option<&[String]>,
     custom: Vec<CommandDef>,
     confirm: &[(String, bool)],
+    skills: Option<&agent_loop_skills::Shared>,
 ) -> Result<Registry, RegistryError> {
-    Registry::configured(all(), only, custom, confirm)
+    let mut builtins = all();
+    if let Some(library) = skills {
+        builtins.push(Typed::boxed(skill::Skill {
+            library: library.clone(),
+        }));
+    }
+    Registry::configured(builtins, only, custom, confirm)
 }
 
 /// Which charsets read_url decodes, for `agent-loop config`.

@@ -114,6 +114,13 @@ pub const KEYS: &[Key] = &[
         help: "append your system prompt to the built-in one, or replace its opening",
     },
     Key {
+        name: "skill_dirs",
+        flag: None,
+        default: None,
+        help:
+            "more folders of skills, after the project's, ~/.agents/skills and the config folder's",
+    },
+    Key {
         name: "web_connect_timeout",
         flag: None,
         default: Some("10"),

@@ -13,6 +13,7 @@
 //! - [`truncate`] and [`artifacts`]: long tool results cut, the full text saved as a file.
 //! - [`memory`]: the `AGENTS.md` memory file.
 //! - [`system`]: the user's system prompt (`system.md`, `--system`, `system_prompt`).
+//! - [`skills`]: the skills' catalog, and activated skills kept in the prompt.
 //! - [`metrics`]: messages, tokens and budget used, per turn and for `/tokens`.
 //! - [`manager`]: all of it together, as the agent uses it.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -29,6 +30,7 @@ pub mod memory;
 pub use agent_loop_protocol::metrics;
 pub mod modes;
 pub mod prompt;
+pub mod skills;
 pub mod summarize;
 pub mod system;
 /// Conversations of known sizes, for the tests of this crate and of the agent loop.
@@ -49,6 +51,7 @@ pub use memory::Memory;
 pub use metrics::ContextStats;
 pub use modes::{ContextMode, ContextSettings, Recipient};
 pub use prompt::{native_preamble, native_system, render_prompt};
+pub use skills::{SharedLibrary, SKILL_TOOL};
 pub use system::{SystemMode, SystemPrompt};
 pub use window::Window;
 

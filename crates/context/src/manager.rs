@@ -1,6 +1,6 @@
 //! The context manager the agent keeps beside its conversation: it plans each request (mode,
 //! budget, summary), calibrates the token estimate from reported counts, cuts long tool
-//! results into artifacts, and carries the memory file.
+//! results into artifacts, and carries the memory file and the skills.
 //!
 //! The budget counts what the request sends, which depends on its [`Recipient`]: an HTTP API
 //! or an agent CLI gets agent-loop's preamble and the history; an agent that keeps its own
@@ -18,6 +18,7 @@ use super::budget::current_user;
 use super::budget::{self, Limits, Plan};
 use super::memory::{self, Memory};
 use super::prompt::catch_up_prompt;
+use super::skills::{self, SharedLibrary};
 use super::summarize::summary_range;
 use super::tokens::{preamble_bytes, Calibration};
 use super::truncate::fit_tool_output;
@@ -39,6 +40,8 @@ pub struct ContextManager {
     memory: Option<Memory>,
     /// The user's system prompt (`system.md`, `--system`, `system_prompt`).
     system: Option<SystemPrompt>,
+    /// The skills found for this run, when there are any.
+    skills: Option<SharedLibrary>,
     /// Instructions and tool descriptions: fixed for the agent's life.
     preamble_bytes: usize,
     /// The first message kept by the last trim.
@@ -66,6 +69,7 @@ impl ContextManager {
             artifacts,
             memory: None,
             system: None,
+            skills: None,
             preamble_bytes: preamble_bytes(tools),
             hint: 0,
             last: None,
@@ -117,6 +121,40 @@ impl ContextManager {
         loaded.map(|_| ()).map_err(Error::from)
     }
 
+    /// The skills of this run (the `skill` tool shares them).
+    pub fn set_skills(&mut self, skills: Option<SharedLibrary>) {
+        self.skills = skills;
+    }
+
+    pub fn skills(&self) -> Option<&SharedLibrary> {
+        self.skills.as_ref()
+    }
+
+    /// Reads the skills again if a `SKILL.md` changed; the warnings not told before.
+    pub fn reload_skills(&mut self) -> Vec<String> {
+        self.skills.as_ref().map_or_else(Vec::new, |library| {
+            skills::refresh(library)
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        })
+    }
+
+    /// The skills' part of the system prompt of a request that sends `window` of
+    /// `conversation` (see `context::skills`).
+    pub fn skills_section(
+        &self,
+        conversation: &Conversation,
+        window: &Window<'_>,
+    ) -> Option<String> {
+        let library = self.skills.as_ref()?;
+        skills::section(
+            library,
+            &conversation.messages,
+            window.messages.iter().copied(),
+        )
+    }
+
     /// Forgets the trim point and the last plan (with the conversation's `clear`).
     pub fn clear(&mut self) {
         self.hint = 0;
@@ -144,8 +182,11 @@ impl ContextManager {
                     + self
                         .memory
                         .as_ref()
-                        .map_or(0, |m| MEMORY_OVERHEAD + m.text.len()),
-                "agent-loop's preamble (instructions, tools, memory file) takes",
+                        .map_or(0, |m| MEMORY_OVERHEAD + m.text.len())
+                    + self.skills.as_ref().map_or(0, |library| {
+                        skills::fixed_bytes(library, &conversation.messages)
+                    }),
+                "agent-loop's preamble (instructions, tools, memory file, skills) takes",
             ),
             // Within the budget, as `continue` sends it; with no earlier message, the
             // message goes alone.

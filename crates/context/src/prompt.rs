@@ -84,6 +84,10 @@ pub fn write_system(
     write_opening(out, window.system, tools, cwd);
     write_tools(out, tools, style);
     write_appended(out, window.system, tools, cwd);
+    // An agent with its own tools reads skills itself.
+    if let Some(skills) = window.skills.filter(|_| !style.own_tools) {
+        let _ = writeln!(out, "\n{skills}");
+    }
     if let Some(memory) = window.memory {
         write_memory(out, memory);
     }
@@ -166,6 +170,10 @@ pub fn native_system(builtin: String, window: &Window, tools: &[ToolSpec], cwd: 
     let mut rest = String::new();
     write_appended(&mut rest, window.system, tools, cwd);
     out.push_str(rest.trim_end_matches('\n'));
+    if let Some(skills) = window.skills {
+        out.push('\n');
+        out.push_str(skills);
+    }
     out.push_str(&native_preamble(window));
     out
 }

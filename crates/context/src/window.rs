@@ -11,6 +11,9 @@ pub struct Window<'a> {
     pub memory: Option<&'a Memory>,
     /// The user's system prompt, for the system preamble.
     pub system: Option<&'a SystemPrompt>,
+    /// The skills' catalog and the activated skills no longer in `messages` (see
+    /// `context::skills`), for backends that get agent-loop's tools.
+    pub skills: Option<&'a str>,
     /// The backend's summary of older messages (`summarize` mode), sent before `messages`.
     pub summary: Option<&'a str>,
     /// Earlier messages left out (by `sliding:N` or the budget), for a note to the model.
@@ -41,6 +44,7 @@ impl<'a> Window<'a> {
         Window {
             memory,
             system: None,
+            skills: None,
             summary: plan
                 .summary
                 .then(|| conversation.summary().map(|s| s.text.as_str()))

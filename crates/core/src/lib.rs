@@ -19,4 +19,5 @@ use agent_loop_context as context;
 use agent_loop_mcp as mcp;
 use agent_loop_parse as parse;
 use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind};
+use agent_loop_skills as skills;
 use agent_loop_tools as tools;

@@ -94,6 +94,8 @@ pub struct Skill {
     pub dir: PathBuf,
     /// Its `SKILL.md`.
     pub file: PathBuf,
+    /// The bytes of its `SKILL.md` when it was read, for the context budget.
+    pub size: u64,
 }
 
 impl Skill {
@@ -287,6 +289,7 @@ fn read(places: &Places) -> (Vec<Skill>, Vec<Warning>) {
                 origin: *origin,
                 dir,
                 file,
+                size: text.len() as u64,
             });
         }
     }

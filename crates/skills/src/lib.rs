@@ -20,3 +20,9 @@ pub mod front;
 pub use catalog::{activation, catalog, resources};
 pub use discover::{Library, Origin, Places, Skill, Warning};
 pub use front::{FrontMatter, Rule};
+
+/// The name of the built-in tool that activates a skill and reads its files.
+pub const TOOL: &str = "skill";
+
+/// The library of a run, shared by the context manager (the catalog) and the `skill` tool.
+pub type Shared = std::sync::Arc<std::sync::RwLock<Library>>;

@@ -8,10 +8,11 @@ use crate::config::Definition;
 use crate::context::{render_prompt, Memory, SystemPrompt, Window};
 use crate::tools::ToolSpec;
 
-/// What `def` would be sent as instructions now.
+/// What `def` would be sent as instructions now, with the user's system prompt and the
+/// skills' section (see `context::skills`).
 pub fn effective_system_prompt(
     def: &Definition,
-    system: Option<&SystemPrompt>,
+    (system, skills): (Option<&SystemPrompt>, Option<&str>),
     memory: Option<&Memory>,
     tools: &[ToolSpec],
     cwd: &Path,
@@ -19,6 +20,7 @@ pub fn effective_system_prompt(
     let window = Window {
         memory,
         system,
+        skills,
         ..Window::default()
     };
     match def {

@@ -112,6 +112,7 @@ pub async fn summarize(
     let window = Window {
         memory: None,
         system: None,
+        skills: None,
         summary: conversation
             .summary()
             .filter(|s| s.upto <= from)

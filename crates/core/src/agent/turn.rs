@@ -248,7 +248,7 @@ impl Agent {
         prompt: impl Into<Prompt>,
         obs: &mut dyn Observer,
     ) -> Result<String, Error> {
-        let memory_notice = self.admit(prompt.into(), obs).await?;
+        let notices = self.admit(prompt.into(), obs).await?;
         self.turn += 1;
         let turn = self.turn;
         if let Some(Message::User { text, images }) = self.conversation.messages.last() {
@@ -258,7 +258,7 @@ impl Agent {
                 images: images.iter().map(|i| i.attached()).collect(),
             });
         }
-        if let Some(message) = memory_notice {
+        for message in notices {
             obs.event(&Event::ContextNotice { message });
         }
         let result = self.iterate(obs).await;
@@ -307,6 +307,8 @@ impl Agent {
             .map_err(|e| (iteration, e))?;
             let mut window = Window::planned(&self.conversation, &plan, self.context.memory());
             window.system = self.context.system();
+            let skills = self.context.skills_section(&self.conversation, &window);
+            window.skills = skills.as_deref();
             let started = std::time::Instant::now();
             let request = Request {
                 window: &window,

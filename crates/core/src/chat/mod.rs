@@ -18,6 +18,7 @@ mod logged;
 mod mcp;
 mod open;
 mod options;
+mod skills;
 mod views;
 
 pub use cancel::Canceller;
@@ -457,10 +458,12 @@ impl Chat {
             .filter(|n| !n.starts_with("mcp."))
             .map(String::from)
             .collect();
+        let skills = self.agent.skills().cloned();
         let tools = builtins::configured(
             Some(&local),
             self.config.tools.command_defs(),
             &self.config.tools.confirms(),
+            skills.as_ref(),
         )?;
         let mut agent = Agent::new(
             backend,
@@ -475,6 +478,7 @@ impl Chat {
         );
         agent.set_budget_origin(self.context_overrides.budget_origin(def));
         agent.set_system_prompt(self.agent.system_prompt().cloned());
+        agent.set_skills(skills);
         agent.restore(
             self.agent.conversation.clone(),
             self.agent.turns(),

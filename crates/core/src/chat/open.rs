@@ -111,15 +111,17 @@ fn agent(
     def: &Definition,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(Agent, ContextOverrides, ApprovalMode), Error> {
+    let (cwd, root) = working_dirs(options)?;
+    let (skills, skill_warnings) = super::skills::load(&cwd, settings)?;
     let tools = builtins::configured(
         options.tools.as_deref(),
         config.tools.command_defs(),
         &config.tools.confirms(),
+        skills.as_ref(),
     )?;
-    for warning in &config.tools.warnings {
+    for warning in config.tools.warnings.iter().chain(&skill_warnings) {
         notice(&format!("warning: {warning}"));
     }
-    let (cwd, root) = working_dirs(options)?;
     let (base_mode, allow) = approval(settings, options)?;
     let max_iterations = settings
         .get::<u32>("max_iterations")?
@@ -156,6 +158,7 @@ fn agent(
             .unwrap_or_default(),
     )?;
     agent.set_system_prompt(system_prompt);
+    agent.set_skills(skills);
     agent.set_budget_origin(context_overrides.budget_origin(def));
     Ok((agent, context_overrides, base_mode))
 }

@@ -65,9 +65,13 @@ impl Chat {
         let cwd = &agent.options().cwd;
         let memory = crate::context::memory::load(cwd).ok().flatten();
         let system = agent.system_prompt();
+        let skills = agent.skills().and_then(|library| {
+            let messages = &agent.conversation.messages;
+            crate::context::skills::section(library, messages, messages)
+        });
         let text = crate::backend::effective_system_prompt(
             def,
-            system,
+            (system, skills.as_deref()),
             memory.as_ref(),
             agent.tools().specs(),
             cwd,

@@ -19,13 +19,23 @@ pub(super) fn recipient(backend: &dyn Backend) -> Recipient {
 }
 
 impl Agent {
+    /// The skills of this session (the `skill` tool shares them), read again every turn.
+    pub fn set_skills(&mut self, skills: Option<crate::context::SharedLibrary>) {
+        self.context.set_skills(skills);
+    }
+
+    pub fn skills(&self) -> Option<&crate::context::SharedLibrary> {
+        self.context.skills()
+    }
+
     /// Adds `prompt` to the conversation, or refuses it (an `Error` event and the error)
-    /// leaving everything as it was. Returns why the memory file was left out, if it was.
+    /// leaving everything as it was. Returns the notices of its turn: why the memory file was
+    /// left out, if it was, and the skills skipped since the last turn.
     pub(super) async fn admit(
         &mut self,
         prompt: Prompt,
         obs: &mut dyn Observer,
-    ) -> Result<Option<String>, Error> {
+    ) -> Result<Vec<String>, Error> {
         let refuse = |obs: &mut dyn Observer, e: Error| {
             obs.event(&Event::Error {
                 message: e.message.clone(),
@@ -37,11 +47,15 @@ impl Agent {
             self.check_images(obs).await?;
         }
         // The memory file counts toward the budget of a model that is sent it.
-        let memory_notice = self
+        let mut notices: Vec<String> = self
             .context
             .reload_memory(&self.options.cwd)
             .err()
-            .map(|e| format!("{}; going on without it", e.message));
+            .map(|e| format!("{}; going on without it", e.message))
+            .into_iter()
+            .collect();
+        // A changed SKILL.md is in the catalog of this turn's requests, and in its budget.
+        notices.extend(self.context.reload_skills());
         let len = self.conversation.len();
         self.conversation.push(Message::User {
             text: prompt.text,
@@ -52,6 +66,6 @@ impl Agent {
             self.conversation.truncate(len);
             return refuse(obs, e);
         }
-        Ok(memory_notice)
+        Ok(notices)
     }
 }

@@ -131,6 +131,7 @@ impl Chat {
             }
             C::Pick => self.pick(rest).map(Outcome::Reply),
             C::Tools => reply(self.tools_text()),
+            C::Skills => reply(self.skills_text()),
             C::System => reply(self.system_text()),
             C::Mcp => self.mcp_command(rest).await.map(Outcome::Reply),
             C::Yes => {

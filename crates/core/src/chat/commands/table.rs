@@ -27,6 +27,7 @@ pub enum SlashCommand {
     Compare,
     Pick,
     Tools,
+    Skills,
     System,
     Mcp,
     Yes,
@@ -320,6 +321,13 @@ pub const COMMANDS: &[CommandSpec] = &[
         "tools",
         None,
         "the tools and whether they ask first",
+        EVERYWHERE,
+    ),
+    chat(
+        C::Skills,
+        "skills",
+        None,
+        "the skills found, where each came from and whether it is active",
         EVERYWHERE,
     ),
     chat(

@@ -45,7 +45,11 @@ fn the_crates_depend_downwards_only() {
         // The context manager: it knows the tools' specs, not how a backend is configured.
         (
             "crates/context",
-            &["agent-loop-protocol", "agent-loop-skills", "agent-loop-tools"],
+            &[
+                "agent-loop-protocol",
+                "agent-loop-skills",
+                "agent-loop-tools",
+            ],
         ),
         // The configuration, below both of its readers: the backends and the MCP client.
         (

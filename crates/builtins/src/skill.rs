@@ -11,7 +11,7 @@ use agent_loop_skills::{activation, Shared, Skill as Found};
 use serde::Deserialize;
 
 use super::beneath;
-use super::tool::{Builtin, Param, ToolContext, ToolOutput};
+use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 /// Bytes of a skill's file returned at most.
 const MAX_BYTES: u64 = 256 * 1024;
@@ -34,7 +34,9 @@ impl Builtin for Skill {
         "Activate a skill of the catalog in the system prompt: returns its instructions and \
         the list of its files. With path, returns that file of the skill's folder instead.";
     const MAIN_PARAM: &'static str = "name";
-    const MUTATING: bool = false;
+    const KIND: ToolKind = ToolKind::Read;
+    // Its `path` is inside the skill's folder, not the root: no PATH_PARAM.
+    const EFFECT: Effect = Effect::Reads;
     const PARAMS: &'static [Param] = &[
         Param::required(
             "name",

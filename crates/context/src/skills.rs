@@ -91,9 +91,9 @@ mod tests {
     use agent_loop_skills::{Library, Origin, Places};
 
     use super::*;
-    use crate::context::testing::chat;
-    use crate::context::{Artifacts, ContextManager, ContextSettings, Conversation, ToolCall};
-    use crate::context::{ContextFormat, PromptStyle, Window};
+    use crate::testing::chat;
+    use crate::{Artifacts, ContextManager, ContextSettings, Conversation, ToolCall};
+    use crate::{ContextFormat, PromptStyle, Window};
 
     fn library(root: &std::path::Path) -> SharedLibrary {
         let dir = root.join("deploy");
@@ -206,9 +206,9 @@ mod tests {
             format: ContextFormat::Plain,
             own_tools,
         };
-        let ours = crate::context::render_prompt(&window, &[], &style(false), cwd);
+        let ours = crate::render_prompt(&window, &[], &style(false), cwd);
         assert!(ours.contains("<available_skills>"), "{ours}");
-        let theirs = crate::context::render_prompt(&window, &[], &style(true), cwd);
+        let theirs = crate::render_prompt(&window, &[], &style(true), cwd);
         assert!(!theirs.contains("skill"), "{theirs}");
     }
 }

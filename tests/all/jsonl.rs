@@ -95,7 +95,9 @@ fn tool_calls_and_a_failing_backend_are_all_json_lines() {
     ws.fake_file("rc.2", "1");
     ws.fake_file("stderr.2", "model \x1b[31moverloaded\x1b[0m\n");
     let run = ws.run(&["--output", "jsonl", "--backend", "fake", "do things"]);
-    run.expect_code(1);
+    // bash was refused (no approval in jsonl mode) and the backend then failed: not done,
+    // exit 4 (docs/reliability.md), whatever ended the turn.
+    run.expect_code(4);
     let records = records(&run);
     assert_eq!(
         events(&records)[..3],

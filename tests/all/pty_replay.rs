@@ -169,13 +169,15 @@ fn qwen_tui_relays_the_recorded_approval_and_answers_with_the_model_text() {
 
 #[test]
 fn gemini_tui_denied_without_an_answer_fails_and_says_so() {
-    // Nobody can be asked in a pipe: the question is denied.
+    // Nobody can be asked in a pipe: the question is denied, and the turn that then fails for
+    // it is not done (exit 4, docs/reliability.md), with the note on stderr.
     let run = live("gemini", "gemini-deny", "gemini-tui", &[]);
-    run.expect_code(1);
+    run.expect_code(4);
     assert_eq!(run.stdout(), "");
     let err = run.stderr();
     assert!(
         err.contains("the agent's request to run `touch made.txt` was denied, and its turn ended without an answer"),
         "{err}"
     );
+    assert!(err.contains("[not done: 1 tool call refused"), "{err}");
 }

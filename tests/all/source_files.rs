@@ -1,7 +1,7 @@
-//! The shape of the source tree: no source file over 600 lines, its tests included. The layering
-//! itself is the workspace's crate graph (protocol, tools, builtins, parse, context, config,
-//! backends, mcp, core, import, the binary), checked here against the manifests: an import
-//! against it does not compile.
+//! The shape of the source tree: no source file over 600 lines, its tests included, and unsafe
+//! code only in the process module (and scan). The layering itself is the workspace's crate
+//! graph (protocol, tools, builtins, parse, context, config, backends, mcp, core, import, the
+//! binary), checked here against the manifests: an import against it does not compile.
 
 use std::path::{Path, PathBuf};
 
@@ -186,4 +186,35 @@ fn the_tests_build_on_the_dependencies_the_binary_built() {
         changed.is_empty(),
         "features the tests' dependencies add: {changed:#?}"
     );
+}
+
+/// The crates that must hold no unsafe code, and the one module that may (system calls the
+/// libraries wrap none of): every other crate root denies it, and nothing else allows it.
+/// `scan`'s byte loops are unsafe on purpose and are not checked here.
+#[test]
+fn unsafe_code_is_only_in_the_process_module() {
+    let mut files = Vec::new();
+    for dir in ["src", "crates"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let process = root().join("crates/tools/src/process");
+    let mut wrong = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        let is_root = name.ends_with("src/lib.rs") || name == "src/main.rs";
+        if is_root && !text.contains("#![deny(unsafe_code)]") {
+            wrong.push(format!("{name}: no #![deny(unsafe_code)]"));
+        }
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let allowed = name == "crates/tools/src/lib.rs"
+                && code.contains("allow(unsafe_code)")
+                && text.lines().nth(n + 1) == Some("pub mod process;");
+            if code.contains("allow(unsafe_code)") && !allowed && !path.starts_with(&process) {
+                wrong.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }

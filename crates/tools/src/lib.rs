@@ -13,7 +13,7 @@
 //! `agent-loop-protocol` alone among agent-loop's crates: the tools take values (paths,
 //! options, an environment policy), never the settings.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
-// System calls that need it are in `process`, and getifaddrs in web/address.rs.
+// System calls that need it are in `process`.
 #![deny(unsafe_code)]
 
 pub mod beneath;

@@ -21,41 +21,17 @@ pub fn refused_kind(ip: IpAddr, own: &[IpAddr]) -> Option<&'static str> {
     private_kind(ip).or_else(|| own.contains(&plain).then_some(OWN))
 }
 
-/// The addresses of this machine's network interfaces, from `getifaddrs` (in Android's libc
-/// since API 24, the oldest Termux supports); empty when it fails, and then only the ranges
-/// are refused.
-// The one unsafe code of the crate outside `process`: no safe wrapper of getifaddrs is
-// built (rustix has none).
-#[allow(unsafe_code)]
+/// The addresses of this machine's network interfaces (getifaddrs, through the if-addrs crate;
+/// in Android's libc since API 24, the oldest Termux supports); empty when that fails, and then
+/// only the ranges are refused. IPv6 link-local addresses are not listed, but their range is
+/// refused anyway.
 pub fn own_addresses() -> Vec<IpAddr> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list` with a linked list that freeifaddrs releases; each entry
-    // is read only while the list lives, and `ifa_addr` (possibly null) is read as the
-    // sockaddr type its `sa_family` names.
-    unsafe {
-        if libc::getifaddrs(&mut list) != 0 {
-            return Vec::new();
+    match if_addrs::get_if_addrs() {
+        Ok(interfaces) => interfaces.iter().map(if_addrs::Interface::ip).collect(),
+        Err(e) => {
+            log::debug!("interface addresses unknown: {e}");
+            Vec::new()
         }
-        let mut out = Vec::new();
-        let mut entry = list;
-        while let Some(ifa) = entry.as_ref() {
-            if let Some(addr) = ifa.ifa_addr.as_ref() {
-                match i32::from(addr.sa_family) {
-                    libc::AF_INET => {
-                        let v4 = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                        out.push(IpAddr::from(v4.sin_addr.s_addr.to_ne_bytes()));
-                    }
-                    libc::AF_INET6 => {
-                        let v6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
-                        out.push(IpAddr::from(v6.sin6_addr.s6_addr));
-                    }
-                    _ => {}
-                }
-            }
-            entry = ifa.ifa_next;
-        }
-        libc::freeifaddrs(list);
-        out
     }
 }
 

@@ -1,13 +1,19 @@
 //! Lines typed by the user, read on a thread of their own so the REPL can wait for a line and
 //! for Ctrl-C at the same time. The thread starts at the first read: a one-shot run that asks
-//! nothing never pays for it.
+//! nothing never pays for it. With the terminfo display, entries are edited by the line
+//! editor ([`Editor`]); with the plain display (a `dumb` or unknown `TERM`, or chosen) lines
+//! are read as the terminal's own line discipline gives them, byte for byte as typed.
 
 use std::io::{BufRead, IsTerminal};
 
 use tokio::sync::mpsc;
 
+use super::editor::Editor;
+
 pub struct Input {
     lines: Option<mpsc::UnboundedReceiver<String>>,
+    /// The line editor, when the REPL has one.
+    pub editor: Option<Editor>,
     /// Whether a person can answer (stdin is a terminal).
     pub interactive: bool,
 }
@@ -16,6 +22,7 @@ impl Input {
     pub fn stdin() -> Self {
         Input {
             lines: None,
+            editor: None,
             interactive: std::io::stdin().is_terminal(),
         }
     }
@@ -24,6 +31,7 @@ impl Input {
     pub fn entries(lines: mpsc::UnboundedReceiver<String>) -> Self {
         Input {
             lines: Some(lines),
+            editor: None,
             interactive: true,
         }
     }
@@ -61,19 +69,28 @@ impl Input {
         if let Some(lines) = &mut self.lines {
             while lines.try_recv().is_ok() {}
         }
+        if let Some(editor) = &mut self.editor {
+            editor.discard();
+        }
     }
 
     /// The next line, or `None` at end of input (Ctrl-D).
     pub async fn line(&mut self) -> Option<String> {
+        if let Some(editor) = &mut self.editor {
+            return editor.line().await;
+        }
         self.lines.get_or_insert_with(Self::reader).recv().await
     }
 }
 
 impl Input {
-    /// One entry of the REPL: a line; or lines joined while each ends in `\`; or everything
-    /// between two lines that hold only `"""`. `prompt` is called before each further line.
-    /// `None` at end of input.
-    pub async fn entry(&mut self, more: &mut dyn FnMut()) -> Option<String> {
+    /// One entry of the REPL, typed after `label`: a line; or lines joined while each ends in
+    /// `\`; or everything between two lines that hold only `"""`. Without the editor, `more`
+    /// is called before each further line. `None` at end of input.
+    pub async fn entry(&mut self, label: &str, more: &mut dyn FnMut()) -> Option<String> {
+        if let Some(editor) = &mut self.editor {
+            return editor.entry(label).await;
+        }
         let first = self.line().await?;
         if first.trim() == "\"\"\"" {
             let mut block = Vec::new();

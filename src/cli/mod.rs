@@ -9,6 +9,7 @@ mod commands;
 mod config_cmd;
 pub mod demo_agent;
 mod display;
+mod editor;
 mod frontend;
 mod import_spec;
 mod input;

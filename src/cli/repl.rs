@@ -24,7 +24,7 @@ pub async fn run(app: &mut App) -> i32 {
             let input = &mut frontend.input;
             let mut more = || display.prompt("... ");
             tokio::select! {
-                entry = input.entry(&mut more) => Ok(entry),
+                entry = input.entry("You: ", &mut more) => Ok(entry),
                 stop = signals.next() => Err(stop),
             }
         };

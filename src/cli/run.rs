@@ -14,6 +14,9 @@ use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
 use super::args::{Args, Command, CompletionShell};
+use super::editor::complete::Completer;
+use super::editor::history::{self, History};
+use super::editor::Editor;
 use super::frontend::Frontend;
 use super::input::Input;
 use super::options::{chat_options, load_settings};
@@ -265,10 +268,13 @@ async fn run(args: Args) -> i32 {
         Ok(images) => images,
         Err(e) => return display.fail(&e),
     };
-    let input = match task.is_none().then(|| display.view_entries()).flatten() {
+    let mut input = match task.is_none().then(|| display.view_entries()).flatten() {
         Some(entries) => Input::entries(entries),
         None => Input::stdin(),
     };
+    if task.is_none() {
+        input.editor = display.editor_caps().and_then(Editor::new);
+    }
     let mut frontend = Frontend::new(display.clone(), input, Redactor::default());
     frontend.debug = match settings.get::<Flag>("debug") {
         Ok(flag) => flag.is_some_and(|f| f.0),
@@ -284,6 +290,9 @@ async fn run(args: Args) -> i32 {
         Err(e) => return display.fail(&e),
     };
     frontend.redactor = chat.redactor().clone();
+    if task.is_none() {
+        equip_editing(&chat, &mut frontend);
+    }
     if frontend.debug {
         let files = chat.config().sources.join(", ");
         frontend.notice(&format!("debug: backends read from {files}"));
@@ -302,6 +311,22 @@ async fn run(args: Args) -> i32 {
     app.chat_mut().shutdown().await;
     display.leave();
     code
+}
+
+/// The REPL's history and Tab's completions, for its line editor or the view's input line.
+fn equip_editing(chat: &Chat, frontend: &mut Frontend) {
+    let history = History::open(history::default_file(), chat.redactor().clone());
+    let completer = Completer {
+        backends: chat.config().names().map(str::to_string).collect(),
+        sessions: chat.sessions_dir().map(std::path::Path::to_path_buf),
+    };
+    match &mut frontend.input.editor {
+        Some(editor) => {
+            editor.history = history;
+            editor.completer = completer;
+        }
+        None => frontend.display.equip(history, completer),
+    }
 }
 
 fn read_stdin_task() -> Result<String, Error> {

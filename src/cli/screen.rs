@@ -14,9 +14,17 @@ use agent_loop::agent::{ApprovalRequest, Event};
 use agent_loop::Error;
 
 use super::args::Args;
+use super::editor::complete::Completer;
+use super::editor::history::History;
 
+/// The renderer; the view, when it is the view; the terminfo entry the REPL's line editor
+/// draws with, when it is the terminfo display.
 #[derive(Clone)]
-pub struct Screen(Arc<Mutex<Box<dyn Renderer>>>, Option<ViewHandle>);
+pub struct Screen(
+    Arc<Mutex<Box<dyn Renderer>>>,
+    Option<ViewHandle>,
+    Option<Box<Caps>>,
+);
 
 impl Screen {
     /// The display for these flags and settings (`display` and `output`, from flags,
@@ -58,10 +66,15 @@ impl Screen {
                     return Ok(Screen(
                         Arc::new(Mutex::new(Box::new(handle.clone()))),
                         Some(handle),
+                        None,
                     ));
                 }
             };
         }
+        let editor_caps = match &choice {
+            Choice::Terminfo(caps) => Some(caps.clone()),
+            _ => None,
+        };
         let renderer: Box<dyn Renderer> = match choice {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
@@ -83,18 +96,30 @@ impl Screen {
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
             Choice::Quiet => Box::new(QuietDisplay::new(out(), err_lines())),
         };
-        Ok(Screen(Arc::new(Mutex::new(renderer)), None))
+        Ok(Screen(Arc::new(Mutex::new(renderer)), None, editor_caps))
     }
 
     /// JSON lines on stdout, for errors found before the flags could be parsed.
     pub fn jsonl() -> Screen {
         let jsonl: Box<dyn Renderer> = Box::new(JsonlDisplay::new(Box::new(std::io::stdout())));
-        Screen(Arc::new(Mutex::new(jsonl)), None)
+        Screen(Arc::new(Mutex::new(jsonl)), None, None)
     }
 
     /// With the view: the entries typed at its input line, read from now on.
     pub fn view_entries(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
         Some(self.1.as_ref()?.read_keys())
+    }
+
+    /// The terminfo entry of the terminfo display, which the REPL's line editor draws with.
+    pub fn editor_caps(&self) -> Option<Caps> {
+        self.2.as_deref().cloned()
+    }
+
+    /// Gives the view its history and Tab's completions (nothing without the view).
+    pub fn equip(&self, history: History, completer: Completer) {
+        if let Some(view) = &self.1 {
+            view.equip(history, completer);
+        }
     }
 
     /// The conversation of a resumed or loaded session (the view shows it).

@@ -537,6 +537,12 @@ impl Chat {
         &self.redactor
     }
 
+    /// The folder saved sessions are kept in (a front end completes their names); `None`
+    /// when sessions are not saved.
+    pub fn sessions_dir(&self) -> Option<&std::path::Path> {
+        self.store.as_ref().map(Store::dir)
+    }
+
     /// The approval mode the settings chose.
     pub fn base_mode(&self) -> ApprovalMode {
         self.base_mode

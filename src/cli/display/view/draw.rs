@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use super::keys;
+use super::super::super::editor::keys;
 use super::lines::{columns, Conversation, Row, Style};
 use super::status::Status;
 use crate::cli::display::caps::Caps;

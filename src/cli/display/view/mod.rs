@@ -23,11 +23,12 @@
 //! output, on every terminal. A panic gives the terminal back from its hook ([`term`]).
 
 mod draw;
-mod keys;
 mod lines;
 mod status;
-mod term;
 
+use super::super::editor::complete::{Completed, Completer};
+use super::super::editor::history::{History, Search, Searched};
+use super::super::editor::{keys, term};
 pub use term::size;
 
 use std::io::Write;
@@ -79,7 +80,14 @@ pub struct ViewDisplay {
     from: usize,
     /// The view has ended: everything else is printed as plain lines.
     ended: bool,
-    recall: keys::Recall,
+    /// The entries typed before (the REPL editor's history).
+    pub history: History,
+    /// What Tab completes.
+    completer: Completer,
+    /// A Ctrl-R search going on, and the label it took the place of.
+    search: Option<(Box<Search>, String)>,
+    /// The last key was a Tab that added nothing: a second one lists the candidates.
+    tabbed: bool,
     size: Box<dyn Fn() -> Option<(usize, usize)> + Send>,
     /// The view is drawn on this process's terminal, whose modes it sets and gives back
     /// (not in tests).
@@ -109,7 +117,10 @@ impl ViewDisplay {
             sink,
             from: 0,
             ended: false,
-            recall: keys::Recall::default(),
+            history: History::default(),
+            completer: Completer::default(),
+            search: None,
+            tabbed: false,
             size,
             tty: false,
         }
@@ -185,13 +196,49 @@ impl ViewDisplay {
     /// A key typed at the input line; the entry when it was Enter.
     pub fn key(&mut self, key: &Key) -> Option<String> {
         let page = self.draw.page();
+        let was_tab = std::mem::take(&mut self.tabbed);
+        if let Some((search, label)) = self.search.take() {
+            match search.key(&self.history, key) {
+                Ok(search) => {
+                    (self.draw.label, self.draw.input) = search.shown();
+                    self.search = Some((search, label));
+                    self.repaint_input();
+                    return None;
+                }
+                Err(Searched::Cancel(before)) => {
+                    (self.draw.label, self.draw.input) = (label, before);
+                    self.repaint_input();
+                    return None;
+                }
+                Err(Searched::Accept(found)) => (self.draw.label, self.draw.input) = (label, found),
+            }
+        }
         match key {
+            Key::Ctrl('R') => {
+                let search = Box::new(Search::new(self.draw.input.clone()));
+                let label;
+                (label, self.draw.input) = search.shown();
+                let before = std::mem::replace(&mut self.draw.label, label);
+                self.search = Some((search, before));
+                self.repaint_input();
+            }
+            Key::Tab => match self.completer.complete(&mut self.draw.input) {
+                Completed::Edited => self.repaint_input(),
+                Completed::Choices(choices) if was_tab && !choices.is_empty() => {
+                    self.add(&format!("{}\n", choices.join("  ")), Style::Plain);
+                }
+                Completed::Choices(_) => self.tabbed = true,
+            },
+            Key::Interrupt => {
+                self.draw.input = keys::Line::default();
+                self.repaint_input();
+            }
             Key::PageUp => self.draw.scroll(Some(page)),
             Key::PageDown => self.draw.scroll(Some(-page)),
             Key::End if self.draw.back > 0 => self.draw.scroll(None),
             Key::Ctrl('L') => self.resize(),
             Key::Up | Key::Down => {
-                self.recall.step(&mut self.draw.input, *key == Key::Up);
+                self.history.step(&mut self.draw.input, *key == Key::Up);
                 self.draw.paint_input();
                 self.draw.settle();
             }
@@ -199,7 +246,7 @@ impl ViewDisplay {
                 let entry = std::mem::take(&mut self.draw.input).text;
                 let label = self.draw.label.clone();
                 if !self.draw.status.approval {
-                    self.recall.keep(&entry);
+                    self.history.keep(&entry);
                 }
                 self.draw.status.approval = false;
                 self.add(&format!("{label}{entry}\n"), Style::Bold);
@@ -221,9 +268,16 @@ impl ViewDisplay {
         None
     }
 
-    /// Whether nothing is typed: Ctrl-C then is the REPL's (cancel a turn, or leave).
+    /// Whether nothing is typed (nor searched): Ctrl-C then is the REPL's (cancel a turn,
+    /// or leave).
     fn nothing_typed(&self) -> bool {
-        self.draw.input.text.is_empty()
+        self.draw.input.text.is_empty() && self.search.is_none()
+    }
+
+    fn repaint_input(&mut self) {
+        self.draw.paint_input();
+        self.draw.settle();
+        self.draw.flush();
     }
 
     /// The conversation of a resumed (or loaded) session, as lines before the live ones,
@@ -346,6 +400,13 @@ impl ViewHandle {
         ViewHandle(Arc::new(Mutex::new(view)))
     }
 
+    /// The history Up, Down and Ctrl-R recall, and what Tab completes.
+    pub fn equip(&self, history: History, completer: Completer) {
+        let mut view = self.lock();
+        view.history = history;
+        view.completer = completer;
+    }
+
     fn lock(&self) -> MutexGuard<'_, ViewDisplay> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -393,8 +454,7 @@ impl ViewHandle {
                         let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
                     }
                     Key::Interrupt => {
-                        view.key(&Key::Ctrl('U'));
-                        view.key(&Key::Ctrl('K'));
+                        view.key(&Key::Interrupt);
                     }
                     Key::Eof if view.nothing_typed() => return,
                     Key::Eof => {

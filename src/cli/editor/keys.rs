@@ -1,10 +1,8 @@
-//! The view's input line: the keys a terminal sends, decoded, and the line they edit. The
-//! bytes of both forms a terminal may send for a key are taken (`ESC [ A` and `ESC O A` for
-//! Up; `ESC [ 1 ~`, `ESC [ H` and `ESC O H` for Home), and those of Termux's extra-keys row
-//! (arrows, PgUp, PgDn, Home, End) are among them.
-//!
-//! The view reads keys while a turn runs too, so PgUp scrolls back through an answer as it
-//! streams, and text typed meanwhile waits in the line.
+//! The keys a terminal sends, decoded, and the line they edit: shared by the REPL's line
+//! editor and the view's input line. The bytes of both forms a terminal may send for a key
+//! are taken (`ESC [ A` and `ESC O A` for Up; `ESC [ 1 ~`, `ESC [ H` and `ESC O H` for Home),
+//! and those of Termux's extra-keys row (arrows, PgUp, PgDn, Home, End, Tab, Esc) are among
+//! them.
 
 use unicode_width::UnicodeWidthChar;
 
@@ -29,7 +27,8 @@ pub enum Key {
     Down,
     PageUp,
     PageDown,
-    /// Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K, Ctrl-W, Ctrl-L.
+    Tab,
+    /// Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K, Ctrl-W, Ctrl-L, Ctrl-R (search), Ctrl-G (leave it).
     Ctrl(char),
     Interrupt,
     Eof,
@@ -55,6 +54,15 @@ pub fn decode(bytes: &[u8]) -> (Vec<Key>, usize) {
     (keys, at)
 }
 
+/// The key at the start of `bytes` (`None` in it: bytes that are no key) and how many bytes
+/// it took; `None` when there are none, or more are needed.
+pub fn next(bytes: &[u8]) -> Option<(Option<Key>, usize)> {
+    if bytes.is_empty() {
+        return None;
+    }
+    one(bytes)
+}
+
 /// One key at the start of `b`; `None` when more bytes are needed.
 fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
     let key = |k: Key, n: usize| Some((Some(k), n));
@@ -67,7 +75,10 @@ fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
         0x06 => key(Key::PageDown, 1),
         0x10 => key(Key::Up, 1),
         0x0e => key(Key::Down, 1),
-        c @ (0x01 | 0x05 | 0x0b | 0x0c | 0x15 | 0x17) => key(Key::Ctrl((c + b'@') as char), 1),
+        b'\t' => key(Key::Tab, 1),
+        c @ (0x01 | 0x05 | 0x07 | 0x0b | 0x0c | 0x12 | 0x15 | 0x17) => {
+            key(Key::Ctrl((c + b'@') as char), 1)
+        }
         0x1b => escape(b),
         c if c < 0x20 => Some((None, 1)),
         _ => {
@@ -232,48 +243,6 @@ impl Line {
     }
 }
 
-/// The entries typed before, recalled with Up and Down; the line being typed is kept while
-/// they are looked at. An entry that starts with a space is not kept, as in the shells.
-#[derive(Debug, Default)]
-pub struct Recall {
-    entries: Vec<String>,
-    /// The entry shown, counted from the newest; `None` for the line being typed.
-    at: Option<usize>,
-    draft: String,
-}
-
-impl Recall {
-    pub fn keep(&mut self, entry: &str) {
-        self.at = None;
-        if entry.trim().is_empty() || entry.starts_with(' ') {
-            return;
-        }
-        if self.entries.last().is_none_or(|last| last != entry) {
-            self.entries.push(entry.to_string());
-        }
-    }
-
-    /// Up (`older`) or Down: the entry to show in `line`.
-    pub fn step(&mut self, line: &mut Line, older: bool) {
-        let n = self.entries.len();
-        let next = match (self.at, older) {
-            (None, true) if n > 0 => Some(0),
-            (Some(i), true) if i + 1 < n => Some(i + 1),
-            (Some(0), false) => None,
-            (Some(i), false) => Some(i - 1),
-            (at, _) => return self.at = at,
-        };
-        if self.at.is_none() {
-            self.draft = line.text.clone();
-        }
-        self.at = next;
-        match next {
-            Some(i) => line.set(self.entries[n - 1 - i].clone()),
-            None => line.set(std::mem::take(&mut self.draft)),
-        }
-    }
-}
-
 /// Where each character of `label` then `text` falls, wrapped at `width` columns and at
 /// newlines: the rows' texts, and the row and column of byte `cursor` of `text`.
 pub fn layout(label: &str, text: &str, cursor: usize, width: usize) -> (Vec<String>, usize, usize) {
@@ -364,24 +333,6 @@ mod tests {
         line.edit(&Key::Home);
         line.edit(&Key::Delete);
         assert_eq!(line.text, "örl");
-    }
-
-    #[test]
-    fn up_and_down_recall_entries_and_give_the_draft_back() {
-        let mut recall = Recall::default();
-        for entry in ["one", " secret", "two", "two"] {
-            recall.keep(entry);
-        }
-        let mut line = Line::default();
-        line.insert("draft");
-        recall.step(&mut line, true);
-        assert_eq!(line.text, "two");
-        recall.step(&mut line, true);
-        recall.step(&mut line, true);
-        assert_eq!(line.text, "one");
-        recall.step(&mut line, false);
-        recall.step(&mut line, false);
-        assert_eq!((line.text.as_str(), line.cursor), ("draft", 5));
     }
 
     #[test]

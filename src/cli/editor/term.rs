@@ -1,9 +1,10 @@
-//! The terminal's own state while the view runs: its input modes (keys one at a time, not
-//! echoed, Ctrl-C and Ctrl-D read as keys) and what gives it back. Giving back is kept here,
-//! beside a panic hook, because a panic may unwind on any thread and the view's own exit
-//! path may then never run: the hook puts the modes back and writes the bytes that reset the
-//! screen (scroll region whole, attributes off, cursor shown, main screen) before the panic's
-//! message, so the message is readable and the shell usable.
+//! The terminal's own state while the view runs, or the REPL's editor edits an entry: its
+//! input modes (keys one at a time, not echoed, Ctrl-C and Ctrl-D read as keys) and what
+//! gives it back. Giving back is kept here, beside a panic hook, because a panic may unwind
+//! on any thread and the own exit path may then never run: the hook puts the modes back and
+//! writes the bytes that reset the screen (the view's scroll region whole, attributes off,
+//! cursor shown, main screen; the editor's bracketed paste off) before the panic's message,
+//! so the message is readable and the shell usable.
 
 use std::io::Write;
 use std::sync::{Mutex, Once, PoisonError};

@@ -1,0 +1,324 @@
+//! The entries typed before, shared by the REPL's line editor and the view's input line: Up
+//! and Down recall them (the line being typed is kept while they are looked at), Ctrl-R
+//! searches them, and they are kept across runs in `$XDG_STATE_HOME/agent-loop/history`
+//! (0600 in a 0700 folder, the newest [`LIMIT`] entries). As in the shells, an entry that
+//! starts with a space is not kept; a value the redactor knows (an API key pasted into a
+//! task) is written to the file masked, never as it is.
+//!
+//! The file holds one entry a line, with `\` and newlines escaped (`\\`, `\n`), so a pasted
+//! block is one entry. Entries are appended as they are typed (two runs at once both keep
+//! theirs); a file grown past twice the limit is cut back to the limit when it is next read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use agent_loop::redact::Redactor;
+use agent_loop::tools::private;
+
+use super::keys::{Key, Line};
+
+/// How many entries are kept.
+pub const LIMIT: usize = 1000;
+
+#[derive(Debug, Default)]
+pub struct History {
+    entries: Vec<String>,
+    /// The entry shown, counted from the newest; `None` for the line being typed.
+    at: Option<usize>,
+    draft: String,
+    /// Where entries are kept; `None` keeps them for this run only.
+    file: Option<PathBuf>,
+    redactor: Redactor,
+}
+
+/// `$XDG_STATE_HOME/agent-loop/history`, or `~/.local/state/agent-loop/history`.
+pub fn default_file() -> Option<PathBuf> {
+    agent_loop::dirs::xdg_home("XDG_STATE_HOME", ".local/state")
+        .map(|d| d.join("agent-loop").join("history"))
+}
+
+impl History {
+    /// The history kept in `file` (read now; missing or unreadable is empty), with the
+    /// secrets of `redactor` masked in what is written.
+    pub fn open(file: Option<PathBuf>, redactor: Redactor) -> History {
+        let entries = file.as_deref().map(read).unwrap_or_default();
+        History {
+            entries,
+            file,
+            redactor,
+            ..History::default()
+        }
+    }
+
+    /// Keeps a typed entry (and ends any recall).
+    pub fn keep(&mut self, entry: &str) {
+        self.at = None;
+        if entry.trim().is_empty() || entry.starts_with(' ') {
+            return;
+        }
+        if self.entries.last().is_some_and(|last| last == entry) {
+            return;
+        }
+        self.entries.push(entry.to_string());
+        if let Some(file) = &self.file {
+            // A history that cannot be written is not worth stopping for.
+            let _ = append(file, &self.redactor.redact(entry));
+        }
+    }
+
+    /// Up (`older`) or Down: the entry to show in `line`.
+    pub fn step(&mut self, line: &mut Line, older: bool) {
+        let n = self.entries.len();
+        let next = match (self.at, older) {
+            (None, true) if n > 0 => Some(0),
+            (Some(i), true) if i + 1 < n => Some(i + 1),
+            (Some(0), false) => None,
+            (Some(i), false) => Some(i - 1),
+            (at, _) => return self.at = at,
+        };
+        if self.at.is_none() {
+            self.draft = line.text.clone();
+        }
+        self.at = next;
+        match next {
+            Some(i) => line.set(self.entries[n - 1 - i].clone()),
+            None => line.set(std::mem::take(&mut self.draft)),
+        }
+    }
+
+    /// The newest entry older than the `skip` newest that contains `query`: its index from
+    /// the newest, the entry, and where the match starts in it.
+    pub fn find(&self, query: &str, skip: usize) -> Option<(usize, &str, usize)> {
+        self.entries
+            .iter()
+            .rev()
+            .enumerate()
+            .skip(skip)
+            .find_map(|(i, e)| Some((i, e.as_str(), e.find(query)?)))
+    }
+}
+
+/// A Ctrl-R search: what is typed, and the match shown (its index from the newest). Typing
+/// narrows it, Ctrl-R again finds an older match, Ctrl-G or Ctrl-C gives the line back as it
+/// was, and any other key takes the match into the line and then does what it does.
+#[derive(Debug)]
+pub struct Search {
+    query: String,
+    /// The match shown: its index from the newest, and it in a line, the cursor on it.
+    found: Option<(usize, Line)>,
+    /// The query matches nothing (the last match stays shown).
+    failed: bool,
+    /// The line as it was before the search.
+    before: Line,
+}
+
+/// What a key did to a search that it ended.
+pub enum Searched {
+    /// Ctrl-G or Ctrl-C: the line as it was.
+    Cancel(Line),
+    /// The match taken into the line; the key then applies to it.
+    Accept(Line),
+}
+
+impl Search {
+    pub fn new(before: Line) -> Search {
+        Search {
+            query: String::new(),
+            found: None,
+            failed: false,
+            before,
+        }
+    }
+
+    /// A key typed while searching: the search goes on, or ends.
+    pub fn key(mut self: Box<Self>, history: &History, key: &Key) -> Result<Box<Self>, Searched> {
+        let at = self.found.as_ref().map(|(i, _)| *i);
+        let from = match key {
+            Key::Char(c) => {
+                self.query.push(*c);
+                at.unwrap_or(0)
+            }
+            Key::Paste(text) => {
+                self.query.push_str(text);
+                at.unwrap_or(0)
+            }
+            Key::Backspace => {
+                self.query.pop();
+                0
+            }
+            Key::Ctrl('R') => at.map_or(0, |i| i + 1),
+            Key::Ctrl('G') | Key::Interrupt => return Err(Searched::Cancel(self.before)),
+            _ => {
+                return Err(Searched::Accept(match self.found {
+                    Some((_, line)) => line,
+                    None => self.before,
+                }))
+            }
+        };
+        match history.find(&self.query, from) {
+            Some((i, entry, at)) => {
+                let mut line = Line::default();
+                line.set(entry.to_string());
+                line.cursor = at;
+                self.found = Some((i, line));
+                self.failed = false;
+            }
+            None => self.failed = !self.query.is_empty(),
+        }
+        Ok(self)
+    }
+
+    /// The label and the line to show: the query, and the match with the cursor on it.
+    pub fn shown(&self) -> (String, Line) {
+        let failed = if self.failed { "failed " } else { "" };
+        let label = format!("({failed}search) {}: ", self.query);
+        let line = self
+            .found
+            .as_ref()
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default();
+        (label, line)
+    }
+}
+
+fn read(file: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<String> = text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(unescape)
+        .collect();
+    if entries.len() > 2 * LIMIT {
+        entries.drain(..entries.len() - LIMIT);
+        let mut text = String::new();
+        for entry in &entries {
+            text.push_str(&escape(entry));
+            text.push('\n');
+        }
+        let _ = private::write_atomic(file, text.as_bytes());
+    }
+    entries
+}
+
+fn append(file: &Path, entry: &str) -> std::io::Result<()> {
+    if let Some(dir) = file.parent() {
+        private::create_dir(dir)?;
+    }
+    let mut line = escape(entry);
+    line.push('\n');
+    // One write: two runs appending at once do not interleave their lines.
+    private::open_append(file)?.write_all(line.as_bytes())
+}
+
+fn escape(entry: &str) -> String {
+    entry.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+fn unescape(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn up_and_down_recall_entries_and_give_the_draft_back() {
+        let mut history = History::default();
+        for entry in ["one", " secret", "two", "two"] {
+            history.keep(entry);
+        }
+        let mut line = Line::default();
+        line.insert("draft");
+        history.step(&mut line, true);
+        assert_eq!(line.text, "two");
+        history.step(&mut line, true);
+        history.step(&mut line, true);
+        assert_eq!(line.text, "one");
+        history.step(&mut line, false);
+        history.step(&mut line, false);
+        assert_eq!((line.text.as_str(), line.cursor), ("draft", 5));
+    }
+
+    #[test]
+    fn ctrl_r_finds_older_matches_and_another_key_takes_one() {
+        let mut history = History::default();
+        for entry in ["deploy staging", "list files", "deploy production"] {
+            history.keep(entry);
+        }
+        let mut before = Line::default();
+        before.insert("draft");
+        let mut search = Box::new(Search::new(before));
+        for c in "dep".chars() {
+            search = search.key(&history, &Key::Char(c)).ok().unwrap();
+        }
+        assert_eq!(search.shown().1.text, "deploy production");
+        search = search.key(&history, &Key::Ctrl('R')).ok().unwrap();
+        let (label, line) = search.shown();
+        assert_eq!(
+            (label.as_str(), line.text.as_str()),
+            ("(search) dep: ", "deploy staging")
+        );
+        search = search.key(&history, &Key::Char('x')).ok().unwrap();
+        assert_eq!(search.shown().0, "(failed search) depx: ");
+        match search.key(&history, &Key::End) {
+            Err(Searched::Accept(line)) => assert_eq!(line.text, "deploy staging"),
+            _ => panic!("End takes the match"),
+        }
+        let search = Box::new(Search::new(Line::default()));
+        assert!(
+            matches!(search.key(&history, &Key::Ctrl('G')), Err(Searched::Cancel(l)) if l.text.is_empty())
+        );
+    }
+
+    #[test]
+    fn the_file_is_private_keeps_blocks_whole_and_masks_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state/agent-loop/history");
+        let redactor = Redactor::default().with(["sk-0123456789".to_string()]);
+        let mut history = History::open(Some(file.clone()), redactor.clone());
+        history.keep("first\nsecond \\ line");
+        history.keep(" not kept");
+        history.keep("key sk-0123456789 here");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text, "first\\nsecond \\\\ line\nkey [REDACTED] here\n");
+        let again = History::open(Some(file), redactor);
+        assert_eq!(
+            again.entries,
+            ["first\nsecond \\ line", "key [REDACTED] here"]
+        );
+        assert_eq!(again.find("sec", 0), Some((1, "first\nsecond \\ line", 6)));
+        assert_eq!(again.find("e", 1).map(|f| f.0), Some(1));
+    }
+
+    #[test]
+    fn a_file_grown_past_twice_the_limit_is_cut_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("history");
+        let lines: String = (0..2 * LIMIT + 5).map(|i| format!("task {i}\n")).collect();
+        std::fs::write(&file, lines).unwrap();
+        let history = History::open(Some(file.clone()), Redactor::default());
+        assert_eq!(history.entries.len(), LIMIT);
+        assert_eq!(history.entries[0], format!("task {}", LIMIT + 5));
+        let kept = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(kept.lines().count(), LIMIT);
+    }
+}

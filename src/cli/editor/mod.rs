@@ -1,0 +1,243 @@
+//! The line editor at the REPL's prompt (with the terminfo display), and what it shares with
+//! the view's input line: the keys ([`keys`]), the history ([`history`]), Tab's completions
+//! ([`complete`]) and the terminal's modes ([`term`]).
+//!
+//! agent-loop edits lines itself rather than through rustyline, reedline or termwiz: the
+//! view's input line is drawn at a fixed place while a turn streams above it and reads keys
+//! during the turn (PgUp), which none of them can do, and the REPL's editor must be the same
+//! editor, with the same keys and history. The editor is a byte loop on the decoder the view
+//! already had; every sequence it writes comes from the terminfo entry.
+//!
+//! Keys are read on a thread of their own that reads stdin for the whole run, so that a turn
+//! (the terminal in its ordinary mode between prompts) and an approval question see what was
+//! typed meanwhile, as the plain reading does. The terminal is in key-at-a-time mode only
+//! while an entry is being edited, and is given back when the entry is done, when a signal
+//! ends the wait (the entry's future is dropped), or by the panic hook.
+
+pub mod complete;
+mod draw;
+pub mod history;
+pub mod keys;
+pub mod term;
+
+use tokio::sync::mpsc;
+
+use super::display::Caps;
+use complete::{Completed, Completer};
+use history::{History, Search, Searched};
+use keys::{Key, Line};
+
+/// The editor of the REPL's entries.
+pub struct Editor {
+    caps: Caps,
+    bytes: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
+    /// Read but not yet used: keys typed ahead of the next entry.
+    pending: Vec<u8>,
+    pub history: History,
+    pub completer: Completer,
+    /// The row of the drawn entry the cursor is on, counted from its first.
+    cursor_row: usize,
+}
+
+impl Editor {
+    /// An editor on `caps`, if the entry can redraw lines in place (`cr`, `el`, `ed`, `cuu1`).
+    pub fn new(caps: Caps) -> Option<Editor> {
+        if !caps.can_redraw_lines() || caps.ed.is_none() {
+            return None;
+        }
+        Some(Editor {
+            caps,
+            bytes: None,
+            pending: Vec::new(),
+            history: History::default(),
+            completer: Completer::default(),
+            cursor_row: 0,
+        })
+    }
+
+    /// The next bytes typed; `None` at the end of input.
+    async fn more(&mut self) -> Option<()> {
+        let bytes = self.bytes.get_or_insert_with(reader).recv().await?;
+        self.pending.extend_from_slice(&bytes);
+        Some(())
+    }
+
+    /// A line answered in the terminal's ordinary mode (an approval question): up to a
+    /// newline. `None` at the end of input.
+    pub async fn line(&mut self) -> Option<String> {
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line[..end]).into_owned();
+                return Some(line.trim_end_matches('\r').to_string());
+            }
+            if self.more().await.is_none() {
+                let rest = std::mem::take(&mut self.pending);
+                return (!rest.is_empty()).then(|| String::from_utf8_lossy(&rest).into_owned());
+            }
+        }
+    }
+
+    /// Drops what was typed ahead.
+    pub fn discard(&mut self) {
+        self.pending.clear();
+        if let Some(bytes) = &mut self.bytes {
+            while bytes.try_recv().is_ok() {}
+        }
+    }
+
+    /// One entry, edited after `label`: `None` at Ctrl-D on an empty line or the end of
+    /// input. A line ending in `\`, or a block opened by a `"""` line, goes on to a next line
+    /// until it is closed. Ctrl-C clears the line; on an empty one it is agent-loop's SIGINT.
+    pub async fn entry(&mut self, label: &str) -> Option<String> {
+        let _raw = Raw::enter(&self.caps);
+        let mut line = Line::default();
+        let mut search: Option<Box<Search>> = None;
+        let mut tabbed = false;
+        self.cursor_row = 0;
+        self.draw(label, &line);
+        loop {
+            while let Some((key, used)) = keys::next(&self.pending) {
+                self.pending.drain(..used);
+                let Some(key) = key else { continue };
+                let was_tab = std::mem::take(&mut tabbed);
+                if let Some(s) = search.take() {
+                    match s.key(&self.history, &key) {
+                        Ok(s) => {
+                            let (label, shown) = s.shown();
+                            self.draw(&label, &shown);
+                            search = Some(s);
+                            continue;
+                        }
+                        Err(Searched::Cancel(before)) => {
+                            line = before;
+                            self.draw(label, &line);
+                            continue;
+                        }
+                        Err(Searched::Accept(found)) => line = found,
+                    }
+                }
+                match key {
+                    Key::Enter => match finished(&line.text) {
+                        Some(entry) => {
+                            line.cursor = line.text.len();
+                            self.draw(label, &line);
+                            draw::write(b"\n");
+                            self.history.keep(&entry);
+                            return Some(entry);
+                        }
+                        None => {
+                            if line.text.ends_with('\\') {
+                                line.text.pop();
+                            }
+                            line.cursor = line.text.len();
+                            line.insert("\n");
+                        }
+                    },
+                    Key::Eof if line.text.is_empty() => return None,
+                    Key::Eof => {
+                        line.edit(&Key::Delete);
+                    }
+                    Key::Interrupt if line.text.is_empty() => {
+                        let me = rustix::process::getpid();
+                        let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
+                    }
+                    Key::Interrupt => line = Line::default(),
+                    Key::Up | Key::Down => self.history.step(&mut line, key == Key::Up),
+                    Key::Ctrl('R') => {
+                        let s = Box::new(Search::new(line.clone()));
+                        let (label, shown) = s.shown();
+                        self.draw(&label, &shown);
+                        search = Some(s);
+                        continue;
+                    }
+                    Key::Ctrl('L') => {
+                        self.clear_screen();
+                    }
+                    Key::Tab => match self.completer.complete(&mut line) {
+                        Completed::Edited => {}
+                        Completed::Choices(choices) if was_tab && !choices.is_empty() => {
+                            self.list(label, &line, &choices);
+                        }
+                        Completed::Choices(_) => tabbed = true,
+                    },
+                    key => {
+                        line.edit(&key);
+                    }
+                }
+                self.draw(label, &line);
+            }
+            self.more().await?;
+        }
+    }
+}
+
+/// The entry `text` makes when Enter is pressed; `None` while it goes on to a next line (it
+/// ends in `\`, or a `"""` block is open).
+fn finished(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines[0].trim() == "\"\"\"" {
+        let closed = lines.len() >= 2 && lines[lines.len() - 1].trim() == "\"\"\"";
+        return closed.then(|| lines[1..lines.len() - 1].join("\n"));
+    }
+    (!text.ends_with('\\')).then(|| text.to_string())
+}
+
+/// The thread that reads stdin for the rest of the run, chunks as they come.
+fn reader() -> mpsc::UnboundedReceiver<Vec<u8>> {
+    use std::io::Read;
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// The terminal in key-at-a-time mode with bracketed paste on, for as long as it lives.
+struct Raw {
+    paste_off: Vec<u8>,
+}
+
+impl Raw {
+    fn enter(caps: &Caps) -> Raw {
+        let paste_off = caps.paste_off.clone().unwrap_or_default();
+        term::enter(paste_off.clone());
+        if caps.paste_off.is_some() {
+            draw::write(caps.paste_on.as_deref().unwrap_or_default());
+        }
+        Raw { paste_off }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        draw::write(&self.paste_off);
+        term::leave(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finished;
+
+    #[test]
+    fn backslash_lines_and_quoted_blocks_go_on_until_closed() {
+        assert_eq!(finished("one"), Some("one".into()));
+        assert_eq!(finished("one\\"), None);
+        assert_eq!(finished("one\ntwo"), Some("one\ntwo".into()));
+        assert_eq!(finished("\"\"\""), None);
+        assert_eq!(finished("\"\"\"\na\nb"), None);
+        assert_eq!(finished("\"\"\"\na\nb\n\"\"\""), Some("a\nb".into()));
+    }
+}

@@ -232,3 +232,78 @@ fn the_skills_command_lists_origin_and_state() {
         assert!(screen.contains(&expected), "{expected}\nnot in\n{screen}");
     }
 }
+
+/// docs/skills.md's worked example, step by step: the catalog offers `release-notes`, the
+/// model activates it, reads its two files with `skill` and `path`, and runs `git log` with
+/// bash, which asks first as bash always does (here, with no terminal to ask on, it is not run).
+#[test]
+fn the_worked_example_of_the_docs() {
+    let front = "name: release-notes\ndescription: Write release notes from the git log. Use \
+                 when asked for release notes or a changelog entry.\nlicense: MIT\n";
+    let body = "# Release notes\n\n1. Run `git log --oneline LAST_TAG..HEAD` with bash.\n\
+                2. Group the commits as references/groups.md says.\n\
+                3. Write the notes in the style of assets/template.md.\n";
+    let steps = [
+        call(r#"{"name":"release-notes"}"#),
+        call(r#"{"name":"release-notes","path":"references/groups.md"}"#),
+        call(r#"{"name":"release-notes","path":"assets/template.md"}"#),
+        call_tool("bash", r#"{"command":"git log --oneline v1.1..HEAD"}"#),
+    ];
+    let mut script: Vec<_> = steps.iter().map(|s| json(200, s)).collect();
+    script.push(json(200, DONE));
+    let (ws, server) = setup(Format::OpenAi, script, "");
+    let file = skill(
+        &ws.work().join(".agents/skills"),
+        "release-notes",
+        front,
+        body,
+    );
+    let dir = file.parent().unwrap();
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(dir.join("references/groups.md"), "Features, fixes, docs.\n").unwrap();
+    std::fs::write(dir.join("assets/template.md"), "## VERSION\n").unwrap();
+    let run = run_api(
+        &ws,
+        &[
+            "--no-stream",
+            "--tools",
+            "bash,skill",
+            "write the release notes for 1.2",
+        ],
+    );
+    // 4: a call was refused for want of a terminal to ask on.
+    run.expect_code(4);
+    let requests = server.requests();
+    let system = requests[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains(&format!(
+            "<name>release-notes</name>\n<description>Write release notes from the git log. \
+             Use when asked for release notes or a changelog entry.</description>\n\
+             <location>{}</location>",
+            file.display()
+        )),
+        "{system}"
+    );
+    let results: Vec<String> = requests[1..].iter().map(tool_result).collect();
+    assert_eq!(
+        results[0],
+        format!(
+            "<skill_content name=\"release-notes\">\n{body}</skill_content>\n\nSkill folder: {} \
+             (the paths in the instructions are relative to it). Read one with the `skill` tool \
+             and its `path`.\n<skill_resources>\n<file>assets/template.md</file>\n\
+             <file>references/groups.md</file>\n</skill_resources>",
+            dir.display()
+        )
+    );
+    assert_eq!(results[1], "Features, fixes, docs.\n");
+    assert_eq!(results[2], "## VERSION\n");
+    assert!(
+        results[3].contains("not run: agent-loop cannot ask for approval"),
+        "{}",
+        results[3]
+    );
+}

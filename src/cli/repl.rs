@@ -18,6 +18,11 @@ pub async fn run(app: &mut App) -> i32 {
     let mut last_interrupt: Option<Instant> = None;
     let code = loop {
         app.frontend().display.prompt("You: ");
+        // Debug builds only: how the tests see that a panic gives the terminal back.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("AGENT_LOOP_TEST_PANIC").is_some() {
+            panic!("AGENT_LOOP_TEST_PANIC is set");
+        }
         let entry = {
             let (frontend, signals) = app.input_parts();
             let display = &mut frontend.display;

@@ -22,6 +22,7 @@ mod custom_tools;
 mod demo;
 mod docs_cover;
 mod doctor;
+mod editor;
 mod fanout;
 mod faults;
 mod http;

@@ -14,17 +14,17 @@ const COLS: u16 = 80;
 const ROWS: u16 = 24;
 
 /// The terminal of the pty: a vt100 screen fed everything written so far.
-fn screen(pty: &Pty) -> vt100::Parser {
+pub(crate) fn screen(pty: &Pty) -> vt100::Parser {
     let mut parser = vt100::Parser::new(nz(ROWS), nz(COLS), 0);
     parser.process(&pty.output());
     parser
 }
 
-fn nz(n: u16) -> std::num::NonZeroU16 {
+pub(crate) fn nz(n: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(n).unwrap()
 }
 
-fn rows(parser: &vt100::Parser) -> Vec<String> {
+pub(crate) fn rows(parser: &vt100::Parser) -> Vec<String> {
     let screen = parser.screen();
     let cols = screen.size().1.get();
     screen
@@ -34,13 +34,13 @@ fn rows(parser: &vt100::Parser) -> Vec<String> {
 }
 
 /// Waits until the screen's rows satisfy `check`; panics showing them if they never do.
-fn wait_screen(pty: &Pty, what: &str, check: impl Fn(&[String]) -> bool) -> Vec<String> {
+pub(crate) fn wait_screen(pty: &Pty, what: &str, check: impl Fn(&[String]) -> bool) -> Vec<String> {
     poll(|| Some(rows(&screen(pty))).filter(|r| check(r)))
         .unwrap_or_else(|| panic!("never saw {what}:\n{}", rows(&screen(pty)).join("\n")))
 }
 
 /// The REPL in the view on an 80x24 pty with `TERM=term`.
-fn spawn(ws: &Workspace, term: &str, args: &[&str]) -> Pty {
+pub(crate) fn spawn(ws: &Workspace, term: &str, args: &[&str]) -> Pty {
     let mut argv = vec!["--backend", "demo", "--display", "view"];
     argv.extend(args);
     Pty::spawn_after(
@@ -65,7 +65,7 @@ fn long_session(ws: &Workspace, turns: usize) {
     }
 }
 
-fn is_status(row: &str) -> bool {
+pub(crate) fn is_status(row: &str) -> bool {
     row.starts_with("idle | demo") || row.starts_with("running ")
 }
 

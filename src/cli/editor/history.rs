@@ -53,6 +53,8 @@ impl History {
     /// Keeps a typed entry (and ends any recall).
     pub fn keep(&mut self, entry: &str) {
         self.at = None;
+        // What Tab added after the last word (a space) is not part of what was meant.
+        let entry = entry.trim_end();
         if entry.trim().is_empty() || entry.starts_with(' ') {
             return;
         }

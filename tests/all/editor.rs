@@ -1,0 +1,239 @@
+//! The REPL's line editor and the view's input line as a person uses them: keys typed on a
+//! pseudo-terminal whose bytes a vt100 screen shows (with the terminfo entries of xterm, tmux
+//! and screen), and inside tmux itself when it is installed. Up recalls the last task, Ctrl-R
+//! finds an older one, a three-line bracketed paste is one entry, Tab completes `/backend`'s
+//! names, and the history is kept, private, for the next run. The view also gives the
+//! terminal back when SIGTERM, SIGHUP or a panic ends it, and says which capability it lacks
+//! when it cannot be drawn.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use crate::common::{poll, send_signal, Pty, Workspace};
+use crate::tmux::Tmux;
+use crate::view::{is_status, nz, rows, screen, spawn as spawn_view, wait_screen};
+
+/// Three lines pasted (a terminal sends a pasted newline as a carriage return).
+const PASTE: &str = "\x1b[200~line one\rline two\rline three\x1b[201~";
+
+/// What the history file holds after the keys of the tests below.
+const KEPT: &str =
+    "first task\nsecond task\nfirst task\nline one\\nline two\\nline three\n/backend demo\n";
+
+/// The REPL with the terminfo display on an 80x24 pty with `TERM=term`.
+fn spawn_repl(ws: &Workspace, term: &str) -> Pty {
+    Pty::spawn_after(
+        ws,
+        &[("TERM", term)],
+        "stty rows 24 cols 80",
+        &["--backend", "demo"],
+    )
+}
+
+/// Waits until the row the cursor is on satisfies `check`.
+fn wait_cursor_row(pty: &Pty, what: &str, check: impl Fn(&str) -> bool) {
+    let row = || {
+        let parser = screen(pty);
+        let at = usize::from(parser.screen().cursor_position().0);
+        rows(&parser)[at].clone()
+    };
+    assert!(
+        poll(|| check(&row()).then_some(())).is_some(),
+        "never saw {what} on the cursor's row:\n{}",
+        rows(&screen(pty)).join("\n")
+    );
+}
+
+/// The history kept, checked private.
+fn history(ws: &Workspace) -> String {
+    let file = ws.path("state/agent-loop/history");
+    let mode = std::fs::metadata(&file)
+        .expect("the history file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// The screen after the program ended: the cursor shown, bracketed paste off.
+fn assert_given_back(what: &str, bytes: &[u8]) {
+    let mut after = vt100::Parser::new(nz(24), nz(80), 0);
+    after.process(bytes);
+    assert!(!after.screen().hide_cursor(), "{what}: cursor left hidden");
+    assert!(!after.screen().alternate_screen(), "{what}");
+    let text = String::from_utf8_lossy(bytes);
+    if let Some(at) = text.rfind("\x1b[?2004") {
+        assert!(
+            text[at..].starts_with("\x1b[?2004l"),
+            "{what}: paste left on"
+        );
+    }
+}
+
+/// The run ended with Ctrl-D after the keys of the tests below: four turns, one of them the
+/// paste whole, the terminal given back and the history kept.
+fn assert_the_end(what: &str, ws: &Workspace, pty: Pty) {
+    let (code, bytes) = pty.finish();
+    let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
+    assert_eq!(code, 0, "{what}: {text}");
+    assert_four_turns_one_pasted(what, &text);
+    assert_given_back(what, &bytes);
+    assert_eq!(history(ws), KEPT, "{what}");
+}
+
+fn assert_four_turns_one_pasted(what: &str, text: &str) {
+    let pasted = "Your task was: \"line one\nline two\nline three\"";
+    assert!(text.contains(pasted), "{what}: {text}");
+    assert!(text.contains(": 4 turns"), "{what}: {text}");
+}
+
+#[test]
+fn the_repl_editor_recalls_searches_takes_a_paste_whole_and_completes() {
+    for term in ["xterm-256color", "tmux-256color", "screen-256color"] {
+        let ws = Workspace::new();
+        let mut pty = spawn_repl(&ws, term);
+        pty.wait_for("agent-loop with backend");
+        pty.send("first task\r");
+        pty.wait_for_nth("Your task was", 1);
+        pty.send("second task\r");
+        pty.wait_for_nth("Your task was", 2);
+        pty.send("\x1b[A");
+        wait_cursor_row(&pty, "Up: the last task", |r| r == "You: second task");
+        pty.send("\x1bOA");
+        wait_cursor_row(&pty, "Up again", |r| r == "You: first task");
+        pty.send("\x15\x12fir");
+        wait_cursor_row(&pty, "Ctrl-R", |r| r == "(search) fir: first task");
+        pty.send("\r");
+        pty.wait_for_nth("Your task was: \"first task\"", 2);
+        pty.send(PASTE);
+        pty.send("\r");
+        pty.wait_for_nth("Your task was", 4);
+        pty.send("/back\tdem\t");
+        wait_cursor_row(&pty, "Tab", |r| r == "You: /backend demo");
+        pty.send("\r\x04");
+        assert_the_end(term, &ws, pty);
+    }
+}
+
+#[test]
+fn the_view_recalls_searches_takes_a_paste_whole_and_completes() {
+    let ws = Workspace::new();
+    let mut pty = spawn_view(&ws, "xterm-256color", &[]);
+    wait_screen(&pty, "the status line", |r| is_status(&r[22]));
+    for (i, task) in ["first task", "second task"].iter().enumerate() {
+        pty.send(&format!("{task}\r"));
+        pty.wait_for_nth("Your task was", i + 1);
+    }
+    wait_screen(&pty, "idle", |r| r[22].starts_with("idle"));
+    pty.send("\x1b[A");
+    wait_screen(&pty, "Up", |r| r[23] == "You: second task");
+    pty.send("\x1b[A\x15\x12fir");
+    wait_screen(&pty, "Ctrl-R", |r| r[23] == "(search) fir: first task");
+    pty.send("\r");
+    pty.wait_for_nth("Your task was", 3);
+    wait_screen(&pty, "idle", |r| r[22].starts_with("idle"));
+    pty.send(PASTE);
+    pty.send("\r");
+    pty.wait_for_nth("Your task was", 4);
+    wait_screen(&pty, "idle", |r| r[22].starts_with("idle"));
+    pty.send("/back\tdem\t");
+    wait_screen(&pty, "Tab", |r| r[23] == "You: /backend demo");
+    pty.send("\r\x04");
+    assert_the_end("the view", &ws, pty);
+}
+
+/// In tmux, a real terminal: its own keys, and a paste tmux brackets itself.
+#[test]
+fn inside_tmux_up_ctrl_r_a_paste_and_tab() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return;
+    }
+    let ws = Workspace::new();
+    let tmux = Tmux::start_then(&ws, "tmux-256color", "--backend demo", "sleep 60");
+    let last = |s: &str| s.lines().last().unwrap_or_default().to_string();
+    let answers = |n: usize| move |s: &str| s.matches("Your task was").count() >= n;
+    tmux.wait_for("the prompt", |s| last(s) == "You:");
+    tmux.type_line("first task");
+    tmux.wait_for("an answer", answers(1));
+    tmux.type_line("second task");
+    tmux.wait_for("a second answer", |s| {
+        s.contains("\"second task\"") && last(s) == "You:"
+    });
+    tmux.run(&["send-keys", "Up", "Up"]);
+    tmux.wait_for("Up, Up", |s| last(s) == "You: first task");
+    tmux.run(&["send-keys", "C-u", "C-r"]);
+    tmux.run(&["send-keys", "-l", "sec"]);
+    tmux.wait_for("Ctrl-R", |s| last(s) == "(search) sec: second task");
+    tmux.run(&["send-keys", "Enter"]);
+    tmux.wait_for("its answer", |s| {
+        s.contains("[context 5 messages") && last(s) == "You:"
+    });
+    tmux.run(&[
+        "set-buffer",
+        "-b",
+        "three",
+        "line one\nline two\nline three",
+    ]);
+    tmux.run(&["paste-buffer", "-p", "-b", "three"]);
+    tmux.run(&["send-keys", "Enter"]);
+    tmux.wait_for("the paste's answer", |s| {
+        s.contains("[context 7 messages") && last(s) == "You:"
+    });
+    tmux.run(&["send-keys", "-l", "/back"]);
+    tmux.run(&["send-keys", "Tab"]);
+    tmux.run(&["send-keys", "-l", "dem"]);
+    tmux.run(&["send-keys", "Tab"]);
+    tmux.wait_for("Tab", |s| last(s) == "You: /backend demo");
+    tmux.run(&["send-keys", "Enter", "C-d"]);
+    assert_eq!(poll(|| tmux.exit_status()), Some(0), "{}", tmux.screen());
+    let all = tmux.run(&["capture-pane", "-p", "-S", "-"]);
+    assert_four_turns_one_pasted("tmux", &String::from_utf8_lossy(&all.stdout));
+}
+
+#[test]
+fn sigterm_sighup_and_a_panic_give_the_terminal_back_from_the_view() {
+    let csr = regex::bytes::Regex::new(r"\x1b\[\d+;\d+r").unwrap();
+    for (how, code) in [("SIGTERM", 143), ("SIGHUP", 129), ("a panic", 101)] {
+        let ws = Workspace::new();
+        let mut env = vec![("TERM", "xterm-256color")];
+        if how == "a panic" {
+            env.push(("AGENT_LOOP_TEST_PANIC", "1"));
+        }
+        let argv = ["--backend", "demo", "--display", "view"];
+        let pty = Pty::spawn_after(&ws, &env, "stty rows 24 cols 80", &argv);
+        if how != "a panic" {
+            wait_screen(&pty, "the status line", |r| is_status(&r[22]));
+            let pid = ws.wait_for_process("agent-loop");
+            let signal = if how == "SIGTERM" {
+                libc::SIGTERM
+            } else {
+                libc::SIGHUP
+            };
+            send_signal(pid as u32, signal);
+        }
+        let (exit, bytes) = pty.finish();
+        assert_eq!(exit, code, "{how}: {}", String::from_utf8_lossy(&bytes));
+        assert_given_back(how, &bytes);
+        let last = csr.find_iter(&bytes).last().expect("a scroll region");
+        assert_eq!(last.as_bytes(), b"\x1b[1;24r", "{how}");
+        if how == "a panic" {
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("AGENT_LOOP_TEST_PANIC is set"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn an_entry_without_a_capability_the_view_needs_gets_the_terminfo_display_and_says_so() {
+    let ws = Workspace::new();
+    let mut pty = spawn_view(&ws, "ansi", &[]);
+    pty.wait_for(
+        "agent-loop: the view needs the terminfo capability `csr`, which TERM=ansi lacks; \
+         using the terminfo display",
+    );
+    pty.wait_for("agent-loop with backend");
+    pty.send("exit\r");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+    assert!(!String::from_utf8_lossy(&bytes).contains("\x1b[?1049h"));
+}

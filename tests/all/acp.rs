@@ -159,15 +159,19 @@ fn permission_goes_through_agent_loops_approval() {
     assert_eq!(run.stdout(), "permission: proceed_once\n");
     let run = ws.run(&["--backend", "acp", "--allow", "edit:*other*", "permission"]);
     assert_eq!(run.stdout(), "permission: cancel\n");
-    // On a terminal the whole call is shown, and "always" picks the agent's always option.
+    // On a terminal the whole call is shown. "always" is agent-loop's for the session: the
+    // agent gets its allow-once option (its always option it may keep beyond the session),
+    // and its next question is answered without asking.
     let steps = [
         ("agent-loop with backend", 1, "permission\n"),
         ("[a]lways", 1, "a\n"),
-        ("permission: proceed_always", 1, "exit\n"),
+        ("permission: proceed_once", 1, "permission\n"),
+        ("permission: proceed_once", 2, "exit\n"),
     ];
     let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp", &steps);
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("WriteFile notes.txt [edit]"), "{screen}");
+    assert_eq!(screen.matches("[a]lways").count(), 1, "{screen}");
     assert!(
         screen.contains("notes.txt\",\"content\":\"hello\""),
         "{screen}"

@@ -198,3 +198,72 @@ fn a_flood_of_command_output_stays_in_bounded_memory() {
     assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
     ws.assert_no_leftovers();
 }
+
+#[test]
+fn a_mode_the_agent_remembered_never_widens_a_later_run() {
+    // As codex-acp: a --yes run switches it to its auto mode, which it keeps for the folder.
+    let remember = |ws: &crate::common::Workspace| ws.path("fake/remembered-mode");
+    // `env`: more of the fake's variables; `extra`: more lines of the entry.
+    let entry = |env: &str, extra: &str| {
+        let ws = acp("");
+        let kept = remember(&ws).display().to_string();
+        ws.config(&format!(
+            "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n\
+             auto_mode = \"yolo\"\nenv = {{ FAKE_ACP_REMEMBER = \"{kept}\"{env} }}\n{extra}\n",
+            crate::common::fixture("agents/fake-acp.py").display()
+        ));
+        ws
+    };
+    let ws = entry("", "ask_mode = \"default\"");
+    ws.run(&["--backend", "acp", "--yes", "permission"])
+        .expect_code(0);
+    assert_eq!(std::fs::read_to_string(remember(&ws)).unwrap(), "yolo");
+    // The next run without --yes sets its mode that asks first: asked in a pipe, refused.
+    let run = ws.run(&["--backend", "acp", "--verbose", "permission"]);
+    run.expect_code(4);
+    assert_eq!(run.stdout(), "permission: cancel\n");
+    assert!(
+        run.stderr()
+            .contains("(the agent's session was in its mode `yolo`: set to `default`, which asks)"),
+        "{}",
+        run.stderr()
+    );
+    let set = crate::acp::received(&ws, "session/set_mode");
+    assert_eq!(set.last().unwrap()["params"]["modeId"], "default");
+    // agent-loop writes nothing of the agent's: what it remembered is as it was.
+    assert_eq!(std::fs::read_to_string(remember(&ws)).unwrap(), "yolo");
+
+    // No ask_mode: a session in the auto mode is not prompted at all.
+    let ws = entry("", "");
+    std::fs::write(remember(&ws), "yolo").unwrap();
+    let run = ws.run(&["--backend", "acp", "permission"]);
+    run.expect_code(1);
+    assert_eq!(run.stdout(), "");
+    assert!(
+        run.stderr().contains("its mode `yolo`, which asks nothing")
+            && run.stderr().contains("the turn was not run"),
+        "{}",
+        run.stderr()
+    );
+    assert!(crate::acp::received(&ws, "session/prompt").is_empty());
+    // An ask_mode the agent does not take, or does not offer: not prompted either.
+    for (env, extra, why) in [
+        (
+            ", FAKE_ACP_SET_MODE = \"fail\"",
+            "ask_mode = \"default\"",
+            "did not take its mode `default`",
+        ),
+        (
+            "",
+            "ask_mode = \"read-only\"",
+            "offers no mode `read-only` (the entry's ask_mode; it offers: default, yolo)",
+        ),
+    ] {
+        let ws = entry(env, extra);
+        std::fs::write(remember(&ws), "yolo").unwrap();
+        let run = ws.run(&["--backend", "acp", "permission"]);
+        run.expect_code(1);
+        assert!(run.stderr().contains(why), "{why}: {}", run.stderr());
+        assert!(crate::acp::received(&ws, "session/prompt").is_empty());
+    }
+}

@@ -18,6 +18,10 @@ pub struct AcpDef {
     /// The agent's own mode in which it asks no permission, set with `session/set_mode`
     /// under `--approval never` (`auto_mode`).
     pub auto_mode: Option<String>,
+    /// The agent's own mode in which it asks before it changes things, set with
+    /// `session/set_mode` before every prompt under any other approval (`ask_mode`): the
+    /// mode a session starts in may be one the agent remembered from an earlier run.
+    pub ask_mode: Option<String>,
     /// The enabled `[mcp.servers.NAME]`, which the agent is given to connect to itself.
     pub mcp_servers: Vec<super::mcp::ServerDef>,
 }
@@ -52,6 +56,7 @@ pub(super) fn resolve(
     Ok(AcpDef {
         launch: Launch::resolve(name, &mut raw, defined_at, kind)?,
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
+        ask_mode: raw.ask_mode.filter(|m| !m.is_empty()),
         mcp_servers: Vec::new(),
     })
 }
@@ -83,7 +88,7 @@ mod tests {
     #[test]
     fn an_entry_is_read_and_mistakes_name_the_key() {
         let config = load(
-            "[backends.a]\ntype = \"acp\"\ncommand = \"a\"\nargs = [\"--acp\"]\nauto_mode = \"yolo\"\n",
+            "[backends.a]\ntype = \"acp\"\ncommand = \"a\"\nargs = [\"--acp\"]\nauto_mode = \"yolo\"\nask_mode = \"default\"\n",
         )
         .unwrap();
         let Definition::Acp(a) = config.backend("a").unwrap() else {
@@ -91,6 +96,7 @@ mod tests {
         };
         assert_eq!(a.args, ["--acp"]);
         assert_eq!(a.auto_mode.as_deref(), Some("yolo"));
+        assert_eq!(a.ask_mode.as_deref(), Some("default"));
         let err = |text: &str| load(text).unwrap_err().to_string();
         let e = err("[backends.a]\ntype = \"acp\"\ncommand = \"a\"\ntokens_regex = \"x\"\n");
         assert!(e.contains("key `tokens_regex`: a `type = \"acp\"`"), "{e}");
@@ -102,5 +108,7 @@ mod tests {
         assert!(e.contains("key `tools`"), "{e}");
         let e = err("[backends.a]\ncommand = \"a\"\nauto_mode = \"yolo\"\n");
         assert!(e.contains("key `auto_mode`"), "{e}");
+        let e = err("[backends.a]\ncommand = \"a\"\nask_mode = \"default\"\n");
+        assert!(e.contains("key `ask_mode`"), "{e}");
     }
 }

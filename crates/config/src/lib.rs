@@ -366,13 +366,15 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
     if raw.kind.as_ref().is_some_and(|k| k.value == ACP_TYPE) {
         return acp::resolve(name, raw, defined_at).map(Definition::Acp);
     }
-    if raw.auto_mode.is_some() {
-        return Err(ConfigError::key(
-            defined_at,
-            name,
-            "auto_mode",
-            "only `type = \"acp\"` backends read it",
-        ));
+    for (key, set) in [("auto_mode", &raw.auto_mode), ("ask_mode", &raw.ask_mode)] {
+        if set.is_some() {
+            return Err(ConfigError::key(
+                defined_at,
+                name,
+                key,
+                "only `type = \"acp\"` backends read it",
+            ));
+        }
     }
     if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
         return pty::resolve(name, raw, defined_at).map(Definition::Pty);

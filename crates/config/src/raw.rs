@@ -114,6 +114,7 @@ pub struct RawBackend {
     pub exit_keys: Option<String>,
     // ACP agents (`type = "acp"`), see `config::acp`.
     pub auto_mode: Option<String>,
+    pub ask_mode: Option<String>,
 }
 
 impl Overlay for RawBackend {
@@ -199,7 +200,8 @@ impl Overlay for RawBackend {
             approve_keys,
             deny_keys,
             exit_keys,
-            auto_mode
+            auto_mode,
+            ask_mode
         );
     }
 }

@@ -12,6 +12,7 @@
 
 mod conn;
 mod mcp;
+mod mode;
 mod probe;
 mod prompt;
 mod serve;
@@ -54,6 +55,8 @@ struct Running {
     setup: Value,
     /// Its slash commands, as it last listed them, with what each does.
     commands: Vec<(String, String)>,
+    /// Its session's mode, as last known (`mode`).
+    mode: Option<String>,
     /// A prompt cancelled and not yet answered.
     outstanding: Option<u64>,
     /// The running agent is to open `session` (a new one when `None`) before the next
@@ -218,6 +221,7 @@ impl AcpBackend {
             });
         }
         self.configure(agent, &id, &setup, host).await;
+        running.mode = mode::current(&setup);
         running.session = Some(id);
         running.setup = setup;
         running.unprompted = fresh;
@@ -266,8 +270,8 @@ impl AcpBackend {
         })
     }
 
-    /// `--model` through `session/set_model`, and `--approval never` through the agent's own
-    /// auto-approve mode, where the agent offers them; a refusal is a note, not an error.
+    /// `--model` through `session/set_model` (or the config option), where the agent offers
+    /// models; a refusal is a note, not an error. The mode is set before each prompt (`mode`).
     async fn configure(
         &self,
         agent: &mut Agent,
@@ -307,30 +311,6 @@ impl AcpBackend {
                         format!("(the agent did not take the model `{model}`)"),
                     );
                 }
-            }
-        }
-        if host.approves_all() {
-            let Some(mode) = self.def.auto_mode.as_deref() else {
-                return;
-            };
-            let offered = setup["modes"]["availableModes"]
-                .as_array()
-                .is_some_and(|m| m.iter().any(|m| m["id"] == mode));
-            let set = match offered {
-                true => agent
-                    .request(
-                        "session/set_mode",
-                        json!({ "sessionId": session, "modeId": mode }),
-                    )
-                    .await
-                    .is_ok(),
-                false => false,
-            };
-            if !set {
-                note(
-                    host,
-                    format!("(the agent has no mode `{mode}`: its questions are approved here)"),
-                );
             }
         }
     }
@@ -401,6 +381,14 @@ impl AcpBackend {
             prompt[0] = json!({ "type": "text", "text": text });
         }
         let agent = running.agent.as_mut().expect("started above");
+        let session_mode = mode::Session {
+            agent,
+            id: &session,
+            setup: &running.setup,
+            mode: &mut running.mode,
+        };
+        mode::align(&self.def, session_mode, host).await?;
+        let agent = running.agent.as_mut().expect("started above");
         if !images.is_empty() && !takes_images(&running.info) {
             // Checked before the turn (`check_images`); here for a caller that did not.
             return Err(self.error(
@@ -432,6 +420,9 @@ impl AcpBackend {
         let mut gathered = answer.gathered;
         if let Some(commands) = gathered.commands.take() {
             running.commands = commands;
+        }
+        if let Some(now) = gathered.mode.take() {
+            running.mode = Some(now);
         }
         let mut text = std::mem::take(&mut gathered.text);
         // Cut short, as an HTTP backend reports it (the answer so far stays the answer);

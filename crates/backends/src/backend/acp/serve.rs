@@ -215,10 +215,12 @@ async fn permission(params: &Value, host: &mut dyn Host) -> Value {
         },
         summary,
     };
-    let decision = host.approve(&request).await;
-    let wanted: &[&str] = match decision {
-        Decision::Once => &["allow_once", "allow_always"],
-        Decision::Always => &["allow_always", "allow_once"],
+    // The agent's "always" options are not chosen where a "once" is offered: agents keep
+    // them beyond the session (in their settings, or as a mode: Claude Code's plan exit), so
+    // they would widen later runs. agent-loop's own approval remembers an "always" for the
+    // session, and answers the agent's next question by it.
+    let wanted: &[&str] = match host.approve(&request).await {
+        Decision::Once | Decision::Always => &["allow_once", "allow_always"],
         Decision::Deny(_) => &["reject_once", "reject_always"],
     };
     let options = params["options"].as_array().cloned().unwrap_or_default();

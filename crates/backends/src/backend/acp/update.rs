@@ -35,6 +35,8 @@ pub struct Gathered {
     /// The agent's own slash commands (`available_commands_update`): names without `/`,
     /// and what each does.
     pub commands: Option<Vec<(String, String)>>,
+    /// The mode the agent said it switched to (`current_mode_update`).
+    pub mode: Option<String>,
 }
 
 impl Gathered {
@@ -141,6 +143,7 @@ impl Gathered {
             "current_mode_update" => {
                 let mode = update["currentModeId"].as_str().unwrap_or("?");
                 emit(line(OutputStream::Screen, format!("(agent mode: {mode})")));
+                self.mode = Some(mode.to_string());
             }
             "usage_update" => {
                 if let Some(cost) = update["cost"]

@@ -358,9 +358,11 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// MCP server logins (OAuth).
+    /// MCP: serve agent-loop to other agents, or log in to a server.
     ///
-    /// `login NAME` runs the OAuth authorization code flow with the server `[mcp.servers.NAME]`:
+    /// `serve` runs agent-loop as an MCP server on stdio: Claude Code, Codex, Gemini CLI and
+    /// other MCP clients call its tools `ask`, `reply` and `backends` to run a turn on any
+    /// backend (docs/mcp-server.md). `login NAME` runs the OAuth authorization code flow with the server `[mcp.servers.NAME]`:
     /// it prints a URL to open in a browser on this machine, waits for the browser to come
     /// back to 127.0.0.1, and keeps the tokens in $XDG_DATA_HOME/agent-loop/mcp-tokens/NAME.json
     /// (readable by you only); runs then send them, refreshed when they expire. `logout NAME`
@@ -412,6 +414,32 @@ pub struct Acp {
     pub no_save: bool,
 }
 
+/// `agent-loop mcp serve`: the run flags that apply to an MCP server, and its own.
+#[derive(Debug, clap::Args)]
+pub struct McpServe {
+    #[command(flatten)]
+    pub run: ServeRun,
+
+    /// A backend the calling agent may ask for; repeatable. Without it and without
+    /// --backend: every backend that can run here. --backend is always allowed.
+    #[arg(long = "allow-backend", value_name = "NAME")]
+    pub allow_backend: Vec<String>,
+
+    /// The longest one call (one turn) may take; then the turn is cancelled and what it had
+    /// answered is returned [default: no limit].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+
+    /// Longer answers are cut (head and tail kept) and saved whole in the session's
+    /// artifacts, the cut answer saying where.
+    #[arg(long, value_name = "N", default_value_t = 60_000)]
+    pub max_answer_chars: usize,
+
+    /// Do not save the sessions or their logs (then `reply` has nothing to continue).
+    #[arg(long)]
+    pub no_save: bool,
+}
+
 /// `agent-loop telegram`: the run flags that apply to a bot, and its own.
 #[derive(Debug, clap::Args)]
 pub struct Telegram {
@@ -456,6 +484,8 @@ fn parse_rule(s: &str) -> Result<AllowRule, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum McpAction {
+    /// Serve MCP on stdio: the tools ask, reply and backends (docs/mcp-server.md).
+    Serve(Box<McpServe>),
     /// Log in to a URL server: the OAuth authorization code flow with PKCE.
     Login {
         #[arg(value_name = "NAME")]

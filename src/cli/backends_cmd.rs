@@ -88,13 +88,8 @@ fn row(name: &str, def: &Definition) -> Row {
     }
 }
 
-/// The table, columns padded to their widest cell.
-pub async fn table(config: &Config) -> Result<String, Error> {
-    let rows: Vec<Row> = config
-        .definitions()
-        .map(|(name, def)| row(name, def))
-        .collect();
-    let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
+/// The rows with their HERE status: a keyless HTTP backend's server asked whether it answers.
+async fn probed(rows: &mut [Row]) {
     let probes = futures_util::future::join_all(rows.iter().map(|r| {
         let url = r.probe.clone();
         async move {
@@ -103,15 +98,40 @@ pub async fn table(config: &Config) -> Result<String, Error> {
                 None => None,
             }
         }
-    }));
-    let (versions, probes) =
-        futures_util::future::join(super::versions::versions(&programs), probes).await;
-    let mut rows = rows;
+    }))
+    .await;
     for (row, status) in rows.iter_mut().zip(probes) {
         if let Some(status) = status {
             row.status = status;
         }
     }
+}
+
+/// Every configured backend as (name, type, command or URL, HERE), without the versions:
+/// what `agent-loop mcp serve`'s `backends` tool tells the calling agent.
+pub async fn here(config: &Config) -> Vec<[String; 4]> {
+    let mut rows: Vec<Row> = config
+        .definitions()
+        .map(|(name, def)| row(name, def))
+        .collect();
+    probed(&mut rows).await;
+    rows.into_iter()
+        .map(|r| [r.name, r.kind, r.target, r.status])
+        .collect()
+}
+
+/// The table, columns padded to their widest cell.
+pub async fn table(config: &Config) -> Result<String, Error> {
+    let mut rows: Vec<Row> = config
+        .definitions()
+        .map(|(name, def)| row(name, def))
+        .collect();
+    let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
+    let ((), versions) = futures_util::future::join(
+        probed(&mut rows),
+        super::versions::versions(&programs),
+    )
+    .await;
     let mut cells = vec![["NAME", "TYPE", "COMMAND / URL", "HERE", "VERSION"].map(String::from)];
     for (r, v) in rows.into_iter().zip(versions) {
         cells.push([r.name, r.kind, r.target, r.status, v]);

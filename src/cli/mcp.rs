@@ -1,4 +1,5 @@
-//! `agent-loop mcp login|logout NAME` (the REPL's `/mcp` is the library's command).
+//! `agent-loop mcp login|logout NAME` (the REPL's `/mcp` is the library's command; `mcp serve`
+//! is [`super::mcp_serve`]).
 
 use std::path::Path;
 
@@ -18,6 +19,8 @@ pub async fn account(action: &McpAction, config: Option<&Path>) -> Result<(), Er
             agent_loop::mcp::oauth::login(def, &mut |line| eprintln!("{line}")).await?;
             eprintln!("agent-loop: logged in to MCP server `{name}`");
         }
+        // Run by `mcp_serve`, never here.
+        McpAction::Serve(_) => {}
         McpAction::Logout { name } => {
             let removed = agent_loop::mcp::oauth::logout(name)?;
             if removed {

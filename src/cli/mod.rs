@@ -14,6 +14,7 @@ mod frontend;
 mod import_spec;
 mod input;
 mod mcp;
+mod mcp_serve;
 mod options;
 mod outcome;
 mod probe;

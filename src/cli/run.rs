@@ -13,7 +13,7 @@ use agent_loop::session::Redactor;
 use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
-use super::args::{Args, Command, CompletionShell};
+use super::args::{Args, Command, CompletionShell, McpAction};
 use super::editor::complete::Completer;
 use super::editor::history::{self, History};
 use super::editor::Editor;
@@ -119,6 +119,9 @@ pub fn main() -> i32 {
         }) => runtime.block_on(doctor(&args, &backend.clone().or(backend_flag.clone()))),
         Some(Command::Telegram(bot)) => runtime.block_on(super::telegram::run(&args, bot)),
         Some(Command::Acp(acp)) => runtime.block_on(super::acp::run(&args, acp)),
+        Some(Command::Mcp {
+            action: McpAction::Serve(serve),
+        }) => runtime.block_on(super::mcp_serve::run(&args, serve)),
         Some(Command::Mcp { action }) => {
             match runtime.block_on(super::mcp::account(action, args.run.config.as_deref())) {
                 Ok(()) => 0,

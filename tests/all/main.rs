@@ -32,6 +32,7 @@ mod jsonl_sessions;
 mod library;
 mod log_schema;
 mod mcp;
+mod mcp_serve;
 mod modes;
 mod policy;
 mod preset_args;

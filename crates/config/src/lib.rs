@@ -76,7 +76,16 @@ impl Definition {
         }
     }
 
-    /// The environment variable that holds its API key, if any.
+    /// What it is and what it needs (`description` in backends.toml), or "".
+    pub fn description(&self) -> &str {
+        match self {
+            Definition::Cli(d) => &d.description,
+            Definition::Http(d) => &d.description,
+            Definition::Pty(d) => &d.launch.description,
+            Definition::Acp(d) => &d.launch.description,
+        }
+    }
+
     /// Its context settings (`context`, `max_context_tokens`, `tool_result_max_chars`).
     pub fn context(&self) -> ContextSettings {
         match self {
@@ -90,6 +99,7 @@ impl Definition {
         }
     }
 
+    /// The environment variable that holds its API key, if any.
     pub fn api_key_env(&self) -> Option<&str> {
         match self {
             Definition::Cli(_) | Definition::Pty(_) | Definition::Acp(_) => None,

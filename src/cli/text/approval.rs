@@ -22,12 +22,25 @@ const NEWLINE_RUN: usize = 2;
 /// (the question) without its newline. `full`: the whole command even when it is long.
 pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     let tool = visible(&request.call.name).concat();
+    let (mut out, long) = question(request, width, full, "answer v");
+    out.push_str(&format!("[y]es once, [a]lways for {tool}, [n]o"));
+    if long {
+        out.push_str(", [v]iew all");
+    }
+    out.push_str(": ");
+    out
+}
+
+/// The question without its answers: the tool, how long the call is and its lines (folded
+/// unless `full`, `how` saying how to see the rest), each line ending in a newline; and
+/// whether it is longer than a screen. The MCP server's elicitation asks with it too.
+pub fn question(request: &ApprovalRequest, width: usize, full: bool, how: &str) -> (String, bool) {
+    let tool = visible(&request.call.name).concat();
     let lines = shown_lines(&request.summary, width.saturating_sub(4).max(20));
     let mut out = format!(
         "Allow {tool}? It asks to run ({}):\n",
         line_count(lines.len())
     );
-    let long = lines.len() > SCREEN_LINES;
     let shown = fold(lines.len(), full);
     for line in &lines[..shown] {
         out.push_str(&format!("  | {line}\n"));
@@ -35,15 +48,10 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     if shown < lines.len() {
         out.push_str(&format!(
             "  ... {}\n",
-            not_shown(lines.len() - shown, lines.len(), "answer v")
+            not_shown(lines.len() - shown, lines.len(), how)
         ));
     }
-    out.push_str(&format!("[y]es once, [a]lways for {tool}, [n]o"));
-    if long {
-        out.push_str(", [v]iew all");
-    }
-    out.push_str(": ");
-    out
+    (out, lines.len() > SCREEN_LINES)
 }
 
 /// How long the question is: `1 line`, `12 lines`.

@@ -16,8 +16,8 @@ use crate::common::{fixture, Run, Workspace};
 use server::{response, Answer, Server};
 
 /// A made-up key: the tests check it is sent, and never shown.
-const KEY: &str = "sk-test-7f3a9c1e5b2d4f6a8c0e";
-const KEY_ENV: &str = "AGENT_LOOP_TEST_API_KEY";
+pub(crate) const KEY: &str = "sk-test-7f3a9c1e5b2d4f6a8c0e";
+pub(crate) const KEY_ENV: &str = "AGENT_LOOP_TEST_API_KEY";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Format {

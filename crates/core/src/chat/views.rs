@@ -10,6 +10,18 @@ use crate::Error;
 use super::{Chat, ChatError};
 
 impl Chat {
+    /// `answer` redacted, and when longer than `max_chars` characters its head and tail with
+    /// a note where it is saved whole: the session's artifacts, as a long tool result is
+    /// (a front end that hands answers to another program, `agent-loop mcp serve`).
+    pub fn fit_answer(&self, answer: &str, max_chars: usize) -> String {
+        let answer = self.redactor.redact(answer);
+        let artifacts = self.artifacts();
+        let id = format!("answer-{}", self.agent.turns());
+        crate::context::truncate::fit_tool_output(answer, max_chars, |full| {
+            Ok(artifacts.save(&id, "answer", full)?)
+        })
+    }
+
     /// The slash commands of the backend's agent (an ACP agent's; `//NAME` sends it
     /// `/NAME`), a line each, or `None` when it listed none.
     pub fn agent_commands(&self) -> Option<String> {

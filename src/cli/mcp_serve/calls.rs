@@ -1,0 +1,346 @@
+//! The calls, run on this thread beside the connection: each `ask` and `reply` opens the
+//! session's chat (holding its lock, as a CLI run does), runs one turn, saves and closes it,
+//! so the CLI can continue the session between calls. Calls on different sessions run side
+//! by side; calls on one session wait their turn in order (its lane), so two turns never
+//! interleave in one conversation. A cancel (`notifications/cancelled`) or `--timeout`
+//! stops the turn and its process group, keeping what was answered so far.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rmcp::model::{CallToolResult, ContentBlock, ProgressToken};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use agent_loop::chat::{Chat, SessionChoice};
+use agent_loop::event::CutReason;
+use agent_loop::session::Store;
+use agent_loop::{Error, ErrorKind};
+
+use super::observer::CallObserver;
+use super::tools::{Request, Turn};
+use super::Shared;
+
+/// A `tools/call`, with what answers it.
+pub struct Call {
+    pub request: Request,
+    pub peer: Peer<RoleServer>,
+    /// Cancelled by the client's `notifications/cancelled`, or when the connection ends.
+    pub cancelled: CancellationToken,
+    pub progress: Option<ProgressToken>,
+    pub answer: oneshot::Sender<CallToolResult>,
+}
+
+struct Server {
+    shared: Shared,
+    /// One lock per session a call is using or waiting for.
+    lanes: RefCell<HashMap<String, Rc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Runs every call handed over until the connection ends, then waits for those running
+/// (the end cancelled them).
+pub async fn run(shared: Shared, mut calls: mpsc::UnboundedReceiver<Call>) {
+    let server = Rc::new(Server {
+        shared,
+        lanes: RefCell::default(),
+    });
+    let mut running = Vec::new();
+    while let Some(call) = calls.recv().await {
+        running.retain(|task: &tokio::task::JoinHandle<()>| !task.is_finished());
+        running.push(tokio::task::spawn_local(handle(server.clone(), call)));
+    }
+    for task in running {
+        let _ = task.await;
+    }
+}
+
+async fn handle(server: Rc<Server>, call: Call) {
+    let Call {
+        request,
+        peer,
+        cancelled,
+        progress,
+        answer,
+    } = call;
+    let result = match request {
+        Request::Backends => backends(&server.shared).await,
+        Request::Turn(turn) => server
+            .turn(turn, &peer, &cancelled, progress)
+            .await
+            .unwrap_or_else(|e| failed(&e)),
+    };
+    // Lanes no call holds or waits for are forgotten.
+    server
+        .lanes
+        .borrow_mut()
+        .retain(|_, lane| Rc::strong_count(lane) > 1);
+    let _ = answer.send(result);
+}
+
+/// Why a turn was stopped before its end.
+#[derive(Clone, Copy)]
+enum Stop {
+    Cancelled,
+    Timeout,
+}
+
+impl Server {
+    fn lane(&self, session: &str) -> Rc<tokio::sync::Mutex<()>> {
+        self.lanes
+            .borrow_mut()
+            .entry(session.to_string())
+            .or_default()
+            .clone()
+    }
+
+    async fn turn(
+        &self,
+        turn: Turn,
+        peer: &Peer<RoleServer>,
+        cancelled: &CancellationToken,
+        progress: Option<ProgressToken>,
+    ) -> Result<CallToolResult, Error> {
+        let shared = &self.shared;
+        if let Some(backend) = &turn.backend {
+            if !shared.offered.has(backend) {
+                return Err(not_offered(backend, shared));
+            }
+        }
+        let store = Store::default_dir().map(Store::new);
+        let exists = |name: &str| store.as_ref().is_some_and(|s| s.has(name));
+        if let (true, Some(name)) = (turn.reply, &turn.session) {
+            if !shared.options.save {
+                return Err(Error::config(
+                    "sessions are not saved here (agent-loop mcp serve --no-save), so there is \
+                     no session to reply in: use ask",
+                ));
+            }
+            if !exists(name) {
+                return Err(Error::config(format!(
+                    "no saved session named `{name}`: ask starts one (its result names it)"
+                )));
+            }
+        }
+        let lane = turn.session.as_deref().map(|name| self.lane(name));
+        let _held = match &lane {
+            Some(lane) => tokio::select! {
+                held = lane.lock() => Some(held),
+                () = cancelled.cancelled() => {
+                    return Err(Error::new(ErrorKind::Cancelled, "cancelled before it started"));
+                }
+            },
+            None => None,
+        };
+        let root = client_root(peer).await?;
+        let mut settings = shared.settings.clone();
+        let mut options = shared.options.clone();
+        let resumed = turn.session.as_deref().is_some_and(|name| exists(name));
+        options.session = match &turn.session {
+            Some(name) => SessionChoice::Named(name.clone()),
+            None => SessionChoice::New,
+        };
+        if let Some(root) = root {
+            options.cwd = Some(root.clone());
+            options.root = Some(root);
+        }
+        // A session continued keeps its backend unless the call names one, as
+        // `--session NAME` does; a new one starts on the default.
+        match (&turn.backend, resumed) {
+            (Some(backend), _) => settings.flag("backend", Some(backend.clone())),
+            (None, false) => settings.flag("backend", Some(shared.offered.default.clone())),
+            (None, true) => {}
+        }
+        settings.flag("model", turn.model.clone());
+        let mut chat = Chat::open(&settings, &options, &mut |n| eprintln!("{n}"))?;
+        let backend = chat.status().backend;
+        if !shared.offered.has(&backend) {
+            chat.shutdown().await;
+            return Err(Error::config(format!(
+                "session {} runs on {backend}, which this server does not offer: name a \
+                 backend ({})",
+                chat.session().name,
+                shared.offered.names.join(", ")
+            )));
+        }
+        for notice in chat.start_mcp().await {
+            eprintln!("{notice}");
+        }
+        let result = self
+            .run_turn(&mut chat, &turn.prompt, peer, cancelled, progress)
+            .await;
+        chat.shutdown().await;
+        result
+    }
+
+    /// Runs the turn until it ends, is cancelled or runs out of time.
+    async fn run_turn(
+        &self,
+        chat: &mut Chat,
+        prompt: &str,
+        peer: &Peer<RoleServer>,
+        cancelled: &CancellationToken,
+        progress: Option<ProgressToken>,
+    ) -> Result<CallToolResult, Error> {
+        let shared = &self.shared;
+        let elicit = super::approval::can_elicit(peer);
+        let mut observer = CallObserver::new(peer.clone(), elicit, progress);
+        let before = chat.status().totals;
+        let canceller = chat.canceller();
+        let mut stop = None;
+        let result = {
+            let turn = chat.turn(prompt, &mut observer);
+            tokio::pin!(turn);
+            let limit = shared.timeout;
+            let stopped = async {
+                tokio::select! {
+                    () = cancelled.cancelled() => Stop::Cancelled,
+                    () = async {
+                        match limit {
+                            Some(limit) => tokio::time::sleep(limit).await,
+                            None => std::future::pending().await,
+                        }
+                    } => Stop::Timeout,
+                }
+            };
+            // The turn is polled first, so it is listening for the cancel before one comes.
+            tokio::select! {
+                biased;
+                result = &mut turn => result,
+                why = stopped => {
+                    stop = Some(why);
+                    canceller.cancel();
+                    turn.await
+                }
+            }
+        };
+        observer.finish().await;
+        let (stop_reason, text) = match (result, stop) {
+            (_, Some(Stop::Timeout)) => (
+                "timeout",
+                format!(
+                    "{}\n\n[agent-loop: the turn was stopped after {}s (--timeout); the answer so far is above]",
+                    observer.so_far,
+                    shared.timeout.unwrap_or_default().as_secs()
+                ),
+            ),
+            (Err(e), _) if e.kind == ErrorKind::Cancelled => ("cancelled", observer.so_far.clone()),
+            (Err(e), _) if e.kind == ErrorKind::IterationCap => (
+                "max_iterations",
+                format!("{}\n\n[agent-loop: {e}]", observer.so_far),
+            ),
+            (Err(e), _) => return Err(e),
+            (Ok(answer), _) => (
+                match observer.cut {
+                    Some(CutReason::MaxTokens) => "max_tokens",
+                    Some(CutReason::Refusal) => "refusal",
+                    None => "end_turn",
+                },
+                answer,
+            ),
+        };
+        let status = chat.status();
+        let text = chat.fit_answer(text.trim_start(), shared.max_answer_chars);
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({
+            "session": shared.options.save.then_some(status.session),
+            "backend": status.backend,
+            "model": status.model,
+            "stop_reason": stop_reason,
+            "tokens": {
+                "input": status.totals.input.saturating_sub(before.input),
+                "output": status.totals.output.saturating_sub(before.output),
+            },
+            "cost_usd": observer.cost,
+        }));
+        Ok(result)
+    }
+}
+
+/// The client's first root (`roots/list`), when it offers roots: the working directory and
+/// the folder the file tools are confined to.
+#[allow(deprecated)] // Roots are deprecated in the newest revision, not in today's clients.
+async fn client_root(peer: &Peer<RoleServer>) -> Result<Option<PathBuf>, Error> {
+    let offers = peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.roots.is_some());
+    if !offers {
+        return Ok(None);
+    }
+    let roots = peer
+        .list_roots()
+        .await
+        .map_err(|e| Error::config(format!("the MCP client's roots/list failed: {e}")))?;
+    let Some(first) = roots.roots.first() else {
+        return Ok(None);
+    };
+    let path = reqwest::Url::parse(&first.uri)
+        .ok()
+        .filter(|url| url.scheme() == "file")
+        .and_then(|url| url.to_file_path().ok())
+        .ok_or_else(|| {
+            Error::config(format!(
+                "the MCP client's root `{}` is not a file:// URL",
+                first.uri
+            ))
+        })?;
+    if !path.is_dir() {
+        return Err(Error::config(format!(
+            "the MCP client's root {} is not a folder here",
+            path.display()
+        )));
+    }
+    Ok(Some(path))
+}
+
+/// `backends`: every configured backend, whether it is offered and can run here, and what
+/// it is; the default.
+async fn backends(shared: &Shared) -> CallToolResult {
+    let config = match Chat::load_config(shared.options.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => return failed(&e.into()),
+    };
+    let rows = crate::cli::backends_cmd::here(&config).await;
+    let mut text = format!("default: {}\n", shared.offered.default);
+    let mut list = Vec::new();
+    for [name, kind, _, here] in rows {
+        let Ok(def) = config.backend(&name) else {
+            continue;
+        };
+        let offered = shared.offered.has(&name);
+        text.push_str(&format!(
+            "{name} ({kind}; {}; {here}): {}\n",
+            if offered { "offered" } else { "not offered" },
+            def.description()
+        ));
+        list.push(json!({
+            "name": name,
+            "type": kind,
+            "offered": offered,
+            "here": here,
+            "model": def.model(),
+            "description": def.description(),
+        }));
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "default": shared.offered.default,
+        "backends": list,
+    }));
+    result
+}
+
+fn not_offered(backend: &str, shared: &Shared) -> Error {
+    Error::config(format!(
+        "backend `{backend}` is not offered by this server; the backends offered are {}",
+        shared.offered.names.join(", ")
+    ))
+}
+
+/// A call that failed: the reason, for the calling model to read.
+fn failed(error: &Error) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("agent-loop: {error}"))])
+}

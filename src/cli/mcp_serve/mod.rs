@@ -1,0 +1,176 @@
+//! `agent-loop mcp serve`: agent-loop as an MCP server on stdio, so that another agent
+//! (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, Cursor) can run a turn on any of
+//! agent-loop's backends as a tool call: `ask`, `reply` (a session continued, on the same or
+//! another backend) and `backends`. Every call is a turn of an [`agent_loop::chat::Chat`], as
+//! the CLI's, the Telegram bot's and the ACP server's are: the same tools, confinement,
+//! approval, sessions and redaction.
+//!
+//! The official SDK (rmcp) runs the connection; its handlers must be `Send`, so they only
+//! hand each call to [`calls`], which runs the chats on this thread. stdout carries JSON-RPC
+//! only; notices go to stderr.
+
+mod approval;
+mod calls;
+mod handler;
+mod observer;
+mod tools;
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::config::settings::Settings;
+use agent_loop::config::Config;
+use agent_loop::process::capped::{self, Breach, CappedLines};
+use agent_loop::{Error, ErrorKind};
+
+use super::args::{Args, McpServe};
+use super::options::{chat_options, load_settings, merged};
+
+/// What every call is run with.
+pub struct Shared {
+    /// The settings without `--backend`: a session continued keeps its backend unless the
+    /// call names one, as `--session NAME` does.
+    pub settings: Settings,
+    pub options: ChatOptions,
+    pub offered: Offered,
+    /// `--timeout`: the longest one call may take.
+    pub timeout: Option<Duration>,
+    pub max_answer_chars: usize,
+}
+
+/// The backends the calling agent may ask for, and the one a new session starts on.
+#[derive(Debug, Clone)]
+pub struct Offered {
+    pub default: String,
+    pub names: Vec<String>,
+}
+
+impl Offered {
+    pub fn has(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+}
+
+pub async fn run(top: &Args, serve: &McpServe) -> i32 {
+    let mut args = merged(top, &serve.run);
+    args.saving.no_save = top.saving.no_save || serve.no_save;
+    let backend = args.run.backend.take();
+    let settings = match load_settings(&args) {
+        Ok(settings) => settings,
+        Err(e) => return fail(&e),
+    };
+    let options = chat_options(&args);
+    let config = match Chat::load_config(options.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => return fail(&e.into()),
+    };
+    let offered = match offered(&config, &settings, backend, &serve.allow_backend) {
+        Ok(offered) => offered,
+        Err(e) => return fail(&e),
+    };
+    // A bad setting stops the start with a clear error, rather than failing every call: a
+    // chat is put together once, unsaved, and dropped.
+    let mut probe_settings = settings.clone();
+    probe_settings.flag("backend", Some(offered.default.clone()));
+    let probe = ChatOptions {
+        save: false,
+        ..options.clone()
+    };
+    if let Err(e) = Chat::open(&probe_settings, &probe, &mut |n| eprintln!("{n}")) {
+        return fail(&e);
+    }
+    eprintln!(
+        "agent-loop mcp serve: backends {} (default {}), serving MCP on stdio",
+        offered.names.join(", "),
+        offered.default
+    );
+    let shared = Shared {
+        settings,
+        options,
+        offered,
+        timeout: serve.timeout.map(Duration::from_secs),
+        max_answer_chars: serve.max_answer_chars.max(1),
+    };
+    let local = tokio::task::LocalSet::new();
+    match local.run_until(serve_stdio(shared)).await {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+/// Serves MCP on stdio until the client closes it; then the calls still running are
+/// cancelled (rmcp cancels their requests) and their chats saved.
+async fn serve_stdio(shared: Shared) -> Result<(), Error> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handler = handler::Handler::new(tx, tools::list(&shared.offered));
+    let server = tokio::task::spawn_local(calls::run(shared, rx));
+    let breach = Breach::default();
+    // A line longer than the cap on one message ends the connection instead of growing
+    // memory with it.
+    let stdin = CappedLines::new(tokio::io::stdin(), capped::LINE, breach.clone());
+    let io_error = |e: String| Error::new(ErrorKind::Io, format!("MCP connection on stdio: {e}"));
+    let result = match handler.serve((stdin, tokio::io::stdout())).await {
+        Ok(service) => service
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| io_error(e.to_string())),
+        Err(e) => Err(io_error(e.to_string())),
+    };
+    // The handler (the last sender) is gone with the service: the calls end.
+    let _ = server.await;
+    if let Some(why) = breach.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(io_error(why));
+    }
+    result
+}
+
+/// The backends offered: `--backend` and every `--allow-backend`, else every backend that can
+/// run here; the default is `--backend`, else the configured one when offered, else the
+/// first offered.
+fn offered(
+    config: &Config,
+    settings: &Settings,
+    backend: Option<String>,
+    allowed: &[String],
+) -> Result<Offered, Error> {
+    let named: Vec<String> = backend.iter().chain(allowed).cloned().collect();
+    for name in &named {
+        config.backend(name)?;
+    }
+    let names: Vec<String> = if named.is_empty() {
+        config
+            .definitions()
+            .filter(|(_, def)| def.is_available())
+            .map(|(name, _)| name.to_string())
+            .collect()
+    } else {
+        let mut unique = Vec::new();
+        for name in named {
+            if !unique.contains(&name) {
+                unique.push(name);
+            }
+        }
+        unique
+    };
+    let configured = settings
+        .get::<String>("backend")?
+        .or_else(|| config.default_backend.clone());
+    let default = backend
+        .or(configured.filter(|c| names.contains(c)))
+        .or_else(|| names.first().cloned())
+        .ok_or_else(|| {
+            Error::config(
+                "no backend can run here (none is installed, or its API key is not set): \
+                 `agent-loop backends` shows each one's state; name one with --backend",
+            )
+        })?;
+    Ok(Offered { default, names })
+}
+
+fn fail(error: &Error) -> i32 {
+    eprintln!("agent-loop: error: {error}");
+    crate::cli::outcome::exit_code(error)
+}

@@ -1,0 +1,139 @@
+//! Approval at the calling client: an elicitation allowed and declined, a client without
+//! elicitation (refused, unless an --allow rule covers the call), the client's root as the
+//! confinement, and progress while the turn runs.
+
+use serde_json::json;
+
+use super::{block, call, start, structured, text, Behaviour};
+use crate::common::Workspace;
+
+/// The fake agent asks to write `out.txt`, then answers "done".
+fn writes(ws: &Workspace) {
+    ws.reply(
+        1,
+        call("write", json!({"path": "out.txt", "content": "written\n"})),
+    );
+    ws.reply(2, "done\n");
+}
+
+#[test]
+fn an_elicitation_allowed_runs_the_call() {
+    let ws = Workspace::new();
+    writes(&ws);
+    let behaviour = Behaviour {
+        elicit: Some("allow"),
+        ..Behaviour::default()
+    };
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], behaviour, &[]).await;
+        let result = client.call("ask", json!({"prompt": "write it"})).await;
+        assert_eq!(text(&result), "done", "{result:?}");
+        let asked = client.seen.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(
+            asked[0].starts_with("Allow write? It asks to run"),
+            "{asked:?}"
+        );
+        assert!(asked[0].contains("out.txt"), "{asked:?}");
+        client.close().await;
+    });
+    assert_eq!(
+        std::fs::read_to_string(ws.work().join("out.txt")).unwrap(),
+        "written\n"
+    );
+}
+
+#[test]
+fn an_elicitation_declined_refuses_the_call_and_the_model_is_told() {
+    let ws = Workspace::new();
+    writes(&ws);
+    let behaviour = Behaviour {
+        elicit: Some("decline"),
+        ..Behaviour::default()
+    };
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], behaviour, &[]).await;
+        let result = client.call("ask", json!({"prompt": "write it"})).await;
+        assert_eq!(structured(&result)["stop_reason"], "end_turn");
+        assert_eq!(client.seen.asked.lock().unwrap().len(), 1);
+        client.close().await;
+    });
+    assert!(!ws.work().join("out.txt").exists());
+    assert!(ws.prompt(2).contains("the user declined it"), "{}", ws.prompt(2));
+}
+
+#[test]
+fn without_elicitation_only_what_a_rule_allows_runs() {
+    let ws = Workspace::new();
+    writes(&ws);
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        client.call("ask", json!({"prompt": "write it"})).await;
+        client.close().await;
+    });
+    assert!(!ws.work().join("out.txt").exists());
+    assert!(
+        ws.prompt(2).contains("offers no elicitation"),
+        "{}",
+        ws.prompt(2)
+    );
+    // The same call under `--allow write`: it runs, and nobody is asked.
+    ws.fake_file("count", "0");
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--allow", "write"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("ask", json!({"prompt": "write it"})).await;
+        assert_eq!(text(&result), "done");
+        client.close().await;
+    });
+    assert!(ws.work().join("out.txt").exists());
+}
+
+#[test]
+fn the_clients_root_is_where_the_file_tools_work_and_stay() {
+    let ws = Workspace::new();
+    let root = ws.work().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    ws.reply(
+        1,
+        call("write", json!({"path": "../escaped.txt", "content": "no\n"})),
+    );
+    ws.reply(
+        2,
+        call("write", json!({"path": "inside.txt", "content": "yes\n"})),
+    );
+    ws.reply(3, "done\n");
+    let behaviour = Behaviour {
+        root: Some(root.clone()),
+        ..Behaviour::default()
+    };
+    block(async {
+        let client = start(&ws, &["--backend", "fake", "--yes"], behaviour, &[]).await;
+        let result = client.call("ask", json!({"prompt": "write"})).await;
+        assert_eq!(text(&result), "done", "{result:?}");
+        client.close().await;
+    });
+    assert!(root.join("inside.txt").exists());
+    assert!(!ws.work().join("escaped.txt").exists());
+}
+
+#[test]
+fn progress_tells_the_client_of_the_tool_calls_as_they_run() {
+    let ws = Workspace::new();
+    writes(&ws);
+    block(async {
+        let client = start(&ws, &["--backend", "fake", "--yes"], Behaviour::default(), &[]).await;
+        let result = client.call("ask", json!({"prompt": "write it"})).await;
+        assert_eq!(text(&result), "done");
+        // The first one is never held back by the rate limit.
+        let seen = client.seen.progress.clone();
+        let first = super::eventually(move || seen.lock().unwrap().first().cloned()).await;
+        assert!(first.contains("write") && first.contains("out.txt"), "{first}");
+        client.close().await;
+    });
+}

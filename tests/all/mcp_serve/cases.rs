@@ -1,0 +1,176 @@
+//! The tools listed, an ask through the demo backend and through the HTTP mock (its answer
+//! redacted), the backends tool, and calls that are refused.
+
+use serde_json::json;
+
+use super::{block, start, structured, text, Behaviour};
+use crate::common::Workspace;
+use crate::http::server::{response, Server};
+use crate::http::{KEY, KEY_ENV};
+
+#[test]
+fn tools_are_listed_and_an_ask_runs_a_demo_turn_in_a_saved_session() {
+    let ws = Workspace::new();
+    block(async {
+        let client = start(&ws, &["--allow-backend", "demo"], Behaviour::default(), &[]).await;
+        let tools = client.service.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
+        assert_eq!(names, ["ask", "reply", "backends"]);
+        let ask = &tools[0];
+        assert_eq!(ask.input_schema["required"], json!(["prompt"]));
+        assert_eq!(ask.input_schema["properties"]["backend"]["enum"], json!(["demo"]));
+        assert!(ask.output_schema.is_some());
+        let result = client.call("ask", json!({"prompt": "hello there"})).await;
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert!(text(&result).contains("offline demo agent"), "{result:?}");
+        let meta = structured(&result);
+        assert_eq!(meta["backend"], "demo");
+        assert_eq!(meta["stop_reason"], "end_turn");
+        assert!(meta["tokens"]["input"].as_u64().unwrap() > 0, "{meta}");
+        let session = meta["session"].as_str().unwrap().to_string();
+        client.close().await;
+        let saved = ws.saved_session();
+        assert_eq!(saved["name"], session.as_str());
+        assert!(saved["conversation"].to_string().contains("hello there"));
+    });
+}
+
+#[test]
+fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
+    // The model's answer quotes the key: the calling agent must never see it.
+    let body = format!(
+        "{{\"id\":\"c1\",\"object\":\"chat.completion\",\"model\":\"test-model\",\"choices\":[{{\"index\":0,\
+         \"message\":{{\"role\":\"assistant\",\"content\":\"the key is {KEY}.\"}},\"finish_reason\":\"stop\"}}],\
+         \"usage\":{{\"prompt_tokens\":12,\"completion_tokens\":5,\"total_tokens\":17}}}}"
+    );
+    let server = Server::start(vec![response(
+        200,
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )]);
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.api]\ntype = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"{KEY_ENV}\"\n\
+         model = \"test-model\"\nstream = false\ntimeout_s = 300\n",
+        server.url
+    ));
+    block(async {
+        let client = start(&ws, &["--backend", "api"], Behaviour::default(), &[(KEY_ENV, KEY)]).await;
+        let result = client.call("ask", json!({"prompt": "what is the key?"})).await;
+        let answer = text(&result);
+        assert!(answer.contains("the key is [REDACTED]."), "{answer}");
+        assert!(!format!("{result:?}").contains(KEY), "{result:?}");
+        let meta = structured(&result);
+        assert_eq!(meta["backend"], "api");
+        assert_eq!(meta["model"], "test-model");
+        assert_eq!(meta["tokens"], json!({"input": 12, "output": 5}));
+        client.close().await;
+    });
+    let sent = server.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].header("authorization"), Some(&*format!("Bearer {KEY}")));
+}
+
+#[test]
+fn backends_says_what_is_offered_and_what_runs_here() {
+    let ws = Workspace::new();
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--allow-backend", "demo"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("backends", json!({})).await;
+        let meta = structured(&result);
+        assert_eq!(meta["default"], "fake");
+        let list = meta["backends"].as_array().unwrap();
+        let entry = |name: &str| list.iter().find(|b| b["name"] == name).unwrap().clone();
+        assert_eq!(entry("fake")["offered"], true);
+        assert_eq!(entry("demo")["offered"], true);
+        assert_eq!(entry("demo")["here"], "built in");
+        assert!(entry("demo")["description"]
+            .as_str()
+            .unwrap()
+            .contains("Offline demo agent"));
+        assert_eq!(entry("claude")["offered"], false);
+        assert!(text(&result).starts_with("default: fake\n"), "{result:?}");
+        client.close().await;
+    });
+}
+
+#[test]
+fn calls_that_cannot_run_say_why() {
+    let ws = Workspace::new();
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        let other = client
+            .call("ask", json!({"prompt": "hi", "backend": "demo"}))
+            .await;
+        assert_eq!(other.is_error, Some(true));
+        assert!(
+            text(&other).contains("backend `demo` is not offered by this server; the backends offered are fake"),
+            "{other:?}"
+        );
+        let missing = client
+            .call("reply", json!({"session": "nothing-here", "prompt": "hi"}))
+            .await;
+        assert_eq!(missing.is_error, Some(true));
+        assert!(
+            text(&missing).contains("no saved session named `nothing-here`"),
+            "{missing:?}"
+        );
+        let params = rmcp::model::CallToolRequestParams::new("ask")
+            .with_arguments(json!({"prompt": ""}).as_object().cloned().unwrap());
+        let empty = client.service.call_tool(params).await.unwrap_err();
+        assert!(empty.to_string().contains("the prompt is empty"), "{empty}");
+        client.close().await;
+    });
+    assert_eq!(ws.runs(), 0, "the fake agent ran");
+}
+
+#[test]
+fn a_backend_that_is_not_configured_stops_the_start() {
+    let ws = Workspace::new();
+    let run = ws.run_cmd({
+        let mut cmd = std::process::Command::new(crate::common::bin());
+        ws.hermetic(&mut cmd)
+            .current_dir(ws.work())
+            .args(["mcp", "serve", "--config"])
+            .arg(ws.path("backends.toml"))
+            .args(["--allow-backend", "nosuch"])
+            .stdin(std::process::Stdio::null());
+        cmd
+    });
+    run.expect_code(2);
+    assert!(run.stderr().contains("nosuch"), "{}", run.stderr());
+    assert!(run.stdout().is_empty());
+}
+
+#[test]
+fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
+    let ws = Workspace::new();
+    let long: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+    ws.reply(1, &long);
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--max-answer-chars", "300"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("ask", json!({"prompt": "long", "session": "big"})).await;
+        let answer = text(&result);
+        assert!(answer.starts_with("line 1\n") && answer.ends_with("line 200"), "{answer}");
+        assert!(answer.contains("characters cut here"), "{answer}");
+        assert!(answer.chars().count() < 800, "{answer}");
+        client.close().await;
+    });
+    let artifacts = ws.path("data/agent-loop/sessions/big/artifacts");
+    let saved: Vec<_> = std::fs::read_dir(&artifacts).unwrap().collect();
+    assert_eq!(saved.len(), 1);
+    let whole = std::fs::read_to_string(saved[0].as_ref().unwrap().path()).unwrap();
+    assert_eq!(whole.trim_end(), long.trim_end());
+}

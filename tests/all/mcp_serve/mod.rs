@@ -1,0 +1,237 @@
+//! `agent-loop mcp serve` driven by a client on the official MCP SDK (rmcp's client side, the
+//! same SDK the server is built on) over the built binary's stdio: the tools listed, turns
+//! through the scripted fake agent and the HTTP mock, a reply that moves to another backend,
+//! approval through elicitation (allowed, declined) and without it, the client's root,
+//! progress, cancel, the timeout, and calls on two sessions side by side and on one in turn.
+
+// Roots are deprecated in the newest revision of MCP, not in the clients of today.
+#![allow(deprecated)]
+
+mod approval;
+mod cases;
+mod turns;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, ListRootsResult, ProgressNotificationParam,
+    Root,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use serde_json::{json, Value};
+
+use crate::common::{bin, poll, Workspace};
+
+/// How the client answers the server.
+#[derive(Clone, Default)]
+pub struct Behaviour {
+    /// Declares elicitation and answers every question so: `allow`, `always` or `deny`
+    /// (accepted with that decision), or `decline`.
+    pub elicit: Option<&'static str>,
+    /// Declares roots and lists this folder.
+    pub root: Option<PathBuf>,
+}
+
+/// What the server sent the client besides answers.
+#[derive(Clone, Default)]
+pub struct Seen {
+    /// The elicitations' messages.
+    pub asked: Arc<Mutex<Vec<String>>>,
+    /// The progress notifications' messages.
+    pub progress: Arc<Mutex<Vec<String>>>,
+}
+
+pub struct TestClient {
+    behaviour: Behaviour,
+    seen: Seen,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.behaviour.elicit.is_some() {
+            capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        }
+        if self.behaviour.root.is_some() {
+            capabilities.roots = ClientCapabilities::builder().enable_roots().build().roots;
+        }
+        ClientConfig::new(capabilities, Implementation::new("test-client", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.seen.asked.lock().unwrap().push(message.clone());
+        }
+        Ok(match self.behaviour.elicit {
+            Some("decline") | None => ElicitResult::new(ElicitationAction::Decline),
+            Some(decision) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({ "decision": decision })),
+        })
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .behaviour
+            .root
+            .iter()
+            .map(|path| Root::new(format!("file://{}", path.display())))
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let message = params.message.unwrap_or_default();
+        self.seen.progress.lock().unwrap().push(message);
+    }
+}
+
+/// A running `agent-loop mcp serve` and the client connected to it.
+pub struct Client {
+    pub service: RunningService<RoleClient, TestClient>,
+    pub seen: Seen,
+    child: tokio::process::Child,
+    stderr: PathBuf,
+}
+
+/// Runs `f` on a runtime of its own, as the client's side of a test.
+pub fn block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Starts `agent-loop mcp serve ARGS` with the workspace's backends.toml and environment
+/// (plus `env`) and connects a client that behaves as `behaviour` says.
+pub async fn start(
+    ws: &Workspace,
+    args: &[&str],
+    behaviour: Behaviour,
+    env: &[(&str, &str)],
+) -> Client {
+    let stderr = ws.path("serve.stderr");
+    let mut cmd = std::process::Command::new(bin());
+    ws.hermetic(&mut cmd)
+        .current_dir(ws.work())
+        .envs(env.iter().copied())
+        .args(["mcp", "serve", "--config"])
+        .arg(ws.path("backends.toml"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).unwrap());
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.kill_on_drop(true);
+    let mut child = cmd.spawn().expect("agent-loop starts");
+    let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let seen = Seen::default();
+    let client = TestClient {
+        behaviour,
+        seen: seen.clone(),
+    };
+    let service = match client.serve(transport).await {
+        Ok(service) => service,
+        Err(e) => panic!(
+            "the handshake failed ({e}):\n{}",
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        ),
+    };
+    Client {
+        service,
+        seen,
+        child,
+        stderr,
+    }
+}
+
+impl Client {
+    /// Calls `tool` with `args`; a protocol error fails the test.
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        match self.service.call_tool(params).await {
+            Ok(result) => result,
+            Err(e) => panic!("{tool} failed: {e}\n{}", self.stderr()),
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Closes the connection; agent-loop must then exit 0. Returns its stderr.
+    pub async fn close(mut self) -> String {
+        let _ = self.service.cancel().await;
+        let status = tokio::time::timeout(std::time::Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("agent-loop exits when its input ends")
+            .unwrap();
+        let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        assert!(status.success(), "agent-loop mcp serve: {status}\n{stderr}");
+        stderr
+    }
+}
+
+/// The result's text.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The result's structured content.
+pub fn structured(result: &CallToolResult) -> &Value {
+    result
+        .structured_content
+        .as_ref()
+        .unwrap_or_else(|| panic!("no structured content: {result:?}"))
+}
+
+/// One tool call in the fake agent's reply.
+pub fn call(name: &str, args: Value) -> String {
+    format!(
+        "<tool_call>{}</tool_call>\n",
+        json!({"name": name, "arguments": args})
+    )
+}
+
+/// Waits (bounded, polling) for a file the fake agent writes.
+pub fn wait_file(path: &std::path::Path) {
+    poll(|| path.exists().then_some(()))
+        .unwrap_or_else(|| panic!("{} never appeared", path.display()));
+}
+
+/// Waits (bounded, polling the client's state) until `check` gives a value.
+pub async fn eventually<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the client never saw it"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

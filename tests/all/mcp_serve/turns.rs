@@ -1,0 +1,192 @@
+//! Turns over time: a reply that moves the conversation to another backend, cancel and the
+//! timeout (the fake agent's process gone, the session saved), and calls on two sessions
+//! side by side while two calls on one session wait their turn.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use super::{block, start, structured, text, wait_file, Behaviour};
+use crate::common::{process_gone, wait_gone, Workspace};
+
+/// A second scripted backend on the same fake agent.
+fn with_second_backend(ws: &Workspace) {
+    ws.add_config(&format!(
+        "[backends.fake2]\ncommand = \"{}\"\n{}timeout_s = 300\n",
+        crate::common::fixture("agents/scripted.sh").display(),
+        crate::common::TOKENS
+    ));
+}
+
+#[test]
+fn a_reply_continues_the_session_on_another_backend() {
+    let ws = Workspace::new();
+    with_second_backend(&ws);
+    ws.reply(1, "The first answer.\nTokens: 10 in, 2 out\n");
+    ws.reply(2, "The second answer.\nTokens: 30 in, 3 out\n");
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--allow-backend", "fake2"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let first = client
+            .call("ask", json!({"prompt": "first question", "session": "task"}))
+            .await;
+        assert_eq!(text(&first), "The first answer.", "{first:?}");
+        assert_eq!(structured(&first)["session"], "task");
+        assert_eq!(structured(&first)["backend"], "fake");
+        let second = client
+            .call(
+                "reply",
+                json!({"session": "task", "prompt": "second question", "backend": "fake2"}),
+            )
+            .await;
+        assert_eq!(text(&second), "The second answer.", "{second:?}");
+        let meta = structured(&second);
+        assert_eq!(meta["backend"], "fake2");
+        assert_eq!(meta["tokens"], json!({"input": 30, "output": 3}));
+        // The session stays on the backend it moved to.
+        ws.reply(3, "The third answer.\n");
+        let third = client
+            .call("reply", json!({"session": "task", "prompt": "third question"}))
+            .await;
+        assert_eq!(structured(&third)["backend"], "fake2");
+        client.close().await;
+    });
+    // The second backend was sent the conversation so far.
+    let prompt = ws.prompt(2);
+    assert!(
+        prompt.contains("first question") && prompt.contains("The first answer."),
+        "{prompt}"
+    );
+    assert_eq!(ws.saved_session()["backend"], "fake2");
+}
+
+#[test]
+fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
+    let ws = Workspace::new();
+    ws.fake_file("hang.1", "");
+    let pid_file = ws.path("fake/self.pid");
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        let params = rmcp::model::CallToolRequestParams::new("ask").with_arguments(
+            json!({"prompt": "wait", "session": "long"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        let request = rmcp::model::ClientRequest::CallToolRequest(
+            rmcp::model::CallToolRequest::new(params),
+        );
+        let handle = client
+            .service
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        tokio::task::spawn_blocking(move || wait_file(&pid_file))
+            .await
+            .unwrap();
+        handle.cancel(Some("the user pressed Esc".into())).await.unwrap();
+        let pid: i32 = std::fs::read_to_string(ws.path("fake/self.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = tokio::task::spawn_blocking(move || wait_gone(pid) || process_gone(pid))
+            .await
+            .unwrap();
+        assert!(gone, "the fake agent still runs after the cancel");
+        // The session is free again: the next call on it runs.
+        ws.reply(2, "Back again.\n");
+        let next = client
+            .call("ask", json!({"prompt": "again", "session": "long"}))
+            .await;
+        assert_eq!(text(&next), "Back again.", "{next:?}");
+        client.close().await;
+    });
+    assert!(
+        ws.saved_messages().contains("[turn cancelled by the user]"),
+        "{}",
+        ws.saved_messages()
+    );
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_call_over_its_timeout_is_stopped_and_says_so() {
+    let ws = Workspace::new();
+    ws.fake_file("hang.1", "");
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--timeout", "1"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("ask", json!({"prompt": "wait"})).await;
+        assert_eq!(structured(&result)["stop_reason"], "timeout", "{result:?}");
+        assert!(
+            text(&result).contains("the turn was stopped after 1s (--timeout)"),
+            "{result:?}"
+        );
+        client.close().await;
+    });
+    ws.assert_no_leftovers();
+}
+
+/// Releases the fake agent waiting at gate `name`.
+fn release(ws: &Workspace, name: &str) {
+    let mut gate = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.path(&format!("fake/gate.{name}")))
+        .unwrap();
+    writeln!(gate, "go").unwrap();
+}
+
+#[test]
+fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.gated]\ncommand = \"{}\"\ntimeout_s = 300\n",
+        crate::common::fixture("agents/blocking.sh").display()
+    ));
+    for gate in ["a", "b", "c"] {
+        let path = ws.path(&format!("fake/gate.{gate}"));
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success());
+    }
+    block(async {
+        let client = start(&ws, &["--backend", "gated"], Behaviour::default(), &[]).await;
+        let ask = |session: &'static str, gate: &'static str| {
+            client.call(
+                "ask",
+                json!({"prompt": format!("gate:{gate}"), "session": session}),
+            )
+        };
+        // `one` asks at gate a, then at gate b; `two` asks at gate c meanwhile.
+        let (first, second, other, ()) = tokio::join!(ask("one", "a"), ask("one", "b"), ask("two", "c"), async {
+            let (a, c) = (ws.path("fake/started.a"), ws.path("fake/started.c"));
+            // Both sessions' agents run at once; `one`'s second call has not started.
+            tokio::task::spawn_blocking(move || {
+                wait_file(&a);
+                wait_file(&c);
+            })
+            .await
+            .unwrap();
+            assert!(!ws.path("fake/started.b").exists(), "one session ran two calls at once");
+            release(&ws, "c");
+            release(&ws, "a");
+            let b = ws.path("fake/started.b");
+            tokio::task::spawn_blocking(move || wait_file(&b)).await.unwrap();
+            release(&ws, "b");
+        });
+        assert_eq!(text(&first), "released a");
+        assert_eq!(text(&second), "released b");
+        assert_eq!(text(&other), "released c");
+        client.close().await;
+    });
+}

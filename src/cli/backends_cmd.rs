@@ -127,11 +127,8 @@ pub async fn table(config: &Config) -> Result<String, Error> {
         .map(|(name, def)| row(name, def))
         .collect();
     let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
-    let ((), versions) = futures_util::future::join(
-        probed(&mut rows),
-        super::versions::versions(&programs),
-    )
-    .await;
+    let ((), versions) =
+        futures_util::future::join(probed(&mut rows), super::versions::versions(&programs)).await;
     let mut cells = vec![["NAME", "TYPE", "COMMAND / URL", "HERE", "VERSION"].map(String::from)];
     for (r, v) in rows.into_iter().zip(versions) {
         cells.push([r.name, r.kind, r.target, r.status, v]);

@@ -30,7 +30,8 @@ impl Handler {
     }
 }
 
-const INSTRUCTIONS: &str = "agent-loop runs a turn of another AI agent or model (agent CLIs such as \
+const INSTRUCTIONS: &str =
+    "agent-loop runs a turn of another AI agent or model (agent CLIs such as \
 gemini, codex or claude, HTTP APIs, local models) with agent-loop's tools, confinement and \
 approval. `backends` lists what can run here; `ask` starts or continues a session; `reply` \
 continues one by name, on the same or another backend.";
@@ -79,7 +80,10 @@ impl ServerHandler for Handler {
             .send(call)
             .map_err(|_| McpError::internal_error("agent-loop is shutting down", None))?;
         answered.await.map(Into::into).map_err(|_| {
-            McpError::internal_error("the call ended without an answer (agent-loop is shutting down)", None)
+            McpError::internal_error(
+                "the call ended without an answer (agent-loop is shutting down)",
+                None,
+            )
         })
     }
 }

@@ -114,10 +114,7 @@ fn tail(text: String, max: usize) -> String {
     if count <= max {
         return text;
     }
-    let start = text
-        .char_indices()
-        .nth(count - max)
-        .map_or(0, |(i, _)| i);
+    let start = text.char_indices().nth(count - max).map_or(0, |(i, _)| i);
     format!("...{}", &text[start..])
 }
 

@@ -246,13 +246,17 @@ mod tests {
 
     #[test]
     fn calls_are_read_and_bad_ones_named() {
-        let Request::Turn(turn) = parse(REPLY, args(json!({"session": "s", "prompt": "hi"}))).unwrap()
+        let Request::Turn(turn) =
+            parse(REPLY, args(json!({"session": "s", "prompt": "hi"}))).unwrap()
         else {
             panic!("not a turn");
         };
         assert!(turn.reply && turn.session.as_deref() == Some("s"));
         let unknown = parse(ASK, args(json!({"prompt": "hi", "sesion": "s"}))).unwrap_err();
-        assert!(unknown.message.contains("unknown field `sesion`"), "{unknown:?}");
+        assert!(
+            unknown.message.contains("unknown field `sesion`"),
+            "{unknown:?}"
+        );
         let empty = parse(ASK, args(json!({"prompt": " "}))).unwrap_err();
         assert!(empty.message.contains("the prompt is empty"), "{empty:?}");
         let blank = parse(ASK, args(json!({"prompt": "hi", "backend": ""}))).unwrap_err();

@@ -59,7 +59,11 @@ fn an_elicitation_declined_refuses_the_call_and_the_model_is_told() {
         client.close().await;
     });
     assert!(!ws.work().join("out.txt").exists());
-    assert!(ws.prompt(2).contains("the user declined it"), "{}", ws.prompt(2));
+    assert!(
+        ws.prompt(2).contains("the user declined it"),
+        "{}",
+        ws.prompt(2)
+    );
 }
 
 #[test]
@@ -101,7 +105,10 @@ fn the_clients_root_is_where_the_file_tools_work_and_stay() {
     std::fs::create_dir_all(&root).unwrap();
     ws.reply(
         1,
-        call("write", json!({"path": "../escaped.txt", "content": "no\n"})),
+        call(
+            "write",
+            json!({"path": "../escaped.txt", "content": "no\n"}),
+        ),
     );
     ws.reply(
         2,
@@ -127,13 +134,22 @@ fn progress_tells_the_client_of_the_tool_calls_as_they_run() {
     let ws = Workspace::new();
     writes(&ws);
     block(async {
-        let client = start(&ws, &["--backend", "fake", "--yes"], Behaviour::default(), &[]).await;
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--yes"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
         let result = client.call("ask", json!({"prompt": "write it"})).await;
         assert_eq!(text(&result), "done");
         // The first one is never held back by the rate limit.
         let seen = client.seen.progress.clone();
         let first = super::eventually(move || seen.lock().unwrap().first().cloned()).await;
-        assert!(first.contains("write") && first.contains("out.txt"), "{first}");
+        assert!(
+            first.contains("write") && first.contains("out.txt"),
+            "{first}"
+        );
         client.close().await;
     });
 }

@@ -18,7 +18,10 @@ fn tools_are_listed_and_an_ask_runs_a_demo_turn_in_a_saved_session() {
         assert_eq!(names, ["ask", "reply", "backends"]);
         let ask = &tools[0];
         assert_eq!(ask.input_schema["required"], json!(["prompt"]));
-        assert_eq!(ask.input_schema["properties"]["backend"]["enum"], json!(["demo"]));
+        assert_eq!(
+            ask.input_schema["properties"]["backend"]["enum"],
+            json!(["demo"])
+        );
         assert!(ask.output_schema.is_some());
         let result = client.call("ask", json!({"prompt": "hello there"})).await;
         assert_eq!(result.is_error, Some(false), "{result:?}");
@@ -55,8 +58,16 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
         server.url
     ));
     block(async {
-        let client = start(&ws, &["--backend", "api"], Behaviour::default(), &[(KEY_ENV, KEY)]).await;
-        let result = client.call("ask", json!({"prompt": "what is the key?"})).await;
+        let client = start(
+            &ws,
+            &["--backend", "api"],
+            Behaviour::default(),
+            &[(KEY_ENV, KEY)],
+        )
+        .await;
+        let result = client
+            .call("ask", json!({"prompt": "what is the key?"}))
+            .await;
         let answer = text(&result);
         assert!(answer.contains("the key is [REDACTED]."), "{answer}");
         assert!(!format!("{result:?}").contains(KEY), "{result:?}");
@@ -68,7 +79,10 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
     });
     let sent = server.requests();
     assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].header("authorization"), Some(&*format!("Bearer {KEY}")));
+    assert_eq!(
+        sent[0].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
 }
 
 #[test]
@@ -110,7 +124,9 @@ fn calls_that_cannot_run_say_why() {
             .await;
         assert_eq!(other.is_error, Some(true));
         assert!(
-            text(&other).contains("backend `demo` is not offered by this server; the backends offered are fake"),
+            text(&other).contains(
+                "backend `demo` is not offered by this server; the backends offered are fake"
+            ),
             "{other:?}"
         );
         let missing = client
@@ -161,9 +177,14 @@ fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
             &[],
         )
         .await;
-        let result = client.call("ask", json!({"prompt": "long", "session": "big"})).await;
+        let result = client
+            .call("ask", json!({"prompt": "long", "session": "big"}))
+            .await;
         let answer = text(&result);
-        assert!(answer.starts_with("line 1\n") && answer.ends_with("line 200"), "{answer}");
+        assert!(
+            answer.starts_with("line 1\n") && answer.ends_with("line 200"),
+            "{answer}"
+        );
         assert!(answer.contains("characters cut here"), "{answer}");
         assert!(answer.chars().count() < 800, "{answer}");
         client.close().await;

@@ -33,7 +33,10 @@ fn a_reply_continues_the_session_on_another_backend() {
         )
         .await;
         let first = client
-            .call("ask", json!({"prompt": "first question", "session": "task"}))
+            .call(
+                "ask",
+                json!({"prompt": "first question", "session": "task"}),
+            )
             .await;
         assert_eq!(text(&first), "The first answer.", "{first:?}");
         assert_eq!(structured(&first)["session"], "task");
@@ -51,7 +54,10 @@ fn a_reply_continues_the_session_on_another_backend() {
         // The session stays on the backend it moved to.
         ws.reply(3, "The third answer.\n");
         let third = client
-            .call("reply", json!({"session": "task", "prompt": "third question"}))
+            .call(
+                "reply",
+                json!({"session": "task", "prompt": "third question"}),
+            )
             .await;
         assert_eq!(structured(&third)["backend"], "fake2");
         client.close().await;
@@ -78,9 +84,8 @@ fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
                 .cloned()
                 .unwrap(),
         );
-        let request = rmcp::model::ClientRequest::CallToolRequest(
-            rmcp::model::CallToolRequest::new(params),
-        );
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
         let handle = client
             .service
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
@@ -89,7 +94,10 @@ fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
         tokio::task::spawn_blocking(move || wait_file(&pid_file))
             .await
             .unwrap();
-        handle.cancel(Some("the user pressed Esc".into())).await.unwrap();
+        handle
+            .cancel(Some("the user pressed Esc".into()))
+            .await
+            .unwrap();
         let pid: i32 = std::fs::read_to_string(ws.path("fake/self.pid"))
             .unwrap()
             .trim()
@@ -168,22 +176,28 @@ fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
             )
         };
         // `one` asks at gate a, then at gate b; `two` asks at gate c meanwhile.
-        let (first, second, other, ()) = tokio::join!(ask("one", "a"), ask("one", "b"), ask("two", "c"), async {
-            let (a, c) = (ws.path("fake/started.a"), ws.path("fake/started.c"));
-            // Both sessions' agents run at once; `one`'s second call has not started.
-            tokio::task::spawn_blocking(move || {
-                wait_file(&a);
-                wait_file(&c);
-            })
-            .await
-            .unwrap();
-            assert!(!ws.path("fake/started.b").exists(), "one session ran two calls at once");
-            release(&ws, "c");
-            release(&ws, "a");
-            let b = ws.path("fake/started.b");
-            tokio::task::spawn_blocking(move || wait_file(&b)).await.unwrap();
-            release(&ws, "b");
-        });
+        let (first, second, other, ()) =
+            tokio::join!(ask("one", "a"), ask("one", "b"), ask("two", "c"), async {
+                let (a, c) = (ws.path("fake/started.a"), ws.path("fake/started.c"));
+                // Both sessions' agents run at once; `one`'s second call has not started.
+                tokio::task::spawn_blocking(move || {
+                    wait_file(&a);
+                    wait_file(&c);
+                })
+                .await
+                .unwrap();
+                assert!(
+                    !ws.path("fake/started.b").exists(),
+                    "one session ran two calls at once"
+                );
+                release(&ws, "c");
+                release(&ws, "a");
+                let b = ws.path("fake/started.b");
+                tokio::task::spawn_blocking(move || wait_file(&b))
+                    .await
+                    .unwrap();
+                release(&ws, "b");
+            });
         assert_eq!(text(&first), "released a");
         assert_eq!(text(&second), "released b");
         assert_eq!(text(&other), "released c");

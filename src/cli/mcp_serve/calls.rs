@@ -138,7 +138,7 @@ impl Server {
         let root = client_root(peer).await?;
         let mut settings = shared.settings.clone();
         let mut options = shared.options.clone();
-        let resumed = turn.session.as_deref().is_some_and(|name| exists(name));
+        let resumed = turn.session.as_deref().is_some_and(exists);
         options.session = match &turn.session {
             Some(name) => SessionChoice::Named(name.clone()),
             None => SessionChoice::New,

@@ -1,5 +1,5 @@
-//! docs/acp.md's promises: every command of its `sh` blocks runs, with `qwen` on `PATH` being
-//! the fake ACP agent (fixtures/agents/fake-acp.py), so the preset runs end to end through the
+//! docs/acp.md's promises: every command of its `sh` blocks runs, with `qwen` and `gemini` on
+//! `PATH` being the fake ACP agent (fixtures/agents/fake-acp.py), so the preset runs end to end through the
 //! built binary; its example entry is a valid backend.
 
 use std::process::Command;
@@ -14,7 +14,7 @@ fn every_command_of_the_acp_doc_runs_and_its_entry_loads() {
     let shims = dir.path().join("bin");
     std::fs::create_dir(&shims).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    for name in ["qwen", "my-agent"] {
+    for name in ["qwen", "gemini", "my-agent"] {
         let shim = shims.join(name);
         std::fs::write(
             &shim,
@@ -33,6 +33,7 @@ fn every_command_of_the_acp_doc_runs_and_its_entry_loads() {
             .args(["-c", line])
             .current_dir(dir.path())
             .env("PATH", &path)
+            .env("FAKE_ACP_LOG", dir.path().join("acp.log"))
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -72,5 +73,11 @@ fn every_command_of_the_acp_doc_runs_and_its_entry_loads() {
             _ => {}
         }
     }
-    assert_eq!(commands, 3);
+    assert_eq!(commands, 4);
+    // The model pinned with --model reached the agent.
+    let log = std::fs::read_to_string(dir.path().join("acp.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains("session/set_model") && l.contains("gemini-2.5-flash")),
+        "{log}"
+    );
 }

@@ -77,7 +77,8 @@ fn every_command_of_the_acp_doc_runs_and_its_entry_loads() {
     // The model pinned with --model reached the agent.
     let log = std::fs::read_to_string(dir.path().join("acp.log")).unwrap();
     assert!(
-        log.lines().any(|l| l.contains("session/set_model") && l.contains("gemini-2.5-flash")),
+        log.lines()
+            .any(|l| l.contains("session/set_model") && l.contains("gemini-2.5-flash")),
         "{log}"
     );
 }

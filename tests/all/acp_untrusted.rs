@@ -267,3 +267,20 @@ fn a_mode_the_agent_remembered_never_widens_a_later_run() {
         assert!(crate::acp::received(&ws, "session/prompt").is_empty());
     }
 }
+
+#[test]
+fn a_flood_while_a_turn_waits_on_a_command_stays_in_bounded_memory() {
+    let ws = acp("");
+    // 200 MiB of updates of a type nobody knows, sent while agent-loop waits for the exit of
+    // a command, which ends only after them: past the queue's budget they are passed over.
+    let (run, peak_kib) = ws.run_measured(ws.cmd(&["--backend", "acp", "--yes", "waitflood 200"]));
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "waitflood: exit 0\n");
+    assert!(
+        run.stderr().contains("[acp] (passed over 185 messages from the agent: it sent more than 16 MiB while agent-loop waited on something else)"),
+        "{}",
+        run.stderr()
+    );
+    assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
+    ws.assert_no_leftovers();
+}

@@ -17,15 +17,30 @@ impl GroupGuard {
         }
         GroupGuard { pgid }
     }
+
+    /// Asks the group to end (SIGTERM): what a child that ignores the end of its input gets
+    /// once nothing more is needed of it; the drop still kills what outlives it.
+    pub fn terminate(&self) {
+        self.signal(rustix::process::Signal::TERM);
+    }
+
+    /// Kills the group now (SIGKILL), as the drop does.
+    pub fn kill(&self) {
+        self.signal(rustix::process::Signal::KILL);
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        // A group that is already gone yields ESRCH, which is the outcome we want anyway.
+        if let Some(pid) = self.pgid.and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(pid, signal);
+        }
+    }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
+        self.kill();
         if let Some(pgid) = self.pgid {
-            // A group that is already gone yields ESRCH, which is the outcome we want anyway.
-            if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
             super::watchdog::forget(pgid);
         }
     }

@@ -3,7 +3,16 @@
 //! own. The agent's stdout is read through [`CappedLines`], so one line can cost at most the
 //! cap of one message however long the agent makes it. Everything the agent sends (session
 //! updates, requests, the answers to prompts) comes out of one channel in the order it
-//! arrived, where the running turn takes it: a turn owns the host that can answer.
+//! arrived, where the running turn takes it: a turn owns the host that can answer. That
+//! channel is held to a budget ([`super::inbox`]).
+//!
+//! The agent's exit is watched beside its output: something it started can hold its stdout
+//! open after it exited, so the end of the output is not the end of the agent. Once it has
+//! exited, its group is killed, which ends the output after what it wrote before exiting.
+//! When agent-loop is done with it, its stdin is closed and its group is sent SIGTERM at
+//! once: claude-agent-acp and codex-acp do not exit at the end of their input, and an agent
+//! has saved what it keeps of a turn by the time it answered the prompt (a session loads with
+//! its last turn after that). SIGKILL follows if it has not exited within [`EXIT_WAIT`].
 
 use std::path::Path;
 use std::process::Stdio as Pipe;
@@ -13,15 +22,18 @@ use acp::v1::{ConnectionTo, Responder};
 use acp::UntypedMessage;
 use agent_client_protocol as acp;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use super::inbox::{self, Inbox, Outbox};
 use crate::config::AcpDef;
 use crate::process::capped::{self as caps, Breach, CappedLines};
 use crate::process::capped::{keep_tail, StderrTail};
 use crate::process::GroupGuard;
 
-/// How long an agent whose output closed is given to exit, for its exit status.
+/// How long an agent whose output closed is given to exit, for its exit status; how long an
+/// agent sent SIGTERM is given before SIGKILL; how long the output of an agent that exited
+/// is read on.
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the agent sent, in order.
@@ -43,9 +55,11 @@ pub enum Inbound {
 /// A started agent and its connection.
 pub struct Agent {
     pub cx: ConnectionTo<acp::Agent>,
-    pub inbound: mpsc::UnboundedReceiver<Inbound>,
-    answers: mpsc::UnboundedSender<Inbound>,
+    pub inbound: Inbox,
+    answers: Outbox,
     child: tokio::process::Child,
+    /// It has exited (its group killed): its output is read on for what it wrote before.
+    exited: bool,
     stderr: Arc<Mutex<StderrTail>>,
     breach: Breach,
     close: Option<oneshot::Sender<()>>,
@@ -53,7 +67,7 @@ pub struct Agent {
     /// It has just replayed a loaded session's history, which the next turn passes over.
     pub replayed: bool,
     // Last: the group is killed after the connection's ends are dropped.
-    _group: GroupGuard,
+    group: GroupGuard,
 }
 
 impl Agent {
@@ -87,7 +101,7 @@ impl Agent {
         let breach = Breach::default();
         let stdout = CappedLines::new(stdout, caps::LINE, breach.clone());
         let transport = acp::ByteStreams::new(stdin.compat_write(), stdout.compat());
-        let (tx, inbound) = mpsc::unbounded_channel();
+        let (tx, inbound) = inbox::channel();
         let (cx_tx, cx_rx) = oneshot::channel();
         let (close, closed) = oneshot::channel::<()>();
         let (requests, notifications, ended) = (tx.clone(), tx.clone(), tx.clone());
@@ -145,7 +159,8 @@ impl Agent {
             close: Some(close),
             prompts: 0,
             replayed: false,
-            _group: group,
+            exited: false,
+            group,
         })
     }
 
@@ -155,7 +170,19 @@ impl Agent {
         let message =
             UntypedMessage::new(method, params).map_err(|e| Failure::Local(e.to_string()))?;
         let sent = self.cx.send_request(message).block_task();
-        match sent.await {
+        tokio::pin!(sent);
+        let answer = tokio::select! {
+            biased;
+            answer = &mut sent => answer,
+            _ = self.child.wait(), if !self.exited => {
+                self.gone();
+                match tokio::time::timeout(EXIT_WAIT, &mut sent).await {
+                    Ok(answer) => answer,
+                    Err(_) => return Err(Failure::Ended(self.ended("it exited").await)),
+                }
+            }
+        };
+        match answer {
             Ok(value) => Ok(value),
             Err(e) if self.cx.termination().is_some() || self.exited() || closed(&e) => {
                 Err(Failure::Ended(self.ended(&e.message).await))
@@ -181,6 +208,30 @@ impl Agent {
         Ok(number)
     }
 
+    /// The next message from the agent. When the agent exits first, its group is killed,
+    /// which ends its output after what it wrote: something it started no longer holds the
+    /// turn past the agent's exit. `Closed` at the latest [`EXIT_WAIT`] after the exit.
+    pub async fn next(&mut self) -> Option<Inbound> {
+        if !self.exited {
+            tokio::select! {
+                biased;
+                inbound = self.inbound.recv() => return inbound,
+                _ = self.child.wait() => self.gone(),
+            }
+        }
+        match tokio::time::timeout(EXIT_WAIT, self.inbound.recv()).await {
+            Ok(inbound) => inbound,
+            Err(_) => Some(Inbound::Closed(Some(
+                "it exited, and its output was still held open".into(),
+            ))),
+        }
+    }
+
+    fn gone(&mut self) {
+        self.exited = true;
+        self.group.kill();
+    }
+
     /// Whether the process has exited.
     pub fn exited(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
@@ -197,12 +248,13 @@ impl Agent {
         why_ended(&self.breach, &self.stderr, &fallback)
     }
 
-    /// Ends the connection, which closes the agent's stdin; an agent that does not exit
-    /// within a moment has its process group killed.
+    /// Ends the connection, which closes the agent's stdin, and sends its group SIGTERM;
+    /// an agent that does not exit within [`EXIT_WAIT`] has its group killed.
     pub async fn close(mut self) {
         if let Some(close) = self.close.take() {
             let _ = close.send(());
         }
+        self.group.terminate();
         let _ = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
     }
 }

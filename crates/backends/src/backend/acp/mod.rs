@@ -11,6 +11,7 @@
 //! that), and closed at the end ([`Backend::shutdown`]).
 
 mod conn;
+mod inbox;
 mod mcp;
 mod mode;
 mod probe;

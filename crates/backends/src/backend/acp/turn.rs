@@ -19,7 +19,7 @@ use super::terminal::Terminals;
 use super::update::{usage_in, Gathered};
 use crate::backend::{agent_failed, turn_timed_out, Host, Reply};
 use crate::config::AcpDef;
-use crate::event::Event;
+use crate::event::{Event, OutputStream};
 use crate::Error;
 
 /// How long a cancelled agent has to answer its prompt before it is killed.
@@ -83,7 +83,7 @@ pub async fn run(
     // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
     // text after `session/set_mode`) is no part of the answer to it.
     let replayed = std::mem::take(&mut agent.replayed);
-    while let Ok(inbound) = agent.inbound.try_recv() {
+    while let Some(inbound) = agent.inbound.try_recv() {
         match inbound {
             Inbound::Notification { method, params }
                 if method == "session/update" && !(replayed && super::update::replays(&params)) =>
@@ -118,7 +118,7 @@ pub async fn run(
     };
     let result = loop {
         let inbound = tokio::select! {
-            inbound = agent.inbound.recv() => inbound,
+            inbound = agent.next() => inbound,
             _ = ticks.tick() => {
                 host.event(Event::Waiting { backend: name.to_string(), elapsed_s: began.elapsed().as_secs() });
                 continue;
@@ -133,6 +133,7 @@ pub async fn run(
                 continue;
             }
         };
+        passed_over(name, agent, host);
         match inbound {
             None | Some(Inbound::Closed(_)) => {
                 let why = match inbound {
@@ -206,6 +207,22 @@ pub async fn run(
     })
 }
 
+/// A note on what the agent sent while nobody read it, past the queue's budget.
+fn passed_over(name: &str, agent: &Agent, host: &mut dyn Host) {
+    let dropped = agent.inbound.dropped();
+    if dropped > 0 {
+        host.event(Event::BackendOutput {
+            backend: name.to_string(),
+            stream: OutputStream::Screen,
+            line: format!(
+                "(passed over {dropped} messages from the agent: it sent more than {} while \
+                 agent-loop waited on something else)",
+                crate::process::capped::size(super::inbox::BUDGET)
+            ),
+        });
+    }
+}
+
 /// An error answer to a prompt, in words.
 fn refusal(e: &agent_client_protocol::Error) -> String {
     let code: i32 = e.code.into();
@@ -227,7 +244,7 @@ pub async fn settle(agent: &mut Agent, outstanding: &mut Option<u64>) -> bool {
     };
     let waited = tokio::time::timeout(GRACE, async {
         loop {
-            match agent.inbound.recv().await {
+            match agent.next().await {
                 None | Some(Inbound::Closed(_)) => return false,
                 Some(Inbound::Answered(n, _)) if n == number => return true,
                 Some(Inbound::Request {

@@ -61,12 +61,11 @@ fn blocks() -> Blocks {
         sh: Vec::new(),
         files: Vec::new(),
     };
-    // docs/pty.md's and docs/acp.md's commands need an agent on PATH: tests/all/pty_docs.rs
-    // and tests/all/acp_docs.rs run them.
-    for (page, text) in pages()
-        .into_iter()
-        .filter(|(page, _)| page != "docs/pty.md" && page != "docs/acp.md")
-    {
+    // docs/pty.md's, docs/acp.md's and docs/mcp-server.md's commands need an agent on PATH:
+    // tests/all/pty_docs.rs, tests/all/acp_docs.rs and tests/all/mcp_serve/docs.rs run them.
+    for (page, text) in pages().into_iter().filter(|(page, _)| {
+        page != "docs/pty.md" && page != "docs/acp.md" && page != "docs/mcp-server.md"
+    }) {
         for (lang, body) in fenced(&text) {
             match lang {
                 "sh" => out

@@ -129,7 +129,7 @@ async fn serve_stdio(shared: Shared) -> Result<(), Error> {
 
 /// The backends offered: `--backend` and every `--allow-backend`, else every backend that can
 /// run here; the default is `--backend`, else the configured one when offered, else the
-/// first offered.
+/// first offered that can run here, else the first offered.
 fn offered(
     config: &Config,
     settings: &Settings,
@@ -158,8 +158,10 @@ fn offered(
     let configured = settings
         .get::<String>("backend")?
         .or_else(|| config.default_backend.clone());
+    let runs_here = |name: &&String| config.backend(name).is_ok_and(|d| d.is_available());
     let default = backend
         .or(configured.filter(|c| names.contains(c)))
+        .or_else(|| names.iter().find(runs_here).cloned())
         .or_else(|| names.first().cloned())
         .ok_or_else(|| {
             Error::config(

@@ -9,6 +9,7 @@
 
 mod approval;
 mod cases;
+mod docs;
 mod turns;
 
 use std::path::PathBuf;
@@ -126,14 +127,29 @@ pub async fn start(
     behaviour: Behaviour,
     env: &[(&str, &str)],
 ) -> Client {
-    let stderr = ws.path("serve.stderr");
+    let config = ws.path("backends.toml");
+    let mut argv = vec!["mcp", "serve", "--config", config.to_str().unwrap()];
+    argv.extend(args);
     let mut cmd = std::process::Command::new(bin());
+    cmd.args(argv).envs(env.iter().copied());
+    connect(ws, cmd, behaviour).await
+}
+
+/// Starts `cmd` (an `agent-loop mcp serve` command line) in the workspace's environment and
+/// connects a client that behaves as `behaviour` says.
+pub async fn connect(
+    ws: &Workspace,
+    mut cmd: std::process::Command,
+    behaviour: Behaviour,
+) -> Client {
+    let stderr = ws.path("serve.stderr");
+    let env: Vec<_> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
     ws.hermetic(&mut cmd)
         .current_dir(ws.work())
-        .envs(env.iter().copied())
-        .args(["mcp", "serve", "--config"])
-        .arg(ws.path("backends.toml"))
-        .args(args)
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&stderr).unwrap());

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The ACP presets (`gemini-acp`, `qwen-acp`, `opencode-acp`, `claude-acp`, `codex-acp`) on
 # the real agents over the Agent Client Protocol, against the scripted mock provider on
-# 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer with its token counts; a
-# file write the agent asks permission for, allowed (--yes: the agent's auto mode where it
-# has one), through agent-loop's fs capability where the agent uses it (in the session log),
-# allowed by an --allow rule (the question relayed) and refused in a pipe; a turn cancelled
-# with Ctrl-C (SIGINT); `doctor`. Prints each outcome and its time. Not part of CI: it
-# installs npm packages and takes a few minutes.
+# 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer with its token counts, the
+# time from its end to agent-loop's exit, and the same stdout with --debug; a file write the
+# agent asks permission for, allowed (--yes: the agent's auto mode where it has one), through
+# agent-loop's fs capability where the agent uses it (in the session log), then refused by a
+# run without --yes in the same HOME and folder (nothing the agent kept of the --yes run
+# widens it), allowed by an --allow rule (the question relayed) and refused in a pipe (exit
+# 4, `[not done` on stderr); a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each
+# outcome and its time. Not part of CI: it installs npm packages and takes a few minutes.
 #
 #   scripts/live-acp.sh [gemini|qwen|opencode|claude|codex ...]   (default: all five)
 #
@@ -92,6 +94,7 @@ for cli in "${clis[@]}"; do
   else
     check "token counts reported" "$(grep -q '\[tokens in [0-9]' <<<"$err"; echo $?)"
   fi
+  exit_and_debug --backend "$preset" --display plain "$ask"
 
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain --yes --session live "$write_it"
@@ -104,6 +107,16 @@ for cli in "${clis[@]}"; do
   else
     echo "  the agent wrote the file itself (no fs/write_text_file request)"
   fi
+  # The same HOME and folder, without --yes: whatever the agent kept of the --yes run (codex
+  # trusts the folder in ~/.codex/config.toml), it asks, and in a pipe that is a refusal.
+  kept=$(grep -rls 'trust_level\|"allow"\|defaultMode\|trustedFolders' "$home" 2>/dev/null | sed "s|$home/||" | tr '\n' ' ' || true)
+  rm -f "$work/made.txt"
+  agent_loop --backend "$preset" --display plain --verbose "$write_it"
+  echo "then without --yes (the agent's settings that name trust or allow: ${kept:-none}): exit $code in ${seconds}s"
+  grep -E '^(\[[a-z-]+\] )?\((the agent.s session was|agent mode)|^\[not done' <<<"$err" | sed 's/^/  /' || true
+  grep -h 'trust_level' "$home/.codex/config.toml" 2>/dev/null | sed 's/^/  the agent kept: /' || true
+  check "without --yes after --yes: refused, exit 4, nothing written" \
+    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && grep -q '^\[not done' <<<"$err"; echo $?)"
 
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain --allow 'edit:*made.txt*' "$write_it"
@@ -113,7 +126,9 @@ for cli in "${clis[@]}"; do
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain "$write_it"
   echo "refused in a pipe: exit $code in ${seconds}s: $(head -c 300 <<<"$out")"
-  check "refused: nothing written" "$([ ! -e "$work/made.txt" ]; echo $?)"
+  grep '^\[not done' <<<"$err" | sed 's/^/  /' || true
+  check "refused: nothing written, exit 4, [not done on stderr" \
+    "$([ ! -e "$work/made.txt" ] && [ "$code" = 4 ] && grep -q '^\[not done' <<<"$err"; echo $?)"
 
   fresh "$cli" plain --delay 60
   agent_loop_interrupted --backend "$preset" --display plain "$ask"
@@ -128,4 +143,8 @@ for cli in "${clis[@]}"; do
   check "doctor got an answer" "$([ "$code" = 0 ]; echo $?)"
 done
 stop_mock
-[ "$failures" = 0 ] && echo "live-acp: all checks held" || { echo "live-acp: $failures checks failed"; exit 1; }
+if [ "$failures" != 0 ]; then
+  echo "live-acp: $failures checks failed"
+  exit 1
+fi
+echo "live-acp: all checks held"

@@ -1,3 +1,5 @@
+# shellcheck shell=bash disable=SC2154,SC2034
+# (Sourced: the scripts that source it set the variables it reads and read those it sets.)
 # What scripts/live-acp.sh and scripts/live-tui.sh share, sourced by both: installing the
 # real CLIs, the mock model they point them at (with each CLI's settings in the throw-away
 # HOME), running agent-loop in that HOME, and counting the checks.
@@ -74,27 +76,61 @@ wire_api = "responses"
 TOML
 }
 
-# Runs agent-loop with arguments "$@" in $work with the fresh HOME, stdin closed, its output
-# in $run; meant for a subshell (it ends with exec).
-in_home() {
+# Runs agent-loop with arguments "$@" in $work with the fresh HOME, stdin closed, stderr in
+# $run; meant for a subshell (it ends with exec).
+run_in_home() {
   cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
     XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
-    exec "$AGENT_LOOP" "$@" </dev/null >"$run/stdout" 2>"$run/stderr"
+    exec "$AGENT_LOOP" "$@" </dev/null 2>"$run/stderr"
+}
+
+# As run_in_home, stdout in $run too.
+in_home() { run_in_home "$@" >"$run/stdout"; }
+
+# Copies stdin to stdout and writes to stderr the seconds from the last byte to the end of
+# stdin: in a pipe after agent-loop, from its answer's end to its exit (and to that of
+# anything it left holding its stdout).
+stamp() {
+  python3 -c '
+import os, sys, time
+last = end = time.monotonic()
+while True:
+    data = os.read(0, 65536)
+    end = time.monotonic()
+    if not data:
+        break
+    last = end
+    os.write(1, data)
+print("%.2f" % (end - last), file=sys.stderr)'
 }
 
 # Runs agent-loop with arguments "$@" in the fresh HOME. Sets $code, $seconds, $out
-# (stdout) and $err (stderr).
+# (stdout), $err (stderr) and $after (the seconds from the end of its answer to its exit).
 agent_loop() {
   local start end
   start=$(date +%s.%N)
   set +e
-  (in_home "$@")
-  code=$?
+  (run_in_home "$@") | stamp >"$run/stdout" 2>"$run/after"
+  code=${PIPESTATUS[0]}
   set -e
   end=$(date +%s.%N)
   seconds=$(python3 -c "print('%.1f' % ($end - $start))")
-  out=$(cat "$run/stdout") err=$(cat "$run/stderr")
+  out=$(cat "$run/stdout") err=$(cat "$run/stderr") after=$(cat "$run/after")
 }
+
+# After an answer of agent_loop: checks the time from its end to agent-loop's exit, then runs
+# agent-loop with "$@" and --debug, and checks that stdout is the same.
+exit_and_debug() {
+  local answer=$out
+  echo "exit after the answer: ${after}s"
+  check "agent-loop exits within 1 s of the answer's end" "$(within "$after" 1; echo $?)"
+  agent_loop --debug "$@"
+  echo "with --debug: exit $code in ${seconds}s, $(wc -l <"$run/stderr") lines on stderr"
+  check "stdout is the same with --debug" "$([ "$code" = 0 ] && [ "$out" = "$answer" ]; echo $?)"
+}
+
+# Whether $1 (seconds) is at most $2.
+within() { python3 -c "import sys; sys.exit(not $1 <= $2)"; }
 
 failures=0
 check() { # $1: what, $2: 0 if it held

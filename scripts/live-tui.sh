@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The `gemini-tui` and `qwen-tui` presets on the real TUIs, against the scripted mock
-# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, a shell
-# command allowed, and one denied, each through agent-loop; then `doctor` for each, and the
-# TUI's own answer time measured on a screen recording (record-pty.py --measure). Prints
-# the timings. Not part of CI: it installs two npm packages and takes several minutes.
+# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the time from
+# its end to agent-loop's exit, and the same stdout with --debug; a shell command allowed
+# (--yes), then refused by a run without --yes in the same HOME and folder (nothing the TUI
+# kept of the --yes run widens it), and one denied in a fresh HOME (exit 4, `[not done` on
+# stderr), each through agent-loop; then `doctor` for each, and the TUI's own answer time
+# measured on a screen recording (record-pty.py --measure). Prints the timings. Not part of
+# CI: it installs two npm packages and takes several minutes.
 #
 #   scripts/live-tui.sh [gemini|qwen ...]
 #
@@ -51,18 +54,28 @@ for cli in "${clis[@]}"; do
   agent_loop --backend "$preset" --display plain "$ask"
   echo "answer: exit $code in ${seconds}s: $out"
   check "the answer is the model's text" "$([ "$code" = 0 ] && [ "$out" = "The answer is 42." ]; echo $?)"
+  exit_and_debug --backend "$preset" --display plain "$ask"
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain --yes "$touch_it"
   echo "allowed: exit $code in ${seconds}s: $out"
   check "allowed: the command ran and only the model's text is the answer" \
     "$([ "$code" = 0 ] && [ "$out" = "DONE touched" ] && [ -e "$work/made.txt" ]; echo $?)"
+  # The same HOME and folder, without --yes: whatever the TUI kept of the --yes run, it
+  # asks, and in a pipe that is a refusal.
+  rm -f "$work/made.txt"
+  agent_loop --backend "$preset" --display plain "$touch_it"
+  echo "then without --yes: exit $code in ${seconds}s: $(grep -m1 '^\[not done' <<<"$err")"
+  check "without --yes after --yes: refused, exit 4, nothing ran" \
+    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && grep -q '^\[not done' <<<"$err"; echo $?)"
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain "$touch_it"
   echo "denied: exit $code in ${seconds}s: $(grep -m1 '^error:' <<<"$err" | cut -d';' -f1)"
-  check "denied: nothing ran, no answer, a non-zero exit that says so" \
-    "$([ "$code" != 0 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err"; echo $?)"
+  grep '^\[not done' <<<"$err" | sed 's/^/  /' || true
+  check "denied: nothing ran, no answer, exit 4, and stderr says so" \
+    "$([ "$code" = 4 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err" &&
+      grep -q '^\[not done' <<<"$err"; echo $?)"
 
   fresh "$cli" plain
   agent_loop doctor "$preset"
@@ -75,4 +88,8 @@ for cli in "${clis[@]}"; do
   REC_TMP=$run python3 scripts/record-fixtures/record-pty.py --measure "$cli" "$bin/$cli" | sed 's/^/  /'
 done
 stop_mock
-[ "$failures" = 0 ] && echo "live-tui: all checks held" || { echo "live-tui: $failures checks failed"; exit 1; }
+if [ "$failures" != 0 ]; then
+  echo "live-tui: $failures checks failed"
+  exit 1
+fi
+echo "live-tui: all checks held"

@@ -232,6 +232,17 @@ fn a_mode_the_agent_remembered_never_widens_a_later_run() {
     assert_eq!(set.last().unwrap()["params"]["modeId"], "default");
     // agent-loop writes nothing of the agent's: what it remembered is as it was.
     assert_eq!(std::fs::read_to_string(remember(&ws)).unwrap(), "yolo");
+    // doctor says what it remembered.
+    let run = ws.run(&["doctor", "acp"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout().contains(
+            "remembered mode: its sessions here start in `yolo`, which asks nothing, not in \
+             `default` (the entry's ask_mode)"
+        ),
+        "{}",
+        run.stdout()
+    );
 
     // No ask_mode: a session in the auto mode is not prompted at all.
     let ws = entry("", "");

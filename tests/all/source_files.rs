@@ -1,5 +1,6 @@
-//! The shape of the source tree: no source file over 600 lines, its tests included, and unsafe
-//! code only in the process module (and scan). The layering itself is the workspace's crate
+//! The shape of the source tree: no source file over 600 lines, its tests included, unsafe
+//! code only in the process module (and scan), and every shell script parses (the live ones
+//! run by hand only, so nothing else would notice). The layering itself is the workspace's crate
 //! graph (protocol, tools, builtins, parse, context, config, backends, mcp, core, import, the
 //! binary), checked here against the manifests: an import against it does not compile.
 
@@ -217,4 +218,31 @@ fn unsafe_code_is_only_in_the_process_module() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn every_shell_script_parses() {
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(root().join("scripts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .collect();
+    scripts.sort();
+    assert!(
+        scripts.iter().any(|p| p.ends_with("live-acp.sh")),
+        "{scripts:?}"
+    );
+    for script in &scripts {
+        let out = std::process::Command::new("bash")
+            .arg("-n")
+            .arg(script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{} does not parse: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

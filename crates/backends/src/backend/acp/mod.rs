@@ -470,6 +470,7 @@ impl AcpBackend {
             info: running.info,
             setup: running.setup,
             commands: running.commands,
+            modes: (self.def.auto_mode.clone(), self.def.ask_mode.clone()),
             answer,
         }
     }

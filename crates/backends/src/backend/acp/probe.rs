@@ -19,6 +19,8 @@ pub struct AcpProbe {
     /// The answer to `session/new`: modes and models.
     pub setup: Value,
     pub commands: Vec<(String, String)>,
+    /// The entry's `auto_mode` and `ask_mode`.
+    pub modes: (Option<String>, Option<String>),
     pub answer: Result<Reply, Error>,
 }
 
@@ -56,6 +58,23 @@ impl AcpProbe {
                 ids(&modes["availableModes"], "id"),
                 modes["currentModeId"].as_str().unwrap_or("none")
             );
+            // A session that starts wider than asking: something the agent kept.
+            let (auto, ask) = &self.modes;
+            if let (Some(start), Some(ask)) = (super::mode::current(setup), ask) {
+                if start != *ask {
+                    let widest = match auto.as_deref() == Some(start.as_str()) {
+                        true => ", which asks nothing",
+                        false => "",
+                    };
+                    let _ = writeln!(
+                        out,
+                        "remembered mode: its sessions here start in `{start}`{widest}, not in \
+                         `{ask}` (the entry's ask_mode): a setting it kept from an earlier run \
+                         (codex-acp: a folder a --yes run trusted); agent-loop sets `{ask}` \
+                         before each prompt unless --yes is given"
+                    );
+                }
+            }
             let models = &setup["models"];
             let option = super::config_option(setup, "model").filter(|_| models.is_null());
             let _ = match option {

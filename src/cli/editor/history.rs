@@ -1,9 +1,9 @@
 //! The entries typed before, shared by the REPL's line editor and the view's input line: Up
 //! and Down recall them (the line being typed is kept while they are looked at), Ctrl-R
 //! searches them, and they are kept across runs in `$XDG_STATE_HOME/agent-loop/history`
-//! (0600 in a 0700 folder, the newest [`LIMIT`] entries). As in the shells, an entry that
-//! starts with a space is not kept; a value the redactor knows (an API key pasted into a
-//! task) is written to the file masked, never as it is.
+//! (0600 in a 0700 folder; the newest [`LIMIT`] entries are recalled). As in the shells, an
+//! entry that starts with a space is not kept; a value the redactor knows (an API key pasted
+//! into a task) is written to the file masked, never as it is.
 //!
 //! The file holds one entry a line, with `\` and newlines escaped (`\\`, `\n`), so a pasted
 //! block is one entry. Entries are appended as they are typed (two runs at once both keep
@@ -192,8 +192,9 @@ fn read(file: &Path) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .map(unescape)
         .collect();
-    if entries.len() > 2 * LIMIT {
-        entries.drain(..entries.len() - LIMIT);
+    let grown = entries.len() > 2 * LIMIT;
+    entries.drain(..entries.len().saturating_sub(LIMIT));
+    if grown {
         let mut text = String::new();
         for entry in &entries {
             text.push_str(&escape(entry));

@@ -13,8 +13,8 @@
 //! Each figure is the median of `VIEW_BENCH_ROUNDS` runs (5 unless set; 1 under `cargo test
 //! --benches`). Run it with `cargo bench --bench view`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,23 +51,7 @@ fn server(chunks: Vec<String>) -> u16 {
             let Ok(mut stream) = stream else { continue };
             // Each event sent as it is written, not held back for an acknowledgement.
             let _ = stream.set_nodelay(true);
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut request = vec![0; length];
-            let _ = reader.read_exact(&mut request);
+            read_request(&mut stream);
             let head =
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
             let _ = stream.write_all(head.as_bytes());
@@ -82,6 +66,31 @@ fn server(chunks: Vec<String>) -> u16 {
         }
     });
     port
+}
+
+/// Reads a request, head and body, to its end.
+fn read_request(stream: &mut TcpStream) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        got.extend_from_slice(&buf[..n]);
+        let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        if got.len() >= end + 4 + length {
+            return;
+        }
+    }
 }
 
 /// Everything the program wrote, as it comes.

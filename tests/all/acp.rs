@@ -515,3 +515,26 @@ fn images_pass_through_only_to_an_agent_that_takes_them() {
     assert_eq!(received(&ws, "initialize").len(), 1);
     assert!(received(&ws, "session/prompt").is_empty());
 }
+
+#[test]
+fn codex_acps_warnings_go_to_stderr_not_into_the_answer() {
+    // The codex-acp preset (its notice_regex) on the fake agent replaying what codex-acp
+    // 0.16.0 sent for a model it has no metadata for.
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.codex-acp]\ncommand = \"{}\"\nenv = {{ FAKE_ACP_MODES = \"read-only,auto\" }}\n",
+        fixture("agents/fake-acp.py").display()
+    ));
+    let turn = "recorded codex-acp-0.16.0/unknown-model.jsonl";
+    let run = ws.run(&["--backend", "codex-acp", turn]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "The answer is 42.\n");
+    assert!(
+        run.stderr().contains(
+            "[codex-acp] (Model metadata for `mock-model` not found. Defaulting to fallback \
+             metadata; this can degrade performance and cause issues.)"
+        ),
+        "{}",
+        run.stderr()
+    );
+}

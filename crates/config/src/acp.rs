@@ -2,9 +2,11 @@
 //! Client Protocol on its stdin and stdout (see `backend::acp`). The agent keeps its own
 //! conversation, tools and prompts, so an entry says only how to start it.
 
+use super::keys::located_pattern;
 use super::launch::{Kind, Launch};
 use super::raw::RawBackend;
 use super::ConfigError;
+use crate::parse::Pattern;
 
 /// The `type` value of these entries.
 pub const ACP_TYPE: &str = "acp";
@@ -22,6 +24,9 @@ pub struct AcpDef {
     /// `session/set_mode` before every prompt under any other approval (`ask_mode`): the
     /// mode a session starts in may be one the agent remembered from an earlier run.
     pub ask_mode: Option<String>,
+    /// A message of the agent's that this matches whole is a notice, not answer text
+    /// (`notice_regex`): codex-acp sends its warnings as answer text.
+    pub notice: Option<Pattern>,
     /// The enabled `[mcp.servers.NAME]`, which the agent is given to connect to itself.
     pub mcp_servers: Vec<super::mcp::ServerDef>,
 }
@@ -53,8 +58,13 @@ pub(super) fn resolve(
         agent: "an ACP agent",
         messages: "are sent over the protocol, not as arguments",
     };
+    let notice = match &raw.notice_regex {
+        Some(regex) => Some(located_pattern(regex, false, name, "notice_regex")?.0),
+        None => None,
+    };
     Ok(AcpDef {
         launch: Launch::resolve(name, &mut raw, defined_at, kind)?,
+        notice,
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
         ask_mode: raw.ask_mode.filter(|m| !m.is_empty()),
         mcp_servers: Vec::new(),
@@ -110,5 +120,19 @@ mod tests {
         assert!(e.contains("key `auto_mode`"), "{e}");
         let e = err("[backends.a]\ncommand = \"a\"\nask_mode = \"default\"\n");
         assert!(e.contains("key `ask_mode`"), "{e}");
+        let e = err("[backends.a]\ncommand = \"a\"\nnotice_regex = \"x\"\n");
+        assert!(e.contains("key `notice_regex`"), "{e}");
+        let e = err("[backends.a]\ntype = \"acp\"\ncommand = \"a\"\nnotice_regex = \"(\"\n");
+        assert!(e.contains("notice_regex"), "{e}");
+    }
+
+    #[test]
+    fn the_built_in_notice_regexes_compile() {
+        let config = Config::from_sources(&[Source::builtin()]).unwrap();
+        let Definition::Acp(codex) = config.backend("codex-acp").unwrap() else {
+            panic!("codex-acp is an ACP backend")
+        };
+        let notice = codex.notice.as_ref().expect("codex-acp has a notice_regex");
+        notice.warm();
     }
 }

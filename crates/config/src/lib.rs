@@ -376,8 +376,12 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
     if raw.kind.as_ref().is_some_and(|k| k.value == ACP_TYPE) {
         return acp::resolve(name, raw, defined_at).map(Definition::Acp);
     }
-    for (key, set) in [("auto_mode", &raw.auto_mode), ("ask_mode", &raw.ask_mode)] {
-        if set.is_some() {
+    for (key, set) in [
+        ("auto_mode", raw.auto_mode.is_some()),
+        ("ask_mode", raw.ask_mode.is_some()),
+        ("notice_regex", raw.notice_regex.is_some()),
+    ] {
+        if set {
             return Err(ConfigError::key(
                 defined_at,
                 name,

@@ -115,6 +115,7 @@ pub struct RawBackend {
     // ACP agents (`type = "acp"`), see `config::acp`.
     pub auto_mode: Option<String>,
     pub ask_mode: Option<String>,
+    pub notice_regex: Option<Located>,
 }
 
 impl Overlay for RawBackend {
@@ -201,7 +202,8 @@ impl Overlay for RawBackend {
             deny_keys,
             exit_keys,
             auto_mode,
-            ask_mode
+            ask_mode,
+            notice_regex
         );
     }
 }

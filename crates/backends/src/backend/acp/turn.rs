@@ -79,7 +79,7 @@ pub async fn run(
     host: &mut dyn Host,
 ) -> Result<Answer, Error> {
     let name = def.name.as_str();
-    let mut gathered = Gathered::default();
+    let mut gathered = Gathered::new(def.notice.clone());
     // What the agent sent before this prompt (its commands, gemini's `[MODE_UPDATE] yolo`
     // text after `session/set_mode`) is no part of the answer to it.
     let replayed = std::mem::take(&mut agent.replayed);

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::backend::Ran;
 use crate::event::{Event, OutputStream, PlanEntry};
-use crate::parse::Usage;
+use crate::parse::{Pattern, Usage};
 
 /// The most of an answer's text and tool calls one turn keeps: the agent is untrusted, and
 /// what it sends in a turn is memory agent-loop holds until the turn ends.
@@ -37,9 +37,19 @@ pub struct Gathered {
     pub commands: Option<Vec<(String, String)>>,
     /// The mode the agent said it switched to (`current_mode_update`).
     pub mode: Option<String>,
+    /// A message that this matches whole is a notice, not answer text (`notice_regex`).
+    pub notice: Option<Pattern>,
 }
 
 impl Gathered {
+    /// Gathers a turn whose message chunks that `notice` matches whole are notices.
+    pub fn new(notice: Option<Pattern>) -> Self {
+        Gathered {
+            notice,
+            ..Gathered::default()
+        }
+    }
+
     /// Reads one `session/update`'s parameters, reporting through `emit`.
     pub fn update(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
         let update = &params["update"];
@@ -55,6 +65,9 @@ impl Gathered {
         match kind {
             "agent_message_chunk" => {
                 if let Some(text) = text_of(&update["content"]) {
+                    if self.is_notice(text) {
+                        return emit(line(OutputStream::Screen, format!("({})", text.trim())));
+                    }
                     if self.text.len() + self.call_bytes + text.len() > GATHERED_CAP {
                         self.over = Some(over_cap("answer"));
                         return;
@@ -199,6 +212,15 @@ impl Gathered {
     /// The agent's tool calls of this turn, as the conversation records them.
     pub fn ran(&self) -> Vec<Ran> {
         self.calls.iter().map(ran).collect()
+    }
+
+    /// Whether a message is a notice: codex-acp sends its warnings (an unknown model's
+    /// metadata, a long thread) as message chunks of their own, each one whole.
+    fn is_notice(&self, text: &str) -> bool {
+        let text = text.trim();
+        self.notice.as_ref().is_some_and(|notice| {
+            !text.is_empty() && notice.find_all(text).any(|m| m == (0..text.len()))
+        })
     }
 
     /// Reads an update that came before the prompt: its text is a note, not the answer.

@@ -109,21 +109,24 @@ async fn probed(rows: &mut [Row]) {
 
 /// Every configured backend as (name, type, command or URL, HERE), without the versions:
 /// what `agent-loop mcp serve`'s `backends` tool tells the calling agent.
-pub async fn here(config: &Config) -> Vec<[String; 4]> {
+pub async fn here(config: &Config) -> Result<Vec<[String; 4]>, Error> {
     let mut rows: Vec<Row> = config
-        .definitions()
+        .definitions()?
+        .into_iter()
         .map(|(name, def)| row(name, def))
         .collect();
     probed(&mut rows).await;
-    rows.into_iter()
+    Ok(rows
+        .into_iter()
         .map(|r| [r.name, r.kind, r.target, r.status])
-        .collect()
+        .collect())
 }
 
 /// The table, columns padded to their widest cell.
 pub async fn table(config: &Config) -> Result<String, Error> {
     let mut rows: Vec<Row> = config
-        .definitions()
+        .definitions()?
+        .into_iter()
         .map(|(name, def)| row(name, def))
         .collect();
     let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();

@@ -1,9 +1,10 @@
 //! Loading `backends.toml`: the built-in file embedded in the binary, then the user's
 //! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, then `--config FILE`. A later file adds
-//! backends or overrides single keys of an earlier one. Every file is parsed whole and every
-//! backend resolved at load, each mistake reported with the file, the line, the backend and
-//! the key. A user's regexes are compiled then too; the built-in presets' when first used
-//! (see `parse::Pattern`).
+//! backends or overrides single keys of an earlier one. Every file of the user's is parsed
+//! whole and every backend resolved at load, each mistake reported with the file, the line,
+//! the backend and the key. A user's regexes are compiled then too. The built-in presets are
+//! parsed when first asked for (`presets`), their regexes compiled when first used (see
+//! `parse::Pattern`).
 //!
 //! - `raw`: the schema as written, each key optional so that files can be layered;
 //! - `cli` and `http`: the checked definitions of the two kinds of backend;
@@ -24,6 +25,7 @@ mod http;
 mod keys;
 mod launch;
 pub mod mcp;
+mod presets;
 mod pty;
 pub(crate) mod raw;
 pub mod settings;
@@ -33,8 +35,9 @@ mod tests;
 mod tool_settings;
 pub mod tools;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::context::{ContextMode, ContextSettings};
 use crate::dirs::xdg_home;
@@ -138,11 +141,19 @@ pub enum Definition {
     Acp(AcpDef),
 }
 
+/// A configured backend: resolved at load, or a built-in preset no file changes, resolved
+/// when first asked for.
+#[derive(Debug, Clone)]
+enum Entry {
+    Ready(Definition),
+    Preset(presets::Preset, OnceLock<Definition>),
+}
+
 /// Every configured backend, plus the default backend if a file names one.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Every configured backend, by name.
-    backends: BTreeMap<String, Definition>,
+    backends: BTreeMap<String, Entry>,
     pub default_backend: Option<String>,
     /// Built-in backends tried, in this order, when none is named (`auto_order`).
     pub auto_order: Vec<String>,
@@ -181,23 +192,70 @@ impl Config {
         sources: &[Source],
         builtins: &[ToolSpec],
     ) -> Result<Self, ConfigError> {
+        let (builtin, rest) = match sources.split_first() {
+            Some((first, rest)) if first.is_builtin() => (true, rest),
+            _ => (false, sources),
+        };
+        let user_lines: Vec<source::Lines> = rest.iter().map(source::Lines::of).collect();
+        let user_files = rest
+            .iter()
+            .zip(&user_lines)
+            .map(|(source, lines)| raw::parse(source, lines))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The built-in file: its presets that the user's files change are parsed now, to be
+        // merged with them; the others when first asked for.
+        let mut lazy = BTreeMap::new();
+        let mut builtin_sources = Vec::new();
+        if builtin {
+            let changed: BTreeSet<&str> = user_files
+                .iter()
+                .flat_map(|file| file.backends.keys())
+                .map(|name| name.get_ref().as_str())
+                .collect();
+            let all = presets::all();
+            builtin_sources.push(presets::preamble(&all));
+            for preset in all {
+                if changed.contains(preset.name) {
+                    builtin_sources.push(preset.source());
+                } else {
+                    lazy.insert(preset.name.to_string(), preset);
+                }
+            }
+        }
+        let builtin_lines: Vec<source::Lines> =
+            builtin_sources.iter().map(source::Lines::of).collect();
+        let builtin_files = builtin_sources
+            .iter()
+            .zip(&builtin_lines)
+            .map(|(source, lines)| raw::parse(source, lines))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The built-in file is the first source (index 0); what the others define is the user's.
+        let layers = builtin_files
+            .into_iter()
+            .zip(&builtin_lines)
+            .map(|(file, lines)| (0, file, lines))
+            .chain(
+                user_files
+                    .into_iter()
+                    .zip(&user_lines)
+                    .enumerate()
+                    .map(|(i, (file, lines))| (i + usize::from(builtin), file, lines)),
+            );
         let mut merged: Merged<RawBackend> = BTreeMap::new();
         let mut servers: Merged<RawServer> = BTreeMap::new();
         let mut tool_tables: Merged<tools::RawTool> = BTreeMap::new();
         let mut default_backend = None;
         let mut auto_order = Vec::new();
-        for (index, source) in sources.iter().enumerate() {
-            let lines = source::Lines::of(source);
-            let mut file = raw::parse(source, &lines)?;
+        for (index, mut file, lines) in layers {
             if file.default_backend.is_some() {
                 default_backend = file.default_backend;
             }
             if let Some(order) = file.auto_order.take() {
                 auto_order = order;
             }
-            merge(&mut merged, file.backends, &lines, index);
-            merge(&mut servers, file.mcp.servers, &lines, index);
-            merge(&mut tool_tables, file.tools, &lines, index);
+            merge(&mut merged, file.backends, lines, index);
+            merge(&mut servers, file.mcp.servers, lines, index);
+            merge(&mut tool_tables, file.tools, lines, index);
         }
         // The built-in file is the first source; what the others define is the user's.
         let mut user: Vec<(&String, (usize, usize))> = merged
@@ -213,17 +271,13 @@ impl Config {
             .collect::<Result<BTreeMap<_, _>, _>>()?;
         let mut backends = merged
             .into_iter()
-            .map(|(name, (raw, at, _))| resolve(&name, raw, at).map(|def| (name, def)))
+            .map(|(name, (raw, at, _))| {
+                resolve(&name, raw, at)
+                    .map(|def| (name, Entry::Ready(with_servers(def, &mcp_servers))))
+            })
             .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
-        // An ACP agent connects to the MCP servers itself.
-        for def in backends.values_mut() {
-            if let Definition::Acp(d) = def {
-                d.mcp_servers = mcp_servers
-                    .values()
-                    .filter(|s| s.enabled)
-                    .cloned()
-                    .collect();
-            }
+        for (name, preset) in lazy {
+            backends.insert(name, Entry::Preset(preset, OnceLock::new()));
         }
         let tools = tools::resolve(
             tool_tables
@@ -262,13 +316,39 @@ impl Config {
 
     /// The backend called `name`, or an error listing the configured ones.
     pub fn backend(&self, name: &str) -> Result<&Definition, ConfigError> {
-        self.backends
-            .get(name)
-            .ok_or_else(|| ConfigError::UnknownBackend {
+        match self.backends.get(name) {
+            Some(entry) => self.resolved(entry),
+            None => Err(ConfigError::UnknownBackend {
                 name: name.to_string(),
                 near: closest(name, self.names()).map(str::to_string),
                 known: self.names().map(str::to_string).collect(),
-            })
+            }),
+        }
+    }
+
+    /// An entry's definition; a built-in preset's parsed and resolved the first time.
+    fn resolved<'a>(&'a self, entry: &'a Entry) -> Result<&'a Definition, ConfigError> {
+        let (preset, cell) = match entry {
+            Entry::Ready(def) => return Ok(def),
+            Entry::Preset(preset, cell) => (preset, cell),
+        };
+        if let Some(def) = cell.get() {
+            return Ok(def);
+        }
+        let source = preset.source();
+        let lines = source::Lines::of(&source);
+        let file = raw::parse(&source, &lines)?;
+        let mut def = None;
+        for (name, raw) in file.backends {
+            let at = format!("{}:{}", lines.name(), lines.line(name.span().start));
+            def = Some(resolve(name.get_ref(), raw, at)?);
+        }
+        let def = def.ok_or_else(|| ConfigError::UnknownBackend {
+            name: preset.name.to_string(),
+            near: None,
+            known: self.names().map(str::to_string).collect(),
+        })?;
+        Ok(cell.get_or_init(|| with_servers(def, &self.mcp_servers)))
     }
 
     /// The backends of a comma-separated list (`a,b,c`), each checked to be configured.
@@ -295,9 +375,12 @@ impl Config {
         self.backends.contains_key(name)
     }
 
-    /// Every configured backend, by name, sorted.
-    pub fn definitions(&self) -> impl Iterator<Item = (&str, &Definition)> {
-        self.backends.iter().map(|(name, def)| (name.as_str(), def))
+    /// Every configured backend, by name, sorted (every built-in preset parsed).
+    pub fn definitions(&self) -> Result<Vec<(&str, &Definition)>, ConfigError> {
+        self.backends
+            .iter()
+            .map(|(name, entry)| Ok((name.as_str(), self.resolved(entry)?)))
+            .collect()
     }
 
     /// The environment variables that hold secrets: any backend's API key, and the MCP
@@ -312,7 +395,13 @@ impl Config {
             });
         self.backends
             .values()
-            .filter_map(|def| def.api_key_env().map(str::to_string))
+            .filter_map(|entry| match entry {
+                Entry::Ready(def) => def.api_key_env(),
+                Entry::Preset(preset, cell) => cell
+                    .get()
+                    .map_or_else(|| preset.api_key_env(), Definition::api_key_env),
+            })
+            .map(str::to_string)
             .chain(mcp)
             .collect()
     }
@@ -369,6 +458,14 @@ pub fn user_backends_path() -> Option<PathBuf> {
 /// agent-loop's folder under the XDG config home.
 pub fn config_dir() -> Option<PathBuf> {
     xdg_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("agent-loop"))
+}
+
+/// An ACP agent connects to the enabled MCP servers itself.
+fn with_servers(mut def: Definition, servers: &BTreeMap<String, ServerDef>) -> Definition {
+    if let Definition::Acp(d) = &mut def {
+        d.mcp_servers = servers.values().filter(|s| s.enabled).cloned().collect();
+    }
+    def
 }
 
 /// Resolves an entry by its `type`.

@@ -27,6 +27,11 @@ impl Source {
         }
     }
 
+    /// Whether this is the built-in file, as [`Source::builtin`] made it.
+    pub fn is_builtin(&self) -> bool {
+        self.name == Self::BUILTIN_NAME && self.text == BUILTIN_BACKENDS
+    }
+
     pub fn read(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),

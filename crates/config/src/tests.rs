@@ -30,7 +30,7 @@ fn builtin_patterns_compile_and_have_their_groups() {
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
-    for (_, def) in config.definitions() {
+    for (_, def) in config.definitions().unwrap() {
         if let Definition::Pty(d) = def {
             let screen = [
                 &d.ready,
@@ -289,7 +289,7 @@ fn auto_order_tries_keyed_apis_then_every_cli_preset() {
         order[..4],
         ["claude-api", "openai", "openrouter", "deepseek"]
     );
-    for (name, def) in config.definitions() {
+    for (name, def) in config.definitions().unwrap() {
         let listed = order.iter().any(|n| n == name);
         match def {
             Definition::Cli(_) => assert_eq!(listed, name != "demo", "{name}"),
@@ -338,4 +338,53 @@ fn config_errors_keep_their_cause_as_source() {
     let converted: crate::Error = err.into();
     assert_eq!(converted.kind, crate::ErrorKind::Config);
     assert!(converted.source().is_some_and(|s| s.is::<ConfigError>()));
+}
+
+/// Each built-in preset, parsed alone when first asked for, is what parsing the whole file
+/// makes of it, down to the lines its values are reported at; and the keys every run keeps
+/// from its children, read off the presets' text, are the parser's.
+#[test]
+fn builtin_presets_parsed_alone_are_those_of_the_whole_file() {
+    let whole = Config::from_sources(&[src("whole", BUILTIN_BACKENDS)]).unwrap();
+    let lazy = Config::from_sources(&[Source::builtin()]).unwrap();
+    let mut keys = lazy.api_key_envs();
+    assert_eq!(
+        lazy.names().collect::<Vec<_>>(),
+        whole.names().collect::<Vec<_>>()
+    );
+    let mut whole_keys = whole.api_key_envs();
+    keys.sort();
+    whole_keys.sort();
+    assert!(!keys.is_empty());
+    assert_eq!(keys, whole_keys);
+    for (name, def) in whole.definitions().unwrap() {
+        // Where a value is reported, `whole:LINE`, becomes `built-in backends.toml:LINE`.
+        let expected = format!("{def:?}")
+            .replace("\"whole:", &format!("\"{}:", Source::BUILTIN_NAME))
+            .replace("\"whole\"", &format!("{:?}", Source::BUILTIN_NAME));
+        assert_eq!(
+            format!("{:?}", lazy.backend(name).unwrap()),
+            expected,
+            "{name}"
+        );
+    }
+    assert_eq!(lazy.auto_order, whole.auto_order);
+}
+
+/// A user's file that changes one key of a preset gets the rest of it from the built-in file.
+#[test]
+fn a_preset_changed_by_a_user_file_keeps_its_other_keys() {
+    let user = src("mine.toml", "[backends.claude]\ntimeout_s = 7\n");
+    let config = Config::from_sources(&[Source::builtin(), user]).unwrap();
+    let alone = Config::from_sources(&[Source::builtin()]).unwrap();
+    let (Definition::Cli(changed), Definition::Cli(built_in)) = (
+        config.backend("claude").unwrap(),
+        alone.backend("claude").unwrap(),
+    ) else {
+        panic!("claude is a CLI preset");
+    };
+    assert_eq!(changed.timeout, Duration::from_secs(7));
+    assert_eq!(changed.command, built_in.command);
+    assert_eq!(changed.args, built_in.args);
+    assert_eq!(config.user_order, ["claude"]);
 }

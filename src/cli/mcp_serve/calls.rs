@@ -303,7 +303,10 @@ async fn backends(shared: &Shared) -> CallToolResult {
         Ok(config) => config,
         Err(e) => return failed(&e.into()),
     };
-    let rows = crate::cli::backends_cmd::here(&config).await;
+    let rows = match crate::cli::backends_cmd::here(&config).await {
+        Ok(rows) => rows,
+        Err(e) => return failed(&e),
+    };
     let mut text = format!("default: {}\n", shared.offered.default);
     let mut list = Vec::new();
     for [name, kind, _, here] in rows {

@@ -142,7 +142,8 @@ fn offered(
     }
     let names: Vec<String> = if named.is_empty() {
         config
-            .definitions()
+            .definitions()?
+            .into_iter()
             .filter(|(_, def)| def.is_available())
             .map(|(name, _)| name.to_string())
             .collect()

@@ -26,9 +26,13 @@ The reply text depends only on the scenario given on the command line:
   write     the same with the CLI's own file-writing tool (`write`, `Write`,
             `write_file`, Codex's `apply_patch`) writing "written live" to
             --write-path; then "DONE written"
+  ask       a call of the MCP tool `ask` (agent-loop mcp serve: `ask`, `mcp__agent-loop__ask`,
+            `mcp_agent-loop_ask`) asking backend `openai` a question; once the
+            conversation holds its result, and to every request offering no such tool,
+            "DONE asked"
 
-Apart from `shell` and `write`, the mock never returns native tool_use / function calls, so a
-CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
+Apart from `shell`, `write` and `ask`, the mock never returns native tool_use / function
+calls, so a CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
 schema, as some CLIs send for routing or "next speaker" checks) get a small
 JSON object built from the schema instead of the scenario text.
 
@@ -66,6 +70,9 @@ SCENARIOS = {
     # Text once the shell tool has run; before, a call of it (see shell_tool).
     "shell": ("DONE touched", 1611, 4),
     "write": ("DONE written", 1611, 4),
+    # A call of agent-loop's MCP tool `ask` where a request offers it; then (and to
+    # agent-loop's own request, which offers no such tool) "DONE asked".
+    "ask": ("DONE asked", 1611, 4),
 }
 
 # Fixed clock so repeated recordings give the same bytes where a CLI echoes it.

@@ -11,12 +11,14 @@ def own_tool(req, scenario):
     offers one and holds no tool result yet: the scenario calls it once, then answers.
     The arguments follow the tool's schema (`file_path` or `filePath`, `command` or `cmd`);
     a freeform `apply_patch` tool (Codex) gets a patch that adds the file, as a string."""
-    if scenario not in ("shell", "write"):
+    if scenario not in ("shell", "write", "ask"):
         return None
     tool = shell_tool(req, scenario)
     if not tool:
         return None
     name, schema = tool
+    if scenario == "ask":  # agent-loop's MCP tool (scripts/live-mcp-serve.sh)
+        return name, {"prompt": ASK_PROMPT, "backend": "openai"}
     if schema is None:  # a freeform tool: apply_patch
         return name, "*** Begin Patch\n*** Add File: %s\n+written live\n*** End Patch\n" % (
             WRITE_PATH[0])
@@ -32,6 +34,8 @@ def own_tool(req, scenario):
 
 
 WRITE_PATH = ["made.txt"]
+# What the `ask` scenario asks agent-loop's MCP tool `ask`.
+ASK_PROMPT = "What is six times seven? (asked through agent-loop)"
 
 
 def offered_tools(req):
@@ -77,9 +81,11 @@ def shell_tool(req, word="shell"):
     if holds_tool_result(req):
         return None
     tools = list(offered_tools(req))
-    alias = {"shell": ("exec_command", "bash"), "write": ("apply_patch",)}[word]
+    alias = {"shell": ("exec_command", "bash"), "write": ("apply_patch",), "ask": ()}[word]
 
     def rank(tool):
+        if word == "ask":  # agent-loop's `ask`, however the CLI prefixes MCP tools
+            return 0 if tool[0] == "ask" or tool[0].endswith("_ask") else None
         base = tool[0].lower().rsplit("__", 1)[-1]
         if base in (word, word + "_file"):
             return 0

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `agent-loop mcp serve` registered with the real agent CLIs as docs/mcp-server.md says
+# (`claude mcp add`, `codex mcp add`, the `mcpServers` entry of Gemini CLI's and Qwen Code's
+# settings.json), each CLI pointed at the scripted mock provider on 127.0.0.1
+# (scripts/record-fixtures/mock_provider.py, scenario `ask`): its model calls agent-loop's
+# `ask` tool, agent-loop runs the turn on its `openai` preset against the same mock, and the
+# CLI answers with the mock's text. Checked: the CLI's answer, the session agent-loop saved
+# (the question it was asked), and the mock's log (a request from agent-loop). Prints each
+# outcome and its time. Not part of CI: it installs npm packages and takes a few minutes.
+#
+#   scripts/live-mcp-serve.sh [gemini|claude|codex|qwen ...]   (default: gemini claude)
+#
+# codex and qwen are registered and run, but their model never calls `ask`, so their checks
+# fail: Codex 0.171 offers MCP tools inside a Responses API `namespace` tool, and Qwen Code
+# 0.15 only through its `tool_search` tool, and the mock answers neither. (Claude Code's own
+# ToolSearch is turned off with ENABLE_TOOL_SEARCH=false.)
+#
+# The CLIs are installed (once) with npm into $LIVE_MCP_DIR (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-mcp); each run gets a throw-away HOME there
+# whose settings point the CLI at the mock (live-common.sh).
+# AGENT_LOOP names the binary to run (default: `cargo build`, then target/debug/agent-loop).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+dir=${LIVE_MCP_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-mcp}
+clis=("$@")
+[ ${#clis[@]} -gt 0 ] || clis=(gemini claude)
+
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10
+  [claude]=@anthropic-ai/claude-code@2.1.332 [codex]=@openai/codex@0.171.0)
+
+. scripts/live-common.sh
+install_clis
+if [ -z "${AGENT_LOOP:-}" ]; then
+  cargo build --quiet
+  AGENT_LOOP=$root/target/debug/agent-loop
+fi
+trap stop_mock EXIT
+
+# What the server needs from the throw-away HOME: where its settings and sessions are, and the
+# mock as its `openai` backend (a CLI may pass the server only part of its own environment).
+server_env() {
+  echo "HOME=$home" "XDG_CONFIG_HOME=$home/.config" "XDG_DATA_HOME=$home/.local/share" \
+    "XDG_STATE_HOME=$home/.local/state" "XDG_CACHE_HOME=$home/.cache" \
+    "OPENAI_API_KEY=mock-key" "OPENAI_BASE_URL=http://127.0.0.1:$port/v1"
+}
+
+# Adds the server to a settings.json (Gemini CLI's, Qwen Code's): the docs' entry, with the
+# server's environment and `trust` (the CLI runs its tools without asking: `-p` cannot ask).
+add_to_settings() {
+  python3 - "$1" "$AGENT_LOOP" $(server_env) <<'PY'
+import json, sys
+path, program, env = sys.argv[1], sys.argv[2], dict(v.split("=", 1) for v in sys.argv[3:])
+settings = json.load(open(path))
+settings["mcpServers"] = {"agent-loop": {
+    "command": program, "args": ["mcp", "serve", "--allow-backend", "openai"],
+    "env": env, "trust": True, "timeout": 900000}}
+json.dump(settings, open(path, "w"))
+PY
+}
+
+# Runs the CLI ($1) with arguments "$@" in $work with the fresh HOME; sets $code, $seconds,
+# $out and $err.
+cli_run() {
+  local start end
+  start=$(date +%s.%N)
+  set +e
+  (cd "$work" && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_DATA_HOME=$home/.local/share \
+    XDG_STATE_HOME=$home/.local/state XDG_CACHE_HOME=$home/.cache PATH=$bin:$PATH \
+    exec "$@" </dev/null >"$run/stdout" 2>"$run/stderr")
+  code=$?
+  set -e
+  end=$(date +%s.%N)
+  seconds=$(python3 -c "print('%.1f' % ($end - $start))")
+  out=$(cat "$run/stdout") err=$(cat "$run/stderr")
+}
+
+failures=0
+check() { # $1: what, $2: 0 if it held
+  if [ "$2" = 0 ]; then echo "  ok: $1"; else echo "  FAILED: $1"; failures=$((failures + 1)); fi
+}
+prompt="Ask agent-loop what six times seven is."
+for cli in "${clis[@]}"; do
+  echo "== $cli (${package[$cli]})"
+  run=$dir/run/$cli
+  rm -rf "$run"
+  home=$run/home work=$run/work
+  mkdir -p "$home/.config/agent-loop" "$work"
+  start_mock ask
+  envs=()
+  for v in $(server_env); do envs+=("$v"); done
+  case $cli in
+    gemini)
+      add_to_settings "$home/.gemini/settings.json"
+      cli_run gemini -m gemini-2.5-flash -p "$prompt" ;;
+    qwen)
+      add_to_settings "$home/.qwen/settings.json"
+      cli_run qwen -p "$prompt" ;;
+    claude)
+      e=()
+      for v in "${envs[@]}"; do e+=(-e "$v"); done
+      # `-e` takes several values: the name goes before it.
+      cli_run claude mcp add agent-loop "${e[@]}" -- "$AGENT_LOOP" mcp serve --allow-backend openai
+      check "claude mcp add" "$code"
+      # Claude Code offers MCP tools through its ToolSearch unless told not to.
+      ENABLE_TOOL_SEARCH=false cli_run claude -p "$prompt" --allowedTools mcp__agent-loop__ask ;;
+    codex)
+      e=()
+      for v in "${envs[@]}"; do e+=(--env "$v"); done
+      cli_run codex mcp add "${e[@]}" agent-loop -- "$AGENT_LOOP" mcp serve --allow-backend openai
+      check "codex mcp add" "$code"
+      cli_run codex exec --skip-git-repo-check "$prompt" ;;
+  esac
+  echo "answer: exit $code in ${seconds}s: $(tail -n 3 <<<"$out")"
+  check "the CLI answered with the mock's text after the tool" \
+    "$([ "$code" = 0 ] && grep -q 'DONE asked' <<<"$out"; echo $?)"
+  saved=$(cat "$home"/.local/share/agent-loop/sessions/*/session.json 2>/dev/null || true)
+  check "agent-loop ran the turn and saved it" \
+    "$(grep -q 'asked through agent-loop' <<<"$saved"; echo $?)"
+  check "agent-loop's turn reached the mock (its openai preset)" \
+    "$(grep -qi '"user-agent": *"agent-loop/' "$run/mock.log"; echo $?)"
+  stop_mock
+  [ "$code" = 0 ] || sed 's/^/  stderr: /' "$run/stderr" | tail -n 15
+done
+[ "$failures" = 0 ] && echo "live-mcp-serve: all checks held" || { echo "live-mcp-serve: $failures checks failed"; exit 1; }

@@ -145,7 +145,12 @@ impl Rpc {
     /// Sends a notification (MCP's `notifications/initialized`).
     #[allow(dead_code)] // Built into the ACP bench too, whose client sends none.
     pub fn notify(&mut self, method: &str) {
-        writeln!(self.input, "{}", json!({"jsonrpc": "2.0", "method": method})).unwrap();
+        writeln!(
+            self.input,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": method})
+        )
+        .unwrap();
     }
 }
 

@@ -9,7 +9,7 @@ mod common;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 
-use common::{command, server, workspace, Rpc};
+use common::{cli_turn, command, server, workspace, Rpc};
 
 /// A running `agent-loop mcp serve`, initialised.
 fn start(dir: &tempfile::TempDir) -> Rpc {
@@ -39,16 +39,7 @@ fn turns(c: &mut Criterion) {
     let port = server();
     let dir = workspace(port);
     let mut group = c.benchmark_group("turn");
-    group.bench_function("cli", |b| {
-        b.iter(|| {
-            let out = command(&dir).arg("what is the answer?").output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        })
-    });
+    group.bench_function("cli", |b| b.iter(|| cli_turn(&dir)));
     let mut rpc = start(&dir);
     group.bench_function("mcp_ask", |b| b.iter(|| ask(&mut rpc)));
     group.finish();

@@ -59,9 +59,9 @@ json.dump(settings, open(path, "w"))
 PY
 }
 
-# Runs the CLI ($1) with arguments "$@" in $work with the fresh HOME; sets $code, $seconds,
-# $out and $err.
-cli_run() {
+# Runs the program "$1" with arguments "$@" in $work with the fresh HOME, stdin closed; sets
+# $code, $seconds, $out and $err.
+timed() {
   local start end
   start=$(date +%s.%N)
   set +e
@@ -75,10 +75,6 @@ cli_run() {
   out=$(cat "$run/stdout") err=$(cat "$run/stderr")
 }
 
-failures=0
-check() { # $1: what, $2: 0 if it held
-  if [ "$2" = 0 ]; then echo "  ok: $1"; else echo "  FAILED: $1"; failures=$((failures + 1)); fi
-}
 prompt="Ask agent-loop what six times seven is."
 for cli in "${clis[@]}"; do
   echo "== $cli (${package[$cli]})"
@@ -92,24 +88,24 @@ for cli in "${clis[@]}"; do
   case $cli in
     gemini)
       add_to_settings "$home/.gemini/settings.json"
-      cli_run gemini -m gemini-2.5-flash -p "$prompt" ;;
+      timed gemini -m gemini-2.5-flash -p "$prompt" ;;
     qwen)
       add_to_settings "$home/.qwen/settings.json"
-      cli_run qwen -p "$prompt" ;;
+      timed qwen -p "$prompt" ;;
     claude)
       e=()
       for v in "${envs[@]}"; do e+=(-e "$v"); done
       # `-e` takes several values: the name goes before it.
-      cli_run claude mcp add agent-loop "${e[@]}" -- "$AGENT_LOOP" mcp serve --allow-backend openai
+      timed claude mcp add agent-loop "${e[@]}" -- "$AGENT_LOOP" mcp serve --allow-backend openai
       check "claude mcp add" "$code"
       # Claude Code offers MCP tools through its ToolSearch unless told not to.
-      ENABLE_TOOL_SEARCH=false cli_run claude -p "$prompt" --allowedTools mcp__agent-loop__ask ;;
+      ENABLE_TOOL_SEARCH=false timed claude -p "$prompt" --allowedTools mcp__agent-loop__ask ;;
     codex)
       e=()
       for v in "${envs[@]}"; do e+=(--env "$v"); done
-      cli_run codex mcp add "${e[@]}" agent-loop -- "$AGENT_LOOP" mcp serve --allow-backend openai
+      timed codex mcp add "${e[@]}" agent-loop -- "$AGENT_LOOP" mcp serve --allow-backend openai
       check "codex mcp add" "$code"
-      cli_run codex exec --skip-git-repo-check "$prompt" ;;
+      timed codex exec --skip-git-repo-check "$prompt" ;;
   esac
   echo "answer: exit $code in ${seconds}s: $(tail -n 3 <<<"$out")"
   check "the CLI answered with the mock's text after the tool" \

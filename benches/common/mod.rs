@@ -96,6 +96,16 @@ pub fn command(dir: &tempfile::TempDir) -> Command {
     cmd
 }
 
+/// One turn through the CLI: a process started for it.
+pub fn cli_turn(dir: &tempfile::TempDir) {
+    let out = command(dir).arg("what is the answer?").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A server of agent-loop's on the other end of stdio, spoken to in JSON-RPC lines.
 pub struct Rpc {
     child: Child,

@@ -2,9 +2,10 @@
 //! pseudo-terminal whose bytes a vt100 screen shows (with the terminfo entries of xterm, tmux
 //! and screen), and inside tmux itself when it is installed. Up recalls the last task, Ctrl-R
 //! finds an older one, a three-line bracketed paste is one entry, Tab completes `/backend`'s
-//! names, and the history is kept, private, for the next run. The view also gives the
-//! terminal back when SIGTERM, SIGHUP or a panic ends it, and says which capability it lacks
-//! when it cannot be drawn.
+//! names, and the history is kept, private, for the next run; a line wider than the screen,
+//! wide characters and a combining mark in it, edits in place, and Ctrl-C clears it before
+//! twice leaving. The view also gives the terminal back when SIGTERM, SIGHUP or a panic ends
+//! it, and says which capability it lacks when it cannot be drawn.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -113,6 +114,37 @@ fn the_repl_editor_recalls_searches_takes_a_paste_whole_and_completes() {
         pty.send("\r\x04");
         assert_the_end(term, &ws, pty);
     }
+}
+
+#[test]
+fn a_wrapped_line_with_wide_characters_edits_in_place_and_ctrl_c_clears_it_then_leaves() {
+    let ws = Workspace::new();
+    let mut pty = spawn_repl(&ws, "xterm-256color");
+    pty.wait_for("agent-loop with backend");
+    // 5 + 6 + 1 + 78 columns: the entry wraps after 80.
+    let typed = format!("日本語e\u{301}{}", "a".repeat(78));
+    pty.send(&typed);
+    pty.send("\x1b[H\x1b[C\x1b[CX");
+    let first = format!("You: 日本X語e\u{301}{}", "a".repeat(67));
+    let shown = poll(|| {
+        let parser = screen(&pty);
+        let rows = rows(&parser);
+        let at = rows.iter().position(|r| *r == first)?;
+        let cursor = parser.screen().cursor_position();
+        (rows[at + 1] == "a".repeat(11) && cursor == (at as u16, 10)).then_some(())
+    });
+    assert!(shown.is_some(), "{}", rows(&screen(&pty)).join("\n"));
+    pty.send("\x03");
+    wait_cursor_row(&pty, "Ctrl-C: the line cleared", |r| r == "You:");
+    assert!(!rows(&screen(&pty))
+        .iter()
+        .any(|r| r.starts_with("aaaaaaaaaaa")));
+    pty.send("\x03");
+    pty.wait_for("(Ctrl-C again to leave, or type exit)");
+    pty.send("\x03");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 130, "{}", String::from_utf8_lossy(&bytes));
+    assert_given_back("Ctrl-C twice", &bytes);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Every REPL slash command and multi-line input, typed on a pseudo-terminal.
 
 use crate::common::Workspace;
-use crate::repl::repl;
+use crate::repl::{dialogue_in, repl};
 
 #[test]
 fn commands_that_inspect_and_switch() {
@@ -128,23 +128,26 @@ fn commit_goes_through_bash_and_its_approval() {
     assert!(screen.contains("not run: the user said no"), "{screen}");
 }
 
+/// Plain reading, and the line editor (terminfo), which keeps both forms.
 #[test]
 fn multi_line_input() {
-    let ws = Workspace::new();
-    ws.reply(0, "ok\n");
-    let keys = "first line \\\nsecond line\n\"\"\"\nblock one\n\n  block three\n\"\"\"\n/exit\n";
-    let (code, screen) = repl(&ws, "--backend fake", keys);
-    assert_eq!(code, 0, "{screen}");
-    assert!(
-        ws.prompt(1).contains("User: first line \nsecond line\n"),
-        "{}",
-        ws.prompt(1)
-    );
-    assert!(
-        ws.prompt(2).contains("User: block one\n\n  block three\n"),
-        "{}",
-        ws.prompt(2)
-    );
+    for display in ["plain", "terminfo"] {
+        let ws = Workspace::new();
+        ws.reply(0, "ok\n");
+        let keys =
+            "first line \\\nsecond line\n\"\"\"\nblock one\n\n  block three\n\"\"\"\n/exit\n";
+        let steps = [("agent-loop with backend", 1, keys)];
+        let (code, screen) = dialogue_in(&ws, display, "--backend fake", &steps);
+        assert_eq!(code, 0, "{display}: {screen}");
+        let sent = [
+            "User: first line \nsecond line\n",
+            "User: block one\n\n  block three\n",
+        ];
+        for (n, sent) in sent.into_iter().enumerate() {
+            let prompt = ws.prompt(n + 1);
+            assert!(prompt.contains(sent), "{display}: {prompt}");
+        }
+    }
 }
 
 #[test]

@@ -295,3 +295,20 @@ fn a_flood_while_a_turn_waits_on_a_command_stays_in_bounded_memory() {
     assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
     ws.assert_no_leftovers();
 }
+
+#[test]
+fn an_edit_the_agents_own_settings_allowed_is_told() {
+    // As Claude Code with `permissions.allow` in its settings: no question, the file changed.
+    let ws = acp("");
+    let told =
+        "(the agent changed files without asking: Edit notes.txt; its own settings allowed it)";
+    let run = ws.run(&["--backend", "acp", "silent-edit"]);
+    run.expect_code(0);
+    assert!(run.stderr().contains(told), "{}", run.stderr());
+    // Allowed by --yes, or not done: nothing to tell.
+    let run = ws.run(&["--backend", "acp", "--yes", "silent-edit"]);
+    assert!(!run.stderr().contains("without asking"), "{}", run.stderr());
+    let run = ws.run(&["--backend", "acp", "tool"]);
+    assert!(run.stderr().contains("Edit notes.txt"), "{}", run.stderr());
+    assert!(!run.stderr().contains("without asking"), "{}", run.stderr());
+}

@@ -173,6 +173,9 @@ pub async fn run(
                 params,
                 responder,
             }) => {
+                if method == "session/request_permission" {
+                    guard.gathered.asked(&params);
+                }
                 let answer = serve::answer(name, &method, &params, host, &mut terminals).await;
                 let _ = match answer {
                     Ok(value) => responder.respond(value),
@@ -184,6 +187,19 @@ pub async fn run(
     guard.armed = false;
     let mut gathered = std::mem::take(&mut guard.gathered);
     terminals.report(host);
+    // Said, since agent-loop's approval was not asked: only the agent's own settings can
+    // have allowed it.
+    if !host.approves_all() {
+        for title in gathered.unasked_changes() {
+            host.event(Event::BackendOutput {
+                backend: name.to_string(),
+                stream: OutputStream::Screen,
+                line: format!(
+                    "(the agent changed files without asking: {title}; its own settings allowed it)"
+                ),
+            });
+        }
+    }
     let answer = match result {
         Ok(answer) => answer,
         Err(why) if cancelled_at.is_some() => {

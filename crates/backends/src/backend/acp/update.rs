@@ -39,6 +39,8 @@ pub struct Gathered {
     pub mode: Option<String>,
     /// A message that this matches whole is a notice, not answer text (`notice_regex`).
     pub notice: Option<Pattern>,
+    /// The tool calls it asked permission for (`session/request_permission`).
+    asked: HashSet<String>,
 }
 
 impl Gathered {
@@ -207,6 +209,30 @@ impl Gathered {
             }
         }
         call
+    }
+
+    /// Notes a permission question about a tool call.
+    pub fn asked(&mut self, params: &Value) {
+        if let Some(id) = params["toolCall"]["toolCallId"].as_str() {
+            self.asked.insert(id.to_string());
+        }
+    }
+
+    /// The agent's tool calls that changed files (an edit, a deletion, a move) and completed
+    /// without a permission question: what its own settings allowed (a rule it keeps, a
+    /// config that asks nothing), each as its title.
+    pub fn unasked_changes(&self) -> Vec<String> {
+        self.calls
+            .iter()
+            .filter(|c| matches!(c["kind"].as_str(), Some("edit" | "delete" | "move")))
+            .filter(|c| c["status"] == "completed")
+            .filter(|c| {
+                !c["toolCallId"]
+                    .as_str()
+                    .is_some_and(|id| self.asked.contains(id))
+            })
+            .map(title)
+            .collect()
     }
 
     /// The agent's tool calls of this turn, as the conversation records them.

@@ -312,3 +312,23 @@ fn an_edit_the_agents_own_settings_allowed_is_told() {
     assert!(run.stderr().contains("Edit notes.txt"), "{}", run.stderr());
     assert!(!run.stderr().contains("without asking"), "{}", run.stderr());
 }
+
+#[test]
+fn yes_off_takes_back_the_mode_yes_on_gave() {
+    let ws = acp("auto_mode = \"yolo\"\nask_mode = \"default\"");
+    let steps = [
+        ("agent-loop with backend", 1, "/yes on\n"),
+        ("[tools run without asking]", 1, "permission\n"),
+        ("permission: not asked (mode yolo)", 1, "/yes off\n"),
+        ("[tools ask before they change things]", 1, "permission\n"),
+        ("[a]lways", 1, "n\n"),
+        ("permission: cancel", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp", &steps);
+    assert_eq!(code, 0, "{screen}");
+    let modes: Vec<_> = crate::acp::received(&ws, "session/set_mode")
+        .iter()
+        .map(|m| m["params"]["modeId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(modes, ["yolo", "default"], "{screen}");
+}

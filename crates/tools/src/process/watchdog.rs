@@ -16,10 +16,11 @@
 //! start-up path. The watchdog runs on a small stack of its own (a guard page below it), with
 //! every signal blocked, and writes nothing of agent-loop's memory: it makes only system
 //! calls that cannot fail while agent-loop lives (so no `errno`, which is agent-loop's, is
-//! written), then waits in `read`. Where `clone` is refused (a seccomp filter) or the kernel
-//! lacks `close_range` (before Linux 5.9; closing descriptors one by one fails on most of
-//! them) it is forked instead, as before, and so it is under valgrind. What escapes: a
-//! process that leaves its group (`setsid`, a daemon) and groups beyond `SLOTS` at once.
+//! written), then waits in `read`. Where `clone` is refused (a seccomp filter) or
+//! `close_range` is missing (before Linux 5.9) or not to be tried (Android; closing
+//! descriptors one by one fails on most of them) it is forked instead, as before, and so it
+//! is under valgrind. What escapes: a process that leaves its group (`setsid`, a daemon) and
+//! groups beyond `SLOTS` at once.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -87,9 +88,14 @@ fn under_valgrind() -> bool {
 }
 
 /// Whether the kernel (and any seccomp filter) lets `close_range` through: an empty range,
-/// so nothing is closed.
+/// so nothing is closed. Never tried on Android: the seccomp filter every app process
+/// inherits from the zygote kills the caller of a system call it does not list (SIGSYS), and
+/// older releases' filters (Android 12, at least) do not list close_range.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn has_close_range() -> bool {
+    if cfg!(target_os = "android") {
+        return false;
+    }
     // SAFETY: closes descriptors from u32::MAX - 1 up, of which there are none.
     unsafe { libc::syscall(libc::SYS_close_range, u32::MAX - 1, u32::MAX, 0u32) == 0 }
 }
@@ -190,9 +196,9 @@ unsafe fn watch(pipe: i32) -> ! {
     libc::dup2(pipe, 0);
     // Holding agent-loop's other descriptors would keep its output pipes open after it dies.
     // One close_range call (Linux 5.9); the loop over every possible descriptor, tens of
-    // thousands of system calls where the limit is high, only in a forked watchdog on older
-    // kernels.
-    if libc::syscall(libc::SYS_close_range, 1u32, u32::MAX, 0u32) != 0 {
+    // thousands of system calls where the limit is high, only in a forked watchdog: on older
+    // kernels, and on Android, where close_range may be a fatal call (`has_close_range`).
+    if !has_close_range() || libc::syscall(libc::SYS_close_range, 1u32, u32::MAX, 0u32) != 0 {
         close_one_by_one();
     }
     read_and_kill()

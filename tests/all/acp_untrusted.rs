@@ -282,13 +282,13 @@ fn a_mode_the_agent_remembered_never_widens_a_later_run() {
 #[test]
 fn a_flood_while_a_turn_waits_on_a_command_stays_in_bounded_memory() {
     let ws = acp("");
-    // 200 MiB of updates of a type nobody knows, sent while agent-loop waits for the exit of
+    // 100 MiB of updates of a type nobody knows, sent while agent-loop waits for the exit of
     // a command, which ends only after them: past the queue's budget they are passed over.
-    let (run, peak_kib) = ws.run_measured(ws.cmd(&["--backend", "acp", "--yes", "waitflood 200"]));
+    let (run, peak_kib) = ws.run_measured(ws.cmd(&["--backend", "acp", "--yes", "waitflood 100"]));
     run.expect_code(0);
     assert_eq!(run.stdout(), "waitflood: exit 0\n");
     assert!(
-        run.stderr().contains("[acp] (passed over 185 messages from the agent: it sent more than 16 MiB while agent-loop waited on something else)"),
+        run.stderr().contains("[acp] (passed over 85 messages from the agent: it sent more than 16 MiB while agent-loop waited on something else)"),
         "{}",
         run.stderr()
     );
@@ -331,4 +331,34 @@ fn yes_off_takes_back_the_mode_yes_on_gave() {
         .map(|m| m["params"]["modeId"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(modes, ["yolo", "default"], "{screen}");
+}
+
+#[test]
+fn a_message_of_too_many_values_ends_the_connection_in_bounded_memory() {
+    let ws = acp("");
+    // 14 MB on one line, within the cap on bytes: 7 million zeros, each a value in memory.
+    let (run, peak_kib) = ws.run_measured(ws.cmd(&["--backend", "acp", "values 7000000"]));
+    run.expect_code(1);
+    assert!(
+        run.stderr()
+            .contains("it sent a message of more than 100000 JSON values, the cap on one message"),
+        "{}",
+        run.stderr()
+    );
+    assert!(peak_kib < 64 * 1024, "peak {peak_kib} KiB");
+    // A message within the cap is read.
+    let run = ws.run(&["--backend", "acp", "values 90000"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "You said: values 90000\n");
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn nothing_is_passed_over_while_the_turn_reads() {
+    let ws = acp("");
+    // 20 MiB of updates then the answer at once: past the queue's budget, but the turn reads.
+    let run = ws.run(&["--backend", "acp", "bigfirst"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "You said: bigfirst\n");
+    assert!(!run.stderr().contains("passed over"), "{}", run.stderr());
 }

@@ -48,6 +48,12 @@ pub struct CappedLines<R> {
     breach: Breach,
     /// The start of a character the last read cut in two, given with the next read.
     held: Vec<u8>,
+    /// The most JSON values one line may hold ([`CappedLines::values`]), and where the
+    /// current line is: values so far, inside a string, after a backslash in one.
+    max_values: Option<usize>,
+    values: usize,
+    quoted: bool,
+    escaped: bool,
 }
 
 impl<R> CappedLines<R> {
@@ -58,7 +64,44 @@ impl<R> CappedLines<R> {
             cap,
             breach,
             held: Vec::new(),
+            max_values: None,
+            values: 0,
+            quoted: false,
+            escaped: false,
         }
+    }
+
+    /// Also caps the JSON values (elements and members, counted by their separators and
+    /// brackets) on one line: a line of `[0,0,0,...]` within the cap on bytes is parsed into
+    /// a value per two bytes, each far bigger in memory than its text.
+    pub fn values(mut self, max: usize) -> Self {
+        self.max_values = Some(max);
+        self
+    }
+
+    /// Counts the JSON values of a line, one byte at a time; `false`: past the cap.
+    fn count(&mut self, byte: u8) -> bool {
+        let Some(max) = self.max_values else {
+            return true;
+        };
+        if byte == b'\n' {
+            (self.values, self.quoted, self.escaped) = (0, false, false);
+        } else if self.escaped {
+            self.escaped = false;
+        } else if self.quoted {
+            match byte {
+                b'\\' => self.escaped = true,
+                b'"' => self.quoted = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => self.quoted = true,
+                b',' | b'[' | b'{' => self.values += 1,
+                _ => {}
+            }
+        }
+        self.values <= max
     }
 }
 
@@ -119,14 +162,22 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
             }
         }
         let mut line = self.line;
+        let this = &mut *self;
         for &byte in &buf.filled()[before..] {
             line = if byte == b'\n' { 0 } else { line + 1 };
-            if line > self.cap {
-                let why = format!(
-                    "it sent a line longer than {}, the cap on one message",
-                    size(self.cap)
-                );
-                note(&self.breach, why.clone());
+            let counted = this.count(byte);
+            if line > this.cap || !counted {
+                let why = match counted {
+                    true => format!(
+                        "it sent a line longer than {}, the cap on one message",
+                        size(this.cap)
+                    ),
+                    false => format!(
+                        "it sent a message of more than {} JSON values, the cap on one message",
+                        this.max_values.unwrap_or_default()
+                    ),
+                };
+                note(&this.breach, why.clone());
                 buf.set_filled(before);
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -282,5 +333,20 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("cap on one message"));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_line_of_too_many_values_ends_the_output() {
+        use tokio::io::AsyncReadExt;
+        let read = |text: &'static str| async move {
+            let breach = Breach::default();
+            let mut lines = CappedLines::new(text.as_bytes(), 100, breach).values(3);
+            lines.read_to_end(&mut Vec::new()).await
+        };
+        // Three on each line; separators and brackets in strings (escaped quotes too) count
+        // for nothing.
+        read("[1,2]\n{\"a\":\"[,{\\\"[\"}\n[1,2]\n").await.unwrap();
+        let err = read("[1,2]\n[[1,2],[3]]\n").await.unwrap_err();
+        assert!(err.to_string().contains("more than 3 JSON values"), "{err}");
     }
 }

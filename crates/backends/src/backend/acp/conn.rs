@@ -36,6 +36,11 @@ use crate::process::GroupGuard;
 /// is read on.
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The most JSON values one message may hold: each costs agent-loop far more memory than its
+/// text (a line of zeros within the cap on a line parsed into a gigabyte), and no message of
+/// the protocol needs more.
+const VALUES: usize = 100_000;
+
 /// What the agent sent, in order.
 pub enum Inbound {
     /// A notification: `session/update` and any other.
@@ -99,7 +104,7 @@ impl Agent {
             tokio::spawn(keep_tail(err, stderr.clone()));
         }
         let breach = Breach::default();
-        let stdout = CappedLines::new(stdout, caps::LINE, breach.clone());
+        let stdout = CappedLines::new(stdout, caps::LINE, breach.clone()).values(VALUES);
         let transport = acp::ByteStreams::new(stdin.compat_write(), stdout.compat());
         let (tx, inbound) = inbox::channel();
         let (cx_tx, cx_rx) = oneshot::channel();

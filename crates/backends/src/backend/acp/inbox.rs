@@ -1,14 +1,16 @@
 //! The queue of what an ACP agent sent, between the connection's task and the turn that
 //! reads it, held to a budget of memory. Nobody reads it while a turn waits on something else
 //! (a command's exit for `terminal/wait_for_exit`, the user's answer to a question) or
-//! between turns, and an agent can send without pause meanwhile: past the budget, its
+//! between turns, and an agent can send without pause meanwhile: then, past the budget, its
 //! notifications and requests are passed over (a request passed over is answered with an
-//! error), counted for a note. Answers to prompts and the end of the connection always pass.
+//! error), counted for a note. While a turn reads (it is `attended`), nothing is passed over:
+//! the turn keeps up, and what it keeps is capped on its own. Answers to prompts and the end
+//! of the connection always pass.
 //! Backpressure on the reader was the other way: it stalls the agent until someone reads, and
 //! a request awaited outside a turn (the handshake, `session/load` replaying a long history)
 //! would then wait for ever behind what nobody reads.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -24,6 +26,7 @@ pub const BUDGET: usize = 16 * 1024 * 1024;
 struct Count {
     bytes: AtomicUsize,
     dropped: AtomicUsize,
+    attended: AtomicBool,
 }
 
 /// The connection's end: it queues what arrives.
@@ -62,7 +65,8 @@ impl Outbox {
             Inbound::Answered(..) | Inbound::Closed(_) => 0,
         };
         let queued = self.count.bytes.load(Ordering::Acquire);
-        if weight > 0 && queued > 0 && queued + weight > BUDGET {
+        let attended = self.count.attended.load(Ordering::Acquire);
+        if weight > 0 && !attended && queued > 0 && queued + weight > BUDGET {
             self.count.dropped.fetch_add(1, Ordering::AcqRel);
             // A request dropped here is answered with an error by the SDK.
             return true;
@@ -85,9 +89,28 @@ impl Inbox {
         Some(inbound)
     }
 
+    /// Whether a turn reads the queue as it fills (nothing is passed over then).
+    pub fn attend(&self, attended: bool) {
+        self.count.attended.store(attended, Ordering::Release);
+    }
+
+    /// Attended until the guard is dropped, also with the turn's future (Ctrl-C).
+    pub fn attending(&self) -> Attending {
+        self.attend(true);
+        Attending(self.count.clone())
+    }
     /// How many messages were passed over since the last call.
     pub fn dropped(&self) -> usize {
         self.count.dropped.swap(0, Ordering::AcqRel)
+    }
+}
+
+/// A turn reading the queue; dropped, nobody is.
+pub struct Attending(Arc<Count>);
+
+impl Drop for Attending {
+    fn drop(&mut self) {
+        self.0.attended.store(false, Ordering::Release);
     }
 }
 
@@ -130,6 +153,12 @@ mod tests {
         // Read, the budget is free again.
         assert!(tx.send(note(&big)));
         assert!(rx.try_recv().is_some());
+        assert_eq!(rx.dropped(), 0);
+        // While a turn reads, nothing is passed over.
+        rx.attend(true);
+        for _ in 0..3 {
+            assert!(tx.send(note(&big)));
+        }
         assert_eq!(rx.dropped(), 0);
     }
 }

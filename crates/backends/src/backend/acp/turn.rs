@@ -116,6 +116,7 @@ pub async fn run(
         gathered,
         partial,
     };
+    let attending = agent.inbound.attending();
     let result = loop {
         let inbound = tokio::select! {
             inbound = agent.next() => inbound,
@@ -176,7 +177,10 @@ pub async fn run(
                 if method == "session/request_permission" {
                     guard.gathered.asked(&params);
                 }
+                // Waiting on a command or on the user, the turn reads nothing meanwhile.
+                agent.inbound.attend(false);
                 let answer = serve::answer(name, &method, &params, host, &mut terminals).await;
+                agent.inbound.attend(true);
                 let _ = match answer {
                     Ok(value) => responder.respond(value),
                     Err(e) => responder.respond_with_error(e),
@@ -184,6 +188,7 @@ pub async fn run(
             }
         }
     };
+    drop(attending);
     guard.armed = false;
     let mut gathered = std::mem::take(&mut guard.gathered);
     terminals.report(host);

@@ -69,7 +69,7 @@ pub struct PtyDef {
     pub approval: Option<Pattern>,
     pub approve_keys: String,
     pub deny_keys: String,
-    /// Typed to close the agent at the end of the session, before Ctrl-D.
+    /// Typed to close the agent at the end of the session (Ctrl-D without it), before SIGTERM.
     pub exit_keys: Option<String>,
 }
 

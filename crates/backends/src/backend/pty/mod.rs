@@ -10,8 +10,8 @@
 //!
 //! The agent lives as long as the session: started at the first message, kept between
 //! turns so its own context carries over, started again if it died or a turn failed, and
-//! closed at the end ([`Backend::shutdown`]): its `exit_keys`, Ctrl-D, then its process
-//! group is killed. It keeps its own tools (`tools = "own"`): agent-loop sends it only the
+//! closed at the end ([`Backend::shutdown`]): its `exit_keys` (or Ctrl-D), a short grace,
+//! then SIGTERM and SIGKILL to its process group. It keeps its own tools (`tools = "own"`): agent-loop sends it only the
 //! newest user message (a new agent process, the conversation so far first), reports the tool activity its screen shows, and relays its approval
 //! questions through agent-loop's approval flow.
 

@@ -1,7 +1,8 @@
 //! One terminal agent process: started on a pseudo-terminal of its own (it is the leader of a
 //! new session with the pty as its controlling terminal, so its pid is its process group),
 //! read into the virtual screen, written to as a person types, and closed at the end: its
-//! exit keys, then Ctrl-D, then its whole process group is killed.
+//! exit keys (Ctrl-D without), a short grace to quit by itself, then SIGTERM to its whole
+//! process group, and SIGKILL.
 
 use std::path::Path;
 use std::process::ExitStatus;
@@ -14,7 +15,12 @@ use super::reader::ScreenReader;
 use crate::config::PtyDef;
 use crate::process::GroupGuard;
 
-/// How long the agent is given to quit after its exit keys, then after Ctrl-D.
+/// How long the agent is given to quit by itself after its exit keys: nothing more is asked
+/// of it, and a one-shot run ends only when it has gone.
+const QUIT_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the agent is given after SIGTERM, before SIGKILL; the longest its exit keys' Enter
+/// waits for its screen to settle.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// How long the agent's screen must stay still after exit keys are typed before their
@@ -46,7 +52,7 @@ pub struct Session {
     pty: pty_process::Pty,
     pub reader: ScreenReader,
     /// Killing the group when the session goes, however it goes.
-    _group: GroupGuard,
+    group: GroupGuard,
     pub exit: Option<ExitStatus>,
     /// What it printed since [`Session::take_raw`], up to `RAW_CAP`.
     raw: Vec<u8>,
@@ -88,7 +94,7 @@ impl Session {
             child,
             pty,
             reader: ScreenReader::new(def),
-            _group: group,
+            group,
             exit: None,
             raw: Vec::new(),
             last_output: Instant::now(),
@@ -177,23 +183,29 @@ impl Session {
         self.alive() && !self.interrupted && !self.stale
     }
 
-    /// Asks the agent to quit (`exit_keys`, then Ctrl-D), each given `CLOSE_GRACE`; whatever
-    /// is left of its process group is killed when this returns.
+    /// Asks the agent to quit (`exit_keys`, or Ctrl-D), gives it `QUIT_GRACE`, then sends its
+    /// process group SIGTERM and gives it `CLOSE_GRACE`; whatever is left of the group is
+    /// killed when this returns.
     pub async fn close(mut self, exit_keys: Option<&str>) {
-        for keys in [exit_keys.map(str::as_bytes), Some(CTRL_D)]
-            .into_iter()
-            .flatten()
-        {
-            if !self.alive() || self.type_keys(keys).await.is_err() {
-                return;
-            }
-            let until = Instant::now() + CLOSE_GRACE;
-            while Instant::now() < until {
-                if self.pump(until).await == Wake::Exited {
-                    return;
-                }
+        let keys = exit_keys.map_or(CTRL_D, str::as_bytes);
+        if !self.alive() || self.type_keys(keys).await.is_err() {
+            return;
+        }
+        if !self.exits_within(QUIT_GRACE).await {
+            self.group.terminate();
+            self.exits_within(CLOSE_GRACE).await;
+        }
+    }
+
+    /// Whether the agent exits within `grace`.
+    async fn exits_within(&mut self, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if self.pump(until).await == Wake::Exited {
+                return true;
             }
         }
+        !self.alive()
     }
 
     /// Types `keys` as a person would: a command ending in Enter (`/quit\r`) is typed, and

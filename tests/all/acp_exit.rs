@@ -1,8 +1,9 @@
 //! How an ACP agent's process ends. An agent that exits while something it started still
-//! holds its output ends the turn at its exit, with the exit named, not at the turn's time
-//! limit. An agent that does not exit at the end of its input (as claude-agent-acp and
-//! codex-acp) is sent SIGTERM as soon as agent-loop is done with it, after an answer and
-//! after Ctrl-C, not left to a wait and SIGKILL. Against the scripted fake agent.
+//! holds its output ends the turn (or the handshake) at its exit, with the exit named, not
+//! at the turn's time limit. An agent that does not exit at the end of its input (as
+//! claude-agent-acp and codex-acp) is sent SIGTERM as soon as agent-loop is done with it,
+//! after an answer and after Ctrl-C, not left to a wait and SIGKILL. Against the scripted
+//! fake agent.
 
 use crate::acp::acp;
 use crate::common::Pty;
@@ -20,6 +21,21 @@ fn an_agent_that_exits_while_its_child_holds_its_output_ends_the_turn() {
     );
     assert!(err.contains("fake orphan: gone"), "{err}");
     // `sleep` went with the agent's group.
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_agent_that_exits_so_during_the_handshake_is_noticed_too() {
+    // `session/new` has no time limit of its own: only the exit can end the wait.
+    let ws = acp("env = { FAKE_ACP_ORPHAN = \"1\" }");
+    let run = ws.run(&["--backend", "acp", "hello"]);
+    run.expect_code(1);
+    assert!(
+        run.stderr()
+            .contains("the agent stopped during `session/new`: it exited (exit status: 6)"),
+        "{}",
+        run.stderr()
+    );
     ws.assert_no_leftovers();
 }
 

@@ -64,6 +64,7 @@ fn limits(max_tokens: u64) -> Limits {
         mode: ContextMode::Continue,
         max_tokens,
         bytes_per_token: 4.0,
+        method: Default::default(),
         fixed_bytes: 4_000,
         fixed_what: "the preamble takes",
         hint: 0,

@@ -8,8 +8,8 @@ use std::path::Path;
 use agent_loop::agent::{AllowRule, ApprovalMode};
 use agent_loop::config::bool_setting::Flag;
 use agent_loop::config::settings::Settings;
-use agent_loop::config::{user_backends_path, user_settings_path};
-use agent_loop::context::ContextMode;
+use agent_loop::config::{user_backends_path, user_settings_path, Config, Definition, HttpDef};
+use agent_loop::context::{ContextMode, CountTokens, Method};
 use agent_loop::Error;
 
 use super::args::Args;
@@ -37,6 +37,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     if !tools.is_empty() {
         let _ = write!(out, "tools ([tools.NAME]):\n{tools}");
     }
+    out.push_str(&token_counts(&config, settings)?);
     let _ = writeln!(
         out,
         "file tools open files with: {}",
@@ -53,6 +54,28 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     let _ = writeln!(out, "{}", agent_loop::tools::web_search_status());
     let _ = writeln!(out, "{}", agent_loop::builtins::read_url_status());
     super::stdout::print(&out)
+}
+
+/// How each HTTP backend's tokens are counted, with the `count_tokens` setting; the other
+/// backends' are estimated.
+fn token_counts(config: &Config, settings: &Settings) -> Result<String, Error> {
+    let count_tokens = settings
+        .get::<CountTokens>("count_tokens")?
+        .unwrap_or_default();
+    let mut out = String::from("token counts:\n");
+    for (name, def) in config.definitions()? {
+        if let Definition::Http(def) = def {
+            let def = HttpDef {
+                count_tokens,
+                ..def.clone()
+            };
+            let model = def.model.clone().unwrap_or_default();
+            let method = agent_loop::backend::token_method(&def, &model);
+            let _ = writeln!(out, "  {name}: {method}");
+        }
+    }
+    let _ = writeln!(out, "  every other backend: {}", Method::Estimate);
+    Ok(out)
 }
 
 /// A file's path, and `(not found)` when nothing is there.
@@ -76,6 +99,7 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     }
     settings.get::<String>("model")?;
     settings.get::<ApprovalMode>("approval")?;
+    settings.get::<CountTokens>("count_tokens")?;
     if let Some((rules, origin)) = settings.raw("allow") {
         for rule in rules.split(',').filter(|r| !r.trim().is_empty()) {
             rule.trim()

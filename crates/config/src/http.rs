@@ -152,6 +152,9 @@ pub struct HttpDef {
     pub prices: Option<crate::parse::Prices>,
     /// How much of the conversation each request carries.
     pub context: crate::context::ContextSettings,
+    /// Whether the provider's count-tokens endpoint is asked (the `count_tokens` setting,
+    /// applied when the backend is built).
+    pub count_tokens: crate::context::CountTokens,
 }
 
 /// Checks an HTTP entry; every mistake names the file, the line, the backend and the key.
@@ -259,6 +262,7 @@ pub(super) fn resolve(
         retry,
         prices,
         context,
+        count_tokens: Default::default(),
     })
 }
 

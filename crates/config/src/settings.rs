@@ -90,6 +90,12 @@ pub const KEYS: &[Key] = &[
         help: "longer tool results are cut, the full text saved as an artifact",
     },
     Key {
+        name: "count_tokens",
+        flag: None,
+        default: Some("local"),
+        help: "api: Anthropic and Gemini backends count tokens through their API (a request a message)",
+    },
+    Key {
         name: "tools.bash.env_keep",
         flag: None,
         default: None,

@@ -11,7 +11,8 @@
 //! Only the kept part is walked (newest first), so the cost of a plan grows with what is
 //! sent, not with the length of the history.
 
-use super::tokens::estimate;
+use super::exact::Method;
+use super::tokens::{estimate, Measure};
 use super::ContextError;
 use super::{ContextMode, Conversation, Message};
 
@@ -24,6 +25,8 @@ pub struct Limits {
     pub mode: ContextMode,
     pub max_tokens: u64,
     pub bytes_per_token: f64,
+    /// How the backend's tokens are counted: messages it counted exactly count so.
+    pub method: Method,
     /// Bytes always sent: instructions, tool descriptions, memory file (or what an agent's
     /// catch-up prompt opens with).
     pub fixed_bytes: usize,
@@ -48,9 +51,22 @@ pub struct Plan {
     /// Whether the budget cut messages the mode would have sent.
     pub trimmed: bool,
     pub tokens: u64,
-    /// Bytes as measured here, for calibration against the backend's count.
+    /// Bytes of what is estimated (not counted exactly), for calibration against the
+    /// backend's count.
     pub bytes: usize,
+    /// The tokens of what is counted exactly.
+    pub exact: u64,
     pub max_tokens: u64,
+}
+
+impl Limits {
+    /// How a message's tokens are counted.
+    pub fn measure(&self) -> Measure {
+        Measure {
+            bytes_per_token: self.bytes_per_token,
+            method: self.method,
+        }
+    }
 }
 
 impl Plan {
@@ -90,7 +106,7 @@ fn group_start(conversation: &Conversation, mut i: usize) -> usize {
     i
 }
 
-fn sum_tokens(conversation: &Conversation, range: std::ops::Range<usize>, bpt: f64) -> u64 {
+fn sum_tokens(conversation: &Conversation, range: std::ops::Range<usize>, bpt: Measure) -> u64 {
     range.map(|i| conversation.size(i).tokens(bpt)).sum()
 }
 
@@ -102,12 +118,12 @@ pub fn fit_start(
     hi: usize,
     end: usize,
     room: u64,
-    bytes_per_token: f64,
+    measure: Measure,
 ) -> Option<usize> {
     let mut best = (lo <= end && hi >= end).then_some(end);
     let mut sum = 0u64;
     for s in (lo..end).rev() {
-        sum += conversation.size(s).tokens(bytes_per_token);
+        sum += conversation.size(s).tokens(measure);
         if sum > room {
             break;
         }
@@ -121,7 +137,7 @@ pub fn fit_start(
 /// Decides which messages the next request carries.
 pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, ContextError> {
     let n = conversation.len();
-    let bpt = limits.bytes_per_token;
+    let bpt = limits.measure();
     let user = current_user(conversation);
     let summary = match limits.mode {
         ContextMode::Summarize => conversation.summary().filter(|s| s.upto <= user),
@@ -129,7 +145,7 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
     };
     let base = summary.map_or(0, |s| s.upto);
     let fixed_bytes = limits.fixed_bytes + summary.map_or(0, |s| s.text.len());
-    let fixed = estimate(fixed_bytes, bpt);
+    let fixed = estimate(fixed_bytes, bpt.bytes_per_token);
     let user_tokens = if n > 0 {
         conversation.size(user).tokens(bpt)
     } else {
@@ -177,11 +193,14 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
         tokens = cost(start, apart);
     }
     let sent = usize::from(apart) + (n - start);
-    let bytes = fixed_bytes
-        + (start..n)
-            .chain(apart.then_some(user))
-            .map(|i| conversation.size(i).bytes)
-            .sum::<usize>();
+    let (mut bytes, mut exact) = (fixed_bytes, 0);
+    for i in (start..n).chain(apart.then_some(user)) {
+        let size = conversation.size(i);
+        match size.exact(limits.method) {
+            Some(tokens) => exact += tokens,
+            None => bytes += size.bytes,
+        }
+    }
     Ok(Plan {
         summary: summary.is_some(),
         user: apart.then_some(user),
@@ -191,6 +210,7 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
         trimmed,
         tokens,
         bytes,
+        exact,
         max_tokens: limits.max_tokens,
     })
 }
@@ -200,7 +220,7 @@ fn too_big(
     limits: &Limits,
     fixed: u64,
     user: usize,
-    bpt: f64,
+    bpt: Measure,
 ) -> ContextError {
     let n = conversation.len();
     let user_tokens = conversation.size(user).tokens(bpt);
@@ -228,6 +248,7 @@ mod tests {
             mode,
             max_tokens,
             bytes_per_token: 4.0,
+            method: Method::Estimate,
             fixed_bytes: 400,
             fixed_what: "the preamble takes",
             hint: 0,

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::exact::{Exact, Method};
 use super::image::Image;
 use super::tokens::{image_bytes, MessageSize, CALL_OVERHEAD, MESSAGE_OVERHEAD};
 
@@ -115,6 +116,7 @@ impl Conversation {
         self.sizes.push(MessageSize {
             bytes: message_bytes(&message),
             reported: reported_tokens,
+            exact: None,
         });
         self.messages.push(message);
     }
@@ -123,8 +125,32 @@ impl Conversation {
     pub fn size(&self, i: usize) -> MessageSize {
         self.sizes.get(i).copied().unwrap_or_else(|| MessageSize {
             bytes: message_bytes(&self.messages[i]),
-            reported: None,
+            ..MessageSize::default()
         })
+    }
+
+    /// The messages with no exact count by `method` yet (none for the estimate).
+    pub fn uncounted(&self, method: Method) -> Vec<usize> {
+        if !method.is_exact() {
+            return Vec::new();
+        }
+        (0..self.len())
+            .filter(|&i| self.size(i).exact(method).is_none())
+            .collect()
+    }
+
+    /// Message `i` is `exact.tokens` by `exact.method` (it replaces a count by another).
+    pub fn set_exact(&mut self, i: usize, exact: Exact) {
+        self.sync_sizes();
+        self.sizes[i].exact = Some(exact);
+    }
+
+    /// Counts every message not yet counted by `method` with `count`.
+    pub fn count_exact(&mut self, method: Method, count: impl Fn(&Message) -> u64) {
+        for i in self.uncounted(method) {
+            let tokens = count(&self.messages[i]);
+            self.set_exact(i, Exact { method, tokens });
+        }
     }
 
     /// The summary standing in for older messages, if one was made.

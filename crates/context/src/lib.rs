@@ -5,6 +5,7 @@
 //! - [`conversation`]: typed messages, each with its size, and the summary in `summarize` mode.
 //! - [`image`]: images attached to a user message.
 //! - [`tokens`]: token counts from measured bytes and a per-backend, calibrated ratio.
+//! - [`exact`]: exact counts where the model's tokenizer is known.
 //! - [`modes`]: `continue`, `fresh`, `sliding:N`, `summarize`, and the per-backend settings.
 //! - [`budget`]: which messages a request carries (mode, then trimming to the budget).
 //! - [`window`]: those messages, borrowed, as backends receive them.
@@ -23,6 +24,7 @@ pub mod artifacts;
 pub mod budget;
 pub mod conversation;
 mod error;
+pub mod exact;
 pub mod formats;
 pub mod image;
 pub mod manager;
@@ -44,6 +46,7 @@ pub use artifacts::Artifacts;
 pub use budget::Plan;
 pub use conversation::{Conversation, Message, Prompt, Summary, ToolCall};
 pub use error::ContextError;
+pub use exact::{CountTokens, Encoding, Method, Provider};
 pub use formats::{ContextFormat, PromptStyle};
 pub use image::Image;
 pub use manager::ContextManager;

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use super::budget::current_user;
 use super::budget::{self, Limits, Plan};
+use super::exact::Method;
 use super::memory::{self, Memory};
 use super::prompt::catch_up_prompt;
 use super::skills::{self, SharedLibrary};
@@ -54,6 +55,8 @@ pub struct ContextManager {
     catch_up_bytes: usize,
     /// Where `max_context_tokens` was set, as the refusal of a request says it.
     origin: Option<String>,
+    /// How the current backend's tokens are counted.
+    method: Method,
 }
 
 impl ContextManager {
@@ -76,6 +79,7 @@ impl ContextManager {
             recipient: Recipient::Model,
             catch_up_bytes: catch_up_prompt(&Window::default(), false).len(),
             origin: None,
+            method: Method::Estimate,
         }
     }
 
@@ -168,6 +172,16 @@ impl ContextManager {
         self.recipient = recipient;
     }
 
+    /// How the tokens of the backend the next requests go to are counted: the messages it
+    /// counted exactly (see `Conversation::count_exact`) count so in the budget.
+    pub fn set_method(&mut self, method: Method) {
+        self.method = method;
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
     /// Where `max_context_tokens` was set, a clause the refusal of a request ends with:
     /// `is set in FILE:LINE`.
     pub fn set_budget_origin(&mut self, origin: impl Into<String>) {
@@ -208,6 +222,7 @@ impl ContextManager {
             mode,
             max_tokens: self.settings.max_tokens,
             bytes_per_token: self.calibration.bytes_per_token(backend),
+            method: self.method,
             fixed_bytes,
             fixed_what,
             hint: self.hint,
@@ -285,8 +300,10 @@ impl ContextManager {
         if self.recipient != Recipient::Model {
             return;
         }
+        // What was counted exactly leaves the rest, estimated, to correct the ratio.
         if let Some(input) = usage.input {
-            self.calibration.observe(backend, plan.bytes, input);
+            let estimated = input.saturating_sub(plan.exact);
+            self.calibration.observe(backend, plan.bytes, estimated);
         }
     }
 

@@ -239,6 +239,7 @@ mod tests {
             mode,
             max_tokens: 100_000,
             bytes_per_token: 4.0,
+            method: Default::default(),
             fixed_bytes: 100,
             fixed_what: "the preamble takes",
             hint: 0,

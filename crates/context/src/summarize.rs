@@ -18,14 +18,14 @@ const REQUEST_OVERHEAD: usize = 1024;
 pub fn summary_range(conversation: &Conversation, limits: &Limits) -> Option<(usize, usize)> {
     let user = current_user(conversation);
     let n = conversation.len();
-    let bpt = limits.bytes_per_token;
+    let (bpt, measure) = (limits.bytes_per_token, limits.measure());
     let old = conversation.summary().filter(|s| s.upto <= user);
     let base = old.map_or(0, |s| s.upto);
     let target = limits.max_tokens * TARGET_PERCENT / 100;
     let keep_room = target
         .saturating_sub(estimate(limits.fixed_bytes, bpt))
         .saturating_sub(limits.max_tokens * SUMMARY_PERCENT / 100);
-    let cut = fit_start(conversation, base, user, n, keep_room, bpt).unwrap_or(user);
+    let cut = fit_start(conversation, base, user, n, keep_room, measure).unwrap_or(user);
     if cut <= base {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn summary_range(conversation: &Conversation, limits: &Limits) -> Option<(us
     // that switched to this mode late) loses its oldest part unsummarised.
     let overhead = REQUEST_OVERHEAD + old.map_or(0, |s| s.text.len());
     let room = target.saturating_sub(estimate(overhead, bpt));
-    let from = fit_start(conversation, base, cut, cut, room, bpt)?;
+    let from = fit_start(conversation, base, cut, cut, room, measure)?;
     (from < cut).then_some((from, cut))
 }
 
@@ -59,6 +59,7 @@ mod tests {
             mode: ContextMode::Summarize,
             max_tokens,
             bytes_per_token: 4.0,
+            method: crate::exact::Method::Estimate,
             fixed_bytes: 400,
             fixed_what: "the preamble takes",
             hint: 0,

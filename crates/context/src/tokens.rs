@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::exact::{Exact, Method};
 use crate::tools::ToolSpec;
 
 /// The ratio before any backend reported a count: English prose and code average about 4.
@@ -26,18 +27,49 @@ pub(super) const CALL_OVERHEAD: usize = 48;
 /// Bytes of the fixed instructions in the preamble, besides the tools and memory.
 const PREAMBLE_OVERHEAD: usize = 640;
 
-/// How big one message is: its measured bytes, and the backend's count where it gave one.
+/// How big one message is: its measured bytes, the backend's count where it gave one, and
+/// its exact count by the last method that made one (see `context::exact`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MessageSize {
     pub bytes: usize,
     pub reported: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<Exact>,
+}
+
+/// How the tokens of a request are counted: its backend's method, and the ratio for what
+/// the method has no exact count of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measure {
+    pub bytes_per_token: f64,
+    pub method: Method,
+}
+
+impl From<f64> for Measure {
+    /// The estimate alone.
+    fn from(bytes_per_token: f64) -> Measure {
+        Measure {
+            bytes_per_token,
+            method: Method::Estimate,
+        }
+    }
 }
 
 impl MessageSize {
-    /// The reported count, or the estimate at `bytes_per_token`.
-    pub fn tokens(&self, bytes_per_token: f64) -> u64 {
-        self.reported
-            .unwrap_or_else(|| estimate(self.bytes, bytes_per_token))
+    /// The exact count by `method`, if it made one.
+    pub fn exact(&self, method: Method) -> Option<u64> {
+        self.exact
+            .filter(|e| method.is_exact() && e.method == method)
+            .map(|e| e.tokens)
+    }
+
+    /// The exact count by the measure's method, or the reported count, or the estimate at
+    /// its ratio.
+    pub fn tokens(&self, measure: impl Into<Measure>) -> u64 {
+        let measure = measure.into();
+        self.exact(measure.method)
+            .or(self.reported)
+            .unwrap_or_else(|| estimate(self.bytes, measure.bytes_per_token))
     }
 }
 
@@ -115,15 +147,26 @@ mod tests {
     fn reported_count_wins_over_the_estimate() {
         let size = MessageSize {
             bytes: 400,
-            reported: None,
+            ..Default::default()
         };
         assert_eq!(size.tokens(4.0), 100);
         assert_eq!(size.tokens(3.0), 134);
         let size = MessageSize {
             bytes: 400,
             reported: Some(7),
+            exact: Some(Exact {
+                method: Method::Encoding(crate::exact::Encoding::O200kBase),
+                tokens: 9,
+            }),
         };
         assert_eq!(size.tokens(4.0), 7);
+        // The exact count wins for its own method only.
+        let o200k = |m| Measure {
+            bytes_per_token: 4.0,
+            method: Method::Encoding(m),
+        };
+        assert_eq!(size.tokens(o200k(crate::exact::Encoding::O200kBase)), 9);
+        assert_eq!(size.tokens(o200k(crate::exact::Encoding::Cl100kBase)), 7);
     }
 
     #[test]

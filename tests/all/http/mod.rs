@@ -2,6 +2,7 @@
 //! format bodies under `fixtures/http/`: tool round trips streamed and whole for all three
 //! formats, retries, cut and malformed replies, missing keys, flags and Ctrl-C.
 
+mod counts;
 mod failures;
 mod formats;
 pub(crate) mod images;

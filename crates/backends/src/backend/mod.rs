@@ -19,7 +19,7 @@ pub use acp::{AcpBackend, AcpProbe};
 pub use cli::{CliBackend, Probe};
 pub use error::BackendError;
 use error::{agent_failed, turn_timed_out};
-pub use http::{decode_recorded, HttpBackend};
+pub use http::{decode_recorded, token_method, HttpBackend};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
 pub use system::effective_system_prompt;
 
@@ -29,7 +29,7 @@ use crate::event::{ApprovalRequest, Decision, Event, RawOutput};
 
 use crate::config::Definition;
 
-use crate::context::Window;
+use crate::context::{Message, Method, Window};
 use crate::parse::{RawCall, Usage};
 use crate::tools::ToolSpec;
 use crate::{BoxFuture, Error};
@@ -179,6 +179,18 @@ pub trait Backend: Send + Sync {
         })
     }
 
+    /// How this backend's tokens are counted (see `context::exact`): exactly where its
+    /// model's tokenizer is known, else by the calibrated estimate.
+    fn token_method(&self) -> Method {
+        Method::Estimate
+    }
+
+    /// The exact tokens of `message` by the provider's count-tokens endpoint, for a backend
+    /// whose method is [`Method::Api`]; the error says why not.
+    fn count_tokens<'a>(&'a self, _message: &'a Message) -> BoxFuture<'a, Result<u64, String>> {
+        Box::pin(async { Err("the backend has no count-tokens endpoint".to_string()) })
+    }
+
     /// Ends what outlives a call (a pty agent's process) at the end of the session.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
@@ -192,6 +204,8 @@ pub struct Overrides {
     pub model: Option<String>,
     pub temperature: Option<f64>,
     pub no_stream: bool,
+    /// The `count_tokens` setting.
+    pub count_tokens: crate::context::CountTokens,
 }
 
 /// The backend a definition describes, with the overrides applied. Everything that can be
@@ -221,6 +235,7 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
                 def.temperature = Some(t);
             }
             def.stream &= !overrides.no_stream;
+            def.count_tokens = overrides.count_tokens;
             Ok(Box::new(HttpBackend::new(def)?))
         }
         Definition::Pty(def) => {

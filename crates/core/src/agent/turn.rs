@@ -22,6 +22,7 @@ use crate::tools::{
 use crate::Error;
 
 mod admit;
+mod count;
 mod images;
 mod recorded;
 
@@ -98,6 +99,7 @@ impl Agent {
         self.totals = totals;
         // The trim point belongs to the history it was computed on.
         self.context.clear();
+        self.count_local();
     }
 
     /// Keeps the first `len` messages (the REPL's `/undo` and `/retry`).
@@ -160,6 +162,7 @@ impl Agent {
     /// new backend's format.
     pub fn set_backend(&mut self, backend: Box<dyn Backend>) {
         self.backend = backend;
+        self.count_local();
     }
 
     /// Ends what the backend keeps between turns (a terminal agent's process), at the end of
@@ -292,6 +295,9 @@ impl Agent {
                 iteration,
             });
             self.context.set_recipient(admit::recipient(&*self.backend));
+            if let Some(message) = self.count_exact().await {
+                obs.event(&Event::ContextNotice { message });
+            }
             let plan = {
                 let mut emit = |e: Event| obs.event(&e);
                 let backend = &*self.backend;

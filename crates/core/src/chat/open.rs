@@ -58,6 +58,7 @@ impl Chat {
             model,
             temperature: options.temperature,
             no_stream: options.no_stream,
+            count_tokens: settings.get("count_tokens")?.unwrap_or_default(),
         };
         let backend = backend::build(&def, &overrides)?;
         let (agent, context_overrides, base_mode) =

@@ -61,12 +61,13 @@ impl Chat {
         line
     }
 
-    /// `[context continue: 12 messages, 3.4k tokens, 4% of 80k]`.
+    /// `[context continue: 12 messages, 3.4k tokens, 4% of 80k; tokens exact, o200k_base]`.
     pub fn context_line(&self) -> String {
         let mode = self.agent.context_settings().mode;
+        let method = self.agent.token_method();
         match self.agent.context_stats() {
-            Ok(stats) => format!("[context {mode}: {stats}]"),
-            Err(e) => format!("[context {mode}: {e}]"),
+            Ok(stats) => format!("[context {mode}: {stats}; tokens {method}]"),
+            Err(e) => format!("[context {mode}: {e}; tokens {method}]"),
         }
     }
 

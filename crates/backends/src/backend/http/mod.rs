@@ -5,12 +5,14 @@
 //! any request, and never appears in a message.
 
 mod anthropic;
+mod count;
 mod ollama;
 mod openai;
 mod reply;
 mod stream;
 mod wire;
 
+pub use count::token_method;
 pub(crate) use wire::system_prompt as builtin_system_prompt;
 
 use std::time::SystemTime;
@@ -39,6 +41,8 @@ pub struct HttpBackend {
     client: reqwest::Client,
     wire: &'static dyn Wire,
     limiter: Option<ratelimit::Limiter>,
+    /// A count through the provider's API failed: the estimate from then on.
+    count_failed: std::sync::atomic::AtomicBool,
 }
 
 impl HttpBackend {
@@ -97,6 +101,7 @@ impl HttpBackend {
             headers,
             client,
             wire,
+            count_failed: Default::default(),
         })
     }
 
@@ -321,6 +326,17 @@ impl Backend for HttpBackend {
     }
     fn images_known(&self) -> Option<bool> {
         Some(self.def.images)
+    }
+
+    fn token_method(&self) -> crate::context::Method {
+        self.method()
+    }
+
+    fn count_tokens<'a>(
+        &'a self,
+        message: &'a crate::context::Message,
+    ) -> BoxFuture<'a, Result<u64, String>> {
+        Box::pin(self.count_by_api(message))
     }
 
     fn check_images<'a>(

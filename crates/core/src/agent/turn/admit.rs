@@ -62,6 +62,8 @@ impl Agent {
             images: prompt.images,
         });
         self.context.set_recipient(recipient(&*self.backend));
+        // The first message of a conversation too is counted exactly where it can be.
+        notices.extend(self.count_exact().await);
         if let Err(e) = self.context.plan(&self.conversation, self.backend.name()) {
             self.conversation.truncate(len);
             return refuse(obs, e);

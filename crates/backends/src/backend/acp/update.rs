@@ -423,6 +423,31 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_the_notice_regex_matches_whole_is_a_notice() {
+        let notice = Pattern::compile("^Heads up: .*$", false).unwrap();
+        let mut gathered = Gathered::new(Some(notice));
+        let mut lines = Vec::new();
+        let mut emit = |e: Event| {
+            if let Event::BackendOutput { line, .. } = e {
+                lines.push(line)
+            }
+        };
+        for text in [
+            "Heads up: long thread.\n",
+            "He",
+            "ads up: ",
+            "x",
+            "Heads up",
+        ] {
+            let update = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}});
+            gathered.update("a", &json!({"sessionId": "s", "update": update}), &mut emit);
+        }
+        // Only the whole chunk: a model's deltas that spell it out stay the answer.
+        assert_eq!(lines, ["(Heads up: long thread.)"]);
+        assert_eq!(gathered.text, "Heads up: xHeads up");
+    }
+
+    #[test]
     fn updates_become_events_and_unknown_ones_are_noted() {
         let mut gathered = Gathered::default();
         let mut events = Vec::new();

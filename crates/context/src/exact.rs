@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
@@ -107,10 +108,13 @@ impl Encoding {
         })
     }
 
-    /// Reads the encoding's table on a thread of its own (it takes a moment), so that the
-    /// first count waits for less of it.
+    /// Reads the encoding's table on a thread of its own (it takes a moment), once, so that
+    /// the first count waits for less of it or not at all.
     pub fn warm(self) {
-        std::thread::spawn(move || self.bpe());
+        static STARTED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+        if !STARTED[self as usize].swap(true, Ordering::Relaxed) {
+            std::thread::spawn(move || self.bpe());
+        }
     }
 
     /// The tokens of the embedded table, in rank order.

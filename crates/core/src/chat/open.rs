@@ -61,6 +61,10 @@ impl Chat {
             count_tokens: settings.get("count_tokens")?.unwrap_or_default(),
         };
         let backend = backend::build(&def, &overrides)?;
+        // The tokenizer's table is read while the first prompt is made ready.
+        if let crate::context::Method::Encoding(encoding) = backend.token_method() {
+            encoding.warm();
+        }
         let (agent, context_overrides, base_mode) =
             agent(backend, settings, options, &config, &def, notice)?;
         let (session, resumed_state) = session(

@@ -14,7 +14,6 @@ impl Agent {
         let method = self.backend.token_method();
         self.context.set_method(method);
         if let Method::Encoding(encoding) = method {
-            encoding.warm();
             self.conversation
                 .count_exact(method, |m| encoding.count_message(m));
         }

@@ -1,4 +1,5 @@
-//! Token counts without a tokenizer: each message is measured in UTF-8 bytes once, when it
+//! Token counts without a tokenizer, for what has no exact count (see `exact`), and the
+//! measure that picks between the two: each message is measured in UTF-8 bytes once, when it
 //! is added, and converted with a bytes-per-token ratio per backend. The ratio starts at 4 and
 //! is corrected whenever a backend reports how many input tokens a request really took.
 //!

@@ -474,11 +474,11 @@ pub struct Telegram {
     pub poll_timeout: u64,
 }
 
-fn parse_mode(s: &str) -> Result<ApprovalMode, String> {
+fn parse_mode(s: &str) -> Result<ApprovalMode, <ApprovalMode as std::str::FromStr>::Err> {
     s.parse()
 }
 
-fn parse_rule(s: &str) -> Result<AllowRule, String> {
+fn parse_rule(s: &str) -> Result<AllowRule, <AllowRule as std::str::FromStr>::Err> {
     s.parse()
 }
 

@@ -55,7 +55,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
     let invocation = match Invocation::parse(line) {
         Some(Ok(invocation)) if invocation.spec().offered_in(FrontEnd::Repl) => invocation,
         Some(Ok(invocation)) => return unknown(app, &format!("/{}", invocation.spec().name)),
-        Some(Err(word)) => return unknown(app, &word),
+        Some(Err(unknown_command)) => return unknown(app, &unknown_command.word),
         None => return unknown(app, line),
     };
     match invocation.command {

@@ -1,9 +1,11 @@
 //! The shape of the source tree: no source file over 600 lines, its tests included, unsafe
-//! code only in the process module (and scan), and every shell script parses (the live ones
-//! run by hand only, so nothing else would notice). The layering itself is the workspace's crate
-//! graph (protocol, tools, builtins, parse, context, config, backends, mcp, core, import, the
+//! code only in the process module (and scan), no string errors in the library crates, no
+//! modules that import each other, and every shell script parses (the live ones run by hand
+//! only, so nothing else would notice). The layering itself is the workspace's crate graph
+//! (protocol, tools, builtins, parse, context, config, backends, mcp, core, import, the
 //! binary), checked here against the manifests: an import against it does not compile.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -245,4 +247,158 @@ fn every_shell_script_parses() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// No library crate returns a bare `String` as its error: each failure is a typed error that
+/// says what failed and keeps the error underneath.
+#[test]
+fn no_library_crate_has_string_errors() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates"), &mut files);
+    let mut found = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let Some(start) = code.find("Result<") else {
+                continue;
+            };
+            if code[start..].contains(", String>") {
+                let name = path.strip_prefix(root()).unwrap().display();
+                found.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// A crate's modules, each by its path (`backend::http`, the root as ""), with its file.
+fn modules(src: &Path) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|path| {
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                parts.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                parts.pop();
+            }
+            (parts.join("::"), path)
+        })
+        .collect()
+}
+
+/// The modules of the same crate that `text` (module `this`) names by path: `crate::a::b`,
+/// `super::a`, `self::a`, and each name of a `{...}` group after one. A module's own
+/// ancestors and descendants are left out: a parent declares and re-exports its children.
+fn named_modules(this: &str, text: &str, all: &BTreeSet<String>) -> BTreeSet<String> {
+    let parent = |m: &str| {
+        m.rsplit_once("::")
+            .map_or(String::new(), |(p, _)| p.to_string())
+    };
+    let join = |base: &str, name: &str| match base {
+        "" => name.to_string(),
+        base => format!("{base}::{name}"),
+    };
+    let related = |a: &str, b: &str| {
+        let below = |x: &str, y: &str| y.is_empty() || x == y || x.starts_with(&format!("{y}::"));
+        below(a, b) || below(b, a)
+    };
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices("::") {
+        let before = &text[..i];
+        let word_start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |p| p + 1);
+        let mut base = match &before[word_start..] {
+            "crate" => String::new(),
+            "self" => this.to_string(),
+            "super" if !before[..word_start].ends_with("::") => parent(this),
+            _ => continue,
+        };
+        let mut rest = &text[i + 2..];
+        while let Some(after) = rest.strip_prefix("super::") {
+            base = parent(&base);
+            rest = after;
+        }
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|item| item.trim())
+                .collect(),
+            None => vec![rest],
+        };
+        for name in names {
+            let mut target = base.clone();
+            for part in name.split("::") {
+                let part = part
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next();
+                let next = join(&target, part.unwrap_or(""));
+                if !all.contains(&next) {
+                    break;
+                }
+                target = next;
+            }
+            if !related(this, &target) {
+                out.insert(target);
+            }
+        }
+    }
+    out
+}
+
+/// No two modules of a crate name each other, directly or through others: each file reads as
+/// a layer of its own, and a change to one does not lead back to it.
+#[test]
+fn no_module_imports_lead_back_to_it() {
+    let mut crates = vec![root().join("src"), root().join("scan/src")];
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        crates.push(entry.unwrap().path().join("src"));
+    }
+    let mut circles = Vec::new();
+    for src in crates {
+        let modules = modules(&src);
+        let all: BTreeSet<String> = modules.iter().map(|(m, _)| m.clone()).collect();
+        let mut edges = std::collections::BTreeMap::new();
+        for (module, path) in &modules {
+            let text = std::fs::read_to_string(path).unwrap();
+            // Inline test modules see their file's module as `super`.
+            let text = text.split("\n#[cfg(test)]\nmod ").next().unwrap_or("");
+            let code: Vec<&str> = text
+                .lines()
+                .map(|l| l.split("//").next().unwrap())
+                .collect();
+            edges.insert(
+                module.clone(),
+                named_modules(module, &code.join("\n"), &all),
+            );
+        }
+        // A module that reaches itself again through the edges is on a circle.
+        for start in &all {
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<Vec<String>> = vec![vec![start.clone()]];
+            while let Some(path) = stack.pop() {
+                let last = path.last().unwrap();
+                for next in &edges[last] {
+                    if next == start {
+                        let shown = src.strip_prefix(root()).unwrap().display();
+                        circles.push(format!("{shown}: {} -> {start}", path.join(" -> ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        stack.push(longer);
+                    }
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "{circles:#?}");
 }

@@ -46,7 +46,7 @@ impl Builtin for Ls {
             Ok(beneath::Opened::File(_)) => {
                 return ToolOutput::error(format!("{} is a file, not a folder", args.path))
             }
-            Err(e) => return ToolOutput::error(e),
+            Err(e) => return ToolOutput::error(e.to_string()),
         };
         let by_fd = format!("/proc/self/fd/{}", fd.as_raw_fd());
         // Without /proc (rare), the checked path itself.

@@ -124,16 +124,14 @@ async fn to_markdown(html: String, url: Url, keep_chrome: bool) -> Result<Conver
 
 /// The page as the model gets it.
 async fn read(url: &str, opts: &WebOptions) -> Result<ToolOutput, ToolOutput> {
-    let reply = fetch::get(url, opts).await.map_err(ToolOutput::error)?;
+    let failed = |e: super::web::failure::FetchError| ToolOutput::error(e.to_string());
+    let reply = fetch::get(url, opts).await.map_err(failed)?;
     let Some(kind) = kind(&reply.media_type) else {
         return Err(refuse(&reply));
     };
     let (final_url, status, charset) = (reply.url.clone(), reply.status, reply.charset.clone());
     let length = reply.length;
-    let body = reply
-        .body(opts.max_bytes)
-        .await
-        .map_err(ToolOutput::error)?;
+    let body = reply.body(opts.max_bytes).await.map_err(failed)?;
     let html = match kind {
         Kind::Html => true,
         Kind::Text => false,

@@ -76,7 +76,7 @@ impl Builtin for Skill {
         match args.path.as_deref().filter(|p| !p.is_empty()) {
             None => match skill.body() {
                 Ok(body) => ToolOutput::ok(activation(&skill, &body)),
-                Err(why) => ToolOutput::error(why),
+                Err(why) => ToolOutput::error(why.to_string()),
             },
             Some(path) => read(&skill, path),
         }
@@ -99,7 +99,7 @@ fn read(skill: &Found, path: &str) -> ToolOutput {
     let mut file = match beneath::open_read(&skill.dir, &resolved, path, false) {
         Ok(beneath::Opened::File(file)) => file,
         Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
-        Err(e) => return ToolOutput::error(e),
+        Err(e) => return ToolOutput::error(e.to_string()),
     };
     let mut bytes = Vec::new();
     if let Err(e) = file.by_ref().take(MAX_BYTES + 1).read_to_end(&mut bytes) {

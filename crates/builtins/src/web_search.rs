@@ -45,7 +45,7 @@ impl Builtin for WebSearch {
         let count = args.count.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
         let hits = match search(&self.provider, &args.query, count, ctx.web.timeout).await {
             Ok(hits) => hits,
-            Err(e) => return ToolOutput::error(e),
+            Err(e) => return ToolOutput::error(e.to_string()),
         };
         if hits.is_empty() {
             return ToolOutput::ok(format!("no results for `{}`", args.query));

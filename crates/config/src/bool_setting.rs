@@ -4,13 +4,18 @@
 /// `1`, `true`, `yes`, `on` (and their opposites).
 pub struct Flag(pub bool);
 
+/// A value that is neither true nor false.
+#[derive(Debug, thiserror::Error)]
+#[error("expected true or false")]
+pub struct NotBool;
+
 impl std::str::FromStr for Flag {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = NotBool;
+    fn from_str(s: &str) -> Result<Self, NotBool> {
         match s.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Ok(Flag(true)),
             "0" | "false" | "no" | "off" | "" => Ok(Flag(false)),
-            _ => Err("expected true or false".into()),
+            _ => Err(NotBool),
         }
     }
 }

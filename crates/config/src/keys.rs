@@ -48,16 +48,19 @@ pub(super) fn context_settings(
 }
 
 /// A located string key parsed with `FromStr`; a bad value names file, line, backend and key.
-pub(super) fn parse_located<T: std::str::FromStr<Err = String>>(
+pub(super) fn parse_located<T>(
     value: Option<&Located>,
     backend: &str,
     key: &str,
-) -> Result<Option<T>, ConfigError> {
+) -> Result<Option<T>, ConfigError>
+where
+    T: std::str::FromStr<Err: std::fmt::Display>,
+{
     value
         .map(|v| {
             v.value
                 .parse()
-                .map_err(|e: String| ConfigError::key(v.at(), backend, key, e))
+                .map_err(|e: T::Err| ConfigError::key(v.at(), backend, key, e.to_string()))
         })
         .transpose()
 }

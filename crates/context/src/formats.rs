@@ -9,6 +9,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::{Message, ToolCall};
+use crate::UnknownValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ContextFormat {
@@ -24,17 +25,19 @@ pub enum ContextFormat {
 }
 
 impl FromStr for ContextFormat {
-    type Err = String;
+    type Err = UnknownValue;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s.trim() {
             "plain" => Ok(Self::Plain),
             "markdown" => Ok(Self::Markdown),
             "json" => Ok(Self::Json),
             "xml" => Ok(Self::Xml),
-            other => Err(format!(
-                "unknown context format `{other}`; the formats are plain, markdown, json and xml"
-            )),
+            other => Err(UnknownValue {
+                what: "context format",
+                value: other.to_string(),
+                expected: "the formats are plain, markdown, json and xml",
+            }),
         }
     }
 }

@@ -52,12 +52,12 @@ pub use image::Image;
 pub use manager::ContextManager;
 pub use memory::Memory;
 pub use metrics::ContextStats;
-pub use modes::{ContextMode, ContextSettings, Recipient};
+pub use modes::{ContextMode, ContextSettings, ModeError, Recipient};
 pub use prompt::{native_preamble, native_system, render_prompt};
 pub use skills::{SharedLibrary, SKILL_TOOL};
 pub use system::{SystemMode, SystemPrompt};
 pub use window::Window;
 
 // The layers below at the paths the modules name them by.
-use agent_loop_protocol::{plural, Error, ErrorKind};
+use agent_loop_protocol::{plural, Error, ErrorKind, UnknownValue};
 use agent_loop_tools as tools;

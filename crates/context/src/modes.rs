@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::UnknownValue;
+
 /// Default `max_context_tokens`.
 pub const DEFAULT_MAX_CONTEXT_TOKENS: u64 = 80_000;
 /// Default `tool_result_max_chars`.
@@ -41,10 +43,20 @@ pub enum ContextMode {
     Summarize,
 }
 
-impl FromStr for ContextMode {
-    type Err = String;
+/// A context mode that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    #[error("{0}")]
+    Unknown(UnknownValue),
+    /// `sliding:N` whose N is not a whole number above 0.
+    #[error("`{mode}`: the N of sliding:N must be a whole number of messages above 0")]
+    Window { mode: String },
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for ContextMode {
+    type Err = ModeError;
+
+    fn from_str(s: &str) -> Result<Self, ModeError> {
         let s = s.trim();
         match s {
             "continue" => return Ok(Self::Continue),
@@ -55,14 +67,17 @@ impl FromStr for ContextMode {
         if let Some(n) = s.strip_prefix("sliding:") {
             return match n.trim().parse::<usize>() {
                 Ok(n) if n > 0 => Ok(Self::Sliding(n)),
-                _ => Err(format!(
-                    "`{s}`: the N of sliding:N must be a whole number of messages above 0"
-                )),
+                _ => Err(ModeError::Window {
+                    mode: s.to_string(),
+                }),
             };
         }
-        Err(format!(
-            "unknown context mode `{s}`; the modes are continue, fresh, sliding:N (for example sliding:20) and summarize"
-        ))
+        Err(ModeError::Unknown(UnknownValue {
+            what: "context mode",
+            value: s.to_string(),
+            expected: "the modes are continue, fresh, sliding:N (for example sliding:20) and \
+                       summarize",
+        }))
     }
 }
 
@@ -124,9 +139,12 @@ mod tests {
             assert_eq!(text.parse::<ContextMode>().unwrap().to_string(), text);
         }
         assert_eq!("summarise".parse(), Ok(ContextMode::Summarize));
-        assert!("sliding:0".parse::<ContextMode>().is_err());
-        assert!("sliding:x".parse::<ContextMode>().is_err());
+        let window = |mode: &str| ModeError::Window {
+            mode: mode.to_string(),
+        };
+        assert_eq!("sliding:0".parse::<ContextMode>(), Err(window("sliding:0")));
+        assert_eq!("sliding:x".parse::<ContextMode>(), Err(window("sliding:x")));
         let err = "everything".parse::<ContextMode>().unwrap_err();
-        assert!(err.contains("sliding:N"), "{err}");
+        assert!(err.to_string().contains("sliding:N"), "{err}");
     }
 }

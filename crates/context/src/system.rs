@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use super::ContextError;
 use crate::tools::ToolSpec;
+use crate::UnknownValue;
 
 /// How the user's text combines with the built-in preamble.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -26,14 +27,16 @@ pub enum SystemMode {
 }
 
 impl FromStr for SystemMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownValue;
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "append" => Ok(SystemMode::Append),
             "replace" => Ok(SystemMode::Replace),
-            _ => Err(format!(
-                "unknown system_mode `{s}`; the modes are append, replace"
-            )),
+            _ => Err(UnknownValue {
+                what: "system_mode",
+                value: s.to_string(),
+                expected: "the modes are append, replace",
+            }),
         }
     }
 }
@@ -200,7 +203,7 @@ mod tests {
             err.to_string()
         );
         assert_eq!(
-            "sideways".parse::<SystemMode>().unwrap_err(),
+            "sideways".parse::<SystemMode>().unwrap_err().to_string(),
             "unknown system_mode `sideways`; the modes are append, replace"
         );
     }

@@ -18,6 +18,6 @@ use agent_loop_config::{self as config, dirs};
 use agent_loop_context as context;
 use agent_loop_mcp as mcp;
 use agent_loop_parse as parse;
-use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind};
+use agent_loop_protocol::{event, jsonl, plural, BoxFuture, Error, ErrorKind, UnknownValue};
 use agent_loop_skills as skills;
 use agent_loop_tools as tools;

@@ -5,6 +5,7 @@
 
 use futures_util::{Stream, StreamExt};
 
+use crate::failure::BodyError;
 use crate::sse::EventLines;
 
 pub use agent_loop_tools::process::capped::{note, size, Breach, CappedLines, LINE};
@@ -21,21 +22,20 @@ pub const TOOLS: usize = 1000;
 /// The JSON of all of one server's tools together.
 pub const TOOL_LIST: usize = 4 * MIB;
 /// A body read whole, failing once it passes `cap` bytes (at once if its length says so).
-pub async fn read_body<E: std::fmt::Display>(
+pub async fn read_body<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     body: impl Stream<Item = Result<bytes::Bytes, E>>,
     length: Option<u64>,
     cap: usize,
-) -> Result<Vec<u8>, String> {
-    let too_long = || format!("its reply passed {}, the cap on one body", size(cap));
+) -> Result<Vec<u8>, BodyError> {
     if length.is_some_and(|n| n > cap as u64) {
-        return Err(too_long());
+        return Err(BodyError::TooLong { cap });
     }
     futures_util::pin_mut!(body);
     let mut all = Vec::new();
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| e.to_string())?;
+        let chunk = chunk.map_err(|e| BodyError::Broke(e.into()))?;
         if chunk.len() > cap - all.len() {
-            return Err(too_long());
+            return Err(BodyError::TooLong { cap });
         }
         all.extend_from_slice(&chunk);
     }

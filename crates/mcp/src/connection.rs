@@ -32,6 +32,7 @@ use super::oauth;
 use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
+use crate::failure::{Failed, ListError, RefreshFailed, StartError};
 use crate::process::GroupGuard;
 use crate::redact::Redactor;
 use crate::tools::{EnvPolicy, ProgressSink};
@@ -101,7 +102,7 @@ impl Connection {
         def: &ServerDef,
         place: &Place,
         env_policy: &EnvPolicy,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, Failed> {
         let redactor = match &def.transport {
             Transport::Http { credentials, .. } => {
                 Redactor::from_env(credentials.env_names()).with(oauth::secrets(&def.name))
@@ -110,7 +111,7 @@ impl Connection {
         };
         let mut connection = Self::start(def, place, env_policy, redactor.clone())
             .await
-            .map_err(|e| redactor.redact(&e))?;
+            .map_err(|(why, stderr)| Failed::new(why, stderr, redactor.clone()))?;
         // A login's tokens as they are now: starting may have refreshed them.
         if matches!(def.transport, Transport::Http { .. }) {
             connection.redactor = redactor.with(oauth::secrets(&def.name));
@@ -123,7 +124,7 @@ impl Connection {
         place: &Place,
         env_policy: &EnvPolicy,
         redactor: Redactor,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, (StartError, String)> {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         let breach = Breach::default();
         let mut group = None;
@@ -137,8 +138,12 @@ impl Connection {
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
-                    let program = which::which_in(command, std::env::var_os("PATH"), cwd)
-                        .map_err(|_| format!("command `{command}` is not on PATH"))?;
+                    let program =
+                        which::which_in(command, std::env::var_os("PATH"), cwd).map_err(|_| {
+                            StartError::NotOnPath {
+                                command: command.clone(),
+                            }
+                        })?;
                     let mut cmd = tokio::process::Command::new(&program);
                     cmd.args(args).current_dir(cwd).kill_on_drop(true);
                     // Its own session and group: Ctrl-C at the terminal does not reach it,
@@ -148,18 +153,25 @@ impl Connection {
                     // No inherited secrets; what its own `env` names, it gets.
                     env_policy.apply(&mut cmd);
                     cmd.envs(env);
-                    let (transport, started, err) = stdio::start(cmd, breach.clone())
-                        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                    let (transport, started, err) =
+                        stdio::start(cmd, breach.clone()).map_err(|source| StartError::Spawn {
+                            command: command.clone(),
+                            source,
+                        })?;
                     group = Some(GroupGuard::new(started.id()));
                     child = Some(started);
                     reader = err.map(|err| tokio::spawn(stdio::keep_tail(err, stderr.clone())));
                     AnyTransport::new(transport)
                 }
                 Transport::Http { url, credentials } => {
-                    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+                    let parsed = reqwest::Url::parse(url).map_err(|source| StartError::Url {
+                        url: url.clone(),
+                        source,
+                    })?;
                     let public = http::is_public(&parsed).await;
                     let headers = http::headers(credentials)?;
-                    let client = HttpClient::new(headers, public, breach.clone())?;
+                    let client = HttpClient::new(headers, public, breach.clone())
+                        .map_err(StartError::Client)?;
                     challenged = Some(client.challenged.clone());
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .max_sse_event_size(caps::EVENT)
@@ -189,26 +201,28 @@ impl Connection {
                     .as_ref()
                     .is_some_and(|c| c.load(Ordering::Relaxed));
                 if login {
-                    return http::login_needed(&def.name);
+                    let server = def.name.clone();
+                    return StartError::LoginNeeded { server };
                 }
                 let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
-                match &def.transport {
-                    Transport::Http { url, .. } => format!("{url}: {why}"),
-                    Transport::Stdio { .. } => why,
-                }
+                let url = match &def.transport {
+                    Transport::Http { url, .. } => Some(url.clone()),
+                    Transport::Stdio { .. } => None,
+                };
+                StartError::Handshake { url, why }
             })?;
             let offers_tools = service
                 .peer_info()
                 .is_none_or(|info| info.capabilities.tools.is_some());
             let (tools, notes) = if offers_tools {
                 list_tools(&service).await.map_err(|e| {
-                    let why = lock(&breach).clone().unwrap_or(e);
-                    format!("listing its tools failed: {why}")
+                    let why = lock(&breach).clone().map_or(e, ListError::Failed);
+                    StartError::List(why)
                 })?
             } else {
                 Default::default()
             };
-            Ok::<_, String>((service, tools, notes))
+            Ok::<_, StartError>((service, tools, notes))
         })
         .await;
         let failure = match started {
@@ -228,10 +242,9 @@ impl Connection {
                 })
             }
             Ok(Err(e)) => e,
-            Err(_) => format!(
-                "no answer within {}s (its startup_timeout_s)",
-                def.startup_timeout.as_secs()
-            ),
+            Err(_) => StartError::Timeout {
+                secs: def.startup_timeout.as_secs(),
+            },
         };
         // Kill what is left, so the stderr pipe reaches its end and its last lines are known.
         drop(group);
@@ -240,7 +253,7 @@ impl Connection {
             let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
         }
         let tail = lock(&stderr).render();
-        Err(with_stderr(failure, &tail))
+        Err((failure, tail))
     }
 
     /// The tools as last listed.
@@ -260,14 +273,13 @@ impl Connection {
 
     /// Reads the tool list again if the server said it changed since it was last read:
     /// whether it was (a list that fails keeps the one before, and says why).
-    pub async fn refresh_tools(&self) -> Result<bool, String> {
+    pub async fn refresh_tools(&self) -> Result<bool, RefreshFailed> {
         if !self.tools_changed.swap(false, Ordering::SeqCst) {
             return Ok(false);
         }
         let listed = list_tools(&self.service).await.map_err(|e| {
-            let why = lock(&self.breach).clone().unwrap_or(e);
-            self.redactor
-                .redact(&format!("reading its changed tool list failed: {why}"))
+            let why = lock(&self.breach).clone().map_or(e, ListError::Failed);
+            RefreshFailed::new(why, self.redactor.clone())
         })?;
         *lock(&self.listed) = listed;
         Ok(true)
@@ -388,7 +400,7 @@ impl Connection {
 /// keeps its first tool, and the note says which was left out.
 async fn list_tools(
     service: &RunningService<RoleClient, Handler>,
-) -> Result<(Vec<Tool>, Vec<String>), String> {
+) -> Result<(Vec<Tool>, Vec<String>), ListError> {
     let mut tools: Vec<Tool> = Vec::new();
     let mut names = HashSet::new();
     let mut notes = Vec::new();
@@ -401,14 +413,16 @@ async fn list_tools(
             params.cursor = Some(c);
             params
         });
-        let page = service.list_tools(params).await.map_err(|e| cause(&e))?;
+        let page = service
+            .list_tools(params)
+            .await
+            .map_err(|e| ListError::Failed(cause(&e)))?;
         for tool in page.tools {
             bytes += serde_json::to_vec(&tool).map_or(0, |t| t.len());
             if bytes > caps::TOOL_LIST {
-                return Err(format!(
-                    "its tool list passed {}, the cap on one server's tools",
-                    caps::size(caps::TOOL_LIST)
-                ));
+                return Err(ListError::TooBig {
+                    cap: caps::TOOL_LIST,
+                });
             }
             if !names.insert(tool.name.to_string()) {
                 notes.push(format!(
@@ -418,10 +432,7 @@ async fn list_tools(
                 continue;
             }
             if tools.len() == caps::TOOLS {
-                return Err(format!(
-                    "it offers more than {} tools, the cap on one server's tools",
-                    caps::TOOLS
-                ));
+                return Err(ListError::TooMany { cap: caps::TOOLS });
             }
             tools.push(tool);
         }

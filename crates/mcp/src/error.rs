@@ -20,11 +20,17 @@ pub enum McpError {
     #[error("MCP server `{name}` is disabled (enabled = false in {defined_at})")]
     Disabled { name: String, defined_at: String },
     /// `mcp login` failed: the server is not a URL, or a step of the OAuth flow failed.
-    #[error("MCP server `{name}`: {why}")]
-    Login { name: String, why: String },
+    #[error("MCP server `{name}`: {source}")]
+    Login {
+        name: String,
+        source: Box<crate::failure::LoginError>,
+    },
     /// `mcp logout` could not find or remove the server's token file.
-    #[error("{why}")]
-    Logout { name: String, why: String },
+    #[error("{source}")]
+    Logout {
+        name: String,
+        source: crate::failure::TokenFileError,
+    },
 }
 
 fn known_list(known: &[String]) -> String {

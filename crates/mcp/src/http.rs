@@ -28,6 +28,7 @@ use sse_stream::{Sse, SseStream};
 use super::caps::{self, Breach};
 use crate::config::mcp::Credentials;
 use crate::error::root_cause;
+use crate::failure::{HeaderError, NotPublic};
 use crate::tools::web::address::private_kind;
 
 const SESSION_ID: &str = "Mcp-Session-Id";
@@ -69,11 +70,8 @@ impl HttpClient {
     /// A client for the server at `url`, sending `headers` (its credentials) with every
     /// request. `public`: the server's own address is on the public internet, so nothing it
     /// redirects to may be a private or loopback address.
-    pub fn new(headers: HeaderMap, public: bool, breach: Breach) -> Result<Self, String> {
-        let client = builder(public)
-            .default_headers(headers)
-            .build()
-            .map_err(|e| root_cause(&e))?;
+    pub fn new(headers: HeaderMap, public: bool, breach: Breach) -> Result<Self, reqwest::Error> {
+        let client = builder(public).default_headers(headers).build()?;
         Ok(HttpClient {
             client,
             breach,
@@ -100,28 +98,36 @@ pub fn builder(public: bool) -> reqwest::ClientBuilder {
 
 /// What a server that answers 401 with a challenge needs: said at start-up.
 pub fn login_needed(server: &str) -> String {
-    format!("needs a login: run `agent-loop mcp login {server}`")
+    let server = server.to_string();
+    crate::failure::StartError::LoginNeeded { server }.to_string()
 }
 
 /// The headers a server's credentials make: the bearer token and the headers, from their
 /// variables at the time of the call. Secret values are marked sensitive (never shown by
 /// reqwest); a variable that is not set is an error naming it.
-pub fn headers(credentials: &Credentials) -> Result<HeaderMap, String> {
-    let read = |key: &str, var: &str| {
+pub fn headers(credentials: &Credentials) -> Result<HeaderMap, HeaderError> {
+    let read = |key: &'static str, var: &str| {
         std::env::var(var)
             .ok()
             .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| format!("`{key}` names the variable {var}, which is not set"))
+            .ok_or_else(|| HeaderError::Unset {
+                key,
+                var: var.to_string(),
+            })
     };
     let secret = |value: String, var: &str| {
-        let mut value = HeaderValue::from_str(&value)
-            .map_err(|_| format!("the value of {var} cannot be sent in a header"))?;
+        let mut value = HeaderValue::from_str(&value).map_err(|_| HeaderError::SecretValue {
+            var: var.to_string(),
+        })?;
         value.set_sensitive(true);
-        Ok::<_, String>(value)
+        Ok::<_, HeaderError>(value)
     };
     let mut headers = HeaderMap::new();
     for (name, value) in &credentials.http_headers {
-        let mut header = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        let mut header = HeaderValue::from_str(value).map_err(|source| HeaderError::Value {
+            name: name.clone(),
+            source,
+        })?;
         if secret_header(name) {
             header.set_sensitive(true);
             // Masked like a variable's value: the whole of it, and a scheme's token alone.
@@ -154,8 +160,10 @@ fn secret_header(name: &str) -> bool {
     ) || crate::tools::secret_name(&name.replace('-', "_"))
 }
 
-fn header_name(name: &str) -> Result<HeaderName, String> {
-    HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("`{name}` is not a header name"))
+fn header_name(name: &str) -> Result<HeaderName, HeaderError> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|_| HeaderError::Name {
+        name: name.to_string(),
+    })
 }
 
 /// Follows a redirect only within the origin it came from: a server's credentials are not
@@ -204,17 +212,18 @@ pub async fn is_public(url: &reqwest::Url) -> bool {
 /// is refused. reqwest connects to an address written in the URL without asking the
 /// resolver, and the URL parser reads every way of writing one (`127.0.0.1`,
 /// `[::ffff:127.0.0.1]`, `2130706433`, `0x7f.1`, `0177.0.0.1`) as the address it means.
-pub fn public_literal(url: &reqwest::Url) -> Result<(), String> {
+pub fn public_literal(url: &reqwest::Url) -> Result<(), NotPublic> {
     let ip: std::net::IpAddr = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.into(),
         Some(url::Host::Ipv6(ip)) => ip.into(),
         _ => return Ok(()),
     };
     match private_kind(ip) {
-        Some(kind) => Err(format!(
-            "refused: {url} is at {ip}, a {kind} address, and this MCP server's own address \
-             is public"
-        )),
+        Some(kind) => Err(NotPublic {
+            url: url.to_string(),
+            ip,
+            kind,
+        }),
         None => Ok(()),
     }
 }
@@ -339,6 +348,7 @@ impl HttpClient {
                 let bytes = match read.await {
                     Ok(bytes) => bytes,
                     Err(why) => {
+                        let why = why.to_string();
                         caps::note(&self.breach, why.clone());
                         return Err(StreamableHttpError::UnexpectedServerResponse(why.into()));
                     }

@@ -15,6 +15,7 @@ pub(crate) mod caps;
 mod connection;
 mod content;
 mod error;
+mod failure;
 mod handler;
 mod http;
 pub mod oauth;
@@ -29,6 +30,10 @@ use std::sync::Arc;
 pub use crate::config::mcp::{ServerDef, Transport};
 pub use connection::Place;
 pub use error::McpError;
+pub use failure::{
+    BodyError, Failed, HeaderError, ListError, LoginError, NotPublic, RefreshFailed, RequestError,
+    StartError, TokenFileError,
+};
 pub use http::login_needed;
 pub use server::{Server, ServerState};
 pub use tool::{tool_name, McpTool};

@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::caps;
 use super::http;
 use crate::config::mcp::{ServerDef, Transport};
-use crate::error::root_cause;
+use crate::failure::{LoginError, RequestError, TokenFileError};
 use crate::McpError;
 
 /// The cap on one response of an authorization server (metadata, registration, tokens).
@@ -58,24 +58,36 @@ impl TokenFile {
     }
 
     /// The stored tokens, if any.
-    pub fn read(&self) -> Result<Option<StoredCredentials>, String> {
+    pub fn read(&self) -> Result<Option<StoredCredentials>, TokenFileError> {
+        let path = || self.path.clone();
         match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| format!("{}: {e}", self.path.display())),
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|source| TokenFileError::Parse {
+                        path: path(),
+                        source,
+                    })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", self.path.display())),
+            Err(source) => Err(TokenFileError::Read {
+                path: path(),
+                source,
+            }),
         }
     }
 
     /// Writes the tokens whole (a new file renamed over the old), readable by the user only.
-    pub fn write(&self, credentials: &StoredCredentials) -> Result<(), String> {
+    pub fn write(&self, credentials: &StoredCredentials) -> Result<(), TokenFileError> {
         // A token refreshed mid-session is masked from now on, wherever it is echoed.
         crate::redact::learn(tokens_of(credentials));
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
+        let fail = |source: std::io::Error| TokenFileError::Write {
+            path: self.path.clone(),
+            source,
+        };
         private_dir(dir).map_err(fail)?;
-        let json = serde_json::to_vec_pretty(credentials).map_err(|e| e.to_string())?;
+        let json = serde_json::to_vec_pretty(credentials).map_err(TokenFileError::Serialize)?;
         // tempfile makes its files 0600.
         let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
         file.write_all(&json).map_err(fail)?;
@@ -85,11 +97,14 @@ impl TokenFile {
     }
 
     /// Forgets the tokens; whether there were any.
-    pub fn remove(&self) -> Result<bool, String> {
+    pub fn remove(&self) -> Result<bool, TokenFileError> {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("cannot remove {}: {e}", self.path.display())),
+            Err(source) => Err(TokenFileError::Remove {
+                path: self.path.clone(),
+                source,
+            }),
         }
     }
 }
@@ -104,8 +119,8 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
-fn store_error(why: String) -> AuthError {
-    AuthError::CredentialStoreError(why)
+fn store_error(why: TokenFileError) -> AuthError {
+    AuthError::CredentialStoreError(why.to_string())
 }
 
 #[async_trait]
@@ -134,8 +149,8 @@ struct OAuthHttp {
 }
 
 impl OAuthHttp {
-    fn new(public: bool) -> Result<Self, String> {
-        let build = |b: reqwest::ClientBuilder| b.build().map_err(|e| root_cause(&e));
+    fn new(public: bool) -> Result<Self, RequestError> {
+        let build = |b: reqwest::ClientBuilder| b.build().map_err(RequestError::Client);
         Ok(OAuthHttp {
             follow: build(http::builder(public))?,
             stop: build(http::builder(public).redirect(reqwest::redirect::Policy::none()))?,
@@ -149,16 +164,19 @@ impl OAuthHttp {
         &self,
         request: reqwest::Request,
         follow: bool,
-    ) -> Result<::http::Response<Vec<u8>>, String> {
+    ) -> Result<::http::Response<Vec<u8>>, RequestError> {
         let url = request.url().clone();
         if self.public {
             http::public_literal(&url)?;
         }
         let client = if follow { &self.follow } else { &self.stop };
-        let response = client
-            .execute(request)
-            .await
-            .map_err(|e| format!("{url}: {}", root_cause(&e)))?;
+        let response = match client.execute(request).await {
+            Ok(response) => response,
+            Err(source) => {
+                let url = url.to_string();
+                return Err(RequestError::Send { url, source });
+            }
+        };
         let mut reply = ::http::Response::builder().status(response.status());
         for (name, value) in response.headers() {
             reply = reply.header(name, value);
@@ -166,8 +184,11 @@ impl OAuthHttp {
         let length = response.content_length();
         let body = caps::read_body(response.bytes_stream(), length, BODY)
             .await
-            .map_err(|why| format!("{url}: {why}"))?;
-        reply.body(body).map_err(|e| e.to_string())
+            .map_err(|source| RequestError::Body {
+                url: url.to_string(),
+                source,
+            })?;
+        Ok(reply.body(body)?)
     }
 }
 
@@ -184,20 +205,27 @@ impl OAuthHttpClient for OAuthHttp {
 }
 
 /// An authorization manager for the server `name` at `url`, its tokens in their file.
-async fn manager(name: &str, url: &str) -> Result<AuthorizationManager, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+async fn manager(name: &str, url: &str) -> Result<AuthorizationManager, LoginError> {
+    let parsed = parse_url(url)?;
     let client = OAuthHttp::new(http::is_public(&parsed).await)?;
     let mut manager = AuthorizationManager::new_with_oauth_http_client(url, Arc::new(client))
         .await
-        .map_err(|e| e.to_string())?;
-    let path = token_path(name).ok_or("neither XDG_DATA_HOME nor HOME is set")?;
+        .map_err(LoginError::Manager)?;
+    let path = token_path(name).ok_or(TokenFileError::NoHome)?;
     manager.set_credential_store(TokenFile::new(path));
     Ok(manager)
 }
 
 /// The manager for a server that has been logged in to (a token file), ready to give its
 /// access token (refreshed when expired); `None` without a token file.
-pub async fn stored(name: &str, url: &str) -> Result<Option<AuthorizationManager>, String> {
+fn parse_url(url: &str) -> Result<reqwest::Url, LoginError> {
+    reqwest::Url::parse(url).map_err(|source| LoginError::Url {
+        url: url.to_string(),
+        source,
+    })
+}
+
+pub async fn stored(name: &str, url: &str) -> Result<Option<AuthorizationManager>, LoginError> {
     let Some(path) = token_path(name) else {
         return Ok(None);
     };
@@ -208,7 +236,7 @@ pub async fn stored(name: &str, url: &str) -> Result<Option<AuthorizationManager
     let found = manager
         .initialize_from_store()
         .await
-        .map_err(|e| format!("reading its login failed: {e}"))?;
+        .map_err(LoginError::Stored)?;
     Ok(found.then_some(manager))
 }
 
@@ -233,11 +261,11 @@ fn tokens_of(stored: &StoredCredentials) -> Vec<String> {
 pub fn logout(name: &str) -> Result<bool, McpError> {
     let removed = match token_path(name) {
         Some(path) => TokenFile::new(path).remove(),
-        None => Err("neither XDG_DATA_HOME nor HOME is set".to_string()),
+        None => Err(TokenFileError::NoHome),
     };
-    removed.map_err(|why| McpError::Logout {
+    removed.map_err(|source| McpError::Logout {
         name: name.to_string(),
-        why,
+        source,
     })
 }
 
@@ -246,42 +274,38 @@ pub fn logout(name: &str) -> Result<bool, McpError> {
 /// opener is installed), waits for the browser's redirect to 127.0.0.1 and exchanges the
 /// code for tokens, which are saved. `show` prints a line for the user.
 pub async fn login(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), McpError> {
-    flow(def, show).await.map_err(|why| McpError::Login {
+    flow(def, show).await.map_err(|source| McpError::Login {
         name: def.name.clone(),
-        why,
+        source: Box::new(source),
     })
 }
 
 /// The steps of `login`; what failed, as the user should read it.
-async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String> {
+async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), LoginError> {
     let name = def.name.as_str();
     let Transport::Http { url, credentials } = &def.transport else {
-        return Err(format!(
-            "MCP server `{name}` is a command, not a URL: there is nothing to log in to"
-        ));
+        let name = name.to_string();
+        return Err(LoginError::NotUrl { name });
     };
     let challenge = challenge(url, http::headers(credentials)?).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1 for the login's callback: {e}"))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        .map_err(LoginError::Listen)?;
+    let port = listener.local_addr().map_err(LoginError::Listen)?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
     let mut manager = manager(name, url).await?;
     let found = manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
-        .map_err(|e| match challenge {
-            Some(_) => format!("finding its authorization server failed: {e}"),
-            None => format!(
-                "it did not ask for a login (no 401 with a challenge), and finding an \
-                 authorization server for it failed: {e}"
-            ),
+        .map_err(|source| LoginError::Discovery {
+            challenged: challenge.is_some(),
+            source,
         })?;
     manager.set_metadata(found.metadata);
     let request = AuthorizationRequest::new(&redirect).with_client_name("agent-loop");
     let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|(_, e)| format!("starting the authorization failed: {e}"))?;
+        .map_err(|(_, e)| LoginError::Start(e))?;
     let auth_url = session.get_authorization_url().to_string();
     show(&format!(
         "Open this URL in a browser to log in to MCP server `{name}` (the browser must run on \
@@ -296,11 +320,9 @@ async fn flow(def: &ServerDef, show: &mut dyn FnMut(&str)) -> Result<(), String>
         LOGIN_WAIT,
         callback(&listener, &session, name, port, &state),
     );
-    waited.await.map_err(|_| {
-        format!(
-            "no browser came back to {redirect} within {} minutes",
-            LOGIN_WAIT.as_secs() / 60
-        )
+    waited.await.map_err(|_| LoginError::NoCallback {
+        redirect,
+        minutes: LOGIN_WAIT.as_secs() / 60,
     })?
 }
 
@@ -320,12 +342,9 @@ async fn callback(
     name: &str,
     port: u16,
     state: &str,
-) -> Result<(), String> {
+) -> Result<(), LoginError> {
     loop {
-        let (mut stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| format!("the login's callback listener failed: {e}"))?;
+        let (mut stream, _) = listener.accept().await.map_err(LoginError::Callback)?;
         let read = tokio::time::timeout(CALLBACK_READ, request_target(&mut stream));
         let Ok(Some(target)) = read.await else {
             continue;
@@ -352,7 +371,7 @@ async fn callback(
             }
             Err(e) => {
                 let _ = reply(&mut stream, "400 Bad Request", "The login failed.").await;
-                Err(format!("the login failed: {e}"))
+                Err(LoginError::Exchange(e))
             }
         };
     }
@@ -363,12 +382,12 @@ async fn callback(
 async fn challenge(
     url: &str,
     headers: reqwest::header::HeaderMap,
-) -> Result<Option<String>, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+) -> Result<Option<String>, LoginError> {
+    let parsed = parse_url(url)?;
     let client = http::builder(http::is_public(&parsed).await)
         .default_headers(headers)
         .build()
-        .map_err(|e| root_cause(&e))?;
+        .map_err(RequestError::Client)?;
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -384,7 +403,10 @@ async fn challenge(
         .body(initialize.to_string())
         .send()
         .await
-        .map_err(|e| format!("{url}: {}", root_cause(&e)))?;
+        .map_err(|source| RequestError::Send {
+            url: url.to_string(),
+            source,
+        })?;
     Ok(response
         .headers()
         .get(reqwest::header::WWW_AUTHENTICATE)
@@ -481,6 +503,8 @@ mod tests {
             let url = format!("http://{host}:{port}/register");
             let request = reqwest::Request::new(reqwest::Method::POST, url.parse().unwrap());
             let why = client.send(request, true).await.unwrap_err();
+            assert!(matches!(why, RequestError::NotPublic(_)), "{host}: {why}");
+            let why = why.to_string();
             assert!(why.starts_with("refused: "), "{host}: {why}");
             assert!(why.contains("address, and this MCP server's own"), "{why}");
         }

@@ -4,6 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Map, Value};
+
 use super::connection::{Connection, Place};
 use super::lock;
 use crate::config::mcp::ServerDef;
@@ -67,7 +69,7 @@ impl Server {
         self.set(Slot::Failed("starting".into()));
         let slot = match Connection::open(&self.def, &self.place, &self.env).await {
             Ok(c) => Slot::Running(Arc::new(c)),
-            Err(why) => Slot::Failed(why),
+            Err(why) => Slot::Failed(why.to_string()),
         };
         self.set(slot);
     }
@@ -114,7 +116,7 @@ impl Server {
         connection
             .tools()
             .into_iter()
-            .map(|tool| super::tool::masked(tool, &hide))
+            .map(|tool| masked(tool, &hide))
             .collect()
     }
 
@@ -137,4 +139,30 @@ fn state_of(slot: &Slot) -> ServerState {
         Slot::Failed(why) => ServerState::Failed(why.clone()),
         Slot::Exited(why) => ServerState::Exited(why.clone()),
     }
+}
+
+/// `tool` with `hide` applied to every text of it the model reads: its title, its
+/// description and every string of its schemas.
+fn masked(mut tool: rmcp::model::Tool, hide: &dyn Fn(&str) -> String) -> rmcp::model::Tool {
+    fn walk(value: &mut Value, hide: &dyn Fn(&str) -> String) {
+        match value {
+            Value::String(s) => *s = hide(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, hide)),
+            Value::Object(map) => map.values_mut().for_each(|v| walk(v, hide)),
+            _ => {}
+        }
+    }
+    let schema = |schema: &Arc<Map<String, Value>>| {
+        let mut value = Value::Object((**schema).clone());
+        walk(&mut value, hide);
+        match value {
+            Value::Object(map) => Arc::new(map),
+            _ => schema.clone(),
+        }
+    };
+    tool.title = tool.title.map(|t| hide(&t));
+    tool.description = tool.description.map(|d| hide(&d).into());
+    tool.input_schema = schema(&tool.input_schema);
+    tool.output_schema = tool.output_schema.as_ref().map(schema);
+    tool
 }

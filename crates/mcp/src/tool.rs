@@ -20,32 +20,6 @@ pub struct McpTool {
     spec: ToolSpec,
 }
 
-/// `tool` with `hide` applied to every text of it the model reads: its title, its
-/// description and every string of its schemas.
-pub fn masked(mut tool: rmcp::model::Tool, hide: &dyn Fn(&str) -> String) -> rmcp::model::Tool {
-    fn walk(value: &mut Value, hide: &dyn Fn(&str) -> String) {
-        match value {
-            Value::String(s) => *s = hide(s),
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, hide)),
-            Value::Object(map) => map.values_mut().for_each(|v| walk(v, hide)),
-            _ => {}
-        }
-    }
-    let schema = |schema: &Arc<Map<String, Value>>| {
-        let mut value = Value::Object((**schema).clone());
-        walk(&mut value, hide);
-        match value {
-            Value::Object(map) => Arc::new(map),
-            _ => schema.clone(),
-        }
-    };
-    tool.title = tool.title.map(|t| hide(&t));
-    tool.description = tool.description.map(|d| hide(&d).into());
-    tool.input_schema = schema(&tool.input_schema);
-    tool.output_schema = tool.output_schema.as_ref().map(schema);
-    tool
-}
-
 /// The registry name of a server's tool.
 pub fn tool_name(server: &str, tool: &str) -> String {
     format!("mcp.{server}.{tool}")

@@ -13,6 +13,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 use agent_loop_protocol::usage::Usage;
+use agent_loop_protocol::UnknownValue;
 
 /// How a CLI prints its reply (`output`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -27,15 +28,17 @@ pub enum OutputFormat {
 }
 
 impl FromStr for OutputFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownValue;
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "text" => Ok(OutputFormat::Text),
             "json" => Ok(OutputFormat::Json),
             "jsonl" => Ok(OutputFormat::Jsonl),
-            _ => Err(format!(
-                "unknown output `{s}`; the formats are text, json, jsonl"
-            )),
+            _ => Err(UnknownValue {
+                what: "output",
+                value: s.to_string(),
+                expected: "the formats are text, json, jsonl",
+            }),
         }
     }
 }
@@ -60,18 +63,32 @@ pub struct JsonPath {
     text: String,
 }
 
+/// What is wrong with a field path as written (`path`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonPathError {
+    #[error("the path is empty")]
+    Empty,
+    #[error("`{path}` has an empty step (two dots, or a dot at an end)")]
+    EmptyStep { path: String },
+    #[error("`{path}`: a `[` is not closed")]
+    Unclosed { path: String },
+    #[error("`{path}`: unexpected `{rest}` after a filter")]
+    AfterFilter { path: String, rest: String },
+    #[error("`{path}`: a filter is `[key=value]` or `[key^=prefix]`")]
+    FilterForm { path: String },
+    #[error("`{path}`: a filter needs a key before `=`")]
+    FilterKey { path: String },
+}
+
 impl FromStr for JsonPath {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
+    type Err = JsonPathError;
+    fn from_str(text: &str) -> Result<Self, JsonPathError> {
+        let path = || text.to_string();
         let mut steps = Vec::new();
         for segment in split_outside_brackets(text)? {
             let (name, filters) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
             match name {
-                "" if filters.is_empty() => {
-                    return Err(format!(
-                        "`{text}` has an empty step (two dots, or a dot at an end)"
-                    ))
-                }
+                "" if filters.is_empty() => return Err(JsonPathError::EmptyStep { path: path() }),
                 "" => {}
                 "*" => steps.push(Step::Any),
                 _ => steps.push(match name.parse::<i64>() {
@@ -83,12 +100,13 @@ impl FromStr for JsonPath {
             while let Some(inner) = rest.strip_prefix('[') {
                 let end = inner
                     .find(']')
-                    .ok_or_else(|| format!("`{text}`: a `[` is not closed"))?;
+                    .ok_or_else(|| JsonPathError::Unclosed { path: path() })?;
                 steps.push(filter(&inner[..end], text)?);
                 rest = &inner[end + 1..];
             }
             if !rest.is_empty() {
-                return Err(format!("`{text}`: unexpected `{rest}` after a filter"));
+                let rest = rest.to_string();
+                return Err(JsonPathError::AfterFilter { path: path(), rest });
             }
         }
         Ok(JsonPath {
@@ -99,16 +117,17 @@ impl FromStr for JsonPath {
 }
 
 /// `key=value` or `key^=value`.
-fn filter(inner: &str, path: &str) -> Result<Step, String> {
-    let (key, value) = inner
-        .split_once('=')
-        .ok_or_else(|| format!("`{path}`: a filter is `[key=value]` or `[key^=prefix]`"))?;
+fn filter(inner: &str, path: &str) -> Result<Step, JsonPathError> {
+    let path = path.to_string();
+    let Some((key, value)) = inner.split_once('=') else {
+        return Err(JsonPathError::FilterForm { path });
+    };
     let (key, prefix) = match key.strip_suffix('^') {
         Some(k) => (k, true),
         None => (key, false),
     };
     if key.is_empty() {
-        return Err(format!("`{path}`: a filter needs a key before `=`"));
+        return Err(JsonPathError::FilterKey { path });
     }
     Ok(Step::Filter {
         key: key.to_string(),
@@ -118,9 +137,9 @@ fn filter(inner: &str, path: &str) -> Result<Step, String> {
 }
 
 /// Splits at dots that are not inside `[...]`.
-fn split_outside_brackets(text: &str) -> Result<Vec<&str>, String> {
+fn split_outside_brackets(text: &str) -> Result<Vec<&str>, JsonPathError> {
     if text.is_empty() {
-        return Err("the path is empty".into());
+        return Err(JsonPathError::Empty);
     }
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0usize, 0);
@@ -357,19 +376,14 @@ mod tests {
 
     #[test]
     fn bad_paths_say_why() {
-        assert!("a..b"
-            .parse::<JsonPath>()
-            .unwrap_err()
-            .contains("empty step"));
-        assert!("a[b=c"
-            .parse::<JsonPath>()
-            .unwrap_err()
-            .contains("not closed"));
-        assert!("a[bc]"
-            .parse::<JsonPath>()
-            .unwrap_err()
-            .contains("[key=value]"));
-        assert!("".parse::<JsonPath>().is_err());
+        let why = |path: &str| path.parse::<JsonPath>().unwrap_err().to_string();
+        assert_eq!(
+            why("a..b"),
+            "`a..b` has an empty step (two dots, or a dot at an end)"
+        );
+        assert_eq!(why("a[b=c"), "`a[b=c`: a `[` is not closed");
+        assert!(why("a[bc]").contains("[key=value]"));
+        assert_eq!("".parse::<JsonPath>(), Err(JsonPathError::Empty));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::str::FromStr;
 
+use agent_loop_protocol::UnknownValue;
 use agent_loop_scan::{render_terminal, strip_ansi};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,14 +27,17 @@ impl Render {
 }
 
 impl FromStr for Render {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownValue;
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "terminal" => Ok(Render::Terminal),
             "strip" => Ok(Render::Strip),
-            _ => Err(format!(
-                "unknown render `{s}`; use terminal (what a terminal would show) or strip (escapes removed, every frame kept)"
-            )),
+            _ => Err(UnknownValue {
+                what: "render",
+                value: s.to_string(),
+                expected: "use terminal (what a terminal would show) or strip (escapes removed, \
+                           every frame kept)",
+            }),
         }
     }
 }

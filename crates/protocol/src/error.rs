@@ -78,6 +78,29 @@ impl std::error::Error for Error {
     }
 }
 
+/// A word that is none of a setting's values (a mode, a format): which setting (`what`), the
+/// word, and what the values are, said after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownValue {
+    pub what: &'static str,
+    pub value: String,
+    /// `the modes are ...`, or how to choose one.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for UnknownValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let UnknownValue {
+            what,
+            value,
+            expected,
+        } = self;
+        write!(f, "unknown {what} `{value}`; {expected}")
+    }
+}
+
+impl std::error::Error for UnknownValue {}
+
 /// The innermost cause of an error (`Connection refused (os error 111)`), rather than the
 /// wrapping a library puts around it (reqwest's "error sending request for url (...)").
 pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

@@ -16,7 +16,7 @@ pub mod shown;
 pub mod tool_call;
 pub mod usage;
 
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, UnknownValue};
 pub use event::Attached;
 pub use tool_call::ToolCall;
 

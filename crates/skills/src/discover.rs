@@ -104,13 +104,50 @@ impl Skill {
     }
 
     /// The instructions, read again (the file may have changed since it was found).
-    pub fn body(&self) -> Result<String, String> {
-        let text = std::fs::read_to_string(&self.file)
-            .map_err(|e| format!("cannot read {}: {e}", self.file.display()))?;
+    pub fn body(&self) -> Result<String, BodyError> {
+        let file = || self.file.clone();
+        let text = std::fs::read_to_string(&self.file).map_err(|source| BodyError::Read {
+            file: file(),
+            source,
+        })?;
         let folder = self.dir.file_name().unwrap_or_default().to_string_lossy();
         front::parse(&text, &folder)
             .map(|(_, body)| body.to_string())
-            .map_err(|rule| format!("{}: {rule}", self.file.display()))
+            .map_err(|rule| BodyError::Invalid { file: file(), rule })
+    }
+}
+
+/// Why a skill's instructions could not be read again: its `SKILL.md` is gone or unreadable,
+/// or now breaks a rule.
+#[derive(Debug)]
+pub enum BodyError {
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    Invalid {
+        file: PathBuf,
+        rule: Rule,
+    },
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Read { file, source } => {
+                write!(f, "cannot read {}: {source}", file.display())
+            }
+            BodyError::Invalid { file, rule } => write!(f, "{}: {rule}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::Read { source, .. } => Some(source),
+            BodyError::Invalid { .. } => None,
+        }
     }
 }
 

@@ -18,7 +18,7 @@ pub mod discover;
 pub mod front;
 
 pub use catalog::{activation, catalog, resources};
-pub use discover::{Library, Origin, Places, Skill, Warning};
+pub use discover::{BodyError, Library, Origin, Places, Skill, Warning};
 pub use front::{FrontMatter, Rule};
 
 /// The name of the built-in tool that activates a skill and reads its files.

@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use crate::error::FileError;
+
 /// How files are opened beneath the root on this kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -72,7 +74,7 @@ pub fn open_read(
     resolved: &Path,
     shown: &str,
     dir_ok: bool,
-) -> Result<Opened, String> {
+) -> Result<Opened, FileError> {
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let verb = if dir_ok { "list" } else { "read" };
     let fd = open(root, resolved, flags, Mode::empty()).map_err(|e| explain(verb, shown, e))?;
@@ -80,7 +82,9 @@ pub fn open_read(
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => Ok(Opened::File(File::from(fd))),
         FileType::Directory if dir_ok => Ok(Opened::Dir(fd)),
-        FileType::Directory => Err(format!("{shown} is a folder, not a file")),
+        FileType::Directory => Err(FileError::Folder {
+            shown: shown.to_string(),
+        }),
         other => Err(special(shown, other)),
     }
 }
@@ -89,31 +93,34 @@ pub fn open_read(
 /// file in the same folder, then a rename, so no link is ever written through. Missing
 /// folders are created. An existing file keeps its owner, group and mode (minus setuid and
 /// setgid); one the user could not write, or one that is not a regular file, is refused.
-pub fn replace(root: &Path, resolved: &Path, shown: &str, content: &[u8]) -> Result<(), String> {
+pub fn replace(root: &Path, resolved: &Path, shown: &str, content: &[u8]) -> Result<(), FileError> {
     let rel = relative(root, resolved).map_err(|e| explain("write", shown, e))?;
-    let name = rel
-        .file_name()
-        .ok_or_else(|| format!("cannot write {shown}: not a file name"))?;
+    let name = rel.file_name().ok_or_else(|| FileError::NoFileName {
+        shown: shown.to_string(),
+    })?;
     let dir = create_dirs(root, rel.parent().unwrap_or(Path::new("")))
-        .map_err(|e| format!("cannot write {shown}: {}", explain_io(e)))?;
+        .map_err(|e| explain_io("write", shown, e))?;
     let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => Some(stat),
         Err(Errno::NOENT) => None,
-        Err(e) => return Err(format!("cannot write {shown}: {e}")),
+        Err(e) => return Err(explain("write", shown, e)),
     };
     if let Some(stat) = &existing {
         match FileType::from_raw_mode(stat.st_mode) {
             FileType::RegularFile => {}
             FileType::Symlink => return Err(explain("write", shown, Errno::LOOP)),
-            FileType::Directory => return Err(format!("{shown} is a folder, not a file")),
+            FileType::Directory => {
+                return Err(FileError::Folder {
+                    shown: shown.to_string(),
+                })
+            }
             other => return Err(special(shown, other)),
         }
         if !writable(&dir, name, stat) {
-            return Err(format!(
-                "refused: {shown} is read-only (mode {:o}); the user has not allowed it to be \
-                 written",
-                stat.st_mode & 0o7777
-            ));
+            return Err(FileError::ReadOnly {
+                shown: shown.to_string(),
+                mode: stat.st_mode & 0o7777,
+            });
         }
     }
     let tmp = format!(
@@ -150,7 +157,7 @@ pub fn replace(root: &Path, resolved: &Path, shown: &str, content: &[u8]) -> Res
     })();
     if let Err(e) = result {
         let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
-        return Err(format!("cannot write {shown}: {}", explain_io(e)));
+        return Err(explain_io("write", shown, e));
     }
     Ok(())
 }
@@ -199,7 +206,7 @@ fn mode_lets_write(stat: &rustix::fs::Stat, uid: u32, gid: u32) -> bool {
     stat.st_mode & bit != 0
 }
 
-fn special(shown: &str, kind: FileType) -> String {
+fn special(shown: &str, kind: FileType) -> FileError {
     let what = match kind {
         FileType::Fifo => "a FIFO (named pipe)",
         FileType::Socket => "a socket",
@@ -207,25 +214,27 @@ fn special(shown: &str, kind: FileType) -> String {
         FileType::BlockDevice => "a block device",
         _ => "not a regular file",
     };
-    format!("refused: {shown} is {what}; the file tools only open regular files")
-}
-
-/// The error of an open beneath the root, for the model: `cannot VERB PATH: why`.
-fn explain(verb: &str, shown: &str, e: Errno) -> String {
-    match e {
-        Errno::LOOP | Errno::XDEV => format!(
-            "refused: {shown} changed while being opened (a symbolic link appeared on its way)"
-        ),
-        e => format!("cannot {verb} {shown}: {}", std::io::Error::from(e)),
+    FileError::Special {
+        shown: shown.to_string(),
+        what,
     }
 }
 
-fn explain_io(e: std::io::Error) -> String {
+/// The error of an open beneath the root, for the model: `cannot VERB PATH: why`.
+fn explain(verb: &'static str, shown: &str, e: Errno) -> FileError {
+    explain_io(verb, shown, e.into())
+}
+
+fn explain_io(verb: &'static str, shown: &str, e: std::io::Error) -> FileError {
+    let shown = shown.to_string();
     match e.raw_os_error() {
-        Some(code) if code == libc::ELOOP || code == libc::EXDEV => {
-            "a symbolic link appeared on its way (refused)".into()
-        }
-        _ => e.to_string(),
+        // A link where the check found none: it appeared after the check.
+        Some(code) if code == libc::ELOOP || code == libc::EXDEV => FileError::Raced { shown },
+        _ => FileError::Io {
+            verb,
+            shown,
+            source: e,
+        },
     }
 }
 
@@ -342,11 +351,11 @@ mod tests {
         let link = open_read(&root, &root.join("link"), "link", false)
             .err()
             .unwrap();
-        assert!(link.contains("symbolic link appeared"), "{link}");
+        assert!(matches!(link, FileError::Raced { .. }), "{link}");
         let fifo = open_read(&root, &root.join("fifo"), "fifo", false)
             .err()
             .unwrap();
-        assert!(fifo.contains("is a FIFO"), "{fifo}");
+        assert!(fifo.to_string().contains("is a FIFO"), "{fifo}");
         assert!(matches!(
             open_read(&root, &root, ".", true),
             Ok(Opened::Dir(_))
@@ -444,7 +453,11 @@ mod tests {
         assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o7777, 0o751);
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
         let err = replace(&root, &file, "tool", b"newer").unwrap_err();
-        assert!(err.contains("read-only"), "{err}");
+        assert!(
+            matches!(err, FileError::ReadOnly { mode: 0o444, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("read-only"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
         replace(&root, &root.join("new/dir/f"), "new/dir/f", b"x").unwrap();
         assert_eq!(

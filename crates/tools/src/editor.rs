@@ -9,12 +9,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::error::EditorError;
 use crate::{BoxFuture, ToolOutput};
 
-/// Reads and writes whole text files by absolute path; errors say what failed.
+/// Reads and writes whole text files by absolute path; an error carries the editor's message.
 pub trait Editor: Send + Sync {
-    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>>;
-    fn write<'a>(&'a self, path: &'a Path, content: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>>;
+    fn write<'a>(
+        &'a self,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), EditorError>>;
 }
 
 /// Runs a program in the editor's terminal, in `cwd`, killed at `timeout`; its output kept

@@ -38,7 +38,7 @@ pub use beneath::{
 };
 pub use editor::{Editor, Files, Terminal};
 pub use env::{secret_name, EnvPolicy};
-pub use error::RegistryError;
+pub use error::{EditorError, FileError, RegistryError, RootError};
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;

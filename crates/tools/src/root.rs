@@ -6,6 +6,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::{FileError, RootError};
+
 /// Where the file tools may go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Root {
@@ -17,11 +19,15 @@ pub enum Root {
 
 impl Root {
     /// The root for `dir`, which must exist; `/` means anywhere.
-    pub fn new(dir: &Path) -> Result<Root, String> {
-        let canonical =
-            std::fs::canonicalize(dir).map_err(|e| format!("--root {}: {e}", dir.display()))?;
+    pub fn new(dir: &Path) -> Result<Root, RootError> {
+        let canonical = std::fs::canonicalize(dir).map_err(|source| RootError::Unreadable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         if !canonical.is_dir() {
-            return Err(format!("--root {}: not a folder", dir.display()));
+            return Err(RootError::NotFolder {
+                dir: dir.to_path_buf(),
+            });
         }
         Ok(if canonical.parent().is_none() {
             Root::Anywhere
@@ -40,27 +46,26 @@ impl Root {
 
     /// Resolves `path` (absolute) and checks it is inside the root; the error is the message
     /// for the model.
-    pub fn check(&self, path: &Path, shown: &str) -> Result<PathBuf, String> {
-        let resolved = resolve(path).map_err(|e| format!("refused: {shown}: {e}"))?;
+    pub fn check(&self, path: &Path, shown: &str) -> Result<PathBuf, FileError> {
+        let resolved = resolve(path, shown)?;
         let Root::Dir(root) = self else {
             return Ok(resolved);
         };
         if resolved.starts_with(root) {
             Ok(resolved)
         } else {
-            Err(format!(
-                "refused: {shown} resolves to {}, outside the folder the file tools may use ({}). \
-                 The user can widen it with --root.",
-                resolved.display(),
-                root.display()
-            ))
+            Err(FileError::Outside {
+                shown: shown.to_string(),
+                resolved,
+                root: root.clone(),
+            })
         }
     }
 }
 
 /// Follows `path` component by component: existing parts are canonicalised (symbolic links
 /// followed), missing parts are taken literally, `..` goes up from what was resolved so far.
-fn resolve(path: &Path) -> Result<PathBuf, String> {
+fn resolve(path: &Path, shown: &str) -> Result<PathBuf, FileError> {
     let mut out = PathBuf::from("/");
     for component in path.components() {
         match component {
@@ -74,10 +79,11 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
                 match std::fs::symlink_metadata(&next) {
                     Ok(meta) => {
                         out = std::fs::canonicalize(&next).map_err(|_| {
+                            let shown = shown.to_string();
                             if meta.file_type().is_symlink() {
-                                format!("{} is a symbolic link to nothing", next.display())
+                                FileError::DanglingLink { shown, link: next }
                             } else {
-                                format!("cannot resolve {}", next.display())
+                                FileError::Unresolvable { shown, part: next }
                             }
                         })?;
                     }
@@ -106,25 +112,22 @@ mod tests {
         std::os::unix::fs::symlink(root_dir.join("sub"), root_dir.join("inner")).unwrap();
         let root = Root::new(&root_dir).unwrap();
         let ok = |p: &str| root.check(&root_dir.join(p), p);
+        let outside = |p: &str| matches!(ok(p), Err(FileError::Outside { .. }));
         assert_eq!(ok("sub/new.txt").unwrap(), root_dir.join("sub/new.txt"));
         assert_eq!(ok("new/dir/../file").unwrap(), root_dir.join("new/file"));
         assert_eq!(ok("inner/x").unwrap(), root_dir.join("sub/x"));
-        assert!(ok("../outside/x")
-            .unwrap_err()
-            .contains("outside the folder"));
-        assert!(ok("missing/../../outside")
-            .unwrap_err()
-            .contains("outside the folder"));
-        assert!(ok("escape/secret")
-            .unwrap_err()
-            .contains("outside the folder"));
+        assert!(outside("../outside/x"));
+        assert!(outside("missing/../../outside"));
+        assert!(outside("escape/secret"));
         assert!(ok("dangling")
             .unwrap_err()
+            .to_string()
             .contains("symbolic link to nothing"));
         assert!(root
             .check(Path::new("/etc/passwd"), "/etc/passwd")
             .unwrap_err()
-            .contains("outside"));
+            .to_string()
+            .contains("outside the folder"));
         assert_eq!(Root::new(Path::new("/")).unwrap(), Root::Anywhere);
         assert!(Root::Anywhere.check(Path::new("/etc/passwd"), "x").is_ok());
     }

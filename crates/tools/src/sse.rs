@@ -88,32 +88,48 @@ impl EventLines {
     }
 }
 
+/// Why an event stream ended before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum SseError {
+    /// The body broke off (the connection, the HTTP client): its error.
+    #[error("{0}")]
+    Body(Box<dyn std::error::Error + Send + Sync>),
+    /// One event passed `cap` bytes.
+    #[error("an event passed {cap} bytes, the cap on one event")]
+    TooLong { cap: usize },
+    /// A line the parser cannot read (not UTF-8).
+    #[error("the event stream is malformed: {0}")]
+    Malformed(sse_stream::Error),
+}
+
 /// The events of `body` with data (the specification dispatches no other), as `(type, data)`
 /// with the type `message` when the event names none; an event longer than `cap` bytes, a
 /// broken body or a line that is not UTF-8 ends the stream with an error saying which.
 pub fn events<B, E>(
     body: impl Stream<Item = Result<B, E>>,
     cap: usize,
-) -> impl Stream<Item = Result<(String, String), String>>
+) -> impl Stream<Item = Result<(String, String), SseError>>
 where
     B: AsRef<[u8]>,
-    E: std::fmt::Display,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut lines = EventLines::default();
     let filtered = body.map(move |chunk| {
-        let chunk = chunk.map_err(|e| std::io::Error::other(e.to_string()))?;
+        let chunk = chunk.map_err(|e| SseError::Body(e.into()))?;
         let mut out = Vec::new();
         if !lines.feed(chunk.as_ref(), cap, &mut out) {
-            return Err(std::io::Error::other(format!(
-                "an event passed {cap} bytes, the cap on one event"
-            )));
+            return Err(SseError::TooLong { cap });
         }
         Ok(bytes::Bytes::from(out))
     });
     sse_stream::SseStream::from_bytes_stream(filtered)
         .map_err(|e| match e {
-            sse_stream::Error::Body(e) => e.to_string(),
-            other => format!("the event stream is malformed: {other}"),
+            // The errors of `filtered`, above, come back boxed.
+            sse_stream::Error::Body(e) => match e.downcast::<SseError>() {
+                Ok(own) => *own,
+                Err(other) => SseError::Body(other),
+            },
+            other => SseError::Malformed(other),
         })
         .try_filter_map(|sse| async move {
             Ok(sse.data.map(|data| {
@@ -157,7 +173,7 @@ mod tests {
         );
     }
 
-    fn all(body: &[&[u8]], cap: usize) -> Vec<Result<(String, String), String>> {
+    fn all(body: &[&[u8]], cap: usize) -> Vec<Result<(String, String), SseError>> {
         let chunks = body.iter().map(|c| Ok::<_, std::io::Error>(c.to_vec()));
         events(futures_util::stream::iter(chunks), cap)
             .collect::<Vec<_>>()
@@ -174,20 +190,22 @@ mod tests {
             ],
             100,
         );
+        let got: Vec<(String, String)> = got.into_iter().map(Result::unwrap).collect();
         assert_eq!(
             got,
             [
-                Ok(("a".into(), "1\n2".into())),
-                Ok(("message".into(), "x".into()))
+                ("a".to_string(), "1\n2".to_string()),
+                ("message".to_string(), "x".to_string())
             ]
         );
         let over = all(&[b"data: 0123456789\n\n"], 8);
         assert!(
-            over[0]
-                .as_ref()
-                .unwrap_err()
-                .contains("the cap on one event"),
+            matches!(over[..], [Err(SseError::TooLong { cap: 8 })]),
             "{over:?}"
+        );
+        assert_eq!(
+            over[0].as_ref().unwrap_err().to_string(),
+            "an event passed 8 bytes, the cap on one event"
         );
     }
 }

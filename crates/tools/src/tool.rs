@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::beneath;
 use super::env::EnvPolicy;
+use super::error::FileError;
 use super::fs;
 use super::root::Root;
 use super::web::WebOptions;
@@ -179,8 +180,13 @@ impl ToolContext {
     /// A path from the model, relative to the working directory unless absolute, resolved and
     /// checked against the root; the error is a result for the model.
     pub fn path(&self, path: &str) -> Result<PathBuf, ToolOutput> {
-        let joined = fs::resolve(&self.cwd, path);
-        self.root.check(&joined, path).map_err(ToolOutput::error)
+        self.checked_path(path)
+            .map_err(|e| ToolOutput::error(e.to_string()))
+    }
+
+    /// [`ToolContext::path`], with the refusal as a [`FileError`].
+    pub fn checked_path(&self, path: &str) -> Result<PathBuf, FileError> {
+        self.root.check(&fs::resolve(&self.cwd, path), path)
     }
 
     /// A path as approval rules see it: resolved (`..` and links followed, by
@@ -206,16 +212,16 @@ impl ToolContext {
     pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
         let resolved = self.path(path)?;
         if let Some(editor) = &self.files.editor {
-            let text = editor
-                .read(&resolved)
-                .await
-                .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+            let text = editor.read(&resolved).await.map_err(|source| {
+                let shown = path.to_string();
+                ToolOutput::error(FileError::Editor { shown, source }.to_string())
+            })?;
             return Ok((resolved, text));
         }
         let mut file = match beneath::open_read(self.root.dir(), &resolved, path, false) {
             Ok(beneath::Opened::File(file)) => file,
             Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
-            Err(e) => return Err(ToolOutput::error(e)),
+            Err(e) => return Err(ToolOutput::error(e.to_string())),
         };
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes)
@@ -236,13 +242,14 @@ impl ToolContext {
         content: &str,
     ) -> Result<(), ToolOutput> {
         if let Some(editor) = &self.files.editor {
-            return editor
-                .write(resolved, content)
-                .await
-                .map_err(|e| ToolOutput::error(format!("cannot write {shown}: {e}")));
+            return editor.write(resolved, content).await.map_err(|source| {
+                let shown = shown.to_string();
+                ToolOutput::error(FileError::Editor { shown, source }.to_string())
+            });
         }
         let content = content.as_bytes();
-        beneath::replace(self.root.dir(), resolved, shown, content).map_err(ToolOutput::error)
+        beneath::replace(self.root.dir(), resolved, shown, content)
+            .map_err(|e| ToolOutput::error(e.to_string()))
     }
 }
 

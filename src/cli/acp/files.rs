@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
-use agent_loop::tools::{Editor, Files, Terminal};
+use agent_loop::tools::{Editor, EditorError, Files, Terminal};
 use agent_loop::BoxFuture;
 
 use super::terminal::ClientTerminal;
@@ -44,22 +44,32 @@ pub fn through_client(client: &ClientCapabilities, notifier: &Notifier) -> Files
 }
 
 impl Editor for ClientFiles {
-    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>> {
         Box::pin(async move {
             let request = ReadTextFileRequest::new(self.session.clone(), path);
             match self.cx.send_request(request).block_task().await {
                 Ok(response) => Ok(response.content),
-                Err(e) => Err(format!("the editor did not read it: {}", e.message)),
+                Err(e) => Err(EditorError {
+                    verb: "read",
+                    message: e.message,
+                }),
             }
         })
     }
 
-    fn write<'a>(&'a self, path: &'a Path, content: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn write<'a>(
+        &'a self,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), EditorError>> {
         Box::pin(async move {
             let request = WriteTextFileRequest::new(self.session.clone(), path, content);
             match self.cx.send_request(request).block_task().await {
                 Ok(_) => Ok(()),
-                Err(e) => Err(format!("the editor did not write it: {}", e.message)),
+                Err(e) => Err(EditorError {
+                    verb: "write",
+                    message: e.message,
+                }),
             }
         })
     }

@@ -219,7 +219,7 @@ impl Worker {
     fn set_mode(&mut self, mode: &str) -> Result<(), RpcError> {
         let mode: ApprovalMode = mode
             .parse()
-            .map_err(|e: String| invalid(Error::config(e)))?;
+            .map_err(|e: agent_loop::error::UnknownValue| invalid(Error::config(e.to_string())))?;
         self.chat.set_approval(mode);
         self.notifier
             .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, CreateTerminalResponse, KillTerminalRequest, ReleaseTerminalRequest,
-    SessionUpdate, Terminal as TerminalContent, TerminalOutputRequest, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, WaitForTerminalExitRequest,
+    SessionUpdate, TerminalOutputRequest, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    WaitForTerminalExitRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -21,7 +21,7 @@ use agent_loop::tools::command::{timed_out, OUTPUT_CAP};
 use agent_loop::tools::{Terminal, ToolOutput};
 use agent_loop::BoxFuture;
 
-use super::updates::Notifier;
+use super::updates::{terminal_content, Notifier};
 
 pub struct ClientTerminal {
     pub notifier: Notifier,
@@ -80,7 +80,7 @@ impl ClientTerminal {
                 call,
                 ToolCallUpdateFields::new()
                     .status(ToolCallStatus::InProgress)
-                    .content(vec![content(&id.0)]),
+                    .content(vec![terminal_content(&id.0)]),
             )));
         }
         let wait = WaitForTerminalExitRequest::new(n.session.clone(), id.clone());
@@ -125,11 +125,6 @@ impl ClientTerminal {
             exit_code: Some(code),
         })
     }
-}
-
-/// The terminal in a tool call's content.
-pub fn content(id: &str) -> ToolCallContent {
-    ToolCallContent::Terminal(TerminalContent::new(id.to_string()))
 }
 
 type Answer<T> =

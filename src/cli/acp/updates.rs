@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan,
     PlanEntry as AcpPlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, Terminal as TerminalContent,
+    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -168,6 +168,11 @@ pub fn announce(call: &Call, summary: &str, path: Option<PathBuf>, kind: ToolKin
         .raw_input(call.args.clone())
 }
 
+/// The terminal in a tool call's content.
+pub fn terminal_content(id: &str) -> ToolCallContent {
+    ToolCallContent::Terminal(TerminalContent::new(id.to_string()))
+}
+
 /// The `tool_call_update` that finishes a call: its output, or the terminal that showed it.
 pub fn finished(
     call_id: &str,
@@ -177,7 +182,7 @@ pub fn finished(
     terminal: Option<String>,
 ) -> ToolCallUpdate {
     let mut content = match terminal {
-        Some(id) => vec![super::terminal::content(&id)],
+        Some(id) => vec![terminal_content(&id)],
         None => vec![ToolCallContent::from(text_block(output))],
     };
     content.extend(diff.map(ToolCallContent::Diff));

@@ -13,6 +13,7 @@ use reqwest::header::{
 use reqwest::{redirect, StatusCode, Url};
 
 use super::address::{own_addresses, refused_kind};
+use super::failure::FetchError;
 use super::WebOptions;
 
 /// Redirects followed before giving up.
@@ -48,14 +49,16 @@ pub struct Body {
 impl Reply {
     /// The body, up to `max_bytes` once decoded (a gzip bomb stops at the cap, like any
     /// other page).
-    pub async fn body(mut self, max_bytes: usize) -> Result<Body, String> {
+    pub async fn body(mut self, max_bytes: usize) -> Result<Body, FetchError> {
         let mut bytes = Vec::new();
         loop {
-            let chunk = self
-                .response
-                .chunk()
-                .await
-                .map_err(|e| format!("reading {} failed: {}", self.url, describe(&e)))?;
+            let chunk = match self.response.chunk().await {
+                Ok(chunk) => chunk,
+                Err(source) => {
+                    let url = self.url.to_string();
+                    return Err(FetchError::Read { url, source });
+                }
+            };
             let Some(chunk) = chunk else {
                 return Ok(Body { bytes, cut: false });
             };
@@ -71,8 +74,11 @@ impl Reply {
 
 /// Fetches `url`, following up to [`MAX_REDIRECTS`] redirects; each hop is checked as the
 /// first. The error is the message for the model.
-pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
-    let mut url = Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, FetchError> {
+    let mut url = Url::parse(url).map_err(|source| FetchError::NotUrl {
+        url: url.to_string(),
+        source,
+    })?;
     for _ in 0..=MAX_REDIRECTS {
         let response = hop(&url, opts).await?;
         let status = response.status();
@@ -81,19 +87,20 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
             let location = location.and_then(|l| l.to_str().ok()).unwrap_or("");
             url = url
                 .join(location)
-                .map_err(|e| format!("{url} redirects to `{location}`, which is not a URL: {e}"))?;
+                .map_err(|source| FetchError::BadRedirect {
+                    from: url.to_string(),
+                    location: location.to_string(),
+                    source,
+                })?;
             continue;
         }
         if let Some(coding) = compression(response.headers()) {
-            let status = if status.is_success() {
-                String::new()
-            } else {
-                format!(" (HTTP {status})")
-            };
-            return Err(format!(
-                "refused: {url}{status} came {coding}-compressed; read_url asks for gzip or \
-                 none, and decodes gzip only"
-            ));
+            let status = (!status.is_success()).then_some(status);
+            return Err(FetchError::Compressed {
+                url: url.to_string(),
+                status,
+                coding,
+            });
         }
         let (media_type, charset) = content_type(response.headers());
         let length = response
@@ -109,20 +116,23 @@ pub async fn get(url: &str, opts: &WebOptions) -> Result<Reply, String> {
             response,
         });
     }
-    Err(format!(
-        "more than {MAX_REDIRECTS} redirects; the last one pointed to {url}"
-    ))
+    Err(FetchError::TooManyRedirects {
+        limit: MAX_REDIRECTS,
+        last: url.to_string(),
+    })
 }
 
 /// One request, no redirects followed, to an address checked first.
-async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> {
+async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, FetchError> {
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "refused: {url} is not http or https; read_url reads web pages only"
-        ));
+        return Err(FetchError::Scheme {
+            url: url.to_string(),
+        });
     }
     let Some(host) = url.host_str() else {
-        return Err(format!("refused: {url} names no host"));
+        return Err(FetchError::NoHost {
+            url: url.to_string(),
+        });
     };
     let port = url.port_or_known_default().unwrap_or(80);
     let addrs = resolve(url, port, opts).await?;
@@ -132,17 +142,13 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
             .iter()
             .find_map(|a| refused_kind(a.ip(), &own).map(|k| (a.ip(), k)))
         {
-            let named = if host.trim_matches(['[', ']']) == ip.to_string() {
-                String::new()
-            } else {
-                format!(" ({host} resolves to {ip})")
-            };
-            return Err(format!(
-                "refused: {url} is a {kind} address{named}, not the public internet. read_url \
-                 only fetches such addresses when an allow rule names the URL \
-                 (--allow 'read_url:{}*').",
-                origin(url)
-            ));
+            return Err(FetchError::Private {
+                url: url.to_string(),
+                host: host.to_string(),
+                ip,
+                kind,
+                origin: origin(url),
+            });
         }
     }
     let mut client = crate::tls::client()
@@ -155,7 +161,7 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
     }
     let client = client
         .build()
-        .map_err(|e| format!("cannot set up an HTTP client: {e}"))?;
+        .map_err(|source| FetchError::Client { source })?;
     client
         .get(url.clone())
         .header(USER_AGENT, USER_AGENT_VALUE)
@@ -163,11 +169,14 @@ async fn hop(url: &Url, opts: &WebOptions) -> Result<reqwest::Response, String> 
         .header(ACCEPT, ACCEPT_VALUE)
         .send()
         .await
-        .map_err(|e| format!("fetching {url} failed: {}", describe(&e)))
+        .map_err(|source| FetchError::Request {
+            url: url.to_string(),
+            source,
+        })
 }
 
 /// The addresses to connect to: the literal address, or every address the name resolves to.
-async fn resolve(url: &Url, port: u16, opts: &WebOptions) -> Result<Vec<SocketAddr>, String> {
+async fn resolve(url: &Url, port: u16, opts: &WebOptions) -> Result<Vec<SocketAddr>, FetchError> {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => return Ok(vec![SocketAddr::new(IpAddr::V4(ip), port)]),
         Some(url::Host::Ipv6(ip)) => return Ok(vec![SocketAddr::new(IpAddr::V6(ip), port)]),
@@ -177,11 +186,18 @@ async fn resolve(url: &Url, port: u16, opts: &WebOptions) -> Result<Vec<SocketAd
     let lookup = tokio::net::lookup_host((host, port));
     let addrs: Vec<SocketAddr> = tokio::time::timeout(opts.connect_timeout, lookup)
         .await
-        .map_err(|_| format!("looking up {host} took over {:?}", opts.connect_timeout))?
-        .map_err(|e| format!("cannot look up {host}: {e}"))?
+        .map_err(|_| FetchError::LookupSlow {
+            host: host.to_string(),
+            after: opts.connect_timeout,
+        })?
+        .map_err(|source| FetchError::Lookup {
+            host: host.to_string(),
+            source,
+        })?
         .collect();
     if addrs.is_empty() {
-        return Err(format!("{host} has no address"));
+        let host = host.to_string();
+        return Err(FetchError::NoAddress { host });
     }
     Ok(addrs)
 }
@@ -208,20 +224,6 @@ fn content_type(headers: &HeaderMap) -> (String, Option<String>) {
         (key.trim().eq_ignore_ascii_case("charset") && !value.is_empty()).then(|| value.to_string())
     });
     (media_type, charset)
-}
-
-/// reqwest's error with its causes (`error sending request` alone says little).
-fn describe(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        return "timed out".into();
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 /// Seconds for messages (`30s`).

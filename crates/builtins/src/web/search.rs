@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use agent_loop_tools::web::provider::Provider;
 
+use super::failure::SearchError;
 use super::fetch::USER_AGENT_VALUE;
 
 /// One search result.
@@ -24,11 +25,11 @@ pub async fn search(
     query: &str,
     count: usize,
     timeout: Duration,
-) -> Result<Vec<Hit>, String> {
+) -> Result<Vec<Hit>, SearchError> {
     let client = crate::tls::client()
         .timeout(timeout)
         .build()
-        .map_err(|e| format!("cannot set up an HTTP client: {e}"))?;
+        .map_err(|source| SearchError::Client { source })?;
     let (name, request) = match provider {
         Provider::Brave { base, key } => (
             "Brave Search",
@@ -49,30 +50,34 @@ pub async fn search(
         .header(ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| format!("{name} could not be reached: {}", without_url(e)))?;
+        .map_err(|e| SearchError::Unreachable {
+            provider: name,
+            why: without_url(e),
+        })?;
     let status = response.status();
     let retry_after = response
         .headers()
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| format!("{name} answered, but reading it failed: {}", without_url(e)))?;
+    let body = response.bytes().await.map_err(|e| SearchError::Read {
+        provider: name,
+        why: without_url(e),
+    })?;
     let json: Option<Value> = serde_json::from_slice(&body).ok();
     if !status.is_success() {
         let message = json
             .as_ref()
             .and_then(provider_message)
             .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(500)]).into());
-        let mut error = format!("{name} answered HTTP {status}: {}", message.trim());
-        if let Some(after) = retry_after {
-            error.push_str(&format!(" (Retry-After: {after})"));
-        }
-        return Err(error);
+        return Err(SearchError::Status {
+            provider: name,
+            status,
+            message: message.trim().to_string(),
+            retry_after,
+        });
     }
-    let json = json.ok_or_else(|| format!("{name} answered with something else than JSON"))?;
+    let json = json.ok_or(SearchError::NotJson { provider: name })?;
     let (list, text_key) = match provider {
         Provider::Brave { .. } => (&json["web"]["results"], "description"),
         Provider::Searxng { .. } => (&json["results"], "content"),

@@ -8,6 +8,7 @@ use globset::{Glob, GlobMatcher};
 
 use crate::context::ToolCall;
 use crate::tools::{Subject, ToolSpec};
+use crate::UnknownValue;
 
 /// When to ask before a tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,15 +23,17 @@ pub enum ApprovalMode {
 }
 
 impl FromStr for ApprovalMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownValue;
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "never" => Ok(ApprovalMode::Never),
             "on-write" => Ok(ApprovalMode::OnWrite),
             "always-ask" => Ok(ApprovalMode::AlwaysAsk),
-            _ => Err(format!(
-                "unknown approval mode `{s}`; the modes are never, on-write, always-ask"
-            )),
+            _ => Err(UnknownValue {
+                what: "approval mode",
+                value: s.to_string(),
+                expected: "the modes are never, on-write, always-ask",
+            }),
         }
     }
 }
@@ -55,20 +58,33 @@ pub struct AllowRule {
     text: String,
 }
 
+/// An `--allow` rule that cannot be read, as written (`rule`).
+#[derive(Debug, thiserror::Error)]
+pub enum AllowRuleError {
+    #[error("allow rule `{rule}`: no tool name before `:`")]
+    NoTool { rule: String },
+    #[error("allow rule `{rule}`: {source}")]
+    Glob {
+        rule: String,
+        source: globset::Error,
+    },
+}
+
 impl FromStr for AllowRule {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = AllowRuleError;
+    fn from_str(s: &str) -> Result<Self, AllowRuleError> {
         let (tool, pattern) = match s.split_once(':') {
             Some((tool, pattern)) => (tool, Some(pattern)),
             None => (s, None),
         };
+        let rule = s.to_string();
         if tool.is_empty() {
-            return Err(format!("allow rule `{s}`: no tool name before `:`"));
+            return Err(AllowRuleError::NoTool { rule });
         }
         let pattern = pattern
             .map(|p| Glob::new(p).map(|g| g.compile_matcher()))
             .transpose()
-            .map_err(|e| format!("allow rule `{s}`: {e}"))?;
+            .map_err(|source| AllowRuleError::Glob { rule, source })?;
         Ok(AllowRule {
             tool: tool.to_string(),
             pattern,
@@ -382,16 +398,17 @@ mod tests {
     #[test]
     fn bad_rules_and_modes_are_explained() {
         assert!("".parse::<AllowRule>().is_err());
-        assert!(":x"
-            .parse::<AllowRule>()
-            .unwrap_err()
-            .contains("no tool name"));
+        assert!(matches!(
+            ":x".parse::<AllowRule>(),
+            Err(AllowRuleError::NoTool { .. })
+        ));
         assert!("bash:["
             .parse::<AllowRule>()
             .unwrap_err()
+            .to_string()
             .starts_with("allow rule `bash:[`"));
         assert_eq!(
-            "sometimes".parse::<ApprovalMode>().unwrap_err(),
+            "sometimes".parse::<ApprovalMode>().unwrap_err().to_string(),
             "unknown approval mode `sometimes`; the modes are never, on-write, always-ask"
         );
     }

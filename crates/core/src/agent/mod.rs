@@ -9,7 +9,7 @@ mod summarize;
 mod turn;
 
 pub use crate::event::{ApprovalRequest, Decision, Event, Observer, OutputStream, RawOutput};
-pub use approval::{AllowRule, ApprovalMode, Policy};
+pub use approval::{AllowRule, AllowRuleError, ApprovalMode, Policy};
 pub use error::AgentError;
 pub use host::LoopHost;
 pub use turn::{Agent, AgentOptions};

@@ -12,13 +12,16 @@ use crate::{Error, ErrorKind};
 pub enum ChatError {
     #[error("cannot read the working directory: {source}")]
     WorkingDir { source: std::io::Error },
-    /// `--root` (or a comparison's folder) is not a folder; `why` names it.
-    #[error("{why}")]
-    Root { why: String },
+    /// `--root` (or a comparison's folder) is not a folder.
+    #[error("{0}")]
+    Root(#[from] crate::tools::RootError),
     /// An `allow` rule of the settings that is not TOOL or TOOL:GLOB; `origin` is where it
     /// was set.
-    #[error("{origin}: {why}")]
-    AllowRule { origin: String, why: String },
+    #[error("{origin}: {source}")]
+    AllowRule {
+        origin: String,
+        source: crate::agent::AllowRuleError,
+    },
     #[error("max_iterations must be at least 1")]
     NoIterations,
     /// No backend named, and none of the configured ones can run here.
@@ -40,8 +43,8 @@ pub enum ChatError {
     #[error("/{command} needs an argument: /{usage}")]
     NeedsArgument { command: String, usage: String },
     /// `/context MODE` with a mode that is none.
-    #[error("{why}")]
-    ContextMode { why: String },
+    #[error("{0}")]
+    ContextMode(#[from] crate::context::ModeError),
     #[error("/compare needs a task after the backends: /compare a,b TASK")]
     CompareNeedsTask,
     #[error("`{list}`: name at least two backends, separated by commas, to compare")]

@@ -470,7 +470,7 @@ impl Chat {
             tools,
             AgentOptions {
                 cwd: folder.to_path_buf(),
-                root: Root::new(folder).map_err(|why| ChatError::Root { why })?,
+                root: Root::new(folder).map_err(ChatError::Root)?,
                 artifacts: Artifacts::new(folder.join(".agent-loop-artifacts")),
                 context: self.context_overrides.apply(def),
                 ..self.agent.options().clone()

@@ -246,8 +246,7 @@ fn working_dirs(options: &ChatOptions) -> Result<(std::path::PathBuf, Root), Err
         Some(cwd) => cwd.clone(),
         None => std::env::current_dir().map_err(|source| ChatError::WorkingDir { source })?,
     };
-    let root = Root::new(options.root.as_deref().unwrap_or(&cwd))
-        .map_err(|why| ChatError::Root { why })?;
+    let root = Root::new(options.root.as_deref().unwrap_or(&cwd)).map_err(ChatError::Root)?;
     Ok((cwd, root))
 }
 
@@ -268,9 +267,9 @@ fn approval(
             .split(',')
             .filter(|r| !r.trim().is_empty())
             .map(|r| {
-                r.trim().parse().map_err(|why| ChatError::AllowRule {
+                r.trim().parse().map_err(|source| ChatError::AllowRule {
                     origin: origin.to_string(),
-                    why,
+                    source,
                 })
             })
             .collect::<Result<Vec<AllowRule>, ChatError>>()?,

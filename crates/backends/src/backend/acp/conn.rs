@@ -82,7 +82,7 @@ impl Agent {
         program: &Path,
         args: &[String],
         cwd: &Path,
-    ) -> Result<Agent, String> {
+    ) -> Result<Agent, SpawnError> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
             .envs(&def.env)
@@ -94,10 +94,10 @@ impl Agent {
         // Its own session and group: Ctrl-C at the terminal reaches agent-loop only (which
         // sends `session/cancel`), and killing the group takes what the agent started.
         crate::process::isolate(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+        let mut child = cmd.spawn()?;
         let group = GroupGuard::new(child.id());
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("its stdin and stdout could not be piped".into());
+            return Err(SpawnError::NoPipes);
         };
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         if let Some(err) = child.stderr.take() {
@@ -148,11 +148,11 @@ impl Agent {
             let _ = ended.send(Inbound::Closed(served.err().map(|e| e.to_string())));
         });
         let Ok(cx) = cx_rx.await else {
-            return Err(why_ended(
+            return Err(SpawnError::Ended(why_ended(
                 &breach,
                 &stderr,
                 "it closed the connection at once",
-            ));
+            )));
         };
         Ok(Agent {
             cx,
@@ -198,18 +198,17 @@ impl Agent {
 
     /// Sends a prompt; its answer arrives on [`Agent::inbound`] as [`Inbound::Answered`]
     /// with the number returned.
-    pub fn prompt(&mut self, params: Value) -> Result<u64, String> {
+    pub fn prompt(&mut self, params: Value) -> Result<u64, acp::Error> {
         self.prompts += 1;
         let number = self.prompts;
         let answers = self.answers.clone();
-        let message = UntypedMessage::new("session/prompt", params).map_err(|e| e.to_string())?;
+        let message = UntypedMessage::new("session/prompt", params)?;
         self.cx
             .send_request(message)
             .on_receiving_result(move |result| async move {
                 let _ = answers.send(Inbound::Answered(number, result));
                 Ok(())
-            })
-            .map_err(|e| e.message)?;
+            })?;
         Ok(number)
     }
 
@@ -272,6 +271,18 @@ pub enum Failure {
     Ended(String),
     /// The request could not be made.
     Local(String),
+}
+
+/// Why an agent could not be started and connected to.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("{0}")]
+    Start(#[from] std::io::Error),
+    #[error("its stdin and stdout could not be piped")]
+    NoPipes,
+    /// It ended at once: how (its exit, a cap it broke, the end of its stderr).
+    #[error("{0}")]
+    Ended(String),
 }
 
 /// The error the SDK gives a request whose connection ended.

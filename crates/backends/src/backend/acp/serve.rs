@@ -15,12 +15,29 @@ use super::update::paths;
 use crate::backend::Host;
 use crate::context::ToolCall;
 use crate::event::{ApprovalRequest, Decision, Event};
-use crate::tools::{open_read, replace, Opened, ToolContext};
+use crate::tools::{open_read, replace, FileError, Opened, ToolContext};
 
 /// The most of a file the agent is sent in one read: within the cap on one message.
 const READ_CAP: u64 = 8 * 1024 * 1024;
 /// The most of a tool call's raw input shown in the approval question.
 const INPUT_SHOWN: usize = 2000;
+
+/// Why a file request of the agent is refused: the JSON-RPC error's message.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// The request lacks this parameter.
+    #[error("no `{0}` given")]
+    Missing(&'static str),
+    #[error("{0}")]
+    File(#[from] FileError),
+    #[error("{shown} is larger than {READ_CAP} bytes")]
+    TooLarge { shown: String },
+    #[error("{shown} is not UTF-8 text")]
+    NotText { shown: String },
+    /// The user answered no to a write into `.git/`: their reason.
+    #[error("not written: {0}")]
+    Denied(String),
+}
 
 /// Answers one request of the agent; `Err` is the JSON-RPC error to send back.
 pub async fn answer(
@@ -59,7 +76,7 @@ fn logged(
     tool: &str,
     params: &Value,
     host: &mut dyn Host,
-    result: Result<Value, String>,
+    result: Result<Value, Refusal>,
 ) -> Result<Value, acp::Error> {
     let path = params["path"].as_str().unwrap_or("").to_string();
     let id = format!("{backend}-{tool}-{}", uniq());
@@ -77,7 +94,7 @@ fn logged(
             "{} bytes written",
             params["content"].as_str().map_or(0, str::len)
         ),
-        Err(e) => e.clone(),
+        Err(e) => e.to_string(),
     };
     host.event(Event::ToolResult {
         call_id: id,
@@ -86,7 +103,7 @@ fn logged(
         output,
         exit_code: None,
     });
-    result.map_err(|why| acp::Error::new(-32000, why))
+    result.map_err(|why| acp::Error::new(-32000, why.to_string()))
 }
 
 fn uniq() -> u64 {
@@ -96,9 +113,9 @@ fn uniq() -> u64 {
 }
 
 /// `fs/read_text_file`: the file (from `line`, 1-based, for `limit` lines).
-fn read(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
-    let shown = params["path"].as_str().ok_or("no `path` given")?;
-    let resolved = ctx.path(shown).map_err(|o| o.output)?;
+fn read(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
+    let shown = params["path"].as_str().ok_or(Refusal::Missing("path"))?;
+    let resolved = ctx.checked_path(shown)?;
     // A file that does not exist reads as empty, as in Zed (the reference client, whose
     // buffers open empty): agents read a file before they create it (gemini fails its write
     // on any error here, the SDK's errors reaching it as plain objects).
@@ -107,16 +124,22 @@ fn read(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
         return Ok(json!({ "content": "" }));
     }
     let Opened::File(file) = open_read(ctx.root.dir(), &resolved, shown, false)? else {
-        return Err(format!("{shown} is a folder, not a file"));
+        let shown = shown.to_string();
+        return Err(FileError::Folder { shown }.into());
     };
     let mut bytes = Vec::new();
     file.take(READ_CAP + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+        .map_err(|source| FileError::Io {
+            verb: "read",
+            shown: shown.to_string(),
+            source,
+        })?;
+    let shown = shown.to_string();
     if bytes.len() as u64 > READ_CAP {
-        return Err(format!("{shown} is larger than {READ_CAP} bytes"));
+        return Err(Refusal::TooLarge { shown });
     }
-    let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
+    let text = String::from_utf8(bytes).map_err(|_| Refusal::NotText { shown })?;
     let start = params["line"].as_u64().map_or(0, |l| l.saturating_sub(1)) as usize;
     let content = match (start, params["limit"].as_u64()) {
         (0, None) => text,
@@ -137,7 +160,7 @@ async fn git_write_allowed(
     params: &Value,
     ctx: &ToolContext,
     host: &mut dyn Host,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let target = ctx.rule_path(params["path"].as_str().unwrap_or(""));
     if !std::path::Path::new(&target)
         .components()
@@ -154,16 +177,18 @@ async fn git_write_allowed(
         summary: format!("{target} (the agent writes into .git/)"),
     };
     match host.approve(&request).await {
-        Decision::Deny(why) => Err(format!("not written: {why}")),
+        Decision::Deny(why) => Err(Refusal::Denied(why)),
         _ => Ok(()),
     }
 }
 
 /// `fs/write_text_file`: the whole file replaced, atomically.
-fn write(params: &Value, ctx: &ToolContext) -> Result<Value, String> {
-    let shown = params["path"].as_str().ok_or("no `path` given")?;
-    let content = params["content"].as_str().ok_or("no `content` given")?;
-    let resolved = ctx.path(shown).map_err(|o| o.output)?;
+fn write(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
+    let shown = params["path"].as_str().ok_or(Refusal::Missing("path"))?;
+    let content = params["content"]
+        .as_str()
+        .ok_or(Refusal::Missing("content"))?;
+    let resolved = ctx.checked_path(shown)?;
     replace(ctx.root.dir(), &resolved, shown, content.as_bytes())?;
     Ok(json!({}))
 }

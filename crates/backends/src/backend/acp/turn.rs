@@ -101,7 +101,7 @@ pub async fn run(
     }
     let number = agent
         .prompt(json!({ "sessionId": session, "prompt": prompt }))
-        .map_err(|e| agent_failed(name, format!("cannot send the prompt: {e}")))?;
+        .map_err(|e| agent_failed(name, format!("cannot send the prompt: {}", e.message)))?;
     *outstanding = Some(number);
     let mut terminals = Terminals::default();
     let began = tokio::time::Instant::now();

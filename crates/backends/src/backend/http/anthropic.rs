@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::failure::ReplyError;
 use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{args_object, error_in, result_text, str_at, BodyInput, Wire};
 use crate::context::Message;
@@ -50,11 +51,11 @@ impl Wire for Anthropic {
         body
     }
 
-    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), String> {
+    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), ReplyError> {
         let content = body
             .get("content")
             .and_then(Value::as_array)
-            .ok_or("the reply has no `content` array")?;
+            .ok_or(ReplyError::Missing("content` array"))?;
         for block in content {
             match block.get("type").and_then(Value::as_str) {
                 Some("text") => reply.text(str_at(block, "text")),
@@ -74,12 +75,15 @@ impl Wire for Anthropic {
         Ok(())
     }
 
-    fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String> {
+    fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, ReplyError> {
         if event == "ping" {
             return Ok(false);
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| format!("a `{event}` event is not valid JSON: {e}"))?;
+        let value: Value =
+            serde_json::from_str(data).map_err(|source| ReplyError::PieceNotJson {
+                what: format!("a `{event}` event"),
+                source,
+            })?;
         let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event {
             "message_start" => {
@@ -123,7 +127,9 @@ impl Wire for Anthropic {
                 return Ok(true);
             }
             "error" => {
-                return Err(error_in(&value).unwrap_or_else(|| data.to_string()));
+                return Err(ReplyError::Streamed(
+                    error_in(&value).unwrap_or_else(|| data.to_string()),
+                ));
             }
             _ => {}
         }

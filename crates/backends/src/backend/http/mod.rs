@@ -6,6 +6,7 @@
 
 mod anthropic;
 mod count;
+mod failure;
 mod ollama;
 mod openai;
 mod reply;
@@ -24,8 +25,8 @@ use crate::config::{HttpDef, WireFormat};
 use crate::error::root_cause;
 use crate::event::Event;
 use crate::{BoxFuture, Error};
+use failure::chain;
 use reply::Piece;
-use stream::chain;
 use wire::{BodyInput, Wire};
 
 /// How much of an error reply is read: enough for any provider's message.
@@ -175,7 +176,7 @@ impl HttpBackend {
         } else {
             stream::streamed(response, self.wire, &mut on_piece).await
         }
-        .map_err(|why| self.error(&why))?;
+        .map_err(|why| self.error(&why.to_string()))?;
         if let Some(reason) = reply.cut {
             emit(Event::CutShort {
                 backend: name.clone(),
@@ -373,7 +374,7 @@ pub fn decode_recorded(
     format: WireFormat,
     body: &[u8],
     chunk: usize,
-) -> Result<(Reply, usize), String> {
+) -> Result<(Reply, usize), failure::ReplyError> {
     use futures_util::FutureExt;
     let chunks = futures_util::stream::iter(body.chunks(chunk.max(1)).map(Ok));
     let mut pieces = 0;

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::failure::ReplyError;
 use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
@@ -45,9 +46,9 @@ impl Wire for Ollama {
         body
     }
 
-    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), String> {
+    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), ReplyError> {
         if body.get("message").is_none() {
-            return Err("the reply has no `message`".into());
+            return Err(ReplyError::Missing("message"));
         }
         read_line(body, reply);
         Ok(())
@@ -57,11 +58,16 @@ impl Wire for Ollama {
         Framing::Ndjson
     }
 
-    fn feed(&self, _event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String> {
+    fn feed(&self, _event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, ReplyError> {
         let line: Value =
-            serde_json::from_str(data).map_err(|e| format!("a line is not valid JSON: {e}"))?;
+            serde_json::from_str(data).map_err(|source| ReplyError::PieceNotJson {
+                what: "a line".to_string(),
+                source,
+            })?;
         if line.get("error").is_some() {
-            return Err(error_in(&line).unwrap_or_else(|| data.to_string()));
+            return Err(ReplyError::Streamed(
+                error_in(&line).unwrap_or_else(|| data.to_string()),
+            ));
         }
         Ok(read_line(&line, reply))
     }

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use super::failure::ReplyError;
 use super::reply::{count, cut_by, ReplyBuilder};
 use super::wire::{
     args_object, bearer, error_in, function_tools, result_text, str_at, whole_function_calls,
@@ -50,10 +51,10 @@ impl Wire for OpenAi {
         body
     }
 
-    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), String> {
+    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), ReplyError> {
         let message = body
             .pointer("/choices/0/message")
-            .ok_or("the reply has no `choices[0].message`")?;
+            .ok_or(ReplyError::Missing("choices[0].message"))?;
         reasoning(message, reply);
         reply.text(str_at(message, "content"));
         whole_function_calls(message, reply);
@@ -64,15 +65,20 @@ impl Wire for OpenAi {
         Ok(())
     }
 
-    fn feed(&self, _event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String> {
+    fn feed(&self, _event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, ReplyError> {
         if data.trim() == "[DONE]" {
             reply.complete = true;
             return Ok(true);
         }
         let chunk: Value =
-            serde_json::from_str(data).map_err(|e| format!("a chunk is not valid JSON: {e}"))?;
+            serde_json::from_str(data).map_err(|source| ReplyError::PieceNotJson {
+                what: "a chunk".to_string(),
+                source,
+            })?;
         if chunk.get("error").is_some() {
-            return Err(error_in(&chunk).unwrap_or_else(|| data.to_string()));
+            return Err(ReplyError::Streamed(
+                error_in(&chunk).unwrap_or_else(|| data.to_string()),
+            ));
         }
         if let Some(choice) = chunk.pointer("/choices/0") {
             let delta = choice.get("delta").unwrap_or(&Value::Null);

@@ -6,6 +6,7 @@
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use super::failure::{BodyError, ReplyError};
 use super::reply::{Piece, ReplyBuilder};
 use super::wire::{error_in, shorten, Framing, Wire};
 use crate::backend::lines::LineSplitter;
@@ -17,36 +18,6 @@ const MAX_LINE: usize = 1024 * 1024;
 /// The most of one reply body that is read. A streamed reply of the longest outputs models
 /// give (100k+ tokens, an event of ~200 bytes each) stays well below it.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
-
-/// Why a body could not be read to its end.
-#[derive(Debug)]
-pub enum BodyError {
-    Broke(reqwest::Error),
-    /// More than this many bytes arrived.
-    TooLong(usize),
-    /// A line passed this many bytes.
-    LineTooLong(usize),
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::Broke(e) => write!(f, "the connection broke mid-reply: {}", chain(e)),
-            BodyError::TooLong(cap) => write!(
-                f,
-                "the reply passed {} MiB, agent-loop's cap for one reply body; the rest was not read",
-                cap / (1024 * 1024)
-            ),
-            BodyError::LineTooLong(max) => write!(
-                f,
-                "a line of the stream passed {} MiB without ending; the rest was not read",
-                max / (1024 * 1024)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {}
 
 /// The body's chunks, ending with an error once more than `cap` bytes came, or a line longer
 /// than `max_line`.
@@ -99,19 +70,18 @@ pub async fn read_prefix(response: reqwest::Response, max: usize) -> Vec<u8> {
 }
 
 /// Reads a whole JSON reply.
-pub async fn whole(response: reqwest::Response, wire: &dyn Wire) -> Result<ReplyBuilder, String> {
-    let bytes = read_capped(response, MAX_BODY)
-        .await
-        .map_err(|e| e.to_string())?;
-    let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "the reply is not valid JSON ({e}); it began: {}",
-            head(&String::from_utf8_lossy(&bytes))
-        )
+pub async fn whole(
+    response: reqwest::Response,
+    wire: &dyn Wire,
+) -> Result<ReplyBuilder, ReplyError> {
+    let bytes = read_capped(response, MAX_BODY).await?;
+    let body: Value = serde_json::from_slice(&bytes).map_err(|source| ReplyError::NotJson {
+        source,
+        head: head(&String::from_utf8_lossy(&bytes)),
     })?;
     if body.get("error").is_some() {
         let message = error_in(&body).unwrap_or_default();
-        return Err(format!("the provider answered with an error: {message}"));
+        return Err(ReplyError::Provider(message));
     }
     let mut reply = ReplyBuilder::default();
     wire.parse(&body, &mut reply)?;
@@ -123,7 +93,7 @@ pub async fn streamed(
     response: reqwest::Response,
     wire: &dyn Wire,
     on_piece: &mut (dyn FnMut(Piece) + Send),
-) -> Result<ReplyBuilder, String> {
+) -> Result<ReplyBuilder, ReplyError> {
     decode(capped(response, MAX_BODY, MAX_LINE), wire, on_piece).await
 }
 
@@ -133,14 +103,17 @@ pub async fn decode<B: AsRef<[u8]>>(
     body: impl futures_util::Stream<Item = Result<B, BodyError>>,
     wire: &dyn Wire,
     on_piece: &mut (dyn FnMut(Piece) + Send),
-) -> Result<ReplyBuilder, String> {
+) -> Result<ReplyBuilder, ReplyError> {
     let mut reply = ReplyBuilder::default();
     let mut feed = |event: &str, data: &str, reply: &mut ReplyBuilder| {
         let last = wire
             .feed(event, data, reply)
-            .map_err(|why| format!("{why}; the event was: {}", head(data)))?;
+            .map_err(|why| ReplyError::Event {
+                source: Box::new(why),
+                event: head(data),
+            })?;
         reply.take_pieces().for_each(&mut *on_piece);
-        Ok::<bool, String>(last)
+        Ok::<bool, ReplyError>(last)
     };
     match wire.framing() {
         Framing::Sse => {
@@ -160,7 +133,7 @@ pub async fn decode<B: AsRef<[u8]>>(
             let mut splitter = LineSplitter::with_limit(MAX_LINE);
             let mut lines = Vec::new();
             while let Some(chunk) = body.next().await {
-                let chunk = chunk.map_err(|e| e.to_string())?;
+                let chunk = chunk?;
                 splitter.push(chunk.as_ref(), &mut |line| lines.push(line.to_vec()));
                 for line in lines.drain(..) {
                     let line = String::from_utf8_lossy(&line);
@@ -182,23 +155,8 @@ pub async fn decode<B: AsRef<[u8]>>(
     if reply.complete {
         Ok(reply)
     } else {
-        Err(
-            "the stream ended before the reply was complete: the connection was cut mid-reply"
-                .into(),
-        )
+        Err(ReplyError::Cut)
     }
-}
-
-/// An error and its causes, `: `-separated (reqwest's own message hides the root cause).
-pub fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The start of a body or event, for messages.
@@ -237,7 +195,7 @@ mod props {
     }
 
     /// The SSE events in `bytes` delivered as `cuts` chunk them: (type, data), or an error.
-    fn sse(bytes: &[u8], cuts: &[usize]) -> Vec<Result<(String, String), String>> {
+    fn sse(bytes: &[u8], cuts: &[usize]) -> Vec<Result<(String, String), crate::sse::SseError>> {
         crate::sse::events(futures_util::stream::iter(chunks(bytes, cuts)), MAX_BODY)
             .collect::<Vec<_>>()
             .now_or_never()
@@ -297,7 +255,7 @@ mod props {
             let got: Vec<(String, String)> = sse(printed.as_bytes(), &cuts)
                 .into_iter()
                 .collect::<Result<_, _>>()
-                .map_err(TestCaseError::fail)?;
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(got, events);
         }
 

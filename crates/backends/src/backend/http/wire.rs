@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::failure::ReplyError;
 use super::reply::ReplyBuilder;
 use crate::context::Message;
 use crate::tools::ToolSpec;
@@ -39,13 +40,13 @@ pub trait Wire: Sync {
     fn headers(&self, key: Option<&str>) -> Vec<(&'static str, String)>;
     fn body(&self, input: &BodyInput) -> Value;
     /// Reads a whole (not streamed) reply.
-    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), String>;
+    fn parse(&self, body: &Value, reply: &mut ReplyBuilder) -> Result<(), ReplyError>;
     fn framing(&self) -> Framing {
         Framing::Sse
     }
     /// Reads one streamed event: an SSE event (`event` is its type) or an NDJSON line
     /// (`event` is empty). Returns true for the last one.
-    fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, String>;
+    fn feed(&self, event: &str, data: &str, reply: &mut ReplyBuilder) -> Result<bool, ReplyError>;
 }
 
 /// The system prompt of HTTP backends. Tools are described natively, so it only sets the

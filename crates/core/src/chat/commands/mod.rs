@@ -16,7 +16,7 @@ mod table;
 
 pub use table::{
     help_lines, library, offered, ArgKind, Args, CommandSpec, FrontEnd, Invocation, RunBy,
-    SlashCommand, COMMANDS,
+    SlashCommand, UnknownCommand, COMMANDS,
 };
 
 /// What a front end does after [`Chat::command`].
@@ -91,7 +91,7 @@ impl Chat {
             C::Context => {
                 let mode = rest
                     .parse::<ContextMode>()
-                    .map_err(|why| ChatError::ContextMode { why })?;
+                    .map_err(ChatError::ContextMode)?;
                 self.set_context_mode(mode)?;
                 reply(format!("[context mode {mode}]"))
             }

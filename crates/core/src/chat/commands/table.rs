@@ -407,6 +407,13 @@ pub fn library() -> impl Iterator<Item = &'static CommandSpec> + Clone {
     COMMANDS.iter().filter(|c| c.run_by == RunBy::Chat)
 }
 
+/// A `/` line that names no command: its first word, with the `/` (`/what`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{word}")]
+pub struct UnknownCommand {
+    pub word: String,
+}
+
 /// A command line, parsed: the command and what followed its name (trimmed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
@@ -418,7 +425,7 @@ impl Invocation {
     /// The command a line names: `None` when it does not start with `/`, the word (with its
     /// `/`) when no command has that name. `/model x`, `/status@Bot` (a bot's address) and
     /// `/quit` (an alias) are commands.
-    pub fn parse(line: &str) -> Option<Result<Invocation, String>> {
+    pub fn parse(line: &str) -> Option<Result<Invocation, UnknownCommand>> {
         let line = line.trim();
         let rest = line.strip_prefix('/')?;
         let (word, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -431,7 +438,9 @@ impl Invocation {
                 command: spec.command,
                 args: args.trim().to_string(),
             }),
-            None => Err(format!("/{word}")),
+            None => Err(UnknownCommand {
+                word: format!("/{word}"),
+            }),
         })
     }
 
@@ -497,7 +506,8 @@ mod tests {
         );
         assert_eq!(parse(" /undo@my_bot"), Some(Ok((C::Undo, String::new()))));
         assert_eq!(parse("/quit"), Some(Ok((C::Exit, String::new()))));
-        assert_eq!(parse("/what now"), Some(Err("/what".into())));
+        let word = "/what".to_string();
+        assert_eq!(parse("/what now"), Some(Err(UnknownCommand { word })));
         assert_eq!(parse("undo"), None);
     }
 

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use super::inbox::{self, Inbox, Outbox};
+use super::inbox::{self, Inbound, Inbox, Outbox};
 use crate::config::AcpDef;
 use crate::process::capped::{self as caps, Breach, CappedLines};
 use crate::process::capped::{keep_tail, StderrTail};
@@ -40,22 +40,6 @@ const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// text (a line of zeros within the cap on a line parsed into a gigabyte), and no message of
 /// the protocol needs more.
 const VALUES: usize = 100_000;
-
-/// What the agent sent, in order.
-pub enum Inbound {
-    /// A notification: `session/update` and any other.
-    Notification { method: String, params: Value },
-    /// A request the client answers (`session/request_permission`, `fs/...`, `terminal/...`).
-    Request {
-        method: String,
-        params: Value,
-        responder: Responder<Value>,
-    },
-    /// The answer to the prompt of this number.
-    Answered(u64, Result<Value, acp::Error>),
-    /// The connection ended: the agent exited, closed its output or broke the protocol.
-    Closed(Option<String>),
-}
 
 /// A started agent and its connection.
 pub struct Agent {

@@ -13,10 +13,26 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use acp::v1::Responder;
+use agent_client_protocol as acp;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::conn::Inbound;
+/// What the agent sent, in order.
+pub enum Inbound {
+    /// A notification: `session/update` and any other.
+    Notification { method: String, params: Value },
+    /// A request the client answers (`session/request_permission`, `fs/...`, `terminal/...`).
+    Request {
+        method: String,
+        params: Value,
+        responder: Responder<Value>,
+    },
+    /// The answer to the prompt of this number.
+    Answered(u64, Result<Value, acp::Error>),
+    /// The connection ended: the agent exited, closed its output or broke the protocol.
+    Closed(Option<String>),
+}
 
 /// What the queue holds at most (estimated as in memory), well within the ceiling on the
 /// whole client; an empty queue takes any one message (at most the cap on a line).

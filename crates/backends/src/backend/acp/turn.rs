@@ -13,7 +13,8 @@ use acp::UntypedMessage;
 use agent_client_protocol as acp;
 use serde_json::{json, Value};
 
-use super::conn::{closed, Agent, Inbound};
+use super::conn::{closed, Agent};
+use super::inbox::Inbound;
 use super::serve;
 use super::terminal::Terminals;
 use super::update::{usage_in, Gathered};

@@ -32,7 +32,7 @@ use super::oauth;
 use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
-use crate::failure::{Failed, ListError, RefreshFailed, StartError};
+use crate::failure::{BadUrl, Failed, ListError, RefreshFailed, StartError};
 use crate::process::GroupGuard;
 use crate::redact::Redactor;
 use crate::tools::{EnvPolicy, ProgressSink};
@@ -164,10 +164,7 @@ impl Connection {
                     AnyTransport::new(transport)
                 }
                 Transport::Http { url, credentials } => {
-                    let parsed = reqwest::Url::parse(url).map_err(|source| StartError::Url {
-                        url: url.clone(),
-                        source,
-                    })?;
+                    let parsed = BadUrl::parse(url)?;
                     let public = http::is_public(&parsed).await;
                     let headers = http::headers(credentials)?;
                     let client = HttpClient::new(headers, public, breach.clone())

@@ -35,6 +35,23 @@ pub enum HeaderError {
     Name { name: String },
 }
 
+/// A server's URL that is not one.
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {source}")]
+pub struct BadUrl {
+    pub url: String,
+    pub source: url::ParseError,
+}
+
+impl BadUrl {
+    pub fn parse(url: &str) -> Result<reqwest::Url, BadUrl> {
+        reqwest::Url::parse(url).map_err(|source| BadUrl {
+            url: url.to_string(),
+            source,
+        })
+    }
+}
+
 /// A URL whose host is an address off the public internet, for a server whose own address
 /// is public; `kind` is the range.
 #[derive(Debug, thiserror::Error)]
@@ -95,11 +112,8 @@ pub enum TokenFileError {
 pub enum LoginError {
     #[error("MCP server `{name}` is a command, not a URL: there is nothing to log in to")]
     NotUrl { name: String },
-    #[error("{url}: {source}")]
-    Url {
-        url: String,
-        source: url::ParseError,
-    },
+    #[error("{0}")]
+    Url(#[from] BadUrl),
     #[error("{0}")]
     Headers(#[from] HeaderError),
     #[error("{0}")]
@@ -155,11 +169,8 @@ pub enum StartError {
         command: String,
         source: std::io::Error,
     },
-    #[error("{url}: {source}")]
-    Url {
-        url: String,
-        source: url::ParseError,
-    },
+    #[error("{0}")]
+    Url(#[from] BadUrl),
     #[error("{0}")]
     Headers(#[from] HeaderError),
     #[error("{}", root_cause(.0))]

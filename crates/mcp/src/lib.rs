@@ -31,8 +31,8 @@ pub use crate::config::mcp::{ServerDef, Transport};
 pub use connection::Place;
 pub use error::McpError;
 pub use failure::{
-    BodyError, Failed, HeaderError, ListError, LoginError, NotPublic, RefreshFailed, RequestError,
-    StartError, TokenFileError,
+    BadUrl, BodyError, Failed, HeaderError, ListError, LoginError, NotPublic, RefreshFailed,
+    RequestError, StartError, TokenFileError,
 };
 pub use http::login_needed;
 pub use server::{Server, ServerState};

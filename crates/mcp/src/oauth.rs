@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::caps;
 use super::http;
 use crate::config::mcp::{ServerDef, Transport};
-use crate::failure::{LoginError, RequestError, TokenFileError};
+use crate::failure::{BadUrl, LoginError, RequestError, TokenFileError};
 use crate::McpError;
 
 /// The cap on one response of an authorization server (metadata, registration, tokens).
@@ -206,7 +206,7 @@ impl OAuthHttpClient for OAuthHttp {
 
 /// An authorization manager for the server `name` at `url`, its tokens in their file.
 async fn manager(name: &str, url: &str) -> Result<AuthorizationManager, LoginError> {
-    let parsed = parse_url(url)?;
+    let parsed = BadUrl::parse(url)?;
     let client = OAuthHttp::new(http::is_public(&parsed).await)?;
     let mut manager = AuthorizationManager::new_with_oauth_http_client(url, Arc::new(client))
         .await
@@ -218,13 +218,6 @@ async fn manager(name: &str, url: &str) -> Result<AuthorizationManager, LoginErr
 
 /// The manager for a server that has been logged in to (a token file), ready to give its
 /// access token (refreshed when expired); `None` without a token file.
-fn parse_url(url: &str) -> Result<reqwest::Url, LoginError> {
-    reqwest::Url::parse(url).map_err(|source| LoginError::Url {
-        url: url.to_string(),
-        source,
-    })
-}
-
 pub async fn stored(name: &str, url: &str) -> Result<Option<AuthorizationManager>, LoginError> {
     let Some(path) = token_path(name) else {
         return Ok(None);
@@ -383,7 +376,7 @@ async fn challenge(
     url: &str,
     headers: reqwest::header::HeaderMap,
 ) -> Result<Option<String>, LoginError> {
-    let parsed = parse_url(url)?;
+    let parsed = BadUrl::parse(url)?;
     let client = http::builder(http::is_public(&parsed).await)
         .default_headers(headers)
         .build()

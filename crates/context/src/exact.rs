@@ -236,14 +236,16 @@ pub enum CountTokens {
 }
 
 impl std::str::FromStr for CountTokens {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::UnknownValue;
+    fn from_str(s: &str) -> Result<Self, crate::UnknownValue> {
         match s {
             "local" => Ok(CountTokens::Local),
             "api" => Ok(CountTokens::Api),
-            _ => Err(format!(
-                "unknown count_tokens `{s}`; the values are local, api"
-            )),
+            _ => Err(crate::UnknownValue {
+                what: "count_tokens",
+                value: s.to_string(),
+                expected: "the values are local, api",
+            }),
         }
     }
 }

@@ -221,3 +221,16 @@ mod tests {
         assert!(cause.is_some_and(|c| c.is::<std::io::Error>()), "{e}");
     }
 }
+
+/// Why a backend could not count a message's tokens through its provider's endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum CountError {
+    #[error("the backend has no count-tokens endpoint")]
+    NoEndpoint,
+    #[error("the key is not a header value")]
+    KeyNotHeader,
+    /// The request failed, or its answer held no count: what happened, after the URL, the
+    /// API key masked.
+    #[error("{0}")]
+    Failed(String),
+}

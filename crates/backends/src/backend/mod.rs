@@ -17,8 +17,8 @@ mod system;
 
 pub use acp::{AcpBackend, AcpProbe};
 pub use cli::{CliBackend, Probe};
-pub use error::BackendError;
 use error::{agent_failed, turn_timed_out};
+pub use error::{BackendError, CountError};
 pub use http::{decode_recorded, token_method, HttpBackend};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
 pub use system::effective_system_prompt;
@@ -187,8 +187,8 @@ pub trait Backend: Send + Sync {
 
     /// The exact tokens of `message` by the provider's count-tokens endpoint, for a backend
     /// whose method is [`Method::Api`]; the error says why not.
-    fn count_tokens<'a>(&'a self, _message: &'a Message) -> BoxFuture<'a, Result<u64, String>> {
-        Box::pin(async { Err("the backend has no count-tokens endpoint".to_string()) })
+    fn count_tokens<'a>(&'a self, _message: &'a Message) -> BoxFuture<'a, Result<u64, CountError>> {
+        Box::pin(async { Err(CountError::NoEndpoint) })
     }
 
     /// Ends what outlives a call (a pty agent's process) at the end of the session.

@@ -15,7 +15,8 @@ use std::sync::atomic::Ordering;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use super::{stream, wire, HttpBackend, ERROR_BODY_MAX};
+use super::{failure, stream, wire, HttpBackend, ERROR_BODY_MAX};
+use crate::backend::CountError;
 use crate::config::{HttpDef, WireFormat};
 use crate::context::exact::{CountTokens, Encoding, Method, Provider};
 use crate::context::Message;
@@ -73,7 +74,7 @@ impl HttpBackend {
 
     /// The tokens of `message` by the provider's endpoint. A failure turns the endpoint off
     /// for this run; its error says why.
-    pub(super) async fn count_by_api(&self, message: &Message) -> Result<u64, String> {
+    pub(super) async fn count_by_api(&self, message: &Message) -> Result<u64, CountError> {
         let counted = self.ask_count(message).await;
         if counted.is_err() {
             self.count_failed.store(true, Ordering::Relaxed);
@@ -85,7 +86,7 @@ impl HttpBackend {
         counted.map(|n| n + images)
     }
 
-    async fn ask_count(&self, message: &Message) -> Result<u64, String> {
+    async fn ask_count(&self, message: &Message) -> Result<u64, CountError> {
         let text = text_of(message);
         let key = self.key.as_deref().unwrap_or_default();
         let mut headers = HeaderMap::new();
@@ -100,8 +101,7 @@ impl HttpBackend {
                 )
             }
             Method::Api(Provider::Gemini) => {
-                let mut value =
-                    HeaderValue::from_str(key).map_err(|_| "the key is not a header value")?;
+                let mut value = HeaderValue::from_str(key).map_err(|_| CountError::KeyNotHeader)?;
                 value.set_sensitive(true);
                 headers.insert("x-goog-api-key", value);
                 let base = gemini_base(&self.def.base_url).unwrap_or_default();
@@ -112,9 +112,9 @@ impl HttpBackend {
                     "totalTokens",
                 )
             }
-            _ => return Err("the backend has no count-tokens endpoint".into()),
+            _ => return Err(CountError::NoEndpoint),
         };
-        let redact = |s: String| self.redact(s);
+        let redact = |s: String| CountError::Failed(self.redact(s));
         let response = self
             .client
             .post(&url)
@@ -122,7 +122,7 @@ impl HttpBackend {
             .body(body.to_string())
             .send()
             .await
-            .map_err(|e| redact(format!("{url}: {}", stream::chain(&e))))?;
+            .map_err(|e| redact(format!("{url}: {}", failure::chain(&e))))?;
         let status = response.status();
         let bytes = stream::read_prefix(response, ERROR_BODY_MAX).await;
         let text = String::from_utf8_lossy(&bytes);

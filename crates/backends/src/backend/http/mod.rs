@@ -336,7 +336,7 @@ impl Backend for HttpBackend {
     fn count_tokens<'a>(
         &'a self,
         message: &'a crate::context::Message,
-    ) -> BoxFuture<'a, Result<u64, String>> {
+    ) -> BoxFuture<'a, Result<u64, crate::backend::CountError>> {
         Box::pin(self.count_by_api(message))
     }
 

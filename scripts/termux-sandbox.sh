@@ -7,7 +7,8 @@
 # local server, `doctor`. It runs as an ordinary user (uid 10123, as an Android app does, never
 # root), so the checks that mean something only there are made too: agent-loop's
 # /proc/PID/environ (its keys) is unreadable from the bash tool, and the session's folder and
-# files and a `--log` file are private (0700, 0600). Fails when any of them does.
+# files, a `--log` file and an `mcp login`'s token file are private (0700, 0600). Fails when
+# any of them does.
 #
 #   scripts/termux-sandbox.sh [--install] [BINARY]
 #
@@ -54,15 +55,17 @@ bin=$(realpath "$bin")
 # The Termux tree, on the host: $PREFIX is usr/, HOME is home/.
 top=$(mktemp -d)
 server=
+oauth=
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null
+  [ -n "$oauth" ] && kill "$oauth" 2>/dev/null
   rm -rf "$top"
 }
 trap cleanup EXIT
 mkdir -p "$top/usr/bin" "$top/usr/tmp" "$top/usr/share/terminfo/x" "$top/home/.config/agent-loop" \
   "$top/home/fake" "$top/home/project"
 cp "$busybox" "$top/usr/bin/busybox"
-for applet in sh cat echo ls grep mkdir rm sleep printf test tr wc head env uname id stat; do
+for applet in sh cat echo ls grep mkdir rm sleep printf test tr wc head env uname id stat wget seq; do
   ln -s busybox "$top/usr/bin/$applet"
 done
 entry=$(find /usr/share/terminfo /lib/terminfo -name xterm-256color 2>/dev/null | head -1)
@@ -94,10 +97,29 @@ EOF
 server=$SERVER_PID
 read -r port <&"${SERVER[0]}"
 
+# The OAuth authorization server and MCP server of the tests (fixtures/mcp/oauth-server.js),
+# served from the host, for an `mcp login` whose token file must be private. Needs node.
+oauth_port=
+if command -v node >/dev/null; then
+  oauth_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  PORT=$oauth_port node fixtures/mcp/oauth-server.js 2>"$top/oauth.log" &
+  oauth=$!
+  for _ in $(seq 1 600); do
+    grep -q "listening on port" "$top/oauth.log" && break
+    kill -0 "$oauth" 2>/dev/null || { echo "termux-sandbox: FAILED: the OAuth fixture: $(cat "$top/oauth.log")" >&2; exit 1; }
+    sleep 0.1
+  done
+  printf "\n[mcp.servers.docs]\nurl = 'http://127.0.0.1:%s/mcp'\ntrust = true\n" "$oauth_port" \
+    > "$top/home/oauth.toml"
+else
+  echo "termux-sandbox: no node here: the mcp login step is skipped" >&2
+fi
+
 # The steps, run by busybox sh inside the sandbox.
 cat > "$top/home/steps.sh" <<EOF
 set -eu
 port=$port
+oauth_port=$oauth_port
 EOF
 cat >> "$top/home/steps.sh" <<'EOF'
 fail() { echo "termux-sandbox: FAILED: $*" >&2; exit 1; }
@@ -151,6 +173,30 @@ for f in session.json log.jsonl; do
 done
 agent-loop --backend demo --log "$HOME/run.log" "list the files here" >out 2>err || fail "log: $(cat err)"
 [ "$(stat -c %a "$HOME/run.log")" = 600 ] || fail "modes: the --log file is $(stat -c %a "$HOME/run.log")"
+
+if [ -n "$oauth_port" ]; then
+  step "as an ordinary user: an MCP login's token file is private"
+  cat "$HOME/.config/agent-loop/backends.toml" > backends.toml.saved
+  cat "$HOME/oauth.toml" >> "$HOME/.config/agent-loop/backends.toml"
+  agent-loop mcp login docs >login.out 2>login.err &
+  login=$!
+  url=
+  for _ in $(seq 1 600); do
+    url=$(grep -m1 "^http://127.0.0.1:$oauth_port/authorize?" login.err || true)
+    [ -n "$url" ] && break
+    kill -0 "$login" 2>/dev/null || fail "mcp login ended before its URL: $(cat login.err)"
+    sleep 0.1
+  done
+  [ -n "$url" ] || fail "mcp login printed no URL: $(cat login.err)"
+  # The browser's part: the authorization page redirects to agent-loop's callback.
+  wget -q -O browser.html "$url" || fail "mcp login: the browser's request failed"
+  wait "$login" || fail "mcp login: $(cat login.err)"
+  tokens="$HOME/.local/share/agent-loop/mcp-tokens"
+  [ "$(stat -c %a "$tokens")" = 700 ] || fail "modes: the token folder is $(stat -c %a "$tokens")"
+  [ "$(stat -c %a "$tokens/docs.json")" = 600 ] || fail "modes: the token file is $(stat -c %a "$tokens/docs.json")"
+  cat backends.toml.saved > "$HOME/.config/agent-loop/backends.toml"
+  rm -f login.out login.err browser.html backends.toml.saved
+fi
 
 step "the terminfo display, its entry found under \$PREFIX/share/terminfo only"
 agent-loop --backend demo --display terminfo "list the files here" >out 2>err || fail "terminfo: $(cat err)"

@@ -95,17 +95,26 @@ impl CallObserver {
             progress.pending.push('\n');
         }
         progress.pending.push_str(text);
-        if progress.last.is_some_and(|at| at.elapsed() < EVERY) {
+        if !due(&mut progress.last, Instant::now()) {
             return;
         }
         let message = tail(std::mem::take(&mut progress.pending), MESSAGE_CHARS);
         progress.sent += 1;
-        progress.last = Some(Instant::now());
         let mut note =
             ProgressNotificationParam::new(progress.token.clone(), f64::from(progress.sent));
         note.message = Some(message);
         let _ = progress.sender.send(note);
     }
+}
+
+/// Whether a notification may go out at `now`, the last having gone at `last` (then `now`
+/// is the last): the first at once, then at most one per [`EVERY`].
+fn due(last: &mut Option<Instant>, now: Instant) -> bool {
+    if last.is_some_and(|at| now.saturating_duration_since(at) < EVERY) {
+        return false;
+    }
+    *last = Some(now);
+    true
 }
 
 /// The last `max` characters of `text`.
@@ -180,6 +189,16 @@ impl Observer for CallObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_note_goes_at_once_and_the_next_after_the_interval() {
+        let start = Instant::now();
+        let mut last = None;
+        assert!(due(&mut last, start));
+        assert!(!due(&mut last, start + EVERY / 2));
+        assert!(due(&mut last, start + EVERY));
+        assert!(!due(&mut last, start + EVERY + EVERY / 2));
+    }
 
     #[test]
     fn a_long_message_keeps_its_end() {

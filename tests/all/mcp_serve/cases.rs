@@ -195,3 +195,31 @@ fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
     let whole = std::fs::read_to_string(saved[0].as_ref().unwrap().path()).unwrap();
     assert_eq!(whole.trim_end(), long.trim_end());
 }
+
+#[test]
+fn without_saving_there_is_nothing_to_reply_in() {
+    let ws = Workspace::new();
+    ws.reply(1, "An answer.\n");
+    block(async {
+        let client = start(
+            &ws,
+            &["--backend", "fake", "--no-save"],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("ask", json!({"prompt": "hi"})).await;
+        assert_eq!(
+            structured(&result)["session"],
+            serde_json::Value::Null,
+            "{result:?}"
+        );
+        let reply = client
+            .call("reply", json!({"session": "any", "prompt": "more"}))
+            .await;
+        assert_eq!(reply.is_error, Some(true));
+        assert!(text(&reply).contains("--no-save"), "{reply:?}");
+        client.close().await;
+    });
+    assert!(!ws.path("data/agent-loop/sessions").exists());
+}

@@ -147,6 +147,28 @@ fn a_wrapped_line_with_wide_characters_edits_in_place_and_ctrl_c_clears_it_then_
     assert_given_back("Ctrl-C twice", &bytes);
 }
 
+/// A paste taller than the screen is drawn once, and sent whole.
+#[test]
+fn a_paste_taller_than_the_screen_is_drawn_once() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let argv = ["--backend", "fake", "--display", "terminfo"];
+    let mut pty = Pty::spawn_after(&ws, &[], "stty rows 24 cols 80", &argv);
+    pty.wait_for("agent-loop with backend");
+    let lines: Vec<String> = (1..=40).map(|i| format!("pasted line {i}")).collect();
+    pty.send(&format!("\x1b[200~{}\x1b[201~", lines.join("\r")));
+    pty.wait_for("pasted line 40");
+    pty.send("\r");
+    // The next entry is being edited (bracketed paste on again).
+    pty.wait_for_nth("\x1b[?2004h", 2);
+    pty.send("\x04");
+    let (code, bytes) = pty.finish();
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text.matches("pasted line 7\r").count(), 1, "{text}");
+    assert!(ws.prompt(1).contains(&lines.join("\n")), "{}", ws.prompt(1));
+}
+
 #[test]
 fn the_view_recalls_searches_takes_a_paste_whole_and_completes() {
     let ws = Workspace::new();

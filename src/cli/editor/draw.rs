@@ -24,9 +24,16 @@ fn width() -> Option<usize> {
 }
 
 impl Editor {
-    /// Redraws the entry: `line` after `label`.
+    /// Redraws the entry: `line` after `label`. What is on the screen already is not drawn
+    /// again: an entry taller than the screen (a long paste) cannot be redrawn whole, its
+    /// first rows being out of the cursor's reach, and Enter after it changes nothing.
     pub(super) fn draw(&mut self, label: &str, line: &Line) {
         let cols = width().or(self.caps.cols).unwrap_or(80);
+        let shown = (label.to_string(), line.text.clone(), line.cursor, cols);
+        if self.shown.as_ref() == Some(&shown) {
+            return;
+        }
+        self.shown = Some(shown);
         let (label, text, cursor) = (label, &line.text, line.cursor);
         let (rows, row, col) = layout(label, text, cursor, cols);
         let mut out = Vec::new();
@@ -83,6 +90,7 @@ impl Editor {
         self.draw(label, &end);
         write(format!("\r\n{}\r\n", choices.join("  ")).as_bytes());
         self.cursor_row = 0;
+        self.shown = None;
     }
 
     /// Ctrl-L: the screen cleared, the entry at its top (with `cup`; else only redrawn).
@@ -93,6 +101,7 @@ impl Editor {
             out.extend_from_slice(self.caps.ed.as_deref().unwrap_or_default());
             write(&out);
             self.cursor_row = 0;
+            self.shown = None;
         }
     }
 }

@@ -37,6 +37,8 @@ pub struct Editor {
     pub completer: Completer,
     /// The row of the drawn entry the cursor is on, counted from its first.
     cursor_row: usize,
+    /// What was drawn last: label, text, cursor and the terminal's width.
+    shown: Option<(String, String, usize, usize)>,
 }
 
 impl Editor {
@@ -52,6 +54,7 @@ impl Editor {
             history: History::default(),
             completer: Completer::default(),
             cursor_row: 0,
+            shown: None,
         })
     }
 
@@ -95,6 +98,7 @@ impl Editor {
         let mut search: Option<Box<Search>> = None;
         let mut tabbed = false;
         self.cursor_row = 0;
+        self.shown = None;
         self.draw(label, &line);
         loop {
             while let Some((key, used)) = keys::next(&self.pending) {

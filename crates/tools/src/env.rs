@@ -1,14 +1,15 @@
 //! What the bash tool and MCP stdio servers do not inherit from agent-loop's environment: the
 //! secrets. A command the model wrote could print them, and its output goes to the backend.
-//! Removed are every configured backend's `api_key_env`, `TELEGRAM_BOT_TOKEN`,
-//! `BRAVE_API_KEY`, and every variable named like a secret (see [`secret_name`]); config.toml's `[tools.bash]` keeps some (`env_keep`) or
-//! removes more (`env_remove`). The values of the removed variables are also masked in every
+//! Removed are every configured backend's `api_key_env`, `BRAVE_API_KEY`, the variables a
+//! front end names as its own secrets (the Telegram bot's token), and every variable named
+//! like a secret (see [`secret_name`]); config.toml's `[tools.bash]` keeps some (`env_keep`)
+//! or removes more (`env_remove`). The values of the removed variables are also masked in every
 //! tool result before it reaches the model.
 
 use crate::redact::Redactor;
 
-/// Always removed, whatever their name looks like.
-const ALWAYS: [&str; 2] = ["TELEGRAM_BOT_TOKEN", "BRAVE_API_KEY"];
+/// Always removed, whatever their name looks like: web_search's key.
+const ALWAYS: [&str; 1] = [crate::web::provider::BRAVE_KEY_ENV];
 
 /// Words that make a variable a secret when one of them is a whole word of its name (split
 /// on `_`, any case): `API_KEY`, `GITHUB_PAT`, `OPENAI_APIKEY`, `TOKEN`, but not `KEYBOARD`,
@@ -50,6 +51,8 @@ pub struct EnvPolicy {
     keep: Vec<String>,
     /// Removed besides (`[tools.bash] env_remove`).
     remove: Vec<String>,
+    /// A front end's own secrets (the Telegram bot's token variable).
+    front_end: Vec<String>,
     /// The values of what is removed, for tool results.
     redactor: Redactor,
 }
@@ -60,10 +63,21 @@ impl EnvPolicy {
             backend_keys,
             keep,
             remove,
+            front_end: Vec::new(),
             redactor: Redactor::default(),
         };
         policy.redactor = Redactor::from_env(policy.removed());
         policy
+    }
+
+    /// The same policy, also removing (and masking) the variables `names`: a front end's own
+    /// secrets, which agent-loop's libraries do not name.
+    pub fn also_removing(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let names: Vec<String> = names.into_iter().collect();
+        let values = names.iter().filter_map(|n| std::env::var(n).ok());
+        self.redactor = self.redactor.with(values);
+        self.front_end.extend(names);
+        self
     }
 
     /// Whether the variable `name` is kept from the tools.
@@ -73,6 +87,7 @@ impl EnvPolicy {
         }
         self.remove.iter().any(|r| r == name)
             || self.backend_keys.iter().any(|k| k == name)
+            || self.front_end.iter().any(|k| k == name)
             || ALWAYS.contains(&name)
             || secret_name(name)
     }
@@ -133,6 +148,16 @@ impl EnvPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_front_ends_secrets_are_removed_whatever_their_name() {
+        let name = "AGENT_LOOP_TEST_BOT_ENV_56";
+        let policy = EnvPolicy::default();
+        assert!(!policy.removes(name));
+        let policy = policy.also_removing([name.to_string()]);
+        assert!(policy.removes(name));
+        assert!(!policy.removes("AGENT_LOOP_TEST_PLAIN_56"));
+    }
 
     #[test]
     fn secrets_by_name_config_and_backend() {

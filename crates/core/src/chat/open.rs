@@ -149,7 +149,11 @@ fn agent(
             // Set for the session below, once its name is known.
             artifacts: Artifacts::new(std::env::temp_dir()),
             web,
-            env: std::sync::Arc::new(settings.env_policy(config.api_key_envs())),
+            env: std::sync::Arc::new(
+                settings
+                    .env_policy(config.api_key_envs())
+                    .also_removing(options.secret_envs.iter().cloned()),
+            ),
         },
     );
     let system_prompt = SystemPrompt::load(

@@ -49,8 +49,9 @@ pub struct ChatOptions {
     pub log: Option<PathBuf>,
     /// `--wait-session`: wait for a session another run holds instead of failing.
     pub wait_session: bool,
-    /// More environment variables whose values are secrets, kept out of logs, sessions and
-    /// displays like the backends' API keys (the Telegram bot's token).
+    /// More environment variables whose values are secrets, kept out of logs, sessions,
+    /// displays and the tools' environment like the backends' API keys (the Telegram bot's
+    /// token).
     pub secret_envs: Vec<String>,
 }
 

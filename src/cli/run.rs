@@ -294,7 +294,7 @@ async fn run(args: Args) -> i32 {
     };
     frontend.redactor = chat.redactor().clone();
     if task.is_none() {
-        equip_editing(&chat, &mut frontend);
+        equip_editing(&chat, &mut frontend, !args.saving.no_save);
     }
     if frontend.debug {
         let files = chat.config().sources.join(", ");
@@ -317,8 +317,11 @@ async fn run(args: Args) -> i32 {
 }
 
 /// The REPL's history and Tab's completions, for its line editor or the view's input line.
-fn equip_editing(chat: &Chat, frontend: &mut Frontend) {
-    let history = History::open(history::default_file(), chat.redactor().clone());
+/// The line editor's history and completions. With `--no-save` the history is kept for this
+/// run only: nothing typed is written to the history file, as nothing is to a session.
+fn equip_editing(chat: &Chat, frontend: &mut Frontend, save: bool) {
+    let file = history::default_file().filter(|_| save);
+    let history = History::open(file, chat.redactor().clone());
     let completer = Completer {
         backends: chat.config().names().map(str::to_string).collect(),
         sessions: chat.sessions_dir().map(std::path::Path::to_path_buf),

@@ -291,3 +291,26 @@ fn an_entry_without_a_capability_the_view_needs_gets_the_terminfo_display_and_sa
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
     assert!(!String::from_utf8_lossy(&bytes).contains("\x1b[?1049h"));
 }
+
+#[test]
+fn with_no_save_nothing_typed_is_written_to_the_history() {
+    let ws = Workspace::new();
+    let mut pty = Pty::spawn_after(
+        &ws,
+        &[("TERM", "xterm-256color")],
+        "stty rows 24 cols 80",
+        &["--backend", "demo", "--no-save"],
+    );
+    pty.wait_for("agent-loop with backend");
+    pty.send("private task\r");
+    pty.wait_for("Your task was: \"private task\"");
+    // Recalled within the run all the same.
+    pty.send("\x1b[A");
+    wait_cursor_row(&pty, "Up: the entry of this run", |r| {
+        r == "You: private task"
+    });
+    pty.send("\x15exit\r");
+    let (code, _) = pty.finish();
+    assert_eq!(code, 0);
+    assert!(!ws.path("state/agent-loop/history").exists());
+}

@@ -267,6 +267,17 @@ pub struct ApprovalRequest {
     pub summary: String,
 }
 
+impl ApprovalRequest {
+    /// The same request with `f` applied to its text: the summary and the call's arguments
+    /// (to redact secrets before the question is shown, wherever it goes).
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> ApprovalRequest {
+        ApprovalRequest {
+            call: self.call.map_text(f),
+            summary: f(&self.summary),
+        }
+    }
+}
+
 /// The user's answer to an [`ApprovalRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -289,11 +300,7 @@ impl Event {
     /// anything is shown or written). The match names every variant, so a new event says
     /// here what of it is text.
     pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Event {
-        let call = |c: &ToolCall| ToolCall {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            args: serde_json::from_str(&f(&c.args.to_string())).unwrap_or_else(|_| c.args.clone()),
-        };
+        let call = |c: &ToolCall| c.map_text(f);
         match self {
             Event::TurnStarted {
                 turn,

@@ -11,3 +11,16 @@ pub struct ToolCall {
     pub name: String,
     pub args: Value,
 }
+
+impl ToolCall {
+    /// The same call with `f` applied to the text of its arguments (to redact secrets); the
+    /// arguments are kept as they were if `f` leaves them unreadable as JSON.
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> ToolCall {
+        ToolCall {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            args: serde_json::from_str(&f(&self.args.to_string()))
+                .unwrap_or_else(|_| self.args.clone()),
+        }
+    }
+}

@@ -103,6 +103,21 @@ pub fn parse(name: &str, args: JsonObject) -> Result<Request, McpError> {
             ));
         }
     }
+    // The calling model chooses the model: it goes into the agent CLI's arguments, where a
+    // value that starts with `-` could be read as a flag of its own (`--yolo`).
+    if turn.model.as_deref().is_some_and(|m| m.starts_with('-')) {
+        return Err(McpError::invalid_params(
+            format!("{name}: `model` must not start with `-`"),
+            None,
+        ));
+    }
+    // A session name is checked before anything looks for it on disk (`../x` would ask
+    // whether a file exists outside the sessions folder).
+    if let Some(session) = &turn.session {
+        if let Err(e) = agent_loop::session::validate_name(session) {
+            return Err(McpError::invalid_params(format!("{name}: {e}"), None));
+        }
+    }
     Ok(Request::Turn(turn))
 }
 

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::{block, call, start, structured, text, Behaviour};
 use crate::common::Workspace;
+use crate::http::{KEY, KEY_ENV};
 
 /// The fake agent asks to write `out.txt`, then answers "done".
 fn writes(ws: &Workspace) {
@@ -150,6 +151,33 @@ fn progress_tells_the_client_of_the_tool_calls_as_they_run() {
             first.contains("write") && first.contains("out.txt"),
             "{first}"
         );
+        client.close().await;
+    });
+}
+
+#[test]
+fn the_question_sent_to_the_client_never_holds_a_key() {
+    // The model proposes a command that quotes a backend's key: the form the calling client
+    // shows (and may keep in its transcript) has it masked, as the events do.
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.api]\ntype = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_env = \"{KEY_ENV}\"\n"
+    ));
+    let command = format!("curl -H 'Authorization: Bearer {KEY}' https://example.invalid/");
+    ws.reply(1, call("bash", json!({ "command": command })));
+    ws.reply(2, "done\n");
+    let behaviour = Behaviour {
+        elicit: Some("decline"),
+        ..Behaviour::default()
+    };
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], behaviour, &[(KEY_ENV, KEY)]).await;
+        client.call("ask", json!({"prompt": "fetch it"})).await;
+        let asked = client.seen.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(!asked[0].contains(KEY), "{asked:?}");
+        assert!(asked[0].contains("Bearer [REDACTED]"), "{asked:?}");
         client.close().await;
     });
 }

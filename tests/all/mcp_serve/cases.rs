@@ -141,6 +141,21 @@ fn calls_that_cannot_run_say_why() {
             .with_arguments(json!({"prompt": ""}).as_object().cloned().unwrap());
         let empty = client.service.call_tool(params).await.unwrap_err();
         assert!(empty.to_string().contains("the prompt is empty"), "{empty}");
+        for (args, says) in [
+            (
+                json!({"session": "s", "prompt": "hi", "model": "--yolo"}),
+                "`model` must not start with `-`",
+            ),
+            (
+                json!({"session": "../../etc", "prompt": "hi"}),
+                "session name",
+            ),
+        ] {
+            let params = rmcp::model::CallToolRequestParams::new("reply")
+                .with_arguments(args.as_object().cloned().unwrap());
+            let refused = client.service.call_tool(params).await.unwrap_err();
+            assert!(refused.to_string().contains(says), "{refused}");
+        }
         client.close().await;
     });
     assert_eq!(ws.runs(), 0, "the fake agent ran");

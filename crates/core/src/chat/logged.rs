@@ -1,6 +1,6 @@
 //! The chat's observer around a front end's: every event is redacted, appended to the
-//! session's event log, then passed on. The log is the same whichever front end runs, and no
-//! front end sees a secret the redactor knows.
+//! session's event log, then passed on; so is every approval question. The log is the same
+//! whichever front end runs, and no front end sees a secret the redactor knows.
 
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::session::{EventLog, LogContext, Redactor};
@@ -35,7 +35,13 @@ impl<O: Observer + ?Sized> Observer for Logged<'_, O> {
         }
     }
 
+    /// The question is redacted as the events are: it goes where they go (a chat, an editor,
+    /// an MCP client), and the call it shows is the one the event showed.
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        self.inner.approve(request)
+        if self.redactor.is_empty() {
+            return self.inner.approve(request);
+        }
+        let redacted = request.map_text(&|t| self.redactor.redact(t));
+        Box::pin(async move { self.inner.approve(&redacted).await })
     }
 }

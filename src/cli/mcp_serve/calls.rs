@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rmcp::model::{CallToolResult, ContentBlock, ProgressToken};
@@ -125,6 +125,20 @@ impl Server {
                 )));
             }
         }
+        // The client's root is asked for before the session's lane is taken, so a client
+        // that never answers holds up only its own call, which a cancel or ROOTS_WAIT ends.
+        let root = tokio::select! {
+            root = tokio::time::timeout(ROOTS_WAIT, client_root(peer)) => root.map_err(|_| {
+                Error::config(format!(
+                    "the MCP client did not answer roots/list within {} s",
+                    ROOTS_WAIT.as_secs()
+                ))
+            })??,
+            () = cancelled.cancelled() => {
+                return Err(Error::new(ErrorKind::Cancelled, "cancelled before it started"));
+            }
+        };
+        let root = within_root(root, shared.options.root.as_deref())?;
         let lane = turn.session.as_deref().map(|name| self.lane(name));
         let _held = match &lane {
             Some(lane) => tokio::select! {
@@ -135,7 +149,6 @@ impl Server {
             },
             None => None,
         };
-        let root = client_root(peer).await?;
         let mut settings = shared.settings.clone();
         let mut options = shared.options.clone();
         let resumed = turn.session.as_deref().is_some_and(exists);
@@ -257,6 +270,30 @@ impl Server {
             "cost_usd": observer.cost,
         }));
         Ok(result)
+    }
+}
+
+/// How long the client may take to answer roots/list.
+const ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The client's root, kept only inside the `--root` the person gave, if any: the client may
+/// narrow the confinement, never widen it.
+fn within_root(client: Option<PathBuf>, given: Option<&Path>) -> Result<Option<PathBuf>, Error> {
+    let (Some(client), Some(given)) = (&client, given) else {
+        return Ok(client);
+    };
+    let inside = match (client.canonicalize(), given.canonicalize()) {
+        (Ok(client), Ok(given)) => client.starts_with(given),
+        _ => false,
+    };
+    if inside {
+        Ok(Some(client.clone()))
+    } else {
+        Err(Error::config(format!(
+            "the MCP client's root {} is not inside --root {}: refused",
+            client.display(),
+            given.display()
+        )))
     }
 }
 

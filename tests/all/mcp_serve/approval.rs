@@ -131,6 +131,36 @@ fn the_clients_root_is_where_the_file_tools_work_and_stay() {
 }
 
 #[test]
+fn a_clients_root_outside_the_given_root_is_refused() {
+    // --root bounds what a client may choose: its root may narrow the confinement, never
+    // widen it.
+    let ws = Workspace::new();
+    let given = ws.work().join("project");
+    std::fs::create_dir_all(given.join("sub")).unwrap();
+    let given_arg = given.to_str().unwrap().to_string();
+    for (root, runs) in [(ws.work(), false), (given.join("sub"), true)] {
+        let behaviour = Behaviour {
+            root: Some(root.clone()),
+            ..Behaviour::default()
+        };
+        ws.reply(1, "done\n");
+        block(async {
+            let args = ["--backend", "fake", "--root", &given_arg];
+            let client = start(&ws, &args, behaviour, &[]).await;
+            let result = client.call("ask", json!({"prompt": "hi"})).await;
+            if runs {
+                assert_eq!(text(&result), "done", "{result:?}");
+            } else {
+                assert_eq!(result.is_error, Some(true), "{result:?}");
+                assert!(text(&result).contains("is not inside --root"), "{result:?}");
+            }
+            client.close().await;
+        });
+    }
+    assert_eq!(ws.runs(), 1, "the fake agent ran for the refused root");
+}
+
+#[test]
 fn progress_tells_the_client_of_the_tool_calls_as_they_run() {
     let ws = Workspace::new();
     writes(&ws);

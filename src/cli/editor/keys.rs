@@ -37,6 +37,9 @@ pub enum Key {
 /// The bracketed paste's closing bytes.
 const PASTE_END: &[u8] = b"\x1b[201~";
 
+/// The most a paste without its end holds before it is taken as it is.
+const PASTE_CAP: usize = 1 << 20;
+
 /// Decodes the keys at the start of `bytes`: the keys and how many bytes they took. An
 /// escape sequence cut short at the end is left for the next read.
 pub fn decode(bytes: &[u8]) -> (Vec<Key>, usize) {
@@ -129,10 +132,19 @@ fn csi(b: &[u8]) -> Option<(Option<Key>, usize)> {
     if b[end] == b'~' && params == b"200" {
         // A bracketed paste: everything up to its end, as one key.
         let rest = &b[used..];
-        let stop = rest.windows(PASTE_END.len()).position(|w| w == PASTE_END)?;
+        let (stop, end) = match rest.windows(PASTE_END.len()).position(|w| w == PASTE_END) {
+            Some(stop) => (stop, PASTE_END.len()),
+            // A paste whose end has not come ends at a Ctrl-C typed meanwhile, or at
+            // PASTE_CAP: a lost end marker (or `ESC [200~` typed by hand) must not take the
+            // prompt, with Ctrl-C and Ctrl-D, into a paste that never ends.
+            None => {
+                let cut = rest.iter().position(|&c| c == 0x03);
+                (cut.or((rest.len() >= PASTE_CAP).then_some(rest.len()))?, 0)
+            }
+        };
         let text = String::from_utf8_lossy(&rest[..stop]).replace("\r\n", "\n");
         let text = text.replace('\r', "\n");
-        return Some((Some(Key::Paste(text)), used + stop + PASTE_END.len()));
+        return Some((Some(Key::Paste(text)), used + stop + end));
     }
     Some((final_key(b[end], params), used))
 }
@@ -313,6 +325,25 @@ mod tests {
                 Key::PageDown
             ]
         );
+    }
+
+    #[test]
+    fn a_paste_without_its_end_gives_way_to_ctrl_c_or_its_cap() {
+        let (keys, used) = decode(b"\x1b[200~half a paste\x03");
+        assert_eq!(keys[0], Key::Paste("half a paste".into()));
+        assert_eq!(keys.len(), 2, "{keys:?}");
+        assert_eq!(used, 19);
+        // Still waiting for its end, below the cap.
+        assert_eq!(decode(b"\x1b[200~more to come").0, []);
+        let mut long = b"\x1b[200~".to_vec();
+        long.resize(6 + PASTE_CAP, b'x');
+        let (keys, used) = decode(&long);
+        assert!(
+            matches!(&keys[..], [Key::Paste(t)] if t.len() == PASTE_CAP),
+            "{}",
+            keys.len()
+        );
+        assert_eq!(used, long.len());
     }
 
     #[test]

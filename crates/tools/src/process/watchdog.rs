@@ -8,19 +8,16 @@
 //! however it died, the kernel closes its end of the pipe; the watchdog reads end of file,
 //! kills every group still recorded and exits.
 //!
-//! The watchdog is a process of agent-loop's own code, not a program executed: no program
-//! path to find (on Android neither `/proc/self/exe` nor `argv[0]` is sure to name the
-//! binary), nothing for a library user to wire up. It is made with `clone(CLONE_VM)`, which
-//! shares agent-loop's memory rather than copying it as `fork` does: no page tables copied and
-//! no copy-on-write faults in agent-loop afterwards, the larger part of a fork's cost on the
-//! start-up path. The watchdog runs on a small stack of its own (a guard page below it), with
-//! every signal blocked, and writes nothing of agent-loop's memory: it makes only system
-//! calls that cannot fail while agent-loop lives (so no `errno`, which is agent-loop's, is
-//! written), then waits in `read`. Where `clone` is refused (a seccomp filter) or
-//! `close_range` is missing (before Linux 5.9) or not to be tried (Android; closing
-//! descriptors one by one fails on most of them) it is forked instead, as before, and so it
-//! is under valgrind. What escapes: a process that leaves its group (`setsid`, a daemon) and
-//! groups beyond `SLOTS` at once.
+//! The watchdog is forked, not executed: no program path to find (on Android neither
+//! `/proc/self/exe` nor `argv[0]` is sure to name the binary), nothing for a library user to
+//! wire up. It is forked while agent-loop is still single-threaded and small, with every
+//! signal blocked; it then uses only plain system calls (read, killpg, _exit), with no
+//! allocation. It is not made with `clone(CLONE_VM)`, though sharing agent-loop's memory
+//! would spare the fork's page tables and copy-on-write faults (a few tenths of a millisecond
+//! at start-up): the kernel's out-of-memory killer kills every process that shares the
+//! victim's memory, and kernels before 5.16 do the same on a core dump, so the watchdog would
+//! die with agent-loop exactly when it is needed. What escapes: a process that leaves its
+//! group (`setsid`, a daemon) and groups beyond `SLOTS` at once.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -33,20 +30,17 @@ pub const NAME: &std::ffi::CStr = c"agent-loop-wd";
 /// How many process groups the watchdog can hold at once.
 const SLOTS: usize = 1024;
 
-/// The watchdog's stack, above its guard page: its two buffers (8 KiB) and a few frames.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const STACK: usize = 64 * 1024;
-
-/// Starts the watchdog. Call it once, while the process has a single thread (before the
-/// runtime starts). Without it (a library that does not call it, or a clone and a fork that
-/// both failed) children still get the direct death signal.
+/// Forks the watchdog. Call it once, while the process has a single thread (before the
+/// runtime starts): the forked copy runs Rust code. Without it (a library that does not call
+/// it, or a fork that failed) children still get the direct death signal.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub fn start() -> std::io::Result<()> {
     let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills `fds`. The signal mask is set back before returning; the watchdog
-    // (either way made) inherits it with every signal blocked, so no handler of agent-loop's
-    // ever runs on its stack. The write end is close-on-exec, so no program agent-loop starts
-    // holds it: only agent-loop's death closes it.
+    // SAFETY: pipe2 fills `fds`; fork is called with one thread, and the child never returns
+    // from `watch`. The signal mask is set back in agent-loop before returning; the watchdog
+    // keeps every signal blocked, so no handler of agent-loop's runs in it. The write end is
+    // close-on-exec, so no program agent-loop starts holds it: only agent-loop's death
+    // closes it.
     unsafe {
         if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
             return Err(std::io::Error::last_os_error());
@@ -55,16 +49,9 @@ pub fn start() -> std::io::Result<()> {
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let mut made = if has_close_range() && !under_valgrind() {
-            clone_watchdog(fds[0])
-        } else {
-            -1
-        };
-        if made == -1 {
-            made = libc::fork();
-            if made == 0 {
-                watch(fds[0]);
-            }
+        let made = libc::fork();
+        if made == 0 {
+            watch(fds[0]);
         }
         let error = std::io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
@@ -78,15 +65,6 @@ pub fn start() -> std::io::Result<()> {
     }
 }
 
-/// valgrind stops a program that clones without making a thread, so under it (callgrind's
-/// instruction counts in scripts/bench-compare.py) the watchdog is forked. Its launcher puts
-/// its own library first in `LD_PRELOAD`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn under_valgrind() -> bool {
-    std::env::var_os("LD_PRELOAD")
-        .is_some_and(|p| p.as_encoded_bytes().windows(10).any(|w| w == b"vgpreload_"))
-}
-
 /// Whether the kernel (and any seccomp filter) lets `close_range` through: an empty range,
 /// so nothing is closed. Never tried on Android: the seccomp filter every app process
 /// inherits from the zygote kills the caller of a system call it does not list (SIGSYS), and
@@ -98,51 +76,6 @@ fn has_close_range() -> bool {
     }
     // SAFETY: closes descriptors from u32::MAX - 1 up, of which there are none.
     unsafe { libc::syscall(libc::SYS_close_range, u32::MAX - 1, u32::MAX, 0u32) == 0 }
-}
-
-/// The watchdog made with `clone(CLONE_VM)` on a stack of its own; its pid, or -1. The
-/// stack is never unmapped: agent-loop's memory is the watchdog's, and it ends with the last
-/// of the two.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-unsafe fn clone_watchdog(pipe: i32) -> libc::pid_t {
-    let guard = match usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)) {
-        Ok(page) if page > 0 => page,
-        _ => return -1,
-    };
-    let base = libc::mmap(
-        std::ptr::null_mut(),
-        guard + STACK,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-        -1,
-        0,
-    );
-    if base == libc::MAP_FAILED {
-        return -1;
-    }
-    // The stack grows down: an overflow meets the guard page and kills the watchdog alone.
-    if libc::mprotect(base, guard, libc::PROT_NONE) != 0 {
-        libc::munmap(base, guard + STACK);
-        return -1;
-    }
-    let top = base.cast::<u8>().add(guard + STACK).cast();
-    let pid = libc::clone(
-        watchdog_main,
-        top,
-        libc::CLONE_VM | libc::SIGCHLD,
-        pipe as isize as *mut libc::c_void,
-    );
-    if pid == -1 {
-        libc::munmap(base, guard + STACK);
-    }
-    pid
-}
-
-/// Where the cloned watchdog begins: `arg` is the pipe's read end.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-extern "C" fn watchdog_main(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: runs on its own stack with every signal blocked; `watch` never returns.
-    unsafe { watch(arg as isize as i32) }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -186,9 +119,7 @@ fn send(word: i32) {
 
 /// The watchdog's whole life: away from the terminal (its own session, so Ctrl-C and a hang
 /// up do not reach it), holding no descriptor but the pipe, reading words until end of file,
-/// then killing what is recorded. Each call here succeeds while agent-loop lives (a new
-/// process leads no group yet, `close_range` was tried by the caller): nothing writes the
-/// `errno` it shares with agent-loop when cloned.
+/// then killing what is recorded.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 unsafe fn watch(pipe: i32) -> ! {
     libc::setsid();
@@ -196,8 +127,8 @@ unsafe fn watch(pipe: i32) -> ! {
     libc::dup2(pipe, 0);
     // Holding agent-loop's other descriptors would keep its output pipes open after it dies.
     // One close_range call (Linux 5.9); the loop over every possible descriptor, tens of
-    // thousands of system calls where the limit is high, only in a forked watchdog: on older
-    // kernels, and on Android, where close_range may be a fatal call (`has_close_range`).
+    // thousands of system calls where the limit is high, only on older kernels and on
+    // Android, where close_range may be a fatal call (`has_close_range`).
     if !has_close_range() || libc::syscall(libc::SYS_close_range, 1u32, u32::MAX, 0u32) != 0 {
         close_one_by_one();
     }
@@ -222,8 +153,7 @@ unsafe fn close_one_by_one() {
 }
 
 /// The watchdog's life once it holds only the pipe (as its stdin): reading words until end of
-/// file, then killing what is recorded (agent-loop is gone by then: what fails may write its
-/// `errno`).
+/// file, then killing what is recorded.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 unsafe fn read_and_kill() -> ! {
     let mut groups = [0i32; SLOTS];

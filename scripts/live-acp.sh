@@ -36,12 +36,7 @@ declare -A model_args=([gemini]="-m gemini-2.5-flash")
 declare -A no_tokens=([codex]=1)
 
 . scripts/live-common.sh
-install_clis
-if [ -z "${AGENT_LOOP:-}" ]; then
-  cargo build --quiet
-  AGENT_LOOP=$root/target/debug/agent-loop
-fi
-trap stop_mock EXIT
+prepare
 
 # A fresh HOME, working folder (and backends.toml where the preset needs other arguments)
 # for agent $1, the mock on scenario $2 with options $3...; sets $run, $home, $work.

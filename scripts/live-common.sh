@@ -136,3 +136,14 @@ failures=0
 check() { # $1: what, $2: 0 if it held
   if [ "$2" = 0 ]; then echo "  ok: $1"; else echo "  FAILED: $1"; failures=$((failures + 1)); fi
 }
+
+# What every live script does first: installs the CLIs, builds agent-loop unless $AGENT_LOOP
+# names a binary, and stops the mock when the script exits.
+prepare() {
+  install_clis
+  if [ -z "${AGENT_LOOP:-}" ]; then
+    cargo build --quiet
+    AGENT_LOOP=$root/target/debug/agent-loop
+  fi
+  trap stop_mock EXIT
+}

@@ -30,12 +30,7 @@ declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-co
   [claude]=@anthropic-ai/claude-code@2.1.332 [codex]=@openai/codex@0.171.0)
 
 . scripts/live-common.sh
-install_clis
-if [ -z "${AGENT_LOOP:-}" ]; then
-  cargo build --quiet
-  AGENT_LOOP=$root/target/debug/agent-loop
-fi
-trap stop_mock EXIT
+prepare
 
 # What the server needs from the throw-away HOME: where its settings and sessions are, and the
 # mock as its `openai` backend (a CLI may pass the server only part of its own environment).

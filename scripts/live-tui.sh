@@ -24,12 +24,7 @@ clis=("$@")
 declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
 
 . scripts/live-common.sh
-install_clis
-if [ -z "${AGENT_LOOP:-}" ]; then
-  cargo build --quiet
-  AGENT_LOOP=$root/target/debug/agent-loop
-fi
-trap stop_mock EXIT
+prepare
 
 # A fresh HOME and working folder for CLI $1, the mock on scenario $2; sets $run, $home,
 # $work and exports the CLI's provider settings (start_mock).

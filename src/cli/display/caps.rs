@@ -195,10 +195,10 @@ fn without_padding(s: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(caps: &[(&str, &str)], colors: i32) -> Caps {
+impl Caps {
+    /// The capabilities of a made-up entry holding `caps` and `colors` colours, for the
+    /// displays' tests.
+    pub(crate) fn of_entry(caps: &[(&str, &str)], colors: i32) -> Caps {
         let mut db = Database::new();
         db.name("test-entry");
         for (name, value) in caps {
@@ -206,6 +206,15 @@ mod tests {
         }
         db.raw("colors", colors);
         Caps::from_database(&db.build().unwrap())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(caps: &[(&str, &str)], colors: i32) -> Caps {
+        Caps::of_entry(caps, colors)
     }
 
     #[test]

@@ -341,7 +341,6 @@ mod tests {
     use super::*;
     use crate::cli::display::shared::Captured;
     use agent_loop::agent::OutputStream;
-    use terminfo::Database;
 
     const FULL: &[(&str, &str)] = &[
         ("cr", "{cr}"),
@@ -355,13 +354,7 @@ mod tests {
     ];
 
     fn caps(entries: &[(&str, &str)]) -> Caps {
-        let mut db = Database::new();
-        db.name("test");
-        for (name, value) in entries {
-            db.raw(name, *value);
-        }
-        db.raw("colors", 8);
-        Caps::from_database(&db.build().unwrap())
+        Caps::of_entry(entries, 8)
     }
 
     fn display(caps: Caps, tail: usize) -> (TerminfoDisplay, Captured, Captured) {

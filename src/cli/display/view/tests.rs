@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use super::*;
 use crate::cli::display::shared::Captured;
 use agent_loop::agent::Event;
-use terminfo::Database;
 
 const XTERM: &[(&str, &str)] = &[
     ("cr", "\r"),
@@ -31,13 +30,7 @@ fn nz(n: usize) -> std::num::NonZeroU16 {
 }
 
 pub fn caps(entries: &[(&str, &str)]) -> Caps {
-    let mut db = Database::new();
-    db.name("test");
-    for (name, value) in entries {
-        db.raw(name, *value);
-    }
-    db.raw("colors", 8);
-    Caps::from_database(&db.build().unwrap())
+    Caps::of_entry(entries, 8)
 }
 
 /// A view of `cols` by `rows`, whose size a test can change, and what it wrote.

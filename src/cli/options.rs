@@ -35,7 +35,10 @@ pub fn chat_options(args: &Args) -> ChatOptions {
 }
 
 /// The settings of the binary's front ends, which the library does not know.
-const FRONT_ENDS: &[FrontEndKeys] = &[super::telegram::settings::SETTINGS];
+const FRONT_ENDS: &[FrontEndKeys] = &[
+    super::display::choose::SETTINGS,
+    super::telegram::settings::SETTINGS,
+];
 
 /// Settings from config.toml and the environment, with this run's flags on top.
 pub fn load_settings(args: &Args) -> Result<Settings, Error> {

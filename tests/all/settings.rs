@@ -23,6 +23,16 @@ fn capped_runs(ws: &Workspace, env: &[(&str, &str)], args: &[&str]) -> usize {
     ws.runs()
 }
 
+/// The row of `key` in `agent-loop config`'s table, its columns one space apart.
+fn config_row(out: &str, key: &str) -> String {
+    out.lines()
+        .find(|l| l.split_whitespace().next() == Some(key))
+        .unwrap_or_else(|| panic!("{key} in\n{out}"))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn each_layer_overrides_the_one_below() {
     let ws = Workspace::new();
@@ -63,14 +73,7 @@ fn config_prints_values_and_origins() {
     run.expect_code(0);
     let out = run.stdout();
     let file = ws.path("xdg/agent-loop/config.toml").display().to_string();
-    let row = |key: &str| {
-        out.lines()
-            .find(|l| l.starts_with(key))
-            .unwrap_or_else(|| panic!("{key} in\n{out}"))
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let row = |key: &str| config_row(&out, key);
     assert_eq!(row("backend"), format!("backend fake {file}:1"));
     assert_eq!(row("approval"), format!("approval always-ask {file}:2"));
     assert_eq!(
@@ -200,14 +203,7 @@ fn config_shows_what_flags_make_of_the_settings_and_every_file_looked_for() {
     let run = ws.run(&["--yes", "-m", "big-model", "config"]);
     run.expect_code(0);
     let out = run.stdout();
-    let row = |key: &str| {
-        out.lines()
-            .find(|l| l.starts_with(key))
-            .unwrap_or_else(|| panic!("{key} in\n{out}"))
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let row = |key: &str| config_row(&out, key);
     assert_eq!(row("approval"), "approval never flag --yes");
     assert_eq!(row("model"), "model big-model flag --model");
     // The files that do not exist are named too, where they would be read from.
@@ -235,4 +231,43 @@ fn config_shows_what_flags_make_of_the_settings_and_every_file_looked_for() {
         .find(|l| l.starts_with("tool_result_max_chars"))
         .unwrap();
     assert_eq!(long.find("(unset)"), Some(column), "{out}");
+}
+
+/// `agent-loop config` names where each value came from, for the library's settings and the
+/// front ends' own alike (`display`, `output`, the Telegram bot's): a flag, the environment,
+/// a line of config.toml (a table's entry at its own line), or the built-in default.
+#[test]
+fn config_names_the_origin_of_library_and_front_end_settings() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "display = \"plain\"\ncontext = \"fresh\"\n\n[telegram]\nmax_concurrent = 2\n",
+    )
+    .unwrap();
+    let mut cmd = ws.cmd(&["--output", "text", "--approval", "always-ask", "config"]);
+    cmd.env("AGENT_LOOP_WEB_TIMEOUT", "12")
+        .env("AGENT_LOOP_TELEGRAM_USERS", "42");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let out = run.stdout();
+    let file = ws.path("xdg/agent-loop/config.toml").display().to_string();
+    let row = |key: &str| config_row(&out, key);
+    assert_eq!(row("display"), format!("display plain {file}:1"));
+    assert_eq!(row("context"), format!("context fresh {file}:2"));
+    assert_eq!(
+        row("telegram_max_concurrent"),
+        format!("telegram_max_concurrent 2 {file}:5")
+    );
+    assert_eq!(row("output"), "output text flag --output");
+    assert_eq!(row("approval"), "approval always-ask flag --approval");
+    assert_eq!(
+        row("web_timeout"),
+        "web_timeout 12 environment AGENT_LOOP_WEB_TIMEOUT"
+    );
+    assert_eq!(
+        row("telegram_users"),
+        "telegram_users 42 environment AGENT_LOOP_TELEGRAM_USERS"
+    );
+    assert_eq!(row("system_mode"), "system_mode append built-in default");
 }

@@ -60,18 +60,6 @@ pub const KEYS: &[Key] = &[
         help: "allow rules, comma-separated (TOOL or TOOL:GLOB)",
     },
     Key {
-        name: "display",
-        flag: Some("--display"),
-        default: Some("auto"),
-        help: "how the conversation is shown: auto, plain, terminfo",
-    },
-    Key {
-        name: "output",
-        flag: Some("--output"),
-        default: Some("text"),
-        help: "text for people, or jsonl for programs",
-    },
-    Key {
         name: "context",
         flag: Some("--context"),
         default: None,
@@ -158,13 +146,15 @@ pub const KEYS: &[Key] = &[
     },
 ];
 
-/// The settings of a front end (the Telegram bot's), which it passes to
-/// [`Settings::load_with`]: the library knows none of them. In config.toml they are the
-/// entries of a table named for the front end, `table`, each an `(entry, key)` pair.
+/// The settings of a front end (the binary's display and output, the Telegram bot's), which
+/// it passes to [`Settings::load_with`]: the library knows none of them. In config.toml they
+/// are top-level keys under their own names (`display = "plain"`), or, when the front end
+/// names a `table`, the entries of that table, each an `(entry, key)` pair
+/// (`[telegram] allowed_users` is `telegram_users`).
 #[derive(Debug)]
 pub struct FrontEndKeys {
     pub keys: &'static [Key],
-    pub table: &'static str,
+    pub table: Option<&'static str>,
     pub entries: &'static [(&'static str, &'static str)],
 }
 
@@ -280,17 +270,18 @@ impl Settings {
             let at = format!("{name}:{}", line_of_key(&text, leaf));
             // `[telegram] allowed_users` and the like are the front end's `telegram_*`.
             let table = self.front_ends.iter().find_map(|front_end| {
-                let entry = k.strip_prefix(front_end.table)?.strip_prefix('.')?;
-                Some((front_end, entry))
+                let table = front_end.table?;
+                let entry = k.strip_prefix(table)?.strip_prefix('.')?;
+                Some((front_end, table, entry))
             });
             let k = match table {
-                Some((front_end, entry)) => {
+                Some((front_end, table, entry)) => {
                     match front_end.entries.iter().find(|(t, _)| *t == entry) {
                         Some((_, key)) => key.to_string(),
                         None => {
                             return Err(ConfigError::UnknownTableSetting {
                                 at,
-                                table: front_end.table,
+                                table,
                                 name: entry.to_string(),
                                 known: front_end.entries.iter().map(|(t, _)| *t).collect(),
                             })
@@ -514,7 +505,7 @@ mod tests {
                 default: Some("none"),
                 help: "who",
             }],
-            table: "bot",
+            table: Some("bot"),
             entries: &[("users", "bot_users")],
         };
         let dir = tempfile::tempdir().unwrap();
@@ -531,5 +522,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("who") && err.contains("users"), "{err}");
+    }
+
+    /// A front end's settings without a table are top-level keys, which the library alone
+    /// does not know.
+    #[test]
+    fn a_front_ends_top_level_settings() {
+        const SCREEN: FrontEndKeys = FrontEndKeys {
+            keys: &[Key {
+                name: "screen",
+                flag: Some("--screen"),
+                default: Some("auto"),
+                help: "how",
+            }],
+            table: None,
+            entries: &[],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "backend = \"demo\"\nscreen = \"plain\"\n").unwrap();
+        let none = |_: &str| None;
+        let mut s = Settings::load_with(Some(&file), &none, &[SCREEN]).unwrap();
+        assert_eq!(
+            s.raw("screen").unwrap(),
+            &(
+                "plain".into(),
+                Origin::File(format!("{}:2", file.display()))
+            )
+        );
+        s.flag("screen", Some("wide".into()));
+        assert_eq!(s.raw("screen").unwrap().1, Origin::Flag("--screen"));
+        let err = Settings::load(Some(&file), &none).unwrap_err().to_string();
+        assert!(err.contains(":2: unknown setting `screen`"), "{err}");
     }
 }

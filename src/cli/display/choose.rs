@@ -1,10 +1,11 @@
 //! Which display a run gets, decided once at start-up from settings already merged from
-//! flags, environment variables (and later the config file) and from facts about the
-//! terminal, so the decision itself is a pure function.
+//! flags, environment variables and config.toml (the display's own settings, defined here)
+//! and from facts about the terminal, so the decision itself is a pure function.
 
 use std::io::IsTerminal;
 
 use crate::cli::display::caps::Caps;
+use agent_loop::config::settings::{FrontEndKeys, Key};
 use agent_loop::Error;
 
 /// `--display`: how text output is shown.
@@ -64,6 +65,27 @@ macro_rules! named {
 }
 
 named!(DisplayMode, OutputFormat);
+
+/// The settings of the display, which the library does not know: top-level keys of
+/// config.toml, `AGENT_LOOP_DISPLAY` and `AGENT_LOOP_OUTPUT`, and the flags.
+pub const SETTINGS: FrontEndKeys = FrontEndKeys {
+    keys: &[
+        Key {
+            name: "display",
+            flag: Some("--display"),
+            default: Some("auto"),
+            help: "how the conversation is shown: auto, plain, terminfo, view",
+        },
+        Key {
+            name: "output",
+            flag: Some("--output"),
+            default: Some("text"),
+            help: "text for people, or jsonl for programs",
+        },
+    ],
+    table: None,
+    entries: &[],
+};
 
 /// The merged settings that decide the display.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

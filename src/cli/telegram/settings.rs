@@ -25,7 +25,7 @@ pub const SETTINGS: FrontEndKeys = FrontEndKeys {
             help: "Telegram chats whose turns run at once",
         },
     ],
-    table: "telegram",
+    table: Some("telegram"),
     entries: &[
         ("allowed_users", "telegram_users"),
         ("token_env", "telegram_token_env"),

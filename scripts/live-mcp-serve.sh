@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # `agent-loop mcp serve` registered with the real agent CLIs as docs/mcp-server.md says
 # (`claude mcp add`, `codex mcp add`, the `mcpServers` entry of Gemini CLI's and Qwen Code's
-# settings.json), each CLI pointed at the scripted mock provider on 127.0.0.1
-# (scripts/record-fixtures/mock_provider.py, scenario `ask`): its model calls agent-loop's
-# `ask` tool, agent-loop runs the turn on its `openai` preset against the same mock, and the
-# CLI answers with the mock's text. Checked: the CLI's answer, the session agent-loop saved
-# (the question it was asked), and the mock's log (a request from agent-loop). Prints each
-# outcome and its time. Not part of CI: it installs npm packages and takes a few minutes.
+# settings.json, the `mcp` entry of opencode.json), each CLI pointed at the scripted mock
+# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py, scenario `ask`): its model
+# calls agent-loop's `ask` tool, agent-loop runs the turn on its `openai` preset against the
+# same mock, and the CLI answers with the mock's text. Checked: the CLI's answer, the session
+# agent-loop saved (the question it was asked), and the mock's log (a request from
+# agent-loop). Prints each outcome and its time. Not part of CI: it installs npm packages and
+# takes a few minutes.
 #
-#   scripts/live-mcp-serve.sh [gemini|claude|codex|qwen ...]   (default: gemini claude)
+#   scripts/live-mcp-serve.sh [claude|codex|gemini|qwen|opencode ...]   (default: all five)
 #
-# codex and qwen are registered and run, but their model never calls `ask`, so their checks
-# fail: Codex 0.171 offers MCP tools inside a Responses API `namespace` tool, and Qwen Code
-# 0.15 only through its `tool_search` tool, and the mock answers neither. (Claude Code's own
-# ToolSearch is turned off with ENABLE_TOOL_SEARCH=false.)
+# Each CLI offers MCP tools its own way, and the mock answers each as the real API would:
+# Codex inside a Responses API `namespace` tool (the call names the namespace), Qwen Code by
+# name only until its `tool_search` loads them (the mock searches first). Claude Code's own
+# ToolSearch is turned off with ENABLE_TOOL_SEARCH=false.
 #
 # The CLIs are installed (once) with npm into $LIVE_MCP_DIR (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-mcp); each run gets a throw-away HOME there
@@ -24,10 +25,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 dir=${LIVE_MCP_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-mcp}
 clis=("$@")
-[ ${#clis[@]} -gt 0 ] || clis=(gemini claude)
+[ ${#clis[@]} -gt 0 ] || clis=(claude codex gemini qwen opencode)
 
 declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10
-  [claude]=@anthropic-ai/claude-code@2.1.332 [codex]=@openai/codex@0.171.0)
+  [claude]=@anthropic-ai/claude-code@2.1.332 [codex]=@openai/codex@0.171.0
+  [opencode]=opencode-ai@1.18.33)
 
 . scripts/live-common.sh
 prepare
@@ -50,6 +52,19 @@ settings = json.load(open(path))
 settings["mcpServers"] = {"agent-loop": {
     "command": program, "args": ["mcp", "serve", "--allow-backend", "openai"],
     "env": env, "trust": True, "timeout": 900000}}
+json.dump(settings, open(path, "w"))
+PY
+}
+
+# Adds the server to opencode.json: the docs' entry, with the server's environment.
+add_to_opencode() {
+  python3 - "$1" "$AGENT_LOOP" $(server_env) <<'PY'
+import json, sys
+path, program, env = sys.argv[1], sys.argv[2], dict(v.split("=", 1) for v in sys.argv[3:])
+settings = json.load(open(path))
+settings["mcp"] = {"agent-loop": {
+    "type": "local", "command": [program, "mcp", "serve", "--allow-backend", "openai"],
+    "enabled": True, "environment": env}}
 json.dump(settings, open(path, "w"))
 PY
 }
@@ -100,7 +115,14 @@ for cli in "${clis[@]}"; do
       for v in "${envs[@]}"; do e+=(--env "$v"); done
       timed codex mcp add "${e[@]}" agent-loop -- "$AGENT_LOOP" mcp serve --allow-backend openai
       check "codex mcp add" "$code"
+      # `codex exec` cannot ask, and refuses an MCP tool that changes things (as `ask`
+      # says it does) unless the server's tools are approved in advance.
+      sed -i '/^\[mcp_servers.agent-loop\]$/a default_tools_approval_mode = "approve"\
+tool_timeout_sec = 900' "$home/.codex/config.toml"
       timed codex exec --skip-git-repo-check "$prompt" ;;
+    opencode)
+      add_to_opencode "$home/.config/opencode/opencode.json"
+      timed opencode run "$prompt" ;;
   esac
   echo "answer: exit $code in ${seconds}s: $(tail -n 3 <<<"$out")"
   check "the CLI answered with the mock's text after the tool" \

@@ -27,9 +27,10 @@ The reply text depends only on the scenario given on the command line:
             `write_file`, Codex's `apply_patch`) writing "written live" to
             --write-path; then "DONE written"
   ask       a call of the MCP tool `ask` (agent-loop mcp serve: `ask`, `mcp__agent-loop__ask`,
-            `mcp_agent-loop_ask`) asking backend `openai` a question; once the
-            conversation holds its result, and to every request offering no such tool,
-            "DONE asked"
+            `mcp_agent-loop_ask`, `ask` in Codex's Responses API namespace
+            `mcp__agent_loop`) asking backend `openai` a question, after Qwen Code's
+            `tool_search` where the tool is only named; once the conversation holds its
+            result, and to every request offering no such tool, "DONE asked"
 
 Apart from `shell`, `write` and `ask`, the mock never returns native tool_use / function
 calls, so a CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
@@ -440,6 +441,8 @@ class Handler(BaseHTTPRequestHandler):
             item_done = {"id": "fc_mock%06d" % n, "type": "function_call",
                          "status": "completed", "call_id": call_id, "name": tool[0],
                          "arguments": compact(tool[1])}
+            if tool.namespace:  # a tool offered inside a namespace is called with its name
+                item_done["namespace"] = tool.namespace
             if isinstance(tool[1], str):  # a freeform tool takes its input as it is
                 item_done = {"id": "ctc_mock%06d" % n, "type": "custom_tool_call",
                              "status": "completed", "call_id": call_id, "name": tool[0],

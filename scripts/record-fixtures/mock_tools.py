@@ -1,36 +1,51 @@
-"""Which of a CLI's own tools the mock provider's `shell` and `write` scenarios call, and
-with what arguments: the tools a request offers differ in every API and every CLI (`Write`
-with `file_path`, opencode's `write` with `filePath`, Codex's freeform `apply_patch`), so the
-choice lives apart from the wire formats in mock_provider.py."""
+"""Which of a CLI's own tools the mock provider's `shell`, `write` and `ask` scenarios call,
+and with what arguments: the tools a request offers differ in every API and every CLI (`Write`
+with `file_path`, opencode's `write` with `filePath`, Codex's freeform `apply_patch`, Codex's
+MCP tools inside a Responses API `namespace`, Qwen Code's MCP tools behind its `tool_search`),
+so the choice lives apart from the wire formats in mock_provider.py."""
+
+import json
+import re
 
 SHELL_COMMAND = "touch made.txt"
 
 
+class Call(tuple):
+    """A call the mock answers with: (name, arguments), and the Responses API `namespace`
+    the tool was offered in (None outside one), which the call must name beside the tool."""
+
+    def __new__(cls, name, args, namespace=None):
+        call = super().__new__(cls, (name, args))
+        call.namespace = namespace
+        return call
+
+
 def own_tool(req, scenario):
-    """The CLI's own tool of `scenario` (`shell`, `write`) and its arguments, when `req`
-    offers one and holds no tool result yet: the scenario calls it once, then answers.
-    The arguments follow the tool's schema (`file_path` or `filePath`, `command` or `cmd`);
-    a freeform `apply_patch` tool (Codex) gets a patch that adds the file, as a string."""
-    if scenario not in ("shell", "write", "ask"):
+    """The CLI's own tool of `scenario` (`shell`, `write`, `ask`) and its arguments, as a
+    Call, when `req` offers one and holds no tool result yet: the scenario calls it once,
+    then answers. The arguments follow the tool's schema (`file_path` or `filePath`,
+    `command` or `cmd`); a freeform `apply_patch` tool (Codex) gets a patch that adds the
+    file, as a string."""
+    if scenario == "ask":
+        return ask_call(req)
+    if scenario not in ("shell", "write"):
         return None
     tool = shell_tool(req, scenario)
     if not tool:
         return None
-    name, schema = tool
-    if scenario == "ask":  # agent-loop's MCP tool (scripts/live-mcp-serve.sh)
-        return name, {"prompt": ASK_PROMPT, "backend": "openai"}
+    name, schema = tool[:2]
     if schema is None:  # a freeform tool: apply_patch
-        return name, "*** Begin Patch\n*** Add File: %s\n+written live\n*** End Patch\n" % (
-            WRITE_PATH[0])
+        return Call(name, "*** Begin Patch\n*** Add File: %s\n+written live\n*** End Patch\n" % (
+            WRITE_PATH[0]))
     props = (schema or {}).get("properties") or {}
     if scenario == "shell":
         key = next((k for k in ("command", "cmd") if k in props), "command")
         if (props.get(key) or {}).get("type") == "array":
-            return name, {key: ["bash", "-lc", SHELL_COMMAND]}
-        return name, {key: SHELL_COMMAND}
+            return Call(name, {key: ["bash", "-lc", SHELL_COMMAND]})
+        return Call(name, {key: SHELL_COMMAND})
     path = next((k for k in ("file_path", "filePath", "path", "absolute_path") if k in props),
                 "file_path")
-    return name, {path: WRITE_PATH[0], "content": "written live\n"}
+    return Call(name, {path: WRITE_PATH[0], "content": "written live\n"})
 
 
 WRITE_PATH = ["made.txt"]
@@ -38,22 +53,67 @@ WRITE_PATH = ["made.txt"]
 ASK_PROMPT = "What is six times seven? (asked through agent-loop)"
 
 
+def ask_call(req):
+    """The call of agent-loop's MCP tool `ask` (scripts/live-mcp-serve.sh) while `req` offers
+    it and the conversation has not called it yet. A CLI that offers its MCP tools only by
+    name until its search tool loads them (Qwen Code's `tool_search`, given `select:NAME`)
+    gets that search called first, once."""
+    called = list(called_tools(req))
+    if any(is_ask(name) for name in called):
+        return None
+    tool = next((t for t in offered_tools(req) if is_ask(t[0])), None)
+    if tool:
+        return Call(tool[0], {"prompt": ASK_PROMPT, "backend": "openai"}, tool[2])
+    search = next((t for t in offered_tools(req) if t[0] == "tool_search"), None)
+    deferred = re.search(r"mcp__[A-Za-z0-9_.-]+?__ask\b", json.dumps(req.get("messages") or []))
+    if search and deferred and "tool_search" not in called:
+        return Call("tool_search", {"query": "select:" + deferred.group(0)})
+    return None
+
+
+def is_ask(name):
+    """Whether `name` is agent-loop's `ask`, however the CLI prefixes MCP tools."""
+    return name == "ask" or name.endswith("_ask")
+
+
+def called_tools(req):
+    """The names of the tools the conversation in `req` has called, in any API."""
+    for m in req.get("messages") or []:
+        for call in m.get("tool_calls") or []:  # Chat Completions
+            yield (call.get("function") or {}).get("name", "")
+        content = m.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":  # Anthropic
+                yield block.get("name", "")
+    for item in req.get("input") if isinstance(req.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") in ("function_call", "custom_tool_call"):
+            yield item.get("name", "")  # Responses
+    for c in req.get("contents") or []:  # Gemini API
+        for part in c.get("parts") or []:
+            if "functionCall" in part:
+                yield part["functionCall"].get("name", "")
+
+
 def offered_tools(req):
-    """(name, JSON schema) of each tool `req` offers, in any of the four APIs; a freeform
-    (custom) tool of the Responses API has the schema None."""
+    """(name, JSON schema, namespace) of each tool `req` offers, in any of the four APIs; a
+    freeform (custom) tool of the Responses API has the schema None, and a tool inside a
+    Responses API `namespace` (Codex's MCP servers) the namespace's name (else None)."""
     for tool in req.get("tools") or []:
         if "function" in tool:  # Chat Completions
             fn = tool["function"] or {}
-            yield fn.get("name", ""), fn.get("parameters") or {}
+            yield fn.get("name", ""), fn.get("parameters") or {}, None
         elif "input_schema" in tool:  # Anthropic
-            yield tool.get("name", ""), tool["input_schema"] or {}
+            yield tool.get("name", ""), tool["input_schema"] or {}, None
         elif tool.get("type") == "function":  # Responses
-            yield tool.get("name", ""), tool.get("parameters") or {}
+            yield tool.get("name", ""), tool.get("parameters") or {}, None
         elif tool.get("type") == "custom":  # Responses, freeform
-            yield tool.get("name", ""), None
+            yield tool.get("name", ""), None, None
+        elif tool.get("type") == "namespace":  # Responses, a group of tools
+            for inner in offered_tools({"tools": tool.get("tools") or []}):
+                yield inner[0], inner[1], tool.get("name")
         for decl in tool.get("functionDeclarations") or []:  # Gemini API
             yield decl.get("name", ""), (decl.get("parametersJsonSchema")
-                                         or decl.get("parameters") or {})
+                                         or decl.get("parameters") or {}), None
 
 
 def holds_tool_result(req):
@@ -74,18 +134,16 @@ def holds_tool_result(req):
 
 
 def shell_tool(req, word="shell"):
-    """(name, schema) of the CLI's tool for `word` when `req` offers one and holds no tool
-    result yet: a tool named `word`, `word_file` (after any `mcp__server__` prefix) first,
-    then one named like `exec_command` for a shell or `apply_patch` for a write, then any
-    other with `word` in its name but a to-do list's."""
+    """(name, schema, namespace) of the CLI's tool for `word` when `req` offers one and holds
+    no tool result yet: a tool named `word`, `word_file` (after any `mcp__server__` prefix)
+    first, then one named like `exec_command` for a shell or `apply_patch` for a write, then
+    any other with `word` in its name but a to-do list's."""
     if holds_tool_result(req):
         return None
     tools = list(offered_tools(req))
-    alias = {"shell": ("exec_command", "bash"), "write": ("apply_patch",), "ask": ()}[word]
+    alias = {"shell": ("exec_command", "bash"), "write": ("apply_patch",)}[word]
 
     def rank(tool):
-        if word == "ask":  # agent-loop's `ask`, however the CLI prefixes MCP tools
-            return 0 if tool[0] == "ask" or tool[0].endswith("_ask") else None
         base = tool[0].lower().rsplit("__", 1)[-1]
         if base in (word, word + "_file"):
             return 0

@@ -1,5 +1,6 @@
 //! Approval at the calling client: an elicitation allowed and declined, a client without
-//! elicitation (refused, unless an --allow rule covers the call), the client's root as the
+//! elicitation (refused, unless an --allow rule covers the call), the same for the question
+//! an ACP agent backend asks (its `session/request_permission`), the client's root as the
 //! confinement, and progress while the turn runs.
 
 use serde_json::json;
@@ -97,6 +98,57 @@ fn without_elicitation_only_what_a_rule_allows_runs() {
         client.close().await;
     });
     assert!(ws.work().join("out.txt").exists());
+}
+
+/// `agent-loop mcp serve ARGS` on the fake ACP agent (backend `acp`), one `ask` whose prompt
+/// makes the agent ask permission to write notes.txt: the agent's answer names the option it
+/// was given, and the questions the client was sent.
+fn acp_permission(args: &[&str], behaviour: Behaviour) -> (String, Vec<String>) {
+    let ws = crate::acp::acp("");
+    let mut argv = vec!["--backend", "acp"];
+    argv.extend(args);
+    block(async {
+        let client = start(&ws, &argv, behaviour, &[]).await;
+        let result = client.call("ask", json!({"prompt": "permission"})).await;
+        let asked = client.seen.asked.lock().unwrap().clone();
+        client.close().await;
+        (text(&result), asked)
+    })
+}
+
+#[test]
+fn an_acp_agents_permission_question_reaches_the_client_as_an_elicitation() {
+    let elicit = |answer| Behaviour {
+        elicit: Some(answer),
+        ..Behaviour::default()
+    };
+    let (answer, asked) = acp_permission(&[], elicit("allow"));
+    assert_eq!(answer, "permission: proceed_once");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    // The question shows the agent's tool call as the terminal does: its title and kind, and
+    // the whole of its input.
+    assert!(asked[0].contains("WriteFile notes.txt [edit]"), "{asked:?}");
+    assert!(
+        asked[0].contains(r#"notes.txt","content":"hello""#),
+        "{asked:?}"
+    );
+    let (answer, asked) = acp_permission(&[], elicit("decline"));
+    assert_eq!(answer, "permission: cancel");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+}
+
+#[test]
+fn without_elicitation_an_acp_agents_question_follows_the_rules_of_a_pipe() {
+    for (args, option) in [
+        (&[][..], "cancel"),
+        (&["--yes"][..], "proceed_once"),
+        (&["--allow", "edit:*notes.txt*"][..], "proceed_once"),
+        (&["--allow", "edit:*other*"][..], "cancel"),
+    ] {
+        let (answer, asked) = acp_permission(args, Behaviour::default());
+        assert_eq!(answer, format!("permission: {option}"), "{args:?}");
+        assert!(asked.is_empty(), "{asked:?}");
+    }
 }
 
 #[test]

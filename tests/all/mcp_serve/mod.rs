@@ -1,8 +1,9 @@
 //! `agent-loop mcp serve` driven by a client on the official MCP SDK (rmcp's client side, the
 //! same SDK the server is built on) over the built binary's stdio: the tools listed, turns
 //! through the scripted fake agent and the HTTP mock, a reply that moves to another backend,
-//! approval through elicitation (allowed, declined) and without it, the client's root,
-//! progress, cancel, the timeout, and calls on two sessions side by side and on one in turn.
+//! approval through elicitation (allowed, declined) and without it, for agent-loop's tools and
+//! an ACP agent backend's own questions, the client's root, progress, cancel, the timeout,
+//! and calls on two sessions side by side and on one in turn.
 
 // Roots are deprecated in the newest revision of MCP, not in the clients of today.
 #![allow(deprecated)]

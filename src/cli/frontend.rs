@@ -45,9 +45,9 @@ impl Frontend {
 impl Observer for Frontend {
     fn event(&mut self, event: &Event) {
         if self.debug {
-            let json = serde_json::to_string(event).unwrap_or_default();
-            // Beside the answer, never in it: stdout's bytes are the same without --debug.
-            self.display.aside(&format!("debug: event {json}"));
+            // Beside the answer, never in it: stdout's bytes are the same without --debug. The
+            // debug form, as not every event has a record.
+            self.display.aside(&format!("debug: event {event:?}"));
         }
         self.display.render(event);
     }

@@ -26,7 +26,7 @@ fn assert_debug_leaves_stdout(name: &str, run: impl Fn(&[&str]) -> Run) {
         "{name}: stdout changed with --debug"
     );
     assert!(
-        debug.stderr().contains("debug: event {"),
+        debug.stderr().contains("debug: event "),
         "{name}: {}",
         debug.stderr()
     );

@@ -158,10 +158,7 @@ fn debug_goes_to_stderr_only() {
         ["debug:", "debug", "1", "environment", "AGENT_LOOP_DEBUG"],
         "{err}"
     );
-    assert!(
-        err.contains("debug: event {\"event\":\"backend_started\""),
-        "{err}"
-    );
+    assert!(err.contains("debug: event BackendStarted {"), "{err}");
 }
 
 #[test]

@@ -8,6 +8,8 @@ use crate::usage::Usage;
 use crate::BoxFuture;
 use crate::ToolCall;
 
+mod wire;
+
 /// Which output stream of a backend a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -20,8 +22,8 @@ pub enum OutputStream {
 }
 
 /// What a CLI backend printed, byte for byte (kept up to its `max_output_bytes`), for logs.
-/// Serialised as text with invalid UTF-8 replaced.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Serialised (and shown by `--debug`) as text with invalid UTF-8 replaced.
+#[derive(Clone, PartialEq, Default)]
 pub struct RawOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -55,6 +57,19 @@ impl RawOutput {
     }
 }
 
+impl std::fmt::Debug for RawOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawOutput")
+            .field("stdout", &String::from_utf8_lossy(&self.stdout))
+            .field("stderr", &String::from_utf8_lossy(&self.stderr))
+            .field("stdout_dropped", &self.stdout_dropped)
+            .field("stderr_dropped", &self.stderr_dropped)
+            .field("stdout_unlogged", &self.stdout_unlogged)
+            .field("stderr_unlogged", &self.stderr_unlogged)
+            .finish()
+    }
+}
+
 impl Serialize for RawOutput {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -76,31 +91,41 @@ pub struct Attached {
 }
 
 /// Everything the loop does, in the order it happens.
+///
+/// Serialised, an event is the body of its record in the public JSON lines schema
+/// ([`crate::jsonl`]: `event` names its kind, the common keys come from the record around
+/// it): the serde attributes here are that schema. Fields the record has in common (the
+/// backend, the turn) are skipped; a variant marked `skip` has no record, and serialising it
+/// fails. A new kind of record is a new variant (and its row in [`crate::jsonl::SCHEMA`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    #[serde(rename = "user_message")]
     TurnStarted {
+        #[serde(skip)]
         turn: u32,
+        #[serde(rename = "text")]
         input: String,
-        /// The images attached to the input, described (not their bytes).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// The images attached to the input, described (not their bytes); `[]` in the record
+        /// when none, so every record of a kind has the same keys.
         images: Vec<Attached>,
     },
-    BackendStarted {
-        backend: String,
-        iteration: u32,
-    },
-    /// One line the backend printed, ANSI-stripped, as it arrives.
+    #[serde(skip)]
+    BackendStarted { backend: String, iteration: u32 },
+    /// One line the backend printed, ANSI-stripped, as it arrives. Only a line of stdout has
+    /// a record: the model's output before parsing, with its newline.
+    #[serde(rename = "assistant_delta", serialize_with = "wire::stdout_line")]
     BackendOutput {
         backend: String,
         stream: OutputStream,
         line: String,
     },
     /// The backend is still running after `elapsed_s` seconds.
-    Waiting {
-        backend: String,
-        elapsed_s: u64,
-    },
+    #[serde(skip)]
+    Waiting { backend: String, elapsed_s: u64 },
+    /// No record of its own: the session's log writes the raw output in records of its own
+    /// ([`crate::jsonl::Body::BackendOutput`]).
+    #[serde(skip)]
     BackendFinished {
         backend: String,
         elapsed_ms: u64,
@@ -110,7 +135,9 @@ pub enum Event {
     },
     /// A piece of the model's text as it streams in (HTTP backends). The whole text follows
     /// as one [`Event::Text`], which a display that showed the pieces need not repeat.
+    #[serde(rename = "assistant_delta")]
     TextDelta {
+        #[serde(skip)]
         backend: String,
         text: String,
     },
@@ -119,29 +146,34 @@ pub enum Event {
     /// (DeepSeek, Qwen, Ollama), an ACP agent's `agent_thought_chunk`. Shown where thinking is
     /// shown (`--verbose`); never part of the answer or the conversation.
     ThinkingDelta {
+        #[serde(skip)]
         backend: String,
         text: String,
     },
     /// The agent's plan, whole, each time it changes (an ACP agent's `plan`).
     Plan {
+        #[serde(skip)]
         backend: String,
         entries: Vec<PlanEntry>,
     },
     /// The model stopped before its answer was done: it reached its output limit, or it
     /// declined. The reply so far is kept as the answer.
     CutShort {
+        #[serde(skip)]
         backend: String,
         reason: CutReason,
     },
     /// The backend's rate limit (`requests_per_minute`, `tokens_per_minute`) holds the
     /// request back for `wait_ms` before it is sent; `limit` is `30k tokens/min`.
     RateLimitWait {
+        #[serde(skip)]
         backend: String,
         wait_ms: u64,
         limit: String,
     },
     /// A request failed in a way worth another try (rate limit, overload, server error,
     /// connection reset); the backend waits `wait_ms`, then sends it again.
+    #[serde(skip)]
     Retrying {
         backend: String,
         /// The try about to start after the wait: 1 for the first retry.
@@ -153,26 +185,10 @@ pub enum Event {
     },
     /// Text from the model. `final_answer` is true for the reply that ends the turn; other
     /// text came with tool calls.
-    Text {
-        text: String,
-        final_answer: bool,
-    },
-    ToolCall {
-        call: ToolCall,
-        /// The call in a few words: the main argument (`ls -la`) or the arguments as JSON.
-        summary: String,
-    },
-    ApprovalNeeded {
-        call: ToolCall,
-        summary: String,
-    },
-    ToolResult {
-        call_id: String,
-        tool: String,
-        ok: bool,
-        output: String,
-        exit_code: Option<i32>,
-    },
+    #[serde(rename = "assistant_message")]
+    Text { text: String, final_answer: bool },
+    #[serde(skip)]
+    ApprovalNeeded { call: ToolCall, summary: String },
     /// How far a running tool has come (an MCP server's `notifications/progress`): `progress`
     /// so far, of `total` when known. A tool that reports faster than the observer takes them
     /// has its latest report shown, not every one.
@@ -186,49 +202,74 @@ pub enum Event {
     /// A log message of a running tool's MCP server (`notifications/message`): its `level`
     /// (`debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`) and
     /// `data`, any JSON.
+    #[serde(rename = "mcp_log")]
     ToolLog {
         call_id: String,
         tool: String,
         server: String,
+        #[serde(rename = "mcp_level")]
         level: String,
         data: serde_json::Value,
     },
+    /// The tokens of one backend call, and how long the call took (`elapsed_ms` of the
+    /// [`Event::BackendFinished`] before it).
+    #[serde(serialize_with = "wire::usage")]
     Usage {
         backend: String,
         usage: Usage,
+        latency_ms: u64,
     },
     /// An agent CLI with `tools = "own"` ran a tool of its own (`Bash(ls)`), as its output
     /// showed; agent-loop only reports it.
     OwnTool {
+        #[serde(skip)]
         backend: String,
+        #[serde(rename = "text")]
         activity: String,
     },
     /// What the turn's last backend call carried of the conversation (once per turn).
-    Context {
-        stats: ContextStats,
-    },
+    #[serde(skip)]
+    Context { stats: ContextStats },
     /// The backend summarised older messages into one (`summarize` mode).
-    Summarized {
-        backend: String,
-        messages: usize,
-    },
+    #[serde(skip)]
+    Summarized { backend: String, messages: usize },
     /// Something about the context the user should know: a summary that failed and was
     /// replaced by trimming, a memory file that cannot be read.
-    ContextNotice {
-        message: String,
-    },
+    #[serde(skip)]
+    ContextNotice { message: String },
     /// Something about the session the user should know that is no error of the turn: the
     /// session's log cannot be written, the conversation goes on.
-    Notice {
-        message: String,
-    },
+    #[serde(skip)]
+    Notice { message: String },
+    #[serde(rename = "turn_end")]
     TurnFinished {
+        #[serde(skip)]
         turn: u32,
-        iterations: u32,
         ok: bool,
+        iterations: u32,
     },
     Error {
+        #[serde(rename = "error")]
         message: String,
+    },
+    // The two variants whose kind of record depends on the tool, last as serde wants its
+    // untagged variants: their functions write `event` themselves.
+    /// Its record is a `tool_call`, or an `mcp_call` for an MCP server's tool.
+    #[serde(untagged, serialize_with = "wire::tool_call")]
+    ToolCall {
+        call: ToolCall,
+        /// The call in a few words: the main argument (`ls -la`) or the arguments as JSON.
+        summary: String,
+    },
+    /// Its record is a `tool_result`, or an `mcp_result` (without `exit_code`) for an MCP
+    /// server's tool.
+    #[serde(untagged, serialize_with = "wire::tool_result")]
+    ToolResult {
+        call_id: String,
+        tool: String,
+        ok: bool,
+        output: String,
+        exit_code: Option<i32>,
     },
 }
 
@@ -296,6 +337,36 @@ pub trait Observer: Send {
 }
 
 impl Event {
+    /// Who acts in the event's record: `user`, `assistant`, `tool` or `system`
+    /// ([`crate::jsonl::SCHEMA`] lists them, and a test checks the two agree).
+    pub fn actor(&self) -> &'static str {
+        match self {
+            Event::TurnStarted { .. } => "user",
+            Event::ToolResult { .. } | Event::ToolProgress { .. } | Event::ToolLog { .. } => "tool",
+            Event::Error { .. } | Event::TurnFinished { .. } | Event::RateLimitWait { .. } => {
+                "system"
+            }
+            _ => "assistant",
+        }
+    }
+
+    /// The `level` of the event's record: `info`, `warn` (a failed tool or turn, an answer cut
+    /// short, an MCP server's warning) or `error`.
+    pub fn level(&self) -> &'static str {
+        match self {
+            Event::Error { .. } => "error",
+            Event::TurnFinished { ok: false, .. }
+            | Event::ToolResult { ok: false, .. }
+            | Event::CutShort { .. } => "warn",
+            Event::ToolLog { level, .. } => match level.as_str() {
+                "warning" => "warn",
+                "error" | "critical" | "alert" | "emergency" => "error",
+                _ => "info",
+            },
+            _ => "info",
+        }
+    }
+
     /// The same event with `f` applied to every piece of text in it (to redact secrets before
     /// anything is shown or written). The match names every variant, so a new event says
     /// here what of it is text.

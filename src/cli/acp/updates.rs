@@ -200,9 +200,7 @@ pub fn finished(
 impl Observer for Updates {
     fn event(&mut self, event: &Event) {
         if self.notifier.debug {
-            if let Ok(json) = serde_json::to_string(event) {
-                eprintln!("{json}");
-            }
+            eprintln!("{event:?}");
         }
         match event {
             Event::TextDelta { text, .. } => {

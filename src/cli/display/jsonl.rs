@@ -1,15 +1,17 @@
 //! `--output jsonl`: one JSON object per line on stdout and nothing else, for programs and
-//! `| jq`, in the library's public schema ([`agent_loop::jsonl`]).
+//! `| jq`, in the library's public schema ([`agent_loop::jsonl`]): each event serialised as it
+//! is, inside the keys every record has.
 
 use std::io::Write;
 use std::time::SystemTime;
 
 use agent_loop::event::{ApprovalRequest, Event};
-use agent_loop::jsonl::{record, rfc3339, Body, Meta, Record};
+use agent_loop::jsonl::{rfc3339, Body, Kind, Meta};
+use serde::Serialize;
 
 use super::renderer::Renderer;
 
-/// Writes every event as a [`Record`] line. Never asks for approval: without `--yes` tools
+/// Writes every event that has a record as a [`agent_loop::jsonl::Record`] line. Never asks for approval: without `--yes` tools
 /// that change things are refused.
 pub struct JsonlDisplay {
     out: Box<dyn Write + Send>,
@@ -24,14 +26,10 @@ impl JsonlDisplay {
         }
     }
 
-    fn write(&mut self, body: Body) {
-        let record = self.meta.record(&rfc3339(SystemTime::now()), body);
-        self.write_record(&record);
-    }
-
-    fn write_record(&mut self, record: &Record) {
-        // Serialising these types cannot fail: string keys, no non-finite numbers kept.
-        if let Ok(line) = serde_json::to_string(record) {
+    /// Writes `body`'s record, if it has one (an event marked `skip`, a line of stderr, has
+    /// none).
+    fn write(&mut self, body: impl Kind + Serialize) {
+        if let Some(line) = self.meta.line(&rfc3339(SystemTime::now()), body) {
             let _ = writeln!(self.out, "{line}");
             let _ = self.out.flush();
         }
@@ -40,15 +38,10 @@ impl JsonlDisplay {
 
 impl Renderer for JsonlDisplay {
     fn render(&mut self, event: &Event) {
-        match event {
-            Event::TurnStarted { turn, .. } => self.meta.turn = *turn,
-            Event::BackendStarted { .. } => self.meta.latency_ms = None,
-            Event::BackendFinished { elapsed_ms, .. } => self.meta.latency_ms = Some(*elapsed_ms),
-            _ => {}
+        if let Event::TurnStarted { turn, .. } = event {
+            self.meta.turn = *turn;
         }
-        if let Some(record) = record(event, &self.meta, &rfc3339(SystemTime::now())) {
-            self.write_record(&record);
-        }
+        self.write(event);
     }
 
     fn talking_to(&mut self, backend: &str, model: Option<&str>) {
@@ -63,8 +56,8 @@ impl Renderer for JsonlDisplay {
     fn prompt(&mut self, _text: &str) {}
 
     fn fatal(&mut self, message: &str) {
-        self.write(Body::Error {
-            error: message.to_string(),
+        self.write(Event::Error {
+            message: message.to_string(),
         });
     }
 

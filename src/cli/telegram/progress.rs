@@ -54,9 +54,7 @@ pub struct Progress {
 impl Observer for Progress {
     fn event(&mut self, event: &Event) {
         if self.debug {
-            if let Ok(json) = serde_json::to_string(event) {
-                eprintln!("debug: chat {}: {json}", self.chat_id);
-            }
+            eprintln!("debug: chat {}: {event:?}", self.chat_id);
         }
         let progress = matches!(event, Event::ToolProgress { .. });
         let line = match event {

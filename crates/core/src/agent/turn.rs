@@ -158,15 +158,13 @@ impl Agent {
         self.backend.name()
     }
 
-    /// Changes the backend mid-conversation: the next prompt carries the whole history in the
-    /// new backend's format.
+    /// Changes the backend mid-conversation: the next prompt carries all history in its format.
     pub fn set_backend(&mut self, backend: Box<dyn Backend>) {
         self.backend = backend;
         self.count_local();
     }
 
-    /// Ends what the backend keeps between turns (a terminal agent's process), at the end of
-    /// the session.
+    /// Ends what the backend keeps between turns (a terminal agent's process) at session end.
     pub async fn shutdown(&self) {
         self.backend.shutdown().await;
     }
@@ -331,9 +329,10 @@ impl Agent {
                 self.backend.call_with_host(request, &mut host).await
             }
             .map_err(|e| (iteration, e))?;
+            let elapsed_ms = started.elapsed().as_millis() as u64;
             obs.event(&Event::BackendFinished {
                 backend: name.clone(),
-                elapsed_ms: started.elapsed().as_millis() as u64,
+                elapsed_ms,
                 raw: reply.raw,
             });
             self.record_ran(reply.ran);
@@ -364,6 +363,7 @@ impl Agent {
                 obs.event(&Event::Usage {
                     backend: name.clone(),
                     usage,
+                    latency_ms: elapsed_ms,
                 });
             }
             if final_answer {

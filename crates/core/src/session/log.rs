@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Redactor;
 use super::SessionError;
 use crate::event::Event;
-use crate::jsonl::{record, rfc3339, Body, Meta};
+use crate::jsonl::{rfc3339, Body, Meta};
 use crate::tools::Throttle;
 
 /// The most text one batched `assistant_delta` or `thinking_delta` record holds.
@@ -168,12 +168,12 @@ impl LogContext {
             turn: self.turn,
             backend: Some(self.backend.clone()),
             model: self.model.clone(),
-            latency_ms: None,
         }
     }
 }
 
-/// A session's events as JSON lines in the public schema ([`crate::jsonl`]), plus the raw
+/// A session's events as JSON lines in the public schema ([`crate::jsonl`]: each event
+/// serialised as it is, the common keys around it), plus the raw
 /// output of each CLI backend call as a `backend_output` record of the log's own (and a
 /// `backend_output_dropped` note of what `max_output_bytes` kept out of it: the raw record
 /// shares the cap with the answer, [`crate::event::RawOutput::share_cap`]).
@@ -182,8 +182,6 @@ pub struct EventLog {
     /// The `session_start` record, written before the first other one: a session that never
     /// has anything to say leaves no log behind.
     start: Option<Value>,
-    /// How long the last backend call took, for the usage record after it.
-    last_latency: Option<u64>,
     /// A write failed already: said once, then the log is left alone.
     failed: bool,
     /// A running tool's progress is logged at most once a second.
@@ -203,11 +201,10 @@ impl EventLog {
         };
         let start = context
             .meta()
-            .record(&rfc3339(std::time::SystemTime::now()), start);
+            .value(&rfc3339(std::time::SystemTime::now()), start);
         EventLog {
             log,
-            start: Some(serde_json::to_value(start).unwrap_or_default()),
-            last_latency: None,
+            start,
             failed: false,
             progress: Throttle::new(PROGRESS_EVERY),
         }
@@ -226,44 +223,34 @@ impl EventLog {
         }
         let record = context
             .meta()
-            .record(&rfc3339(std::time::SystemTime::now()), body);
-        self.write(vec![serde_json::to_value(record).unwrap_or_default()])
+            .value(&rfc3339(std::time::SystemTime::now()), body);
+        self.write(record.into_iter().collect())
     }
 
     /// Appends `event`. The first write that fails returns what to tell the user; after it
     /// nothing more is written.
     pub fn record(&mut self, event: &Event, context: &LogContext) -> Option<String> {
-        let meta = Meta {
-            latency_ms: match event {
-                Event::Usage { .. } => self.last_latency,
-                _ => None,
-            },
-            ..context.meta()
-        };
-        if let Event::BackendFinished { elapsed_ms, .. } = event {
-            self.last_latency = Some(*elapsed_ms);
-        }
         if let Event::ToolProgress { call_id, .. } = event {
             if !self.progress.admit(call_id) {
                 return None;
             }
         }
+        let meta = context.meta();
         let ts = rfc3339(std::time::SystemTime::now());
         let mut records = Vec::new();
         // A CLI's stdout lines are in the log once, byte for byte, in the `backend_output`
         // record that ends the call: as `assistant_delta` records too, a flood would be
         // logged twice over (`--output jsonl` streams them).
-        let cli_line = matches!(event, Event::BackendOutput { .. });
-        if let Some(record) = record(event, &meta, &ts).filter(|_| !cli_line) {
-            records.push(record);
+        if !matches!(event, Event::BackendOutput { .. }) {
+            records.extend(meta.value(&ts, event));
         }
         if let Event::BackendFinished { raw: Some(raw), .. } = event {
             let raw_value = serde_json::to_value(raw).unwrap_or_default();
-            records.push(meta.record(&ts, Body::BackendOutput { raw: raw_value }));
+            records.extend(meta.value(&ts, Body::BackendOutput { raw: raw_value }));
             let left_out =
                 raw.stdout_dropped + raw.stderr_dropped + raw.stdout_unlogged + raw.stderr_unlogged;
             if left_out > 0 {
-                records.push(meta.record(
+                records.extend(meta.value(
                     &ts,
                     Body::BackendOutputDropped {
                         stdout_dropped_bytes: raw.stdout_dropped,
@@ -274,11 +261,7 @@ impl EventLog {
                 ));
             }
         }
-        let values = records
-            .into_iter()
-            .map(|r| serde_json::to_value(r).unwrap_or_default())
-            .collect();
-        self.write(values)
+        self.write(records)
     }
 
     fn write(&mut self, lines: Vec<Value>) -> Option<String> {

@@ -1,10 +1,13 @@
-//! The JSONL records against the schema: every kind's keys, the mapping from events.
+//! The JSONL records against the schema: every variant's kind, keys and actor, whole records.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::json;
 
 use super::*;
+use crate::event::{CutReason, OutputStream, PlanEntry};
+use crate::metrics::ContextStats;
 use crate::usage::Usage;
 use crate::ToolCall;
 
@@ -16,48 +19,43 @@ fn meta() -> Meta {
         turn: 2,
         backend: Some("fake".into()),
         model: None,
-        latency_ms: Some(1500),
     }
 }
 
 fn one(event: Event) -> Value {
-    serde_json::to_value(record(&event, &meta(), TS).expect("a record")).unwrap()
+    meta().value(TS, &event).expect("a record")
+}
+
+fn call(name: &str) -> ToolCall {
+    ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        args: json!({"command": "ls"}),
+    }
+}
+
+fn result(tool: &str, ok: bool) -> Event {
+    Event::ToolResult {
+        call_id: "call_1".into(),
+        tool: tool.into(),
+        ok,
+        output: "exit 1".into(),
+        exit_code: Some(1),
+    }
 }
 
 #[test]
-fn tool_call_maps_to_the_whole_record() {
+fn tool_call_is_the_whole_record() {
     let event = Event::ToolCall {
-        call: ToolCall {
-            id: "call_1".into(),
-            name: "bash".into(),
-            args: json!({"command": "ls"}),
-        },
+        call: call("bash"),
         summary: "ls".into(),
     };
     assert_eq!(
-        record(&event, &meta(), TS),
-        Some(Record {
-            ts: TS.into(),
-            v: VERSION,
-            level: "info".into(),
-            actor: "assistant".into(),
-            body: Body::ToolCall {
-                call_id: "call_1".into(),
-                tool: "bash".into(),
-                args: json!({"command": "ls"}),
-            },
-            session_id: "s1".into(),
-            turn: 2,
-            backend: Some("fake".into()),
-            model: None,
-        })
-    );
-    assert_eq!(
-        one(event),
-        json!({"ts": TS, "v": VERSION, "level": "info", "event": "tool_call",
-               "actor": "assistant", "session_id": "s1", "turn": 2,
-               "backend": "fake", "model": null, "call_id": "call_1", "tool": "bash",
-               "args": {"command": "ls"}})
+        meta().line(TS, &event).unwrap(),
+        "{\"ts\":\"2024-01-02T03:04:05.006Z\",\"v\":2,\"level\":\"info\",\"actor\":\"assistant\",\
+         \"event\":\"tool_call\",\"call_id\":\"call_1\",\"tool\":\"bash\",\
+         \"args\":{\"command\":\"ls\"},\"session_id\":\"s1\",\"turn\":2,\"backend\":\"fake\",\
+         \"model\":null}"
     );
 }
 
@@ -65,7 +63,7 @@ fn tool_call_maps_to_the_whole_record() {
 fn every_kind_has_its_stable_keys() {
     let common = json!({"ts": TS, "v": VERSION, "session_id": "s1", "turn": 2,
                         "backend": "fake", "model": null});
-    // `level` and `actor` are checked by the next test.
+    // `level` and `actor` are checked against the schema by the next test.
     let with = |fields: Value| {
         let mut all = common.clone();
         all.as_object_mut()
@@ -117,15 +115,14 @@ fn every_kind_has_its_stable_keys() {
             json!({"event": "assistant_message", "text": "done", "final_answer": true}),
         ),
         (
-            Event::ToolResult {
-                call_id: "call_1".into(),
-                tool: "bash".into(),
-                ok: false,
-                output: "exit 1".into(),
-                exit_code: Some(1),
-            },
+            result("bash", false),
             json!({"event": "tool_result", "call_id": "call_1", "tool": "bash", "ok": false,
                    "output": "exit 1", "exit_code": 1}),
+        ),
+        (
+            result("mcp.fs.read", true),
+            json!({"event": "mcp_result", "call_id": "call_1", "tool": "mcp.fs.read",
+                   "server": "fs", "ok": true, "output": "exit 1"}),
         ),
         (
             Event::Usage {
@@ -133,10 +130,9 @@ fn every_kind_has_its_stable_keys() {
                 usage: Usage {
                     input: Some(10),
                     output: Some(2),
-                    total: None,
-                    cost: None,
                     ..Default::default()
                 },
+                latency_ms: 1500,
             },
             json!({"event": "usage", "input_tokens": 10, "output_tokens": 2,
                    "total_tokens": null, "prompt_tokens": 10, "completion_tokens": 2,
@@ -162,85 +158,171 @@ fn every_kind_has_its_stable_keys() {
     }
 }
 
-/// One of every kind of record, to check against [`SCHEMA`].
-fn one_of_each() -> Vec<Body> {
+/// Which variant `event` is. No arm is a wildcard: a new variant does not compile here until
+/// it has an arm, and then [`every_event`] must have an example of it for the schema test to
+/// pass.
+fn variant(event: &Event) -> usize {
+    match event {
+        Event::TurnStarted { .. } => 0,
+        Event::BackendStarted { .. } => 1,
+        Event::BackendOutput { .. } => 2,
+        Event::Waiting { .. } => 3,
+        Event::BackendFinished { .. } => 4,
+        Event::TextDelta { .. } => 5,
+        Event::ThinkingDelta { .. } => 6,
+        Event::Plan { .. } => 7,
+        Event::CutShort { .. } => 8,
+        Event::RateLimitWait { .. } => 9,
+        Event::Retrying { .. } => 10,
+        Event::Text { .. } => 11,
+        Event::ApprovalNeeded { .. } => 12,
+        Event::ToolProgress { .. } => 13,
+        Event::ToolLog { .. } => 14,
+        Event::Usage { .. } => 15,
+        Event::OwnTool { .. } => 16,
+        Event::Context { .. } => 17,
+        Event::Summarized { .. } => 18,
+        Event::ContextNotice { .. } => 19,
+        Event::Notice { .. } => 20,
+        Event::TurnFinished { .. } => 21,
+        Event::Error { .. } => 22,
+        Event::ToolCall { .. } => 23,
+        Event::ToolResult { .. } => 24,
+    }
+}
+const VARIANTS: usize = 25;
+
+/// An example of every variant of [`Event`], and of each kind of record one makes.
+fn every_event() -> Vec<Event> {
     let s = String::new;
+    let b = || "fake".to_string();
     vec![
-        Body::SessionStart { session: s() },
-        Body::SessionClear { session: s() },
-        Body::UserMessage {
-            text: s(),
+        Event::TurnStarted {
+            turn: 1,
+            input: s(),
             images: vec![],
         },
-        Body::AssistantDelta { text: s() },
-        Body::OwnTool { text: s() },
-        Body::ThinkingDelta { text: s() },
-        Body::Plan { entries: vec![] },
-        Body::CutShort {
-            reason: crate::event::CutReason::MaxTokens,
+        Event::BackendStarted {
+            backend: b(),
+            iteration: 1,
         },
-        Body::AssistantMessage {
+        Event::BackendOutput {
+            backend: b(),
+            stream: OutputStream::Stdout,
+            line: s(),
+        },
+        Event::Waiting {
+            backend: b(),
+            elapsed_s: 1,
+        },
+        Event::BackendFinished {
+            backend: b(),
+            elapsed_ms: 1,
+            raw: None,
+        },
+        Event::TextDelta {
+            backend: b(),
+            text: s(),
+        },
+        Event::ThinkingDelta {
+            backend: b(),
+            text: s(),
+        },
+        Event::Plan {
+            backend: b(),
+            entries: vec![PlanEntry {
+                content: s(),
+                priority: s(),
+                status: s(),
+            }],
+        },
+        Event::CutShort {
+            backend: b(),
+            reason: CutReason::MaxTokens,
+        },
+        Event::RateLimitWait {
+            backend: b(),
+            wait_ms: 1,
+            limit: s(),
+        },
+        Event::Retrying {
+            backend: b(),
+            retry: 1,
+            retries: 2,
+            wait_ms: 1,
+            reason: s(),
+        },
+        Event::Text {
             text: s(),
             final_answer: true,
         },
-        Body::ToolCall {
-            call_id: s(),
-            tool: s(),
-            args: Value::Null,
+        Event::ApprovalNeeded {
+            call: call("bash"),
+            summary: s(),
         },
-        Body::ToolResult {
-            call_id: s(),
-            tool: s(),
-            ok: true,
-            output: s(),
-            exit_code: None,
-        },
-        Body::McpCall {
-            call_id: s(),
-            tool: s(),
-            server: s(),
-            args: Value::Null,
-        },
-        Body::McpResult {
-            call_id: s(),
-            tool: s(),
-            server: s(),
-            ok: false,
-            output: s(),
-        },
-        Body::ToolProgress {
+        Event::ToolProgress {
             call_id: s(),
             tool: s(),
             progress: 1.0,
             total: None,
             message: None,
         },
-        Body::McpLog {
+        Event::ToolLog {
             call_id: s(),
             tool: s(),
             server: s(),
-            mcp_level: "warning".into(),
-            data: serde_json::json!({ "k": 1 }),
+            level: "warning".into(),
+            data: json!({ "k": 1 }),
         },
-        Body::Usage {
-            input_tokens: None,
-            output_tokens: None,
-            total_tokens: None,
-            prompt_tokens: None,
-            completion_tokens: None,
-            thinking_tokens: None,
-            cost_usd: None,
-            latency_ms: None,
+        Event::Usage {
+            backend: b(),
+            usage: Usage::default(),
+            latency_ms: 1,
         },
-        Body::Error { error: s() },
-        Body::TurnEnd {
-            ok: true,
+        Event::OwnTool {
+            backend: b(),
+            activity: s(),
+        },
+        Event::Context {
+            stats: ContextStats {
+                messages: 1,
+                history: 1,
+                summary: false,
+                tokens: 1,
+                budget: 1,
+            },
+        },
+        Event::Summarized {
+            backend: b(),
+            messages: 1,
+        },
+        Event::ContextNotice { message: s() },
+        Event::Notice { message: s() },
+        Event::TurnFinished {
+            turn: 1,
             iterations: 1,
+            ok: true,
         },
-        Body::RateLimitWait {
-            wait_ms: 1,
-            limit: s(),
+        Event::Error { message: s() },
+        Event::ToolCall {
+            call: call("bash"),
+            summary: s(),
         },
+        Event::ToolCall {
+            call: call("mcp.fs.read"),
+            summary: s(),
+        },
+        result("bash", true),
+        result("mcp.fs.read", false),
+    ]
+}
+
+/// An example of every record no event makes.
+fn every_body() -> Vec<Body> {
+    let s = String::new;
+    vec![
+        Body::SessionStart { session: s() },
+        Body::SessionClear { session: s() },
         Body::BackendOutput { raw: Value::Null },
         Body::BackendOutputDropped {
             stdout_dropped_bytes: 1,
@@ -251,48 +333,53 @@ fn one_of_each() -> Vec<Body> {
     ]
 }
 
+/// The kind of `value`'s record after checking its keys and actor against [`SCHEMA`].
+fn checked(value: Value) -> String {
+    let event = value["event"].as_str().expect("an event key").to_string();
+    let (_, actor, own) = SCHEMA
+        .iter()
+        .find(|(e, ..)| *e == event)
+        .unwrap_or_else(|| panic!("{event} is not in SCHEMA"));
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    let mut expected: Vec<&str> = COMMON.iter().chain(own.iter()).copied().collect();
+    keys.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(keys, expected, "{event}");
+    assert_eq!(value["actor"], *actor, "{event}");
+    assert!(["info", "warn", "error"].contains(&value["level"].as_str().unwrap()));
+    event
+}
+
 #[test]
 fn every_kind_of_record_has_exactly_the_keys_of_the_schema() {
-    let bodies = one_of_each();
-    assert_eq!(
-        bodies.len(),
-        SCHEMA.len(),
-        "a kind is missing from the schema"
+    let events = every_event();
+    let seen: BTreeSet<usize> = events.iter().map(variant).collect();
+    assert_eq!(seen.len(), VARIANTS, "every_event lacks a variant");
+    let mut kinds: BTreeSet<String> = events
+        .iter()
+        .filter_map(|e| meta().value(TS, e))
+        .map(checked)
+        .collect();
+    kinds.extend(
+        every_body()
+            .into_iter()
+            .map(|b| checked(meta().value(TS, b).unwrap())),
     );
-    for body in bodies {
-        let event = body.event();
-        let value = serde_json::to_value(meta().record(TS, body)).unwrap();
-        let (_, actor, own) = SCHEMA
-            .iter()
-            .find(|(e, ..)| *e == event)
-            .unwrap_or_else(|| panic!("{event} is not in SCHEMA"));
-        let mut keys: Vec<&str> = value
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        let mut expected: Vec<&str> = COMMON.iter().chain(own.iter()).copied().collect();
-        keys.sort_unstable();
-        expected.sort_unstable();
-        assert_eq!(keys, expected, "{event}");
-        assert_eq!(value["event"], event);
-        assert_eq!(value["actor"], *actor, "{event}");
-        assert!(["info", "warn", "error"].contains(&value["level"].as_str().unwrap()));
-    }
+    let schema: BTreeSet<String> = SCHEMA.iter().map(|(e, ..)| e.to_string()).collect();
+    assert_eq!(kinds, schema, "a kind of SCHEMA that no variant makes");
 }
 
 #[test]
 fn mcp_tools_are_mcp_records() {
-    let event = Event::ToolCall {
-        call: ToolCall {
-            id: "c".into(),
-            name: "mcp.fs.read_file".into(),
-            args: json!({}),
-        },
+    let value = one(Event::ToolCall {
+        call: call("mcp.fs.read_file"),
         summary: String::new(),
-    };
-    let value = one(event);
+    });
     assert_eq!(
         (&value["event"], &value["server"]),
         (&json!("mcp_call"), &json!("fs"))
@@ -312,7 +399,8 @@ fn progress_and_stderr_have_no_record() {
             line: "log".into(),
         },
     ] {
-        assert_eq!(record(&event, &meta(), TS), None);
+        assert_eq!(meta().value(TS, &event), None);
+        assert_eq!(meta().line(TS, &event), None);
     }
 }
 
@@ -336,9 +424,22 @@ fn output_only_left_out_of_the_log_is_no_warning() {
             stdout_unlogged_bytes,
             stderr_unlogged_bytes: 0,
         };
-        serde_json::to_value(meta().record(TS, body)).unwrap()["level"].clone()
+        meta().value(TS, body).unwrap()["level"].clone()
     };
     assert_eq!(dropped(10, 0), "warn");
     assert_eq!(dropped(10, 5), "warn");
     assert_eq!(dropped(0, 5), "info");
+}
+
+/// A record reads back as what was written, for a reader of the log in Rust.
+#[test]
+fn records_of_the_log_read_back() {
+    let record = meta().record(
+        TS,
+        Body::SessionStart {
+            session: "notes".into(),
+        },
+    );
+    let line = serde_json::to_string(&record).unwrap();
+    assert_eq!(serde_json::from_str::<Record<Body>>(&line).unwrap(), record);
 }

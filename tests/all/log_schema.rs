@@ -125,3 +125,33 @@ fn the_session_log_starts_and_clears() {
         }
     }
 }
+
+/// A log of schema version 1 (no `v`, `level` or `actor`: fixtures/logs/v1.jsonl) in a saved
+/// session is no obstacle: the session resumes, is listed and loads with `/load`, and its log
+/// keeps the old lines as they were, with the current version's records after them.
+#[test]
+fn a_log_of_an_earlier_version_is_kept_and_appended_to() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["--backend", "fake", "--session", "old", "one"])
+        .expect_code(0);
+    let path = ws.path("data/agent-loop/sessions/old/log.jsonl");
+    let old = std::fs::read_to_string(crate::common::fixture("logs/v1.jsonl")).unwrap();
+    std::fs::write(&path, &old).unwrap();
+    ws.run(&["--session", "old", "two"]).expect_code(0);
+    let listed = ws.run(&["sessions"]);
+    listed.expect_code(0);
+    assert!(listed.stdout().contains("old"), "{}", listed.stdout());
+    let (code, screen) = crate::repl::repl(&ws, "--backend fake", "/load old\nthree\n/exit\n");
+    assert_eq!(code, 0, "{screen}");
+    let log = std::fs::read_to_string(&path).unwrap();
+    let new = log.strip_prefix(&old).expect("the old lines, as they were");
+    let records = lines(new);
+    let turns: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["event"] == "user_message")
+        .map(|r| &r["turn"])
+        .collect();
+    assert_eq!(turns, [2, 3], "{new}");
+    assert!(records.iter().all(|r| r["v"] == agent_loop::jsonl::VERSION));
+}

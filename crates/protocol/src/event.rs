@@ -369,7 +369,9 @@ impl Event {
 
     /// The same event with `f` applied to every piece of text in it (to redact secrets before
     /// anything is shown or written). The match names every variant, so a new event says
-    /// here what of it is text.
+    /// here what of it is text. Not done on the serialised form: a record leaves out what the
+    /// displays need (the backend, a call's summary, the stream), so it cannot give the event
+    /// back, and a streamed delta would be serialised and parsed once more.
     pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Event {
         let call = |c: &ToolCall| c.map_text(f);
         match self {

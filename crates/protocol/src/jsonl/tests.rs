@@ -159,8 +159,8 @@ fn every_kind_has_its_stable_keys() {
 }
 
 /// Which variant `event` is. No arm is a wildcard: a new variant does not compile here until
-/// it has an arm, and then [`every_event`] must have an example of it for the schema test to
-/// pass.
+/// it has an arm (the next number, and [`VARIANTS`] one more), and then [`every_event`] must
+/// have an example of it for the schema test to pass.
 fn variant(event: &Event) -> usize {
     match event {
         Event::TurnStarted { .. } => 0,

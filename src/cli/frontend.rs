@@ -13,7 +13,7 @@ pub struct Frontend {
     pub input: Input,
     /// Keeps secrets out of the front end's own notices.
     pub redactor: Redactor,
-    /// `--debug`: every event as JSON on stderr.
+    /// `--debug`: every event in its debug form on stderr.
     pub debug: bool,
     /// In the REPL, where notices may point to slash commands such as `/pick`.
     pub repl: bool,

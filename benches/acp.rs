@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion};
 
-use agent_loop::backend::{build, Backend, Overrides, Request};
-use agent_loop::config::{Config, Source};
-use agent_loop::context::{Conversation, Message, Window};
 use agent_loop::event::Event;
+use agent_loop_backends::backend::{build, Backend, Overrides, Request};
+use agent_loop_config::{Config, Source};
+use agent_loop_context::{Conversation, Message, Window};
 use rustix::time::{clock_gettime, ClockId};
 
 /// The fake agent as a backend, and what a turn needs.

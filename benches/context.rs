@@ -12,11 +12,11 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use agent_loop::context::budget::{plan, Limits};
-use agent_loop::context::{
+use agent_loop_context::budget::{plan, Limits};
+use agent_loop_context::{
     render_prompt, ContextFormat, ContextMode, Conversation, Message, PromptStyle, ToolCall, Window,
 };
-use agent_loop::tools::Registry;
+use agent_loop_tools::Registry;
 
 /// A conversation of `n` messages in exchanges of four: a task, a tool call, its result and
 /// an answer, of the sizes a coding session shows (a few hundred bytes each).
@@ -87,7 +87,7 @@ fn style(format: ContextFormat) -> PromptStyle {
 }
 
 fn bench(c: &mut Criterion) {
-    let registry = agent_loop::builtins::registry(None).expect("built-in tools");
+    let registry = agent_loop_builtins::registry(None).expect("built-in tools");
     let plain = style(ContextFormat::Plain);
     let sizes = [1_000, 10_000, 100_000];
     let conversations: Vec<Conversation> = sizes.iter().map(|&n| conversation(n)).collect();

@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use regex::Regex;
 
-use agent_loop::parse::{render_terminal, strip_ansi, Parsers};
+use agent_loop_parse::{render_terminal, strip_ansi, Parsers};
 
 /// One screenful of a coloured agent CLI run: log lines, a redrawn tool line, prose, code
 /// with tabs, and one tool call, about 4 KB.

@@ -6,8 +6,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use agent_loop::backend::ScreenReader;
-use agent_loop::config::{Config, Definition, PtyDef, Source};
+use agent_loop_backends::backend::ScreenReader;
+use agent_loop_config::{Config, Definition, PtyDef, Source};
 
 /// How much of a session is handed over at a time.
 const PIECE: usize = 4096;

@@ -5,8 +5,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use agent_loop::backend::decode_recorded;
-use agent_loop::config::WireFormat;
+use agent_loop_backends::backend::decode_recorded;
+use agent_loop_config::WireFormat;
 
 /// The recorded text reply of `file`, its first event holding `marker` repeated until the
 /// body passes `bytes`. Events are separated by `separator`.

@@ -11,9 +11,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use agent_loop::context::conversation::message_bytes;
-use agent_loop::context::tokens::estimate;
-use agent_loop::context::{Encoding, Message};
+use agent_loop_context::conversation::message_bytes;
+use agent_loop_context::tokens::estimate;
+use agent_loop_context::{Encoding, Message};
 
 /// A line of each script, between the files.
 const SCRIPTS: &str = "Привет, мир! Это проверка. 你好，世界！这是一个测试。こんにちは世界。\

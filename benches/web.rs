@@ -18,8 +18,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use agent_loop::builtins::web::convert::Converter;
-use agent_loop::builtins::web::dom::Stop;
+use agent_loop_builtins::web::convert::Converter;
+use agent_loop_builtins::web::dom::Stop;
 
 const SIZE: usize = 1 << 20;
 

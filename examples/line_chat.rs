@@ -7,8 +7,8 @@ use std::io::BufRead;
 
 use agent_loop::chat::commands::library;
 use agent_loop::chat::{Chat, ChatOptions, Invocation, Outcome};
-use agent_loop::config::{settings::Settings, user_settings_path};
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::settings::{user_settings_path, Settings};
 use agent_loop::BoxFuture;
 
 /// Shows notices; refuses every approval.

@@ -4,9 +4,9 @@
 //! refused, as nobody is asked.
 
 use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::config::settings::Settings;
-use agent_loop::config::user_settings_path;
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::settings::user_settings_path;
+use agent_loop::settings::Settings;
 use agent_loop::BoxFuture;
 
 /// Shows each tool call; refuses every approval.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use agent_loop::chat::Chat;
-use agent_loop::context::{Image, Prompt};
+use agent_loop::chat::{Image, Prompt};
 use agent_loop::Error;
 
 use super::frontend::Frontend;
@@ -168,8 +168,8 @@ impl App {
 
 /// A session's messages as the displays print them: the user's after `You: `, the model's
 /// text and tool calls, the first line of each result.
-fn history_text(messages: &[agent_loop::context::Message]) -> String {
-    use agent_loop::context::Message;
+fn history_text(messages: &[agent_loop::chat::Message]) -> String {
+    use agent_loop::chat::Message;
     use std::fmt::Write;
     let mut out = String::new();
     for message in messages {
@@ -191,7 +191,7 @@ fn history_text(messages: &[agent_loop::context::Message]) -> String {
             }
         };
     }
-    agent_loop::sanitize::sanitize(&out).into_owned()
+    agent_loop::text::sanitize(&out).into_owned()
 }
 
 /// What is shown when a signal cancels a turn.

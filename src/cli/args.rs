@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 
 use super::display::{DisplayMode, OutputFormat};
 
-use agent_loop::agent::{AllowRule, ApprovalMode};
-use agent_loop::context::ContextMode;
+use agent_loop::settings::ContextMode;
+use agent_loop::settings::{AllowRule, ApprovalMode};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -9,7 +9,7 @@ use agent_loop::chat::commands::{
     help_lines, offered, FrontEnd, Invocation, Outcome as Done, SlashCommand,
 };
 
-use agent_loop::context::Image;
+use agent_loop::chat::Image;
 
 use super::app::{App, Outcome};
 

@@ -73,7 +73,7 @@ fn ask_for_tool(task: &str) -> String {
 fn answer(task: &str, status: &str, output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     let mut text = if status == "ok" {
-        let n = agent_loop::plural::count(lines.len(), "line", "lines");
+        let n = agent_loop::text::plural::count(lines.len(), "line", "lines");
         format!("{GREEN}Done.{RESET} For \"{task}\" the tool answered ({n}):\n")
     } else {
         format!("{YELLOW}The tool failed{RESET} for \"{task}\":\n")
@@ -82,7 +82,7 @@ fn answer(task: &str, status: &str, output: &str) -> String {
         text.push_str(&format!("  {line}\n"));
     }
     if lines.len() > 20 {
-        let more = agent_loop::plural::count(lines.len() - 20, "more line", "more lines");
+        let more = agent_loop::text::plural::count(lines.len() - 20, "more line", "more lines");
         text.push_str(&format!("  ... and {more}\n"));
     }
     text

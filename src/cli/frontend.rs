@@ -1,8 +1,8 @@
 //! The front end of the binary: renders the chat's events (already redacted and logged by
 //! the library) with the display, and asks the user to approve tools.
 
-use agent_loop::agent::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::session::Redactor;
+use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
+use agent_loop::text::Redactor;
 use agent_loop::BoxFuture;
 
 use super::input::Input;

@@ -13,16 +13,14 @@ pub async fn account(action: &McpAction, config: Option<&Path>) -> Result<(), Er
     match action {
         McpAction::Login { name } => {
             let config = agent_loop::chat::Chat::load_config(config)?;
-            let def = config.mcp_servers.get(name).ok_or_else(|| {
-                agent_loop::mcp::no_such_server(name, config.mcp_servers.keys().map(String::as_str))
-            })?;
-            agent_loop::mcp::oauth::login(def, &mut |line| eprintln!("{line}")).await?;
+            agent_loop::chat::Chat::mcp_login(&config, name, &mut |line| eprintln!("{line}"))
+                .await?;
             eprintln!("agent-loop: logged in to MCP server `{name}`");
         }
         // Run by `mcp_serve`, never here.
         McpAction::Serve(_) => {}
         McpAction::Logout { name } => {
-            let removed = agent_loop::mcp::oauth::logout(name)?;
+            let removed = agent_loop::chat::Chat::mcp_logout(name)?;
             if removed {
                 eprintln!("agent-loop: logged out of MCP server `{name}`");
             } else {

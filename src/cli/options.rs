@@ -4,8 +4,8 @@
 //! from these.
 
 use agent_loop::chat::{ChatOptions, SessionChoice};
-use agent_loop::config::settings::{FrontEndKeys, Settings};
-use agent_loop::config::user_settings_path;
+use agent_loop::settings::user_settings_path;
+use agent_loop::settings::{FrontEndKeys, Settings};
 use agent_loop::Error;
 
 use super::args::{Args, Request, Run, Saving, ServeRun, Tooling};

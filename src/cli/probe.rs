@@ -8,7 +8,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `server answers`, or why not.
 pub async fn server_status(url: &str) -> String {
-    let client = match agent_loop::tls::client()
+    let client = match agent_loop::process::tls::client()
         .no_gzip()
         .timeout(PROBE_TIMEOUT)
         .connect_timeout(PROBE_TIMEOUT)

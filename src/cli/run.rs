@@ -7,9 +7,9 @@ use std::io::{IsTerminal, Read};
 use clap::{CommandFactory, Parser};
 
 use agent_loop::chat::Chat;
-use agent_loop::config::bool_setting::Flag;
-use agent_loop::context::Image;
-use agent_loop::session::Redactor;
+use agent_loop::chat::Image;
+use agent_loop::settings::Flag;
+use agent_loop::text::Redactor;
 use agent_loop::{Error, ErrorKind};
 
 use super::app::{App, Outcome};
@@ -164,7 +164,7 @@ fn near_miss(args: &Args) -> Option<Error> {
     }
     let command = Args::command();
     let names = command.get_subcommands().map(|c| c.get_name());
-    let near = agent_loop::config::closest(task, names)?;
+    let near = agent_loop::text::closest(task, names)?;
     Some(Error::config(format!(
         "`{task}` is not a subcommand: did you mean `{near}`? To send it as the task, put `--` \
          before it: agent-loop -- {task}"
@@ -179,7 +179,7 @@ async fn backends(args: &Args) -> i32 {
     };
     match super::backends_cmd::table(&config).await {
         Ok(table) => {
-            let text = format!("{table}\n{}\n", agent_loop::tools::web_search_status());
+            let text = format!("{table}\n{}\n", agent_loop::chat::Chat::web_search_status());
             match super::stdout::print(&text) {
                 Ok(()) => 0,
                 Err(e) => fail(&e),
@@ -226,9 +226,8 @@ async fn doctor_report(
                 )
             })?,
     };
-    let tools = agent_loop::builtins::registry(None)?;
     let model = args.request.model.clone();
-    agent_loop::backend::doctor::doctor(&config, &name, model, tools.specs()).await
+    Chat::doctor(&config, &name, model).await
 }
 
 fn fail(error: &Error) -> i32 {
@@ -375,7 +374,7 @@ async fn one_shot(app: &mut App, task: &str) -> i32 {
         app.notice(&format!(
             "[not done: {} refused: approval cannot be asked here (no terminal, or --output \
              jsonl); pass --yes, or --allow TOOL for the tools you trust]",
-            agent_loop::plural::count(refused, "tool call", "tool calls")
+            agent_loop::text::plural::count(refused, "tool call", "tool calls")
         ));
     }
     let line = app.summary_line();

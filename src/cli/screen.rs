@@ -10,7 +10,7 @@ use super::display::{
     choose, no_color_requested, Caps, Choice, JsonlDisplay, PlainDisplay, QuietDisplay, Renderer,
     Settings, Terminal, TerminfoDisplay, ViewDisplay, ViewHandle,
 };
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::event::{ApprovalRequest, Event};
 use agent_loop::Error;
 
 use super::args::Args;
@@ -29,10 +29,7 @@ pub struct Screen(
 impl Screen {
     /// The display for these flags and settings (`display` and `output`, from flags,
     /// `AGENT_LOOP_DISPLAY`/`AGENT_LOOP_OUTPUT` or config.toml) on this process's terminal.
-    pub fn for_args(
-        args: &Args,
-        layers: &agent_loop::config::settings::Settings,
-    ) -> Result<Screen, Error> {
+    pub fn for_args(args: &Args, layers: &agent_loop::settings::Settings) -> Result<Screen, Error> {
         let settings = Settings {
             display: layers.get("display")?.unwrap_or_default(),
             output: layers.get("output")?.unwrap_or_default(),

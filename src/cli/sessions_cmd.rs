@@ -2,26 +2,25 @@
 
 use std::fmt::Write;
 
-use agent_loop::session::{format_time, Listing, Store};
+use agent_loop::chat::{Chat, Listing};
+use agent_loop::text::format_time;
 use agent_loop::Error;
 
 use super::args::SessionsAction;
 
 pub fn run(action: Option<SessionsAction>) -> Result<(), Error> {
-    let dir = Store::default_dir()
-        .ok_or_else(|| Error::config("neither XDG_DATA_HOME nor HOME is set"))?;
-    let store = Store::new(dir);
     match action {
         Some(SessionsAction::Rm { names }) => {
             for name in names {
-                store.remove(&name)?;
+                Chat::remove_saved(&name)?;
                 super::stdout::print(&format!("removed {name}\n"))?;
             }
         }
         None => {
-            let rows = store.list();
+            let rows = Chat::saved_sessions()?;
             if rows.is_empty() {
-                eprintln!("no saved sessions in {}", store.dir().display());
+                let dir = Chat::saved_sessions_dir().unwrap_or_default();
+                eprintln!("no saved sessions in {}", dir.display());
                 return Ok(());
             }
             let mut out = format!(

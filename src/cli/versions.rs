@@ -30,7 +30,7 @@ struct Cache {
 }
 
 fn cache_path() -> Option<PathBuf> {
-    agent_loop::dirs::xdg_home("XDG_CACHE_HOME", ".cache")
+    agent_loop::process::xdg_home("XDG_CACHE_HOME", ".cache")
         .map(|d| d.join("agent-loop").join("versions.json"))
 }
 
@@ -139,7 +139,7 @@ async fn ask(program: &Path) -> Result<String, String> {
     let _group = agent_loop::process::GroupGuard::new(child.id());
     match tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await {
         Ok(Ok(out)) => {
-            let text = agent_loop::parse::strip_ansi(if out.stdout.is_empty() {
+            let text = agent_loop::text::strip_ansi(if out.stdout.is_empty() {
                 &out.stderr
             } else {
                 &out.stdout

@@ -173,14 +173,14 @@ mod across_turns {
     //! Several turns in one conversation, driven through the library with the scripted fake
     //! agent as a CLI backend (the binary runs one turn per process without a terminal).
 
-    use agent_loop::agent::{
+    use agent_loop::BoxFuture;
+    use agent_loop_backends::backend;
+    use agent_loop_config::{Config, Source};
+    use agent_loop_context::Artifacts;
+    use agent_loop_core::agent::{
         Agent, AgentOptions, ApprovalRequest, Decision, Event, Observer, Policy,
     };
-    use agent_loop::backend;
-    use agent_loop::config::{Config, Source};
-    use agent_loop::context::Artifacts;
-    use agent_loop::tools::Root;
-    use agent_loop::BoxFuture;
+    use agent_loop_tools::Root;
 
     use super::conversation;
     use crate::common::{fixture, Workspace};
@@ -221,7 +221,7 @@ mod across_turns {
             env: Default::default(),
             web: Default::default(),
         };
-        let tools = agent_loop::builtins::registry(Some(&["read".to_string()])).unwrap();
+        let tools = agent_loop_builtins::registry(Some(&["read".to_string()])).unwrap();
         let backend = backend::build(&def, &Default::default()).unwrap();
         let mut agent = Agent::new(backend, tools, options);
         let mut events = Events::default();

@@ -43,6 +43,7 @@ mod props;
 mod pty;
 mod pty_docs;
 mod pty_replay;
+mod public_face;
 mod readme;
 mod repl;
 mod replay;

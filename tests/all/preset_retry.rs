@@ -2,8 +2,8 @@
 //! key) is not retried, and the same recording with a rate-limit or server-error status in
 //! its place is.
 
-use agent_loop::config::{Config, Definition, Source};
-use agent_loop::parse::strip_ansi;
+use agent_loop_config::{Config, Definition, Source};
+use agent_loop_parse::strip_ansi;
 
 use crate::common::fixture;
 

@@ -2,8 +2,8 @@
 //! `fixtures/<cli>/`: the answer, the tool calls, the token counts and the errors each preset's
 //! parsers read, through the library, from the text its `render` mode makes of the bytes.
 
-use agent_loop::config::{BackendDef, Config, Definition, Source};
-use agent_loop::parse::{strip_ansi, Parsed, Render};
+use agent_loop_config::{BackendDef, Config, Definition, Source};
+use agent_loop_parse::{strip_ansi, Parsed, Render};
 
 use crate::common::fixture;
 

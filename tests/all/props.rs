@@ -4,8 +4,8 @@
 //! an agent CLI colours it, parses back to what it printed. `PROPTEST_CASES` sets the number
 //! of cases (64 here by default; scripts/proptest-long.sh runs many more).
 
-use agent_loop::config::{Config, ConfigError, Definition, Source};
-use agent_loop::parse::{strip_ansi, Parsers, Pattern, RawArgs};
+use agent_loop_config::{Config, ConfigError, Definition, Source};
+use agent_loop_parse::{strip_ansi, Parsers, Pattern, RawArgs};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -30,8 +30,8 @@ fn load(text: &str) -> Result<Config, ConfigError> {
 }
 
 /// Built once: compiling the regexes for every case would be most of the run.
-fn parsers() -> &'static agent_loop::parse::Parsers {
-    static PARSERS: std::sync::OnceLock<agent_loop::parse::Parsers> = std::sync::OnceLock::new();
+fn parsers() -> &'static agent_loop_parse::Parsers {
+    static PARSERS: std::sync::OnceLock<agent_loop_parse::Parsers> = std::sync::OnceLock::new();
     PARSERS.get_or_init(|| match load(BACKEND).unwrap().backend("gen").unwrap() {
         Definition::Cli(def) => def.parsers.clone(),
         Definition::Http(_) | Definition::Pty(_) | Definition::Acp(_) => {

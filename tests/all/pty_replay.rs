@@ -6,8 +6,8 @@
 //! screens, and the answer read off the screen must be exactly the mock's text, without the
 //! tool rows, dialogs and notices.
 
-use agent_loop::backend::ScreenReader;
-use agent_loop::config::{Config, Definition, PtyDef, Source};
+use agent_loop_backends::backend::ScreenReader;
+use agent_loop_config::{Config, Definition, PtyDef, Source};
 
 use crate::common::{fixture, path_with};
 
@@ -26,9 +26,8 @@ fn read(folder: &str, name: &str) -> Vec<u8> {
 /// The preset's end-of-turn rule (`done_when_ready`) on the screen as it is now.
 fn turn_over(def: &PtyDef, reader: &mut ScreenReader) -> bool {
     let screen = reader.visible_text();
-    let shows = |re: &Option<agent_loop::parse::Pattern>| {
-        re.as_ref().is_some_and(|re| re.is_match(&screen))
-    };
+    let shows =
+        |re: &Option<agent_loop_parse::Pattern>| re.as_ref().is_some_and(|re| re.is_match(&screen));
     shows(&def.ready) && !shows(&def.busy) && !shows(&def.approval) && reader.echoed()
 }
 

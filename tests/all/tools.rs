@@ -1,11 +1,11 @@
 //! The built-in tools, called through the registry as the loop calls them: real files in a
 //! temporary folder, real processes for bash.
 
-use agent_loop::tools::{Root, ToolContext, ToolOutput};
+use agent_loop_tools::{Root, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
 fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
-    let registry = agent_loop::builtins::registry(None).unwrap();
+    let registry = agent_loop_builtins::registry(None).unwrap();
     let ctx = ToolContext {
         cwd: dir.to_path_buf(),
         root: Root::new(dir).unwrap(),

@@ -417,6 +417,12 @@ pub fn closest<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&
         .map(|(_, n)| n)
 }
 
+/// The program `command` names, looked for on PATH as a backend's is (`agent-loop
+/// backends` shows where it was found).
+pub fn find_program(command: &str) -> Option<PathBuf> {
+    which::which(command).ok()
+}
+
 /// `$XDG_CONFIG_HOME/agent-loop/config.toml`, or `~/.config/agent-loop/config.toml`.
 pub fn user_settings_path() -> Option<PathBuf> {
     config_dir().map(|d| d.join("config.toml"))

@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus,
 };
 
-use agent_loop::context::{Image, Message, Prompt};
+use agent_loop::chat::{Image, Message, Prompt};
 use agent_loop::Error;
 
 use super::updates::{announce, finished, text_block, Notifier, ToolFacts};

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
-use agent_loop::tools::{Editor, EditorError, Files, Terminal};
+use agent_loop::editor::{Editor, EditorError, Files, Terminal};
 use agent_loop::BoxFuture;
 
 use super::terminal::ClientTerminal;

@@ -17,7 +17,7 @@ mod terminal;
 mod updates;
 
 use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::config::bool_setting::Flag;
+use agent_loop::settings::Flag;
 use agent_loop::Error;
 
 use super::args::{Acp, Args};

@@ -25,9 +25,8 @@ use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest
 use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
-use agent_loop::config::mcp::{Credentials, ServerDef, Transport};
-use agent_loop::config::settings::Settings;
-use agent_loop::session::Store;
+use agent_loop::editor::{Credentials, ServerDef, Transport};
+use agent_loop::settings::Settings;
 use agent_loop::Error;
 
 use super::session::{config_options, invalid, modes, Handle, Job};
@@ -265,8 +264,7 @@ impl Server {
                         "session {name} is open already in this agent"
                     ))));
                 }
-                let store = Store::default_dir().map(Store::new);
-                if !shared.options.save || !store.is_some_and(|s| s.has(name)) {
+                if !shared.options.save || !Chat::is_saved(name) {
                     return Err(invalid(Error::config(format!(
                         "no saved session named `{name}`"
                     ))));

@@ -18,10 +18,10 @@ use agent_client_protocol::{Error as RpcError, ErrorCode};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use agent_loop::agent::ApprovalMode;
+use agent_loop::chat::Prompt;
 use agent_loop::chat::{Canceller, Chat, Invocation, Outcome};
-use agent_loop::context::Prompt;
 use agent_loop::event::CutReason;
+use agent_loop::settings::ApprovalMode;
 use agent_loop::{Error, ErrorKind};
 
 use super::commands::{classify, Line};
@@ -219,7 +219,7 @@ impl Worker {
     fn set_mode(&mut self, mode: &str) -> Result<(), RpcError> {
         let mode: ApprovalMode = mode
             .parse()
-            .map_err(|e: agent_loop::error::UnknownValue| invalid(Error::config(e.to_string())))?;
+            .map_err(|e: agent_loop::UnknownValue| invalid(Error::config(e.to_string())))?;
         self.chat.set_approval(mode);
         self.notifier
             .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(

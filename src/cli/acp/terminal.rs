@@ -17,8 +17,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
-use agent_loop::tools::command::{timed_out, OUTPUT_CAP};
-use agent_loop::tools::{Terminal, ToolOutput};
+use agent_loop::editor::{timed_out, OUTPUT_CAP};
+use agent_loop::editor::{Terminal, ToolOutput};
 use agent_loop::BoxFuture;
 
 use super::updates::{terminal_content, Notifier};
@@ -110,7 +110,7 @@ impl ClientTerminal {
         } else if let Some(signal) = &status.signal {
             text.push_str(&format!("killed by {signal}\n"));
         }
-        let shown = agent_loop::parse::strip_ansi(output.output.as_bytes());
+        let shown = agent_loop::text::strip_ansi(output.output.as_bytes());
         if !shown.is_empty() {
             text.push_str(&format!("output:\n{}\n", shown.trim_end_matches('\n')));
         }

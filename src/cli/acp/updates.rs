@@ -20,9 +20,9 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 
 use agent_loop::chat::Chat;
-use agent_loop::context::ToolCall as Call;
+use agent_loop::chat::ToolCall as Call;
+use agent_loop::editor::ToolKind as Kind;
 use agent_loop::event::{ApprovalRequest, CutReason, Decision, Event, Observer, PlanEntry};
-use agent_loop::tools::ToolKind as Kind;
 use agent_loop::BoxFuture;
 
 use crate::cli::text::call_title;

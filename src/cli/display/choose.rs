@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 
 use crate::cli::display::caps::Caps;
-use agent_loop::config::settings::{FrontEndKeys, Key};
+use agent_loop::settings::{FrontEndKeys, Key};
 use agent_loop::Error;
 
 /// `--display`: how text output is shown.

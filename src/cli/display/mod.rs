@@ -18,7 +18,7 @@ pub mod jsonl;
 pub mod plain;
 pub mod quiet;
 mod renderer;
-pub use agent_loop::sanitize;
+pub use agent_loop::text::sanitize;
 mod shared;
 pub mod terminfo;
 pub mod view;

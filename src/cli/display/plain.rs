@@ -7,10 +7,10 @@
 use std::io::{self, Write};
 
 use super::renderer::Renderer;
-use super::sanitize::sanitize;
+use super::sanitize;
 use crate::cli::text::{cut_short, plan_text, progress_text, PLAIN_EVERY};
-use agent_loop::agent::{ApprovalRequest, Event, OutputStream};
-use agent_loop::tools::Throttle;
+use agent_loop::event::{ApprovalRequest, Event, OutputStream};
+use agent_loop::text::Throttle;
 
 /// Lines of a tool result shown under the call.
 const PREVIEW_LINES: usize = 4;
@@ -106,7 +106,7 @@ impl PlainDisplay {
                 }
                 let rest = lines.count();
                 if rest > 0 {
-                    let more = agent_loop::plural::count(rest, "more line", "more lines");
+                    let more = agent_loop::text::plural::count(rest, "more line", "more lines");
                     writeln!(self.err, "  ... {more}")?;
                 }
             }
@@ -219,7 +219,7 @@ impl PlainDisplay {
                     self.err,
                     "[context: {} summarised {}]",
                     sanitize(backend),
-                    agent_loop::plural::count(*messages, "older message", "older messages")
+                    agent_loop::text::plural::count(*messages, "older message", "older messages")
                 )?;
             }
             Event::ContextNotice { message } => {
@@ -392,7 +392,7 @@ impl Renderer for PlainDisplay {
 }
 
 /// The library's token counts (one wording for every front end).
-pub use agent_loop::plural::tokens;
+pub use agent_loop::text::plural::tokens;
 
 /// An MCP server's log message as one line: `[mcp SERVER LEVEL] DATA`, a text as it is, other
 /// JSON as JSON.

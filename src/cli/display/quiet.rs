@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::renderer::Renderer;
 use crate::cli::display::plain::PlainDisplay;
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::event::{ApprovalRequest, Event};
 
 pub struct QuietDisplay {
     plain: PlainDisplay,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::event::{ApprovalRequest, Event};
 
 /// What a front end needs from a display. Write errors (a closed pipe) are ignored by every
 /// method: the loop goes on.

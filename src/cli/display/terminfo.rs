@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use super::renderer::Renderer;
 use crate::cli::display::caps::{Caps, Colour};
 use crate::cli::display::plain::PlainDisplay;
-use crate::cli::display::sanitize::sanitize;
+use crate::cli::display::sanitize;
 use crate::cli::display::shared::SharedWriter;
 use crate::cli::text::progress_text;
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::event::{ApprovalRequest, Event};
 
 /// How often the spinner moves.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -340,7 +340,7 @@ fn fit(text: &str, width: usize) -> String {
 mod tests {
     use super::*;
     use crate::cli::display::shared::Captured;
-    use agent_loop::agent::OutputStream;
+    use agent_loop::event::OutputStream;
 
     const FULL: &[(&str, &str)] = &[
         ("cr", "{cr}"),

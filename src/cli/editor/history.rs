@@ -12,8 +12,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agent_loop::redact::Redactor;
-use agent_loop::tools::private;
+use agent_loop::process::private;
+use agent_loop::text::Redactor;
 
 use super::keys::{Key, Line};
 
@@ -33,7 +33,7 @@ pub struct History {
 
 /// `$XDG_STATE_HOME/agent-loop/history`, or `~/.local/state/agent-loop/history`.
 pub fn default_file() -> Option<PathBuf> {
-    agent_loop::dirs::xdg_home("XDG_STATE_HOME", ".local/state")
+    agent_loop::process::xdg_home("XDG_STATE_HOME", ".local/state")
         .map(|d| d.join("agent-loop").join("history"))
 }
 

@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 use agent_loop::chat::{Chat, SessionChoice};
 use agent_loop::event::CutReason;
-use agent_loop::session::Store;
 use agent_loop::{Error, ErrorKind};
 
 use super::observer::CallObserver;
@@ -110,8 +109,7 @@ impl Server {
                 return Err(not_offered(backend, shared));
             }
         }
-        let store = Store::default_dir().map(Store::new);
-        let exists = |name: &str| store.as_ref().is_some_and(|s| s.has(name));
+        let exists = Chat::is_saved;
         if let (true, Some(name)) = (turn.reply, &turn.session) {
             if !shared.options.save {
                 return Err(Error::config(

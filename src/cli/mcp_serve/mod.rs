@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
+use agent_loop::chat::Config;
 use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::config::settings::Settings;
-use agent_loop::config::Config;
 use agent_loop::process::capped::{self, Breach, CappedLines};
+use agent_loop::settings::Settings;
 use agent_loop::{Error, ErrorKind};
 
 use super::args::{Args, McpServe};

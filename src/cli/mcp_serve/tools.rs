@@ -114,7 +114,7 @@ pub fn parse(name: &str, args: JsonObject) -> Result<Request, McpError> {
     // A session name is checked before anything looks for it on disk (`../x` would ask
     // whether a file exists outside the sessions folder).
     if let Some(session) = &turn.session {
-        if let Err(e) = agent_loop::session::validate_name(session) {
+        if let Err(e) = agent_loop::chat::Chat::check_session_name(session) {
             return Err(McpError::invalid_params(format!("{name}: {e}"), None));
         }
     }

@@ -215,7 +215,7 @@ impl Mode {
 
 impl Api {
     pub fn new(base: &str, token: &str) -> Result<Api, String> {
-        let client = agent_loop::tls::client()
+        let client = agent_loop::process::tls::client()
             .no_gzip()
             .connect_timeout(Duration::from_secs(20))
             .build()
@@ -230,7 +230,7 @@ impl Api {
     }
 
     /// `text` from the server, fit to show: the token masked (also percent-encoded), every
-    /// control or invisible character (`agent_loop::shown`) a space.
+    /// control or invisible character (`agent_loop::text::shown`) a space.
     fn scrub(&self, text: &str) -> String {
         let mut text = text.to_string();
         if !self.token.is_empty() {
@@ -244,7 +244,13 @@ impl Api {
             }
         }
         text.chars()
-            .map(|c| if agent_loop::shown::hides(c) { ' ' } else { c })
+            .map(|c| {
+                if agent_loop::text::shown::hides(c) {
+                    ' '
+                } else {
+                    c
+                }
+            })
             .collect()
     }
 

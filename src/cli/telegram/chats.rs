@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
+use agent_loop::chat::Prompt;
 use agent_loop::chat::{Chat, ChatOptions, Outcome, SessionChoice};
-use agent_loop::config::settings::Settings;
-use agent_loop::context::Prompt;
+use agent_loop::settings::Settings;
 
 use super::api::{Api, Mode};
 use super::approval::Approvals;

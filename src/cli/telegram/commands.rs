@@ -6,7 +6,7 @@
 
 use agent_loop::chat::commands::{offered, FrontEnd, Invocation, SlashCommand};
 use agent_loop::chat::Chat;
-use agent_loop::session::{format_time, Store};
+use agent_loop::text::format_time;
 use agent_loop::Error;
 
 use super::api::BotCommand;
@@ -83,9 +83,7 @@ pub fn status(chat: &Chat, running: bool) -> String {
 /// `/new`: the conversation is saved under an archive name, and the chat's session starts
 /// empty under its own name.
 pub fn new(chat: &mut Chat, session: &str) -> Result<String, Error> {
-    let archive = Store::default_dir()
-        .map(Store::new)
-        .map(|store| store.free_name(&format!("{session}-archived")));
+    let archive = Chat::free_session_name(&format!("{session}-archived"));
     let kept = match archive {
         Some(name) if chat.status().messages > 0 => {
             chat.save_as(&name)?;

@@ -4,8 +4,8 @@
 //! limit), checked as `--image` files are. What cannot become an image is a reply saying why,
 //! before anything is downloaded where the message already says so.
 
-use agent_loop::context::image::MAX_IMAGE_BYTES;
-use agent_loop::context::Image;
+use agent_loop::chat::Image;
+use agent_loop::chat::MAX_IMAGE_BYTES;
 
 use super::api::{Api, Message};
 
@@ -133,7 +133,7 @@ fn image_document(document: &super::api::Document) -> Result<Attachment, String>
 /// A name or type from the sender, fit to show: no control or invisible characters, cut.
 fn shown(text: &str) -> String {
     text.chars()
-        .filter(|c| !agent_loop::shown::hides(*c))
+        .filter(|c| !agent_loop::text::shown::hides(*c))
         .take(100)
         .collect()
 }

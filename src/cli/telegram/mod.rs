@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 
 use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::config::bool_setting::Flag;
-use agent_loop::config::settings::Settings;
+use agent_loop::settings::Flag;
+use agent_loop::settings::Settings;
 use agent_loop::Error;
 
 use super::args::{Args, Telegram};

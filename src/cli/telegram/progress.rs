@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use agent_loop::context::ToolCall;
+use agent_loop::chat::ToolCall;
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::session::Redactor;
+use agent_loop::text::Redactor;
 use agent_loop::BoxFuture;
 
 use crate::cli::text::{cut_short, plan_text, progress_text, running};

@@ -2,7 +2,7 @@
 //! of a `[telegram]` table; as environment variables and in `agent-loop config` they are
 //! `telegram_*` like any other setting.
 
-use agent_loop::config::settings::{FrontEndKeys, Key};
+use agent_loop::settings::{FrontEndKeys, Key};
 
 pub const SETTINGS: FrontEndKeys = FrontEndKeys {
     keys: &[

@@ -7,7 +7,7 @@
 //! Both the plain and the terminfo display ask through [`prompt`]; the Telegram bot shows
 //! its questions through [`shown_lines`] and [`fold`] too.
 
-use agent_loop::agent::ApprovalRequest;
+use agent_loop::event::ApprovalRequest;
 
 /// More lines than this do not fit a screen: only the first ones are shown until `v`.
 pub const SCREEN_LINES: usize = 40;
@@ -56,14 +56,14 @@ pub fn question(request: &ApprovalRequest, width: usize, full: bool, how: &str) 
 
 /// How long the question is: `1 line`, `12 lines`.
 pub fn line_count(lines: usize) -> String {
-    agent_loop::plural::count(lines, "line", "lines")
+    agent_loop::text::plural::count(lines, "line", "lines")
 }
 
 /// What a folded question says of the rest: `how` is the way to see it (`answer v`).
 pub fn not_shown(hidden: usize, total: usize, how: &str) -> String {
     format!(
         "{} not shown: {how} to see all {total} before deciding",
-        agent_loop::plural::count(hidden, "more line", "more lines")
+        agent_loop::text::plural::count(hidden, "more line", "more lines")
     )
 }
 
@@ -115,7 +115,9 @@ fn visible(text: &str) -> Vec<String> {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 pieces.push(format!("\\x{:02x}", c as u32));
             }
-            c if agent_loop::shown::invisible(c) => pieces.push(format!("\\u{{{:x}}}", c as u32)),
+            c if agent_loop::text::shown::invisible(c) => {
+                pieces.push(format!("\\u{{{:x}}}", c as u32))
+            }
             c => pieces.push(c.to_string()),
         }
     }
@@ -150,7 +152,7 @@ fn wrap(pieces: &[String], width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_loop::context::ToolCall;
+    use agent_loop::chat::ToolCall;
 
     fn request(command: &str) -> ApprovalRequest {
         ApprovalRequest {

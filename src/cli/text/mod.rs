@@ -8,7 +8,7 @@ mod progress;
 
 use agent_loop::event::{CutReason, PlanEntry};
 
-use agent_loop::sanitize::sanitize;
+use agent_loop::text::sanitize;
 
 pub use approval::{fold, line_count, not_shown, shown_lines};
 pub use progress::{progress_text, PLAIN_EVERY};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use agent_loop::tools::{Root, ToolContext, ToolOutput};
+use agent_loop_tools::{Root, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
 fn context(dir: &Path) -> ToolContext {
@@ -23,7 +23,7 @@ fn context(dir: &Path) -> ToolContext {
 }
 
 fn call(ctx: &ToolContext, tool: &str, args: Value) -> ToolOutput {
-    let registry = agent_loop::builtins::registry(None).unwrap();
+    let registry = agent_loop_builtins::registry(None).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

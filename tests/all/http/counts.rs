@@ -7,7 +7,7 @@
 use super::server::{json, Answer};
 use super::{run_api, setup, whole, Format, KEY, KEY_ENV};
 use crate::common::Workspace;
-use agent_loop::context::{Encoding, Message};
+use agent_loop_context::{Encoding, Message};
 
 /// `count_tokens` and `max_context_tokens` in config.toml.
 fn settings(ws: &Workspace, text: &str) {

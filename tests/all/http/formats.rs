@@ -250,8 +250,8 @@ fn model_and_temperature_flags_override_the_entry() {
 /// in) whatever pieces the body arrives in, down to one byte at a time.
 #[test]
 fn recorded_streams_decode_in_any_pieces() {
-    use agent_loop::backend::decode_recorded;
-    use agent_loop::config::WireFormat;
+    use agent_loop_backends::backend::decode_recorded;
+    use agent_loop_config::WireFormat;
     for (format, file) in [
         (WireFormat::Anthropic, "anthropic/tools.sse"),
         (WireFormat::OpenAi, "openai/tools.sse"),

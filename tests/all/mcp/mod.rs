@@ -16,9 +16,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use agent_loop::config::{Config, Source};
-use agent_loop::mcp::{McpError, McpServers, ServerState, ServerStatus};
-use agent_loop::tools::{Registry, ToolContext};
+use agent_loop_config::{Config, Source};
+use agent_loop_mcp::{McpError, McpServers, ServerState, ServerStatus};
+use agent_loop_tools::{Registry, ToolContext};
 use serde_json::json;
 
 use crate::common::{fixture, hermetic, wait_gone, Workspace};
@@ -374,7 +374,7 @@ fn start(text: &str, cwd: &Path, runtime: &tokio::runtime::Runtime) -> McpServer
     runtime.block_on(McpServers::start(
         config.mcp_servers.into_values(),
         cwd,
-        &agent_loop::tools::Root::Anywhere,
+        &agent_loop_tools::Root::Anywhere,
         Default::default(),
     ))
 }
@@ -390,7 +390,7 @@ fn servers_are_listed_and_one_is_restarted() {
         + &server("off", &tiny(), "enabled = false")
         + &server("gone", "no-such-mcp-server", "");
     let servers = start(&text, dir.path(), &runtime);
-    let mut registry = agent_loop::builtins::registry(None).unwrap();
+    let mut registry = agent_loop_builtins::registry(None).unwrap();
     assert!(servers.register(&mut registry).is_empty());
     let tiny_tools = |r: &Registry| {
         r.names()
@@ -418,7 +418,7 @@ fn servers_are_listed_and_one_is_restarted() {
     // The server dies; its tools say so; a restart brings them back, not twice.
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
-        root: agent_loop::tools::Root::Anywhere,
+        root: agent_loop_tools::Root::Anywhere,
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),

@@ -9,6 +9,7 @@
 //! user to approve a tool (the observer's [`Observer::approve`]).
 
 mod cancel;
+mod catalog;
 pub mod commands;
 mod context;
 mod error;
@@ -22,6 +23,7 @@ mod skills;
 mod views;
 
 pub use cancel::Canceller;
+pub use catalog::BackendRow;
 pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};
 pub use error::ChatError;
 pub use fanout::Kept;

@@ -40,7 +40,7 @@ use super::caps::Caps;
 use super::plain::PlainDisplay;
 use super::renderer::Renderer;
 use super::terminfo::colour_of;
-use agent_loop::agent::{ApprovalRequest, Event};
+use agent_loop::event::{ApprovalRequest, Event};
 use draw::Draw;
 use keys::Key;
 use lines::Style;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use agent_loop::agent::Event;
+use agent_loop::event::Event;
 
 #[derive(Debug, Default)]
 pub struct Status {
@@ -51,7 +51,7 @@ impl Status {
         if below > 0 {
             parts.push(format!(
                 "{} below (End)",
-                agent_loop::plural::count(below, "line", "lines")
+                agent_loop::text::plural::count(below, "line", "lines")
             ));
         }
         parts.push(match &self.model {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::*;
 use crate::cli::display::shared::Captured;
-use agent_loop::agent::Event;
+use agent_loop::event::Event;
 
 const XTERM: &[(&str, &str)] = &[
     ("cr", "\r"),
@@ -209,7 +209,7 @@ fn an_approval_is_asked_at_the_input_line() {
     let mut t = Term::new(40, 8);
     started(&mut t);
     let request = ApprovalRequest {
-        call: agent_loop::context::ToolCall {
+        call: agent_loop::chat::ToolCall {
             id: "c".into(),
             name: "bash".into(),
             args: serde_json::json!({"command": "ls"}),

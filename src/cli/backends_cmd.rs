@@ -28,15 +28,12 @@ async fn probed(rows: &mut [Row]) {
     }
 }
 
-/// Every configured backend as (name, type, command or URL, HERE), without the versions:
-/// what `agent-loop mcp serve`'s `backends` tool tells the calling agent.
-pub async fn here(config: &Config) -> Result<Vec<[String; 4]>, Error> {
+/// Every configured backend with its HERE status, without the versions: what
+/// `agent-loop mcp serve`'s `backends` tool tells the calling agent.
+pub async fn here(config: &Config) -> Result<Vec<Row>, Error> {
     let mut rows = Chat::backends(config)?;
     probed(&mut rows).await;
-    Ok(rows
-        .into_iter()
-        .map(|r| [r.name, r.kind, r.target, r.status])
-        .collect())
+    Ok(rows)
 }
 
 /// The table, columns padded to their widest cell.

@@ -210,15 +210,11 @@ async fn doctor_report(
     args: &Args,
     name: &Option<String>,
 ) -> Result<(String, Option<String>), Error> {
-    let config = agent_loop::chat::Chat::load_config(args.run.config.as_deref())?;
+    let config = Chat::load_config(args.run.config.as_deref())?;
     let name = match name {
         Some(name) => name.clone(),
-        // The backend a run would take: the `backend` setting, else the files' default, else
-        // the first available.
-        None => load_settings(args)?
-            .get::<String>("backend")?
-            .or_else(|| config.default_backend.clone())
-            .or_else(|| config.first_available())
+        // The backend a run would take.
+        None => Chat::backend_to_run(&config, load_settings(args)?.get::<String>("backend")?)
             .ok_or_else(|| {
                 Error::config(
                     "no backend chosen, and none of the configured ones is available: \

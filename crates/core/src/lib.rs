@@ -3,7 +3,10 @@
 //! reports what it does as events; [`session`] keeps conversations, their logs and locks on
 //! disk; [`chat::Chat`] is the façade every front end drives, the one owner of every state
 //! change, with the slash commands they all offer. Front ends (the binary, a chat bot, the
-//! examples) depend on this crate; it depends on none of them.
+//! examples) reach it through the `agent_loop` library's public face (src/lib.rs), which
+//! exports [`chat`] and the types of its methods, never [`agent`] or [`session`] whole. This
+//! crate depends on none of them; what a front end needs of a lower layer (the saved
+//! sessions, `doctor`, the backends' list) is a [`chat::Chat`] function.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 

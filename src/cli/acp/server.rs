@@ -333,17 +333,9 @@ struct Opening {
 /// The variable that should hold the key of the backend sessions start on, when it is empty.
 pub fn missing_key(settings: &Settings, options: &ChatOptions) -> Option<String> {
     let config = Chat::load_config(options.config.as_deref()).ok()?;
-    let name = settings
-        .get::<String>("backend")
-        .ok()
-        .flatten()
-        .or_else(|| config.default_backend.clone())
-        .or_else(|| config.first_available())?;
-    let first = config.backend_list(&name).ok()?.into_iter().next()?;
-    let var = config.backend(&first).ok()?.api_key_env()?.to_string();
-    std::env::var(&var)
-        .map_or(true, |v| v.trim().is_empty())
-        .then_some(var)
+    let setting = settings.get::<String>("backend").ok().flatten();
+    let name = Chat::backend_to_run(&config, setting)?;
+    Chat::missing_key(&config, &name)
 }
 
 fn unknown(id: &str) -> RpcError {

@@ -270,32 +270,13 @@ pub fn config_options(chat: &Chat) -> Vec<SessionConfigOption> {
     ]
 }
 
-/// The approval modes, as ACP session modes.
+/// The approval modes (the library's titles and descriptions), as ACP session modes.
 pub fn modes(chat: &Chat) -> SessionModeState {
     let current = chat.approval().to_string();
-    let mode = |mode: ApprovalMode, name: &str, description: &str| {
-        SessionMode::new(mode.to_string(), name).description(description.to_string())
-    };
-    SessionModeState::new(
-        current,
-        vec![
-            mode(
-                ApprovalMode::OnWrite,
-                "Ask before changes",
-                "Ask before bash, write and edit",
-            ),
-            mode(
-                ApprovalMode::AlwaysAsk,
-                "Ask always",
-                "Ask before every tool call",
-            ),
-            mode(
-                ApprovalMode::Never,
-                "Never ask",
-                "Run every tool without asking",
-            ),
-        ],
-    )
+    let modes = ApprovalMode::ALL.iter().map(|mode| {
+        SessionMode::new(mode.to_string(), mode.title()).description(mode.description().to_string())
+    });
+    SessionModeState::new(current, modes.collect())
 }
 
 pub fn invalid(e: Error) -> RpcError {

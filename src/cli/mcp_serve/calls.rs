@@ -344,23 +344,23 @@ async fn backends(shared: &Shared) -> CallToolResult {
     };
     let mut text = format!("default: {}\n", shared.offered.default);
     let mut list = Vec::new();
-    for [name, kind, _, here] in rows {
-        let Ok(def) = config.backend(&name) else {
-            continue;
-        };
-        let offered = shared.offered.has(&name);
+    for row in rows {
+        let offered = shared.offered.has(&row.name);
         text.push_str(&format!(
-            "{name} ({kind}; {}; {here}): {}\n",
+            "{} ({}; {}; {}): {}\n",
+            row.name,
+            row.kind,
             if offered { "offered" } else { "not offered" },
-            def.description()
+            row.status,
+            row.description
         ));
         list.push(json!({
-            "name": name,
-            "type": kind,
+            "name": row.name,
+            "type": row.kind,
             "offered": offered,
-            "here": here,
-            "model": def.model(),
-            "description": def.description(),
+            "here": row.status,
+            "model": row.model,
+            "description": row.description,
         }));
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);

@@ -22,6 +22,33 @@ pub enum ApprovalMode {
     AlwaysAsk,
 }
 
+impl ApprovalMode {
+    /// Every mode, in the order a front end offers them: the default first.
+    pub const ALL: [ApprovalMode; 3] = [
+        ApprovalMode::OnWrite,
+        ApprovalMode::AlwaysAsk,
+        ApprovalMode::Never,
+    ];
+
+    /// The mode's name in a front end's list of modes (an editor's mode selector).
+    pub fn title(self) -> &'static str {
+        match self {
+            ApprovalMode::OnWrite => "Ask before changes",
+            ApprovalMode::AlwaysAsk => "Ask always",
+            ApprovalMode::Never => "Never ask",
+        }
+    }
+
+    /// What the mode does, in a line.
+    pub fn description(self) -> &'static str {
+        match self {
+            ApprovalMode::OnWrite => "Ask before bash, write and edit",
+            ApprovalMode::AlwaysAsk => "Ask before every tool call",
+            ApprovalMode::Never => "Run every tool without asking",
+        }
+    }
+}
+
 impl FromStr for ApprovalMode {
     type Err = UnknownValue;
     fn from_str(s: &str) -> Result<Self, UnknownValue> {

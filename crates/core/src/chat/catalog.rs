@@ -32,6 +32,10 @@ pub struct BackendRow {
     /// A keyless HTTP backend's URL: whether its server answers is its status, which a
     /// front end may ask.
     pub probe: Option<String>,
+    /// The model it is configured with, if any.
+    pub model: Option<String>,
+    /// Its description in the backends files.
+    pub description: String,
 }
 
 /// The program `command` names on PATH, and the status that says so.
@@ -92,6 +96,8 @@ fn row(name: &str, def: &Definition) -> BackendRow {
         status,
         program,
         probe,
+        model: def.model().map(str::to_string),
+        description: def.description().to_string(),
     }
 }
 
@@ -150,6 +156,25 @@ impl Chat {
             .into_iter()
             .map(|(name, def)| row(name, def))
             .collect())
+    }
+
+    /// The backend a run takes when none is named on its command line: `setting` (the
+    /// `backend` setting), else the backends files' default, else the first that can run
+    /// here.
+    pub fn backend_to_run(config: &Config, setting: Option<String>) -> Option<String> {
+        setting
+            .or_else(|| config.default_backend.clone())
+            .or_else(|| config.first_available())
+    }
+
+    /// The variable that should hold the API key of `backend` (a list's first), when it is
+    /// empty: what a front end asks its user to set before the chat can run.
+    pub fn missing_key(config: &Config, backend: &str) -> Option<String> {
+        let first = config.backend_list(backend).ok()?.into_iter().next()?;
+        let var = config.backend(&first).ok()?.api_key_env()?.to_string();
+        std::env::var(&var)
+            .map_or(true, |v| v.trim().is_empty())
+            .then_some(var)
     }
 
     /// `doctor`: one connection test through the backend `name`, offering the built-in

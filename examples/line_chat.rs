@@ -1,7 +1,7 @@
 //! A second front end in a few lines: a chat over stdin and stdout that offers the library's
-//! slash commands (`/undo`, `/retry`, `/model`, `/context`, `/compact`...), through
-//! `agent_loop::chat` alone: `cargo run --example line_chat -- BACKEND`. Tools that change
-//! anything are refused, as nobody is asked.
+//! slash commands (`/undo`, `/retry`, `/model`, `/context`, `/compact`...), through the
+//! library's public face alone: `cargo run --example line_chat -- BACKEND`. Tools that
+//! change anything are refused, as nobody is asked.
 
 use std::io::BufRead;
 

@@ -1,6 +1,6 @@
 //! The library as a front end uses it: `examples/one_turn.rs`, built by `cargo test` with the
 //! other examples, runs a full tool round trip with a CLI backend defined in the user's
-//! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, through `agent_loop::chat` alone; and
+//! `$XDG_CONFIG_HOME/agent-loop/backends.toml`, through the library's public face alone; and
 //! `examples/line_chat.rs`, a second front end that offers the library's slash commands.
 
 use std::path::PathBuf;

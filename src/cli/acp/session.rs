@@ -252,13 +252,10 @@ const BACKEND: &str = "backend";
 /// model selector: a backend is what picks the model here).
 pub fn config_options(chat: &Chat) -> Vec<SessionConfigOption> {
     let status = chat.status();
-    let config = chat.config();
-    let options: Vec<SessionConfigSelectOption> = config
-        .names()
-        .filter(|name| {
-            *name == status.backend || config.backend(name).is_ok_and(|d| d.is_available())
-        })
-        .map(|name| SessionConfigSelectOption::new(name.to_string(), name.to_string()))
+    let options: Vec<SessionConfigSelectOption> = chat
+        .switchable_backends()
+        .into_iter()
+        .map(|name| SessionConfigSelectOption::new(name.clone(), name))
         .collect();
     vec![
         SessionConfigOption::select(BACKEND, "Backend", status.backend, options)

@@ -141,12 +141,7 @@ fn offered(
         config.backend(name)?;
     }
     let names: Vec<String> = if named.is_empty() {
-        config
-            .definitions()?
-            .into_iter()
-            .filter(|(_, def)| def.is_available())
-            .map(|(name, _)| name.to_string())
-            .collect()
+        Chat::runnable_backends(config)?
     } else {
         let mut unique = Vec::new();
         for name in named {
@@ -159,7 +154,7 @@ fn offered(
     let configured = settings
         .get::<String>("backend")?
         .or_else(|| config.default_backend.clone());
-    let runs_here = |name: &&String| config.backend(name).is_ok_and(|d| d.is_available());
+    let runs_here = |name: &&String| Chat::can_run(config, name);
     let default = backend
         .or(configured.filter(|c| names.contains(c)))
         .or_else(|| names.iter().find(runs_here).cloned())

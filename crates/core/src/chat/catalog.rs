@@ -158,6 +158,31 @@ impl Chat {
             .collect())
     }
 
+    /// Whether the configured backend `name` can run here (its program found, its key set).
+    pub fn can_run(config: &Config, name: &str) -> bool {
+        config.backend(name).is_ok_and(Definition::is_available)
+    }
+
+    /// Every configured backend that can run here.
+    pub fn runnable_backends(config: &Config) -> Result<Vec<String>, Error> {
+        Ok(config
+            .definitions()?
+            .into_iter()
+            .filter(|(_, def)| def.is_available())
+            .map(|(name, _)| name.to_string())
+            .collect())
+    }
+
+    /// The backends this chat may switch to: its own, and every other that can run here.
+    pub fn switchable_backends(&self) -> Vec<String> {
+        let current = &self.def;
+        self.config
+            .names()
+            .filter(|name| *name == current.name() || Self::can_run(&self.config, name))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// The backend a run takes when none is named on its command line: `setting` (the
     /// `backend` setting), else the backends files' default, else the first that can run
     /// here.

@@ -22,6 +22,8 @@ mod options;
 mod skills;
 mod views;
 
+// Each export is public through the library's `agent_loop::chat`: tests/all/public_face.rs
+// lists them, so the face widens only on purpose.
 pub use cancel::Canceller;
 pub use catalog::BackendRow;
 pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};

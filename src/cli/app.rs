@@ -79,7 +79,7 @@ impl App {
             status.model.as_deref(),
             status.turns,
         );
-        let messages = &self.chat.agent().conversation.messages;
+        let messages = self.chat.messages();
         if !messages.is_empty() {
             let text = self.frontend.redactor.redact(&history_text(messages));
             let totals = (status.totals.input, status.totals.output);
@@ -118,7 +118,7 @@ impl App {
             return self.compare(&names, &prompt.text).await;
         }
         let screen = self.frontend.display.clone();
-        screen.talking_to(self.chat.definition().name(), self.chat.model().as_deref());
+        screen.talking_to(self.chat.backend_name(), self.chat.model().as_deref());
         let outcome = tokio::select! {
             result = self.chat.turn(prompt, &mut self.frontend) => Outcome::Done(result),
             never = screen.animate() => match never {},

@@ -292,7 +292,7 @@ async fn run(args: Args) -> i32 {
         equip_editing(&chat, &mut frontend, !args.saving.no_save);
     }
     if frontend.debug {
-        let files = chat.config().sources.join(", ");
+        let files = chat.config_sources().join(", ");
         frontend.notice(&format!("debug: backends read from {files}"));
     }
     let mut app = App::new(chat, frontend);
@@ -318,7 +318,7 @@ fn equip_editing(chat: &Chat, frontend: &mut Frontend, save: bool) {
     let file = history::default_file().filter(|_| save);
     let history = History::open(file, chat.redactor().clone());
     let completer = Completer {
-        backends: chat.config().names().map(str::to_string).collect(),
+        backends: chat.backend_names(),
         sessions: chat.sessions_dir().map(std::path::Path::to_path_buf),
     };
     match &mut frontend.input.editor {

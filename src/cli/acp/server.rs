@@ -300,7 +300,7 @@ impl Server {
             chat.set_files(super::files::through_client(&client, &notifier));
             if load {
                 let tools = super::updates::ToolFacts::of(&chat);
-                super::content::replay(&chat.agent().conversation.messages, &notifier, &tools);
+                super::content::replay(chat.messages(), &notifier, &tools);
             }
             notifier.send(super::commands::advertised());
             let opened = Opened {

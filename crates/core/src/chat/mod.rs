@@ -520,16 +520,12 @@ impl Chat {
         }
     }
 
-    pub fn agent(&self) -> &Agent {
-        &self.agent
-    }
-
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// The current backend's definition.
-    pub fn definition(&self) -> &Definition {
+    pub(crate) fn definition(&self) -> &Definition {
         &self.def
     }
 

@@ -102,6 +102,27 @@ impl Chat {
         )
     }
 
+    /// The conversation's messages, for a front end that shows or replays them (the REPL's
+    /// history view, an editor's `session/load`).
+    pub fn messages(&self) -> &[Message] {
+        &self.agent.conversation.messages
+    }
+
+    /// The name of the backend the chat runs on.
+    pub fn backend_name(&self) -> &str {
+        self.def.name()
+    }
+
+    /// Every configured backend's name (a front end completes them).
+    pub fn backend_names(&self) -> Vec<String> {
+        self.config.names().map(str::to_string).collect()
+    }
+
+    /// The backends files read, in order (`--debug` shows them).
+    pub fn config_sources(&self) -> &[String] {
+        &self.config.sources
+    }
+
     /// The tools of this chat, each with what it declares of itself (kind, path parameter,
     /// whether it changes things), for a front end that shows calls by kind.
     pub fn tool_specs(&self) -> &[crate::tools::ToolSpec] {

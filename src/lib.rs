@@ -28,7 +28,8 @@
 //!
 //! - [`chat`]: the façade ([`chat::Chat`], its options, its slash commands) and the types
 //!   its methods take and return (prompts and images, the conversation's messages, the
-//!   saved sessions' listing, the loaded configuration);
+//!   saved sessions' listing, the loaded configuration, which front ends only pass back to
+//!   the chat's functions);
 //! - [`settings`]: what [`chat::Chat::open`] reads, the settings and the typed values front
 //!   ends parse their flags into;
 //! - [`editor`]: what an editor supplies a chat's tools with (its files, its terminal, its

@@ -42,7 +42,7 @@ fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     settings.get::<Flag>("debug")?;
     let config = Chat::load_config(args.run.config.as_deref())?;
     if let Some(name) = settings.get::<String>("backend")? {
-        config.backend_list(&name)?;
+        Chat::check_backends(&config, &name)?;
     }
     settings.get::<String>("model")?;
     settings.get::<ApprovalMode>("approval")?;

@@ -138,7 +138,7 @@ fn offered(
 ) -> Result<Offered, Error> {
     let named: Vec<String> = backend.iter().chain(allowed).cloned().collect();
     for name in &named {
-        config.backend(name)?;
+        Chat::check_backend(config, name)?;
     }
     let names: Vec<String> = if named.is_empty() {
         Chat::runnable_backends(config)?
@@ -151,9 +151,7 @@ fn offered(
         }
         unique
     };
-    let configured = settings
-        .get::<String>("backend")?
-        .or_else(|| config.default_backend.clone());
+    let configured = Chat::configured_backend(config, settings.get::<String>("backend")?);
     let runs_here = |name: &&String| Chat::can_run(config, name);
     let default = backend
         .or(configured.filter(|c| names.contains(c)))

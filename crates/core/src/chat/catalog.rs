@@ -183,13 +183,28 @@ impl Chat {
             .collect()
     }
 
-    /// The backend a run takes when none is named on its command line: `setting` (the
-    /// `backend` setting), else the backends files' default, else the first that can run
-    /// here.
+    /// That `name` is a configured backend (the error names the closest one).
+    pub fn check_backend(config: &Config, name: &str) -> Result<(), Error> {
+        config.backend(name)?;
+        Ok(())
+    }
+
+    /// That every backend of a comma-separated list (`a,b`: a fan-out) is configured.
+    pub fn check_backends(config: &Config, list: &str) -> Result<(), Error> {
+        config.backend_list(list)?;
+        Ok(())
+    }
+
+    /// The backend the settings choose: `setting` (the `backend` setting), else the
+    /// backends files' default.
+    pub fn configured_backend(config: &Config, setting: Option<String>) -> Option<String> {
+        setting.or_else(|| config.default_backend.clone())
+    }
+
+    /// The backend a run takes when none is named on its command line: the configured one,
+    /// else the first that can run here.
     pub fn backend_to_run(config: &Config, setting: Option<String>) -> Option<String> {
-        setting
-            .or_else(|| config.default_backend.clone())
-            .or_else(|| config.first_available())
+        Self::configured_backend(config, setting).or_else(|| config.first_available())
     }
 
     /// The variable that should hold the API key of `backend` (a list's first), when it is

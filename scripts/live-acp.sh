@@ -7,8 +7,10 @@
 # agent-loop's fs capability where the agent uses it (in the session log), then refused by a
 # run without --yes in the same HOME and folder (nothing the agent kept of the --yes run
 # widens it), allowed by an --allow rule (the question relayed) and refused in a pipe (exit
-# 4, `[not done` on stderr); a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each
-# outcome and its time. Not part of CI: it installs npm packages and takes a few minutes.
+# 4, `[not done` on stderr); the agent's own settings allowing its writes and commands
+# (`widen`): without --yes both are still refused (the preset's guard, docs/acp.md), with
+# --yes they run; a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
+# its time. Not part of CI: it installs npm packages and takes a few minutes.
 #
 #   scripts/live-acp.sh [gemini|qwen|opencode|claude|codex ...]   (default: all five)
 #
@@ -74,6 +76,37 @@ agent_loop_interrupted() {
   out=$(cat "$run/stdout") err=$(cat "$run/stderr")
 }
 
+# Writes into $home the agent's own settings that allow its file writes and commands without
+# asking (what a user may have saved): the rules the preset's guard must outrank.
+widen() {
+  case $1 in
+  gemini) python3 - "$home/.gemini/settings.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+settings = json.load(open(path))
+settings["tools"] = {"allowed": ["write_file", "replace", "run_shell_command"]}
+json.dump(settings, open(path, "w"))
+PY
+  ;;
+  qwen) python3 - "$home/.qwen/settings.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+settings = json.load(open(path))
+settings["permissions"] = {"allow": ["Write", "Edit", "Bash"]}
+json.dump(settings, open(path, "w"))
+PY
+  ;;
+  opencode)
+    sed -i 's/"permission": {"edit": "ask", "bash": "ask"}/"permission": {"edit": "allow", "bash": "allow"}, "agent": {"build": {"permission": {"edit": "allow", "bash": "allow"}}}/' \
+      "$home/.config/opencode/opencode.json"
+    echo '{"permission": {"edit": "allow", "bash": "allow"}}' >"$work/opencode.json" ;;
+  claude) mkdir -p "$home/.claude" "$work/.claude"
+    echo '{"permissions": {"allow": ["Write", "Edit", "Bash"]}}' >"$home/.claude/settings.json"
+    echo '{"permissions": {"allow": ["Write", "Edit", "Bash"]}}' >"$work/.claude/settings.local.json" ;;
+  codex) printf '\n[projects."%s"]\ntrust_level = "trusted"\n' "$work" >>"$home/.codex/config.toml" ;;
+  esac
+}
+
 ask="What is six times seven? Answer in one short sentence."
 write_it="Write the file made.txt."
 for cli in "${clis[@]}"; do
@@ -124,6 +157,26 @@ for cli in "${clis[@]}"; do
   grep '^\[not done' <<<"$err" | sed 's/^/  /' || true
   check "refused: nothing written, exit 4, [not done on stderr" \
     "$([ ! -e "$work/made.txt" ] && [ "$code" = 4 ] && grep -q '^\[not done' <<<"$err"; echo $?)"
+
+  # Its own settings allow its writes and commands: without --yes, still refused.
+  for scenario in shell write; do
+    fresh "$cli" "$scenario"
+    widen "$cli"
+    agent_loop --backend "$preset" --display plain "Do what you are asked with made.txt."
+    echo "$scenario allowed by its own settings, without --yes: exit $code in ${seconds}s"
+    grep -E '^\[not done|without asking' <<<"$err" | sed 's/^/  /' || true
+    if [ "$cli.$scenario" = codex.shell ]; then
+      # codex-acp asks nothing for a command in its read-only sandbox, which refuses writes.
+      check "its trust allows the shell: no made.txt (its read-only sandbox)" \
+        "$([ ! -e "$work/made.txt" ]; echo $?)"
+    else
+      check "its settings allow the $scenario: refused all the same, exit 4, no made.txt" \
+        "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ]; echo $?)"
+    fi
+  done
+  agent_loop --backend "$preset" --display plain --yes "Do what you are asked with made.txt."
+  echo "the write with --yes: exit $code in ${seconds}s"
+  check "with --yes it writes" "$([ "$code" = 0 ] && [ -e "$work/made.txt" ]; echo $?)"
 
   fresh "$cli" plain --delay 60
   agent_loop_interrupted --backend "$preset" --display plain "$ask"

@@ -197,14 +197,15 @@ fn files_are_read_and_written_by_agent_loop_inside_the_root_only() {
     // A file that does not exist reads as empty, as in Zed: agents read before creating.
     let run = ws.run(&["--backend", "acp", "read missing.txt"]);
     assert_eq!(run.stdout(), "read: \n");
-    let run = ws.run(&["--backend", "acp", "write made.txt"]);
+    // Writes ask as the write tool's do (acp_guard.rs): --yes here.
+    let run = ws.run(&["--backend", "acp", "--yes", "write made.txt"]);
     assert_eq!(run.stdout(), "write ok\n");
     assert_eq!(
         std::fs::read_to_string(ws.work().join("made.txt")).unwrap(),
         "written by the agent\n"
     );
     // Out of the root, also through a link: refused with the reason, nothing written.
-    let run = ws.run(&["--backend", "acp", "write up/escaped.txt"]);
+    let run = ws.run(&["--backend", "acp", "--yes", "write up/escaped.txt"]);
     assert!(
         run.stdout().starts_with("write refused: refused:") && run.stdout().contains("outside"),
         "{}",
@@ -212,7 +213,14 @@ fn files_are_read_and_written_by_agent_loop_inside_the_root_only() {
     );
     assert!(!ws.path("escaped.txt").exists());
     // The accesses are in the session's log.
-    let run = ws.run(&["--backend", "acp", "--session", "files", "write logged.txt"]);
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--yes",
+        "--session",
+        "files",
+        "write logged.txt",
+    ]);
     run.expect_code(0);
     let log = ws.session_log("files");
     assert!(

@@ -69,9 +69,9 @@ fn an_agents_writes_into_git_always_ask() {
     let ws = acp("");
     std::fs::create_dir_all(ws.work().join(".git/hooks")).unwrap();
     let hook = ws.work().join(".git/hooks/pre-commit");
-    // Other writes go through as before (the agent asks its own questions); into .git/
-    // is refused without a terminal, also with --yes's neighbour --allow for write.
-    let run = ws.run(&["--backend", "acp", "write made.txt"]);
+    // Other writes go through by a rule for the write tool (acp_guard.rs); into .git/ they
+    // are refused without a terminal, also with --yes's neighbour --allow for write.
+    let run = ws.run(&["--backend", "acp", "--allow", "write", "write made.txt"]);
     assert_eq!(run.stdout(), "write ok\n");
     for allow in ["write", "write:*"] {
         let run = ws.run(&[

@@ -6,6 +6,7 @@ mod common;
 mod acp;
 mod acp_docs;
 mod acp_exit;
+mod acp_guard;
 mod acp_server;
 mod acp_turns;
 mod acp_untrusted;

@@ -2,9 +2,11 @@
 //! Client Protocol on its stdin and stdout (see `backend::acp`). The agent keeps its own
 //! conversation, tools and prompts, so an entry says only how to start it.
 
+use std::collections::BTreeMap;
+
 use super::keys::located_pattern;
 use super::launch::{Kind, Launch};
-use super::raw::RawBackend;
+use super::raw::{RawBackend, RawGuard};
 use super::ConfigError;
 use crate::parse::Pattern;
 
@@ -29,6 +31,64 @@ pub struct AcpDef {
     pub notice: Option<Pattern>,
     /// The enabled `[mcp.servers.NAME]`, which the agent is given to connect to itself.
     pub mcp_servers: Vec<super::mcp::ServerDef>,
+    /// What keeps the agent asking whatever its own settings allow (`[backends.NAME.guard]`),
+    /// passed when agent-loop's approval asks: its settings files can allow edits and
+    /// commands without a question, and outrank its mode.
+    pub guard: Option<Guard>,
+}
+
+/// Settings of higher precedence than the agent's own files, which make it ask before it
+/// edits or runs a command: arguments, variables, a file agent-loop writes for it (its path
+/// is `{file}` in `args` and `env`), and what `session/new` and `session/load` carry in
+/// `_meta`. Each agent takes them its own way, so each preset says how.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Guard {
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub file: Option<String>,
+    /// The file's name (agents read some files by their extension), in a private folder.
+    pub file_name: String,
+    /// The file that `file` takes the place of (a system settings file, when a variable
+    /// names `{file}`): its settings are kept, `file` merged over them (JSON).
+    pub replaces: Option<String>,
+    /// An object merged into the `_meta` of `session/new` and `session/load`.
+    pub meta: Option<toml::Table>,
+}
+
+/// The placeholder for the guard file's path.
+pub const GUARD_FILE: &str = "{file}";
+
+impl Guard {
+    fn resolve(raw: RawGuard, name: &str, defined_at: &str) -> Result<Guard, ConfigError> {
+        let guard = Guard {
+            args: raw.args.unwrap_or_default(),
+            env: raw.env.unwrap_or_default(),
+            file: raw.file,
+            file_name: raw.file_name.unwrap_or_else(|| "guard".into()),
+            replaces: raw.replaces,
+            meta: raw.meta,
+        };
+        let names_file = guard
+            .args
+            .iter()
+            .chain(guard.env.values())
+            .any(|v| v.contains(GUARD_FILE));
+        let why = match (&guard.file, names_file) {
+            (Some(_), false) => Some("`file` is written, but no `args` or `env` names `{file}`"),
+            (None, true) => Some("`{file}` is named, but there is no `file`"),
+            _ if guard.file_name.contains('/') || guard.file_name.starts_with('.') => {
+                Some("`file_name` is a name, not a path")
+            }
+            _ if guard.replaces.is_some() && !guard.env.values().any(|v| v == GUARD_FILE) => {
+                Some("`replaces` is set, but no variable of `env` is `{file}`")
+            }
+            _ => None,
+        };
+        match why {
+            Some(why) => Err(ConfigError::key(defined_at, name, "guard", why)),
+            None => Ok(guard),
+        }
+    }
 }
 
 /// Checks a `type = "acp"` entry; every mistake names the file, the line, the backend and
@@ -62,12 +122,14 @@ pub(super) fn resolve(
         Some(regex) => Some(located_pattern(regex, false, name, "notice_regex")?.0),
         None => None,
     };
+    let (guard, at) = (raw.guard.take(), defined_at.clone());
     Ok(AcpDef {
         launch: Launch::resolve(name, &mut raw, defined_at, kind)?,
         notice,
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
         ask_mode: raw.ask_mode.filter(|m| !m.is_empty()),
         mcp_servers: Vec::new(),
+        guard: guard.map(|g| Guard::resolve(g, name, &at)).transpose()?,
     })
 }
 

@@ -50,7 +50,7 @@ use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
-pub use acp::{AcpDef, ACP_TYPE};
+pub use acp::{AcpDef, Guard, ACP_TYPE, GUARD_FILE};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
 pub use http::{HttpDef, RetrySettings, WireFormat};
@@ -483,6 +483,7 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
         ("auto_mode", raw.auto_mode.is_some()),
         ("ask_mode", raw.ask_mode.is_some()),
         ("notice_regex", raw.notice_regex.is_some()),
+        ("guard", raw.guard.is_some()),
     ] {
         if set {
             return Err(ConfigError::key(

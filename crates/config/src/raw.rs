@@ -116,6 +116,8 @@ pub struct RawBackend {
     pub auto_mode: Option<String>,
     pub ask_mode: Option<String>,
     pub notice_regex: Option<Located>,
+    /// `[backends.NAME.guard]`: what keeps the agent asking whatever its own settings allow.
+    pub guard: Option<RawGuard>,
 }
 
 impl Overlay for RawBackend {
@@ -203,7 +205,8 @@ impl Overlay for RawBackend {
             exit_keys,
             auto_mode,
             ask_mode,
-            notice_regex
+            notice_regex,
+            guard
         );
     }
 }
@@ -388,6 +391,18 @@ fn table_at(text: &str, line: usize) -> Option<(&'static str, String)> {
         })
         .last()
         .flatten()
+}
+
+/// `[backends.NAME.guard]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGuard {
+    pub args: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub file: Option<String>,
+    pub file_name: Option<String>,
+    pub replaces: Option<String>,
+    pub meta: Option<toml::Table>,
 }
 
 #[cfg(test)]

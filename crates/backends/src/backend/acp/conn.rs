@@ -14,6 +14,7 @@
 //! has saved what it keeps of a turn by the time it answered the prompt (a session loads with
 //! its last turn after that). SIGKILL follows if it has not exited within [`EXIT_WAIT`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio as Pipe;
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,6 @@ use tokio::sync::oneshot;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::inbox::{self, Inbound, Inbox, Outbox};
-use crate::config::AcpDef;
 use crate::process::capped::{self as caps, Breach, CappedLines};
 use crate::process::capped::{keep_tail, StderrTail};
 use crate::process::GroupGuard;
@@ -60,16 +60,17 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Starts `program` and connects to it (no handshake yet).
+    /// Starts `program` with `args` and the variables of `env` added, and connects to it
+    /// (no handshake yet).
     pub async fn spawn(
-        def: &AcpDef,
         program: &Path,
         args: &[String],
+        env: &BTreeMap<String, String>,
         cwd: &Path,
     ) -> Result<Agent, SpawnError> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
-            .envs(&def.env)
+            .envs(env)
             .current_dir(cwd)
             .kill_on_drop(true)
             .stdin(Pipe::piped())

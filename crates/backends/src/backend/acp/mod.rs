@@ -10,7 +10,9 @@
 //! again with a note if it died (resuming its session with `session/load` where it offers
 //! that), and closed at the end ([`Backend::shutdown`]).
 
+mod auth;
 mod conn;
+mod guard;
 mod inbox;
 mod mcp;
 mod mode;
@@ -68,6 +70,9 @@ struct Running {
     /// How many of the conversation's latest messages the session to load lacks (other
     /// backends' turns since it was kept): the first prompt after loading carries them.
     lacks: usize,
+    /// The running agent was started with the entry's guard (`guard`), whose file is in
+    /// this folder, removed after the agent.
+    guarded: Option<Option<tempfile::TempDir>>,
 }
 
 impl AcpBackend {
@@ -86,6 +91,11 @@ impl AcpBackend {
         self.def.args_in(cwd)
     }
 
+    /// The entry's guard, when the running agent was started with it.
+    fn guard(&self, guarded: bool) -> Option<&crate::config::Guard> {
+        self.def.guard.as_ref().filter(|_| guarded)
+    }
+
     fn error(&self, why: impl std::fmt::Display) -> Error {
         agent_failed(&self.def.name, why)
     }
@@ -102,16 +112,22 @@ impl AcpBackend {
             Some(dir) => cwd.join(dir),
             None => cwd.to_path_buf(),
         };
+        // Its guard whenever agent-loop's approval asks: an agent started under --yes
+        // without it is started again with it after `/yes off`.
+        let guard = self.def.guard.as_ref().filter(|_| !host.approves_all());
         if let Some(agent) = running.agent.as_mut() {
             let settled = turn::settle(agent, &mut running.outstanding).await;
-            if settled && !agent.exited() {
+            let unguarded = guard.is_some() && running.guarded.is_none();
+            if settled && !agent.exited() && !unguarded {
                 // agent-loop's session changed (`/load`, `/clear`): so does the agent's.
                 if running.reopen {
                     self.open(running, &dir, host).await?;
                 }
                 return Ok(());
             }
-            let why = if settled {
+            let why = if unguarded {
+                "agent-loop's approval asks now, and its own settings may allow what it asks for"
+            } else if settled {
                 "it had exited"
             } else {
                 "it did not stop after the turn was cancelled"
@@ -126,9 +142,15 @@ impl AcpBackend {
             }
             running.outstanding = None;
         }
-        let mut agent = Agent::spawn(&self.def, &self.program, &self.args(cwd), &dir)
+        let cannot = |e: &dyn std::fmt::Display| {
+            self.error(format!("cannot run {}: {e}", self.program.display()))
+        };
+        let start = guard::start(guard, self.args(cwd), &self.def.env)
+            .map_err(|e| cannot(&format!("cannot write the file of its guard: {e}")))?;
+        let mut agent = Agent::spawn(&self.program, &start.args, &start.env, &dir)
             .await
-            .map_err(|e| self.error(format!("cannot run {}: {e}", self.program.display())))?;
+            .map_err(|e| cannot(&e))?;
+        running.guarded = guard.map(|_| start.folder);
         let serves = host.tool_context().is_some();
         let info = tokio::time::timeout(
             self.def.timeout,
@@ -151,7 +173,7 @@ impl AcpBackend {
                 self.def.timeout.as_secs()
             ))
         })?
-        .map_err(|e| self.failed("initialize", e, &Value::Null))?;
+        .map_err(|e| auth::failed(&self.def, "initialize", e, &Value::Null))?;
         running.info = info;
         running.agent = Some(agent);
         let opened = self.open(running, &dir, host).await;
@@ -182,6 +204,7 @@ impl AcpBackend {
         match &running.session {
             Some(id) if loads => {
                 let params = json!({ "sessionId": id, "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
+                let params = guard::with_meta(params, self.guard(running.guarded.is_some()));
                 match agent.request("session/load", params).await {
                     Ok(setup) => {
                         // What it replays of the session is no news.
@@ -212,7 +235,10 @@ impl AcpBackend {
         let fresh = loaded.is_none();
         let (id, setup) = match loaded {
             Some(loaded) => loaded,
-            None => self.new_session(agent, &cwd, info).await?,
+            None => {
+                let guard = self.guard(running.guarded.is_some());
+                self.new_session(agent, &cwd, info, guard).await?
+            }
         };
         if let Some(line) = note {
             host.event(Event::BackendOutput {
@@ -236,39 +262,27 @@ impl AcpBackend {
         agent: &mut Agent,
         cwd: &str,
         info: &Value,
+        guard: Option<&crate::config::Guard>,
     ) -> Result<(String, Value), Error> {
         let params = json!({ "cwd": cwd, "mcpServers": mcp::servers(&self.def.mcp_servers, info) });
+        let params = guard::with_meta(params, guard);
         let mut setup = agent.request("session/new", params.clone()).await;
         // codex-acp wants `authenticate` even when its key is set: with the method whose
         // variables the agent has, once.
         if matches!(&setup, Err(Failure::Refused(e)) if i32::from(e.code) == -32000) {
-            if let Some(method) = self.env_auth(info) {
+            if let Some(method) = auth::env_auth(&self.def, info) {
                 let chosen = json!({ "methodId": method });
                 if agent.request("authenticate", chosen).await.is_ok() {
                     setup = agent.request("session/new", params).await;
                 }
             }
         }
-        let setup = setup.map_err(|e| self.failed("session/new", e, info))?;
+        let setup = setup.map_err(|e| auth::failed(&self.def, "session/new", e, info))?;
         let id = setup["sessionId"].as_str().unwrap_or("").to_string();
         if id.is_empty() {
             return Err(self.error("`session/new` answered without a sessionId"));
         }
         Ok((id, setup))
-    }
-
-    /// The agent's first authentication method of type `env_var` whose variables are all set
-    /// in its environment (this process's, or the entry's `env`).
-    fn env_auth<'a>(&self, info: &'a Value) -> Option<&'a str> {
-        let set = |name: &str| {
-            self.def.env.get(name).is_some_and(|v| !v.is_empty())
-                || std::env::var_os(name).is_some_and(|v| !v.is_empty())
-        };
-        info["authMethods"].as_array()?.iter().find_map(|m| {
-            let vars = m["vars"].as_array().filter(|v| !v.is_empty())?;
-            let all = vars.iter().all(|v| v["name"].as_str().is_some_and(set));
-            (m["type"] == "env_var" && all).then_some(m["id"].as_str()?)
-        })
     }
 
     /// `--model` through `session/set_model` (or the config option), where the agent offers
@@ -313,54 +327,6 @@ impl AcpBackend {
                     );
                 }
             }
-        }
-    }
-
-    /// A failed request, in words; for an agent that needs a login, what to set up.
-    fn failed(&self, method: &str, failure: Failure, info: &Value) -> Error {
-        match failure {
-            Failure::Refused(e)
-                if i32::from(e.code) == -32000 || e.message.to_lowercase().contains("auth") =>
-            {
-                let methods: Vec<String> = info["authMethods"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|m| {
-                        let mut line = format!(
-                            "  {} ({})",
-                            m["id"].as_str().unwrap_or("?"),
-                            m["name"].as_str().unwrap_or("")
-                        );
-                        if let Some(d) = m["description"].as_str() {
-                            line.push_str(&format!(": {d}"));
-                        }
-                        line
-                    })
-                    .collect();
-                self.error(format!(
-                    "the agent needs authentication (`{method}`: {}). Set up one of its methods by \
-                     running `{}` once by itself, or set its API key in `env` (docs/acp.md):\n{}",
-                    e.message,
-                    self.def.command,
-                    if methods.is_empty() { "  (it lists none)".to_string() } else { methods.join("\n") }
-                ))
-            }
-            // The error's data holds the reason where the message is generic: claude-agent-acp
-            // answers "Internal error" with `{"details": "Query closed before response received"}`.
-            Failure::Refused(e) => self.error(format!(
-                "`{method}` failed: {} ({}){}",
-                e.message,
-                i32::from(e.code),
-                e.data
-                    .as_ref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default()
-            )),
-            Failure::Ended(why) => {
-                self.error(format!("the agent stopped during `{method}`: {why}"))
-            }
-            Failure::Local(why) => self.error(format!("`{method}`: {why}")),
         }
     }
 

@@ -2,8 +2,10 @@
 //! through agent-loop's approval (the terminal prompt, Telegram's buttons, `--yes`,
 //! `--allow`, refusal in a pipe), and file reads and writes through agent-loop's own file
 //! access (`--root` confinement without escape through links, atomic writes that keep owner
-//! and mode). Commands (`terminal/...`) are in `terminal`. A refusal goes back as the
-//! JSON-RPC error, with the reason as its message.
+//! and mode). A write is agent-loop's approval's to allow, whatever the agent decided on its
+//! own: one that no question answered yes in the turn named asks as the write tool does.
+//! Commands (`terminal/...`) are in `terminal`. A refusal goes back as the JSON-RPC error,
+//! with the reason as its message.
 
 use std::io::Read;
 
@@ -34,10 +36,16 @@ enum Refusal {
     TooLarge { shown: String },
     #[error("{shown} is not UTF-8 text")]
     NotText { shown: String },
-    /// The user answered no to a write into `.git/`: their reason.
+    /// The user answered no to the write: their reason.
     #[error("not written: {0}")]
     Denied(String),
 }
+
+/// The files the user allowed the agent to change in this turn, by answering yes to its
+/// questions that named them (as approval rules see a path, `ToolContext::rule_path`): its
+/// writes of them ask nothing more.
+#[derive(Default)]
+pub struct Granted(Vec<String>);
 
 /// Answers one request of the agent; `Err` is the JSON-RPC error to send back.
 pub async fn answer(
@@ -46,9 +54,10 @@ pub async fn answer(
     params: &Value,
     host: &mut dyn Host,
     terminals: &mut Terminals,
+    granted: &mut Granted,
 ) -> Result<Value, acp::Error> {
     if method == "session/request_permission" {
-        return Ok(permission(params, host).await);
+        return Ok(permission(params, host, granted).await);
     }
     let refused = |why: &str| acp::Error::new(-32000, why.to_string());
     let Some(ctx) = host.tool_context() else {
@@ -59,7 +68,7 @@ pub async fn answer(
     match method {
         "fs/read_text_file" => logged(backend, "read", params, host, read(params, &ctx)),
         "fs/write_text_file" => {
-            let written = match git_write_allowed(params, &ctx, host).await {
+            let written = match write_allowed(params, &ctx, host, granted).await {
                 Ok(()) => write(params, &ctx),
                 Err(why) => Err(why),
             };
@@ -154,27 +163,35 @@ fn read(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
     Ok(json!({ "content": content }))
 }
 
-/// A write into `.git/` (hooks, config: code git runs) asks first, as the file tools' do,
-/// also when the agent asked nothing itself; `Err` is the refusal.
-async fn git_write_allowed(
+/// A write asks first, as the write tool's do (`--yes` and `--allow 'write:GLOB'` apply),
+/// unless the user allowed the agent to change that file in this turn: an agent's own
+/// settings can let it write without asking anyone. A write into `.git/` (hooks, config:
+/// code git runs) asks in any case, unless a rule names `.git`; `Err` is the refusal.
+async fn write_allowed(
     params: &Value,
     ctx: &ToolContext,
     host: &mut dyn Host,
+    granted: &Granted,
 ) -> Result<(), Refusal> {
     let target = ctx.rule_path(params["path"].as_str().unwrap_or(""));
-    if !std::path::Path::new(&target)
+    let into_git = std::path::Path::new(&target)
         .components()
-        .any(|c| c.as_os_str() == ".git")
-    {
+        .any(|c| c.as_os_str() == ".git");
+    // A path the root refuses is refused by the write, with the reason: nothing to ask.
+    if target.is_empty() || (!into_git && granted.0.contains(&target)) {
         return Ok(());
     }
+    let why = match into_git {
+        true => "the agent writes into .git/",
+        false => "the agent writes it; no question it asked named it",
+    };
     let request = ApprovalRequest {
         call: ToolCall {
             id: format!("write-{}", uniq()),
             name: "write".into(),
             args: json!({ "path": target, "command": target, "paths": [target] }),
         },
-        summary: format!("{target} (the agent writes into .git/)"),
+        summary: format!("{target} ({why})"),
     };
     match host.approve(&request).await {
         Decision::Deny(why) => Err(Refusal::Denied(why)),
@@ -195,7 +212,7 @@ fn write(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
 
 /// `session/request_permission`: the whole tool call is shown, the answer mapped to the
 /// agent's own option of the matching kind.
-async fn permission(params: &Value, host: &mut dyn Host) -> Value {
+async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) -> Value {
     let call = &params["toolCall"];
     let title = call["title"].as_str().unwrap_or("a tool call");
     let kind = call["kind"].as_str().unwrap_or("other");
@@ -245,7 +262,12 @@ async fn permission(params: &Value, host: &mut dyn Host) -> Value {
     // they would widen later runs. agent-loop's own approval remembers an "always" for the
     // session, and answers the agent's next question by it.
     let wanted: &[&str] = match host.approve(&request).await {
-        Decision::Once | Decision::Always => &["allow_once", "allow_always"],
+        Decision::Once | Decision::Always => {
+            if let Some(ctx) = host.tool_context() {
+                granted.0.extend(paths.iter().map(|p| ctx.rule_path(p)));
+            }
+            &["allow_once", "allow_always"]
+        }
         Decision::Deny(_) => &["reject_once", "reject_always"],
     };
     let options = params["options"].as_array().cloned().unwrap_or_default();

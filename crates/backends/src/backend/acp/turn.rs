@@ -105,6 +105,7 @@ pub async fn run(
         .map_err(|e| agent_failed(name, format!("cannot send the prompt: {}", e.message)))?;
     *outstanding = Some(number);
     let mut terminals = Terminals::default();
+    let mut granted = serve::Granted::default();
     let began = tokio::time::Instant::now();
     let deadline = tokio::time::sleep(def.timeout);
     tokio::pin!(deadline);
@@ -180,7 +181,8 @@ pub async fn run(
                 }
                 // Waiting on a command or on the user, the turn reads nothing meanwhile.
                 agent.inbound.attend(false);
-                let answer = serve::answer(name, &method, &params, host, &mut terminals).await;
+                let answer =
+                    serve::answer(name, &method, &params, host, &mut terminals, &mut granted).await;
                 agent.inbound.attend(true);
                 let _ = match answer {
                     Ok(value) => responder.respond(value),

@@ -1,0 +1,234 @@
+//! The preset's guard (`[backends.NAME.guard]`): settings of higher precedence than the
+//! agent's own files, passed when agent-loop's approval asks, so that nothing the agent kept
+//! between runs (Claude Code's `permissions.allow`, gemini's `tools.allowed`, opencode's
+//! `"edit": "allow"`) lets it edit or run a command without a question. An agent you host is
+//! untrusted code: its mode is set before every prompt (`mode`), but its settings files
+//! outrank its mode, so the agent is started with settings that outrank them in turn.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::config::{Guard, GUARD_FILE};
+
+/// What the agent is started with: its arguments and variables with the guard's added, and
+/// the private folder of the guard's file, removed when this is dropped (after the agent).
+pub struct Start {
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub folder: Option<tempfile::TempDir>,
+}
+
+/// The agent's start with `guard` added; `Err` when its file cannot be written.
+pub fn start(
+    guard: Option<&Guard>,
+    args: Vec<String>,
+    env: &BTreeMap<String, String>,
+) -> std::io::Result<Start> {
+    let mut start = Start {
+        args,
+        env: env.clone(),
+        folder: None,
+    };
+    let Some(guard) = guard else {
+        return Ok(start);
+    };
+    let path = match &guard.file {
+        Some(text) => {
+            let text = over_replaced(guard, text, env)?;
+            // A folder of its own (mode 0700), so the file is the agent-loop user's alone.
+            let folder = tempfile::Builder::new()
+                .prefix("agent-loop-guard-")
+                .tempdir()?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700))?;
+            let path = folder.path().join(&guard.file_name);
+            std::fs::write(&path, text)?;
+            start.folder = Some(folder);
+            path.display().to_string()
+        }
+        None => String::new(),
+    };
+    let put = |v: &String| v.replace(GUARD_FILE, &path);
+    start.args.extend(guard.args.iter().map(put));
+    start
+        .env
+        .extend(guard.env.iter().map(|(k, v)| (k.clone(), put(v))));
+    Ok(start)
+}
+
+/// The guard's file merged over the file it takes the place of (`replaces`, or what the
+/// variable that names `{file}` names already), so that what that file says stays said: a
+/// system settings file's own deny rules, say. JSON: objects key by key, lists joined.
+fn over_replaced(
+    guard: &Guard,
+    text: &str,
+    env: &BTreeMap<String, String>,
+) -> std::io::Result<String> {
+    let named = guard
+        .env
+        .iter()
+        .find(|(_, v)| *v == GUARD_FILE)
+        .and_then(|(k, _)| {
+            env.get(k)
+                .cloned()
+                .or_else(|| std::env::var(k).ok())
+                .filter(|v| !v.is_empty())
+        });
+    let Some(replaced) = named.or_else(|| guard.replaces.clone()) else {
+        return Ok(text.to_string());
+    };
+    let kept = match std::fs::read_to_string(&replaced) {
+        Ok(kept) => kept,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(text.to_string()),
+        Err(e) => return Err(e),
+    };
+    let not_json = |what: &str, e: serde_json::Error| {
+        std::io::Error::other(format!(
+            "{what} is not a JSON object ({e}), so the guard cannot be merged over it; run \
+             with --yes, or give the entry `guard = {{}}` to start the agent without it"
+        ))
+    };
+    let mut merged: Value = serde_json::from_str(&kept).map_err(|e| {
+        not_json(
+            &format!("{replaced}, which its guard takes the place of,"),
+            e,
+        )
+    })?;
+    let over = serde_json::from_str(text).map_err(|e| not_json("the guard's file", e))?;
+    join(&mut merged, over);
+    Ok(merged.to_string())
+}
+
+/// `over` merged into `into` as settings files are: objects key by key, lists joined.
+fn join(into: &mut Value, over: Value) {
+    match (into, over) {
+        (Value::Object(into), Value::Object(over)) => {
+            for (key, value) in over {
+                join(into.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (Value::Array(into), Value::Array(over)) => into.extend(over),
+        (into, over) => *into = over,
+    }
+}
+
+/// `params` of `session/new` or `session/load` with the guard's `meta` merged into `_meta`
+/// (objects key by key, lists joined).
+pub fn with_meta(mut params: Value, guard: Option<&Guard>) -> Value {
+    if let Some(meta) = guard.and_then(|g| g.meta.as_ref()) {
+        let meta = serde_json::to_value(meta).unwrap_or(Value::Null);
+        join(&mut params["_meta"], meta);
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    /// A guard as an entry of backends.toml gives it.
+    fn guard() -> Guard {
+        let text = "[backends.a]\ntype = \"acp\"\ncommand = \"a\"\n[backends.a.guard]\n\
+                    args = [\"--policy\", \"{file}\"]\nenv = { SETTINGS = \"at {file}\" }\n\
+                    file = \"ask = true\\n\"\nfile_name = \"ask.toml\"\n\
+                    meta = { agent = { options = { settings = '{\"ask\":[\"Bash\"]}' } } }\n";
+        let source = crate::config::Source {
+            name: "my.toml".into(),
+            text: text.into(),
+        };
+        let config = crate::config::Config::from_sources(&[source]).unwrap();
+        let Ok(crate::config::Definition::Acp(def)) = config.backend("a") else {
+            panic!("a is an ACP backend")
+        };
+        def.guard.clone().expect("it has a guard")
+    }
+
+    #[test]
+    fn the_file_is_written_privately_named_and_removed_with_the_start() {
+        let env = [("KEEP".to_string(), "1".to_string())].into();
+        let start = start(Some(&guard()), vec!["--acp".into()], &env).unwrap();
+        let path = &start.args[2];
+        assert_eq!(start.args[..2], ["--acp", "--policy"]);
+        assert!(path.ends_with("/ask.toml"), "{path}");
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "ask = true\n");
+        assert_eq!(start.env["SETTINGS"], format!("at {path}"));
+        assert_eq!(start.env["KEEP"], "1");
+        use std::os::unix::fs::PermissionsExt;
+        let folder = Path::new(path).parent().unwrap();
+        let mode = std::fs::metadata(folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        let folder = folder.to_path_buf();
+        drop(start);
+        assert!(!folder.exists());
+        // No guard: as given.
+        let start = super::start(None, vec!["--acp".into()], &env).unwrap();
+        assert_eq!(start.args, ["--acp"]);
+        assert!(start.folder.is_none());
+    }
+
+    #[test]
+    fn the_file_it_takes_the_place_of_is_kept_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let system = dir.path().join("system.json");
+        std::fs::write(
+            &system,
+            r#"{"permissions":{"ask":["Mine"],"deny":["Bash(rm *)"]}}"#,
+        )
+        .unwrap();
+        let mut guard = guard();
+        guard.env = [("SYSTEM".to_string(), "{file}".to_string())].into();
+        guard.file = Some(r#"{"permissions":{"ask":["Bash"]}}"#.into());
+        guard.replaces = Some(system.display().to_string());
+        let read = |start: &Start| {
+            let text = std::fs::read_to_string(&start.env["SYSTEM"]).unwrap();
+            serde_json::from_str::<Value>(&text).unwrap()
+        };
+        let start = start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        assert_eq!(
+            read(&start),
+            json!({ "permissions": { "ask": ["Mine", "Bash"], "deny": ["Bash(rm *)"] } })
+        );
+        // The file the variable named already, where it is set.
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, r#"{"theme":"dark"}"#).unwrap();
+        let env = [("SYSTEM".to_string(), other.display().to_string())].into();
+        let start = super::start(Some(&guard), vec![], &env).unwrap();
+        assert_eq!(
+            read(&start),
+            json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
+        );
+        // None there: the guard's alone. Not JSON: the agent is not started.
+        guard.replaces = Some(dir.path().join("none.json").display().to_string());
+        let start = super::start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        assert_eq!(read(&start), json!({ "permissions": { "ask": ["Bash"] } }));
+        std::fs::write(&system, "// a comment\n{}").unwrap();
+        guard.replaces = Some(system.display().to_string());
+        let e = super::start(Some(&guard), vec![], &BTreeMap::new())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("which its guard takes the place of"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn meta_is_merged_key_by_key() {
+        let params = json!({ "cwd": "/w", "_meta": { "agent": { "mine": 1 }, "other": 2 } });
+        let merged = with_meta(params.clone(), Some(&guard()));
+        assert_eq!(
+            merged,
+            json!({ "cwd": "/w", "_meta": {
+                "agent": { "mine": 1, "options": { "settings": "{\"ask\":[\"Bash\"]}" } },
+                "other": 2 } })
+        );
+        assert_eq!(with_meta(params.clone(), None), params);
+        let bare = with_meta(json!({ "cwd": "/w" }), Some(&guard()));
+        assert_eq!(
+            bare["_meta"]["agent"]["options"]["settings"],
+            "{\"ask\":[\"Bash\"]}"
+        );
+    }
+}

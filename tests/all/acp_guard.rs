@@ -1,0 +1,160 @@
+//! Nothing an ACP agent remembers between runs may widen what it is allowed to do: its own
+//! settings files can allow edits without a question, so an entry's guard (settings of
+//! higher precedence, as arguments, variables, a file or `_meta`) is passed whenever
+//! agent-loop's approval asks, and its writes through agent-loop's file access ask unless a
+//! question it asked named the file. The fake agent's settings in the test's HOME allow its
+//! edits, as Claude Code's `permissions.allow` or opencode's `"edit": "allow"` do.
+
+use crate::acp::{acp, received};
+use crate::common::Workspace;
+
+/// An ACP entry for the fake agent with `guard` as its `[backends.acp.guard]` table, and
+/// the fake's own settings (in the test's HOME) allowing its edits.
+fn widened(guard: &str) -> Workspace {
+    let ws = acp(&format!("[backends.acp.guard]\n{guard}"));
+    std::fs::create_dir_all(ws.path("home/.fake-acp")).unwrap();
+    std::fs::write(
+        ws.path("home/.fake-acp/settings.json"),
+        r#"{"allow": true}"#,
+    )
+    .unwrap();
+    ws
+}
+
+/// The guard files the fake agent read; each is gone once agent-loop has exited.
+fn guard_files_gone(ws: &Workspace) -> usize {
+    let read = std::fs::read_to_string(ws.path("fake/guard-files")).unwrap_or_default();
+    for path in read.lines() {
+        assert!(!std::path::Path::new(path).exists(), "{path} is left");
+    }
+    read.lines().count()
+}
+
+#[test]
+fn a_guard_outranks_the_settings_that_allow_an_agent_to_edit() {
+    // Without a guard, its settings let it edit without asking anyone.
+    let ws = widened("");
+    let run = ws.run(&["--backend", "acp", "permission"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "permission: allowed by its settings\n");
+    // Each way a guard can be passed: it asks, and in a pipe that is a refusal.
+    let file = "file = \"ask\"\nfile_name = \"ask.json\"\n";
+    for guard in [
+        format!("args = [\"--ask-file\", \"{{file}}\"]\n{file}"),
+        format!("env = {{ FAKE_ACP_ASK_FILE = \"{{file}}\" }}\n{file}"),
+        "meta = { fake = { ask = true } }\n".to_string(),
+    ] {
+        let ws = widened(&guard);
+        let run = ws.run(&["--backend", "acp", "permission"]);
+        run.expect_code(4);
+        assert_eq!(run.stdout(), "permission: cancel\n", "{guard}");
+        // Under --yes it is not passed: the agent's settings stand.
+        let run = ws.run(&["--backend", "acp", "--yes", "permission"]);
+        run.expect_code(0);
+        assert_eq!(run.stdout(), "permission: allowed by its settings\n");
+        let news = received(&ws, "session/new");
+        assert_eq!(
+            news[0]["params"]["_meta"]["fake"]["ask"] == true,
+            guard.starts_with("meta")
+        );
+        assert_eq!(news[1]["params"].get("_meta"), None, "{guard}");
+        // Its file is named as asked, in a folder of its own, and removed with the agent.
+        let read = guard_files_gone(&ws);
+        assert_eq!(read, usize::from(!guard.starts_with("meta")), "{guard}");
+    }
+}
+
+#[test]
+fn yes_off_starts_an_agent_started_without_its_guard_again() {
+    let ws = widened("meta = { fake = { ask = true } }\n");
+    let steps = [
+        ("agent-loop with backend", 1, "permission\n"),
+        ("permission: allowed by its settings", 1, "/yes off\n"),
+        ("[tools ask before they change things]", 1, "permission\n"),
+        ("[a]lways", 1, "n\n"),
+        ("permission: cancel", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp --yes", &steps);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("(agent started again: agent-loop's approval asks now"),
+        "{screen}"
+    );
+    let news = received(&ws, "session/load");
+    assert_eq!(news.len(), 1, "{screen}");
+    assert_eq!(news[0]["params"]["_meta"]["fake"]["ask"], true);
+}
+
+#[test]
+fn an_agents_writes_ask_unless_a_question_it_asked_named_the_file() {
+    let ws = acp("");
+    let made = ws.work().join("made.txt");
+    // A write no question named: as the write tool's, refused in a pipe, exit 4.
+    let run = ws.run(&["--backend", "acp", "write made.txt"]);
+    run.expect_code(4);
+    assert!(
+        run.stdout()
+            .starts_with("write refused: not written: agent-loop cannot ask for approval"),
+        "{}",
+        run.stdout()
+    );
+    assert!(!made.exists());
+    // Allowed by a rule for the write tool, or --yes.
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--allow",
+        "write:made.txt",
+        "write made.txt",
+    ]);
+    assert_eq!(run.stdout(), "write ok\n");
+    std::fs::remove_file(&made).unwrap();
+    let run = ws.run(&["--backend", "acp", "--yes", "write made.txt"]);
+    assert_eq!(run.stdout(), "write ok\n");
+    std::fs::remove_file(&made).unwrap();
+    // Its question named the file and was answered yes: its write asks nothing more.
+    let run = ws.run(&[
+        "--backend",
+        "acp",
+        "--allow",
+        "edit:*made.txt*",
+        "permitted-write made.txt",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "permitted-write ok\n");
+    assert!(made.exists());
+    // Answered no: nothing written, and the refusal is the exit code.
+    std::fs::remove_file(&made).unwrap();
+    let run = ws.run(&["--backend", "acp", "permitted-write made.txt"]);
+    run.expect_code(4);
+    assert_eq!(run.stdout(), "permitted-write: not allowed\n");
+    assert!(!made.exists());
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_guard_that_cannot_work_is_a_config_error() {
+    for (guard, why) in [
+        ("file = \"x\"\n", "no `args` or `env` names `{file}`"),
+        ("args = [\"{file}\"]\n", "there is no `file`"),
+        (
+            "args = [\"{file}\"]\nfile = \"x\"\nfile_name = \"../x\"\n",
+            "`file_name` is a name, not a path",
+        ),
+        ("colour = \"red\"\n", "colour"),
+    ] {
+        let ws = widened(guard);
+        let run = ws.run(&["--backend", "acp", "hello"]);
+        run.expect_code(2);
+        assert!(run.stderr().contains(why), "{guard}: {}", run.stderr());
+    }
+    let ws = Workspace::new();
+    ws.add_config("[backends.fake.guard]\nargs = [\"x\"]\n");
+    let run = ws.run(&["--backend", "fake", "hello"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("key `guard`: only `type = \"acp\"`"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -6,9 +6,9 @@
 use std::io::BufRead;
 
 use agent_loop::chat::commands::library;
-use agent_loop::chat::{Chat, ChatOptions, Invocation, Outcome};
+use agent_loop::chat::{Chat, ChatOptions, Invocation, Outcome, RunSettings};
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::settings::{user_settings_path, Settings};
+use agent_loop::settings::{user_settings_path, Setting};
 use agent_loop::BoxFuture;
 
 /// Shows notices; refuses every approval.
@@ -30,8 +30,11 @@ impl Observer for Lines {
 async fn main() -> Result<(), agent_loop::Error> {
     let backend = std::env::args().nth(1);
     let env = |key: &str| std::env::var(key).ok();
-    let mut settings = Settings::load(user_settings_path().as_deref(), &env)?;
-    settings.flag("backend", backend);
+    let mut settings = RunSettings::load(user_settings_path().as_deref(), &env)?;
+    if let Some(backend) = backend {
+        // The argument wins over the settings' backend, as a flag does.
+        settings.backend = Some(Setting::flag(backend, "BACKEND"));
+    }
     let mut chat = Chat::open(&settings, &ChatOptions::default(), &mut |n| {
         eprintln!("{n}")
     })?;

@@ -3,10 +3,9 @@
 //! ones (built-in, then `$XDG_CONFIG_HOME/agent-loop/`); tools that change anything are
 //! refused, as nobody is asked.
 
-use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::chat::{Chat, ChatOptions, RunSettings};
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
-use agent_loop::settings::user_settings_path;
-use agent_loop::settings::Settings;
+use agent_loop::settings::{user_settings_path, Setting};
 use agent_loop::BoxFuture;
 
 /// Shows each tool call; refuses every approval.
@@ -31,8 +30,9 @@ async fn main() -> Result<(), agent_loop::Error> {
         return Err(agent_loop::Error::config("usage: one_turn BACKEND TASK"));
     };
     let env = |key: &str| std::env::var(key).ok();
-    let mut settings = Settings::load(user_settings_path().as_deref(), &env)?;
-    settings.flag("backend", Some(backend.clone()));
+    let mut settings = RunSettings::load(user_settings_path().as_deref(), &env)?;
+    // The argument wins over the settings' backend, as a flag does.
+    settings.backend = Some(Setting::flag(backend.clone(), "BACKEND"));
     let mut chat = Chat::open(&settings, &ChatOptions::default(), &mut |n| {
         eprintln!("{n}")
     })?;

@@ -67,11 +67,14 @@ pub mod chat {
     pub use agent_loop_core::session::{Listing, Session};
 }
 
-/// What [`chat::Chat::open`] reads: the layered settings, a front end's own keys, and the
-/// typed values flags are parsed into.
+/// What [`chat::Chat::open`] reads ([`chat::RunSettings`]) is made of: the layers of text
+/// settings are read from, a front end's own keys, each setting's typed value and origin, and
+/// the types of those values.
 pub mod settings {
     pub use agent_loop_config::bool_setting::Flag;
-    pub use agent_loop_config::settings::{FrontEndKeys, Key, Settings};
+    pub use agent_loop_config::settings::{
+        by_flag, table, FrontEndKeys, Key, Layers, List, Origin, Setting, Shown,
+    };
     pub use agent_loop_config::user_settings_path;
     pub use agent_loop_context::{ContextMode, CountTokens};
     pub use agent_loop_core::agent::{AllowRule, ApprovalMode};

@@ -5,26 +5,19 @@
 use std::fmt::Write;
 
 use agent_loop::chat::Chat;
-use agent_loop::settings::Flag;
-use agent_loop::settings::Settings;
-use agent_loop::settings::{AllowRule, ApprovalMode};
-use agent_loop::settings::{ContextMode, CountTokens};
 use agent_loop::Error;
 
 use super::args::Args;
+use super::options::Settings;
 use super::screen::Screen;
 
 /// Prints the table and the files; the exit code.
 pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     check(args, settings)?;
     let mut out = settings.describe();
-    let count_tokens = settings
-        .get::<CountTokens>("count_tokens")?
-        .unwrap_or_default();
     out.push_str(&Chat::describe_setup(
         args.run.config.as_deref(),
-        settings,
-        count_tokens,
+        &settings.run,
     )?);
     let _ = writeln!(
         out,
@@ -34,33 +27,18 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     super::stdout::print(&out)
 }
 
-/// Every value parsed as a run parses it, in the order a run does, so the first bad one gives
-/// the same error: the display first, then the backend files and the chat's settings
-/// (`Chat::open`).
+/// What a run checks beyond the values' types (each value was parsed as the settings were
+/// read), in the order a run does, so the first bad one gives the same error: the display,
+/// then the backend files and the backend named (`Chat::open`).
 fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
     Screen::for_args(args, settings)?;
-    settings.get::<Flag>("debug")?;
     let config = Chat::load_config(args.run.config.as_deref())?;
-    if let Some(name) = settings.get::<String>("backend")? {
-        Chat::check_backends(&config, &name)?;
+    if let Some(name) = &settings.run.backend {
+        Chat::check_backends(&config, &name.value)?;
     }
-    settings.get::<String>("model")?;
-    settings.get::<ApprovalMode>("approval")?;
-    settings.get::<CountTokens>("count_tokens")?;
-    if let Some((rules, origin)) = settings.raw("allow") {
-        for rule in rules.split(',').filter(|r| !r.trim().is_empty()) {
-            rule.trim()
-                .parse::<AllowRule>()
-                .map_err(|e| Error::config(format!("{origin}: {e}")))?;
-        }
-    }
-    if settings.get::<u32>("max_iterations")? == Some(0) {
+    if settings.run.max_iterations.as_ref().map(|s| s.value) == Some(0) {
         return Err(Error::config("max_iterations must be at least 1"));
     }
-    settings.get::<ContextMode>("context")?;
-    settings.max_context_tokens()?;
-    settings.get::<usize>("tool_result_max_chars")?;
-    settings.web_options()?;
     Ok(())
 }
 

@@ -1,14 +1,49 @@
 //! From the command line to the library's inputs: the [`Settings`] (config.toml and the
-//! environment, with the flags layered on top) and the [`ChatOptions`] the flags ask for.
-//! Every front end of the binary (one-shot runs, the REPL, the Telegram bot) builds its chats
-//! from these.
+//! environment, each value typed once, with the flags' typed values on top) and the
+//! [`ChatOptions`] the flags ask for. Every front end of the binary (one-shot runs, the REPL,
+//! the Telegram bot, the ACP and MCP servers) builds its chats from these.
 
-use agent_loop::chat::{ChatOptions, SessionChoice};
+use agent_loop::chat::{ChatOptions, RunSettings, SessionChoice};
 use agent_loop::settings::user_settings_path;
-use agent_loop::settings::{FrontEndKeys, Settings};
+use agent_loop::settings::{by_flag, table, FrontEndKeys, Layers, List, Setting, Shown};
 use agent_loop::Error;
 
 use super::args::{Args, Request, Run, Saving, ServeRun, Tooling};
+use super::display::{DisplayMode, OutputFormat};
+
+/// A run's settings: the library's ([`RunSettings`]), the display's, and the layers they were
+/// read from, where the Telegram bot finds its own.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub run: RunSettings,
+    pub display: Option<Setting<DisplayMode>>,
+    pub output: Option<Setting<OutputFormat>>,
+    pub layers: Layers,
+}
+
+impl Settings {
+    /// The table of `agent-loop config` and `--debug`: the library's settings, the display's,
+    /// then the Telegram bot's as config.toml and the environment give them.
+    pub fn describe(&self) -> String {
+        fn shown<T: std::fmt::Display>(setting: &Option<Setting<T>>) -> Shown {
+            setting.as_ref().and_then(Setting::shown)
+        }
+        let bot = super::telegram::settings::SETTINGS
+            .keys
+            .iter()
+            .map(|k| k.name);
+        table(
+            self.run
+                .shown()
+                .into_iter()
+                .chain([
+                    ("display", shown(&self.display)),
+                    ("output", shown(&self.output)),
+                ])
+                .chain(self.layers.shown(bot)),
+        )
+    }
+}
 
 /// The chat this run's flags ask for (the rest of its settings are in `Settings`).
 pub fn chat_options(args: &Args) -> ChatOptions {
@@ -20,8 +55,6 @@ pub fn chat_options(args: &Args) -> ChatOptions {
         tools: args.tooling.tools.clone(),
         root: args.tooling.root.clone(),
         cwd: None,
-        yes: args.tooling.yes,
-        allow: args.tooling.allow.clone(),
         session: match (&args.saving.session, args.saving.continue_) {
             (_, true) => SessionChoice::MostRecent,
             (Some(name), false) => SessionChoice::Named(name.clone()),
@@ -42,39 +75,41 @@ const FRONT_ENDS: &[FrontEndKeys] = &[
 
 /// Settings from config.toml and the environment, with this run's flags on top.
 pub fn load_settings(args: &Args) -> Result<Settings, Error> {
-    let mut settings = Settings::load_with(
+    let layers = Layers::load_with(
         user_settings_path().as_deref(),
         &|k| std::env::var(k).ok(),
         FRONT_ENDS,
     )?;
-    settings.flag("backend", args.run.backend.clone());
-    settings.flag("model", args.request.model.clone());
-    settings.flag(
-        "max_iterations",
-        args.tooling.max_iterations.map(|n| n.to_string()),
+    let mut run = RunSettings::read(&layers)?;
+    let (request, tooling) = (&args.request, &args.tooling);
+    by_flag(&mut run.backend, args.run.backend.clone(), "--backend");
+    by_flag(&mut run.model, request.model.clone(), "--model");
+    by_flag(
+        &mut run.max_iterations,
+        tooling.max_iterations,
+        "--max-iterations",
     );
-    settings.flag("approval", args.tooling.approval.map(|m| m.to_string()));
-    if args.tooling.yes {
-        settings.flag_as("approval", "never", "--yes");
-    }
-    settings.flag("debug", args.tooling.debug.then(|| "true".to_string()));
-    settings.flag("context", args.request.context.map(|c| c.to_string()));
-    settings.flag("display", args.run.display.map(|d| d.to_string()));
-    settings.flag("output", args.run.output.map(|o| o.to_string()));
-    if !args.tooling.allow.is_empty() {
-        settings.flag(
-            "allow",
-            Some(
-                args.tooling
-                    .allow
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-        );
-    }
-    Ok(settings)
+    by_flag(&mut run.approval, tooling.approval, "--approval");
+    by_flag(&mut run.context, request.context, "--context");
+    let allow = (!tooling.allow.is_empty()).then(|| List(tooling.allow.clone()));
+    by_flag(&mut run.allow, allow, "--allow");
+    // `--yes` wins over `--approval`.
+    let yes = tooling
+        .yes
+        .then_some(agent_loop::settings::ApprovalMode::Never);
+    by_flag(&mut run.approval, yes, "--yes");
+    let debug = tooling.debug.then_some(agent_loop::settings::Flag(true));
+    by_flag(&mut run.debug, debug, "--debug");
+    let mut display = layers.setting("display")?;
+    by_flag(&mut display, args.run.display, "--display");
+    let mut output = layers.setting("output")?;
+    by_flag(&mut output, args.run.output, "--output");
+    Ok(Settings {
+        run,
+        display,
+        output,
+        layers,
+    })
 }
 
 /// The flags given before a subcommand (`telegram`, `acp`) and after it, as one command line

@@ -8,7 +8,6 @@ use clap::{CommandFactory, Parser};
 
 use agent_loop::chat::Chat;
 use agent_loop::chat::Image;
-use agent_loop::settings::Flag;
 use agent_loop::text::Redactor;
 use agent_loop::{Error, ErrorKind};
 
@@ -214,7 +213,7 @@ async fn doctor_report(
     let name = match name {
         Some(name) => name.clone(),
         // The backend a run would take.
-        None => Chat::backend_to_run(&config, load_settings(args)?.get::<String>("backend")?)
+        None => Chat::backend_to_run(&config, load_settings(args)?.run.backend.map(|s| s.value))
             .ok_or_else(|| {
                 Error::config(
                     "no backend chosen, and none of the configured ones is available: \
@@ -274,16 +273,15 @@ async fn run(args: Args) -> i32 {
         input.editor = display.editor_caps().and_then(Editor::new);
     }
     let mut frontend = Frontend::new(display.clone(), input, Redactor::default());
-    frontend.debug = match settings.get::<Flag>("debug") {
-        Ok(flag) => flag.is_some_and(|f| f.0),
-        Err(e) => return display.fail(&e.into()),
-    };
+    frontend.debug = settings.run.debug();
     if frontend.debug {
         for line in settings.describe().lines() {
             frontend.notice(&format!("debug: {line}"));
         }
     }
-    let chat = match Chat::open(&settings, &chat_options(&args), &mut |n| frontend.notice(n)) {
+    let chat = match Chat::open(&settings.run, &chat_options(&args), &mut |n| {
+        frontend.notice(n)
+    }) {
         Ok(chat) => chat,
         Err(e) => return display.fail(&e),
     };

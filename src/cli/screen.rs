@@ -29,10 +29,10 @@ pub struct Screen(
 impl Screen {
     /// The display for these flags and settings (`display` and `output`, from flags,
     /// `AGENT_LOOP_DISPLAY`/`AGENT_LOOP_OUTPUT` or config.toml) on this process's terminal.
-    pub fn for_args(args: &Args, layers: &agent_loop::settings::Settings) -> Result<Screen, Error> {
+    pub fn for_args(args: &Args, chosen: &super::options::Settings) -> Result<Screen, Error> {
         let settings = Settings {
-            display: layers.get("display")?.unwrap_or_default(),
-            output: layers.get("output")?.unwrap_or_default(),
+            display: chosen.display.as_ref().map(|s| s.value).unwrap_or_default(),
+            output: chosen.output.as_ref().map(|s| s.value).unwrap_or_default(),
             quiet: args.run.quiet,
             no_color: no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
         };

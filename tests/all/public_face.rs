@@ -20,7 +20,7 @@ const FACE: &[&str] = &[
     "chat: pub use agent_loop_core::session::{Listing, Session};",
     "crate: pub mod settings",
     "settings: pub use agent_loop_config::bool_setting::Flag;",
-    "settings: pub use agent_loop_config::settings::{FrontEndKeys, Key, Settings};",
+    "settings: pub use agent_loop_config::settings::{by_flag, table, FrontEndKeys, Key, Layers, List, Origin, Setting, Shown};",
     "settings: pub use agent_loop_config::user_settings_path;",
     "settings: pub use agent_loop_context::{ContextMode, CountTokens};",
     "settings: pub use agent_loop_core::agent::{AllowRule, ApprovalMode};",
@@ -54,6 +54,7 @@ const CHAT: &[&str] = &[
     "crate: pub use error::ChatError;",
     "crate: pub use fanout::Kept;",
     "crate: pub use options::{ChatOptions, SessionChoice};",
+    "crate: pub use settings::RunSettings;",
 ];
 
 /// The exports of a crate root written as src/lib.rs is: `pub use` statements at the top and

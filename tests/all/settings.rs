@@ -153,9 +153,10 @@ fn debug_goes_to_stderr_only() {
         .lines()
         .find(|l| l.starts_with("debug: debug "))
         .unwrap_or_else(|| panic!("{err}"));
+    // The value as the run understood it (`1` is true).
     assert_eq!(
         row.split_whitespace().collect::<Vec<_>>(),
-        ["debug:", "debug", "1", "environment", "AGENT_LOOP_DEBUG"],
+        ["debug:", "debug", "true", "environment", "AGENT_LOOP_DEBUG"],
         "{err}"
     );
     assert!(err.contains("debug: event BackendStarted {"), "{err}");

@@ -2,7 +2,14 @@
 //! `web_keep_chrome`).
 
 /// `1`, `true`, `yes`, `on` (and their opposites).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flag(pub bool);
+
+impl std::fmt::Display for Flag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// A value that is neither true nor false.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,8 @@
 //! - `cli` and `http`: the checked definitions of the two kinds of backend;
 //! - `mcp`: the `[mcp.servers.NAME]` tables;
 //! - `tools`: the `[tools.NAME]` tables (custom command tools, `confirm` of built-ins);
-//! - `settings`: `config.toml`, the environment and the flags (`settings::Settings`);
+//! - `settings`: the text `config.toml`, the environment and the built-in defaults give of
+//!   each setting, with its origin (`settings::Layers`), typed one by one (`Setting`);
 //! - `bool_setting`: how a boolean setting is written (`debug`, `web_keep_chrome`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
@@ -32,7 +33,6 @@ pub mod settings;
 mod source;
 #[cfg(test)]
 mod tests;
-mod tool_settings;
 pub mod tools;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,9 @@
 //! Settings and where each one came from. Layers, lowest first: built-in defaults, the user's
 //! `$XDG_CONFIG_HOME/agent-loop/config.toml`, `AGENT_LOOP_*` environment variables, flags.
-//! `agent-loop config` prints the result.
+//! The first three are text, read here into [`Layers`]; each setting is parsed from it once
+//! into a typed [`Setting`] (the library's into `chat::RunSettings`, a front end's into its
+//! own types), which a flag then replaces with its typed value. [`table`] is what
+//! `agent-loop config` prints of them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -201,9 +204,79 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// The effective settings: a value (as text) and its origin per key.
+/// A setting's typed value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+impl<T> Setting<T> {
+    /// A value a command-line flag gave.
+    pub fn flag(value: T, flag: &'static str) -> Self {
+        Setting {
+            value,
+            origin: Origin::Flag(flag),
+        }
+    }
+
+    /// Whether a command-line flag set it.
+    pub fn is_flag(&self) -> bool {
+        self.origin.is_flag()
+    }
+}
+
+/// A value a command-line flag gave, if it gave one, replaces the setting: a flag wins over
+/// everything.
+pub fn by_flag<T>(setting: &mut Option<Setting<T>>, value: Option<T>, flag: &'static str) {
+    if let Some(value) = value {
+        *setting = Some(Setting::flag(value, flag));
+    }
+}
+
+impl<T: std::fmt::Display> Setting<T> {
+    /// Its row's value and origin in [`table`].
+    pub fn shown(&self) -> Shown {
+        Some((self.value.to_string(), self.origin.clone()))
+    }
+}
+
+/// A setting's value as [`table`] shows it, and its origin; `None` when it is unset.
+pub type Shown = Option<(String, Origin)>;
+
+/// A comma-separated list (`allow`, `skill_dirs`; an array in config.toml), its items
+/// trimmed and the empty ones left out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct List<T>(pub Vec<T>);
+
+impl<T: FromStr> FromStr for List<T> {
+    type Err = T::Err;
+    fn from_str(s: &str) -> Result<Self, T::Err> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map(List)
+    }
+}
+
+impl<T: std::fmt::Display> std::fmt::Display for List<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, item) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{item}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The text of the settings config.toml, the environment and the built-in defaults give, and
+/// where each came from; typed by [`Layers::setting`].
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub struct Layers {
     values: BTreeMap<&'static str, (String, Origin)>,
     /// The front end's own settings, known besides [`KEYS`].
     front_ends: &'static [FrontEndKeys],
@@ -211,24 +284,24 @@ pub struct Settings {
     pub file: Option<String>,
 }
 
-impl Settings {
+impl Layers {
     /// Built-in defaults, then `file` (if it exists), then the environment as `env` reports it.
     pub fn load(
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        Settings::load_with(file, env, &[])
+        Layers::load_with(file, env, &[])
     }
 
-    /// [`Settings::load`], knowing the settings of `front_ends` too.
+    /// [`Layers::load`], knowing the settings of `front_ends` too.
     pub fn load_with(
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
         front_ends: &'static [FrontEndKeys],
     ) -> Result<Self, ConfigError> {
-        let mut settings = Settings {
+        let mut settings = Layers {
             front_ends,
-            ..Settings::default()
+            ..Layers::default()
         };
         for key in settings.keys() {
             if let Some(d) = key.default {
@@ -322,22 +395,6 @@ impl Settings {
         Ok(())
     }
 
-    /// A flag given on the command line wins over everything.
-    pub fn flag(&mut self, name: &'static str, value: Option<String>) {
-        let key = self.keys().find(|k| k.name == name).expect("known setting");
-        if let Some(v) = value {
-            self.values
-                .insert(key.name, (v, Origin::Flag(key.flag.unwrap_or("--?"))));
-        }
-    }
-
-    /// A flag that sets another setting: `--yes` is `approval` = `never`.
-    pub fn flag_as(&mut self, name: &'static str, value: &str, flag: &'static str) {
-        let key = self.keys().find(|k| k.name == name).expect("known setting");
-        self.values
-            .insert(key.name, (value.to_string(), Origin::Flag(flag)));
-    }
-
     /// Every setting known: the library's, then the front end's.
     fn keys(&self) -> impl Iterator<Item = &'static Key> + 'static {
         let front_ends = self.front_ends;
@@ -349,65 +406,59 @@ impl Settings {
         self.values.get(name)
     }
 
-    /// The typed value; a bad value is an error naming where it came from.
-    pub fn get<T: FromStr>(&self, name: &str) -> Result<Option<T>, ConfigError>
+    /// The typed value and its origin; a bad value is an error naming where it came from.
+    pub fn setting<T: FromStr>(&self, name: &str) -> Result<Option<Setting<T>>, ConfigError>
     where
         T::Err: std::fmt::Display,
     {
-        match self.values.get(name) {
-            None => Ok(None),
-            Some((value, origin)) => {
-                value
-                    .parse()
-                    .map(Some)
-                    .map_err(|e: T::Err| ConfigError::BadSetting {
-                        origin: origin.clone(),
-                        name: name.to_string(),
-                        value: value.clone(),
-                        why: e.to_string(),
-                    })
-            }
-        }
-    }
-
-    /// `max_context_tokens`, held to the minimum a backend entry is held to; a value below
-    /// it is an error naming where it was set.
-    pub fn max_context_tokens(&self) -> Result<Option<u64>, ConfigError> {
-        let n = self.get::<u64>("max_context_tokens")?;
-        match (
-            n.and_then(crate::context::modes::context_tokens_too_small),
-            self.raw("max_context_tokens"),
-        ) {
-            (Some(why), Some((value, origin))) => Err(ConfigError::BadSetting {
-                origin: origin.clone(),
-                name: "max_context_tokens".into(),
-                value: value.clone(),
-                why,
-            }),
-            _ => Ok(n),
-        }
-    }
-
-    /// The `agent-loop config` table, its columns as wide as their longest entry.
-    pub fn describe(&self) -> String {
-        let rows: Vec<(&str, String, String)> = self
-            .keys()
-            .map(|key| match self.values.get(key.name) {
-                Some((v, o)) => (key.name, v.clone(), o.to_string()),
-                None => (key.name, "(unset)".to_string(), "-".to_string()),
-            })
-            .collect();
-        let width = |column: &dyn Fn(&(&str, String, String)) -> usize, title: &str| {
-            rows.iter().map(column).max().unwrap_or(0).max(title.len())
+        let Some((value, origin)) = self.values.get(name) else {
+            return Ok(None);
         };
-        let name_w = width(&|r| r.0.chars().count(), "SETTING");
-        let value_w = width(&|r| r.1.chars().count(), "VALUE");
-        let mut out = format!("{:<name_w$}  {:<value_w$}  FROM\n", "SETTING", "VALUE");
-        for (name, value, origin) in rows {
-            out.push_str(&format!("{name:<name_w$}  {value:<value_w$}  {origin}\n"));
+        match value.parse() {
+            Ok(value) => Ok(Some(Setting {
+                value,
+                origin: origin.clone(),
+            })),
+            Err(e) => Err(ConfigError::BadSetting {
+                origin: origin.clone(),
+                name: name.to_string(),
+                value: value.clone(),
+                why: e.to_string(),
+            }),
         }
-        out
     }
+
+    /// The rows of [`table`] for these settings (a front end's), as the layers give them.
+    pub fn shown<'a>(
+        &'a self,
+        names: impl IntoIterator<Item = &'a str> + 'a,
+    ) -> impl Iterator<Item = (&'a str, Shown)> + 'a {
+        names
+            .into_iter()
+            .map(|name| (name, self.values.get(name).cloned()))
+    }
+}
+
+/// The `agent-loop config` table of settings, values and origins, its columns as wide as
+/// their longest entry.
+pub fn table<'a>(settings: impl IntoIterator<Item = (&'a str, Shown)>) -> String {
+    let rows: Vec<(&str, String, String)> = settings
+        .into_iter()
+        .map(|(name, shown)| match shown {
+            Some((v, o)) => (name, v, o.to_string()),
+            None => (name, "(unset)".to_string(), "-".to_string()),
+        })
+        .collect();
+    let width = |column: &dyn Fn(&(&str, String, String)) -> usize, title: &str| {
+        rows.iter().map(column).max().unwrap_or(0).max(title.len())
+    };
+    let name_w = width(&|r| r.0.chars().count(), "SETTING");
+    let value_w = width(&|r| r.1.chars().count(), "VALUE");
+    let mut out = format!("{:<name_w$}  {:<value_w$}  FROM\n", "SETTING", "VALUE");
+    for (name, value, origin) in rows {
+        out.push_str(&format!("{name:<name_w$}  {value:<value_w$}  {origin}\n"));
+    }
+    out
 }
 
 /// The line (from 1) where `key` is set in `text`.
@@ -418,141 +469,4 @@ fn line_of_key(text: &str, key: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layers_and_origins() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config.toml");
-        std::fs::write(
-            &file,
-            "backend = \"demo\"\nmax_iterations = 5\nallow = [\"read\", \"bash:ls*\"]\n",
-        )
-        .unwrap();
-        let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "7".to_string());
-        let mut s = Settings::load(Some(&file), &env).unwrap();
-        assert_eq!(s.get::<String>("backend").unwrap().as_deref(), Some("demo"));
-        assert_eq!(
-            s.raw("backend").unwrap().1,
-            Origin::File(format!("{}:1", file.display()))
-        );
-        assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(7));
-        assert_eq!(s.raw("allow").unwrap().0, "read,bash:ls*");
-        assert_eq!(
-            s.get::<String>("approval").unwrap().as_deref(),
-            Some("on-write")
-        );
-        s.flag("max_iterations", Some("9".into()));
-        assert_eq!(s.get::<u32>("max_iterations").unwrap(), Some(9));
-        let table = s.describe();
-        let row = table
-            .lines()
-            .find(|l| l.starts_with("max_iterations"))
-            .unwrap();
-        assert_eq!(
-            row.split_whitespace().collect::<Vec<_>>(),
-            ["max_iterations", "9", "flag", "--max-iterations"]
-        );
-        // Every column starts at the same place on every line, long names included.
-        let value_at = |l: &str| l.find("  ").map(|i| i + l[i..].find(|c| c != ' ').unwrap());
-        let starts: std::collections::BTreeSet<_> = table.lines().map(value_at).collect();
-        assert_eq!(starts.len(), 1, "{table}");
-    }
-
-    #[test]
-    fn tables_flatten_to_dotted_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config.toml");
-        std::fs::write(&file, "[tools.bash]\nenv_keep = [\"A_TOKEN\", \"B\"]\n").unwrap();
-        let env = |k: &str| (k == "AGENT_LOOP_TOOLS_BASH_ENV_REMOVE").then(|| "C".to_string());
-        let s = Settings::load(Some(&file), &env).unwrap();
-        assert_eq!(s.raw("tools.bash.env_keep").unwrap().0, "A_TOKEN,B");
-        assert_eq!(
-            s.raw("tools.bash.env_keep").unwrap().1,
-            Origin::File(format!("{}:2", file.display()))
-        );
-        assert_eq!(s.raw("tools.bash.env_remove").unwrap().0, "C");
-    }
-
-    #[test]
-    fn bad_values_and_keys_name_their_origin() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config.toml");
-        std::fs::write(&file, "backend = \"demo\"\nmax_iteration = 5\n").unwrap();
-        let err = Settings::load(Some(&file), &|_| None).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("config.toml:2: unknown setting `max_iteration`"),
-            "{}",
-            err.to_string()
-        );
-        let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "lots".to_string());
-        let s = Settings::load(None, &env).unwrap();
-        let err = s.get::<u32>("max_iterations").unwrap_err();
-        assert_eq!(err.to_string(), "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
-    }
-
-    /// A front end's settings are known only to a run that passes them: from its table, the
-    /// environment and `config`'s listing; a table entry it lacks is an error naming those
-    /// it has.
-    #[test]
-    fn a_front_ends_settings_come_with_it() {
-        const BOT: FrontEndKeys = FrontEndKeys {
-            keys: &[Key {
-                name: "bot_users",
-                flag: None,
-                default: Some("none"),
-                help: "who",
-            }],
-            table: Some("bot"),
-            entries: &[("users", "bot_users")],
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config.toml");
-        std::fs::write(&file, "[bot]\nusers = [\"1\", \"2\"]\n").unwrap();
-        let none = |_: &str| None;
-        let s = Settings::load_with(Some(&file), &none, &[BOT]).unwrap();
-        assert_eq!(s.raw("bot_users").unwrap().0, "1,2");
-        assert!(s.describe().contains("bot_users"));
-        let err = Settings::load(Some(&file), &none).unwrap_err().to_string();
-        assert!(err.contains("bot.users"), "{err}");
-        std::fs::write(&file, "[bot]\nwho = 1\n").unwrap();
-        let err = Settings::load_with(Some(&file), &none, &[BOT])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("who") && err.contains("users"), "{err}");
-    }
-
-    /// A front end's settings without a table are top-level keys, which the library alone
-    /// does not know.
-    #[test]
-    fn a_front_ends_top_level_settings() {
-        const SCREEN: FrontEndKeys = FrontEndKeys {
-            keys: &[Key {
-                name: "screen",
-                flag: Some("--screen"),
-                default: Some("auto"),
-                help: "how",
-            }],
-            table: None,
-            entries: &[],
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("config.toml");
-        std::fs::write(&file, "backend = \"demo\"\nscreen = \"plain\"\n").unwrap();
-        let none = |_: &str| None;
-        let mut s = Settings::load_with(Some(&file), &none, &[SCREEN]).unwrap();
-        assert_eq!(
-            s.raw("screen").unwrap(),
-            &(
-                "plain".into(),
-                Origin::File(format!("{}:2", file.display()))
-            )
-        );
-        s.flag("screen", Some("wide".into()));
-        assert_eq!(s.raw("screen").unwrap().1, Origin::Flag("--screen"));
-        let err = Settings::load(Some(&file), &none).unwrap_err().to_string();
-        assert!(err.contains(":2: unknown setting `screen`"), "{err}");
-    }
-}
+mod tests;

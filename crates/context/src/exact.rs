@@ -235,6 +235,15 @@ pub enum CountTokens {
     Api,
 }
 
+impl std::fmt::Display for CountTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CountTokens::Local => "local",
+            CountTokens::Api => "api",
+        })
+    }
+}
+
 impl std::str::FromStr for CountTokens {
     type Err = crate::UnknownValue;
     fn from_str(s: &str) -> Result<Self, crate::UnknownValue> {

@@ -26,6 +26,15 @@ pub enum SystemMode {
     Replace,
 }
 
+impl std::fmt::Display for SystemMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SystemMode::Append => "append",
+            SystemMode::Replace => "replace",
+        })
+    }
+}
+
 impl FromStr for SystemMode {
     type Err = UnknownValue;
     fn from_str(s: &str) -> Result<Self, UnknownValue> {

@@ -17,7 +17,6 @@ mod terminal;
 mod updates;
 
 use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::settings::Flag;
 use agent_loop::Error;
 
 use super::args::{Acp, Args};
@@ -27,7 +26,7 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
     let mut args = merged(top, &acp.run);
     args.saving.no_save = top.saving.no_save || acp.no_save;
     let settings = match load_settings(&args) {
-        Ok(settings) => settings,
+        Ok(settings) => settings.run,
         Err(e) => return fail(&e),
     };
     let options = chat_options(&args);
@@ -57,10 +56,7 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         Err(e) => return fail(&e),
     }
     let local = tokio::task::LocalSet::new();
-    let debug = match settings.get::<Flag>("debug") {
-        Ok(flag) => flag.is_some_and(|f| f.0),
-        Err(e) => return fail(&e.into()),
-    };
+    let debug = settings.debug();
     let shared = server::Shared {
         settings,
         options,

@@ -24,9 +24,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest};
 use tokio::sync::{mpsc, oneshot};
 
-use agent_loop::chat::{Chat, ChatOptions, SessionChoice};
+use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
 use agent_loop::editor::{Credentials, ServerDef, Transport};
-use agent_loop::settings::Settings;
 use agent_loop::Error;
 
 use super::session::{config_options, invalid, modes, Handle, Job};
@@ -66,7 +65,7 @@ pub enum Incoming {
 
 /// What every session is opened from: the settings and the run's flags.
 pub struct Shared {
-    pub settings: Settings,
+    pub settings: RunSettings,
     pub options: ChatOptions,
     pub debug: bool,
     /// Whether the backend takes images, as far as is known at the start: what
@@ -331,9 +330,9 @@ struct Opening {
 }
 
 /// The variable that should hold the key of the backend sessions start on, when it is empty.
-pub fn missing_key(settings: &Settings, options: &ChatOptions) -> Option<String> {
+pub fn missing_key(settings: &RunSettings, options: &ChatOptions) -> Option<String> {
     let config = Chat::load_config(options.config.as_deref()).ok()?;
-    let setting = settings.get::<String>("backend").ok().flatten();
+    let setting = settings.backend.as_ref().map(|s| s.value.clone());
     let name = Chat::backend_to_run(&config, setting)?;
     Chat::missing_key(&config, &name)
 }

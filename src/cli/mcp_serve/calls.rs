@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use agent_loop::chat::{Chat, SessionChoice};
 use agent_loop::event::CutReason;
+use agent_loop::settings::by_flag;
 use agent_loop::{Error, ErrorKind};
 
 use super::observer::CallObserver;
@@ -160,12 +161,13 @@ impl Server {
         }
         // A session continued keeps its backend unless the call names one, as
         // `--session NAME` does; a new one starts on the default.
-        match (&turn.backend, resumed) {
-            (Some(backend), _) => settings.flag("backend", Some(backend.clone())),
-            (None, false) => settings.flag("backend", Some(shared.offered.default.clone())),
-            (None, true) => {}
-        }
-        settings.flag("model", turn.model.clone());
+        let backend = match (&turn.backend, resumed) {
+            (Some(backend), _) => Some(backend.clone()),
+            (None, false) => Some(shared.offered.default.clone()),
+            (None, true) => None,
+        };
+        by_flag(&mut settings.backend, backend, "--backend");
+        by_flag(&mut settings.model, turn.model.clone(), "--model");
         let mut chat = Chat::open(&settings, &options, &mut |n| eprintln!("{n}"))?;
         let backend = chat.status().backend;
         if !shared.offered.has(&backend) {

@@ -20,9 +20,9 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use agent_loop::chat::Config;
-use agent_loop::chat::{Chat, ChatOptions};
+use agent_loop::chat::{Chat, ChatOptions, RunSettings};
 use agent_loop::process::capped::{self, Breach, CappedLines};
-use agent_loop::settings::Settings;
+use agent_loop::settings::Setting;
 use agent_loop::{Error, ErrorKind};
 
 use super::args::{Args, McpServe};
@@ -32,7 +32,7 @@ use super::options::{chat_options, load_settings, merged};
 pub struct Shared {
     /// The settings without `--backend`: a session continued keeps its backend unless the
     /// call names one, as `--session NAME` does.
-    pub settings: Settings,
+    pub settings: RunSettings,
     pub options: ChatOptions,
     pub offered: Offered,
     /// `--timeout`: the longest one call may take.
@@ -58,7 +58,7 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
     args.saving.no_save = top.saving.no_save || serve.no_save;
     let backend = args.run.backend.take();
     let settings = match load_settings(&args) {
-        Ok(settings) => settings,
+        Ok(settings) => settings.run,
         Err(e) => return fail(&e),
     };
     let options = chat_options(&args);
@@ -73,7 +73,7 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
     // A bad setting stops the start with a clear error, rather than failing every call: a
     // chat is put together once, unsaved, and dropped.
     let mut probe_settings = settings.clone();
-    probe_settings.flag("backend", Some(offered.default.clone()));
+    probe_settings.backend = Some(Setting::flag(offered.default.clone(), "--backend"));
     let probe = ChatOptions {
         save: false,
         ..options.clone()
@@ -132,7 +132,7 @@ async fn serve_stdio(shared: Shared) -> Result<(), Error> {
 /// first offered that can run here, else the first offered.
 fn offered(
     config: &Config,
-    settings: &Settings,
+    settings: &RunSettings,
     backend: Option<String>,
     allowed: &[String],
 ) -> Result<Offered, Error> {
@@ -151,7 +151,8 @@ fn offered(
         }
         unique
     };
-    let configured = Chat::configured_backend(config, settings.get::<String>("backend")?);
+    let setting = settings.backend.as_ref().map(|s| s.value.clone());
+    let configured = Chat::configured_backend(config, setting);
     let runs_here = |name: &&String| Chat::can_run(config, name);
     let default = backend
         .or(configured.filter(|c| names.contains(c)))

@@ -15,8 +15,7 @@ use tokio::sync::{mpsc, watch, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
 use agent_loop::chat::Prompt;
-use agent_loop::chat::{Chat, ChatOptions, Outcome, SessionChoice};
-use agent_loop::settings::Settings;
+use agent_loop::chat::{Chat, ChatOptions, Outcome, RunSettings, SessionChoice};
 
 use super::api::{Api, Mode};
 use super::approval::Approvals;
@@ -31,7 +30,7 @@ use super::split::{split, MESSAGE_LIMIT};
 /// What the bot's chats share.
 pub struct Shared {
     pub api: Api,
-    pub settings: Settings,
+    pub settings: RunSettings,
     /// The run's flags as chat options; each chat sets its own session.
     pub options: ChatOptions,
     pub approvals: Approvals,

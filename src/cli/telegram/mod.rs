@@ -19,9 +19,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Semaphore};
 
-use agent_loop::chat::{Chat, ChatOptions};
-use agent_loop::settings::Flag;
-use agent_loop::settings::Settings;
+use agent_loop::chat::{Chat, ChatOptions, RunSettings};
 use agent_loop::Error;
 
 use super::args::{Args, Telegram};
@@ -47,7 +45,7 @@ pub async fn run(top: &Args, bot: &Telegram) -> i32 {
 /// Everything `serve` needs, checked before it starts.
 struct Setup {
     api: Api,
-    settings: Settings,
+    settings: RunSettings,
     users: Vec<i64>,
     options: ChatOptions,
     /// The variable the token came from, to name in errors.
@@ -57,18 +55,13 @@ struct Setup {
 }
 
 fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
-    let mut settings = load_settings(args)?;
-    if !bot.allow_user.is_empty() {
-        let ids: Vec<String> = bot.allow_user.iter().map(i64::to_string).collect();
-        settings.flag("telegram_users", Some(ids.join(",")));
-    }
-    settings.flag(
-        "telegram_max_concurrent",
-        bot.max_concurrent.map(|n| n.to_string()),
-    );
-    let token_env = settings
-        .get::<String>("telegram_token_env")?
-        .unwrap_or_else(|| "TELEGRAM_BOT_TOKEN".into());
+    let settings = load_settings(args)?;
+    let settings::BotSettings {
+        users,
+        token_env,
+        max_concurrent,
+    } = settings::BotSettings::read(&settings.layers, bot)?;
+    let settings = settings.run;
     let token = std::env::var(&token_env)
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -77,21 +70,6 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
                 "no bot token: set {token_env} to the token @BotFather gave you (docs/telegram.md)"
             ))
         })?;
-    let users = match settings.raw("telegram_users") {
-        None => Vec::new(),
-        Some((list, origin)) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|id| !id.is_empty())
-            .map(|id| {
-                id.parse::<i64>().map_err(|_| {
-                    Error::config(format!(
-                        "{origin}: `{id}` is not a Telegram user id (a number)"
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?,
-    };
     if users.is_empty() && !bot.allow_anyone {
         return Err(Error::config(
             "no allowlist: the bot would answer anyone who finds it. Give the Telegram user ids \
@@ -100,16 +78,12 @@ fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
              bot: it replies with it), or pass --allow-anyone",
         ));
     }
-    let debug = settings.get::<Flag>("debug")?.is_some_and(|f| f.0);
+    let debug = settings.debug();
     let base = std::env::var("TELEGRAM_API_URL")
         .ok()
         .filter(|b| !b.is_empty())
         .unwrap_or_else(|| api::DEFAULT_BASE.into());
     let api = Api::new(&base, &token).map_err(Error::config)?;
-    let max_concurrent = settings
-        .get::<usize>("telegram_max_concurrent")?
-        .unwrap_or(4)
-        .max(1);
     let mut options = chat_options(args);
     // The token is kept out of logs and sessions as the backends' keys are.
     options.secret_envs.push(token_env.clone());

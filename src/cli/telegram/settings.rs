@@ -1,8 +1,11 @@
 //! The bot's settings: the library knows none of them. In config.toml they are the entries
 //! of a `[telegram]` table; as environment variables and in `agent-loop config` they are
-//! `telegram_*` like any other setting.
+//! `telegram_*` like any other setting. Read typed, with the bot's flags on top.
 
-use agent_loop::settings::{FrontEndKeys, Key};
+use agent_loop::settings::{by_flag, FrontEndKeys, Key, Layers, List, Setting};
+use agent_loop::Error;
+
+use crate::cli::args::Telegram;
 
 pub const SETTINGS: FrontEndKeys = FrontEndKeys {
     keys: &[
@@ -32,3 +35,54 @@ pub const SETTINGS: FrontEndKeys = FrontEndKeys {
         ("max_concurrent", "telegram_max_concurrent"),
     ],
 };
+
+/// The bot's settings, read from config.toml and the environment, the flags' on top.
+pub struct BotSettings {
+    /// Who the bot answers.
+    pub users: Vec<i64>,
+    /// The variable holding the token.
+    pub token_env: String,
+    /// Chats whose turns run at once, at least one.
+    pub max_concurrent: usize,
+}
+
+impl BotSettings {
+    pub fn read(layers: &Layers, bot: &Telegram) -> Result<Self, Error> {
+        let mut users: Option<Setting<List<UserId>>> = layers.setting("telegram_users")?;
+        let flagged = bot.allow_user.iter().copied().map(UserId).collect();
+        by_flag(
+            &mut users,
+            (!bot.allow_user.is_empty()).then_some(List(flagged)),
+            "--allow-user",
+        );
+        let mut max_concurrent: Option<Setting<usize>> =
+            layers.setting("telegram_max_concurrent")?;
+        let flagged = bot.max_concurrent.map(|n| n as usize);
+        by_flag(&mut max_concurrent, flagged, "--max-concurrent");
+        let token_env: Option<Setting<String>> = layers.setting("telegram_token_env")?;
+        Ok(BotSettings {
+            users: users.map_or(Vec::new(), |u| u.value.0.into_iter().map(|u| u.0).collect()),
+            token_env: token_env.map_or_else(|| "TELEGRAM_BOT_TOKEN".into(), |t| t.value),
+            max_concurrent: max_concurrent.map_or(4, |n| n.value).max(1),
+        })
+    }
+}
+
+/// A Telegram user id, as `--allow-user` and `telegram_users` give it.
+#[derive(Debug, Clone, Copy)]
+pub struct UserId(pub i64);
+
+impl std::str::FromStr for UserId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.parse()
+            .map(UserId)
+            .map_err(|_| format!("`{s}` is not a Telegram user id (a number)"))
+    }
+}
+
+impl std::fmt::Display for UserId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}

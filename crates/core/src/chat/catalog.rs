@@ -8,13 +8,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::config::settings::Settings;
 use crate::config::{user_backends_path, user_settings_path, Config, Definition, HttpDef, Source};
-use crate::context::{CountTokens, Method};
+use crate::context::Method;
 use crate::session::{validate_name, Listing, Store};
 use crate::{builtins, Error};
 
-use super::Chat;
+use super::{Chat, RunSettings};
 
 /// A configured backend as `agent-loop backends` lists it.
 #[derive(Debug, Clone)]
@@ -237,11 +236,12 @@ impl Chat {
     /// the environment the tools get, the `[tools.NAME]` tables, how each backend's tokens
     /// are counted (with `count_tokens`), how file tools open files, where sessions are saved
     /// and the web tools' set-up.
-    pub fn describe_setup(
-        extra: Option<&Path>,
-        settings: &Settings,
-        count_tokens: CountTokens,
-    ) -> Result<String, Error> {
+    pub fn describe_setup(extra: Option<&Path>, settings: &RunSettings) -> Result<String, Error> {
+        let count_tokens = settings
+            .count_tokens
+            .as_ref()
+            .map(|s| s.value)
+            .unwrap_or_default();
         let mut out = String::new();
         let settings_file = looked_for(user_settings_path().as_deref());
         let _ = writeln!(out, "\nsettings file: {settings_file}");

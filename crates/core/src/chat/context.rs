@@ -3,11 +3,12 @@
 //! so that a backend switched to (`/backend`) gets its own settings with the same overrides,
 //! as the first one did at start-up.
 
-use crate::config::settings::{Origin, Settings};
+use crate::config::settings::Origin;
 use crate::config::Definition;
 use crate::context::modes::DEFAULT_MAX_CONTEXT_TOKENS;
 use crate::context::{ContextMode, ContextSettings};
-use crate::Error;
+
+use super::RunSettings;
 
 /// What the settings set of a backend's context settings.
 #[derive(Debug, Clone, Default)]
@@ -20,22 +21,21 @@ pub(super) struct ContextOverrides {
 }
 
 impl ContextOverrides {
-    pub(super) fn from_settings(settings: &Settings) -> Result<Self, Error> {
-        let budget_origin = match settings.raw("max_context_tokens") {
-            Some((_, Origin::File(at))) => Some(format!("is set in {at}")),
-            Some((_, Origin::Env(var))) => {
-                Some(format!("is set by the environment variable {var}"))
-            }
+    pub(super) fn from_settings(settings: &RunSettings) -> Self {
+        let budget_origin = match settings.max_context_tokens.as_ref().map(|s| &s.origin) {
+            Some(Origin::File(at)) => Some(format!("is set in {at}")),
+            Some(Origin::Env(var)) => Some(format!("is set by the environment variable {var}")),
             _ => None,
         };
-        Ok(ContextOverrides {
-            mode: settings.get::<ContextMode>("context")?,
-            max_tokens: settings.max_context_tokens()?,
+        ContextOverrides {
+            mode: settings.context.as_ref().map(|s| s.value),
+            max_tokens: settings.max_context_tokens.as_ref().map(|s| s.value),
             tool_result_max_chars: settings
-                .get::<usize>("tool_result_max_chars")?
-                .map(|n| n.max(1)),
+                .tool_result_max_chars
+                .as_ref()
+                .map(|s| s.value.max(1)),
             budget_origin,
-        })
+        }
     }
 
     /// `def`'s context settings with the overrides applied.

@@ -15,13 +15,6 @@ pub enum ChatError {
     /// `--root` (or a comparison's folder) is not a folder.
     #[error("{0}")]
     Root(#[from] crate::tools::RootError),
-    /// An `allow` rule of the settings that is not TOOL or TOOL:GLOB; `origin` is where it
-    /// was set.
-    #[error("{origin}: {source}")]
-    AllowRule {
-        origin: String,
-        source: crate::agent::AllowRuleError,
-    },
     #[error("max_iterations must be at least 1")]
     NoIterations,
     /// No backend named, and none of the configured ones can run here.

@@ -19,6 +19,7 @@ mod logged;
 mod mcp;
 mod open;
 mod options;
+mod settings;
 mod skills;
 mod views;
 
@@ -30,6 +31,7 @@ pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COM
 pub use error::ChatError;
 pub use fanout::Kept;
 pub use options::{ChatOptions, SessionChoice};
+pub use settings::RunSettings;
 
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,12 @@
 //! [`Chat::open`]: from the settings and a front end's options to a ready chat, the session
 //! resumed or started.
 
-use crate::agent::{Agent, AgentOptions, AllowRule, ApprovalMode, Policy};
+use crate::agent::{Agent, AgentOptions, ApprovalMode, Policy};
 use crate::backend::{self, Overrides};
 use crate::builtins;
-use crate::config::settings::Settings;
+use crate::config::settings::Setting;
 use crate::config::{Config, Definition};
-use crate::context::{Artifacts, SystemMode, SystemPrompt};
+use crate::context::{Artifacts, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
@@ -16,6 +16,7 @@ use crate::Error;
 
 use super::context::ContextOverrides;
 use super::options::{ChatOptions, SessionChoice};
+use super::settings::{flagged, RunSettings};
 use super::{Chat, ChatError};
 
 /// How many backend calls a turn may make when the settings do not say.
@@ -33,7 +34,7 @@ impl Chat {
     /// Puts a chat together. `notice` receives what the user should know on the way (a
     /// session continued, one that could not be read and was left alone).
     pub fn open(
-        settings: &Settings,
+        settings: &RunSettings,
         options: &ChatOptions,
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
@@ -58,7 +59,11 @@ impl Chat {
             model,
             temperature: options.temperature,
             no_stream: options.no_stream,
-            count_tokens: settings.get("count_tokens")?.unwrap_or_default(),
+            count_tokens: settings
+                .count_tokens
+                .as_ref()
+                .map(|s| s.value)
+                .unwrap_or_default(),
         };
         let backend = backend::build(&def, &overrides)?;
         // The tokenizer's table is read while the first prompt is made ready.
@@ -110,14 +115,15 @@ impl Chat {
 /// context overrides and the approval mode too, which the chat keeps.
 fn agent(
     backend: Box<dyn crate::backend::Backend>,
-    settings: &Settings,
+    settings: &RunSettings,
     options: &ChatOptions,
     config: &Config,
     def: &Definition,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(Agent, ContextOverrides, ApprovalMode), Error> {
     let (cwd, root) = working_dirs(options)?;
-    let (skills, skill_warnings) = super::skills::load(&cwd, settings)?;
+    let skill_dirs = settings.skill_dirs.as_ref().map_or(&[][..], |s| &s.value.0);
+    let (skills, skill_warnings) = super::skills::load(&cwd, skill_dirs);
     let tools = builtins::configured(
         options.tools.as_deref(),
         config.tools.command_defs(),
@@ -127,16 +133,21 @@ fn agent(
     for warning in config.tools.warnings.iter().chain(&skill_warnings) {
         notice(&format!("warning: {warning}"));
     }
-    let (base_mode, allow) = approval(settings, options)?;
+    let base_mode = settings.approval();
+    let allow = settings
+        .allow
+        .as_ref()
+        .map_or(Vec::new(), |rules| rules.value.0.clone());
     let max_iterations = settings
-        .get::<u32>("max_iterations")?
-        .unwrap_or(DEFAULT_MAX_ITERATIONS);
+        .max_iterations
+        .as_ref()
+        .map_or(DEFAULT_MAX_ITERATIONS, |s| s.value);
     if max_iterations == 0 {
         return Err(ChatError::NoIterations.into());
     }
-    let context_overrides = ContextOverrides::from_settings(settings)?;
+    let context_overrides = ContextOverrides::from_settings(settings);
     let context = context_overrides.apply(def);
-    let web = settings.web_options()?;
+    let web = settings.web_options();
     let mut agent = Agent::new(
         backend,
         tools,
@@ -159,11 +170,14 @@ fn agent(
     let system_prompt = SystemPrompt::load(
         options.system.as_deref(),
         settings
-            .raw("system_prompt")
-            .map(|(text, origin)| (text.clone(), origin.to_string())),
+            .system_prompt
+            .as_ref()
+            .map(|s| (s.value.clone(), s.origin.to_string())),
         crate::config::config_dir().as_deref(),
         settings
-            .get::<SystemMode>("system_mode")?
+            .system_mode
+            .as_ref()
+            .map(|s| s.value)
             .unwrap_or_default(),
     )?;
     agent.set_system_prompt(system_prompt);
@@ -199,20 +213,16 @@ struct Chosen {
 }
 
 fn choose_backend(
-    settings: &Settings,
+    settings: &RunSettings,
     config: &Config,
     resumed: Option<&Session>,
 ) -> Result<Chosen, Error> {
     // The settings' backend (a flag is one), then the resumed session's, then the files'.
     let resumed_backend = resumed.map(|s| s.backend.clone()).filter(|b| config.has(b));
-    let flagged = settings
-        .raw("backend")
-        .filter(|(_, origin)| origin.is_flag())
-        .map(|(value, _)| value.clone());
-    let name = match flagged.or(resumed_backend) {
+    let flagged_backend = flagged(&settings.backend).then(|| value(&settings.backend));
+    let name = match flagged_backend.flatten().or(resumed_backend) {
         Some(name) => name,
-        None => settings
-            .get::<String>("backend")?
+        None => value(&settings.backend)
             .or_else(|| config.default_backend.clone())
             .or_else(|| config.first_available())
             .ok_or_else(|| no_backend(config))?,
@@ -223,18 +233,16 @@ fn choose_backend(
     let def = config.backend(&name)?.clone();
     // The model likewise: a flag, then the model the resumed session ran with (on the
     // same backend, when it is not that backend's default), then the settings'.
-    let flagged_model = settings
-        .raw("model")
-        .filter(|(_, origin)| origin.is_flag())
-        .map(|(value, _)| value.clone());
+    let flagged_model = flagged(&settings.model)
+        .then(|| value(&settings.model))
+        .flatten();
     let resumed_model = resumed
         .filter(|s| s.backend == name)
         .and_then(|s| s.model.clone())
         .filter(|m| Some(m.as_str()) != def.model());
-    let model = match flagged_model.or(resumed_model) {
-        Some(model) => Some(model),
-        None => settings.get::<String>("model")?,
-    };
+    let model = flagged_model
+        .or(resumed_model)
+        .or_else(|| value(&settings.model));
     Ok(Chosen {
         names,
         name,
@@ -254,39 +262,11 @@ fn working_dirs(options: &ChatOptions) -> Result<(std::path::PathBuf, Root), Err
     Ok((cwd, root))
 }
 
-/// The approval mode (`--yes` wins) and the allow rules (flags, else the settings').
-fn approval(
-    settings: &Settings,
-    options: &ChatOptions,
-) -> Result<(ApprovalMode, Vec<AllowRule>), Error> {
-    let base_mode = if options.yes {
-        ApprovalMode::Never
-    } else {
-        settings
-            .get::<ApprovalMode>("approval")?
-            .unwrap_or_default()
-    };
-    let allow = match (&options.allow[..], settings.raw("allow")) {
-        ([], Some((rules, origin))) => rules
-            .split(',')
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| {
-                r.trim().parse().map_err(|source| ChatError::AllowRule {
-                    origin: origin.to_string(),
-                    source,
-                })
-            })
-            .collect::<Result<Vec<AllowRule>, ChatError>>()?,
-        (flags, _) => flags.to_vec(),
-    };
-    Ok((base_mode, allow))
-}
-
 /// The session: the resumed one, keeping what it ran with but what a flag sets now (that
 /// state returned for the chat to take up), or a new one, named as the options say.
 fn session(
     resumed: Option<Session>,
-    settings: &Settings,
+    settings: &RunSettings,
     options: &ChatOptions,
     (store, lookup): (Option<&Store>, Option<&Store>),
     backend: &str,
@@ -297,10 +277,10 @@ fn session(
         Some(s) => {
             // What the session ran with, but what a flag sets now.
             let mut kept = s.clone();
-            if flagged_setting(settings, "context") {
+            if flagged(&settings.context) {
                 kept.context = None;
             }
-            if options.system.is_some() || flagged_setting(settings, "system_prompt") {
+            if options.system.is_some() || flagged(&settings.system_prompt) {
                 kept.system = None;
             }
             resumed_state = Some(kept);
@@ -389,11 +369,9 @@ fn resume(
     Ok((session, lock))
 }
 
-/// Whether a flag of the front end set `key`.
-fn flagged_setting(settings: &Settings, key: &str) -> bool {
-    settings
-        .raw(key)
-        .is_some_and(|(_, origin)| origin.is_flag())
+/// A text setting's value.
+fn value(setting: &Option<Setting<String>>) -> Option<String> {
+    setting.as_ref().map(|s| s.value.clone())
 }
 
 fn no_backend(config: &Config) -> Error {

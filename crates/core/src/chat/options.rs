@@ -1,11 +1,10 @@
-//! What a front end asks of [`Chat::open`](super::Chat::open): the choices that come from its
-//! own flags or commands. Everything else (backend, model, approval mode, `allow` rules,
-//! context settings, `max_iterations`) comes from [`Settings`](crate::config::settings::Settings):
-//! `config.toml`, the environment and the flags the front end layered on top.
+//! What a front end asks of [`Chat::open`](super::Chat::open) besides the settings: the choices
+//! of one chat that come from its own flags or commands and that config.toml does not hold.
+//! The settings (backend, model, approval mode with `--yes`, `allow` rules with `--allow`,
+//! context settings, `max_iterations`) are the typed [`RunSettings`](super::RunSettings):
+//! `config.toml`, the environment and the flags the front end set on top.
 
 use std::path::PathBuf;
-
-use crate::agent::AllowRule;
 
 /// Which session a chat continues.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,10 +37,6 @@ pub struct ChatOptions {
     pub root: Option<PathBuf>,
     /// The working directory of tools and backends; the process's when `None`.
     pub cwd: Option<PathBuf>,
-    /// `--yes`: every tool runs without asking.
-    pub yes: bool,
-    /// `--allow TOOL:GLOB` rules; when empty, the `allow` setting's.
-    pub allow: Vec<AllowRule>,
     pub session: SessionChoice,
     /// Sessions are saved to the store (`--no-save` turns it off).
     pub save: bool,

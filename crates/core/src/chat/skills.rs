@@ -6,28 +6,19 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use crate::config::settings::Settings;
 use crate::context::skills::activated;
 use crate::context::{Conversation, SharedLibrary};
 use crate::skills::{Library, Places};
-use crate::Error;
 
 /// The skills for `cwd`, when there are any, with the warnings of their reading (files
 /// skipped, names clashing). With none there is no catalog and no `skill` tool: a skill
 /// added during the session is found by the next one.
-pub(super) fn load(
-    cwd: &Path,
-    settings: &Settings,
-) -> Result<(Option<SharedLibrary>, Vec<String>), Error> {
+pub(super) fn load(cwd: &Path, skill_dirs: &[String]) -> (Option<SharedLibrary>, Vec<String>) {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
-    let extra: Vec<PathBuf> = settings
-        .get::<String>("skill_dirs")?
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
+    let extra: Vec<PathBuf> = skill_dirs
+        .iter()
         .map(|d| match (d.strip_prefix("~/"), &home) {
             (Some(rest), Some(home)) => home.join(rest),
             _ => cwd.join(d),
@@ -38,7 +29,7 @@ pub(super) fn load(
     let library = Library::load(places);
     let warnings = library.warnings().iter().map(ToString::to_string).collect();
     let shared = (!library.skills().is_empty()).then(|| Arc::new(RwLock::new(library)));
-    Ok((shared, warnings))
+    (shared, warnings)
 }
 
 impl super::Chat {

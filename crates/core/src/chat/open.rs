@@ -1,17 +1,24 @@
 //! [`Chat::open`]: from the settings and a front end's options to a ready chat, the session
-//! resumed or started.
+//! resumed or started. Its stages, in order, each a function of its own: the stores sessions
+//! are saved to and looked up in; the session to continue (`resume`); the backend and model
+//! (`choose_backend`, then `backend`); the agent with its tools, policy, context settings and
+//! system prompt (`agent`, with `tools` and `system_prompt`); the session itself
+//! (`session`); and, once the chat holds them all, `Chat::ready` takes up the resumed state,
+//! locks the session and opens its log.
+
+use std::path::Path;
 
 use crate::agent::{Agent, AgentOptions, ApprovalMode, Policy};
-use crate::backend::{self, Overrides};
+use crate::backend::{self, Backend, Overrides};
 use crate::builtins;
 use crate::config::settings::Setting;
 use crate::config::{Config, Definition};
-use crate::context::{Artifacts, SystemPrompt};
+use crate::context::{Artifacts, SharedLibrary, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
     format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
 };
-use crate::tools::Root;
+use crate::tools::{Registry, Root};
 use crate::Error;
 
 use super::context::ContextOverrides;
@@ -39,24 +46,11 @@ impl Chat {
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
         let config = Chat::load_config(options.config.as_deref())?;
-        let redactor = redactor(&config, options);
-        let store = options
-            .save
-            .then(Store::default_dir)
-            .flatten()
-            .map(Store::new);
-        let lookup = store
-            .clone()
-            .or_else(|| Store::default_dir().map(Store::new));
-        let (resumed, mut lock) = resume(options, store.as_ref(), lookup.as_ref(), notice)?;
-        let Chosen {
-            names,
-            name,
-            def,
-            model,
-        } = choose_backend(settings, &config, resumed.as_ref())?;
+        let stores = Stores::of(options);
+        let (resumed, mut lock) = resume(options, &stores, notice)?;
+        let chosen = choose_backend(settings, &config, resumed.as_ref())?;
         let overrides = Overrides {
-            model,
+            model: chosen.model,
             temperature: options.temperature,
             no_stream: options.no_stream,
             count_tokens: settings
@@ -65,49 +59,79 @@ impl Chat {
                 .map(|s| s.value)
                 .unwrap_or_default(),
         };
-        let backend = backend::build(&def, &overrides)?;
-        // The tokenizer's table is read while the first prompt is made ready.
-        if let crate::context::Method::Encoding(encoding) = backend.token_method() {
-            encoding.warm();
-        }
+        let backend = backend(&chosen.def, &overrides)?;
         let (agent, context_overrides, base_mode) =
-            agent(backend, settings, options, &config, &def, notice)?;
-        let (session, resumed_state) = session(
-            resumed,
-            settings,
-            options,
-            (store.as_ref(), lookup.as_ref()),
-            &name,
-            &mut lock,
-        )?;
-        let mut chat = Chat {
+            agent(backend, settings, options, &config, &chosen.def, notice)?;
+        let (session, resumed_state) =
+            session(resumed, settings, options, &stores, &chosen.name, &mut lock)?;
+        let chat = Chat {
             canceller: Default::default(),
             compared: None,
             agent,
+            redactor: redactor(&config, options),
             config,
-            def,
+            def: chosen.def,
             overrides,
             context_overrides,
-            store,
+            store: stores.saving,
             session,
             log_path: options.log.clone(),
             log: None,
             context: LogContext::default(),
-            redactor,
             base_mode,
             mcp: McpServers::default(),
-            fanout: (names.len() > 1).then_some(names),
+            fanout: (chosen.names.len() > 1).then_some(chosen.names),
             lock,
             wait_session: options.wait_session,
         };
-        if let Some(state) = resumed_state {
-            chat.resume_state(&state);
-        }
-        chat.lock_session(notice)?;
-        chat.session.backend = chat.def.name().to_string();
-        chat.open_log()?;
-        Ok(chat)
+        chat.ready(resumed_state, notice)
     }
+
+    /// The last stage of [`Chat::open`]: what the resumed session ran with taken up, the
+    /// session locked under its backend, its log opened.
+    fn ready(
+        mut self,
+        resumed_state: Option<Session>,
+        notice: &mut dyn FnMut(&str),
+    ) -> Result<Chat, Error> {
+        if let Some(state) = resumed_state {
+            self.resume_state(&state);
+        }
+        self.lock_session(notice)?;
+        self.session.backend = self.def.name().to_string();
+        self.open_log()?;
+        Ok(self)
+    }
+}
+
+/// Where sessions are saved (`None` without saving), and where they are looked up to
+/// continue one or name a new one (the default store even without saving).
+struct Stores {
+    saving: Option<Store>,
+    lookup: Option<Store>,
+}
+
+impl Stores {
+    fn of(options: &ChatOptions) -> Self {
+        let saving = options
+            .save
+            .then(Store::default_dir)
+            .flatten()
+            .map(Store::new);
+        let lookup = saving
+            .clone()
+            .or_else(|| Store::default_dir().map(Store::new));
+        Stores { saving, lookup }
+    }
+}
+
+/// The backend, built; the tokenizer's table is read while the first prompt is made ready.
+fn backend(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, Error> {
+    let backend = backend::build(def, overrides)?;
+    if let crate::context::Method::Encoding(encoding) = backend.token_method() {
+        encoding.warm();
+    }
+    Ok(backend)
 }
 
 /// The agent: the backend with the tools (built-ins, `[tools.NAME]` command tools), the
@@ -122,17 +146,7 @@ fn agent(
     notice: &mut dyn FnMut(&str),
 ) -> Result<(Agent, ContextOverrides, ApprovalMode), Error> {
     let (cwd, root) = working_dirs(options)?;
-    let skill_dirs = settings.skill_dirs.as_ref().map_or(&[][..], |s| &s.value.0);
-    let (skills, skill_warnings) = super::skills::load(&cwd, skill_dirs);
-    let tools = builtins::configured(
-        options.tools.as_deref(),
-        config.tools.command_defs(),
-        &config.tools.confirms(),
-        skills.as_ref(),
-    )?;
-    for warning in config.tools.warnings.iter().chain(&skill_warnings) {
-        notice(&format!("warning: {warning}"));
-    }
+    let (tools, skills) = tools(settings, options, config, &cwd, notice)?;
     let base_mode = settings.approval();
     let allow = settings
         .allow
@@ -167,7 +181,44 @@ fn agent(
             ),
         },
     );
-    let system_prompt = SystemPrompt::load(
+    agent.set_system_prompt(system_prompt(settings, options)?);
+    agent.set_skills(skills);
+    agent.set_budget_origin(context_overrides.budget_origin(def));
+    Ok((agent, context_overrides, base_mode))
+}
+
+/// The tools: the built-ins (`--tools` picks some), `[tools.NAME]` command tools, and the
+/// `skill` tool when skills are found for `cwd`, returned too; the warnings of their
+/// reading go to `notice`.
+fn tools(
+    settings: &RunSettings,
+    options: &ChatOptions,
+    config: &Config,
+    cwd: &Path,
+    notice: &mut dyn FnMut(&str),
+) -> Result<(Registry, Option<SharedLibrary>), Error> {
+    let skill_dirs = settings.skill_dirs.as_ref().map_or(&[][..], |s| &s.value.0);
+    let (skills, skill_warnings) = super::skills::load(cwd, skill_dirs);
+    let tools = builtins::configured(
+        options.tools.as_deref(),
+        config.tools.command_defs(),
+        &config.tools.confirms(),
+        skills.as_ref(),
+    )?;
+    for warning in config.tools.warnings.iter().chain(&skill_warnings) {
+        notice(&format!("warning: {warning}"));
+    }
+    Ok((tools, skills))
+}
+
+/// The user's system prompt: `--system FILE`, else the `system_prompt` setting, else
+/// `system.md` in the config folder; appended or in place of the built-in opening as
+/// `system_mode` says.
+fn system_prompt(
+    settings: &RunSettings,
+    options: &ChatOptions,
+) -> Result<Option<SystemPrompt>, Error> {
+    Ok(SystemPrompt::load(
         options.system.as_deref(),
         settings
             .system_prompt
@@ -179,11 +230,7 @@ fn agent(
             .as_ref()
             .map(|s| s.value)
             .unwrap_or_default(),
-    )?;
-    agent.set_system_prompt(system_prompt);
-    agent.set_skills(skills);
-    agent.set_budget_origin(context_overrides.budget_origin(def));
-    Ok((agent, context_overrides, base_mode))
+    )?)
 }
 
 /// Every API key any backend reads is kept out of displays, logs and session files, and the
@@ -268,10 +315,11 @@ fn session(
     resumed: Option<Session>,
     settings: &RunSettings,
     options: &ChatOptions,
-    (store, lookup): (Option<&Store>, Option<&Store>),
+    stores: &Stores,
     backend: &str,
     lock: &mut Option<SessionLock>,
 ) -> Result<(Session, Option<Session>), Error> {
+    let (store, lookup) = (stores.saving.as_ref(), stores.lookup.as_ref());
     let mut resumed_state = None;
     let session = match resumed {
         Some(s) => {
@@ -311,11 +359,11 @@ fn session(
 /// what the other run saved.
 fn resume(
     options: &ChatOptions,
-    saving: Option<&Store>,
-    store: Option<&Store>,
+    stores: &Stores,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(Option<Session>, Option<SessionLock>), Error> {
-    let Some(store) = store else {
+    let saving = stores.saving.as_ref();
+    let Some(store) = stores.lookup.as_ref() else {
         return Ok((None, None));
     };
     let name = match &options.session {

@@ -73,8 +73,26 @@ const FRONT_ENDS: &[FrontEndKeys] = &[
     super::telegram::settings::SETTINGS,
 ];
 
-/// Settings from config.toml and the environment, with this run's flags on top.
+/// Settings from config.toml and the environment, with this run's flags on top: the
+/// library's and the display's.
 pub fn load_settings(args: &Args) -> Result<Settings, Error> {
+    let (run, layers) = load_run_settings(args)?;
+    let mut display = layers.setting("display")?;
+    by_flag(&mut display, args.run.display, "--display");
+    let mut output = layers.setting("output")?;
+    by_flag(&mut output, args.run.output, "--output");
+    Ok(Settings {
+        run,
+        display,
+        output,
+        layers,
+    })
+}
+
+/// The library's settings from config.toml and the environment, with this run's flags on
+/// top, and the layers they were read from: for the front ends that have no display of the
+/// command's, whose settings they leave alone (the ACP and MCP servers, the Telegram bot).
+pub fn load_run_settings(args: &Args) -> Result<(RunSettings, Layers), Error> {
     let layers = Layers::load_with(
         user_settings_path().as_deref(),
         &|k| std::env::var(k).ok(),
@@ -100,16 +118,7 @@ pub fn load_settings(args: &Args) -> Result<Settings, Error> {
     by_flag(&mut run.approval, yes, "--yes");
     let debug = tooling.debug.then_some(agent_loop::settings::Flag(true));
     by_flag(&mut run.debug, debug, "--debug");
-    let mut display = layers.setting("display")?;
-    by_flag(&mut display, args.run.display, "--display");
-    let mut output = layers.setting("output")?;
-    by_flag(&mut output, args.run.output, "--output");
-    Ok(Settings {
-        run,
-        display,
-        output,
-        layers,
-    })
+    Ok((run, layers))
 }
 
 /// The flags given before a subcommand (`telegram`, `acp`) and after it, as one command line

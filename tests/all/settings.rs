@@ -269,3 +269,27 @@ fn config_names_the_origin_of_library_and_front_end_settings() {
     );
     assert_eq!(row("system_mode"), "system_mode append built-in default");
 }
+
+/// A front end's settings are its own: the Telegram bot reads its `[telegram]` entries typed,
+/// a bad one named by file, line and setting, and leaves the command's display settings
+/// alone (a display it has no use for cannot stop it).
+#[test]
+fn the_bot_reads_its_own_settings_and_not_the_displays() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "display = \"fancy\"\n[telegram]\nallowed_users = [\"42\", \"me\"]\n",
+    )
+    .unwrap();
+    let run = ws.run(&["telegram", "--backend", "fake"]);
+    run.expect_code(2);
+    let file = ws.path("xdg/agent-loop/config.toml").display().to_string();
+    assert!(
+        run.stderr().contains(&format!(
+            "{file}:3: setting `telegram_users` = `42,me`: `me` is not a Telegram user id"
+        )),
+        "{}",
+        run.stderr()
+    );
+}

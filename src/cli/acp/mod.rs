@@ -20,13 +20,13 @@ use agent_loop::chat::{Chat, ChatOptions};
 use agent_loop::Error;
 
 use super::args::{Acp, Args};
-use super::options::{chat_options, load_settings, merged};
+use super::options::{chat_options, load_run_settings, merged};
 
 pub async fn run(top: &Args, acp: &Acp) -> i32 {
     let mut args = merged(top, &acp.run);
     args.saving.no_save = top.saving.no_save || acp.no_save;
-    let settings = match load_settings(&args) {
-        Ok(settings) => settings.run,
+    let settings = match load_run_settings(&args) {
+        Ok((settings, _)) => settings,
         Err(e) => return fail(&e),
     };
     let options = chat_options(&args);

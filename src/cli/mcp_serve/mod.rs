@@ -26,7 +26,7 @@ use agent_loop::settings::Setting;
 use agent_loop::{Error, ErrorKind};
 
 use super::args::{Args, McpServe};
-use super::options::{chat_options, load_settings, merged};
+use super::options::{chat_options, load_run_settings, merged};
 
 /// What every call is run with.
 pub struct Shared {
@@ -57,8 +57,8 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
     let mut args = merged(top, &serve.run);
     args.saving.no_save = top.saving.no_save || serve.no_save;
     let backend = args.run.backend.take();
-    let settings = match load_settings(&args) {
-        Ok(settings) => settings.run,
+    let settings = match load_run_settings(&args) {
+        Ok((settings, _)) => settings,
         Err(e) => return fail(&e),
     };
     let options = chat_options(&args);

@@ -23,7 +23,7 @@ use agent_loop::chat::{Chat, ChatOptions, RunSettings};
 use agent_loop::Error;
 
 use super::args::{Args, Telegram};
-use super::options::{chat_options, load_settings, merged};
+use super::options::{chat_options, load_run_settings, merged};
 use super::signals::Signals;
 use api::{backoff, Api, ApiError, Update};
 use approval::Approvals;
@@ -55,13 +55,12 @@ struct Setup {
 }
 
 fn setup(args: &Args, bot: &Telegram) -> Result<Setup, Error> {
-    let settings = load_settings(args)?;
+    let (settings, layers) = load_run_settings(args)?;
     let settings::BotSettings {
         users,
         token_env,
         max_concurrent,
-    } = settings::BotSettings::read(&settings.layers, bot)?;
-    let settings = settings.run;
+    } = settings::BotSettings::read(&layers, bot)?;
     let token = std::env::var(&token_env)
         .ok()
         .filter(|t| !t.trim().is_empty())

@@ -3,8 +3,10 @@
 # provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the time from
 # its end to agent-loop's exit, and the same stdout with --debug; a shell command allowed
 # (--yes), then refused by a run without --yes in the same HOME and folder (nothing the TUI
-# kept of the --yes run widens it), and one denied in a fresh HOME (exit 4, `[not done` on
-# stderr), each through agent-loop; then `doctor` for each, and the TUI's own answer time
+# kept of the --yes run widens it), one denied in a fresh HOME (exit 4, `[not done` on
+# stderr), and one its own settings allow (gemini's `tools.allowed`, qwen's
+# `permissions.allow`), refused all the same without --yes (the preset's guard,
+# docs/acp.md), each through agent-loop; then `doctor` for each, and the TUI's own answer time
 # measured on a screen recording (record-pty.py --measure). Prints the timings. Not part of
 # CI: it installs two npm packages and takes several minutes.
 #
@@ -71,6 +73,23 @@ for cli in "${clis[@]}"; do
   check "denied: nothing ran, no answer, exit 4, and stderr says so" \
     "$([ "$code" = 4 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err" &&
       grep -q '^\[not done' <<<"$err"; echo $?)"
+
+  # Its own settings allow the command: without --yes, refused all the same.
+  fresh "$cli" shell
+  python3 - "$home/.$cli/settings.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+settings = json.load(open(path))
+if ".gemini" in path:
+    settings["tools"] = {"allowed": ["run_shell_command"]}
+else:
+    settings["permissions"] = {"allow": ["Bash"]}
+json.dump(settings, open(path, "w"))
+PY
+  agent_loop --backend "$preset" --display plain "$touch_it"
+  echo "allowed by its own settings, without --yes: exit $code in ${seconds}s"
+  check "its settings allow the command: refused all the same, exit 4, nothing ran" \
+    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ]; echo $?)"
 
   fresh "$cli" plain
   agent_loop doctor "$preset"

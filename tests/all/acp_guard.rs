@@ -1,9 +1,10 @@
-//! Nothing an ACP agent remembers between runs may widen what it is allowed to do: its own
-//! settings files can allow edits without a question, so an entry's guard (settings of
-//! higher precedence, as arguments, variables, a file or `_meta`) is passed whenever
-//! agent-loop's approval asks, and its writes through agent-loop's file access ask unless a
-//! question it asked named the file. The fake agent's settings in the test's HOME allow its
-//! edits, as Claude Code's `permissions.allow` or opencode's `"edit": "allow"` do.
+//! Nothing an ACP or terminal agent remembers between runs may widen what it is allowed to
+//! do: its own settings files can allow edits without a question, so an entry's guard
+//! (settings of higher precedence, as arguments, variables, a file or `_meta`) is passed
+//! whenever agent-loop's approval asks, and an ACP agent's writes through agent-loop's file
+//! access ask unless a question it asked named the file. The fake agents' settings in the
+//! test's HOME allow their edits, as Claude Code's `permissions.allow` or opencode's
+//! `"edit": "allow"` do.
 
 use crate::acp::{acp, received};
 use crate::common::Workspace;
@@ -142,6 +143,10 @@ fn a_guard_that_cannot_work_is_a_config_error() {
             "`file_name` is a name, not a path",
         ),
         ("colour = \"red\"\n", "colour"),
+        (
+            "env = { A = \"x\" }\nreplaces = \"/etc/a.json\"\n",
+            "`replaces` is set, but no variable of `env` is `{file}`",
+        ),
     ] {
         let ws = widened(guard);
         let run = ws.run(&["--backend", "acp", "hello"]);
@@ -153,7 +158,35 @@ fn a_guard_that_cannot_work_is_a_config_error() {
     let run = ws.run(&["--backend", "fake", "hello"]);
     run.expect_code(2);
     assert!(
-        run.stderr().contains("key `guard`: only `type = \"acp\"`"),
+        run.stderr()
+            .contains("key `guard`: only `type = \"acp\"` and `type = \"pty\"`"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn a_terminal_agents_settings_are_outranked_by_its_guard_too() {
+    let guarded =
+        "[backends.tui.guard]\nenv = { FAKE_TUI_ASK_FILE = \"{file}\" }\nfile = \"ask\"\n";
+    for (guard, code, ran) in [("", 0, true), (guarded, 4, false)] {
+        let ws = crate::pty::tui(guard);
+        std::fs::create_dir_all(ws.path("home/.fake-tui")).unwrap();
+        std::fs::write(
+            ws.path("home/.fake-tui/settings.json"),
+            r#"{"allow": true}"#,
+        )
+        .unwrap();
+        let run = ws.run(&["--backend", "tui", "run touch made.txt"]);
+        run.expect_code(code);
+        assert_eq!(ws.work().join("made.txt").exists(), ran, "{}", run.stderr());
+        ws.assert_no_leftovers();
+    }
+    let ws = crate::pty::tui("[backends.tui.guard]\nmeta = { a = 1 }\n");
+    let run = ws.run(&["--backend", "tui", "hello"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("`meta` is for ACP agents"),
         "{}",
         run.stderr()
     );

@@ -59,7 +59,11 @@ pub struct Guard {
 pub const GUARD_FILE: &str = "{file}";
 
 impl Guard {
-    fn resolve(raw: RawGuard, name: &str, defined_at: &str) -> Result<Guard, ConfigError> {
+    pub(super) fn resolve(
+        raw: RawGuard,
+        name: &str,
+        defined_at: &str,
+    ) -> Result<Guard, ConfigError> {
         let guard = Guard {
             args: raw.args.unwrap_or_default(),
             env: raw.env.unwrap_or_default(),

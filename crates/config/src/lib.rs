@@ -483,7 +483,6 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
         ("auto_mode", raw.auto_mode.is_some()),
         ("ask_mode", raw.ask_mode.is_some()),
         ("notice_regex", raw.notice_regex.is_some()),
-        ("guard", raw.guard.is_some()),
     ] {
         if set {
             return Err(ConfigError::key(
@@ -496,6 +495,14 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
     }
     if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
         return pty::resolve(name, raw, defined_at).map(Definition::Pty);
+    }
+    if raw.guard.is_some() {
+        return Err(ConfigError::key(
+            defined_at,
+            name,
+            "guard",
+            "only `type = \"acp\"` and `type = \"pty\"` backends read it",
+        ));
     }
     if let Some(key) = raw.pty_only_keys().first() {
         return Err(ConfigError::key(

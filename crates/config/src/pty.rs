@@ -71,6 +71,9 @@ pub struct PtyDef {
     pub deny_keys: String,
     /// Typed to close the agent at the end of the session (Ctrl-D without it), before SIGTERM.
     pub exit_keys: Option<String>,
+    /// What keeps the agent asking whatever its own settings allow (`[backends.NAME.guard]`,
+    /// without `meta`), passed when agent-loop's approval asks: see `AcpDef::guard`.
+    pub guard: Option<super::Guard>,
 }
 
 impl RawBackend {
@@ -153,6 +156,16 @@ pub(super) fn resolve(
         agent: "a terminal agent",
         messages: "are typed, not passed as arguments",
     };
+    let guard = match raw.guard.take() {
+        Some(g) if g.meta.is_some() => {
+            return Err(bad(
+                "guard",
+                "`meta` is for ACP agents (a terminal agent has no `_meta`)",
+            ))
+        }
+        Some(g) => Some(super::Guard::resolve(g, name, &defined_at)?),
+        None => None,
+    };
     let launch = Launch::resolve(name, &mut raw, defined_at.clone(), kind)?;
     let (rows, cols) = match &raw.size {
         None => (DEFAULT_ROWS, DEFAULT_COLS),
@@ -212,6 +225,7 @@ pub(super) fn resolve(
             .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),
         deny_keys: raw.deny_keys.unwrap_or_else(|| DEFAULT_DENY_KEYS.into()),
         exit_keys: raw.exit_keys.filter(|k| !k.is_empty()),
+        guard,
     })
 }
 

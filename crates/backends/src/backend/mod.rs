@@ -8,6 +8,7 @@ mod acp;
 mod cli;
 pub mod doctor;
 mod error;
+mod guard;
 mod http;
 mod lines;
 mod pty;

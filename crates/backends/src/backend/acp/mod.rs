@@ -12,7 +12,6 @@
 
 mod auth;
 mod conn;
-mod guard;
 mod inbox;
 mod mcp;
 mod mode;
@@ -29,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::backend::{agent_failed, Backend, Emit, Host, Reply, Request};
+use crate::backend::{agent_failed, guard, Backend, Emit, Host, Reply, Request};
 use crate::config::AcpDef;
 use crate::event::{CutReason, Event, OutputStream};
 use crate::{BoxFuture, Error};

@@ -25,7 +25,7 @@ pub use reader::ScreenReader;
 
 use std::path::{Path, PathBuf};
 
-use crate::backend::{Backend, BackendError, Emit, Host, Reply, Request};
+use crate::backend::{guard, Backend, BackendError, Emit, Host, Reply, Request};
 use crate::config::PtyDef;
 use crate::context::prompt::new_session_prompt;
 use crate::context::{Message, Window};
@@ -93,11 +93,17 @@ impl PtyBackend {
         cwd: &Path,
         host: &mut dyn Host,
     ) -> Result<(&'s mut Session, String, bool), Error> {
-        let usable = slot.as_mut().is_some_and(Session::usable);
+        // Its guard whenever agent-loop's approval asks: an agent started under --yes without
+        // it is started again with it after `/yes off`.
+        let guard = self.def.guard.as_ref().filter(|_| !host.approves_all());
+        let unguarded = guard.is_some() && slot.as_ref().is_some_and(|s| s.guarded.is_none());
+        let usable = slot.as_mut().is_some_and(Session::usable) && !unguarded;
         let mut how = "the agent was already running".to_string();
         if !usable {
             if let Some(old) = slot.take() {
-                let why = if old.stale {
+                let why = if unguarded {
+                    "agent-loop's approval asks now, and its own settings may allow what it asks for"
+                } else if old.stale {
                     "the conversation changed (/undo, /retry, /load, /clear)"
                 } else if old.interrupted {
                     "its last turn did not finish"
@@ -109,7 +115,7 @@ impl PtyBackend {
                     stream: OutputStream::Screen,
                     line: format!("(agent started again: {why})"),
                 });
-                if old.stale && !old.interrupted {
+                if (old.stale || unguarded) && !old.interrupted {
                     // Idle: it is asked to quit, as at the end of the session.
                     old.close(self.def.exit_keys.as_deref()).await;
                 } else {
@@ -120,13 +126,14 @@ impl PtyBackend {
                 Some(dir) => cwd.join(dir),
                 None => cwd.to_path_buf(),
             };
-            let session = Session::spawn(&self.def, &self.program, &self.args(cwd), &dir).map_err(
-                |source| BackendError::Spawn {
-                    backend: self.def.name.clone(),
-                    program: self.program.clone(),
-                    source,
-                },
-            )?;
+            let spawned = guard::start(guard, self.args(cwd), &self.def.env).and_then(|start| {
+                Session::spawn(&self.def, &self.program, start, guard.is_some(), &dir)
+            });
+            let session = spawned.map_err(|source| BackendError::Spawn {
+                backend: self.def.name.clone(),
+                program: self.program.clone(),
+                source,
+            })?;
             how = format!(
                 "started {} on a new pseudo-terminal",
                 self.program.display()

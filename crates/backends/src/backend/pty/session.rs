@@ -64,6 +64,9 @@ pub struct Session {
     pub fresh: bool,
     /// agent-loop's conversation changed since: its history no longer matches.
     pub stale: bool,
+    /// It was started with its entry's guard, whose file is in this folder (removed after
+    /// the agent, which is killed when the session is dropped).
+    pub guarded: Option<Option<tempfile::TempDir>>,
     /// What a read fills, kept between reads.
     buf: Vec<u8>,
 }
@@ -73,15 +76,16 @@ impl Session {
     pub fn spawn(
         def: &PtyDef,
         program: &Path,
-        args: &[String],
+        start: crate::backend::guard::Start,
+        guarded: bool,
         cwd: &Path,
     ) -> std::io::Result<Self> {
         let (pty, pts) = pty_process::open().map_err(std::io::Error::other)?;
         pty.resize(pty_process::Size::new(def.rows, def.cols))
             .map_err(std::io::Error::other)?;
         let child = pty_process::Command::new(program)
-            .args(args)
-            .envs(&def.env)
+            .args(&start.args)
+            .envs(&start.env)
             .env("TERM", &def.term)
             .env("COLUMNS", def.cols.to_string())
             .env("LINES", def.rows.to_string())
@@ -94,6 +98,7 @@ impl Session {
             child,
             pty,
             reader: ScreenReader::new(def),
+            guarded: guarded.then_some(start.folder),
             group,
             exit: None,
             raw: Vec::new(),

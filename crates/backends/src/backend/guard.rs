@@ -1,9 +1,10 @@
-//! The preset's guard (`[backends.NAME.guard]`): settings of higher precedence than the
-//! agent's own files, passed when agent-loop's approval asks, so that nothing the agent kept
-//! between runs (Claude Code's `permissions.allow`, gemini's `tools.allowed`, opencode's
-//! `"edit": "allow"`) lets it edit or run a command without a question. An agent you host is
-//! untrusted code: its mode is set before every prompt (`mode`), but its settings files
-//! outrank its mode, so the agent is started with settings that outrank them in turn.
+//! The preset's guard (`[backends.NAME.guard]`) of an ACP or terminal agent: settings of
+//! higher precedence than the agent's own files, passed when agent-loop's approval asks, so
+//! that nothing the agent kept between runs (Claude Code's `permissions.allow`, gemini's
+//! `tools.allowed`, opencode's `"edit": "allow"`) lets it edit or run a command without a
+//! question. An agent you host is untrusted code: an ACP agent's mode is set before every
+//! prompt, but its settings files outrank its mode, so the agent is started with settings
+//! that outrank them in turn.
 
 use serde_json::Value;
 use std::collections::BTreeMap;

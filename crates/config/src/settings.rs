@@ -278,6 +278,9 @@ impl<T: std::fmt::Display> std::fmt::Display for List<T> {
 #[derive(Debug, Clone, Default)]
 pub struct Layers {
     values: BTreeMap<&'static str, (String, Origin)>,
+    /// The items of the settings config.toml gives as arrays, each kept whole (an item may
+    /// hold a comma, as a glob's `{a,b}` does); the text above joins them for display.
+    items: BTreeMap<&'static str, Vec<String>>,
     /// The front end's own settings, known besides [`KEYS`].
     front_ends: &'static [FrontEndKeys],
     /// The config file read, if any.
@@ -315,6 +318,7 @@ impl Layers {
         }
         for key in settings.keys() {
             if let Some(v) = env(&key.env()).filter(|v| !v.is_empty()) {
+                settings.items.remove(key.name);
                 settings
                     .values
                     .insert(key.name, (v, Origin::Env(key.env())));
@@ -380,15 +384,19 @@ impl Layers {
         };
         let value = match v {
             toml::Value::String(s) => s,
-            toml::Value::Array(items) => items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| i.to_string())
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+            toml::Value::Array(items) => {
+                let items: Vec<String> = items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect();
+                let text = items.join(",");
+                self.items.insert(key.name, items);
+                text
+            }
             other => other.to_string(),
         };
         self.values.insert(key.name, (value, Origin::File(at)));
@@ -417,6 +425,36 @@ impl Layers {
         match value.parse() {
             Ok(value) => Ok(Some(Setting {
                 value,
+                origin: origin.clone(),
+            })),
+            Err(e) => Err(ConfigError::BadSetting {
+                origin: origin.clone(),
+                name: name.to_string(),
+                value: value.clone(),
+                why: e.to_string(),
+            }),
+        }
+    }
+
+    /// A list setting, typed item by item: config.toml's array as its items, the text of
+    /// the environment or a default split at commas.
+    pub fn list<T: FromStr>(&self, name: &str) -> Result<Option<Setting<List<T>>>, ConfigError>
+    where
+        T::Err: std::fmt::Display,
+    {
+        let (Some(items), Some((value, origin))) = (self.items.get(name), self.values.get(name))
+        else {
+            return self.setting(name);
+        };
+        let parsed = items
+            .iter()
+            .map(|item| item.trim())
+            .filter(|item| !item.is_empty())
+            .map(str::parse)
+            .collect::<Result<Vec<T>, _>>();
+        match parsed {
+            Ok(items) => Ok(Some(Setting {
+                value: List(items),
                 origin: origin.clone(),
             })),
             Err(e) => Err(ConfigError::BadSetting {

@@ -48,7 +48,7 @@ pub struct BotSettings {
 
 impl BotSettings {
     pub fn read(layers: &Layers, bot: &Telegram) -> Result<Self, Error> {
-        let mut users: Option<Setting<List<UserId>>> = layers.setting("telegram_users")?;
+        let mut users: Option<Setting<List<UserId>>> = layers.list("telegram_users")?;
         let flagged = bot.allow_user.iter().copied().map(UserId).collect();
         by_flag(
             &mut users,

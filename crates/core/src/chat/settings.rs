@@ -66,16 +66,16 @@ impl RunSettings {
             model: layers.setting("model")?,
             max_iterations: layers.setting("max_iterations")?,
             approval: layers.setting("approval")?,
-            allow: layers.setting("allow")?,
+            allow: layers.list("allow")?,
             context: layers.setting("context")?,
             max_context_tokens: layers.setting("max_context_tokens")?,
             tool_result_max_chars: layers.setting("tool_result_max_chars")?,
             count_tokens: layers.setting("count_tokens")?,
-            env_keep: layers.setting("tools.bash.env_keep")?,
-            env_remove: layers.setting("tools.bash.env_remove")?,
+            env_keep: layers.list("tools.bash.env_keep")?,
+            env_remove: layers.list("tools.bash.env_remove")?,
             system_prompt: layers.setting("system_prompt")?,
             system_mode: layers.setting("system_mode")?,
-            skill_dirs: layers.setting("skill_dirs")?,
+            skill_dirs: layers.list("skill_dirs")?,
             web_connect_timeout: layers.setting("web_connect_timeout")?,
             web_timeout: layers.setting("web_timeout")?,
             web_max_bytes: layers.setting("web_max_bytes")?,
@@ -211,6 +211,18 @@ mod tests {
             approval.1,
             Some(("never".to_string(), Origin::Flag("--yes")))
         );
+    }
+
+    /// An array of config.toml is taken item by item: a glob's `{a,b}` stays one rule.
+    #[test]
+    fn a_files_array_keeps_its_items_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "allow = [\"bash:{ls,cat} *\", \"read\"]\n").unwrap();
+        let settings = RunSettings::load(Some(&file), &|_| None).unwrap();
+        let rules = settings.allow.unwrap().value.0;
+        let rules: Vec<String> = rules.iter().map(ToString::to_string).collect();
+        assert_eq!(rules, ["bash:{ls,cat} *", "read"]);
     }
 
     #[test]

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The `gemini-tui` and `qwen-tui` presets on the real TUIs, against the scripted mock
-# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the time from
-# its end to agent-loop's exit, and the same stdout with --debug; a shell command allowed
-# (--yes), then refused by a run without --yes in the same HOME and folder (nothing the TUI
-# kept of the --yes run widens it), one denied in a fresh HOME (exit 4, `[not done` on
-# stderr), and one its own settings allow (gemini's `tools.allowed`, qwen's
-# `permissions.allow`), refused all the same without --yes (the preset's guard,
-# docs/acp.md), each through agent-loop; then `doctor` for each, and the TUI's own answer time
-# measured on a screen recording (record-pty.py --measure). Prints the timings. Not part of
-# CI: it installs two npm packages and takes several minutes.
+# provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the TUI's own
+# clean-up run to its end when it was closed, the time from the answer's end to agent-loop's
+# exit, and the same stdout with --debug; a shell command allowed (--yes), then refused by a
+# run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
+# it), one denied in a fresh HOME (exit 4, `[not done` on stderr), and one its own settings
+# allow (gemini's `tools.allowed`, qwen's `permissions.allow`), refused all the same without
+# --yes (the preset's guard, docs/acp.md), each through agent-loop; then `doctor` for each,
+# and the TUI's own answer time measured on a screen recording (record-pty.py --measure).
+# Prints the timings. Not part of CI: it installs two npm packages and takes several minutes.
 #
 #   scripts/live-tui.sh [gemini|qwen ...]
 #
@@ -29,7 +29,8 @@ declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-co
 prepare
 
 # A fresh HOME and working folder for CLI $1, the mock on scenario $2; sets $run, $home,
-# $work and exports the CLI's provider settings (start_mock).
+# $work and exports the CLI's provider settings (start_mock). The CLI's SessionEnd hook, the
+# last of the clean-up it runs when it quits, appends a line to $run/session-ended.
 fresh() {
   local cli=$1 scenario=$2
   stop_mock
@@ -38,6 +39,16 @@ fresh() {
   home=$run/home work=$run/work
   mkdir -p "$work"
   start_mock "$scenario"
+  python3 - "$home/.$cli/settings.json" "$run/session-ended" <<'PY'
+import json, shlex, sys
+path, mark = sys.argv[1:]
+with open(path) as f:
+    settings = json.load(f)
+hook = {"type": "command", "command": "echo ended >> " + shlex.quote(mark)}
+settings["hooks"] = {"SessionEnd": [{"hooks": [hook]}]}
+with open(path, "w") as f:
+    json.dump(settings, f)
+PY
 }
 
 
@@ -51,6 +62,7 @@ for cli in "${clis[@]}"; do
   agent_loop --backend "$preset" --display plain "$ask"
   echo "answer: exit $code in ${seconds}s: $out"
   check "the answer is the model's text" "$([ "$code" = 0 ] && [ "$out" = "The answer is 42." ]; echo $?)"
+  check "the TUI's clean-up ran to its end (its SessionEnd hook ran)" "$([ -s "$run/session-ended" ]; echo $?)"
   exit_and_debug --backend "$preset" --display plain "$ask"
 
   fresh "$cli" shell

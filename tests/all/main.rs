@@ -42,6 +42,7 @@ mod preset_retry;
 mod presets;
 mod props;
 mod pty;
+mod pty_close;
 mod pty_docs;
 mod pty_replay;
 mod public_face;

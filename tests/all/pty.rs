@@ -9,8 +9,13 @@ use crate::common::{fixture, poll, Pty, Workspace};
 use crate::repl::repl;
 
 /// The fake TUI as a pty backend named `tui`, with `extra` lines (a mode's `args`, a shorter
-/// `timeout_s`) added to its entry.
+/// `timeout_s`) added to its entry; closed with `/quit`.
 pub(crate) fn tui(extra: &str) -> Workspace {
+    tui_closed_by(r#"exit_keys = "/quit\r""#, extra)
+}
+
+/// [`tui`], closed as `exit` says (`exit_keys = ...`, `exit_by_sigterm = true`).
+pub(crate) fn tui_closed_by(exit: &str, extra: &str) -> Workspace {
     let ws = Workspace::new();
     ws.add_config(&format!(
         r#"
@@ -24,8 +29,8 @@ busy_regex = 'esc to cancel'
 skip_lines = ['fake-tui \|', '^Fake TUI v1', 'Type your message']
 approval_regex = 'Allow (?P<tool>shell) command: (?P<detail>.+?) \[y/n\]'
 tool_activity_regex = '✓ ran: (?P<activity>.+)'
-exit_keys = "/quit\r"
 idle_ms = 1000
+{exit}
 {extra}
 "#,
         fixture("agents/fake-tui.py").display()

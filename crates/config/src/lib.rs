@@ -55,7 +55,7 @@ pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
 pub use http::{HttpDef, RetrySettings, WireFormat};
 pub use launch::Launch;
-pub use pty::{PtyDef, PTY_TYPE};
+pub use pty::{PtyDef, PtyExit, PTY_TYPE};
 
 /// The built-in backend definitions.
 pub const BUILTIN_BACKENDS: &str = include_str!("../../../backends.toml");

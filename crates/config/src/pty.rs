@@ -24,6 +24,8 @@ const DEFAULT_IDLE_MS: u64 = 1500;
 const DEFAULT_SUBMIT: &str = "\r";
 const DEFAULT_APPROVE_KEYS: &str = "y";
 const DEFAULT_DENY_KEYS: &str = "n";
+/// Ctrl-D: end of input, which most REPLs take as "quit".
+const CTRL_D: &str = "\u{4}";
 
 /// A fully resolved terminal agent.
 #[derive(Debug, Clone)]
@@ -69,11 +71,22 @@ pub struct PtyDef {
     pub approval: Option<Pattern>,
     pub approve_keys: String,
     pub deny_keys: String,
-    /// Typed to close the agent at the end of the session (Ctrl-D without it), before SIGTERM.
-    pub exit_keys: Option<String>,
     /// What keeps the agent asking whatever its own settings allow (`[backends.NAME.guard]`,
     /// without `meta`), passed when agent-loop's approval asks: see `AcpDef::guard`.
     pub guard: Option<super::Guard>,
+    /// How it is asked to quit at the end of the session.
+    pub exit: PtyExit,
+}
+
+/// How a terminal agent is asked to quit when the session ends (or its history no longer
+/// matches agent-loop's conversation); SIGTERM, then SIGKILL, follow if it does not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PtyExit {
+    /// These keys are typed (`exit_keys`; Ctrl-D without them).
+    Keys(String),
+    /// Its process group is sent SIGTERM at once (`exit_by_sigterm`): for an agent that
+    /// takes it as a quit, running the same clean-up as its quit command, and sooner.
+    Sigterm,
 }
 
 impl RawBackend {
@@ -97,6 +110,7 @@ impl RawBackend {
             ("approve_keys", self.approve_keys.is_some()),
             ("deny_keys", self.deny_keys.is_some()),
             ("exit_keys", self.exit_keys.is_some()),
+            ("exit_by_sigterm", self.exit_by_sigterm.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)
@@ -194,6 +208,17 @@ pub(super) fn resolve(
             "needs `ready_regex`: the turn is over when the screen shows the agent ready again",
         ));
     }
+    let exit = match (raw.exit_by_sigterm, raw.exit_keys.filter(|k| !k.is_empty())) {
+        (Some(true), Some(_)) => {
+            return Err(bad(
+                "exit_keys",
+                "is never typed with `exit_by_sigterm = true` (the agent is sent SIGTERM \
+                 instead): keep one of the two",
+            ))
+        }
+        (Some(true), None) => PtyExit::Sigterm,
+        (_, keys) => PtyExit::Keys(keys.unwrap_or_else(|| CTRL_D.into())),
+    };
     let skip_lines = raw
         .skip_lines
         .iter()
@@ -224,7 +249,7 @@ pub(super) fn resolve(
             .approve_keys
             .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),
         deny_keys: raw.deny_keys.unwrap_or_else(|| DEFAULT_DENY_KEYS.into()),
-        exit_keys: raw.exit_keys.filter(|k| !k.is_empty()),
+        exit,
         guard,
     })
 }
@@ -280,7 +305,8 @@ mod tests {
         assert_eq!((t.cols, t.rows), (120, 40));
         assert_eq!(t.term, "xterm-256color");
         assert_eq!(t.submit, "\r");
-        assert!(t.bracketed_paste && t.done.is_none() && t.exit_keys.is_none());
+        assert!(t.bracketed_paste && t.done.is_none());
+        assert_eq!(t.exit, PtyExit::Keys("\u{4}".into()));
         let Definition::Pty(u) = config.backend("u").unwrap() else {
             panic!("u is a pty backend")
         };
@@ -289,7 +315,7 @@ mod tests {
         assert_eq!(u.submit, "\n");
         assert!(!u.bracketed_paste);
         assert!(u.done.as_ref().unwrap().is_match("x\nDONE\ny"));
-        assert_eq!(u.exit_keys.as_deref(), Some("/quit\r"));
+        assert_eq!(u.exit, PtyExit::Keys("/quit\r".into()));
     }
 
     #[test]
@@ -320,5 +346,21 @@ mod tests {
             e.contains("backend `t`: key `done_when_ready`: needs `ready_regex`"),
             "{e}"
         );
+        let e = err("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\nexit_by_sigterm = true\nexit_keys = \"q\"\n");
+        assert!(
+            e.contains("backend `t`: key `exit_keys`: is never typed with `exit_by_sigterm"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_agent_can_be_asked_to_quit_with_sigterm() {
+        let config =
+            load("[backends.t]\ntype = \"pty\"\ncommand = \"t\"\nexit_by_sigterm = true\n")
+                .unwrap();
+        let Definition::Pty(t) = config.backend("t").unwrap() else {
+            panic!("t is a pty backend")
+        };
+        assert_eq!(t.exit, PtyExit::Sigterm);
     }
 }

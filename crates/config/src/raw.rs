@@ -112,6 +112,7 @@ pub struct RawBackend {
     pub approve_keys: Option<String>,
     pub deny_keys: Option<String>,
     pub exit_keys: Option<String>,
+    pub exit_by_sigterm: Option<bool>,
     // ACP agents (`type = "acp"`), see `config::acp`.
     pub auto_mode: Option<String>,
     pub ask_mode: Option<String>,
@@ -203,6 +204,7 @@ impl Overlay for RawBackend {
             approve_keys,
             deny_keys,
             exit_keys,
+            exit_by_sigterm,
             auto_mode,
             ask_mode,
             notice_regex,

@@ -10,10 +10,11 @@
 //!
 //! The agent lives as long as the session: started at the first message, kept between
 //! turns so its own context carries over, started again if it died or a turn failed, and
-//! closed at the end ([`Backend::shutdown`]): its `exit_keys` (or Ctrl-D), a short grace,
-//! then SIGTERM and SIGKILL to its process group. It keeps its own tools (`tools = "own"`): agent-loop sends it only the
-//! newest user message (a new agent process, the conversation so far first), reports the tool activity its screen shows, and relays its approval
-//! questions through agent-loop's approval flow.
+//! closed at the end ([`Backend::shutdown`]): its `exit_keys` (or Ctrl-D) and a short grace,
+//! or at once (`exit_by_sigterm`), SIGTERM, then SIGKILL to its process group. It keeps its
+//! own tools (`tools = "own"`): agent-loop sends it only the newest user message (a new agent
+//! process, the conversation so far first), reports the tool activity its screen shows, and
+//! relays its approval questions through agent-loop's approval flow.
 
 mod extract;
 mod reader;
@@ -117,7 +118,7 @@ impl PtyBackend {
                 });
                 if (old.stale || unguarded) && !old.interrupted {
                     // Idle: it is asked to quit, as at the end of the session.
-                    old.close(self.def.exit_keys.as_deref()).await;
+                    old.close(&self.def.exit).await;
                 } else {
                     drop(old);
                 }
@@ -344,7 +345,7 @@ impl Backend for PtyBackend {
             // An agent whose last turn failed may not listen: its group is killed at once.
             if let Some(session) = self.session.lock().await.take() {
                 if !session.interrupted {
-                    session.close(self.def.exit_keys.as_deref()).await;
+                    session.close(&self.def.exit).await;
                 }
             }
         })

@@ -1,8 +1,10 @@
 //! One terminal agent process: started on a pseudo-terminal of its own (it is the leader of a
 //! new session with the pty as its controlling terminal, so its pid is its process group),
 //! read into the virtual screen, written to as a person types, and closed at the end: its
-//! exit keys (Ctrl-D without), a short grace to quit by itself, then SIGTERM to its whole
-//! process group, and SIGKILL.
+//! exit keys and a short grace to quit by itself, or at once (`exit_by_sigterm`), SIGTERM to
+//! its whole process group, then SIGKILL. It has gone when it has exited and nothing it
+//! started holds the terminal any more: what it leaves behind may still be writing its
+//! session files.
 
 use std::path::Path;
 use std::process::ExitStatus;
@@ -12,11 +14,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 use super::reader::ScreenReader;
-use crate::config::PtyDef;
+use crate::config::{PtyDef, PtyExit};
 use crate::process::GroupGuard;
 
-/// How long the agent is given to quit by itself after its exit keys: nothing more is asked
-/// of it, and a one-shot run ends only when it has gone.
+/// The longest the agent is given to quit by itself after its exit keys: nothing more is
+/// asked of it, and a one-shot run ends only when it has gone.
 const QUIT_GRACE: Duration = Duration::from_millis(500);
 
 /// How long the agent is given after SIGTERM, before SIGKILL; the longest its exit keys' Enter
@@ -32,9 +34,6 @@ const RAW_CAP: usize = 4 * 1024 * 1024;
 
 /// How much is read from the pty at a time.
 const READ_SIZE: usize = 16 * 1024;
-
-/// Ctrl-D: end of input, which most REPLs take as "quit".
-const CTRL_D: &[u8] = b"\x04";
 
 /// What woke a wait on the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,29 +187,47 @@ impl Session {
         self.alive() && !self.interrupted && !self.stale
     }
 
-    /// Asks the agent to quit (`exit_keys`, or Ctrl-D), gives it `QUIT_GRACE`, then sends its
-    /// process group SIGTERM and gives it `CLOSE_GRACE`; whatever is left of the group is
-    /// killed when this returns.
-    pub async fn close(mut self, exit_keys: Option<&str>) {
-        let keys = exit_keys.map_or(CTRL_D, str::as_bytes);
-        if !self.alive() || self.type_keys(keys).await.is_err() {
+    /// Asks the agent to quit: types its exit keys and gives it `QUIT_GRACE`, then (or at
+    /// once, for `PtyExit::Sigterm`) sends its process group SIGTERM and gives it
+    /// `CLOSE_GRACE`; whatever is left of the group is killed when this returns. Each wait
+    /// ends as soon as the agent has gone.
+    pub async fn close(mut self, exit: &PtyExit) {
+        if !self.alive() {
             return;
         }
-        if !self.exits_within(QUIT_GRACE).await {
-            self.group.terminate();
-            self.exits_within(CLOSE_GRACE).await;
-        }
-    }
-
-    /// Whether the agent exits within `grace`.
-    async fn exits_within(&mut self, grace: Duration) -> bool {
-        let until = Instant::now() + grace;
-        while Instant::now() < until {
-            if self.pump(until).await == Wake::Exited {
-                return true;
+        if let PtyExit::Keys(keys) = exit {
+            if self.type_keys(keys.as_bytes()).await.is_err() || self.gone_within(QUIT_GRACE).await
+            {
+                return;
             }
         }
-        !self.alive()
+        self.group.terminate();
+        self.gone_within(CLOSE_GRACE).await;
+    }
+
+    /// Whether, within `grace`, the agent exits and every process has let go of the
+    /// terminal (a read gives EIO): a launcher may exit at SIGTERM while the agent it started
+    /// still finishes its clean-up, which the group's SIGKILL would cut short.
+    async fn gone_within(&mut self, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut held = true;
+        while held || self.exit.is_none() {
+            tokio::select! {
+                read = self.pty.read(&mut buf), if held => match read {
+                    Ok(n) if n > 0 => self.take_in(&buf[..n]),
+                    _ => held = false,
+                },
+                status = self.child.wait(), if self.exit.is_none() => match status {
+                    Ok(status) => self.exit = Some(status),
+                    // Not ours to wait for any more: nothing to tell.
+                    Err(_) => break,
+                },
+                () = tokio::time::sleep_until(until) => break,
+            }
+        }
+        self.buf = buf;
+        !held && self.exit.is_some()
     }
 
     /// Types `keys` as a person would: a command ending in Enter (`/quit\r`) is typed, and

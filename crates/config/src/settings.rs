@@ -419,21 +419,10 @@ impl Layers {
     where
         T::Err: std::fmt::Display,
     {
-        let Some((value, origin)) = self.values.get(name) else {
+        let Some(text) = self.values.get(name) else {
             return Ok(None);
         };
-        match value.parse() {
-            Ok(value) => Ok(Some(Setting {
-                value,
-                origin: origin.clone(),
-            })),
-            Err(e) => Err(ConfigError::BadSetting {
-                origin: origin.clone(),
-                name: name.to_string(),
-                value: value.clone(),
-                why: e.to_string(),
-            }),
-        }
+        typed(name, text, text.0.parse()).map(Some)
     }
 
     /// A list setting, typed item by item: config.toml's array as its items, the text of
@@ -442,8 +431,7 @@ impl Layers {
     where
         T::Err: std::fmt::Display,
     {
-        let (Some(items), Some((value, origin))) = (self.items.get(name), self.values.get(name))
-        else {
+        let (Some(items), Some(text)) = (self.items.get(name), self.values.get(name)) else {
             return self.setting(name);
         };
         let parsed = items
@@ -452,18 +440,7 @@ impl Layers {
             .filter(|item| !item.is_empty())
             .map(str::parse)
             .collect::<Result<Vec<T>, _>>();
-        match parsed {
-            Ok(items) => Ok(Some(Setting {
-                value: List(items),
-                origin: origin.clone(),
-            })),
-            Err(e) => Err(ConfigError::BadSetting {
-                origin: origin.clone(),
-                name: name.to_string(),
-                value: value.clone(),
-                why: e.to_string(),
-            }),
-        }
+        typed(name, text, parsed.map(List)).map(Some)
     }
 
     /// The rows of [`table`] for these settings (a front end's), as the layers give them.
@@ -474,6 +451,27 @@ impl Layers {
         names
             .into_iter()
             .map(|name| (name, self.values.get(name).cloned()))
+    }
+}
+
+/// The setting `name`, given as `text` at its origin, with its value `parsed`; a value that
+/// did not parse is an error naming all three.
+fn typed<T, E: std::fmt::Display>(
+    name: &str,
+    (text, origin): &(String, Origin),
+    parsed: Result<T, E>,
+) -> Result<Setting<T>, ConfigError> {
+    match parsed {
+        Ok(value) => Ok(Setting {
+            value,
+            origin: origin.clone(),
+        }),
+        Err(e) => Err(ConfigError::BadSetting {
+            origin: origin.clone(),
+            name: name.to_string(),
+            value: text.clone(),
+            why: e.to_string(),
+        }),
     }
 }
 

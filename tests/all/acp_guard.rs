@@ -154,15 +154,42 @@ fn a_guard_that_cannot_work_is_a_config_error() {
         assert!(run.stderr().contains(why), "{guard}: {}", run.stderr());
     }
     let ws = Workspace::new();
-    ws.add_config("[backends.fake.guard]\nargs = [\"x\"]\n");
-    let run = ws.run(&["--backend", "fake", "hello"]);
+    ws.add_config(
+        "[backends.h]\ntype = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         [backends.h.guard]\nargs = [\"x\"]\n",
+    );
+    let run = ws.run(&["--backend", "h", "hello"]);
     run.expect_code(2);
     assert!(
         run.stderr()
-            .contains("key `guard`: only `type = \"acp\"` and `type = \"pty\"`"),
+            .contains("key `guard`: an HTTP backend runs no program"),
         "{}",
         run.stderr()
     );
+}
+
+#[test]
+fn an_agent_clis_guard_is_passed_in_loop_mode_only() {
+    // As the gemini preset's: in `loop` mode agent-loop runs the tools, whatever the
+    // approval, so its own are denied by a file it is given; `own` mode is left as it is.
+    let ws = Workspace::new();
+    let entry = |name: &str, extra: &str| {
+        format!(
+            "[backends.{name}]\ncommand = \"sh\"\n\
+             args = [\"-c\", 'cat \"$1\" 2>/dev/null && echo \" $1\" || echo unguarded', \"sh\"]\n\
+             {extra}\n[backends.{name}.guard]\nargs = [\"{{file}}\"]\nfile = \"denied\"\n"
+        )
+    };
+    ws.add_config(&(entry("g", "") + &entry("own", "tools = \"own\"")));
+    let run = ws.run(&["--backend", "g", "--yes", "hello"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    let (text, path) = out.trim().split_once(' ').unwrap();
+    assert_eq!(text, "denied");
+    assert!(!std::path::Path::new(path).exists(), "{path} is left");
+    let run = ws.run(&["--backend", "own", "hello"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "unguarded\n");
 }
 
 #[test]

@@ -42,6 +42,9 @@ pub struct BackendDef {
     /// Added after `args` when agent-loop runs the tools (`tools = "loop"`): they turn the
     /// CLI's own tools off. See `config::cli_args`.
     pub loop_args: Vec<String>,
+    /// In `loop` mode, what keeps its own tools from running whatever its own settings
+    /// allow (`[backends.NAME.guard]`, without `meta`): agent-loop runs the tools there.
+    pub guard: Option<super::Guard>,
     /// Added last when a model is set (`model`, `--model`): the CLI's model flag.
     pub model_args: Vec<String>,
     pub env: BTreeMap<String, String>,
@@ -72,7 +75,7 @@ pub struct BackendDef {
 /// Checks one merged CLI backend entry.
 pub(super) fn resolve(
     name: &str,
-    raw: RawBackend,
+    mut raw: RawBackend,
     defined_at: String,
 ) -> Result<BackendDef, ConfigError> {
     let bad = |key: &str, why: String| ConfigError::key(&defined_at, name, key, why);
@@ -127,6 +130,11 @@ pub(super) fn resolve(
             at: defined_at,
             backend: name.to_string(),
         });
+    };
+    let guard = match raw.guard.take() {
+        Some(g) if g.meta.is_some() => return Err(bad("guard", "`meta` is for ACP agents".into())),
+        Some(g) => Some(super::Guard::resolve(g, name, &defined_at)?),
+        None => None,
     };
     let args = raw.args.unwrap_or_default();
     let (loop_args, model_args) = (
@@ -210,6 +218,7 @@ pub(super) fn resolve(
         args,
         loop_args,
         model_args,
+        guard,
         env: raw.env.unwrap_or_default(),
         cwd: raw.cwd.map(PathBuf::from),
         timeout: Duration::from_secs(raw.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S).max(1)),

@@ -496,14 +496,6 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
     if raw.kind.as_ref().is_some_and(|k| k.value == PTY_TYPE) {
         return pty::resolve(name, raw, defined_at).map(Definition::Pty);
     }
-    if raw.guard.is_some() {
-        return Err(ConfigError::key(
-            defined_at,
-            name,
-            "guard",
-            "only `type = \"acp\"` and `type = \"pty\"` backends read it",
-        ));
-    }
     if let Some(key) = raw.pty_only_keys().first() {
         return Err(ConfigError::key(
             defined_at,
@@ -516,6 +508,12 @@ fn resolve(name: &str, raw: RawBackend, defined_at: String) -> Result<Definition
         return cli::resolve(name, raw, defined_at).map(Definition::Cli);
     };
     match WireFormat::from_type(&kind.value) {
+        Some(_) if raw.guard.is_some() => Err(ConfigError::key(
+            defined_at,
+            name,
+            "guard",
+            "an HTTP backend runs no program (agent-loop runs its tools)",
+        )),
         Some(format) => http::resolve(name, raw, defined_at, format).map(Definition::Http),
         None => Err(ConfigError::key(
             kind.at(),

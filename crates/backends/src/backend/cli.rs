@@ -113,10 +113,19 @@ impl CliBackend {
             _ => None,
         };
         let file_arg = prompt_file.as_ref().map(|f| f.path().display().to_string());
+        let args = def.expand_args(&prompt, file_arg.as_deref(), request.cwd)?;
+        // In `loop` mode its guard, whatever the approval: agent-loop runs the tools there.
+        let guard = def.guard.as_ref().filter(|_| !def.style.own_tools);
+        // Kept alive, as the prompt file, until the child is done.
+        let start = crate::backend::guard::start(guard, args, &def.env).map_err(|e| {
+            self.spawn_error(std::io::Error::other(format!(
+                "cannot write the file of its guard: {e}"
+            )))
+        })?;
         let spec = Spec {
             program: self.program.clone(),
-            args: def.expand_args(&prompt, file_arg.as_deref(), request.cwd)?,
-            env: def.env.clone(),
+            args: start.args.clone(),
+            env: start.env.clone(),
             // A backend needs its own keys.
             env_remove: Vec::new(),
             cwd: Some(match &def.cwd {
@@ -172,6 +181,7 @@ impl CliBackend {
         out_lines.finish(&mut |l| stdout_line(l, emit));
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
+        drop(start);
         Ok(finished)
     }
 

@@ -286,7 +286,12 @@ pub struct Saving {
     pub wait_session: bool,
 }
 
+// `defer`: a subcommand's flags are built only when it is the one given (or for `--help` and
+// completions, which build them all), not at every start: telegram, acp and mcp serve take
+// the tool flags again, and a run or `--version` built them for nothing. (So the structs of
+// those flags have no doc comment: clap would apply it after the variant's, as their help.)
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Saved sessions.
     ///
@@ -385,7 +390,7 @@ pub enum Command {
     Acp(Box<Acp>),
 }
 
-/// The run flags a server subcommand (`telegram`, `acp`) takes after its name.
+// The run flags a server subcommand (`telegram`, `acp`) takes after its name.
 #[derive(Debug, clap::Args)]
 pub struct ServeRun {
     /// Backend to use, by its name in backends.toml.
@@ -403,7 +408,7 @@ pub struct ServeRun {
     pub request: Request,
 }
 
-/// `agent-loop acp`: the run flags that apply to an ACP agent.
+// `agent-loop acp`: the run flags that apply to an ACP agent.
 #[derive(Debug, clap::Args)]
 pub struct Acp {
     #[command(flatten)]
@@ -414,7 +419,7 @@ pub struct Acp {
     pub no_save: bool,
 }
 
-/// `agent-loop mcp serve`: the run flags that apply to an MCP server, and its own.
+// `agent-loop mcp serve`: the run flags that apply to an MCP server, and its own.
 #[derive(Debug, clap::Args)]
 pub struct McpServe {
     #[command(flatten)]
@@ -440,7 +445,7 @@ pub struct McpServe {
     pub no_save: bool,
 }
 
-/// `agent-loop telegram`: the run flags that apply to a bot, and its own.
+// `agent-loop telegram`: the run flags that apply to a bot, and its own.
 #[derive(Debug, clap::Args)]
 pub struct Telegram {
     #[command(flatten)]
@@ -483,6 +488,7 @@ fn parse_rule(s: &str) -> Result<AllowRule, <AllowRule as std::str::FromStr>::Er
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum McpAction {
     /// Serve MCP on stdio: the tools ask, reply and backends (docs/mcp-server.md).
     Serve(Box<McpServe>),
@@ -499,6 +505,7 @@ pub enum McpAction {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum SessionsAction {
     /// Remove sessions (their folder: conversation, log and artifacts).
     Rm {

@@ -90,8 +90,8 @@ pub fn main() -> i32 {
         | Some(Command::Acp(_))
         | None => {}
     }
-    // Before the runtime: the watchdog is started while this is the only thread. Without it
-    // (clone and fork failed) children still die with agent-loop, theirs may not.
+    // The watchdog's pipe; it is forked when the first child starts. Without it children
+    // still die with agent-loop, theirs may not.
     if let Err(e) = agent_loop::process::watchdog::start() {
         eprintln!("agent-loop: warning: cannot start the watchdog that kills what tools and backends started if agent-loop is killed: {e}");
     }

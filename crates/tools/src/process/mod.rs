@@ -106,7 +106,7 @@ pub async fn run(
     }
     let started = Instant::now();
     let mut child = command.spawn()?;
-    let guard = GroupGuard::new(child.id());
+    let guard = GroupGuard::unforked(child.id());
     // Feed stdin from its own task so a child that prints before it reads cannot deadlock us.
     let mut feeder = match (child.stdin.take(), &spec.stdin) {
         (Some(mut stdin), Some(bytes)) => {
@@ -119,6 +119,12 @@ pub async fn run(
         }
         _ => None,
     };
+    // The watchdog is forked once the first child has its input (what fits in the pipe: the
+    // feeder runs first), so the fork is done while the child works, not before it starts.
+    if feeder.is_some() {
+        tokio::task::yield_now().await;
+    }
+    watchdog::fork_pending();
     // `Started` waits until the child has all of its stdin, so that the caller's work does
     // not keep the child waiting for input.
     let mut fed = feeder.is_none();

@@ -1,28 +1,39 @@
 //! Children die with agent-loop, also with their own children, even when agent-loop is killed
 //! with SIGKILL and nothing of it runs. The kernel's death signal (see [`super::isolate`])
 //! reaches only the direct child: a backend's wrapper dies, but the native program it started
-//! and the `sleep` a bash command left in the background do not. So at start-up agent-loop
-//! starts a watchdog, a second process that holds the read end of a pipe to agent-loop and
-//! nothing else. Every child's process group is written down the pipe when it starts
+//! and the `sleep` a bash command left in the background do not. So agent-loop starts a
+//! watchdog, a second process that holds the read end of a pipe to agent-loop and nothing
+//! else. Every child's process group is written down the pipe when it starts
 //! ([`super::GroupGuard`]) and struck off when the guard kills it. When agent-loop is gone,
 //! however it died, the kernel closes its end of the pipe; the watchdog reads end of file,
 //! kills every group still recorded and exits.
 //!
 //! The watchdog is forked, not executed: no program path to find (on Android neither
 //! `/proc/self/exe` nor `argv[0]` is sure to name the binary), nothing for a library user to
-//! wire up. It is forked while agent-loop is still single-threaded and small, with every
-//! signal blocked; it then uses only plain system calls (read, killpg, _exit), with no
-//! allocation. It is not made with `clone(CLONE_VM)`, though sharing agent-loop's memory
-//! would spare the fork's page tables and copy-on-write faults (a few tenths of a millisecond
-//! at start-up): the kernel's out-of-memory killer kills every process that shares the
-//! victim's memory, and kernels before 5.16 do the same on a core dump, so the watchdog would
-//! die with agent-loop exactly when it is needed. What escapes: a process that leaves its
-//! group (`setsid`, a daemon) and groups beyond `SLOTS` at once.
+//! wire up. It is forked with every signal blocked, and then uses only plain system calls
+//! (read, killpg, _exit), with no allocation, so it may be forked from any thread. It is not
+//! made with `clone(CLONE_VM)`, though sharing agent-loop's memory would spare the fork's
+//! page tables and copy-on-write faults: the kernel's out-of-memory killer kills every
+//! process that shares the victim's memory, and kernels before 5.16 do the same on a core
+//! dump, so the watchdog would die with agent-loop exactly when it is needed.
+//!
+//! [`start`] only makes the pipe; the fork waits for the first child ([`fork_pending`]; a
+//! backend run by [`super::run`] is given its input first), so that it costs nothing on the way to the
+//! first spawn, is done while the child works, and is not done at all by a run that starts
+//! nothing. The first child records its group down the pipe before it executes
+//! ([`record_self`]); the watchdog reads it when it starts. What escapes: a process that
+//! leaves its group (`setsid`, a daemon), groups beyond `SLOTS` at once, and what the first
+//! child starts in the moment between its start and the fork (a fraction of a millisecond,
+//! before a program has usually even finished loading) if agent-loop is killed right then: the
+//! child itself still dies with agent-loop, by its death signal.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The write end of the pipe to the watchdog; -1 when there is none.
 static PIPE: AtomicI32 = AtomicI32::new(-1);
+
+/// The read end, kept here from [`start`] until the watchdog is forked with it; -1 after.
+static PENDING: AtomicI32 = AtomicI32::new(-1);
 
 /// The watchdog's process name, as `ps` shows it.
 pub const NAME: &std::ffi::CStr = c"agent-loop-wd";
@@ -30,38 +41,52 @@ pub const NAME: &std::ffi::CStr = c"agent-loop-wd";
 /// How many process groups the watchdog can hold at once.
 const SLOTS: usize = 1024;
 
-/// Forks the watchdog. Call it once, while the process has a single thread (before the
-/// runtime starts): the forked copy runs Rust code. Without it (a library that does not call
-/// it, or a fork that failed) children still get the direct death signal.
+/// Makes the pipe to the watchdog, which [`fork_pending`] forks once there is a child to
+/// watch. Call it once, before the first child is spawned. Without it (a library that does
+/// not call it, or a pipe that could not be made) children still get the direct death signal.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub fn start() -> std::io::Result<()> {
     let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills `fds`; fork is called with one thread, and the child never returns
-    // from `watch`. The signal mask is set back in agent-loop before returning; the watchdog
-    // keeps every signal blocked, so no handler of agent-loop's runs in it. The write end is
-    // close-on-exec, so no program agent-loop starts holds it: only agent-loop's death
-    // closes it.
+    // SAFETY: pipe2 fills `fds`. Both ends are close-on-exec, so no program agent-loop starts
+    // holds them: only agent-loop's death closes the write end.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    PENDING.store(fds[0], Ordering::Release);
+    PIPE.store(fds[1], Ordering::Release);
+    Ok(())
+}
+
+/// Forks the watchdog if [`start`] made its pipe and it is not forked yet; the groups
+/// recorded meanwhile wait in the pipe. [`super::GroupGuard::new`] calls it after a spawn,
+/// [`super::run`] once its child has been given its input. If the fork fails, nothing more is written down the pipe (children still get
+/// the direct death signal).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn fork_pending() {
+    let read = PENDING.swap(-1, Ordering::AcqRel);
+    if read < 0 {
+        return;
+    }
+    // SAFETY: the child never returns from `watch`, which makes only async-signal-safe system
+    // calls and allocates nothing, so forking from a thread of a threaded process is sound.
+    // The signal mask is set back in agent-loop before returning; the watchdog keeps every
+    // signal blocked, so no handler of agent-loop's runs in it.
     unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let made = libc::fork();
         if made == 0 {
-            watch(fds[0]);
+            watch(read);
         }
-        let error = std::io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        libc::close(fds[0]);
+        libc::close(read);
         if made == -1 {
-            libc::close(fds[1]);
-            return Err(error);
+            // Not closed: a thread may be writing to it this moment, and the number could be
+            // reused. With no read end left, a write would only fail (EPIPE).
+            PIPE.store(-1, Ordering::Release);
         }
-        PIPE.store(fds[1], Ordering::Relaxed);
-        Ok(())
     }
 }
 
@@ -82,6 +107,9 @@ fn has_close_range() -> bool {
 pub fn start() -> std::io::Result<()> {
     Ok(())
 }
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn fork_pending() {}
 
 /// The watchdog kills `pgid` if agent-loop dies before [`forget`].
 pub fn record(pgid: i32) {
@@ -104,7 +132,7 @@ pub fn forget(pgid: i32) {
 }
 
 fn send(word: i32) {
-    let fd = PIPE.load(Ordering::Relaxed);
+    let fd = PIPE.load(Ordering::Acquire);
     if fd < 0 {
         return;
     }

@@ -5,7 +5,7 @@
 
 use agent_loop::chat::{ChatOptions, RunSettings, SessionChoice};
 use agent_loop::settings::user_settings_path;
-use agent_loop::settings::{by_flag, table, FrontEndKeys, Layers, List, Setting, Shown};
+use agent_loop::settings::{by_flag, table, FrontEndKeys, Layers, List, Setting};
 use agent_loop::Error;
 
 use super::args::{Args, Request, Run, Saving, ServeRun, Tooling};
@@ -25,9 +25,6 @@ impl Settings {
     /// The table of `agent-loop config` and `--debug`: the library's settings, the display's,
     /// then the Telegram bot's as config.toml and the environment give them.
     pub fn describe(&self) -> String {
-        fn shown<T: std::fmt::Display>(setting: &Option<Setting<T>>) -> Shown {
-            setting.as_ref().and_then(Setting::shown)
-        }
         let bot = super::telegram::settings::SETTINGS
             .keys
             .iter()
@@ -37,8 +34,8 @@ impl Settings {
                 .shown()
                 .into_iter()
                 .chain([
-                    ("display", shown(&self.display)),
-                    ("output", shown(&self.output)),
+                    ("display", Setting::shown(&self.display)),
+                    ("output", Setting::shown(&self.output)),
                 ])
                 .chain(self.layers.shown(bot)),
         )

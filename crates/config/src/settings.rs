@@ -235,9 +235,11 @@ pub fn by_flag<T>(setting: &mut Option<Setting<T>>, value: Option<T>, flag: &'st
 }
 
 impl<T: std::fmt::Display> Setting<T> {
-    /// Its row's value and origin in [`table`].
-    pub fn shown(&self) -> Shown {
-        Some((self.value.to_string(), self.origin.clone()))
+    /// A setting's value and origin in its row of [`table`], if it is set.
+    pub fn shown(setting: &Option<Self>) -> Shown {
+        setting
+            .as_ref()
+            .map(|s| (s.value.to_string(), s.origin.clone()))
     }
 }
 

@@ -37,7 +37,7 @@ fn layers_and_origins() {
     let flagged = Setting::flag(9u32, "--max-iterations");
     let names = KEYS.iter().map(|k| k.name);
     let table = table(s.shown(names).map(|(name, shown)| match name {
-        "max_iterations" => (name, flagged.shown()),
+        "max_iterations" => (name, Setting::shown(&Some(flagged.clone()))),
         _ => (name, shown),
     }));
     let row = table

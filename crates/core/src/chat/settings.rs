@@ -98,29 +98,35 @@ impl RunSettings {
     /// Each setting's row of `agent-loop config`, in the order of
     /// [`KEYS`](crate::config::settings::KEYS).
     pub fn shown(&self) -> Vec<(&'static str, Shown)> {
-        fn shown<T: std::fmt::Display>(setting: &Option<Setting<T>>) -> Shown {
-            setting.as_ref().and_then(Setting::shown)
-        }
         vec![
-            ("backend", shown(&self.backend)),
-            ("model", shown(&self.model)),
-            ("max_iterations", shown(&self.max_iterations)),
-            ("approval", shown(&self.approval)),
-            ("allow", shown(&self.allow)),
-            ("context", shown(&self.context)),
-            ("max_context_tokens", shown(&self.max_context_tokens)),
-            ("tool_result_max_chars", shown(&self.tool_result_max_chars)),
-            ("count_tokens", shown(&self.count_tokens)),
-            ("tools.bash.env_keep", shown(&self.env_keep)),
-            ("tools.bash.env_remove", shown(&self.env_remove)),
-            ("system_prompt", shown(&self.system_prompt)),
-            ("system_mode", shown(&self.system_mode)),
-            ("skill_dirs", shown(&self.skill_dirs)),
-            ("web_connect_timeout", shown(&self.web_connect_timeout)),
-            ("web_timeout", shown(&self.web_timeout)),
-            ("web_max_bytes", shown(&self.web_max_bytes)),
-            ("web_keep_chrome", shown(&self.web_keep_chrome)),
-            ("debug", shown(&self.debug)),
+            ("backend", Setting::shown(&self.backend)),
+            ("model", Setting::shown(&self.model)),
+            ("max_iterations", Setting::shown(&self.max_iterations)),
+            ("approval", Setting::shown(&self.approval)),
+            ("allow", Setting::shown(&self.allow)),
+            ("context", Setting::shown(&self.context)),
+            (
+                "max_context_tokens",
+                Setting::shown(&self.max_context_tokens),
+            ),
+            (
+                "tool_result_max_chars",
+                Setting::shown(&self.tool_result_max_chars),
+            ),
+            ("count_tokens", Setting::shown(&self.count_tokens)),
+            ("tools.bash.env_keep", Setting::shown(&self.env_keep)),
+            ("tools.bash.env_remove", Setting::shown(&self.env_remove)),
+            ("system_prompt", Setting::shown(&self.system_prompt)),
+            ("system_mode", Setting::shown(&self.system_mode)),
+            ("skill_dirs", Setting::shown(&self.skill_dirs)),
+            (
+                "web_connect_timeout",
+                Setting::shown(&self.web_connect_timeout),
+            ),
+            ("web_timeout", Setting::shown(&self.web_timeout)),
+            ("web_max_bytes", Setting::shown(&self.web_max_bytes)),
+            ("web_keep_chrome", Setting::shown(&self.web_keep_chrome)),
+            ("debug", Setting::shown(&self.debug)),
         ]
     }
 

@@ -31,7 +31,7 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
 /// read), in the order a run does, so the first bad one gives the same error: the display,
 /// then the backend files and the backend named (`Chat::open`).
 fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
-    Screen::for_args(args, settings)?;
+    Screen::for_args(args, &settings.screen)?;
     let config = Chat::load_config(args.run.config.as_deref())?;
     if let Some(name) = &settings.run.backend {
         Chat::check_backends(&config, &name.value)?;

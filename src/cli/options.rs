@@ -16,9 +16,15 @@ use super::display::{DisplayMode, OutputFormat};
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub run: RunSettings,
+    pub screen: ScreenSettings,
+    pub layers: Layers,
+}
+
+/// The display's settings, which the library does not know.
+#[derive(Debug, Clone)]
+pub struct ScreenSettings {
     pub display: Option<Setting<DisplayMode>>,
     pub output: Option<Setting<OutputFormat>>,
-    pub layers: Layers,
 }
 
 impl Settings {
@@ -34,8 +40,8 @@ impl Settings {
                 .shown()
                 .into_iter()
                 .chain([
-                    ("display", Setting::shown(&self.display)),
-                    ("output", Setting::shown(&self.output)),
+                    ("display", Setting::shown(&self.screen.display)),
+                    ("output", Setting::shown(&self.screen.output)),
                 ])
                 .chain(self.layers.shown(bot)),
         )
@@ -73,15 +79,10 @@ const FRONT_ENDS: &[FrontEndKeys] = &[
 /// Settings from config.toml and the environment, with this run's flags on top: the
 /// library's and the display's.
 pub fn load_settings(args: &Args) -> Result<Settings, Error> {
-    let (run, layers) = load_run_settings(args)?;
-    let mut display = layers.setting("display")?;
-    by_flag(&mut display, args.run.display, "--display");
-    let mut output = layers.setting("output")?;
-    by_flag(&mut output, args.run.output, "--output");
+    let layers = read_layers()?;
     Ok(Settings {
-        run,
-        display,
-        output,
+        screen: screen_settings(&layers, args)?,
+        run: run_settings(&layers, args)?,
         layers,
     })
 }
@@ -90,12 +91,32 @@ pub fn load_settings(args: &Args) -> Result<Settings, Error> {
 /// top, and the layers they were read from: for the front ends that have no display of the
 /// command's, whose settings they leave alone (the ACP and MCP servers, the Telegram bot).
 pub fn load_run_settings(args: &Args) -> Result<(RunSettings, Layers), Error> {
-    let layers = Layers::load_with(
+    let layers = read_layers()?;
+    Ok((run_settings(&layers, args)?, layers))
+}
+
+/// The text of config.toml, the environment and the defaults, for the library's settings
+/// and the front ends'; an unknown setting of config.toml is an error.
+pub fn read_layers() -> Result<Layers, Error> {
+    Ok(Layers::load_with(
         user_settings_path().as_deref(),
         &|k| std::env::var(k).ok(),
         FRONT_ENDS,
-    )?;
-    let mut run = RunSettings::read(&layers)?;
+    )?)
+}
+
+/// The display's settings, typed, with this run's flags on top.
+pub fn screen_settings(layers: &Layers, args: &Args) -> Result<ScreenSettings, Error> {
+    let mut display = layers.setting("display")?;
+    by_flag(&mut display, args.run.display, "--display");
+    let mut output = layers.setting("output")?;
+    by_flag(&mut output, args.run.output, "--output");
+    Ok(ScreenSettings { display, output })
+}
+
+/// The library's settings, typed, with this run's flags on top.
+pub fn run_settings(layers: &Layers, args: &Args) -> Result<RunSettings, Error> {
+    let mut run = RunSettings::read(layers)?;
     let (request, tooling) = (&args.request, &args.tooling);
     by_flag(&mut run.backend, args.run.backend.clone(), "--backend");
     by_flag(&mut run.model, request.model.clone(), "--model");
@@ -115,7 +136,7 @@ pub fn load_run_settings(args: &Args) -> Result<(RunSettings, Layers), Error> {
     by_flag(&mut run.approval, yes, "--yes");
     let debug = tooling.debug.then_some(agent_loop::settings::Flag(true));
     by_flag(&mut run.debug, debug, "--debug");
-    Ok((run, layers))
+    Ok(run)
 }
 
 /// The flags given before a subcommand (`telegram`, `acp`) and after it, as one command line

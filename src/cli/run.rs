@@ -18,7 +18,9 @@ use super::editor::history::{self, History};
 use super::editor::Editor;
 use super::frontend::Frontend;
 use super::input::Input;
-use super::options::{chat_options, load_settings};
+use super::options::{
+    chat_options, load_settings, read_layers, run_settings, screen_settings, Settings,
+};
 use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
@@ -241,13 +243,27 @@ fn early_fail(e: &Error) -> i32 {
 }
 
 async fn run(args: Args) -> i32 {
-    let settings = match load_settings(&args) {
-        Ok(s) => s,
+    // The display first, so that a bad setting of the library's is reported by it (a JSON
+    // record when config.toml asks for JSON lines).
+    let layers = match read_layers() {
+        Ok(layers) => layers,
         Err(e) => return early_fail(&e),
     };
-    let display = match Screen::for_args(&args, &settings) {
+    let screen = match screen_settings(&layers, &args) {
+        Ok(screen) => screen,
+        Err(e) => return early_fail(&e),
+    };
+    let display = match Screen::for_args(&args, &screen) {
         Ok(display) => display,
         Err(e) => return early_fail(&e),
+    };
+    let settings = match run_settings(&layers, &args) {
+        Ok(run) => Settings {
+            run,
+            screen,
+            layers,
+        },
+        Err(e) => return display.fail(&e),
     };
     let task = match args.run.task.as_deref() {
         Some("-") => Some(read_stdin_task()),

@@ -29,7 +29,7 @@ pub struct Screen(
 impl Screen {
     /// The display for these flags and settings (`display` and `output`, from flags,
     /// `AGENT_LOOP_DISPLAY`/`AGENT_LOOP_OUTPUT` or config.toml) on this process's terminal.
-    pub fn for_args(args: &Args, chosen: &super::options::Settings) -> Result<Screen, Error> {
+    pub fn for_args(args: &Args, chosen: &super::options::ScreenSettings) -> Result<Screen, Error> {
         let settings = Settings {
             display: chosen.display.as_ref().map(|s| s.value).unwrap_or_default(),
             output: chosen.output.as_ref().map(|s| s.value).unwrap_or_default(),

@@ -200,4 +200,19 @@ fn errors_before_the_loop_starts_are_json_too() {
     let empty = ws.run_cmd(cmd);
     empty.expect_code(2);
     assert!(last_error(&empty).contains("no task"));
+
+    // JSON lines asked for in config.toml report a bad setting of the file as JSON too.
+    std::fs::create_dir_all(ws.path("xdg/agent-loop")).unwrap();
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "output = \"jsonl\"\nmax_iterations = \"many\"\n",
+    )
+    .unwrap();
+    let bad_setting = ws.run(&["--backend", "fake", "task"]);
+    bad_setting.expect_code(2);
+    assert!(
+        last_error(&bad_setting).contains("setting `max_iterations` = `many`"),
+        "{}",
+        bad_setting.stdout()
+    );
 }

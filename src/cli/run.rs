@@ -19,7 +19,8 @@ use super::editor::Editor;
 use super::frontend::Frontend;
 use super::input::Input;
 use super::options::{
-    chat_options, load_settings, read_layers, run_settings, screen_settings, Settings,
+    chat_options, load_run_settings, load_settings, read_layers, run_settings, screen_settings,
+    Settings,
 };
 use super::repl;
 use super::screen::{jsonl_requested, Screen};
@@ -215,7 +216,7 @@ async fn doctor_report(
     let name = match name {
         Some(name) => name.clone(),
         // The backend a run would take.
-        None => Chat::backend_to_run(&config, load_settings(args)?.run.backend.map(|s| s.value))
+        None => Chat::backend_to_run(&config, load_run_settings(args)?.0.backend.map(|s| s.value))
             .ok_or_else(|| {
                 Error::config(
                     "no backend chosen, and none of the configured ones is available: \

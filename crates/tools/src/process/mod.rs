@@ -107,23 +107,27 @@ pub async fn run(
     let started = Instant::now();
     let mut child = command.spawn()?;
     let guard = GroupGuard::unforked(child.id());
-    // Feed stdin from its own task so a child that prints before it reads cannot deadlock us.
+    // What a fresh pipe takes (64 KiB, at least a page) is written at once, and a short input
+    // closed at once, so the child has it before the watchdog's fork below; the rest is fed
+    // from a task of its own, so a child that prints before it reads cannot deadlock us.
     let mut feeder = match (child.stdin.take(), &spec.stdin) {
         (Some(mut stdin), Some(bytes)) => {
-            let bytes = bytes.clone();
-            Some(tokio::spawn(async move {
-                // A child that exits without reading its stdin is not an error of ours.
-                let _ = stdin.write_all(&bytes).await;
-                let _ = stdin.shutdown().await;
-            }))
+            // A child that exits without reading its stdin is not an error of ours.
+            let written = stdin.write(bytes).await.unwrap_or(bytes.len());
+            if written >= bytes.len() {
+                drop(stdin);
+                None
+            } else {
+                let rest = bytes[written..].to_vec();
+                Some(tokio::spawn(async move {
+                    let _ = stdin.write_all(&rest).await;
+                    let _ = stdin.shutdown().await;
+                }))
+            }
         }
         _ => None,
     };
-    // The watchdog is forked once the first child has its input (what fits in the pipe: the
-    // feeder runs first), so the fork is done while the child works, not before it starts.
-    if feeder.is_some() {
-        tokio::task::yield_now().await;
-    }
+    // The watchdog is forked once the first child has its input, while it works.
     watchdog::fork_pending();
     // `Started` waits until the child has all of its stdin, so that the caller's work does
     // not keep the child waiting for input.
@@ -263,6 +267,20 @@ mod tests {
         assert_eq!(fed.replace('S', ""), "hello");
         let none = reports(&spec("echo", &["hi"], None)).await;
         assert_eq!(none, "Shi\n");
+    }
+
+    /// An input larger than a pipe takes at once reaches the child whole: the first part is
+    /// written before the watchdog's fork, the rest by the feeder.
+    #[tokio::test]
+    async fn an_input_larger_than_the_pipe_arrives_whole() {
+        let input = vec![b'x'; 1 << 20];
+        let finished = run(&spec("wc", &["-c"], Some(&input)), &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(finished.stdout.bytes()).trim(),
+            "1048576"
+        );
     }
 
     /// Past the cap output is counted, never reported: no lines, events or log records for

@@ -22,9 +22,13 @@
 //! This library is the workspace's public face, and it is deliberately narrow: a front end
 //! compiles against it alone, so the layers under it (the agent loop, the backends, the
 //! tools, the configuration, the context manager, the MCP client: crates of their own,
-//! docs/library.md has the table) can change without touching a front end. Every item is
-//! listed here by name, and `tests/all/public_face.rs` holds the same list, so a widening
-//! is a decision, not an accident:
+//! docs/library.md has the table) can change without touching a front end. Every export is
+//! listed here, and `tests/all/public_face.rs` holds the same list, item by item for this
+//! file and for the façade's own module (which [`chat`] takes whole), so a widening there is
+//! a decision, not an accident. A module re-exported whole (the protocol's [`event`] and
+//! [`jsonl`], [`chat::commands`], the process helpers) is listed as that module: what is
+//! public inside it is its own crate's decision, made with its reason in that module's doc.
+//! The exports:
 //!
 //! - [`chat`]: the façade ([`chat::Chat`], its options, its slash commands) and the types
 //!   its methods take and return (prompts and images, the conversation's messages, the

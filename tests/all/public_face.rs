@@ -55,6 +55,8 @@ const CHAT: &[&str] = &[
     "crate: pub use fanout::Kept;",
     "crate: pub use options::{ChatOptions, SessionChoice};",
     "crate: pub use settings::RunSettings;",
+    "crate: pub struct Chat",
+    "crate: pub struct Status",
 ];
 
 /// The exports of a crate root written as src/lib.rs is: `pub use` statements at the top and
@@ -79,6 +81,9 @@ fn exports(source: &str) -> Vec<String> {
             continue;
         } else if trimmed.starts_with("pub use ") {
             statement = Some(trimmed.to_string());
+        } else if let Some(item) = declared_item(line, &module) {
+            found.push(format!("{module}: {item}"));
+            continue;
         } else if line.starts_with('}') {
             module = "crate".to_string();
         }
@@ -92,6 +97,25 @@ fn exports(source: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// An item declared public in the module being read (a `pub fn`, `struct`, `enum`, `const`,
+/// `static`, `trait` or `type` at the module's own indentation, not inside an `impl`): its
+/// kind and name, as `pub struct Chat`, so an item written in place widens the face as
+/// visibly as a re-export does.
+fn declared_item(line: &str, module: &str) -> Option<String> {
+    let indent = if module == "crate" { "" } else { "    " };
+    let rest = line.strip_prefix(indent)?.strip_prefix("pub ")?;
+    let rest = rest.strip_prefix("async ").unwrap_or(rest);
+    let (kind, rest) = rest.split_once(' ')?;
+    if !["fn", "struct", "enum", "const", "static", "trait", "type"].contains(&kind) {
+        return None;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    Some(format!("pub {kind} {name}"))
 }
 
 /// The exports of `file` are `listed`, or the failure says what they are and what to update.
@@ -125,14 +149,16 @@ fn the_facade_exports_the_listed_items_only() {
 #[test]
 fn the_export_list_reads_nested_and_wrapped_statements() {
     let source =
-        "pub use a::{\n    b,\n    c,\n};\npub mod m {\n    pub use d::e;\n}\npub mod f;\n";
+        "pub use a::{\n    b,\n    c,\n};\npub mod m {\n    pub use d::e;\n    pub fn g() {}\n}\npub mod f;\npub struct S {\n    pub field: u8,\n}\nimpl S {\n    pub fn method() {}\n}\n";
     assert_eq!(
         exports(source),
         [
             "crate: pub use a::{b, c};",
             "crate: pub mod m",
             "m: pub use d::e;",
-            "crate: pub mod f"
+            "m: pub fn g",
+            "crate: pub mod f",
+            "crate: pub struct S"
         ]
     );
 }

@@ -150,7 +150,7 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The settings of a front end (the binary's display and output, the Telegram bot's), which
-/// it passes to [`Settings::load_with`]: the library knows none of them. In config.toml they
+/// it passes to [`Layers::load_with`]: the library knows none of them. In config.toml they
 /// are top-level keys under their own names (`display = "plain"`), or, when the front end
 /// names a `table`, the entries of that table, each an `(entry, key)` pair
 /// (`[telegram] allowed_users` is `telegram_users`).
@@ -412,7 +412,9 @@ impl Layers {
             .chain(front_ends.iter().flat_map(|front_end| front_end.keys))
     }
 
-    pub fn raw(&self, name: &str) -> Option<&(String, Origin)> {
+    /// A setting's text and origin as read, for the tests of the reading itself.
+    #[cfg(test)]
+    pub(crate) fn raw(&self, name: &str) -> Option<&(String, Origin)> {
         self.values.get(name)
     }
 

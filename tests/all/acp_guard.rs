@@ -134,6 +134,54 @@ fn an_agents_writes_ask_unless_a_question_it_asked_named_the_file() {
 }
 
 #[test]
+fn only_a_changing_question_grants_and_a_rule_only_the_paths_it_allows_alone() {
+    let ws = acp("");
+    let made = ws.work().join("made.txt");
+    for (rule, prompt, written) in [
+        // A yes to a question of a kind that changes nothing (the agent picks the kind)
+        // allows no write: `--allow read` answers a `read` question naming the file.
+        ("read", "asked-write read made.txt", false),
+        // A glob matching the question through one path (the title and the paths are
+        // matched together) grants only the paths it allows alone: the other still asks.
+        ("edit:*a.txt*", "asked-write edit a.txt made.txt", false),
+        // Allowed alone by the rule, each path is granted.
+        ("edit:*.txt", "asked-write edit a.txt made.txt", true),
+    ] {
+        let run = ws.run(&["--backend", "acp", "--allow", rule, prompt]);
+        let out = run.stdout();
+        match written {
+            true => assert_eq!(out, "asked-write ok\n", "{rule}"),
+            false => assert!(out.starts_with("asked-write refused: not written"), "{out}"),
+        }
+        assert_eq!(made.exists(), written, "{rule}");
+    }
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn an_always_for_a_kind_that_changes_nothing_allows_no_write() {
+    let ws = acp("");
+    // The user answers "always" for `read` questions; the agent then asks one naming a
+    // file and writes it: the write still asks, and the user refuses it.
+    let steps = [
+        ("agent-loop with backend", 1, "asked-write read a.txt\n"),
+        ("[a]lways", 1, "a\n"),
+        ("[a]lways", 2, "n\n"),
+        (
+            "asked-write refused: not written",
+            1,
+            "asked-write read made.txt\n",
+        ),
+        ("[a]lways", 3, "n\n"),
+        ("asked-write refused: not written", 2, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp", &steps);
+    assert_eq!(code, 0, "{screen}");
+    assert!(!ws.work().join("made.txt").exists(), "{screen}");
+    assert!(!ws.work().join("a.txt").exists(), "{screen}");
+}
+
+#[test]
 fn a_guard_that_cannot_work_is_a_config_error() {
     for (guard, why) in [
         ("file = \"x\"\n", "no `args` or `env` names `{file}`"),

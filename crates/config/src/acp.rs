@@ -59,11 +59,18 @@ pub struct Guard {
 pub const GUARD_FILE: &str = "{file}";
 
 impl Guard {
+    /// Checks a guard table; `meta` only where the agent speaks ACP (`acp`), for only
+    /// session/new and session/load carry `_meta`.
     pub(super) fn resolve(
         raw: RawGuard,
         name: &str,
         defined_at: &str,
+        acp: bool,
     ) -> Result<Guard, ConfigError> {
+        if raw.meta.is_some() && !acp {
+            let why = "`meta` is for ACP agents (a CLI or terminal agent has no `_meta`)";
+            return Err(ConfigError::key(defined_at, name, "guard", why));
+        }
         let guard = Guard {
             args: raw.args.unwrap_or_default(),
             env: raw.env.unwrap_or_default(),
@@ -133,7 +140,9 @@ pub(super) fn resolve(
         auto_mode: raw.auto_mode.filter(|m| !m.is_empty()),
         ask_mode: raw.ask_mode.filter(|m| !m.is_empty()),
         mcp_servers: Vec::new(),
-        guard: guard.map(|g| Guard::resolve(g, name, &at)).transpose()?,
+        guard: guard
+            .map(|g| Guard::resolve(g, name, &at, true))
+            .transpose()?,
     })
 }
 

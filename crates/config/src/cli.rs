@@ -132,8 +132,7 @@ pub(super) fn resolve(
         });
     };
     let guard = match raw.guard.take() {
-        Some(g) if g.meta.is_some() => return Err(bad("guard", "`meta` is for ACP agents".into())),
-        Some(g) => Some(super::Guard::resolve(g, name, &defined_at)?),
+        Some(g) => Some(super::Guard::resolve(g, name, &defined_at, false)?),
         None => None,
     };
     let args = raw.args.unwrap_or_default();

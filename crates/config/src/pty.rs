@@ -171,13 +171,7 @@ pub(super) fn resolve(
         messages: "are typed, not passed as arguments",
     };
     let guard = match raw.guard.take() {
-        Some(g) if g.meta.is_some() => {
-            return Err(bad(
-                "guard",
-                "`meta` is for ACP agents (a terminal agent has no `_meta`)",
-            ))
-        }
-        Some(g) => Some(super::Guard::resolve(g, name, &defined_at)?),
+        Some(g) => Some(super::Guard::resolve(g, name, &defined_at, false)?),
         None => None,
     };
     let launch = Launch::resolve(name, &mut raw, defined_at.clone(), kind)?;

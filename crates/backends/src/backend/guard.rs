@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 
 use crate::config::{Guard, GUARD_FILE};
 
+/// Why an agent started without its guard (under `--yes`) is started again once
+/// agent-loop's approval asks (`/yes off`).
+pub const UNGUARDED: &str =
+    "agent-loop's approval asks now, and its own settings may allow what it asks for";
+
 /// What the agent is started with: its arguments and variables with the guard's added, and
 /// the private folder of the guard's file, removed when this is dropped (after the agent).
 pub struct Start {
@@ -85,10 +90,12 @@ fn over_replaced(
     };
     let not_json = |what: &str, e: serde_json::Error| {
         std::io::Error::other(format!(
-            "{what} is not a JSON object ({e}), so the guard cannot be merged over it; run \
-             with --yes, or give the entry `guard = {{}}` to start the agent without it"
+            "{what} is not JSON ({e}), so the guard cannot be merged over it and the agent \
+             is not started; correct that file"
         ))
     };
+    // As the agent reads it: JSON with comments.
+    let kept = super::commented::uncommented(&kept);
     let mut merged: Value = serde_json::from_str(&kept).map_err(|e| {
         not_json(
             &format!("{replaced}, which its guard takes the place of,"),
@@ -204,8 +211,15 @@ mod tests {
         guard.replaces = Some(dir.path().join("none.json").display().to_string());
         let start = super::start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
         assert_eq!(read(&start), json!({ "permissions": { "ask": ["Bash"] } }));
-        std::fs::write(&system, "// a comment\n{}").unwrap();
+        // Commented, as the agent reads it.
+        std::fs::write(&system, "// a comment\n{\"theme\": \"dark\" /* mine */}").unwrap();
         guard.replaces = Some(system.display().to_string());
+        let start = super::start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        assert_eq!(
+            read(&start),
+            json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
+        );
+        std::fs::write(&system, "{ oops }").unwrap();
         let e = super::start(Some(&guard), vec![], &BTreeMap::new())
             .err()
             .unwrap();
@@ -213,6 +227,7 @@ mod tests {
             e.to_string().contains("which its guard takes the place of"),
             "{e}"
         );
+        assert!(!e.to_string().contains("--yes"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod acp;
 mod cli;
+mod commented;
 pub mod doctor;
 mod error;
 mod guard;
@@ -91,6 +92,13 @@ pub trait Host: Send {
 
     /// Whether every approval question is answered yes without asking (`--approval never`).
     fn approves_all(&self) -> bool {
+        false
+    }
+
+    /// Whether the approval policy answers `request` yes without putting it to anyone (the
+    /// mode, an `--allow` rule, an earlier "always"): what [`Host::approve`] would then grant
+    /// was judged by a rule, not seen by the user. No by default: nothing is assumed allowed.
+    fn allows(&self, _request: &ApprovalRequest) -> bool {
         false
     }
 }

@@ -30,29 +30,14 @@ impl Host for LoopHost<'_> {
         self.policy.mode == super::approval::ApprovalMode::Never
     }
 
+    fn allows(&self, request: &ApprovalRequest) -> bool {
+        let (spec, subject) = judged(request);
+        !self.policy.needs_approval(&request.call, &spec, &subject)
+    }
+
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            // An agent's own tool changes things as far as agent-loop can tell; its main
-            // argument is what the agent showed, so `--allow TOOL:GLOB` rules apply to it.
-            let spec = ToolSpec::new(
-                request.call.name.clone(),
-                "a tool the agent runs itself".into(),
-                "command".into(),
-                true,
-                json!({"type": "object"}),
-            );
-            let mut subject = match request.call.args.get("command") {
-                Some(serde_json::Value::String(command)) => Subject::plain(command.clone()),
-                _ => Subject::plain(request.summary.clone()),
-            };
-            // The files it changes, resolved under the root (a write into .git/ always asks).
-            if let Some(paths) = request.call.args["paths"].as_array() {
-                subject.paths = paths
-                    .iter()
-                    .filter_map(|p| p.as_str().map(str::to_string))
-                    .collect();
-            }
-            if !self.policy.needs_approval(&request.call, &spec, &subject) {
+            if self.allows(request) {
                 return Decision::Once;
             }
             self.obs.event(&Event::ApprovalNeeded {
@@ -66,4 +51,29 @@ impl Host for LoopHost<'_> {
             decision
         })
     }
+}
+
+/// What the policy judges of an agent's own tool call: it changes things as far as
+/// agent-loop can tell, and its main argument is what the agent showed, so `--allow
+/// TOOL:GLOB` rules apply to it; the files it changes (`paths`, resolved under the root)
+/// are judged too (a write into .git/ always asks).
+fn judged(request: &ApprovalRequest) -> (ToolSpec, Subject) {
+    let spec = ToolSpec::new(
+        request.call.name.clone(),
+        "a tool the agent runs itself".into(),
+        "command".into(),
+        true,
+        json!({"type": "object"}),
+    );
+    let mut subject = match request.call.args.get("command") {
+        Some(serde_json::Value::String(command)) => Subject::plain(command.clone()),
+        _ => Subject::plain(request.summary.clone()),
+    };
+    if let Some(paths) = request.call.args["paths"].as_array() {
+        subject.paths = paths
+            .iter()
+            .filter_map(|p| p.as_str().map(str::to_string))
+            .collect();
+    }
+    (spec, subject)
 }

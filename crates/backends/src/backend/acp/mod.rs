@@ -125,7 +125,7 @@ impl AcpBackend {
                 return Ok(());
             }
             let why = if unguarded {
-                "agent-loop's approval asks now, and its own settings may allow what it asks for"
+                crate::backend::guard::UNGUARDED
             } else if settled {
                 "it had exited"
             } else {

@@ -42,8 +42,8 @@ enum Refusal {
 }
 
 /// The files the user allowed the agent to change in this turn, by answering yes to its
-/// questions that named them (as approval rules see a path, `ToolContext::rule_path`): its
-/// writes of them ask nothing more.
+/// questions of a changing kind that named them (as approval rules see a path,
+/// `ToolContext::rule_path`; see [`grant`]): its writes of them ask nothing more.
 #[derive(Default)]
 pub struct Granted(Vec<String>);
 
@@ -261,11 +261,10 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
     // them beyond the session (in their settings, or as a mode: Claude Code's plan exit), so
     // they would widen later runs. agent-loop's own approval remembers an "always" for the
     // session, and answers the agent's next question by it.
+    let judged_by_rule = host.allows(&request);
     let wanted: &[&str] = match host.approve(&request).await {
         Decision::Once | Decision::Always => {
-            if let Some(ctx) = host.tool_context() {
-                granted.0.extend(paths.iter().map(|p| ctx.rule_path(p)));
-            }
+            grant(kind, &paths, judged_by_rule, host, granted);
             &["allow_once", "allow_always"]
         }
         Decision::Deny(_) => &["reject_once", "reject_always"],
@@ -280,5 +279,42 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
     match chosen {
         Some(id) => json!({ "outcome": { "outcome": "selected", "optionId": id } }),
         None => json!({ "outcome": { "outcome": "cancelled" } }),
+    }
+}
+
+/// The question's kinds that change the files it names: a yes to another kind (`read`,
+/// `other`, which the agent picks) allows no write.
+const CHANGES: [&str; 3] = ["edit", "delete", "move"];
+
+/// After a yes to a question of `kind` naming `paths`: the files its writes may change
+/// without asking again. The user who answered saw every path; a rule or an "always" that
+/// answered judged the title and the paths together (a glob matching one of them), so then
+/// each path is granted only if the rule allows a question naming it alone.
+fn grant(
+    kind: &str,
+    paths: &[String],
+    judged_by_rule: bool,
+    host: &mut dyn Host,
+    granted: &mut Granted,
+) {
+    let Some(ctx) = host.tool_context() else {
+        return;
+    };
+    if !CHANGES.contains(&kind) {
+        return;
+    }
+    for path in paths {
+        let target = ctx.rule_path(path);
+        let alone = ApprovalRequest {
+            call: ToolCall {
+                id: String::new(),
+                name: kind.to_string(),
+                args: json!({ "command": target, "paths": [target] }),
+            },
+            summary: target.clone(),
+        };
+        if !target.is_empty() && (!judged_by_rule || host.allows(&alone)) {
+            granted.0.push(target);
+        }
     }
 }

@@ -103,7 +103,7 @@ impl PtyBackend {
         if !usable {
             if let Some(old) = slot.take() {
                 let why = if unguarded {
-                    "agent-loop's approval asks now, and its own settings may allow what it asks for"
+                    crate::backend::guard::UNGUARDED
                 } else if old.stale {
                     "the conversation changed (/undo, /retry, /load, /clear)"
                 } else if old.interrupted {

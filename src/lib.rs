@@ -32,7 +32,7 @@
 //!
 //! - [`chat`]: the façade ([`chat::Chat`], its options, its slash commands) and the types
 //!   its methods take and return (prompts and images, the conversation's messages, the
-//!   saved sessions' listing, the loaded configuration, which front ends only pass back to
+//!   saved sessions' listing, the loaded configuration, opaque: front ends only pass it back to
 //!   the chat's functions);
 //! - [`settings`]: what [`chat::Chat::open`] reads, the settings and the typed values front
 //!   ends parse their flags into;
@@ -64,7 +64,6 @@ pub use agent_loop_protocol::{event, jsonl, BoxFuture, Error, ErrorKind, Unknown
 
 /// The façade every front end drives, and the types its methods take and return.
 pub mod chat {
-    pub use agent_loop_config::Config;
     pub use agent_loop_context::image::MAX_IMAGE_BYTES;
     pub use agent_loop_context::{Image, Message, Prompt, ToolCall};
     pub use agent_loop_core::chat::*;

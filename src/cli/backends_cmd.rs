@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::display::sanitize;
-use agent_loop::chat::{BackendRow as Row, Chat, Config};
+use agent_loop::chat::{BackendRow as Row, Chat, LoadedConfig};
 use agent_loop::Error;
 
 /// The rows with their HERE status: a keyless HTTP backend's server asked whether it answers.
@@ -30,14 +30,14 @@ async fn probed(rows: &mut [Row]) {
 
 /// Every configured backend with its HERE status, without the versions: what
 /// `agent-loop mcp serve`'s `backends` tool tells the calling agent.
-pub async fn here(config: &Config) -> Result<Vec<Row>, Error> {
+pub async fn here(config: &LoadedConfig) -> Result<Vec<Row>, Error> {
     let mut rows = Chat::backends(config)?;
     probed(&mut rows).await;
     Ok(rows)
 }
 
 /// The table, columns padded to their widest cell.
-pub async fn table(config: &Config) -> Result<String, Error> {
+pub async fn table(config: &LoadedConfig) -> Result<String, Error> {
     let mut rows = Chat::backends(config)?;
     let programs: Vec<_> = rows.iter().map(|r| r.program.clone()).collect();
     let ((), versions) =

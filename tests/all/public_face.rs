@@ -12,7 +12,6 @@ use crate::source_files::{root, rust_files};
 const FACE: &[&str] = &[
     "crate: pub use agent_loop_protocol::{event, jsonl, BoxFuture, Error, ErrorKind, UnknownValue};",
     "crate: pub mod chat",
-    "chat: pub use agent_loop_config::Config;",
     "chat: pub use agent_loop_context::image::MAX_IMAGE_BYTES;",
     "chat: pub use agent_loop_context::{Image, Message, Prompt, ToolCall};",
     // The façade itself: the chat module of agent-loop-core, whole.
@@ -49,7 +48,7 @@ const FACE: &[&str] = &[
 const CHAT: &[&str] = &[
     "crate: pub mod commands",
     "crate: pub use cancel::Canceller;",
-    "crate: pub use catalog::BackendRow;",
+    "crate: pub use catalog::{BackendRow, LoadedConfig};",
     "crate: pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};",
     "crate: pub use error::ChatError;",
     "crate: pub use fanout::Kept;",

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use agent_loop::chat::Config;
+use agent_loop::chat::LoadedConfig;
 use agent_loop::chat::{Chat, ChatOptions, RunSettings};
 use agent_loop::process::capped::{self, Breach, CappedLines};
 use agent_loop::settings::Setting;
@@ -131,7 +131,7 @@ async fn serve_stdio(shared: Shared) -> Result<(), Error> {
 /// run here; the default is `--backend`, else the configured one when offered, else the
 /// first offered that can run here, else the first offered.
 fn offered(
-    config: &Config,
+    config: &LoadedConfig,
     settings: &RunSettings,
     backend: Option<String>,
     allowed: &[String],

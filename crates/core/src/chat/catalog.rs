@@ -15,6 +15,11 @@ use crate::{builtins, Error};
 
 use super::{Chat, RunSettings};
 
+/// The loaded configuration (backends.toml's layers, the MCP servers, the tools' tables),
+/// opaque to front ends: they get it from [`Chat::load_config`] and hand it back to the
+/// functions here, so what it holds can change without touching one of them.
+pub struct LoadedConfig(pub(crate) Config);
+
 /// A configured backend as `agent-loop backends` lists it.
 #[derive(Debug, Clone)]
 pub struct BackendRow {
@@ -35,6 +40,11 @@ pub struct BackendRow {
     pub model: Option<String>,
     /// Its description in the backends files.
     pub description: String,
+}
+
+/// Whether the configured backend `name` can run here.
+fn available(config: &Config, name: &str) -> bool {
+    config.backend(name).is_ok_and(Definition::is_available)
 }
 
 /// The program `command` names on PATH, and the status that says so.
@@ -149,8 +159,9 @@ impl Chat {
 
     /// Every configured backend as `agent-loop backends` lists it, without asking servers
     /// or programs anything.
-    pub fn backends(config: &Config) -> Result<Vec<BackendRow>, Error> {
+    pub fn backends(config: &LoadedConfig) -> Result<Vec<BackendRow>, Error> {
         Ok(config
+            .0
             .definitions()?
             .into_iter()
             .map(|(name, def)| row(name, def))
@@ -158,13 +169,14 @@ impl Chat {
     }
 
     /// Whether the configured backend `name` can run here (its program found, its key set).
-    pub fn can_run(config: &Config, name: &str) -> bool {
-        config.backend(name).is_ok_and(Definition::is_available)
+    pub fn can_run(config: &LoadedConfig, name: &str) -> bool {
+        available(&config.0, name)
     }
 
     /// Every configured backend that can run here.
-    pub fn runnable_backends(config: &Config) -> Result<Vec<String>, Error> {
+    pub fn runnable_backends(config: &LoadedConfig) -> Result<Vec<String>, Error> {
         Ok(config
+            .0
             .definitions()?
             .into_iter()
             .filter(|(_, def)| def.is_available())
@@ -177,40 +189,40 @@ impl Chat {
         let current = &self.def;
         self.config
             .names()
-            .filter(|name| *name == current.name() || Self::can_run(&self.config, name))
+            .filter(|name| *name == current.name() || available(&self.config, name))
             .map(str::to_string)
             .collect()
     }
 
     /// That `name` is a configured backend (the error names the closest one).
-    pub fn check_backend(config: &Config, name: &str) -> Result<(), Error> {
-        config.backend(name)?;
+    pub fn check_backend(config: &LoadedConfig, name: &str) -> Result<(), Error> {
+        config.0.backend(name)?;
         Ok(())
     }
 
     /// That every backend of a comma-separated list (`a,b`: a fan-out) is configured.
-    pub fn check_backends(config: &Config, list: &str) -> Result<(), Error> {
-        config.backend_list(list)?;
+    pub fn check_backends(config: &LoadedConfig, list: &str) -> Result<(), Error> {
+        config.0.backend_list(list)?;
         Ok(())
     }
 
     /// The backend the settings choose: `setting` (the `backend` setting), else the
     /// backends files' default.
-    pub fn configured_backend(config: &Config, setting: Option<String>) -> Option<String> {
-        setting.or_else(|| config.default_backend.clone())
+    pub fn configured_backend(config: &LoadedConfig, setting: Option<String>) -> Option<String> {
+        setting.or_else(|| config.0.default_backend.clone())
     }
 
     /// The backend a run takes when none is named on its command line: the configured one,
     /// else the first that can run here.
-    pub fn backend_to_run(config: &Config, setting: Option<String>) -> Option<String> {
-        Self::configured_backend(config, setting).or_else(|| config.first_available())
+    pub fn backend_to_run(config: &LoadedConfig, setting: Option<String>) -> Option<String> {
+        Self::configured_backend(config, setting).or_else(|| config.0.first_available())
     }
 
     /// The variable that should hold the API key of `backend` (a list's first), when it is
     /// empty: what a front end asks its user to set before the chat can run.
-    pub fn missing_key(config: &Config, backend: &str) -> Option<String> {
-        let first = config.backend_list(backend).ok()?.into_iter().next()?;
-        let var = config.backend(&first).ok()?.api_key_env()?.to_string();
+    pub fn missing_key(config: &LoadedConfig, backend: &str) -> Option<String> {
+        let first = config.0.backend_list(backend).ok()?.into_iter().next()?;
+        let var = config.0.backend(&first).ok()?.api_key_env()?.to_string();
         std::env::var(&var)
             .map_or(true, |v| v.trim().is_empty())
             .then_some(var)
@@ -219,12 +231,12 @@ impl Chat {
     /// `doctor`: one connection test through the backend `name`, offering the built-in
     /// tools as a chat would; the report, and why the check failed when it did.
     pub async fn doctor(
-        config: &Config,
+        config: &LoadedConfig,
         name: &str,
         model: Option<String>,
     ) -> Result<(String, Option<String>), Error> {
         let tools = builtins::registry(None)?;
-        crate::backend::doctor::doctor(config, name, model, tools.specs()).await
+        crate::backend::doctor::doctor(&config.0, name, model, tools.specs()).await
     }
 
     /// Whether `web_search` is set up, and with which provider: a line.
@@ -252,13 +264,13 @@ impl Chat {
         }
         let _ = writeln!(out, "backends files: {}", files.join(", "));
         let config = Self::load_config(extra)?;
-        out.push_str(&settings.env_policy(config.api_key_envs()).describe());
-        let tools = config.tools.describe();
+        out.push_str(&settings.env_policy(config.0.api_key_envs()).describe());
+        let tools = config.0.tools.describe();
         if !tools.is_empty() {
             let _ = write!(out, "tools ([tools.NAME]):\n{tools}");
         }
         out.push_str("token counts:\n");
-        for (name, def) in config.definitions()? {
+        for (name, def) in config.0.definitions()? {
             if let Definition::Http(def) = def {
                 let def = HttpDef {
                     count_tokens,
@@ -283,11 +295,11 @@ impl Chat {
     /// `agent-loop mcp login NAME`: the OAuth login to the configured MCP server `name`;
     /// `show` receives the URL to open and what happens.
     pub async fn mcp_login(
-        config: &Config,
+        config: &LoadedConfig,
         name: &str,
         show: &mut dyn FnMut(&str),
     ) -> Result<(), Error> {
-        let servers = &config.mcp_servers;
+        let servers = &config.0.mcp_servers;
         let def = servers
             .get(name)
             .ok_or_else(|| crate::mcp::no_such_server(name, servers.keys().map(String::as_str)))?;

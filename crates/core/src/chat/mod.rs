@@ -26,7 +26,7 @@ mod views;
 // Each export is public through the library's `agent_loop::chat`: tests/all/public_face.rs
 // lists them, so the face widens only on purpose.
 pub use cancel::Canceller;
-pub use catalog::BackendRow;
+pub use catalog::{BackendRow, LoadedConfig};
 pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};
 pub use error::ChatError;
 pub use fanout::Kept;

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use super::LoadedConfig;
 use crate::agent::{Agent, AgentOptions, ApprovalMode, Policy};
 use crate::backend::{self, Backend, Overrides};
 use crate::builtins;
@@ -34,8 +35,8 @@ impl Chat {
     /// `[tools.NAME]` tables checked against the built-in tools.
     pub fn load_config(
         extra: Option<&std::path::Path>,
-    ) -> Result<Config, crate::config::ConfigError> {
-        Config::load(extra, &builtins::specs())
+    ) -> Result<LoadedConfig, crate::config::ConfigError> {
+        Config::load(extra, &builtins::specs()).map(LoadedConfig)
     }
 
     /// Puts a chat together. `notice` receives what the user should know on the way (a
@@ -45,7 +46,7 @@ impl Chat {
         options: &ChatOptions,
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
-        let config = Chat::load_config(options.config.as_deref())?;
+        let config = Chat::load_config(options.config.as_deref())?.0;
         let stores = Stores::of(options);
         let (resumed, mut lock) = resume(options, &stores, notice)?;
         let chosen = choose_backend(settings, &config, resumed.as_ref())?;

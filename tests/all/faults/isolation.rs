@@ -2,9 +2,10 @@
 //! a tool finds no controlling terminal to push keystrokes into, and a backend dies with
 //! agent-loop even when agent-loop is killed with SIGKILL.
 
+use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 
-use crate::common::{send_signal, wait_gone, Pty, Workspace};
+use crate::common::{poll, send_signal, wait_gone, Pty, Workspace};
 
 /// Run on a pseudo-terminal, bash still cannot open `/dev/tty`: it is in a session of its
 /// own, with no controlling terminal (so no TIOCSTI, no escape sequences behind the display).
@@ -111,4 +112,77 @@ fn a_tools_commands_die_with_a_sigkilled_agent_loop() {
             (sleep, "the command's sleep"),
         ],
     );
+}
+
+/// The first child is an ACP agent (spawned, as pty agents and MCP servers are, outside
+/// `process::run`, its group recorded through `GroupGuard::new`): the watchdog was forked
+/// before it, so there is no moment in which a SIGKILL of agent-loop would leave what it
+/// starts running; and it kills the agent's `sleep` with agent-loop.
+#[test]
+fn the_watchdog_is_forked_before_the_first_child_and_kills_its_children() {
+    let ws = Workspace::new();
+    let script = ws.path("agent.sh");
+    // The watchdog's pid (agent-loop's child of that name), then a child of the agent's own,
+    // and no ACP answer: agent-loop waits for it until killed.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n\
+         wd=$(ps -o pid=,comm= --ppid $PPID | awk '$2 == \"agent-loop-wd\" { print $1 }')\n\
+         sleep 300 &\n\
+         echo \"${wd:-0} $$ $!\" > \"$FAKE_DIR/start.part\" && mv \"$FAKE_DIR/start.part\" \"$FAKE_DIR/start\"\n\
+         wait\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ws.config(&format!(
+        "[backends.acp]\ntype = \"acp\"\ncommand = \"{}\"\ntimeout_s = 60\n",
+        script.display()
+    ));
+    let mut cmd = ws.cmd(&["--backend", "acp", "go"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let child = cmd.spawn().unwrap();
+    let start = poll(|| std::fs::read_to_string(ws.path("fake/start")).ok())
+        .expect("the agent never started");
+    let pids: Vec<i32> = start
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let [watchdog, agent, sleep] = pids[..] else {
+        panic!("the agent wrote {start}")
+    };
+    sigkill_and_expect_gone(
+        &ws,
+        child,
+        [(agent, "the agent"), (sleep, "the agent's child")],
+    );
+    // Pids are handed out in increasing order: a lower one was forked first. (Only a wrap
+    // at pid_max between the two forks, microseconds apart, would fail this falsely.)
+    assert!(watchdog > 0, "no watchdog");
+    assert!(
+        watchdog < agent,
+        "the watchdog {watchdog} was forked after the agent {agent}"
+    );
+}
+
+/// The watchdog is forked just before the first child: a run that has started nothing yet
+/// (the REPL waiting for its first prompt) has none, and has one once the backend has run.
+#[test]
+fn a_run_that_has_started_nothing_forks_no_watchdog() {
+    let ws = Workspace::new();
+    ws.reply(1, "the answer\n");
+    let mut pty = Pty::spawn(&ws, &[], &["--display", "plain", "--backend", "fake"]);
+    pty.wait_for("agent-loop with backend");
+    let watchdogs = || {
+        ws.processes()
+            .into_iter()
+            .filter(|(_, comm)| comm == "agent-loop-wd")
+            .count()
+    };
+    assert_eq!(watchdogs(), 0, "a watchdog before any child");
+    pty.send("hello\r");
+    pty.wait_for("the answer");
+    assert_eq!(watchdogs(), 1);
+    pty.send("\x04");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
 }

@@ -9,17 +9,12 @@ pub struct GroupGuard {
 
 impl GroupGuard {
     /// The child was spawned in a group of its own (`process_group(0)` or its own session,
-    /// [`super::isolate`]), so its pid is its group id.
-    /// The watchdog is forked now if it is not yet ([`super::watchdog::fork_pending`]).
+    /// [`super::isolate`]), so its pid is its group id. A caller that spawns without
+    /// [`super::isolate`] calls [`super::watchdog::fork_pending`] before the spawn; the call
+    /// here only forks the watchdog for one that did not (too late for this child's
+    /// grandchildren if agent-loop is killed in between, not for later children).
     pub fn new(pid: Option<u32>) -> Self {
-        let guard = GroupGuard::unforked(pid);
         super::watchdog::fork_pending();
-        guard
-    }
-
-    /// As [`GroupGuard::new`], for a caller that forks the watchdog itself once the child
-    /// has its input ([`super::run`]).
-    pub(super) fn unforked(pid: Option<u32>) -> Self {
         let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
         if let Some(pgid) = pgid {
             super::watchdog::record(pgid);

@@ -12,7 +12,7 @@ pub mod watchdog;
 
 pub use capture::Capture;
 pub use group::GroupGuard;
-pub use isolate::isolate;
+pub use isolate::{isolate, tied};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -99,17 +99,18 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // Its own session, so its own group too: the guard below kills the group.
+    // Its own session, so its own group too: the guard below kills the group. The watchdog
+    // is forked here if it is not yet, before the child starts.
     isolate(&mut command);
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
     let started = Instant::now();
     let mut child = command.spawn()?;
-    let guard = GroupGuard::unforked(child.id());
+    let guard = GroupGuard::new(child.id());
     // What a fresh pipe takes (64 KiB, at least a page) is written at once, and a short input
-    // closed at once, so the child has it before the watchdog's fork below; the rest is fed
-    // from a task of its own, so a child that prints before it reads cannot deadlock us.
+    // closed at once; the rest is fed from a task of its own, so a child that prints before
+    // it reads cannot deadlock us.
     let mut feeder = match (child.stdin.take(), &spec.stdin) {
         (Some(mut stdin), Some(bytes)) => {
             // A child that exits without reading its stdin is not an error of ours.
@@ -127,8 +128,6 @@ pub async fn run(
         }
         _ => None,
     };
-    // The watchdog is forked once the first child has its input, while it works.
-    watchdog::fork_pending();
     // `Started` waits until the child has all of its stdin, so that the caller's work does
     // not keep the child waiting for input.
     let mut fed = feeder.is_none();
@@ -270,7 +269,7 @@ mod tests {
     }
 
     /// An input larger than a pipe takes at once reaches the child whole: the first part is
-    /// written before the watchdog's fork, the rest by the feeder.
+    /// written at once, the rest by the feeder.
     #[tokio::test]
     async fn an_input_larger_than_the_pipe_arrives_whole() {
         let input = vec![b'x'; 1 << 20];

@@ -17,15 +17,23 @@
 //! process that shares the victim's memory, and kernels before 5.16 do the same on a core
 //! dump, so the watchdog would die with agent-loop exactly when it is needed.
 //!
-//! [`start`] only makes the pipe; the fork waits for the first child ([`fork_pending`]; a
-//! backend run by [`super::run`] is given its input first), so that it costs nothing on the way to the
-//! first spawn, is done while the child works, and is not done at all by a run that starts
-//! nothing. The first child records its group down the pipe before it executes
-//! ([`record_self`]); the watchdog reads it when it starts. What escapes: a process that
-//! leaves its group (`setsid`, a daemon), groups beyond `SLOTS` at once, and what the first
-//! child starts in the moment between its start and the fork (a fraction of a millisecond,
-//! before a program has usually even finished loading) if agent-loop is killed right then: the
-//! child itself still dies with agent-loop, by its death signal.
+//! [`start`] only makes the pipe; the fork waits until a child is about to start
+//! ([`fork_pending`], called by [`super::isolate`] as the child's command is set up), so a run
+//! that starts nothing (`--version`, a REPL not yet asked anything) forks none. Every child
+//! records its group down the pipe before it executes ([`record_self`]), when the watchdog
+//! already holds the pipe's other end: there is no moment in which a child runs unrecorded.
+//! The fork is made before the first child starts, on its way, as the fork of the child
+//! itself is; forking after the child started instead left a moment in which a SIGKILL of
+//! agent-loop left what the child started running. What escapes: a process that leaves its
+//! group (`setsid`, a daemon), and groups beyond `SLOTS` at once.
+//!
+//! The watchdog is a copy of agent-loop's memory at the fork, shared copy-on-write; it writes
+//! only its stack and its table of groups, so what it maps is agent-loop's pages and
+//! what it owns is a few pages (docs/performance.md gives the figures). The out-of-memory
+//! killer scores a process by its resident pages, the shared ones included, so it can pick the
+//! watchdog as readily as agent-loop; if it does, agent-loop lives and only the grandchildren's
+//! cleanup at agent-loop's death is lost, whereas a watchdog that shares agent-loop's memory
+//! (`clone(CLONE_VM)`) is killed *with* agent-loop.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -41,8 +49,8 @@ pub const NAME: &std::ffi::CStr = c"agent-loop-wd";
 /// How many process groups the watchdog can hold at once.
 const SLOTS: usize = 1024;
 
-/// Makes the pipe to the watchdog, which [`fork_pending`] forks once there is a child to
-/// watch. Call it once, before the first child is spawned. Without it (a library that does
+/// Makes the pipe to the watchdog, which [`fork_pending`] forks when the first child is about
+/// to start. Call it once, before the first child is spawned. Without it (a library that does
 /// not call it, or a pipe that could not be made) children still get the direct death signal.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub fn start() -> std::io::Result<()> {
@@ -57,10 +65,10 @@ pub fn start() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Forks the watchdog if [`start`] made its pipe and it is not forked yet; the groups
-/// recorded meanwhile wait in the pipe. [`super::GroupGuard::new`] calls it after a spawn,
-/// [`super::run`] once its child has been given its input. If the fork fails, nothing more is written down the pipe (children still get
-/// the direct death signal).
+/// Forks the watchdog if [`start`] made its pipe and it is not forked yet. Called before a
+/// child is spawned ([`super::isolate`], [`super::tied`]); also by
+/// [`super::GroupGuard::new`] for a child spawned without them. If the fork fails, nothing
+/// more is written down the pipe (children still get the direct death signal).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub fn fork_pending() {
     let read = PENDING.swap(-1, Ordering::AcqRel);

@@ -82,7 +82,11 @@ impl Session {
         let (pty, pts) = pty_process::open().map_err(std::io::Error::other)?;
         pty.resize(pty_process::Size::new(def.rows, def.cols))
             .map_err(std::io::Error::other)?;
-        let child = pty_process::Command::new(program)
+        // pty_process makes the agent the leader of the pty's session; it dies with agent-loop
+        // and records its group for the watchdog (forked now, before it starts), as a child
+        // of `isolate` does.
+        let command = pty_process::Command::from(crate::process::tied(program));
+        let child = command
             .args(&start.args)
             .envs(&start.env)
             .env("TERM", &def.term)

@@ -95,12 +95,14 @@ settings = json.load(open(path))
 if ".gemini" in path:
     settings["tools"] = {"allowed": ["run_shell_command"]}
 else:
+    # And its default mode yolo, which asks nothing whatever the ask rules say.
     settings["permissions"] = {"allow": ["Bash"]}
+    settings["tools"] = {"approvalMode": "yolo"}
 json.dump(settings, open(path, "w"))
 PY
   agent_loop --backend "$preset" --display plain "$touch_it"
   echo "allowed by its own settings, without --yes: exit $code in ${seconds}s"
-  check "its settings allow the command: refused all the same, exit 4, nothing ran" \
+  check "its settings allow the command (qwen: in yolo mode): refused all the same, exit 4, nothing ran" \
     "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ]; echo $?)"
 
   fresh "$cli" plain

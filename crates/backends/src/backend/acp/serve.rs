@@ -3,7 +3,8 @@
 //! `--allow`, refusal in a pipe), and file reads and writes through agent-loop's own file
 //! access (`--root` confinement without escape through links, atomic writes that keep owner
 //! and mode). A write is agent-loop's approval's to allow, whatever the agent decided on its
-//! own: one that no question answered yes in the turn named asks as the write tool does.
+//! own: it asks as the write tool's do, unless the user answered yes in the turn to a
+//! question of the agent's to change that file.
 //! Commands (`terminal/...`) are in `terminal`. A refusal goes back as the JSON-RPC error,
 //! with the reason as its message.
 
@@ -183,7 +184,7 @@ async fn write_allowed(
     }
     let why = match into_git {
         true => "the agent writes into .git/",
-        false => "the agent writes it; no question it asked named it",
+        false => "the agent writes it; none of its questions to change the file was answered yes",
     };
     let request = ApprovalRequest {
         call: ToolCall {

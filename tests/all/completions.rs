@@ -98,3 +98,29 @@ fn the_install_lines_put_each_script_where_its_shell_looks() {
         );
     }
 }
+
+/// The subcommands clap builds only when given (docs/configuration.md, "One gap"): their own
+/// subcommands are still completed after them, and both ways to their help print it.
+#[test]
+fn deferred_subcommands_still_complete_and_show_their_help() {
+    let ws = Workspace::new();
+    let script = ws.run(&["completions", "bash"]);
+    script.expect_code(0);
+    assert!(
+        script
+            .stdout()
+            .contains("opts=\"-h --help serve login logout help\""),
+        "no completion of `agent-loop mcp`'s subcommands"
+    );
+    for args in [&["help", "mcp", "serve"][..], &["mcp", "serve", "--help"]] {
+        let help = ws.run(args);
+        help.expect_code(0);
+        assert!(
+            help.stdout()
+                .contains("Usage: agent-loop mcp serve [OPTIONS]")
+                && help.stdout().contains("--backend"),
+            "{args:?}: {}",
+            help.stdout()
+        );
+    }
+}

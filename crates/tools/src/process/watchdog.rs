@@ -28,12 +28,13 @@
 //! group (`setsid`, a daemon), and groups beyond `SLOTS` at once.
 //!
 //! The watchdog is a copy of agent-loop's memory at the fork, shared copy-on-write; it writes
-//! only its stack and its table of groups, so what it maps is agent-loop's pages and
-//! what it owns is a few pages (docs/performance.md gives the figures). The out-of-memory
-//! killer scores a process by its resident pages, the shared ones included, so it can pick the
-//! watchdog as readily as agent-loop; if it does, agent-loop lives and only the grandchildren's
-//! cleanup at agent-loop's death is lost, whereas a watchdog that shares agent-loop's memory
-//! (`clone(CLONE_VM)`) is killed *with* agent-loop.
+//! only its stack and its table of groups. What it maps is the part of agent-loop's pages the
+//! fork copies the page tables of (its written ones), a fraction of agent-loop's own
+//! (docs/performance.md has the figures). The out-of-memory killer scores a process by its
+//! resident pages, shared ones included, so agent-loop, not the watchdog, is the larger target;
+//! and should the watchdog be picked, agent-loop lives on, and only the cleanup at its death
+//! is lost, whereas a watchdog that shared agent-loop's memory (`clone(CLONE_VM)`) would be
+//! killed *with* it.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 

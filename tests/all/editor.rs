@@ -3,9 +3,10 @@
 //! and screen), and inside tmux itself when it is installed. Up recalls the last task, Ctrl-R
 //! finds an older one, a three-line bracketed paste is one entry, Tab completes `/backend`'s
 //! names, and the history is kept, private, for the next run; a line wider than the screen,
-//! wide characters and a combining mark in it, edits in place, and Ctrl-C clears it before
-//! twice leaving. The view also gives the terminal back when SIGTERM, SIGHUP or a panic ends
-//! it, and says which capability it lacks when it cannot be drawn.
+//! wide characters and a combining mark in it, edits in place, an entry taller than the screen is edited in a window around the
+//! cursor and written whole when sent, and Ctrl-C clears the line before twice leaving. The
+//! view also gives the terminal back when SIGTERM, SIGHUP or a panic ends it, and says which
+//! capability it lacks when it cannot be drawn.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -16,6 +17,10 @@ use crate::view::{is_status, nz, rows, screen, spawn as spawn_view, wait_screen}
 
 /// Three lines pasted (a terminal sends a pasted newline as a carriage return).
 const PASTE: &str = "\x1b[200~line one\rline two\rline three\x1b[201~";
+
+/// Bracketed paste turned on: the editor has the terminal, so what is typed is keys, not
+/// the line mode's (whose erase character would take Backspace, whose echo would show it).
+pub(crate) const PASTE_ON: &str = "\x1b[?2004h";
 
 /// What the history file holds after the keys of the tests below.
 const KEPT: &str =
@@ -32,7 +37,7 @@ fn spawn_repl(ws: &Workspace, term: &str) -> Pty {
 }
 
 /// Waits until the row the cursor is on satisfies `check`.
-fn wait_cursor_row(pty: &Pty, what: &str, check: impl Fn(&str) -> bool) {
+pub(crate) fn wait_cursor_row(pty: &Pty, what: &str, check: impl Fn(&str) -> bool) {
     let row = || {
         let parser = screen(pty);
         let at = usize::from(parser.screen().cursor_position().0);
@@ -147,26 +152,91 @@ fn a_wrapped_line_with_wide_characters_edits_in_place_and_ctrl_c_clears_it_then_
     assert_given_back("Ctrl-C twice", &bytes);
 }
 
-/// A paste taller than the screen is drawn once, and sent whole.
+/// Taller than the screen, an entry (a paste) is edited in a window of 23 rows that keeps the
+/// cursor in it; sent, it is written whole into the scrollback, once.
 #[test]
-fn a_paste_taller_than_the_screen_is_drawn_once() {
+fn an_entry_taller_than_the_screen_is_edited_in_a_window_around_the_cursor() {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
     let argv = ["--backend", "fake", "--display", "terminfo"];
     let mut pty = Pty::spawn_after(&ws, &[], "stty rows 24 cols 80", &argv);
-    pty.wait_for("agent-loop with backend");
+    pty.wait_for(PASTE_ON);
     let lines: Vec<String> = (1..=40).map(|i| format!("pasted line {i}")).collect();
     pty.send(&format!("\x1b[200~{}\x1b[201~", lines.join("\r")));
-    pty.wait_for("pasted line 40");
-    pty.send("\r");
-    // The next entry is being edited (bracketed paste on again).
-    pty.wait_for_nth("\x1b[?2004h", 2);
+    // The window: the rows `first..=last` of the entry, the cursor on row `at`, each once.
+    let window = |first: usize, last: usize, at: usize, col: u16| {
+        let lines = &lines;
+        move |parser: &vt100::Parser| {
+            let rows = rows(parser);
+            let (row, column) = parser.screen().cursor_position();
+            let top = usize::from(row).checked_sub(at - first)?;
+            let shown = rows.get(top..=top + last - first)?;
+            let once = lines
+                .iter()
+                .all(|l| rows.iter().filter(|r| r.ends_with(l.as_str())).count() <= 1);
+            let labelled = |i: usize, l: &String| match i {
+                0 => format!("You: {l}"),
+                _ => l.clone(),
+            };
+            let expected: Vec<String> = (first..=last).map(|i| labelled(i, &lines[i])).collect();
+            (shown == expected && column == col && once).then_some(())
+        }
+    };
+    wait_parser(&pty, "the last 23 rows", &window(17, 39, 39, 14));
+    pty.send("\x01");
+    wait_parser(&pty, "the first 23 rows", &window(0, 22, 0, 5));
+    pty.send("X");
+    let mut marked = lines.clone();
+    marked[0].insert(0, 'X');
+    wait_parser(&pty, "the X", &|p: &vt100::Parser| {
+        rows(p)
+            .iter()
+            .any(|r| r == "You: Xpasted line 1")
+            .then_some(())
+    });
+    pty.send("\x05\r");
+    pty.wait_for_nth(PASTE_ON, 2);
     pty.send("\x04");
     let (code, bytes) = pty.finish();
-    let text = String::from_utf8_lossy(&bytes);
-    assert_eq!(code, 0, "{text}");
-    assert_eq!(text.matches("pasted line 7\r").count(), 1, "{text}");
-    assert!(ws.prompt(1).contains(&lines.join("\n")), "{}", ws.prompt(1));
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+    assert!(
+        ws.prompt(1).contains(&marked.join("\n")),
+        "{}",
+        ws.prompt(1)
+    );
+    let mut parser = vt100::Parser::new(nz(24), nz(80), 1000);
+    parser.process(&bytes);
+    let all = transcript(&mut parser);
+    let start = all.iter().position(|r| r == "You: Xpasted line 1");
+    let start = start.expect("the entry in the scrollback");
+    marked[0].insert_str(0, "You: ");
+    assert_eq!(all[start..start + 40], marked);
+    // Once: what was drawn while editing left no copies.
+    let copies = all.iter().filter(|r| r.ends_with("pasted line 7")).count();
+    assert_eq!(copies, 1, "{all:#?}");
+}
+
+/// Waits until the screen satisfies `check`.
+fn wait_parser(pty: &Pty, what: &str, check: &dyn Fn(&vt100::Parser) -> Option<()>) {
+    assert!(
+        poll(|| check(&screen(pty))).is_some(),
+        "never saw {what}:\n{}",
+        rows(&screen(pty)).join("\n")
+    );
+}
+
+/// Every row the terminal showed, the scrollback's first.
+fn transcript(parser: &mut vt100::Parser) -> Vec<String> {
+    parser.screen_mut().set_scrollback(usize::MAX);
+    let back = parser.screen().scrollback();
+    let mut all = Vec::new();
+    for off in (1..=back).rev() {
+        parser.screen_mut().set_scrollback(off);
+        all.push(rows(parser)[0].clone());
+    }
+    parser.screen_mut().set_scrollback(0);
+    all.extend(rows(parser));
+    all
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod demo;
 mod docs_cover;
 mod doctor;
 mod editor;
+mod editor_signals;
 mod fanout;
 mod faults;
 mod http;

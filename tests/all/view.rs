@@ -65,6 +65,19 @@ fn long_session(ws: &Workspace, turns: usize) {
     }
 }
 
+/// Resizes agent-loop's terminal to `rows` by `cols` (it gets SIGWINCH).
+pub(crate) fn resize(ws: &Workspace, rows: u16, cols: u16) {
+    let pid = ws.wait_for_process("agent-loop");
+    let resized = ws
+        .hermetic(&mut Command::new("stty"))
+        .arg("-F")
+        .arg(format!("/proc/{pid}/fd/0"))
+        .args(["rows", &rows.to_string(), "cols", &cols.to_string()])
+        .status()
+        .expect("stty");
+    assert!(resized.success());
+}
+
 pub(crate) fn is_status(row: &str) -> bool {
     row.starts_with("idle | demo") || row.starts_with("running ")
 }
@@ -143,15 +156,7 @@ fn a_resize_keeps_the_input_on_the_last_row() {
     wait_screen(&pty, "the view", |r| is_status(&r[22]));
     pty.send("half typed");
     wait_screen(&pty, "the typed text", |r| r[23] == "You: half typed");
-    let pid = ws.wait_for_process("agent-loop");
-    let resized = ws
-        .hermetic(&mut Command::new("stty"))
-        .arg("-F")
-        .arg(format!("/proc/{pid}/fd/0"))
-        .args(["rows", "12", "cols", "40"])
-        .status()
-        .expect("stty");
-    assert!(resized.success());
+    resize(&ws, 12, 40);
     let shown = poll(|| {
         let mut parser = vt100::Parser::new(nz(12), nz(40), 0);
         parser.process(&pty.output());

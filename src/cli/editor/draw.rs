@@ -3,6 +3,12 @@
 //! wrapped as the terminal wraps it (wide characters take two columns, combining marks
 //! none), then the cursor put back on its row and column. Only the entry's rows are
 //! touched: what the conversation printed above them stays.
+//!
+//! An entry taller than the screen (a long paste) is shown as a window of the screen's height
+//! less one row, moved as little as needed to keep the cursor in it: rows above the window
+//! are out of the cursor's reach once written, so drawing them all would leave copies on
+//! the screen at each key. When the entry is sent, it is written whole, once, so the
+//! scrollback holds all of it.
 
 use std::io::Write;
 
@@ -18,44 +24,86 @@ pub fn write(bytes: &[u8]) {
     let _ = err.flush();
 }
 
-/// Columns of the terminal on stderr.
-fn width() -> Option<usize> {
-    super::term::size().map(|(cols, _)| cols)
-}
+/// What was drawn last: label, text, cursor, the terminal's width and the window's height.
+pub(super) type Shown = (String, String, usize, usize, usize);
 
 impl Editor {
-    /// Redraws the entry: `line` after `label`. What is on the screen already is not drawn
-    /// again: an entry taller than the screen (a long paste) cannot be redrawn whole, its
-    /// first rows being out of the cursor's reach, and Enter after it changes nothing.
+    /// Redraws the entry, `line` after `label`, in the window that fits the screen. What is
+    /// on the screen already is not drawn again.
     pub(super) fn draw(&mut self, label: &str, line: &Line) {
-        let cols = width().or(self.caps.cols).unwrap_or(80);
-        let shown = (label.to_string(), line.text.clone(), line.cursor, cols);
+        let rows = super::term::size()
+            .map(|(_, rows)| rows)
+            .or(self.caps.lines)
+            .unwrap_or(24);
+        self.draw_in(label, line, rows.saturating_sub(1).max(1));
+    }
+
+    /// Draws the entry whole, however tall: it has been sent.
+    pub(super) fn draw_whole(&mut self, label: &str, line: &Line) {
+        self.draw_in(label, line, usize::MAX);
+    }
+
+    /// After a resize: the entry drawn again for the new size. A terminal that does not
+    /// rewrap its lines (xterm) left the cursor on the row of the entry it was on; one that
+    /// does (tmux, VTE) put it where the entry wrapped at the new width puts it. Going up the
+    /// fewer of the two rows never clears what the conversation printed above the entry; at
+    /// worst a stale row of it stays above.
+    pub(super) fn redraw(&mut self) {
+        let Some((label, text, cursor, ..)) = self.shown.take() else {
+            return;
+        };
+        let line = Line { text, cursor };
+        let (_, row, _) = layout(&label, &line.text, line.cursor, self.cols());
+        self.cursor_row = self.cursor_row.min(row);
+        self.draw(&label, &line);
+    }
+
+    fn cols(&self) -> usize {
+        super::term::size()
+            .map(|(cols, _)| cols)
+            .or(self.caps.cols)
+            .unwrap_or(80)
+    }
+
+    /// Draws rows of the entry, at most `height` of them around the cursor.
+    fn draw_in(&mut self, label: &str, line: &Line, height: usize) {
+        let cols = self.cols();
+        let shown = (
+            label.to_string(),
+            line.text.clone(),
+            line.cursor,
+            cols,
+            height,
+        );
         if self.shown.as_ref() == Some(&shown) {
             return;
         }
         self.shown = Some(shown);
         let (label, text, cursor) = (label, &line.text, line.cursor);
         let (rows, row, col) = layout(label, text, cursor, cols);
+        let top = window(self.top, rows.len(), row, height);
+        let end = rows.len().min(top.saturating_add(height));
         let mut out = Vec::new();
         for _ in 0..self.cursor_row {
             out.extend_from_slice(self.caps.cuu1.as_deref().unwrap_or_default());
         }
         out.extend_from_slice(self.caps.cr.as_deref().unwrap_or_default());
         out.extend_from_slice(self.caps.ed.as_deref().unwrap_or_default());
-        for (i, text) in rows.iter().enumerate() {
-            if i > 0 {
+        for (i, text) in rows.iter().enumerate().take(end).skip(top) {
+            if i > top {
                 out.extend_from_slice(b"\r\n");
             }
             self.row(&mut out, label, i, text, usize::MAX);
         }
-        for _ in row..rows.len() - 1 {
+        for _ in row..end - 1 {
             out.extend_from_slice(self.caps.cuu1.as_deref().unwrap_or_default());
         }
-        if row + 1 < rows.len() || col < text_width(&rows[row]) {
+        if row + 1 < end || col < text_width(&rows[row]) {
             out.extend_from_slice(self.caps.cr.as_deref().unwrap_or_default());
             self.row(&mut out, label, row, &rows[row], col);
         }
-        self.cursor_row = row;
+        self.top = top;
+        self.cursor_row = row - top;
         write(&out);
     }
 
@@ -106,6 +154,36 @@ impl Editor {
     }
 }
 
+/// The first of `n` rows shown in a window of `height` rows that holds row `row`, moved as
+/// little as it can be from `top`, the first row shown before.
+fn window(top: usize, n: usize, row: usize, height: usize) -> usize {
+    if n <= height {
+        return 0;
+    }
+    top.min(row)
+        .max(row + 1 - height.min(row + 1))
+        .min(n - height)
+}
+
 fn text_width(text: &str) -> usize {
     text.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window;
+
+    #[test]
+    fn the_window_holds_the_cursor_and_moves_as_little_as_it_can() {
+        // Fits: all rows from the first.
+        assert_eq!(window(5, 10, 9, 10), 0);
+        // The cursor at the end of 40 rows, 23 shown: the last 23.
+        assert_eq!(window(0, 40, 39, 23), 17);
+        // Up a row: the window stays; up to above it: it follows.
+        assert_eq!(window(17, 40, 20, 23), 17);
+        assert_eq!(window(17, 40, 3, 23), 3);
+        // Down past its end: it follows; rows deleted from the end: it keeps to the last.
+        assert_eq!(window(3, 40, 30, 23), 8);
+        assert_eq!(window(17, 30, 29, 23), 7);
+    }
 }

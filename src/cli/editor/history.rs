@@ -6,9 +6,14 @@
 //! into a task) is written to the file masked, never as it is.
 //!
 //! The file holds one entry a line, with `\` and newlines escaped (`\\`, `\n`), so a pasted
-//! block is one entry. Entries are appended as they are typed (two runs at once both keep
-//! theirs); a file grown past twice the limit is cut back to the limit when it is next read.
+//! block is one entry. Entries are appended as they are typed; a file grown past twice the
+//! limit is cut back to the limit when it is next read. Two runs at once both keep theirs:
+//! appending and cutting back are done holding `history.lock` beside the file, and a cut
+//! reads the file again under it, so an entry another run appended after this one read the
+//! file is neither written to a file about to be replaced nor left out of the one replacing
+//! it.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,7 +46,10 @@ impl History {
     /// The history kept in `file` (read now; missing or unreadable is empty), with the
     /// secrets of `redactor` masked in what is written.
     pub fn open(file: Option<PathBuf>, redactor: Redactor) -> History {
-        let entries = file.as_deref().map(read).unwrap_or_default();
+        let entries = file
+            .as_deref()
+            .map(|file| read(file, LIMIT))
+            .unwrap_or_default();
         History {
             entries,
             file,
@@ -183,26 +191,41 @@ impl Search {
     }
 }
 
-fn read(file: &Path) -> Vec<String> {
+/// The newest `limit` entries of `file`; a file grown past twice `limit` is cut back to it.
+fn read(file: &Path, limit: usize) -> Vec<String> {
+    let mut entries = entries(file);
+    if entries.len() > 2 * limit {
+        cut(file, limit);
+    }
+    entries.drain(..entries.len().saturating_sub(limit));
+    entries
+}
+
+fn entries(file: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
     };
-    let mut entries: Vec<String> = text
-        .lines()
+    text.lines()
         .filter(|l| !l.is_empty())
         .map(unescape)
-        .collect();
-    let grown = entries.len() > 2 * LIMIT;
-    entries.drain(..entries.len().saturating_sub(LIMIT));
-    if grown {
-        let mut text = String::new();
-        for entry in &entries {
-            text.push_str(&escape(entry));
-            text.push('\n');
-        }
-        let _ = private::write_atomic(file, text.as_bytes());
+        .collect()
+}
+
+/// Cuts `file` back to its newest `limit` entries, as it is once no other run writes it.
+fn cut(file: &Path, limit: usize) {
+    let Ok(_lock) = lock(file) else { return };
+    let mut entries = entries(file);
+    if entries.len() <= 2 * limit {
+        // Another run cut it meanwhile.
+        return;
     }
-    entries
+    entries.drain(..entries.len() - limit);
+    let mut text = String::new();
+    for entry in &entries {
+        text.push_str(&escape(entry));
+        text.push('\n');
+    }
+    let _ = private::write_atomic(file, text.as_bytes());
 }
 
 fn append(file: &Path, entry: &str) -> std::io::Result<()> {
@@ -211,8 +234,24 @@ fn append(file: &Path, entry: &str) -> std::io::Result<()> {
     }
     let mut line = escape(entry);
     line.push('\n');
+    let _lock = lock(file)?;
     // One write: two runs appending at once do not interleave their lines.
     private::open_append(file)?.write_all(line.as_bytes())
+}
+
+/// `history.lock` beside `file`, held by this run until the returned file is dropped. It is
+/// a file of its own because the history file is replaced when it is cut: a lock on it
+/// would be on a file no longer there.
+fn lock(file: &Path) -> std::io::Result<File> {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock = private::open_append(&file.with_file_name(name))?;
+    loop {
+        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive) {
+            Err(rustix::io::Errno::INTR) => continue,
+            held => return held.map(|()| lock).map_err(Into::into),
+        }
+    }
 }
 
 fn escape(entry: &str) -> String {
@@ -323,5 +362,62 @@ mod tests {
         assert_eq!(history.entries[0], format!("task {}", LIMIT + 5));
         let kept = std::fs::read_to_string(&file).unwrap();
         assert_eq!(kept.lines().count(), LIMIT);
+    }
+
+    /// Set in the two processes of the test below: the file and the tag of their entries.
+    const WRITER: &str = "AGENT_LOOP_TEST_HISTORY_WRITER";
+    /// How many entries each of them appends.
+    const EACH: usize = 1000;
+
+    /// Two processes (this test run again, as writers) each append entries and read the
+    /// file back, which cuts it with a limit of 5 every few entries. After each append, the
+    /// entries of the writer that the file holds must run without a gap up to the one just
+    /// appended: a cut keeps the newest entries, so an older one kept without it means it
+    /// went to a file that a cut by the other writer replaced, or was left out of it.
+    #[test]
+    fn two_runs_appending_and_cutting_at_once_lose_no_entry() {
+        if let Some(role) = std::env::var_os(WRITER) {
+            let role = role.to_string_lossy().into_owned();
+            let (tag, file) = role.split_once(' ').unwrap();
+            for i in 0..EACH {
+                read(Path::new(file), 5);
+                append(Path::new(file), &format!("{tag} {i}")).unwrap();
+                assert_run_up_to(&entries(Path::new(file)), tag, i);
+            }
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("history");
+        let module = module_path!().split_once("::").unwrap().1;
+        let name = format!("{module}::two_runs_appending_and_cutting_at_once_lose_no_entry");
+        let writers: Vec<_> = ["a", "b"]
+            .iter()
+            .map(|tag| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args([name.as_str(), "--exact", "--quiet"])
+                    .env(WRITER, format!("{tag} {}", file.display()))
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut writer in writers {
+            assert!(writer.wait().unwrap().success());
+        }
+        let kept = entries(&file);
+        assert!(kept.len() >= 5, "{kept:?}");
+        for tag in ["a", "b"] {
+            assert_run_up_to(&kept, tag, EACH - 1);
+        }
+    }
+
+    /// The entries tagged `tag` in `kept` are none, or `tag N` for N running up to `last`.
+    fn assert_run_up_to(kept: &[String], tag: &str, last: usize) {
+        let mine: Vec<usize> = kept
+            .iter()
+            .filter_map(|e| e.strip_prefix(&format!("{tag} "))?.parse().ok())
+            .collect();
+        let run: Vec<usize> = (last + 1 - mine.len().min(last + 1)..=last).collect();
+        assert!(mine.is_empty() || mine == run, "{tag} {last}: {kept:?}");
     }
 }

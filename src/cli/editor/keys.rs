@@ -32,6 +32,8 @@ pub enum Key {
     Ctrl(char),
     Interrupt,
     Eof,
+    /// Ctrl-Z: agent-loop stops until the shell's `fg`.
+    Suspend,
 }
 
 /// The bracketed paste's closing bytes.
@@ -74,6 +76,7 @@ fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
         0x7f | 0x08 => key(Key::Backspace, 1),
         0x03 => key(Key::Interrupt, 1),
         0x04 => key(Key::Eof, 1),
+        0x1a => key(Key::Suspend, 1),
         0x02 => key(Key::PageUp, 1),
         0x06 => key(Key::PageDown, 1),
         0x10 => key(Key::Up, 1),
@@ -364,6 +367,11 @@ mod tests {
         line.edit(&Key::Home);
         line.edit(&Key::Delete);
         assert_eq!(line.text, "örl");
+    }
+
+    #[test]
+    fn ctrl_z_is_a_key() {
+        assert_eq!(decode(b"\x1a").0, [Key::Suspend]);
     }
 
     #[test]

@@ -13,6 +13,11 @@
 //! typed meanwhile, as the plain reading does. The terminal is in key-at-a-time mode only
 //! while an entry is being edited, and is given back when the entry is done, when a signal
 //! ends the wait (the entry's future is dropped), or by the panic hook.
+//!
+//! While an entry is edited the terminal sends no signals for keys (Ctrl-C and Ctrl-D are
+//! keys here), so the editor does what the terminal would: Ctrl-Z gives the terminal back
+//! and stops agent-loop's process group, as the shell's job control expects, and `fg` finds
+//! the entry drawn again; a resize (SIGWINCH) redraws it at once for the new width.
 
 pub mod complete;
 mod draw;
@@ -20,6 +25,7 @@ pub mod history;
 pub mod keys;
 pub mod term;
 
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::display::Caps;
@@ -35,10 +41,19 @@ pub struct Editor {
     pending: Vec<u8>,
     pub history: History,
     pub completer: Completer,
-    /// The row of the drawn entry the cursor is on, counted from its first.
+    /// The row the cursor is on, counted from the first row drawn.
     cursor_row: usize,
-    /// What was drawn last: label, text, cursor and the terminal's width.
-    shown: Option<(String, String, usize, usize)>,
+    /// The entry's first row drawn (an entry taller than the screen is drawn in part).
+    top: usize,
+    shown: Option<draw::Shown>,
+    /// SIGWINCH, watched from the first entry on.
+    winch: Option<Signal>,
+}
+
+/// What ended a wait for keys.
+enum Woke {
+    Typed,
+    Resized,
 }
 
 impl Editor {
@@ -54,7 +69,9 @@ impl Editor {
             history: History::default(),
             completer: Completer::default(),
             cursor_row: 0,
+            top: 0,
             shown: None,
+            winch: None,
         })
     }
 
@@ -63,6 +80,23 @@ impl Editor {
         let bytes = self.bytes.get_or_insert_with(reader).recv().await?;
         self.pending.extend_from_slice(&bytes);
         Some(())
+    }
+
+    /// The next bytes typed, or a resize; `None` at the end of input.
+    async fn typed_or_resized(&mut self) -> Option<Woke> {
+        if self.winch.is_none() {
+            self.winch = signal(SignalKind::window_change()).ok();
+        }
+        let bytes = self.bytes.get_or_insert_with(reader);
+        let typed = match &mut self.winch {
+            Some(winch) => tokio::select! {
+                typed = bytes.recv() => typed,
+                _ = winch.recv() => return Some(Woke::Resized),
+            },
+            None => bytes.recv().await,
+        };
+        self.pending.extend_from_slice(&typed?);
+        Some(Woke::Typed)
     }
 
     /// A line answered in the terminal's ordinary mode (an approval question): up to a
@@ -93,11 +127,12 @@ impl Editor {
     /// input. A line ending in `\`, or a block opened by a `"""` line, goes on to a next line
     /// until it is closed. Ctrl-C clears the line; on an empty one it is agent-loop's SIGINT.
     pub async fn entry(&mut self, label: &str) -> Option<String> {
-        let _raw = Raw::enter(&self.caps);
+        let mut raw = Raw::enter(&self.caps);
         let mut line = Line::default();
         let mut search: Option<Box<Search>> = None;
         let mut tabbed = false;
         self.cursor_row = 0;
+        self.top = 0;
         self.shown = None;
         self.draw(label, &line);
         loop {
@@ -125,7 +160,7 @@ impl Editor {
                     Key::Enter => match finished(&line.text) {
                         Some(entry) => {
                             line.cursor = line.text.len();
-                            self.draw(label, &line);
+                            self.draw_whole(label, &line);
                             draw::write(b"\n");
                             self.history.keep(&entry);
                             return Some(entry);
@@ -147,6 +182,7 @@ impl Editor {
                         let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
                     }
                     Key::Interrupt => line = Line::default(),
+                    Key::Suspend => raw = self.suspend(raw, label, &line).await,
                     Key::Up | Key::Down => self.history.step(&mut line, key == Key::Up),
                     Key::Ctrl('R') => {
                         let s = Box::new(Search::new(line.clone()));
@@ -171,8 +207,38 @@ impl Editor {
                 }
                 self.draw(label, &line);
             }
-            self.more().await?;
+            if let Woke::Resized = self.typed_or_resized().await? {
+                self.redraw();
+            }
         }
+    }
+}
+
+impl Editor {
+    /// Ctrl-Z: the entry left whole above the cursor, the terminal given back (`raw`
+    /// dropped), agent-loop's process group stopped as the terminal's own Ctrl-Z stops it;
+    /// at `fg`, key-at-a-time mode again (returned) and the entry drawn anew below the
+    /// shell's lines.
+    async fn suspend(&mut self, raw: Raw, label: &str, line: &Line) -> Raw {
+        let mut end = line.clone();
+        end.cursor = end.text.len();
+        self.draw_whole(label, &end);
+        draw::write(b"\r\n");
+        drop(raw);
+        // Made before the stop, so that the SIGCONT of `fg` is not missed.
+        let resumed = signal(SignalKind::from_raw(rustix::process::Signal::CONT.as_raw()));
+        let _ = rustix::process::kill_current_process_group(rustix::process::Signal::TSTP);
+        // The stop comes as the signal is sent; in a process group no shell watches (an
+        // orphaned one) it never comes, and the entry is taken up again shortly.
+        if let Ok(mut resumed) = resumed {
+            let bound = std::time::Duration::from_millis(200);
+            let _ = tokio::time::timeout(bound, resumed.recv()).await;
+        }
+        let raw = Raw::enter(&self.caps);
+        self.cursor_row = 0;
+        self.top = 0;
+        self.shown = None;
+        raw
     }
 }
 

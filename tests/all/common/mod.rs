@@ -7,7 +7,7 @@ mod hermetic;
 mod pty;
 
 pub use hermetic::{hermetic, path_with};
-pub use pty::{poll, sh_quote, Pty};
+pub use pty::{command_line, poll, sh_quote, Pty};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -71,6 +71,20 @@ impl Workspace {
     }
 }
 
+/// `agent-loop --config WS/backends.toml ARGS`, quoted for `sh`.
+pub fn command_line(ws: &Workspace, args: &[&str]) -> String {
+    let mut line = format!(
+        "{} --config {}",
+        sh_quote(&bin().display().to_string()),
+        sh_quote(&ws.path("backends.toml").display().to_string())
+    );
+    for arg in args {
+        line.push(' ');
+        line.push_str(&sh_quote(arg));
+    }
+    line
+}
+
 /// The binary running on a pseudo-terminal, with output translation off (`stty -onlcr`), so
 /// the bytes read are exactly the bytes it wrote (and the terminal's echo of typed input).
 pub struct Pty {
@@ -90,18 +104,16 @@ impl Pty {
     /// Runs it as [`Pty::spawn`] does, after the shell command `setup` (`stty rows 24 cols
     /// 80`: a terminal of that size, with the output processing of a real one).
     pub fn spawn_after(ws: &Workspace, env: &[(&str, &str)], setup: &str, args: &[&str]) -> Pty {
-        let mut line = format!(
-            "{setup}; exec {} --config {}",
-            sh_quote(&bin().display().to_string()),
-            sh_quote(&ws.path("backends.toml").display().to_string())
-        );
-        for arg in args {
-            line.push(' ');
-            line.push_str(&sh_quote(arg));
-        }
+        let line = format!("{setup}; exec {}", command_line(ws, args));
+        Pty::spawn_shell(ws, env, &line)
+    }
+
+    /// Runs the shell command `line` on a pseudo-terminal: agent-loop ([`command_line`])
+    /// under a shell that stays, for the tests of job control.
+    pub fn spawn_shell(ws: &Workspace, env: &[(&str, &str)], line: &str) -> Pty {
         let mut cmd = Command::new("script");
         ws.hermetic(&mut cmd)
-            .args(["-qec", &line, "/dev/null"])
+            .args(["-qec", line, "/dev/null"])
             .current_dir(ws.work())
             .envs(env.iter().copied())
             .stdin(Stdio::piped())

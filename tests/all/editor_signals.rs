@@ -1,0 +1,93 @@
+//! What the terminal itself would do while the REPL's line editor has it in key-at-a-time
+//! mode (no signals from keys), as a person at a vt100 screen on a pseudo-terminal sees it: a
+//! resize redraws the entry at once for the new width; Ctrl-Z gives the terminal back to the
+//! shell and stops, and `fg` finds the entry drawn again and editing.
+
+use crate::common::{command_line, poll, Pty, Workspace};
+use crate::editor::{wait_cursor_row, PASTE_ON};
+use crate::view::{nz, resize, rows, screen};
+
+#[test]
+fn a_resize_at_the_prompt_redraws_the_entry_at_once() {
+    let ws = Workspace::new();
+    let env = [("TERM", "xterm-256color")];
+    let argv = ["--backend", "demo"];
+    let mut pty = Pty::spawn_after(&ws, &env, "stty rows 24 cols 80", &argv);
+    pty.wait_for(PASTE_ON);
+    let typed = "a".repeat(50);
+    pty.send(&typed);
+    wait_cursor_row(&pty, "the entry", |r| r == format!("You: {typed}"));
+    // What was written before the resize is shown at 80 columns; the rest at 40, as a
+    // terminal that does not rewrap its lines shows it.
+    let before = pty.output().len();
+    resize(&ws, 12, 40);
+    let redrawn = poll(|| {
+        let bytes = pty.output();
+        let mut parser = vt100::Parser::new(nz(24), nz(80), 0);
+        parser.process(&bytes[..before]);
+        parser.screen_mut().set_size(nz(12), nz(40));
+        parser.process(&bytes[before..]);
+        let (row, col) = parser.screen().cursor_position();
+        let rows = rows(&parser);
+        let row = usize::from(row);
+        (row > 0
+            && rows[row - 1] == format!("You: {}", &typed[..35])
+            && rows[row] == typed[..15]
+            && col == 15)
+            .then_some(())
+    });
+    assert!(
+        redrawn.is_some(),
+        "no redraw at 40 columns:\n{}",
+        String::from_utf8_lossy(&pty.output()[before..])
+    );
+    pty.send("\x15exit\r");
+    assert_eq!(pty.finish().0, 0);
+}
+
+#[test]
+fn ctrl_z_gives_the_terminal_back_and_fg_takes_up_the_entry_again() {
+    let ws = Workspace::new();
+    let line = format!(
+        "stty rows 24 cols 80; set -m; {}; echo \"[suspended $?]\"; \
+         case $(stty) in *-icanon*) echo '[keys]';; *) echo '[lines]';; esac; \
+         fg; echo \"[ended $?]\"",
+        command_line(&ws, &["--backend", "demo"])
+    );
+    let mut pty = Pty::spawn_shell(&ws, &[("TERM", "xterm-256color")], &line);
+    pty.wait_for(PASTE_ON);
+    pty.send("half typed");
+    wait_cursor_row(&pty, "the entry", |r| r == "You: half typed");
+    pty.send("\x1a");
+    // Stopped (128 + SIGTSTP), the terminal in its line mode again.
+    pty.wait_for("[suspended 148]");
+    pty.wait_for("[lines]");
+    let given_back = String::from_utf8_lossy(&pty.output()).into_owned();
+    let stop = given_back.find("[suspended").unwrap();
+    assert!(
+        given_back[..stop].ends_with("\x1b[?2004l"),
+        "bracketed paste left on: {given_back:?}"
+    );
+    // `fg`: the entry drawn again below the shell's lines, and editing.
+    let below = |rows: &[String], at: usize| rows[..at].iter().any(|r| r == "[lines]");
+    assert!(
+        poll(|| {
+            let parser = screen(&pty);
+            let at = usize::from(parser.screen().cursor_position().0);
+            let rows = rows(&parser);
+            (rows[at] == "You: half typed" && below(&rows, at)).then_some(())
+        })
+        .is_some(),
+        "the entry was not drawn again:\n{}",
+        rows(&screen(&pty)).join("\n")
+    );
+    pty.send(" and done\r");
+    pty.wait_for("Your task was: \"half typed and done\"");
+    // Typed maybe before the next entry is edited: a line, which the terminal's line mode
+    // passes on whole.
+    pty.send("exit\r");
+    let (code, bytes) = pty.finish();
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("[ended 0]"), "{text}");
+}

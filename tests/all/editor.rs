@@ -3,7 +3,8 @@
 //! and screen), and inside tmux itself when it is installed. Up recalls the last task, Ctrl-R
 //! finds an older one, a three-line bracketed paste is one entry, Tab completes `/backend`'s
 //! names, and the history is kept, private, for the next run; a line wider than the screen,
-//! wide characters and a combining mark in it, edits in place, an entry taller than the screen is edited in a window around the
+//! wide characters and a combining mark in it, edits in place (the cursor never between a
+//! letter and its mark), an entry taller than the screen is edited in a window around the
 //! cursor and written whole when sent, and Ctrl-C clears the line before twice leaving. The
 //! view also gives the terminal back when SIGTERM, SIGHUP or a panic ends it, and says which
 //! capability it lacks when it cannot be drawn.
@@ -237,6 +238,25 @@ fn transcript(parser: &mut vt100::Parser) -> Vec<String> {
     parser.screen_mut().set_scrollback(0);
     all.extend(rows(parser));
     all
+}
+
+#[test]
+fn the_cursor_never_stands_between_a_letter_and_its_combining_mark() {
+    let ws = Workspace::new();
+    let mut pty = spawn_repl(&ws, "xterm-256color");
+    pty.wait_for(PASTE_ON);
+    // Left twice from the end: before é whole; Backspace takes the a, Right steps over é.
+    pty.send("ae\u{301}z\x1b[D\x1b[D\x7f\x1b[CX");
+    let shown = poll(|| {
+        let parser = screen(&pty);
+        let (row, col) = parser.screen().cursor_position();
+        (rows(&parser)[usize::from(row)] == "You: e\u{301}Xz" && col == 7).then_some(())
+    });
+    assert!(shown.is_some(), "{}", rows(&screen(&pty)).join("\n"));
+    pty.send("\x01\x1b[3~\r");
+    pty.wait_for("Your task was: \"Xz\"");
+    pty.send("\x04");
+    assert_eq!(pty.finish().0, 0);
 }
 
 #[test]

@@ -1,11 +1,33 @@
 //! What the terminal itself would do while the REPL's line editor has it in key-at-a-time
-//! mode (no signals from keys), as a person at a vt100 screen on a pseudo-terminal sees it: a
-//! resize redraws the entry at once for the new width; Ctrl-Z gives the terminal back to the
-//! shell and stops, and `fg` finds the entry drawn again and editing.
+//! mode (no signals from keys), as a person at a vt100 screen on a pseudo-terminal sees it:
+//! Ctrl-D typed while a turn runs leaves once it is done; a resize redraws the entry at once
+//! for the new width; Ctrl-Z gives the terminal back to the shell and stops, and `fg` finds
+//! the entry drawn again and editing.
 
 use crate::common::{command_line, poll, Pty, Workspace};
 use crate::editor::{wait_cursor_row, PASTE_ON};
 use crate::view::{nz, resize, rows, screen};
+
+#[test]
+fn ctrl_d_typed_while_a_turn_runs_leaves_once_it_is_done() {
+    let ws = Workspace::new();
+    ws.gated_backend();
+    ws.reply(0, "the answer\n");
+    let argv = ["--backend", "slow", "--display", "terminfo"];
+    let env = [("TERM", "xterm-256color")];
+    let mut pty = Pty::spawn_after(&ws, &env, "stty rows 24 cols 80", &argv);
+    pty.wait_for("agent-loop with backend");
+    pty.send("first\r");
+    assert!(poll(|| ws.gate_reached().then_some(())).is_some());
+    // The first key after the entry: the terminal is in its line mode again.
+    pty.send("\x04");
+    ws.open_gate();
+    let (code, bytes) = pty.finish();
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("the answer"), "{text}");
+    assert!(text.contains(": 1 turn,"), "{text}");
+}
 
 #[test]
 fn a_resize_at_the_prompt_redraws_the_entry_at_once() {

@@ -3,7 +3,12 @@
 //! are taken (`ESC [ A` and `ESC O A` for Up; `ESC [ 1 ~`, `ESC [ H` and `ESC O H` for Home),
 //! and those of Termux's extra-keys row (arrows, PgUp, PgDn, Home, End, Tab, Esc) are among
 //! them.
+//!
+//! The cursor moves, and Backspace and Delete remove, by extended grapheme cluster (what a
+//! person sees as one character: a letter with its combining marks, a flag, emoji joined by
+//! ZWJ), so it never stands between a letter and its accent.
 
+use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthChar;
 
 /// One key, decoded.
@@ -228,19 +233,19 @@ impl Line {
         true
     }
 
-    /// Where the character before `at` starts; the next one.
+    /// Where the grapheme cluster before `at` starts; where the one at `at` ends.
     fn prev(&self, at: usize) -> usize {
         self.text[..at]
-            .char_indices()
+            .grapheme_indices(true)
             .next_back()
             .map_or(0, |(i, _)| i)
     }
 
     fn next(&self, at: usize) -> usize {
         self.text[at..]
-            .chars()
+            .graphemes(true)
             .next()
-            .map_or(at, |c| at + c.len_utf8())
+            .map_or(at, |g| at + g.len())
     }
 
     fn word_start(&self) -> usize {
@@ -370,7 +375,24 @@ mod tests {
     }
 
     #[test]
-    fn ctrl_z_is_a_key() {
+    fn the_cursor_steps_over_a_letter_with_its_marks_a_flag_and_joined_emoji_as_one() {
+        // e + combining acute, the flag of France (two regional indicators), a family (ZWJ).
+        let text = "ae\u{301}\u{1f1eb}\u{1f1f7}\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}z";
+        let mut line = Line::default();
+        line.insert(text);
+        let mut stops = vec![line.cursor];
+        while line.cursor > 0 {
+            line.edit(&Key::Left);
+            stops.push(line.cursor);
+        }
+        assert_eq!(stops, [text.len(), text.len() - 1, 12, 4, 1, 0]);
+        line.edit(&Key::Right);
+        line.edit(&Key::Delete);
+        assert_eq!(line.text, format!("a{}", &text[4..]));
+        line.edit(&Key::End);
+        line.edit(&Key::Left);
+        line.edit(&Key::Backspace);
+        assert_eq!(line.text, "a\u{1f1eb}\u{1f1f7}z");
         assert_eq!(decode(b"\x1a").0, [Key::Suspend]);
     }
 

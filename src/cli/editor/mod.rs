@@ -23,6 +23,7 @@ pub mod complete;
 mod draw;
 pub mod history;
 pub mod keys;
+mod reader;
 pub mod term;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -77,7 +78,7 @@ impl Editor {
 
     /// The next bytes typed; `None` at the end of input.
     async fn more(&mut self) -> Option<()> {
-        let bytes = self.bytes.get_or_insert_with(reader).recv().await?;
+        let bytes = self.bytes.get_or_insert_with(reader::spawn).recv().await?;
         self.pending.extend_from_slice(&bytes);
         Some(())
     }
@@ -87,7 +88,7 @@ impl Editor {
         if self.winch.is_none() {
             self.winch = signal(SignalKind::window_change()).ok();
         }
-        let bytes = self.bytes.get_or_insert_with(reader);
+        let bytes = self.bytes.get_or_insert_with(reader::spawn);
         let typed = match &mut self.winch {
             Some(winch) => tokio::select! {
                 typed = bytes.recv() => typed,
@@ -251,27 +252,6 @@ fn finished(text: &str) -> Option<String> {
         return closed.then(|| lines[1..lines.len() - 1].join("\n"));
     }
     (!text.ends_with('\\')).then(|| text.to_string())
-}
-
-/// The thread that reads stdin for the rest of the run, chunks as they come.
-fn reader() -> mpsc::UnboundedReceiver<Vec<u8>> {
-    use std::io::Read;
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = [0u8; 4096];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    rx
 }
 
 /// The terminal in key-at-a-time mode with bracketed paste on, for as long as it lives.

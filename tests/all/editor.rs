@@ -37,6 +37,13 @@ fn spawn_repl(ws: &Workspace, term: &str) -> Pty {
     )
 }
 
+/// Waits until the editor shows its empty prompt: it is drawn once the terminal is in
+/// key-at-a-time mode, so keys typed after it are the editor's, never the line mode's (which
+/// would echo them, or take Ctrl-U and Ctrl-R as its own).
+pub(crate) fn wait_prompt(pty: &Pty) {
+    wait_cursor_row(pty, "the prompt", |r| r == "You:");
+}
+
 /// Waits until the row the cursor is on satisfies `check`.
 pub(crate) fn wait_cursor_row(pty: &Pty, what: &str, check: impl Fn(&str) -> bool) {
     let row = || {
@@ -99,11 +106,13 @@ fn the_repl_editor_recalls_searches_takes_a_paste_whole_and_completes() {
     for term in ["xterm-256color", "tmux-256color", "screen-256color"] {
         let ws = Workspace::new();
         let mut pty = spawn_repl(&ws, term);
-        pty.wait_for("agent-loop with backend");
+        wait_prompt(&pty);
         pty.send("first task\r");
         pty.wait_for_nth("Your task was", 1);
+        wait_prompt(&pty);
         pty.send("second task\r");
         pty.wait_for_nth("Your task was", 2);
+        wait_prompt(&pty);
         pty.send("\x1b[A");
         wait_cursor_row(&pty, "Up: the last task", |r| r == "You: second task");
         pty.send("\x1bOA");
@@ -112,9 +121,11 @@ fn the_repl_editor_recalls_searches_takes_a_paste_whole_and_completes() {
         wait_cursor_row(&pty, "Ctrl-R", |r| r == "(search) fir: first task");
         pty.send("\r");
         pty.wait_for_nth("Your task was: \"first task\"", 2);
+        wait_prompt(&pty);
         pty.send(PASTE);
         pty.send("\r");
         pty.wait_for_nth("Your task was", 4);
+        wait_prompt(&pty);
         pty.send("/back\tdem\t");
         wait_cursor_row(&pty, "Tab", |r| r == "You: /backend demo");
         pty.send("\r\x04");
@@ -126,7 +137,7 @@ fn the_repl_editor_recalls_searches_takes_a_paste_whole_and_completes() {
 fn a_wrapped_line_with_wide_characters_edits_in_place_and_ctrl_c_clears_it_then_leaves() {
     let ws = Workspace::new();
     let mut pty = spawn_repl(&ws, "xterm-256color");
-    pty.wait_for("agent-loop with backend");
+    wait_prompt(&pty);
     // 5 + 6 + 1 + 78 columns: the entry wraps after 80.
     let typed = format!("日本語e\u{301}{}", "a".repeat(78));
     pty.send(&typed);
@@ -391,9 +402,10 @@ fn with_no_save_nothing_typed_is_written_to_the_history() {
         "stty rows 24 cols 80",
         &["--backend", "demo", "--no-save"],
     );
-    pty.wait_for("agent-loop with backend");
+    wait_prompt(&pty);
     pty.send("private task\r");
     pty.wait_for("Your task was: \"private task\"");
+    wait_prompt(&pty);
     // Recalled within the run all the same.
     pty.send("\x1b[A");
     wait_cursor_row(&pty, "Up: the entry of this run", |r| {

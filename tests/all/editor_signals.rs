@@ -1,12 +1,12 @@
 //! What the terminal itself would do while the REPL's line editor has it in key-at-a-time
 //! mode (no signals from keys), as a person at a vt100 screen on a pseudo-terminal sees it:
 //! Ctrl-D typed while a turn runs leaves once it is done; a resize redraws the entry at once
-//! for the new width; Ctrl-Z gives the terminal back to the shell and stops, and `fg` finds
-//! the entry drawn again and editing.
+//! for the new width; Ctrl-Z (at the prompt and in the view) gives the terminal back to the
+//! shell and stops, and `fg` finds the entry (or the whole view) drawn again and editing.
 
 use crate::common::{command_line, poll, Pty, Workspace};
 use crate::editor::{wait_cursor_row, PASTE_ON};
-use crate::view::{nz, resize, rows, screen};
+use crate::view::{is_status, nz, resize, rows, screen, wait_screen};
 
 #[test]
 fn ctrl_d_typed_while_a_turn_runs_leaves_once_it_is_done() {
@@ -67,16 +67,23 @@ fn a_resize_at_the_prompt_redraws_the_entry_at_once() {
     assert_eq!(pty.finish().0, 0);
 }
 
-#[test]
-fn ctrl_z_gives_the_terminal_back_and_fg_takes_up_the_entry_again() {
-    let ws = Workspace::new();
+/// agent-loop with `args` from a shell with job control on an 80x24 pty: when it stops, the
+/// shell prints `[suspended CODE]`, then `[lines]` if the terminal is in its line mode again
+/// (`[keys]` if not), then takes it up again with `fg` and prints `[ended CODE]`.
+fn under_job_control(ws: &Workspace, args: &[&str]) -> Pty {
     let line = format!(
         "stty rows 24 cols 80; set -m; {}; echo \"[suspended $?]\"; \
          case $(stty) in *-icanon*) echo '[keys]';; *) echo '[lines]';; esac; \
          fg; echo \"[ended $?]\"",
-        command_line(&ws, &["--backend", "demo"])
+        command_line(ws, args)
     );
-    let mut pty = Pty::spawn_shell(&ws, &[("TERM", "xterm-256color")], &line);
+    Pty::spawn_shell(ws, &[("TERM", "xterm-256color")], &line)
+}
+
+#[test]
+fn ctrl_z_gives_the_terminal_back_and_fg_takes_up_the_entry_again() {
+    let ws = Workspace::new();
+    let mut pty = under_job_control(&ws, &["--backend", "demo"]);
     pty.wait_for(PASTE_ON);
     pty.send("half typed");
     wait_cursor_row(&pty, "the entry", |r| r == "You: half typed");
@@ -107,6 +114,56 @@ fn ctrl_z_gives_the_terminal_back_and_fg_takes_up_the_entry_again() {
     pty.wait_for("Your task was: \"half typed and done\"");
     // Typed maybe before the next entry is edited: a line, which the terminal's line mode
     // passes on whole.
+    pty.send("exit\r");
+    let (code, bytes) = pty.finish();
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("[ended 0]"), "{text}");
+}
+
+#[test]
+fn ctrl_z_in_the_view_gives_the_terminal_back_and_fg_draws_the_view_again() {
+    let ws = Workspace::new();
+    let mut pty = under_job_control(&ws, &["--backend", "demo", "--display", "view"]);
+    wait_screen(&pty, "the status line", |r| is_status(&r[22]));
+    pty.send("half typed");
+    wait_screen(&pty, "the entry", |r| r[23] == "You: half typed");
+    pty.send("\x1a");
+    // Stopped (128 + SIGTSTP), the terminal given back whole: its line mode, the main
+    // screen, the scroll region over every row, the cursor shown, bracketed paste off.
+    pty.wait_for("[suspended 148]");
+    pty.wait_for("[lines]");
+    let given_back = String::from_utf8_lossy(&pty.output()).into_owned();
+    let stop = given_back.find("[suspended").unwrap();
+    let reset = given_back[..stop]
+        .rfind("\x1b[1;24r")
+        .expect("the scroll region reset");
+    for part in ["\x1b[?25h", "\x1b[?2004l", "\x1b[?1049l"] {
+        assert!(
+            given_back[reset..stop].contains(part),
+            "{part:?} not sent on Ctrl-Z: {:?}",
+            &given_back[reset..stop]
+        );
+    }
+    // `fg`: the view drawn whole again (after the shell's lines, on the alternate screen
+    // that smcup cleared), the entry as it was, and editing.
+    wait_screen(&pty, "the view again", |r| {
+        is_status(&r[22]) && r[23] == "You: half typed" && !r.iter().any(|l| l == "[lines]")
+    });
+    let output = String::from_utf8_lossy(&pty.output()).into_owned();
+    let shell = output.find("[lines]").unwrap();
+    assert!(
+        output[shell..].contains("\x1b[?1049h"),
+        "{:?}",
+        &output[shell..]
+    );
+    assert!(
+        output[shell..].contains("You: half typed"),
+        "{:?}",
+        &output[shell..]
+    );
+    pty.send(" and done\r");
+    pty.wait_for("Your task was: \"half typed and done\"");
     pty.send("exit\r");
     let (code, bytes) = pty.finish();
     let text = String::from_utf8_lossy(&bytes);

@@ -34,6 +34,7 @@ pub use term::size;
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use tokio::signal::unix::SignalKind;
 use tokio::sync::mpsc;
 
 use super::caps::Caps;
@@ -154,6 +155,35 @@ impl ViewDisplay {
         self.plain.width = cols;
         self.draw.relayout(cols, rows.max(2));
         self.draw.flush();
+    }
+
+    /// Ctrl-Z: the terminal given back as on leaving (its modes, the main screen), agent-loop's
+    /// process group stopped as the terminal's own Ctrl-Z stops it, and on `fg` the view taken
+    /// up again and drawn whole. In a process group no shell watches (an orphaned one) the
+    /// kernel drops the stop, and the view comes back at once.
+    /// `resumed` hears SIGCONT: a stop sent to the process group reaches this thread only
+    /// once another has taken it, so without waiting the view would take the terminal back
+    /// before the stop.
+    pub fn suspend(&mut self, resumed: &std::sync::mpsc::Receiver<()>) {
+        if !self.draw.on {
+            return;
+        }
+        let reset = self.draw.reset_bytes();
+        self.draw.write_raw(&reset);
+        if self.tty {
+            term::leave(false);
+        }
+        self.draw.on = false;
+        while resumed.try_recv().is_ok() {}
+        let _ = rustix::process::kill_current_process_group(rustix::process::Signal::TSTP);
+        let _ = resumed.recv_timeout(std::time::Duration::from_millis(200));
+        if self.tty {
+            term::enter(self.draw.reset_bytes());
+        }
+        let start = self.draw.start_bytes();
+        self.draw.write_raw(&start);
+        self.draw.on = true;
+        self.resize();
     }
 
     /// Ends the view: the terminal given back, then this run's conversation printed.
@@ -417,12 +447,17 @@ impl ViewHandle {
     /// SIGWINCH in the runtime, which must be running.
     pub fn read_keys(&self) -> mpsc::UnboundedReceiver<String> {
         let (tx, rx) = mpsc::unbounded_channel();
+        let (cont_tx, resumed) = std::sync::mpsc::channel();
         let view = self.clone();
-        std::thread::spawn(move || view.key_loop(&tx));
+        std::thread::spawn(move || view.key_loop(&tx, &resumed));
+        let cont = rustix::process::Signal::CONT.as_raw();
+        if let Ok(mut cont) = tokio::signal::unix::signal(SignalKind::from_raw(cont)) {
+            tokio::spawn(async move {
+                while cont.recv().await.is_some() && cont_tx.send(()).is_ok() {}
+            });
+        }
         let view = self.clone();
-        if let Ok(mut winch) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
-        {
+        if let Ok(mut winch) = tokio::signal::unix::signal(SignalKind::window_change()) {
             tokio::spawn(async move {
                 while winch.recv().await.is_some() {
                     view.lock().resize();
@@ -432,7 +467,11 @@ impl ViewHandle {
         rx
     }
 
-    fn key_loop(&self, entries: &mpsc::UnboundedSender<String>) {
+    fn key_loop(
+        &self,
+        entries: &mpsc::UnboundedSender<String>,
+        resumed: &std::sync::mpsc::Receiver<()>,
+    ) {
         use std::io::Read;
         let mut pending = Vec::new();
         let mut buf = [0u8; 4096];
@@ -456,6 +495,7 @@ impl ViewHandle {
                     Key::Interrupt => {
                         view.key(&Key::Interrupt);
                     }
+                    Key::Suspend => view.suspend(resumed),
                     Key::Eof if view.nothing_typed() => return,
                     Key::Eof => {
                         view.key(&Key::Delete);

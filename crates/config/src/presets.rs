@@ -1,9 +1,9 @@
 //! The built-in presets, parsed one by one when first asked for. The built-in backends.toml
 //! holds some two dozen presets and a run uses one or two, so parsing and resolving them all
-//! at every start was work thrown away. The file is cut at its `[backends.NAME]` headers by a
-//! line scan; a preset's table is parsed alone, after as many empty lines as come before it
-//! in the file, so its messages still name the built-in file's own lines. A preset that a
-//! user's file changes is parsed at load, to be merged with the user's keys.
+//! at every start was work thrown away. The file is cut at its `[backends.NAME]` headers,
+//! found by a search for them; a preset's table is parsed alone, after as many empty lines as
+//! come before it in the file, so its messages still name the built-in file's own lines. A
+//! preset that a user's file changes is parsed at load, to be merged with the user's keys.
 
 use super::source::Source;
 use super::BUILTIN_BACKENDS;
@@ -30,16 +30,18 @@ impl Preset {
 
     /// Its `api_key_env`, read off its text: the secrets every run keeps from the programs it
     /// starts include the keys of presets it never parses. (A test holds it to the parser's.)
+    /// Only the lines that start with the key are looked at, found by one search of the text.
     pub fn api_key_env(&self) -> Option<&'static str> {
-        BUILTIN_BACKENDS[self.start..self.end]
-            .lines()
-            .find_map(|line| {
-                let value = line
-                    .strip_prefix("api_key_env")?
-                    .trim_start()
-                    .strip_prefix('=')?;
-                value.trim().strip_prefix('"')?.strip_suffix('"')
-            })
+        let text = &BUILTIN_BACKENDS[self.start..self.end];
+        // The table starts with its header, so every line of the key follows a newline.
+        memchr::memmem::find_iter(text.as_bytes(), "\napi_key_env").find_map(|at| {
+            let line = text[at + 1..].lines().next()?;
+            let value = line
+                .strip_prefix("api_key_env")?
+                .trim_start()
+                .strip_prefix('=')?;
+            value.trim().strip_prefix('"')?.strip_suffix('"')
+        })
     }
 }
 
@@ -57,14 +59,12 @@ pub(crate) fn preamble(presets: &[Preset]) -> Source {
 /// stay in it).
 pub(crate) fn all() -> Vec<Preset> {
     let mut presets: Vec<Preset> = Vec::new();
-    let mut at = 0;
-    for line in BUILTIN_BACKENDS.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let Some(header) = line.strip_prefix("[backends.") else {
-            continue;
-        };
-        let name = header.split(['.', ']']).next().unwrap_or_default();
+    // Only the lines that start a table are looked at, found by one search of the file (the
+    // file starts with a comment, not a header).
+    for at in memchr::memmem::find_iter(BUILTIN_BACKENDS.as_bytes(), "\n[backends.") {
+        let start = at + 1;
+        let header = &BUILTIN_BACKENDS[start + "[backends.".len()..];
+        let name = header.split(['.', ']', '\n']).next().unwrap_or_default();
         if presets.last().is_some_and(|p| p.name == name) {
             continue;
         }

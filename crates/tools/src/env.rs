@@ -37,8 +37,13 @@ const SECRET_PARTS: [&str; 2] = ["PASSW", "SECRET"];
 /// Whether `name` is named like a secret: a word of it is one of [`SECRET_WORDS`] or holds
 /// one of [`SECRET_PARTS`].
 pub fn secret_name(name: &str) -> bool {
-    name.to_ascii_uppercase().split('_').any(|word| {
-        SECRET_WORDS.contains(&word) || SECRET_PARTS.iter().any(|part| word.contains(part))
+    // Compared in place, any case: every run asks this of each variable it has.
+    name.split('_').any(|word| {
+        SECRET_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w))
+            || SECRET_PARTS.iter().any(|part| {
+                (word.as_bytes().windows(part.len()))
+                    .any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+            })
     })
 }
 
@@ -66,7 +71,11 @@ impl EnvPolicy {
             front_end: Vec::new(),
             redactor: Redactor::default(),
         };
-        policy.redactor = Redactor::from_env(policy.removed());
+        // The values as the variables are listed, rather than each looked up again by name.
+        let values = policy
+            .removed_vars()
+            .filter_map(|(_, value)| value.into_string().ok());
+        policy.redactor = Redactor::default().with(values.collect::<Vec<_>>());
         policy
     }
 
@@ -94,12 +103,16 @@ impl EnvPolicy {
 
     /// The variables set now that the tools do not get.
     pub fn removed(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::env::vars_os()
-            .filter_map(|(name, _)| name.into_string().ok())
-            .filter(|name| self.removes(name))
-            .collect();
+        let mut names: Vec<String> = self.removed_vars().map(|(name, _)| name).collect();
         names.sort();
         names
+    }
+
+    /// The variables set now that the tools do not get, with their values.
+    fn removed_vars(&self) -> impl Iterator<Item = (String, std::ffi::OsString)> + '_ {
+        std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+            .filter(|(name, _)| self.removes(name))
     }
 
     /// Removes the secrets from what `command`'s child inherits.

@@ -3,6 +3,7 @@
 //! written as [`Builtin`]s, typed arguments in, an output out; [`Typed`] makes a `Tool` of one.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -56,10 +57,13 @@ pub struct ToolSpec {
     /// What one approval covers for the session (read_url: the URL's host), when not just
     /// this call.
     pub approval_key: Option<fn(&Value) -> Option<String>>,
+    /// A built-in's parameters, which its schema is made of when first asked for: most of a
+    /// run's specs (those that only check `[tools.NAME]` tables) are never asked.
+    params: &'static [Param],
     /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
-    schema: Value,
+    schema: OnceLock<Value>,
     /// The same as compact JSON text, for the prompts of CLI backends.
-    schema_text: String,
+    schema_text: OnceLock<String>,
 }
 
 impl ToolSpec {
@@ -82,8 +86,9 @@ impl ToolSpec {
             },
             path_param: None,
             approval_key: None,
-            schema_text: schema.to_string(),
-            schema,
+            params: &[],
+            schema: OnceLock::from(schema),
+            schema_text: OnceLock::new(),
         }
     }
 
@@ -95,12 +100,12 @@ impl ToolSpec {
 
     /// The arguments' JSON schema, as compact JSON text.
     pub fn schema_text(&self) -> &str {
-        &self.schema_text
+        self.schema_text.get_or_init(|| self.schema().to_string())
     }
 
     /// The arguments' JSON schema.
     pub fn schema(&self) -> &Value {
-        &self.schema
+        self.schema.get_or_init(|| schema(self.params))
     }
 }
 
@@ -321,6 +326,7 @@ pub trait Builtin: Send + Sync + 'static {
 }
 
 /// One parameter of a built-in tool.
+#[derive(Debug)]
 pub struct Param {
     name: &'static str,
     /// Its JSON schema type: `string`, `integer`, `boolean`.
@@ -385,17 +391,19 @@ pub struct Typed<T> {
 
 impl<T: Builtin> Typed<T> {
     pub fn boxed(tool: T) -> Box<dyn Tool> {
-        let mut spec = ToolSpec::new(
-            T::NAME.into(),
-            T::DESCRIPTION.into(),
-            T::MAIN_PARAM.into(),
-            T::EFFECT != Effect::Reads,
-            schema(T::PARAMS),
-        )
-        .kind(T::KIND);
-        spec.effect = T::EFFECT;
-        spec.path_param = T::PATH_PARAM.map(String::from);
-        spec.approval_key = T::APPROVAL_KEY;
+        let spec = ToolSpec {
+            name: T::NAME.into(),
+            description: T::DESCRIPTION.into(),
+            main_param: T::MAIN_PARAM.into(),
+            mutating: T::EFFECT != Effect::Reads,
+            kind: T::KIND,
+            effect: T::EFFECT,
+            path_param: T::PATH_PARAM.map(String::from),
+            approval_key: T::APPROVAL_KEY,
+            params: T::PARAMS,
+            schema: OnceLock::new(),
+            schema_text: OnceLock::new(),
+        };
         Box::new(Typed { tool, spec })
     }
 }

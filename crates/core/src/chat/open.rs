@@ -61,15 +61,25 @@ impl Chat {
                 .unwrap_or_default(),
         };
         let backend = backend(&chosen.def, &overrides)?;
-        let (agent, context_overrides, base_mode) =
-            agent(backend, settings, options, &config, &chosen.def, notice)?;
+        // Read once: the agent's tools are kept from them, the redactor masks their values.
+        let key_envs = config.api_key_envs();
+        let redactor = redactor(&config, &key_envs, options);
+        let (agent, context_overrides, base_mode) = agent(
+            backend,
+            settings,
+            options,
+            &config,
+            key_envs,
+            &chosen.def,
+            notice,
+        )?;
         let (session, resumed_state) =
             session(resumed, settings, options, &stores, &chosen.name, &mut lock)?;
         let chat = Chat {
             canceller: Default::default(),
             compared: None,
             agent,
-            redactor: redactor(&config, options),
+            redactor,
             config,
             def: chosen.def,
             overrides,
@@ -136,13 +146,15 @@ fn backend(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, 
 }
 
 /// The agent: the backend with the tools (built-ins, `[tools.NAME]` command tools), the
-/// approval policy, the folders, the context settings and the system prompt. Returns the
-/// context overrides and the approval mode too, which the chat keeps.
+/// approval policy (its tools kept from `key_envs`, the configuration's secrets), the
+/// folders, the context settings and the system prompt. Returns the context overrides and
+/// the approval mode too, which the chat keeps.
 fn agent(
     backend: Box<dyn crate::backend::Backend>,
     settings: &RunSettings,
     options: &ChatOptions,
     config: &Config,
+    key_envs: Vec<String>,
     def: &Definition,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(Agent, ContextOverrides, ApprovalMode), Error> {
@@ -177,7 +189,7 @@ fn agent(
             web,
             env: std::sync::Arc::new(
                 settings
-                    .env_policy(config.api_key_envs())
+                    .env_policy(key_envs)
                     .also_removing(options.secret_envs.iter().cloned()),
             ),
         },
@@ -234,16 +246,10 @@ fn system_prompt(
     )?)
 }
 
-/// Every API key any backend reads is kept out of displays, logs and session files, and the
-/// tokens of the MCP servers logged in to.
-fn redactor(config: &Config, options: &ChatOptions) -> Redactor {
-    Redactor::from_env(
-        config
-            .api_key_envs()
-            .into_iter()
-            .chain(options.secret_envs.iter().cloned()),
-    )
-    .with(
+/// Every API key any backend reads (`key_envs`, the configuration's secrets) is kept out of
+/// displays, logs and session files, and the tokens of the MCP servers logged in to.
+fn redactor(config: &Config, key_envs: &[String], options: &ChatOptions) -> Redactor {
+    Redactor::from_env(key_envs.iter().chain(&options.secret_envs).cloned()).with(
         config
             .mcp_servers
             .keys()

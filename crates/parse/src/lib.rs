@@ -4,6 +4,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(unsafe_code)]
 
+mod check;
 pub mod json;
 mod pattern;
 mod render;

@@ -1,12 +1,13 @@
-//! A regex from `backends.toml`. A user's patterns are compiled when their file is loaded, so
-//! that every mistake (bad syntax, or a pattern past the regex crate's size limit) is reported
-//! before anything runs. The built-in presets' patterns are compiled when first used, while
-//! their backend runs: a run then pays only for the backend it uses, and a unit test compiles
-//! them all.
+//! A regex from `backends.toml`, compiled when first used, while its backend runs: a run pays
+//! only for the backend it uses, and not before the agent starts. A user's pattern is checked
+//! when its file is loaded all the same ([`crate::check`]), so that every mistake (bad syntax,
+//! or a pattern past the regex crate's size limit) is reported before anything runs; the
+//! built-in presets' are compiled by a unit test.
 
-use std::collections::HashMap;
 use std::ops::{Deref, Range};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+
+use crate::check::{once_per_pattern, PerPattern};
 
 use regex::{Captures, Regex, RegexBuilder};
 
@@ -35,17 +36,16 @@ impl Pattern {
         Ok(pattern)
     }
 
-    /// Compiles now, for a pattern from the user's files: returns it with the names of its
-    /// groups, or the regex crate's error.
+    /// For a pattern from the user's files: checks it now (its syntax; one that may be too
+    /// big is compiled now) and returns it with the names of its groups, or the regex crate's
+    /// error.
     pub fn checked(source: &str, multi_line: bool) -> Result<(Self, Vec<String>), regex::Error> {
-        let pattern = Pattern::compile(source, multi_line)?;
-        let names = pattern
-            .regex()
-            .capture_names()
-            .flatten()
-            .map(str::to_string)
-            .collect();
-        Ok((pattern, names))
+        let checked = crate::check::check(source, multi_line)?;
+        let pattern = match checked.compile_now {
+            true => Pattern::compile(source, multi_line)?,
+            false => Pattern::lazy(source, multi_line),
+        };
+        Ok((pattern, checked.names))
     }
 
     /// Compiles it now if not yet done; called while the backend runs, so that parsing its
@@ -57,7 +57,7 @@ impl Pattern {
     fn regex(&self) -> &Regex {
         self.compiled.get_or_init(|| {
             build(&self.source, self.multi_line)
-                .expect("a built-in pattern compiles (a unit test compiles them all)")
+                .expect("a pattern compiles: a unit test compiles the built-in ones, and a user's is checked at load")
         })
     }
 
@@ -101,22 +101,15 @@ impl<'h> Groups<'h> {
     }
 }
 
-/// Compiles, once per distinct pattern: a config that repeats one pattern over thousands of
-/// backends (generated files do) pays one compilation, and the copies share its memory (a
-/// `Regex` clone is a reference count). Failures are not kept.
+/// Compiles, once per distinct pattern (see `check::once_per_pattern`).
 fn build(source: &str, multi_line: bool) -> Result<Regex, regex::Error> {
-    type Cache = Mutex<HashMap<(String, bool), Regex>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let key = (source.to_string(), multi_line);
-    if let Some(regex) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-        return Ok(regex);
-    }
-    let regex = RegexBuilder::new(source).multi_line(multi_line).build()?;
-    if let Ok(mut c) = cache.lock() {
-        c.insert(key, regex.clone());
-    }
-    Ok(regex)
+    static CACHE: PerPattern<Regex> = OnceLock::new();
+    once_per_pattern(&CACHE, source, multi_line, |source, multi_line| {
+        RegexBuilder::new(source)
+            .multi_line(multi_line)
+            .size_limit(crate::check::SIZE_LIMIT)
+            .build()
+    })
 }
 
 impl Deref for Pattern {
@@ -146,11 +139,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn checked_patterns_are_compiled_and_give_their_groups() {
+    fn checked_patterns_give_their_groups_and_compile_when_used() {
         let (p, names) =
             Pattern::checked(r"(?P<input>\d+) in(?:, (?P<output>\d+)|(x)*)", true).unwrap();
         assert_eq!(names, ["input", "output"]);
-        assert!(p.compiled.get().is_some(), "compiled at once");
+        assert!(p.compiled.get().is_none(), "not compiled at load");
         assert_eq!(&p.captures("12 in, 3").unwrap()["output"], "3");
         let e = Pattern::checked("(?P<input>[", false).unwrap_err();
         assert!(e.to_string().contains("unclosed character class"), "{e}");

@@ -171,14 +171,15 @@ impl Config {
     /// Built-in definitions, then the user's file if it exists, then `extra`; `[tools.NAME]`
     /// tables checked against the built-in tools' specs (`agent_loop_builtins::specs()`).
     pub fn load(extra: Option<&Path>, builtins: &[ToolSpec]) -> Result<Self, ConfigError> {
-        let mut sources = vec![Source::builtin()];
+        let mut sources = Vec::new();
         if let Some(path) = user_backends_path().filter(|p| p.is_file()) {
             sources.push(Source::read(&path)?);
         }
         if let Some(path) = extra {
             sources.push(Source::read(path)?);
         }
-        Self::from_sources_with(&sources, builtins)
+        // The built-in file is read where it is, not copied to be a source like the others.
+        Self::layered(true, &sources, builtins)
     }
 
     /// Merges the sources in order (later ones win, key by key) and validates the result,
@@ -192,10 +193,14 @@ impl Config {
         sources: &[Source],
         builtins: &[ToolSpec],
     ) -> Result<Self, ConfigError> {
-        let (builtin, rest) = match sources.split_first() {
-            Some((first, rest)) if first.is_builtin() => (true, rest),
-            _ => (false, sources),
-        };
+        match sources.split_first() {
+            Some((first, rest)) if first.is_builtin() => Self::layered(true, rest, builtins),
+            _ => Self::layered(false, sources, builtins),
+        }
+    }
+
+    /// The built-in file's backends when `builtin`, then the files `rest` in order.
+    fn layered(builtin: bool, rest: &[Source], builtins: &[ToolSpec]) -> Result<Self, ConfigError> {
         let user_lines: Vec<source::Lines> = rest.iter().map(source::Lines::of).collect();
         let user_files = rest
             .iter()
@@ -298,7 +303,10 @@ impl Config {
             user_order,
             mcp_servers,
             tools,
-            sources: sources.iter().map(|s| s.name.clone()).collect(),
+            sources: (builtin.then(|| Source::BUILTIN_NAME.to_string()))
+                .into_iter()
+                .chain(rest.iter().map(|s| s.name.clone()))
+                .collect(),
         })
     }
 

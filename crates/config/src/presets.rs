@@ -5,6 +5,8 @@
 //! come before it in the file, so its messages still name the built-in file's own lines. A
 //! preset that a user's file changes is parsed at load, to be merged with the user's keys.
 
+use std::sync::OnceLock;
+
 use super::source::Source;
 use super::BUILTIN_BACKENDS;
 
@@ -30,19 +32,32 @@ impl Preset {
 
     /// Its `api_key_env`, read off its text: the secrets every run keeps from the programs it
     /// starts include the keys of presets it never parses. (A test holds it to the parser's.)
-    /// Only the lines that start with the key are looked at, found by one search of the text.
     pub fn api_key_env(&self) -> Option<&'static str> {
-        let text = &BUILTIN_BACKENDS[self.start..self.end];
-        // The table starts with its header, so every line of the key follows a newline.
-        memchr::memmem::find_iter(text.as_bytes(), "\napi_key_env").find_map(|at| {
-            let line = text[at + 1..].lines().next()?;
-            let value = line
-                .strip_prefix("api_key_env")?
-                .trim_start()
-                .strip_prefix('=')?;
-            value.trim().strip_prefix('"')?.strip_suffix('"')
-        })
+        key_lines()
+            .iter()
+            .find(|(at, _)| (self.start..self.end).contains(at))
+            .map(|(_, var)| *var)
     }
+}
+
+/// Where each `api_key_env` line of the built-in file starts, and the variable it names:
+/// found by one search of the file, the first time a run asks for the keys.
+fn key_lines() -> &'static [(usize, &'static str)] {
+    static LINES: OnceLock<Vec<(usize, &'static str)>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        // A line of the key follows a newline: the file starts with a comment.
+        memchr::memmem::find_iter(BUILTIN_BACKENDS.as_bytes(), "\napi_key_env")
+            .filter_map(|at| {
+                let line = BUILTIN_BACKENDS[at + 1..].lines().next()?;
+                let value = line
+                    .strip_prefix("api_key_env")?
+                    .trim_start()
+                    .strip_prefix('=')?;
+                let var = value.trim().strip_prefix('"')?.strip_suffix('"')?;
+                Some((at + 1, var))
+            })
+            .collect()
+    })
 }
 
 /// The built-in file before its first preset (`auto_order`), as a file of its own.

@@ -40,11 +40,16 @@ pub fn secret_name(name: &str) -> bool {
     // Compared in place, any case: every run asks this of each variable it has.
     name.split('_').any(|word| {
         SECRET_WORDS.iter().any(|w| word.eq_ignore_ascii_case(w))
-            || SECRET_PARTS.iter().any(|part| {
-                (word.as_bytes().windows(part.len()))
-                    .any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
-            })
+            || SECRET_PARTS.iter().any(|part| holds(word, part))
     })
+}
+
+/// Whether `word` holds `part` (upper case), in any case; the whole part is compared only
+/// where its first letter is.
+fn holds(word: &str, part: &str) -> bool {
+    let part = part.as_bytes();
+    (word.as_bytes().windows(part.len()))
+        .any(|w| w[0].to_ascii_uppercase() == part[0] && w.eq_ignore_ascii_case(part))
 }
 
 /// The environment policy of the tools.

@@ -2,6 +2,8 @@
 //! and the object-safe [`Tool`] trait built-in and MCP tools share. Built-in tools are
 //! written as [`Builtin`]s, typed arguments in, an output out; [`Typed`] makes a `Tool` of one.
 
+mod schema;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -57,9 +59,10 @@ pub struct ToolSpec {
     /// What one approval covers for the session (read_url: the URL's host), when not just
     /// this call.
     pub approval_key: Option<fn(&Value) -> Option<String>>,
-    /// A built-in's parameters, which its schema is made of when first asked for: most of a
-    /// run's specs (those that only check `[tools.NAME]` tables) are never asked.
-    params: &'static [Param],
+    /// A built-in's parameters, which its schema and the schema's text are made of when first
+    /// asked for: most of a run's specs (those that only check `[tools.NAME]` tables) are
+    /// never asked, and a run on an agent CLI asks only for the text.
+    params: Option<&'static [Param]>,
     /// The JSON schema of the arguments object, for HTTP backends' native tool definitions.
     schema: OnceLock<Value>,
     /// The same as compact JSON text, for the prompts of CLI backends.
@@ -86,7 +89,7 @@ impl ToolSpec {
             },
             path_param: None,
             approval_key: None,
-            params: &[],
+            params: None,
             schema: OnceLock::from(schema),
             schema_text: OnceLock::new(),
         }
@@ -100,12 +103,16 @@ impl ToolSpec {
 
     /// The arguments' JSON schema, as compact JSON text.
     pub fn schema_text(&self) -> &str {
-        self.schema_text.get_or_init(|| self.schema().to_string())
+        self.schema_text.get_or_init(|| match self.params {
+            Some(params) => schema::text(params),
+            None => self.schema().to_string(),
+        })
     }
 
     /// The arguments' JSON schema.
     pub fn schema(&self) -> &Value {
-        self.schema.get_or_init(|| schema(self.params))
+        self.schema
+            .get_or_init(|| schema::tree(self.params.unwrap_or_default()))
     }
 }
 
@@ -361,27 +368,6 @@ impl Param {
     }
 }
 
-/// The JSON schema of an arguments object with these parameters.
-fn schema(params: &[Param]) -> Value {
-    let properties: serde_json::Map<String, Value> = params
-        .iter()
-        .map(|p| {
-            let property = serde_json::json!({"description": p.description, "type": p.kind});
-            (p.name.to_string(), property)
-        })
-        .collect();
-    let mut schema = serde_json::json!({"properties": properties, "type": "object"});
-    let required: Vec<&str> = params
-        .iter()
-        .filter(|p| p.required)
-        .map(|p| p.name)
-        .collect();
-    if !required.is_empty() {
-        schema["required"] = serde_json::json!(required);
-    }
-    schema
-}
-
 /// A built-in tool with its spec; its JSON arguments are parsed into the tool's `Args`, and
 /// arguments that do not fit are a result for the model naming the tool and the problem.
 pub struct Typed<T> {
@@ -400,7 +386,7 @@ impl<T: Builtin> Typed<T> {
             effect: T::EFFECT,
             path_param: T::PATH_PARAM.map(String::from),
             approval_key: T::APPROVAL_KEY,
-            params: T::PARAMS,
+            params: Some(T::PARAMS),
             schema: OnceLock::new(),
             schema_text: OnceLock::new(),
         };

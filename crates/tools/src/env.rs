@@ -6,6 +6,8 @@
 //! or removes more (`env_remove`). The values of the removed variables are also masked in every
 //! tool result before it reaches the model.
 
+use std::sync::OnceLock;
+
 use crate::redact::Redactor;
 
 /// Always removed, whatever their name looks like: web_search's key.
@@ -63,34 +65,32 @@ pub struct EnvPolicy {
     remove: Vec<String>,
     /// A front end's own secrets (the Telegram bot's token variable).
     front_end: Vec<String>,
-    /// The values of what is removed, for tool results.
-    redactor: Redactor,
+    /// Whether the values of every removed variable are masked (a policy made by
+    /// [`EnvPolicy::new`]), not only the front end's and `secrets`.
+    masks_removed: bool,
+    /// Values masked that are in no variable (an MCP login's tokens).
+    secrets: Vec<String>,
+    /// What tool results are masked of, read from the environment when first needed: a run
+    /// whose model calls no tool never needs it.
+    redactor: OnceLock<Redactor>,
 }
 
 impl EnvPolicy {
     pub fn new(backend_keys: Vec<String>, keep: Vec<String>, remove: Vec<String>) -> Self {
-        let mut policy = EnvPolicy {
+        EnvPolicy {
             backend_keys,
             keep,
             remove,
-            front_end: Vec::new(),
-            redactor: Redactor::default(),
-        };
-        // The values as the variables are listed, rather than each looked up again by name.
-        let values = policy
-            .removed_vars()
-            .filter_map(|(_, value)| value.into_string().ok());
-        policy.redactor = Redactor::default().with(values.collect::<Vec<_>>());
-        policy
+            masks_removed: true,
+            ..EnvPolicy::default()
+        }
     }
 
     /// The same policy, also removing (and masking) the variables `names`: a front end's own
     /// secrets, which agent-loop's libraries do not name.
     pub fn also_removing(mut self, names: impl IntoIterator<Item = String>) -> Self {
-        let names: Vec<String> = names.into_iter().collect();
-        let values = names.iter().filter_map(|n| std::env::var(n).ok());
-        self.redactor = self.redactor.with(values);
         self.front_end.extend(names);
+        self.redactor = OnceLock::new();
         self
     }
 
@@ -131,13 +131,27 @@ impl EnvPolicy {
     /// login's tokens) in tools' output.
     pub fn with_secrets(&self, secrets: impl IntoIterator<Item = String>) -> Self {
         let mut policy = self.clone();
-        policy.redactor = policy.redactor.with(secrets);
+        policy.secrets.extend(secrets);
+        policy.redactor = OnceLock::new();
         policy
     }
 
     /// Masks the removed variables' values in a tool's output.
     pub fn redact(&self, text: &str) -> String {
-        self.redactor.redact(text)
+        self.redactor().redact(text)
+    }
+
+    /// The removed variables' values (the values as the variables are listed, rather than
+    /// each looked up again by name), the front end's and `secrets`.
+    fn redactor(&self) -> &Redactor {
+        self.redactor.get_or_init(|| {
+            let removed = (self.masks_removed.then(|| self.removed_vars()).into_iter())
+                .flatten()
+                .filter_map(|(_, value)| value.into_string().ok());
+            let front_end = self.front_end.iter().filter_map(|n| std::env::var(n).ok());
+            let secrets = self.secrets.iter().cloned();
+            Redactor::default().with(removed.chain(front_end).chain(secrets))
+        })
     }
 
     /// The policy in a few lines, for `agent-loop config`.
@@ -175,6 +189,21 @@ mod tests {
         let policy = policy.also_removing([name.to_string()]);
         assert!(policy.removes(name));
         assert!(!policy.removes("AGENT_LOOP_TEST_PLAIN_56"));
+    }
+
+    /// Values in no variable are masked too, also by a policy made from one that has masked
+    /// text already (its masking is made when first used).
+    #[test]
+    fn secrets_added_later_are_masked() {
+        let policy = EnvPolicy::default();
+        assert_eq!(policy.redact("tok-0123456789"), "tok-0123456789");
+        let policy = policy.with_secrets(["tok-0123456789".to_string()]);
+        assert_eq!(policy.redact("a tok-0123456789"), "a [REDACTED]");
+        let more = policy.with_secrets(["other-0123456789".to_string()]);
+        assert_eq!(
+            more.redact("tok-0123456789 other-0123456789"),
+            "[REDACTED] [REDACTED]"
+        );
     }
 
     #[test]

@@ -142,11 +142,12 @@ pub enum Definition {
 }
 
 /// A configured backend: resolved at load, or a built-in preset no file changes, resolved
-/// when first asked for.
+/// when first asked for. The definitions are boxed: a definition is large, and the map of
+/// some two dozen entries, most of them never resolved, moved each one whole as it grew.
 #[derive(Debug, Clone)]
 enum Entry {
-    Ready(Definition),
-    Preset(presets::Preset, OnceLock<Definition>),
+    Ready(Box<Definition>),
+    Preset(presets::Preset, OnceLock<Box<Definition>>),
 }
 
 /// Every configured backend, plus the default backend if a file names one.
@@ -277,8 +278,12 @@ impl Config {
         let mut backends = merged
             .into_iter()
             .map(|(name, (raw, at, _))| {
-                resolve(&name, raw, at)
-                    .map(|def| (name, Entry::Ready(with_servers(def, &mcp_servers))))
+                resolve(&name, raw, at).map(|def| {
+                    (
+                        name,
+                        Entry::Ready(Box::new(with_servers(def, &mcp_servers))),
+                    )
+                })
             })
             .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
         for (name, preset) in lazy {
@@ -356,7 +361,7 @@ impl Config {
             near: None,
             known: self.names().map(str::to_string).collect(),
         })?;
-        Ok(cell.get_or_init(|| with_servers(def, &self.mcp_servers)))
+        Ok(cell.get_or_init(|| Box::new(with_servers(def, &self.mcp_servers))))
     }
 
     /// The backends of a comma-separated list (`a,b,c`), each checked to be configured.
@@ -407,7 +412,7 @@ impl Config {
                 Entry::Ready(def) => def.api_key_env(),
                 Entry::Preset(preset, cell) => cell
                     .get()
-                    .map_or_else(|| preset.api_key_env(), Definition::api_key_env),
+                    .map_or_else(|| preset.api_key_env(), |def| def.api_key_env()),
             })
             .map(str::to_string)
             .chain(mcp)

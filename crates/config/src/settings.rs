@@ -23,10 +23,14 @@ pub struct Key {
 
 impl Key {
     pub fn env(&self) -> String {
-        format!(
-            "AGENT_LOOP_{}",
-            self.name.to_ascii_uppercase().replace('.', "_")
-        )
+        // Written in one string: every start asks this of every key.
+        let mut env = String::with_capacity("AGENT_LOOP_".len() + self.name.len());
+        env.push_str("AGENT_LOOP_");
+        env.extend(self.name.chars().map(|c| match c {
+            '.' => '_',
+            c => c.to_ascii_uppercase(),
+        }));
+        env
     }
 }
 

@@ -1,10 +1,9 @@
 //! A built-in tool's JSON schema, made from its parameters: the tree HTTP backends send as
 //! the tool's definition, and the compact text a CLI backend's prompt shows. The text is
-//! written straight from the parameters, not printed from a tree made for it: a run on an
+//! serialised straight from the parameters, not printed from a tree made for it: a run on an
 //! agent CLI needs only the text, and making the tree was most of the cost of a start.
 
-use std::sync::OnceLock;
-
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::Param;
@@ -26,52 +25,46 @@ pub(super) fn tree(params: &[Param]) -> Value {
     schema
 }
 
-/// What serde_json prints of [`tree`]`(params)`, byte for byte.
+/// The same schema as compact JSON text, written from the parameters by serde without the
+/// tree: keys in the order the tree has them in the binary (a crate there turns on
+/// serde_json's `preserve_order`).
 pub(super) fn text(params: &[Param]) -> String {
-    // serde_json prints an object's keys as they were put in when its `preserve_order` is on
-    // (the ACP SDK turns it on in the binary), else sorted.
-    let in_order = keeps_order();
-    let mut properties: Vec<&Param> = params.iter().collect();
-    if !in_order {
-        properties.sort_by_key(|p| p.name);
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(b"{\"properties\":{");
-    for (i, p) in properties.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        string(&mut out, p.name);
-        out.extend_from_slice(b":{\"description\":");
-        string(&mut out, p.description);
-        out.extend_from_slice(b",\"type\":");
-        string(&mut out, p.kind);
-        out.push(b'}');
-    }
-    out.push(b'}');
-    let required: Vec<&str> = required(params).collect();
-    let write_required = |out: &mut Vec<u8>| {
-        if required.is_empty() {
-            return;
-        }
-        out.extend_from_slice(b",\"required\":[");
-        for (i, name) in required.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            string(out, name);
-        }
-        out.push(b']');
+    let schema = Schema {
+        properties: Properties(params),
+        kind: "object",
+        required: required(params).collect(),
     };
-    if in_order {
-        out.extend_from_slice(b",\"type\":\"object\"");
-        write_required(&mut out);
-    } else {
-        write_required(&mut out);
-        out.extend_from_slice(b",\"type\":\"object\"");
+    serde_json::to_string(&schema).expect("a schema is written to memory")
+}
+
+#[derive(Serialize)]
+struct Schema<'a> {
+    properties: Properties<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    required: Vec<&'static str>,
+}
+
+/// The parameters as the schema's `properties` object, in their order.
+struct Properties<'a>(&'a [Param]);
+
+impl Serialize for Properties<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Property {
+            description: &'static str,
+            #[serde(rename = "type")]
+            kind: &'static str,
+        }
+        serializer.collect_map(self.0.iter().map(|p| {
+            let property = Property {
+                description: p.description,
+                kind: p.kind,
+            };
+            (p.name, property)
+        }))
     }
-    out.push(b'}');
-    String::from_utf8(out).expect("JSON text is UTF-8")
 }
 
 /// The names of the required parameters, in order.
@@ -79,38 +72,28 @@ fn required(params: &[Param]) -> impl Iterator<Item = &'static str> + '_ {
     params.iter().filter(|p| p.required).map(|p| p.name)
 }
 
-/// `value` as a JSON string, escaped as serde_json escapes it.
-fn string(out: &mut Vec<u8>, value: &str) {
-    serde_json::to_writer(&mut *out, value).expect("a string is written to memory");
-}
-
-/// Whether serde_json keeps an object's keys in the order they were put in (its
-/// `preserve_order` feature, which a crate elsewhere in the build may turn on).
-fn keeps_order() -> bool {
-    static KEEPS: OnceLock<bool> = OnceLock::new();
-    *KEEPS.get_or_init(|| {
-        let mut map = serde_json::Map::new();
-        map.insert("b".into(), Value::Null);
-        map.insert("a".into(), Value::Null);
-        map.keys().next().is_some_and(|key| key == "b")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The text is what serde_json prints of the tree, whichever key order the build gives
-    /// it: parameters out of name order, optional ones among the required, text to escape.
+    /// The text is the tree, whichever key order serde_json gives the tree in this build:
+    /// parameters out of name order, optional ones among the required, text to escape.
     #[test]
-    fn the_text_is_the_trees() {
+    fn the_text_is_the_tree() {
         let params = [
             Param::required("zeta", "string", "A \"quoted\"\nline\tand \u{1} and é."),
             Param::optional("alpha", "integer", "Optional."),
             Param::required("mid", "boolean", "Back\\slash."),
         ];
         for params in [&params[..], &params[1..2], &[]] {
-            assert_eq!(text(params), tree(params).to_string());
+            let parsed: Value = serde_json::from_str(&text(params)).unwrap();
+            assert_eq!(parsed, tree(params));
         }
+        let text = text(&params);
+        assert!(text.starts_with(r#"{"properties":{"zeta":{"description":"A \"quoted\"\nline\tand \u0001 and é.","type":"string"},"alpha""#), "{text}");
+        assert!(
+            text.ends_with(r#""type":"object","required":["zeta","mid"]}"#),
+            "{text}"
+        );
     }
 }

@@ -1,6 +1,6 @@
-//! Checking a user's pattern without compiling it. Compiling is most of what a start costs
-//! (a pattern's first Unicode class, `\d` is one, makes the regex crate fill a table of a
-//! third of a megabyte), and a pattern of `backends.toml` is needed only once its backend's
+//! Checking a user's pattern without compiling it. Compiling was the costliest step of a
+//! start (a pattern's first Unicode class, `\d` is one, makes the regex crate fill a table of
+//! a third of a megabyte), and a pattern of `backends.toml` is needed only once its backend's
 //! output is parsed. But a mistake in it should be reported when the file is loaded, with its
 //! file and line, before anything runs. Both are kept: the pattern is parsed here by the
 //! regex crate's own parser (every syntax error, in the regex crate's words, and the names of
@@ -93,8 +93,9 @@ fn group_names(hir: &Hir, names: &mut Vec<String>) {
 /// most the regex crate was measured to spend on it, twice over, times the copies a
 /// repetition makes. Measured with regex-automata 0.4 at the edge of its limit: a literal
 /// byte 32 bytes, a byte range (or a Unicode one within ASCII) 72, a Unicode range beyond
-/// ASCII up to 500 (`.`, whose two ranges span every length of UTF-8; `\w` spends 65 a range). The test below checks the bound
-/// against the crate: the largest patterns it lets wait still compile.
+/// ASCII up to 500 (`.`, whose two ranges span every length of UTF-8; `\w` spends 65 a
+/// range). The test below checks the bound against the crate: the largest patterns it lets
+/// wait still compile.
 fn compiled_size_bound(hir: &Hir) -> usize {
     const STATE: usize = 2 * 72;
     const UNICODE_RANGE: usize = 2 * 512;

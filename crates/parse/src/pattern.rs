@@ -57,7 +57,7 @@ impl Pattern {
     fn regex(&self) -> &Regex {
         self.compiled.get_or_init(|| {
             build(&self.source, self.multi_line)
-                .expect("a pattern compiles: a unit test compiles the built-in ones, and a user's is checked at load")
+                .expect("built-in patterns are compiled by a test, a user's checked at load")
         })
     }
 

@@ -1,6 +1,6 @@
 //! Sessions that never lose a turn: one run per session at a time (a second run is refused,
-//! or waits with `--wait-session`), and a session whose first save was cut off is resumed
-//! under its own name.
+//! or waits with `--wait-session`), a session whose first save was cut off is resumed under
+//! its own name, and a save killed before its rename is resumed from its temporary file.
 
 use std::process::Stdio;
 
@@ -85,4 +85,39 @@ fn a_session_stopped_before_its_first_save_keeps_its_name_and_log() {
     assert_eq!(saved["turns"], 1, "{saved}");
     let log = std::fs::read_to_string(folder.join("log.jsonl")).unwrap();
     assert!(log.starts_with("{\"event\":\"user_message\"}\n") && log.lines().count() > 1);
+}
+
+#[test]
+fn a_save_killed_before_its_rename_is_resumed_by_the_next_run() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["--backend", "fake", "--session", "cut", "first"])
+        .expect_code(0);
+    let folder = ws.path("data/agent-loop/sessions/cut");
+    let saved = folder.join("session.json");
+    // What a run killed between writing its second save and renaming it leaves: the older
+    // session file, and the whole newer one under a dead process's temporary name.
+    let mut second = ws.saved_session();
+    second["turns"] = 2.into();
+    second["updated"] = (second["updated"].as_u64().unwrap() + 1).into();
+    let tmp = folder.join(".session.json.agent-loop-999999999.tmp");
+    std::fs::write(&tmp, second.to_string()).unwrap();
+    // Another session's leftover is not this run's business: no start reads every folder.
+    let other = ws.path("data/agent-loop/sessions/other");
+    std::fs::create_dir_all(&other).unwrap();
+    let other_tmp = other.join(".session.json.agent-loop-999999999.tmp");
+    std::fs::write(&other_tmp, "{ half").unwrap();
+
+    let run = ws.run(&["--backend", "fake", "--session", "cut", "third"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr().contains("[continuing session cut (2 turns"),
+        "{}",
+        run.stderr()
+    );
+    let text = std::fs::read_to_string(&saved).unwrap();
+    let session: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(session["turns"], 3, "{session}");
+    assert!(!tmp.exists());
+    assert!(other_tmp.exists());
 }

@@ -70,34 +70,43 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// Removes the temporary files that saves cut short left in the folders under `dir`: those
-/// of processes no longer running.
-pub fn sweep(dir: &Path) {
-    let Ok(folders) = std::fs::read_dir(dir) else {
-        return;
+/// The temporary files that saves of `file` cut short left in `folder`: those of processes
+/// no longer running. A running process's file is a save under way, never a leftover; a
+/// process with our own id is a former one whose id was reused, as we are not saving now.
+pub fn leftovers(folder: &Path, file: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
     };
-    for folder in folders.filter_map(Result::ok) {
-        let Ok(files) = std::fs::read_dir(folder.path()) else {
-            continue;
-        };
-        for file in files.filter_map(Result::ok) {
-            let name = file.file_name();
-            let Some(pid) = leftover_pid(&name.to_string_lossy()) else {
-                continue;
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some((of, pid)) = leftover_of(&name) else {
+                return false;
             };
-            let running = rustix::process::Pid::from_raw(pid)
-                .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
-            if !running || pid == std::process::id() as i32 {
-                let _ = std::fs::remove_file(file.path());
-            }
-        }
+            of == file && (pid == std::process::id() as i32 || !running(pid))
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// Whether process `pid` exists; one we may not signal (another user's) exists too.
+fn running(pid: i32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::SRCH,
     }
 }
 
-/// The process id in a temporary file's name: `.session.json.agent-loop-PID.tmp`.
-fn leftover_pid(name: &str) -> Option<i32> {
+/// The file a temporary file stands for, and the process id in its name:
+/// `.session.json.agent-loop-PID.tmp` is `session.json`'s, of process PID.
+fn leftover_of(name: &str) -> Option<(&str, i32)> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    rest.rsplit_once(TMP_TAG)?.1.parse().ok()
+    let (of, pid) = rest.rsplit_once(TMP_TAG)?;
+    Some((of, pid.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -106,7 +115,7 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
 
     #[test]
-    fn private_modes_whatever_the_umask_and_leftovers_swept() {
+    fn private_modes_whatever_the_umask_and_leftovers_found() {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("sessions/s1");
         create_dir(&folder).unwrap();
@@ -114,14 +123,29 @@ mod tests {
         write_atomic(&folder.join("session.json"), b"{}").unwrap();
         let meta = std::fs::metadata(folder.join("session.json")).unwrap();
         assert_eq!(meta.mode() & 0o777, 0o600);
-        // A process id that cannot be running (above the kernel's pid_max).
+        // A process id that cannot be running (above the kernel's pid_max), and our own,
+        // which is not saving now: both left over.
         let stale = folder.join(".session.json.agent-loop-999999999.tmp");
-        std::fs::write(&stale, "half").unwrap();
-        let other = folder.join("notes.tmp");
-        std::fs::write(&other, "mine").unwrap();
-        sweep(&dir.path().join("sessions"));
-        assert!(!stale.exists());
-        assert!(other.exists());
-        assert_eq!(leftover_pid(".log.agent-loop-12.tmp"), Some(12));
+        let reused = folder.join(format!(
+            ".session.json.agent-loop-{}.tmp",
+            std::process::id()
+        ));
+        // A running process's save under way (our parent's, which runs as long as we do),
+        // another file's, and the user's own file: not.
+        let parent = std::os::unix::process::parent_id();
+        let under_way = folder.join(format!(".session.json.agent-loop-{parent}.tmp"));
+        let other = folder.join(".log.jsonl.agent-loop-999999999.tmp");
+        let mine = folder.join("notes.tmp");
+        for file in [&stale, &reused, &under_way, &other, &mine] {
+            std::fs::write(file, "half").unwrap();
+        }
+        let mut found = leftovers(&folder, "session.json");
+        found.sort();
+        let mut expected = vec![stale, reused];
+        expected.sort();
+        assert_eq!(found, expected);
+        assert!(leftovers(&dir.path().join("none"), "session.json").is_empty());
+        assert_eq!(leftover_of(".log.agent-loop-12.tmp"), Some(("log", 12)));
+        assert_eq!(leftover_of("log.agent-loop-12.tmp"), None);
     }
 }

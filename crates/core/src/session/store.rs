@@ -115,9 +115,9 @@ fn now() -> u64 {
 }
 
 impl Store {
-    /// The store in `dir`; what a save cut short left there is removed.
+    /// The store in `dir`. Nothing is read yet: a start costs the same however many sessions
+    /// are kept, and what a save cut short left in a folder waits for that session's load.
     pub fn new(dir: PathBuf) -> Self {
-        crate::tools::private::sweep(&dir);
         Store { dir }
     }
 
@@ -146,39 +146,45 @@ impl Store {
     }
 
     /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
-    /// it cannot be read or parsed.
+    /// it cannot be read or parsed (then nothing in its folder is touched).
     pub fn load(&self, name: &str) -> Result<Option<Session>, SessionError> {
         validate_name(name)?;
         let path = self.file(name);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.recover(name)),
+        let saved = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(
+                serde_json::from_str(&text)
+                    .map_err(|source| SessionError::Invalid { path, source })?,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(SessionError::Read { path, source }),
         };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|source| SessionError::Invalid { path, source })
+        Ok(self.recover(name, saved))
     }
 
-    /// A session whose save was killed between writing the temporary file and renaming it:
-    /// the newest whole temporary file is put in place and read. Anything else is `None`.
-    fn recover(&self, name: &str) -> Option<Session> {
-        let prefix = format!(".{SESSION_FILE}.agent-loop-");
-        let best = std::fs::read_dir(self.folder(name))
-            .ok()?
-            .filter_map(Result::ok)
-            .filter(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.starts_with(&prefix) && n.ends_with(".tmp")
-            })
-            .filter_map(|e| {
-                let text = std::fs::read_to_string(e.path()).ok()?;
+    /// A save killed between writing its temporary file and renaming it (a dead process's
+    /// file): the newest whole one is the session when it is newer than the saved file (or
+    /// there is none), and is put in place; every other such file is removed.
+    fn recover(&self, name: &str, saved: Option<Session>) -> Option<Session> {
+        let left = crate::tools::private::leftovers(&self.folder(name), SESSION_FILE);
+        let newest = left
+            .iter()
+            .filter_map(|path| {
+                let text = std::fs::read_to_string(path).ok()?;
                 let session: Session = serde_json::from_str(&text).ok()?;
-                (session.name == name).then_some((session, e.path()))
+                (session.name == name).then_some((session, path))
             })
-            .max_by_key(|(s, _)| s.updated)?;
-        std::fs::rename(&best.1, self.file(name)).ok()?;
-        Some(best.0)
+            .max_by_key(|(s, _)| s.updated)
+            .filter(|(s, _)| saved.as_ref().is_none_or(|saved| s.updated > saved.updated));
+        if let Some((_, path)) = &newest {
+            // Should the rename fail, the file stays, still the newest save.
+            let _ = std::fs::rename(path, self.file(name));
+        }
+        for path in &left {
+            if newest.as_ref().is_none_or(|(_, kept)| kept != &path) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        newest.map(|(s, _)| s).or(saved)
     }
 
     /// Whether the session's folder holds something (a log, artifacts, a broken file) but no
@@ -369,6 +375,36 @@ mod tests {
         assert_eq!(store.load("fresh").unwrap().unwrap().turns, 1);
         assert!(!tmp.exists() && dir.path().join("fresh/session.json").is_file());
         assert_eq!(store.name_for_new("fresh"), "fresh-2");
+    }
+
+    #[test]
+    fn a_whole_save_killed_before_its_rename_wins_when_newer_and_leftovers_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().to_path_buf());
+        let mut s = Session::new("work", "demo");
+        s.turns = 1;
+        store.save(&mut s, &Redactor::default()).unwrap();
+        // Process 999999999 (never running) wrote turn 2 and died before renaming it.
+        let tmp = |pid: u32| {
+            dir.path()
+                .join(format!("work/.session.json.agent-loop-{pid}.tmp"))
+        };
+        let mut newer = s.clone();
+        newer.turns = 2;
+        newer.updated += 1;
+        std::fs::write(tmp(999_999_999), serde_json::to_string(&newer).unwrap()).unwrap();
+        std::fs::write(tmp(999_999_998), "{ half").unwrap();
+        assert_eq!(store.load("work").unwrap().unwrap().turns, 2);
+        assert!(!tmp(999_999_999).exists() && !tmp(999_999_998).exists());
+        // An older leftover loses to the saved file, and is removed.
+        std::fs::write(tmp(999_999_997), serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(store.load("work").unwrap().unwrap().turns, 2);
+        assert!(!tmp(999_999_997).exists());
+        // A broken saved file is an error, and its folder is left as it is.
+        std::fs::write(dir.path().join("work/session.json"), "{ not json").unwrap();
+        std::fs::write(tmp(999_999_996), serde_json::to_string(&newer).unwrap()).unwrap();
+        assert!(store.load("work").is_err());
+        assert!(tmp(999_999_996).exists());
     }
 
     #[test]

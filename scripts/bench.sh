@@ -154,6 +154,17 @@ loop_cmd="$bin --no-save --config $work/backends.toml --backend sleepy --display
 wrap_cmd="$work/wrap $PWD/fixtures/agents/sleepy.sh 'what is the answer?'"
 read -r cli_alone cli_wrap cli_loop < <(paired_ms "$PWD/fixtures/agents/sleepy.sh" "$wrap_cmd" "$loop_cmd")
 cli_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend sleepy 'what is the answer?'")
+# The same call with 2,000 sessions kept (each folder with its session file and log), against
+# none: a start reads only the session it opens, so the difference should be noise.
+python3 - "$work/kept/agent-loop/sessions" <<'PY'
+import os, sys
+for i in range(2000):
+    folder = os.path.join(sys.argv[1], f"2026-01-01T00-00-{i:04}")
+    os.makedirs(folder)
+    for name in ("session.json", "log.jsonl"):
+        open(os.path.join(folder, name), "w").write("{}\n")
+PY
+read -r cli_none cli_kept < <(paired_ms "env XDG_DATA_HOME=$work/data $loop_cmd" "env XDG_DATA_HOME=$work/kept $loop_cmd")
 # Memory against the size of the output: an agent printing 4 MiB (the default
 # max_output_bytes, all of it kept) and 1 GiB (the rest drained and counted).
 flood_mib() {
@@ -235,6 +246,7 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   echo "| --- | --- | --- |"
   echo "| \`--version\` above \`/bin/true\` (medians) | $(minus "$version_ms" "$true_ms") ms (${version_ms} against ${true_ms} ms) | ≤ 0.7 ms |"
   echo "| agent-loop's own time per backend call: a CLI turn around a 40 ms fake agent, minus the agent alone | $(minus "$cli_loop" "$cli_alone") ms (${cli_loop} against ${cli_alone} ms) | ≤ 3.5 ms |"
+  echo "| the same with 2,000 sessions kept, minus with none | $(minus "$cli_kept" "$cli_none") ms (${cli_kept} against ${cli_none} ms) | ≈ 0 |"
   echo "| the same for a minimal wrapper in C (benches/whole/wrap.c), the floor any wrapper pays here | $(minus "$cli_wrap" "$cli_alone") ms | |"
   [ -n "$claude_row" ] && echo "$claude_row"
   echo "| peak memory while a backend floods 4 MiB, 1 GiB | ${flood4_mib}, ${flood1g_mib} MiB | ≤ 32 MiB |"

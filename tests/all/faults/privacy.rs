@@ -1,6 +1,6 @@
 //! Session data private to the user (issue 30): session folders 0700; `session.json`,
 //! `log.jsonl`, artifacts and `--log` files 0600, even under `umask 000`; and the temporary
-//! file of a save cut short is gone at the next start.
+//! file of a save cut short is gone when its session is next opened.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -25,7 +25,8 @@ fn session_files_are_private_whatever_the_umask() {
         "tool_result_max_chars = 50\n",
     )
     .unwrap();
-    let leftover = ws.path("data/agent-loop/sessions/old/.session.json.agent-loop-999999999.tmp");
+    // Half a save of s1, by a process killed while writing it.
+    let leftover = ws.path("data/agent-loop/sessions/s1/.session.json.agent-loop-999999999.tmp");
     std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
     std::fs::write(&leftover, "{\"half").unwrap();
     let call = serde_json::json!({"name": "bash", "arguments": {"command": "seq 1 200"}});

@@ -14,4 +14,4 @@ pub use error::SessionError;
 pub use id::new_id;
 pub use lock::{acquire as lock, Contended, SessionLock};
 pub use log::{EventLog, Log, LogContext};
-pub use store::{format_time, validate_name, Listing, Session, Store};
+pub use store::{format_time, validate_name, Listing, Session, Store, Summary};

@@ -73,10 +73,29 @@ impl Session {
     }
 }
 
+/// What a listing shows of a saved session: everything but its conversation, which is
+/// checked to be there but not read into memory, so listing thousands of long sessions (or
+/// `--continue` finding the newest) holds one file at a time, not all of them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Summary {
+    pub name: String,
+    pub backend: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Unix time in milliseconds.
+    pub created: u64,
+    pub updated: u64,
+    pub turns: u32,
+    #[serde(default)]
+    pub usage: Totals,
+    #[serde(rename = "conversation")]
+    _conversation: serde::de::IgnoredAny,
+}
+
 /// A row of `agent-loop sessions`: a readable session, or a folder whose file is broken.
 #[derive(Debug)]
 pub enum Listing {
-    Ok(Box<Session>),
+    Ok(Box<Summary>),
     Broken {
         name: String,
         path: PathBuf,
@@ -233,18 +252,13 @@ impl Store {
             .filter(|e| e.path().join(SESSION_FILE).is_file())
             .map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                match self.load(&name) {
-                    Ok(Some(s)) => Listing::Ok(Box::new(s)),
-                    Ok(None) => Listing::Broken {
-                        path: self.file(&name),
-                        name,
-                        error: "vanished".into(),
-                    },
-                    Err(err) => Listing::Broken {
-                        path: self.file(&name),
-                        name,
-                        error: err.to_string(),
-                    },
+                let path = self.file(&name);
+                let summary = std::fs::read_to_string(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+                match summary {
+                    Ok(summary) => Listing::Ok(Box::new(summary)),
+                    Err(error) => Listing::Broken { name, path, error },
                 }
             })
             .collect();
@@ -320,6 +334,17 @@ mod tests {
         let back = store.load("work").unwrap().unwrap();
         assert_eq!(back.conversation.messages, s.conversation.messages);
         assert_eq!(store.most_recent().as_deref(), Some("work"));
+        match &store.list()[..] {
+            [Listing::Ok(row)] => assert_eq!((row.name.as_str(), row.updated), ("work", s.updated)),
+            rows => panic!("{rows:?}"),
+        }
+        // A file without its conversation is not a session a listing may offer.
+        std::fs::create_dir(dir.path().join("bare")).unwrap();
+        let bare = serde_json::json!({"version": 1, "name": "bare", "backend": "demo",
+            "created": 1, "updated": u64::MAX, "turns": 1});
+        std::fs::write(dir.path().join("bare/session.json"), bare.to_string()).unwrap();
+        assert_eq!(store.most_recent().as_deref(), Some("work"));
+        std::fs::remove_dir_all(dir.path().join("bare")).unwrap();
         assert_eq!(store.free_name("work"), "work-2");
         store.remove("work").unwrap();
         assert!(store.load("work").unwrap().is_none());

@@ -5,7 +5,9 @@
 // every line the agent wrote on stdout (checked to be JSON-RPC by the tests).
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
-// sessionId, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
+// sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
+// {op:"close", session}, {op:"setMode", session, mode}, {op:"waitGone", pidFile} (every pid
+// the file lists has exited),
 // {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
 // {op:"waitTerminalCall", method} (the agent called terminal/METHOD), {op:"waitFile", path}, {op:"cancel", session},
 // {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
@@ -49,6 +51,15 @@ function wake() {
 // A wait that is never met fails the run (the test then shows what was awaited) instead of
 // hanging it; the limit is far beyond any machine's slowness, a guard, not a timing.
 const WAIT_LIMIT_MS = 120000;
+// A process that has exited: no longer listed, or a zombie not yet reaped.
+function gone(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
 function until(check) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
@@ -185,8 +196,9 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         break;
       }
       case "load": {
-        const r = await call("session/load", { sessionId: step.sessionId, cwd: step.cwd, mcpServers: [] });
-        if (r.result) sessions.push(step.sessionId);
+        const sessionId = step.sessionId ?? sessions[step.session];
+        const r = await call("session/load", { sessionId, cwd: step.cwd, mcpServers: [] });
+        if (r.result) sessions.push(sessionId);
         results.push(r);
         break;
       }
@@ -206,6 +218,22 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
       case "await":
         results.push(await pending.get(step.session));
         break;
+      case "close":
+        results.push(await call("session/close", { sessionId: sessions[step.session] }));
+        break;
+      case "setMode":
+        results.push(await call("session/set_mode", { sessionId: sessions[step.session], modeId: step.mode }));
+        break;
+      case "waitGone": {
+        const pids = readFileSync(step.pidFile, "utf8").trim().split(/\s+/).map(Number);
+        const started = now();
+        while (!pids.every(gone)) {
+          if (now() - started > WAIT_LIMIT_MS) throw new Error(`drive.mjs: ${pids} still run`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        results.push({ ok: true, pids });
+        break;
+      }
       case "waitUpdate":
         await until(() => updates.some((u) => u.update.sessionUpdate === step.kind));
         results.push({ ok: true });

@@ -6,8 +6,9 @@
 //! longer than the cap on one message ends the connection instead of growing memory with it.
 
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
@@ -56,6 +57,7 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
     let builder = forward!(builder, tx, Prompt, PromptRequest);
     let builder = forward!(builder, tx, SetMode, SetSessionModeRequest);
     let builder = forward!(builder, tx, SetConfig, SetSessionConfigOptionRequest);
+    let builder = forward!(builder, tx, Close, CloseSessionRequest);
     drop(tx);
     let builder = builder.on_receive_notification(
         async move |cancel: CancelNotification, _cx| {

@@ -11,6 +11,7 @@ mod commands;
 mod connection;
 mod content;
 mod files;
+mod room;
 mod server;
 mod session;
 mod terminal;

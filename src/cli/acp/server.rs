@@ -4,7 +4,7 @@
 //! start) runs as a task of its own, so a cancel is never held up behind it.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,13 +12,15 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, ClientCapabilities, Implementation,
-    InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse,
-    PromptCapabilities, SessionConfigOption, SessionModeState,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, ClientCapabilities, CloseSessionResponse,
+    Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOption, SessionModeState,
 };
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, CancelNotification, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest};
@@ -26,8 +28,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
 use agent_loop::editor::{Credentials, ServerDef, Transport};
+use agent_loop::settings::ApprovalMode;
 use agent_loop::Error;
 
+use super::room::{Open, Room};
 use super::session::{config_options, invalid, modes, Handle, Job};
 use super::updates::Notifier;
 
@@ -60,6 +64,10 @@ pub enum Incoming {
         SetSessionConfigOptionRequest,
         Responder<<SetSessionConfigOptionRequest as JsonRpcRequest>::Response>,
     ),
+    Close(
+        CloseSessionRequest,
+        Responder<<CloseSessionRequest as JsonRpcRequest>::Response>,
+    ),
     Cancel(CancelNotification),
 }
 
@@ -77,10 +85,11 @@ pub struct Server {
     shared: Rc<Shared>,
     cx: ConnectionTo<Client>,
     client: Rc<RefCell<ClientCapabilities>>,
-    sessions: Rc<RefCell<HashMap<String, Handle>>>,
+    sessions: Rc<RefCell<Room>>,
     /// Sessions not saved (`--no-save`) are told apart by a number.
     unsaved: u32,
-    /// The tasks that open sessions (`session/new`, `session/load`).
+    /// The tasks that open sessions (`session/new`, `session/load`, a prompt to a session
+    /// closed to make room) or close one (`session/close`).
     opening: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -120,9 +129,11 @@ impl Server {
         for opening in std::mem::take(&mut self.opening) {
             let _ = opening.await;
         }
-        let sessions: Vec<Handle> = self.sessions.borrow_mut().drain().map(|(_, h)| h).collect();
+        let sessions: Vec<Open> = (self.sessions.borrow_mut().open.drain())
+            .map(|(_, open)| open)
+            .collect();
         for session in sessions {
-            session.close().await;
+            session.handle.close().await;
         }
     }
 
@@ -147,16 +158,16 @@ impl Server {
                     cwd: request.cwd,
                     mcp: request.mcp_servers,
                     unsaved_id: id,
+                    mode: None,
                 };
                 let open = self.open(opening, false);
-                self.opening.retain(|task| !task.is_finished());
-                self.opening.push(tokio::task::spawn_local(async move {
+                self.spawn(async move {
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         NewSessionResponse::new(opened.id)
                             .modes(opened.modes)
                             .config_options(opened.options)
                     }));
-                }));
+                });
             }
             Incoming::LoadSession(request, responder) => {
                 let name = request.session_id.0.to_string();
@@ -165,53 +176,123 @@ impl Server {
                     cwd: request.cwd,
                     mcp: request.mcp_servers,
                     unsaved_id: name,
+                    mode: None,
                 };
                 let open = self.open(opening, true);
-                self.opening.retain(|task| !task.is_finished());
-                self.opening.push(tokio::task::spawn_local(async move {
+                self.spawn(async move {
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         LoadSessionResponse::new()
                             .modes(opened.modes)
                             .config_options(opened.options)
                     }));
-                }));
+                });
             }
             Incoming::Prompt(request, responder) => {
-                match self.sessions.borrow().get(&*request.session_id.0) {
-                    Some(session) => session.prompt(request, responder),
-                    None => {
-                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
-                    }
+                let id = request.session_id.0.to_string();
+                self.sessions.borrow_mut().touch(&id);
+                if let Some(open) = self.sessions.borrow().open.get(&id) {
+                    open.handle.prompt(request, responder);
+                    return;
                 }
+                self.reopen_for(id, request, responder);
             }
             Incoming::SetMode(request, responder) => {
-                match self.sessions.borrow().get(&*request.session_id.0) {
-                    Some(s) => s.queue(Job::SetMode(request.mode_id.0.to_string(), responder)),
+                let id = &*request.session_id.0;
+                self.sessions.borrow_mut().touch(id);
+                match self.sessions.borrow().open.get(id) {
+                    Some(s) => s
+                        .handle
+                        .queue(Job::SetMode(request.mode_id.0.to_string(), responder)),
                     None => {
-                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
+                        let _ = responder.respond_with_error(unknown(id));
                     }
                 }
             }
             Incoming::SetConfig(request, responder) => {
-                let sessions = self.sessions.borrow();
-                match sessions.get(&*request.session_id.0) {
-                    Some(s) => s.queue(Job::SetConfig(request, responder)),
+                let id = request.session_id.0.to_string();
+                self.sessions.borrow_mut().touch(&id);
+                match self.sessions.borrow().open.get(&id) {
+                    Some(s) => s.handle.queue(Job::SetConfig(request, responder)),
                     None => {
-                        let _ = responder.respond_with_error(unknown(&request.session_id.0));
+                        let _ = responder.respond_with_error(unknown(&id));
+                    }
+                }
+            }
+            Incoming::Close(request, responder) => {
+                let id = &*request.session_id.0;
+                let mut room = self.sessions.borrow_mut();
+                let open = room.open.remove(id);
+                let closed = room.take_closed(id);
+                drop(room);
+                match (open, closed) {
+                    (Some(open), _) => self.spawn(async move {
+                        open.handle.close().await;
+                        let _ = responder.respond(CloseSessionResponse::new());
+                    }),
+                    // Closed already to make room: now it is not to be reopened either.
+                    (None, Some(_)) => {
+                        let _ = responder.respond(CloseSessionResponse::new());
+                    }
+                    (None, None) => {
+                        let _ = responder.respond_with_error(unknown(id));
                     }
                 }
             }
             Incoming::Cancel(cancel) => {
-                if let Some(session) = self.sessions.borrow().get(&*cancel.session_id.0) {
-                    session.cancel();
+                if let Some(session) = self.sessions.borrow().open.get(&*cancel.session_id.0) {
+                    session.handle.cancel();
                 }
             }
         }
     }
 
+    /// Runs a task that opens or closes sessions, kept so that the end waits for it.
+    fn spawn(&mut self, task: impl std::future::Future<Output = ()> + 'static) {
+        self.opening.retain(|task| !task.is_finished());
+        self.opening.push(tokio::task::spawn_local(task));
+    }
+
+    /// A prompt to a session that is not open: one closed to make room is opened again (once
+    /// its closing is over) and then given the prompt; any other is unknown.
+    fn reopen_for(
+        &mut self,
+        id: String,
+        request: PromptRequest,
+        responder: Responder<<PromptRequest as JsonRpcRequest>::Response>,
+    ) {
+        let Some(reopen) = self.sessions.borrow_mut().take_closed(&id) else {
+            let _ = responder.respond_with_error(unknown(&id));
+            return;
+        };
+        let sessions = self.sessions.clone();
+        let this = self.opener();
+        self.spawn(async move {
+            let mode = reopen.closing.await.ok().flatten();
+            let opening = Opening {
+                choice: SessionChoice::Named(id.clone()),
+                cwd: reopen.cwd,
+                mcp: reopen.mcp,
+                unsaved_id: id.clone(),
+                mode,
+            };
+            match this.open(opening, false).await {
+                Ok(_) => match sessions.borrow().open.get(&id) {
+                    Some(open) => open.handle.prompt(request, responder),
+                    None => {
+                        let _ = responder.respond_with_error(unknown(&id));
+                    }
+                },
+                Err(e) => {
+                    let _ = responder.respond_with_error(e);
+                }
+            }
+        });
+    }
+
     fn initialize(&self) -> InitializeResponse {
         let capabilities = AgentCapabilities::new()
             .load_session(true)
+            .session_capabilities(SessionCapabilities::new().close(SessionCloseCapabilities::new()))
             .prompt_capabilities(
                 PromptCapabilities::new()
                     .embedded_context(true)
@@ -233,85 +314,125 @@ impl Server {
             )
     }
 
-    /// Opens a chat for `session/new` or `session/load`, starts its worker and registers it;
-    /// answers with its id and (for the response) a chat to read the modes and options from.
+    /// What opening a session needs, for a task that opens one now or later.
+    fn opener(&self) -> Opener {
+        Opener {
+            shared: self.shared.clone(),
+            sessions: self.sessions.clone(),
+            client: self.client.borrow().clone(),
+            cx: self.cx.clone(),
+        }
+    }
+
     fn open(
         &self,
         opening: Opening,
         load: bool,
     ) -> impl std::future::Future<Output = Result<Opened, RpcError>> + 'static {
-        let shared = self.shared.clone();
-        let sessions = self.sessions.clone();
-        let client = self.client.borrow().clone();
-        let cx = self.cx.clone();
-        async move {
-            let Opening {
-                choice,
-                cwd,
-                mcp,
-                unsaved_id,
-            } = opening;
-            if !cwd.is_absolute() || !cwd.is_dir() {
+        self.opener().open(opening, load)
+    }
+}
+
+struct Opener {
+    shared: Rc<Shared>,
+    sessions: Rc<RefCell<Room>>,
+    client: ClientCapabilities,
+    cx: ConnectionTo<Client>,
+}
+
+impl Opener {
+    /// Opens a chat for `session/new` or `session/load` (or a prompt to a session closed to
+    /// make room), starts its worker and registers it; answers with its id and (for the
+    /// response) its modes and options.
+    async fn open(self, opening: Opening, load: bool) -> Result<Opened, RpcError> {
+        let Opener {
+            shared,
+            sessions,
+            client,
+            cx,
+        } = self;
+        let Opening {
+            choice,
+            cwd,
+            mcp,
+            unsaved_id,
+            mode,
+        } = opening;
+        if !cwd.is_absolute() || !cwd.is_dir() {
+            return Err(invalid(Error::config(format!(
+                "cwd `{}` is not an absolute path to a folder",
+                cwd.display()
+            ))));
+        }
+        if let SessionChoice::Named(name) = &choice {
+            if sessions.borrow().open.contains_key(name) {
                 return Err(invalid(Error::config(format!(
-                    "cwd `{}` is not an absolute path to a folder",
-                    cwd.display()
+                    "session {name} is open already in this agent"
                 ))));
             }
-            if let SessionChoice::Named(name) = &choice {
-                if sessions.borrow().contains_key(name) {
-                    return Err(invalid(Error::config(format!(
-                        "session {name} is open already in this agent"
-                    ))));
-                }
-                if !shared.options.save || !Chat::is_saved(name) {
-                    return Err(invalid(Error::config(format!(
-                        "no saved session named `{name}`"
-                    ))));
-                }
+            if !shared.options.save || !Chat::is_saved(name) {
+                return Err(invalid(Error::config(format!(
+                    "no saved session named `{name}`"
+                ))));
             }
-            let options = ChatOptions {
-                cwd: Some(cwd.clone()),
-                session: choice,
-                ..shared.options.clone()
-            };
-            let mut chat = Chat::open(&shared.settings, &options, &mut |n| eprintln!("{n}"))
-                .map_err(|e| match missing_key(&shared.settings, &shared.options) {
+        }
+        let options = ChatOptions {
+            cwd: Some(cwd.clone()),
+            session: choice,
+            ..shared.options.clone()
+        };
+        let mut chat =
+            Chat::open(&shared.settings, &options, &mut |n| eprintln!("{n}")).map_err(|e| {
+                match missing_key(&shared.settings, &shared.options) {
                     Some(_) => RpcError::new(ErrorCode::AUTH_REQUIRED, e.message),
                     None => invalid(e),
-                })?;
-            for server in mcp {
-                chat.add_mcp_server(mcp_def(server)?);
-            }
-            for notice in chat.start_mcp().await {
-                eprintln!("{notice}");
-            }
-            let id = match shared.options.save {
-                true => chat.session().name.clone(),
-                false => unsaved_id,
-            };
-            let notifier = Notifier {
-                cx: cx.clone(),
-                session: id.clone(),
-                rejected: Arc::default(),
-                debug: shared.debug,
-                running: Arc::default(),
-            };
-            chat.set_files(super::files::through_client(&client, &notifier));
-            if load {
-                let tools = super::updates::ToolFacts::of(&chat);
-                super::content::replay(chat.messages(), &notifier, &tools);
-            }
-            notifier.send(super::commands::advertised());
-            let opened = Opened {
-                id: id.clone(),
-                modes: modes(&chat),
-                options: config_options(&chat),
-            };
-            sessions
-                .borrow_mut()
-                .insert(id, Handle::start(chat, notifier, cwd));
-            Ok(opened)
+                }
+            })?;
+        if let Some(mode) = mode {
+            chat.set_approval(mode);
         }
+        for server in &mcp {
+            chat.add_mcp_server(mcp_def(server.clone())?);
+        }
+        for notice in chat.start_mcp().await {
+            eprintln!("{notice}");
+        }
+        let id = match shared.options.save {
+            true => chat.session().name.clone(),
+            false => unsaved_id,
+        };
+        let notifier = Notifier {
+            cx: cx.clone(),
+            session: id.clone(),
+            rejected: Arc::default(),
+            debug: shared.debug,
+            running: Arc::default(),
+        };
+        chat.set_files(super::files::through_client(&client, &notifier));
+        if load {
+            let tools = super::updates::ToolFacts::of(&chat);
+            super::content::replay(chat.messages(), &notifier, &tools);
+        }
+        notifier.send(super::commands::advertised());
+        let opened = Opened {
+            id: id.clone(),
+            modes: modes(&chat),
+            options: config_options(&chat),
+        };
+        let open = Open {
+            handle: Handle::start(chat, notifier, cwd.clone()),
+            cwd,
+            mcp,
+        };
+        let closed = sessions.borrow_mut().insert(id, open, shared.options.save);
+        if let Some(closed) = closed {
+            eprintln!(
+                "agent-loop acp: session {closed} closed to make room ({} open at most); \
+                 it is opened again when prompted",
+                super::room::OPEN
+            );
+        }
+        Ok(opened)
     }
 }
 
@@ -327,6 +448,8 @@ struct Opening {
     cwd: PathBuf,
     mcp: Vec<McpServer>,
     unsaved_id: String,
+    /// The approval mode of a session reopened (else the run's).
+    mode: Option<ApprovalMode>,
 }
 
 /// The variable that should hold the key of the backend sessions start on, when it is empty.

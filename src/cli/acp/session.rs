@@ -43,9 +43,13 @@ pub struct Handle {
     jobs: mpsc::UnboundedSender<Job>,
     /// A prompt is queued or running.
     busy: Rc<Cell<bool>>,
+    /// When the client last sent the session something (the server's count of messages):
+    /// the session unused longest is the one closed to make room ([`super::server`]).
+    pub used: Cell<u64>,
     /// Ends the running turn.
     canceller: Canceller,
-    task: JoinHandle<()>,
+    /// The worker; it ends with the approval mode the session had, which a reopening keeps.
+    task: JoinHandle<ApprovalMode>,
 }
 
 impl Handle {
@@ -64,6 +68,7 @@ impl Handle {
         Handle {
             jobs,
             busy,
+            used: Cell::new(0),
             canceller,
             task,
         }
@@ -94,11 +99,18 @@ impl Handle {
         self.canceller.cancel();
     }
 
-    /// Cancels the running turn and waits for the worker to shut the chat down.
-    pub async fn close(self) {
+    /// Whether no prompt is queued or running.
+    pub fn idle(&self) -> bool {
+        !self.busy.get()
+    }
+
+    /// Cancels the running turn and waits for the worker to shut the chat down (its MCP
+    /// servers stopped, its session saved, its lock and log let go); returns the approval
+    /// mode it had.
+    pub async fn close(self) -> Option<ApprovalMode> {
         self.cancel();
         drop(self.jobs);
-        let _ = self.task.await;
+        self.task.await.ok()
     }
 }
 
@@ -110,7 +122,7 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Job>) {
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Job>) -> ApprovalMode {
         while let Some(job) = queue.recv().await {
             match job {
                 Job::Prompt(request, responder) => {
@@ -130,7 +142,9 @@ impl Worker {
                 }
             }
         }
+        let mode = self.chat.approval();
         self.chat.shutdown().await;
+        mode
     }
 
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {

@@ -1,12 +1,14 @@
 //! `agent-loop acp` driven by a client on the official ACP SDK (tests/acp-client/drive.mjs,
 //! `@agentclientprotocol/sdk` installed by scripts/test.sh): streaming, tool calls allowed
-//! and rejected, cancel, load, an MCP server from `session/new`, two sessions in one
-//! process, bad input. Every line the agent wrote on stdout must be JSON-RPC.
+//! and rejected, cancel, load, close, an MCP server from `session/new`, two sessions in one
+//! process, more sessions than are held open, bad input. Every line the agent wrote on
+//! stdout must be JSON-RPC.
 
 mod cases;
 mod editor;
 mod images;
 mod reply;
+mod room;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

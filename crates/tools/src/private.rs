@@ -2,7 +2,9 @@
 //! `log.jsonl`, artifacts, `--log` files), created with those modes in the same call, so
 //! there is no moment when another user could open them, whatever the umask. A save cut short
 //! (a crash between writing the temporary file and renaming it) leaves a `.tmp` file, which
-//! the next start removes.
+//! may be the newest save: [`leftovers`] finds them in one session's folder, for the next load
+//! of that session to recover from and remove. Nothing sweeps every folder at start, which
+//! would cost a read of each session kept at every start and remove saves not yet recovered.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write as _;

@@ -406,7 +406,7 @@ impl Chat {
             return Err(e);
         }
         // Loaded again under the lock: another run may have saved it meanwhile.
-        if let Ok(Some(fresh)) = store.load(name) {
+        if let Ok(Some(fresh)) = store.load_locked(name) {
             self.session = fresh;
         }
         let session = self.session.clone();

@@ -395,7 +395,12 @@ fn resume(
         Some(saving) => Some(saving.lock(&name, contended, notice)?),
         None => None,
     };
-    let session = match store.load(&name) {
+    // Only the holder of the session's lock may put a recovered save in place.
+    let loaded = match &lock {
+        Some(_) => store.load_locked(&name),
+        None => store.load(&name),
+    };
+    let session = match loaded {
         Ok(Some(session)) => {
             notice(&format!(
                 "[continuing session {} ({}, last used {})]",

@@ -73,23 +73,34 @@ impl Session {
     }
 }
 
-/// What a listing shows of a saved session: everything but its conversation, which is
-/// checked to be there but not read into memory, so listing thousands of long sessions (or
-/// `--continue` finding the newest) holds one file at a time, not all of them.
-#[derive(Debug, Clone, Deserialize)]
+/// What a listing shows of a saved session: everything but its conversation. Each file is
+/// read as a load reads it (so a row is a session that loads), one at a time, and its
+/// conversation dropped at once: listing thousands of long sessions (or `--continue` finding
+/// the newest) holds one of them in memory, not all.
+#[derive(Debug, Clone)]
 pub struct Summary {
     pub name: String,
     pub backend: String,
-    #[serde(default)]
     pub model: Option<String>,
     /// Unix time in milliseconds.
     pub created: u64,
     pub updated: u64,
     pub turns: u32,
-    #[serde(default)]
     pub usage: Totals,
-    #[serde(rename = "conversation")]
-    _conversation: serde::de::IgnoredAny,
+}
+
+impl From<Session> for Summary {
+    fn from(s: Session) -> Summary {
+        Summary {
+            name: s.name,
+            backend: s.backend,
+            model: s.model,
+            created: s.created,
+            updated: s.updated,
+            turns: s.turns,
+            usage: s.usage,
+        }
+    }
 }
 
 /// A row of `agent-loop sessions`: a readable session, or a folder whose file is broken.
@@ -165,8 +176,20 @@ impl Store {
     }
 
     /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
-    /// it cannot be read or parsed (then nothing in its folder is touched).
+    /// it cannot be read or parsed (then nothing in its folder is touched). A save killed
+    /// before its rename (a dead process's whole temporary file, newer than the saved file or
+    /// with none) is the session; only [`Store::load_locked`] puts it in place.
     pub fn load(&self, name: &str) -> Result<Option<Session>, SessionError> {
+        self.load_tidying(name, false)
+    }
+
+    /// [`Store::load`] by the holder of the session's lock, who alone may change its folder:
+    /// the recovered save is renamed into place and the other leftovers removed.
+    pub fn load_locked(&self, name: &str) -> Result<Option<Session>, SessionError> {
+        self.load_tidying(name, true)
+    }
+
+    fn load_tidying(&self, name: &str, tidy: bool) -> Result<Option<Session>, SessionError> {
         validate_name(name)?;
         let path = self.file(name);
         let saved = match std::fs::read_to_string(&path) {
@@ -177,13 +200,12 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(SessionError::Read { path, source }),
         };
-        Ok(self.recover(name, saved))
+        Ok(self.recover(name, saved, tidy))
     }
 
-    /// A save killed between writing its temporary file and renaming it (a dead process's
-    /// file): the newest whole one is the session when it is newer than the saved file (or
-    /// there is none), and is put in place; every other such file is removed.
-    fn recover(&self, name: &str, saved: Option<Session>) -> Option<Session> {
+    /// The newest whole save among the saved file and the dead processes' temporary files;
+    /// with `tidy`, put in place, every other such file removed.
+    fn recover(&self, name: &str, saved: Option<Session>, tidy: bool) -> Option<Session> {
         let left = crate::tools::private::leftovers(&self.folder(name), SESSION_FILE);
         let newest = left
             .iter()
@@ -194,13 +216,15 @@ impl Store {
             })
             .max_by_key(|(s, _)| s.updated)
             .filter(|(s, _)| saved.as_ref().is_none_or(|saved| s.updated > saved.updated));
-        if let Some((_, path)) = &newest {
-            // Should the rename fail, the file stays, still the newest save.
-            let _ = std::fs::rename(path, self.file(name));
-        }
-        for path in &left {
-            if newest.as_ref().is_none_or(|(_, kept)| kept != &path) {
-                let _ = std::fs::remove_file(path);
+        if tidy {
+            if let Some((_, path)) = &newest {
+                // Should the rename fail, the file stays, still the newest save.
+                let _ = std::fs::rename(path, self.file(name));
+            }
+            for path in &left {
+                if newest.as_ref().is_none_or(|(_, kept)| kept != &path) {
+                    let _ = std::fs::remove_file(path);
+                }
             }
         }
         newest.map(|(s, _)| s).or(saved)
@@ -252,13 +276,18 @@ impl Store {
             .filter(|e| e.path().join(SESSION_FILE).is_file())
             .map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let path = self.file(&name);
-                let summary = std::fs::read_to_string(&path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
-                match summary {
-                    Ok(summary) => Listing::Ok(Box::new(summary)),
-                    Err(error) => Listing::Broken { name, path, error },
+                match self.load(&name) {
+                    Ok(Some(s)) => Listing::Ok(Box::new(Summary::from(s))),
+                    Ok(None) => Listing::Broken {
+                        path: self.file(&name),
+                        name,
+                        error: "vanished".into(),
+                    },
+                    Err(err) => Listing::Broken {
+                        path: self.file(&name),
+                        name,
+                        error: err.to_string(),
+                    },
                 }
             })
             .collect();
@@ -338,10 +367,11 @@ mod tests {
             [Listing::Ok(row)] => assert_eq!((row.name.as_str(), row.updated), ("work", s.updated)),
             rows => panic!("{rows:?}"),
         }
-        // A file without its conversation is not a session a listing may offer.
+        // A file that does not load (its conversation not one) is not a session a listing
+        // may offer, however new.
         std::fs::create_dir(dir.path().join("bare")).unwrap();
         let bare = serde_json::json!({"version": 1, "name": "bare", "backend": "demo",
-            "created": 1, "updated": u64::MAX, "turns": 1});
+            "created": 1, "updated": u64::MAX, "turns": 1, "conversation": {"messages": "x"}});
         std::fs::write(dir.path().join("bare/session.json"), bare.to_string()).unwrap();
         assert_eq!(store.most_recent().as_deref(), Some("work"));
         std::fs::remove_dir_all(dir.path().join("bare")).unwrap();
@@ -397,7 +427,7 @@ mod tests {
             "{ half",
         )
         .unwrap();
-        assert_eq!(store.load("fresh").unwrap().unwrap().turns, 1);
+        assert_eq!(store.load_locked("fresh").unwrap().unwrap().turns, 1);
         assert!(!tmp.exists() && dir.path().join("fresh/session.json").is_file());
         assert_eq!(store.name_for_new("fresh"), "fresh-2");
     }
@@ -419,16 +449,22 @@ mod tests {
         newer.updated += 1;
         std::fs::write(tmp(999_999_999), serde_json::to_string(&newer).unwrap()).unwrap();
         std::fs::write(tmp(999_999_998), "{ half").unwrap();
+        // Read without the lock: the newest save, and nothing in the folder changed.
         assert_eq!(store.load("work").unwrap().unwrap().turns, 2);
+        assert!(tmp(999_999_999).exists() && tmp(999_999_998).exists());
+        assert_eq!(store.list().len(), 1);
+        // By the lock's holder: put in place, the leftovers removed.
+        assert_eq!(store.load_locked("work").unwrap().unwrap().turns, 2);
         assert!(!tmp(999_999_999).exists() && !tmp(999_999_998).exists());
+        assert_eq!(store.load("work").unwrap().unwrap().turns, 2);
         // An older leftover loses to the saved file, and is removed.
         std::fs::write(tmp(999_999_997), serde_json::to_string(&s).unwrap()).unwrap();
-        assert_eq!(store.load("work").unwrap().unwrap().turns, 2);
+        assert_eq!(store.load_locked("work").unwrap().unwrap().turns, 2);
         assert!(!tmp(999_999_997).exists());
         // A broken saved file is an error, and its folder is left as it is.
         std::fs::write(dir.path().join("work/session.json"), "{ not json").unwrap();
         std::fs::write(tmp(999_999_996), serde_json::to_string(&newer).unwrap()).unwrap();
-        assert!(store.load("work").is_err());
+        assert!(store.load_locked("work").is_err());
         assert!(tmp(999_999_996).exists());
     }
 

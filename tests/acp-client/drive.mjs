@@ -6,8 +6,9 @@
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
 // sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
-// {op:"close", session}, {op:"setMode", session, mode}, {op:"waitGone", pidFile} (every pid
-// the file lists has exited),
+// {op:"close", session}, {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
+// backend), {op:"waitGone", pidFile} (every pid the file lists has exited), {op:"alive",
+// pidFile} (whether every one still runs),
 // {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
 // {op:"waitTerminalCall", method} (the agent called terminal/METHOD), {op:"waitFile", path}, {op:"cancel", session},
 // {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
@@ -221,6 +222,16 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
       case "close":
         results.push(await call("session/close", { sessionId: sessions[step.session] }));
         break;
+      case "setConfig":
+        results.push(await call("session/set_config_option", {
+          sessionId: sessions[step.session], configId: "backend", value: step.value,
+        }));
+        break;
+      case "alive": {
+        const pids = readFileSync(step.pidFile, "utf8").trim().split(/\s+/).map(Number);
+        results.push({ alive: pids.every((pid) => !gone(pid)), pids });
+        break;
+      }
       case "setMode":
         results.push(await call("session/set_mode", { sessionId: sessions[step.session], modeId: step.mode }));
         break;

@@ -2,22 +2,28 @@
 //! servers the editor gave it (processes), its session's lock and log, and a connection to its
 //! backend; an editor opens one per thread and may never close one (`session/close` is recent
 //! in ACP), so a day of work would pile them up until the descriptors or the memory run out.
-//! At most [`OPEN`] stay open: opening one more closes the idle session unused longest. Saved,
-//! it is reopened when the editor prompts it again, with the folder, MCP servers and approval
-//! mode it had, and goes on from its saved conversation; the editor sees no difference.
-//! Without saving (`--no-save`) there is nothing to reopen from, so nothing is closed.
+//! At most [`OPEN`] stay open: opening one more closes the idle session unused longest among
+//! those whose file holds everything (a turn saved, nothing since but what the closing keeps).
+//! It is opened again when the editor next sends it something, with the folder, MCP servers,
+//! approval mode, backend and model it had, on its saved conversation; what the editor sends
+//! while it opens waits for it. Sessions never prompted, or whose last save failed, stay
+//! open; without saving (`--no-save`) nothing is closed, as there is nothing to reopen from.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
-use agent_client_protocol::v1::schema::McpServer;
+use agent_client_protocol::v1::schema::{
+    CloseSessionResponse, McpServer, PromptRequest, PromptResponse,
+};
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::Error as RpcError;
 use tokio::task::JoinHandle;
 
-use agent_loop::settings::ApprovalMode;
+use super::session::{unknown, Handle, Job, Kept};
 
-use super::session::Handle;
-
-/// How many sessions stay open at once.
+/// How many sessions stay open at once (more while every other one is busy).
 pub const OPEN: usize = 16;
 
 /// How many closed sessions are remembered for reopening; past it, the oldest is forgotten
@@ -35,69 +41,246 @@ pub struct Open {
 pub struct Reopen {
     pub cwd: PathBuf,
     pub mcp: Vec<McpServer>,
-    /// Its closing, which ends with the approval mode it had; a reopening waits for it, so
-    /// the session's lock is free again.
-    pub closing: JoinHandle<Option<ApprovalMode>>,
+    /// Its closing, which ends with what it ran with; a reopening (or a load) waits for it,
+    /// so the session's lock is free again.
+    pub closing: JoinHandle<Option<Kept>>,
     since: u64,
+}
+
+/// What the client sent a session while it was being opened again, given to it once open.
+pub enum Deferred {
+    Prompt(PromptRequest, Responder<PromptResponse>),
+    Job(Job),
+    Cancel,
+    Close(Responder<CloseSessionResponse>),
+}
+
+enum Slot {
+    Open(Open),
+    Closed(Reopen),
+    Reopening(Vec<Deferred>),
+}
+
+/// Where a session is.
+pub enum Place {
+    Open,
+    Closed,
+    Reopening,
+    Unknown,
 }
 
 #[derive(Default)]
 pub struct Room {
-    pub open: HashMap<String, Open>,
-    closed: HashMap<String, Reopen>,
+    slots: HashMap<String, Slot>,
     /// Counts the client's messages: a session's `used` is the count at its last one.
     clock: u64,
 }
 
 impl Room {
+    pub fn place(&self, id: &str) -> Place {
+        match self.slots.get(id) {
+            Some(Slot::Open(_)) => Place::Open,
+            Some(Slot::Closed(_)) => Place::Closed,
+            Some(Slot::Reopening(_)) => Place::Reopening,
+            None => Place::Unknown,
+        }
+    }
+
+    /// The handle of session `id` if it is open.
+    pub fn handle(&self, id: &str) -> Option<&Handle> {
+        match self.slots.get(id) {
+            Some(Slot::Open(open)) => Some(&open.handle),
+            _ => None,
+        }
+    }
+
+    /// Whether `id` is open or being opened again.
+    pub fn is_open(&self, id: &str) -> bool {
+        matches!(self.place(id), Place::Open | Place::Reopening)
+    }
+
     /// The client sent session `id` something.
     pub fn touch(&mut self, id: &str) {
         self.clock += 1;
-        if let Some(open) = self.open.get(id) {
+        if let Some(Slot::Open(open)) = self.slots.get(id) {
             open.handle.used.set(self.clock);
         }
     }
 
-    /// Registers a session just opened. With `evict` (sessions are saved), when more than
-    /// [`OPEN`] are open the idle one unused longest is closed; its id is returned. When every
-    /// other session is running a prompt, none is: the room is over for a while.
-    pub fn insert(&mut self, id: String, open: Open, evict: bool) -> Option<String> {
+    /// Registers a session just opened; returns what was sent to it while it was being opened
+    /// again, and the id of the session closed to make room, if one was (only with `evict`:
+    /// sessions are saved).
+    pub fn insert(
+        &mut self,
+        id: String,
+        open: Open,
+        evict: bool,
+    ) -> (Vec<Deferred>, Option<String>) {
         self.clock += 1;
         open.handle.used.set(self.clock);
-        self.closed.remove(&id);
-        self.open.insert(id.clone(), open);
-        if !evict || self.open.len() <= OPEN {
-            return None;
+        let deferred = match self.slots.insert(id.clone(), Slot::Open(open)) {
+            Some(Slot::Reopening(deferred)) => deferred,
+            _ => Vec::new(),
+        };
+        let open_count = self
+            .slots
+            .values()
+            .filter(|s| matches!(s, Slot::Open(_)))
+            .count();
+        if !evict || open_count <= OPEN {
+            return (deferred, None);
         }
         let victim = self
-            .open
+            .slots
             .iter()
-            .filter(|(name, open)| **name != id && open.handle.idle())
-            .min_by_key(|(_, open)| open.handle.used.get())
-            .map(|(name, _)| name.clone())?;
-        let Open { handle, cwd, mcp } = self.open.remove(&victim)?;
+            .filter_map(|(name, slot)| match slot {
+                Slot::Open(open) if *name != id && open.handle.idle() && open.handle.kept() => {
+                    Some((name, open.handle.used.get()))
+                }
+                _ => None,
+            })
+            .min_by_key(|(_, used)| *used)
+            .map(|(name, _)| name.clone());
+        let Some(victim) = victim else {
+            return (deferred, None);
+        };
+        let Some(Slot::Open(Open { handle, cwd, mcp })) = self.slots.remove(&victim) else {
+            return (deferred, None);
+        };
         let closing = tokio::task::spawn_local(handle.close());
         let since = self.clock;
-        self.closed.insert(
-            victim.clone(),
-            Reopen {
-                cwd,
-                mcp,
-                closing,
-                since,
-            },
-        );
-        if self.closed.len() > REMEMBERED {
-            let oldest = self.closed.iter().min_by_key(|(_, r)| r.since);
-            if let Some(oldest) = oldest.map(|(name, _)| name.clone()) {
-                self.closed.remove(&oldest);
-            }
-        }
-        Some(victim)
+        let reopen = Reopen {
+            cwd,
+            mcp,
+            closing,
+            since,
+        };
+        self.slots.insert(victim.clone(), Slot::Closed(reopen));
+        self.forget_oldest();
+        (deferred, Some(victim))
     }
 
-    /// What reopens session `id`, if it was closed to make room (taken: one reopening).
-    pub fn take_closed(&mut self, id: &str) -> Option<Reopen> {
-        self.closed.remove(id)
+    fn forget_oldest(&mut self) {
+        let closed = || {
+            self.slots.iter().filter_map(|(name, slot)| match slot {
+                Slot::Closed(reopen) => Some((name, reopen.since)),
+                _ => None,
+            })
+        };
+        if closed().count() > REMEMBERED {
+            let oldest = closed().min_by_key(|(_, since)| *since);
+            if let Some(oldest) = oldest.map(|(name, _)| name.clone()) {
+                self.slots.remove(&oldest);
+            }
+        }
     }
+
+    /// Takes what reopens session `id` if it was closed to make room; it is then being
+    /// opened again, and what is sent to it waits ([`Room::defer`]).
+    pub fn start_reopen(&mut self, id: &str) -> Option<Reopen> {
+        let reopen = self.take(id, |slot| match slot {
+            Slot::Closed(reopen) => Ok(reopen),
+            other => Err(other),
+        })?;
+        self.slots
+            .insert(id.to_string(), Slot::Reopening(Vec::new()));
+        Some(reopen)
+    }
+
+    /// Keeps `message` for session `id` until it is open again; gives it back when `id` is
+    /// not being opened again.
+    pub fn defer(&mut self, id: &str, message: Deferred) -> Option<Deferred> {
+        match self.slots.get_mut(id) {
+            Some(Slot::Reopening(deferred)) => {
+                deferred.push(message);
+                None
+            }
+            _ => Some(message),
+        }
+    }
+
+    /// A reopening that failed: the session is gone; returns what was sent to it.
+    pub fn fail_reopen(&mut self, id: &str) -> Vec<Deferred> {
+        self.take(id, |slot| match slot {
+            Slot::Reopening(deferred) => Ok(deferred),
+            other => Err(other),
+        })
+        .unwrap_or_default()
+    }
+
+    /// Takes session `id` out if it is open.
+    pub fn remove_open(&mut self, id: &str) -> Option<Open> {
+        self.take(id, |slot| match slot {
+            Slot::Open(open) => Ok(open),
+            other => Err(other),
+        })
+    }
+
+    /// Takes what reopens session `id` if it was closed to make room: it is then forgotten.
+    pub fn take_closed(&mut self, id: &str) -> Option<Reopen> {
+        self.take(id, |slot| match slot {
+            Slot::Closed(reopen) => Ok(reopen),
+            other => Err(other),
+        })
+    }
+
+    /// Takes the slot of `id` out as `pick` makes it, or leaves it where `pick` gives it back.
+    fn take<T>(&mut self, id: &str, pick: impl FnOnce(Slot) -> Result<T, Slot>) -> Option<T> {
+        let slot = self.slots.remove(id)?;
+        match pick(slot) {
+            Ok(taken) => Some(taken),
+            Err(slot) => {
+                self.slots.insert(id.to_string(), slot);
+                None
+            }
+        }
+    }
+
+    /// Every open session, taken out (the agent is ending).
+    pub fn drain_open(&mut self) -> Vec<Open> {
+        let ids: Vec<String> = self.slots.keys().cloned().collect();
+        ids.iter().filter_map(|id| self.remove_open(id)).collect()
+    }
+}
+
+/// Hands an open session's handle `message` (a close is the caller's).
+pub fn give(handle: &Handle, message: Deferred) {
+    match message {
+        Deferred::Prompt(request, responder) => handle.prompt(request, responder),
+        Deferred::Job(job) => handle.queue(job),
+        Deferred::Cancel => handle.cancel(),
+        Deferred::Close(responder) => {
+            let _ = responder.respond_with_error(RpcError::internal_error());
+        }
+    }
+}
+
+/// Gives session `id`, just opened again, a message sent while it opened.
+pub async fn deliver(sessions: &Rc<RefCell<Room>>, id: &str, message: Deferred) {
+    match message {
+        Deferred::Close(responder) => {
+            let open = sessions.borrow_mut().remove_open(id);
+            if let Some(open) = open {
+                open.handle.close().await;
+            }
+            let _ = responder.respond(CloseSessionResponse::new());
+        }
+        message => match sessions.borrow().handle(id) {
+            Some(handle) => give(handle, message),
+            None => refuse(message, &unknown(id)),
+        },
+    }
+}
+
+/// Answers `message` with `error` (a cancel needs no answer).
+pub fn refuse(message: Deferred, error: &RpcError) {
+    let _ = match message {
+        Deferred::Prompt(_, responder) | Deferred::Job(Job::Prompt(_, responder)) => {
+            responder.respond_with_error(error.clone())
+        }
+        Deferred::Job(Job::SetMode(_, responder)) => responder.respond_with_error(error.clone()),
+        Deferred::Job(Job::SetConfig(_, responder)) => responder.respond_with_error(error.clone()),
+        Deferred::Close(responder) => responder.respond_with_error(error.clone()),
+        Deferred::Cancel => Ok(()),
+    };
 }

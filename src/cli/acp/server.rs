@@ -28,11 +28,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
 use agent_loop::editor::{Credentials, ServerDef, Transport};
-use agent_loop::settings::ApprovalMode;
 use agent_loop::Error;
 
-use super::room::{Open, Room};
-use super::session::{config_options, invalid, modes, Handle, Job};
+use super::room::{deliver, give, refuse, Deferred, Open, Place, Reopen, Room};
+use super::session::{config_options, invalid, modes, restore, unknown, Handle, Job, Kept};
 use super::updates::Notifier;
 
 /// A message from the client, with what answers it.
@@ -129,9 +128,7 @@ impl Server {
         for opening in std::mem::take(&mut self.opening) {
             let _ = opening.await;
         }
-        let sessions: Vec<Open> = (self.sessions.borrow_mut().open.drain())
-            .map(|(_, open)| open)
-            .collect();
+        let sessions: Vec<Open> = self.sessions.borrow_mut().drain_open();
         for session in sessions {
             session.handle.close().await;
         }
@@ -158,7 +155,8 @@ impl Server {
                     cwd: request.cwd,
                     mcp: request.mcp_servers,
                     unsaved_id: id,
-                    mode: None,
+                    reopening: false,
+                    kept: None,
                 };
                 let open = self.open(opening, false);
                 self.spawn(async move {
@@ -171,15 +169,21 @@ impl Server {
             }
             Incoming::LoadSession(request, responder) => {
                 let name = request.session_id.0.to_string();
+                // Closed to make room: loaded once its closing has let it go.
+                let closing = self.sessions.borrow_mut().take_closed(&name);
                 let opening = Opening {
                     choice: SessionChoice::Named(name.clone()),
                     cwd: request.cwd,
                     mcp: request.mcp_servers,
                     unsaved_id: name,
-                    mode: None,
+                    reopening: false,
+                    kept: None,
                 };
                 let open = self.open(opening, true);
                 self.spawn(async move {
+                    if let Some(reopen) = closing {
+                        let _ = reopen.closing.await;
+                    }
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         LoadSessionResponse::new()
                             .modes(opened.modes)
@@ -189,59 +193,24 @@ impl Server {
             }
             Incoming::Prompt(request, responder) => {
                 let id = request.session_id.0.to_string();
-                self.sessions.borrow_mut().touch(&id);
-                if let Some(open) = self.sessions.borrow().open.get(&id) {
-                    open.handle.prompt(request, responder);
-                    return;
-                }
-                self.reopen_for(id, request, responder);
+                self.send_to(&id, Deferred::Prompt(request, responder));
             }
             Incoming::SetMode(request, responder) => {
-                let id = &*request.session_id.0;
-                self.sessions.borrow_mut().touch(id);
-                match self.sessions.borrow().open.get(id) {
-                    Some(s) => s
-                        .handle
-                        .queue(Job::SetMode(request.mode_id.0.to_string(), responder)),
-                    None => {
-                        let _ = responder.respond_with_error(unknown(id));
-                    }
-                }
+                let id = request.session_id.0.to_string();
+                let job = Job::SetMode(request.mode_id.0.to_string(), responder);
+                self.send_to(&id, Deferred::Job(job));
             }
             Incoming::SetConfig(request, responder) => {
                 let id = request.session_id.0.to_string();
-                self.sessions.borrow_mut().touch(&id);
-                match self.sessions.borrow().open.get(&id) {
-                    Some(s) => s.handle.queue(Job::SetConfig(request, responder)),
-                    None => {
-                        let _ = responder.respond_with_error(unknown(&id));
-                    }
-                }
-            }
-            Incoming::Close(request, responder) => {
-                let id = &*request.session_id.0;
-                let mut room = self.sessions.borrow_mut();
-                let open = room.open.remove(id);
-                let closed = room.take_closed(id);
-                drop(room);
-                match (open, closed) {
-                    (Some(open), _) => self.spawn(async move {
-                        open.handle.close().await;
-                        let _ = responder.respond(CloseSessionResponse::new());
-                    }),
-                    // Closed already to make room: now it is not to be reopened either.
-                    (None, Some(_)) => {
-                        let _ = responder.respond(CloseSessionResponse::new());
-                    }
-                    (None, None) => {
-                        let _ = responder.respond_with_error(unknown(id));
-                    }
-                }
+                self.send_to(&id, Deferred::Job(Job::SetConfig(request, responder)));
             }
             Incoming::Cancel(cancel) => {
-                if let Some(session) = self.sessions.borrow().open.get(&*cancel.session_id.0) {
-                    session.handle.cancel();
-                }
+                let id = cancel.session_id.0.to_string();
+                self.send_to(&id, Deferred::Cancel);
+            }
+            Incoming::Close(request, responder) => {
+                let id = request.session_id.0.to_string();
+                self.send_to(&id, Deferred::Close(responder));
             }
         }
     }
@@ -252,38 +221,89 @@ impl Server {
         self.opening.push(tokio::task::spawn_local(task));
     }
 
-    /// A prompt to a session that is not open: one closed to make room is opened again (once
-    /// its closing is over) and then given the prompt; any other is unknown.
-    fn reopen_for(
-        &mut self,
-        id: String,
-        request: PromptRequest,
-        responder: Responder<<PromptRequest as JsonRpcRequest>::Response>,
-    ) {
-        let Some(reopen) = self.sessions.borrow_mut().take_closed(&id) else {
-            let _ = responder.respond_with_error(unknown(&id));
-            return;
-        };
+    /// Gives `message` to session `id`: at once if it is open, once it is if it is being
+    /// opened again. One closed to make room is opened again for it, but for a cancel (there
+    /// is nothing to cancel) and a close (then it is forgotten, once its closing is over).
+    fn send_to(&mut self, id: &str, message: Deferred) {
+        let mut room = self.sessions.borrow_mut();
+        room.touch(id);
+        match (room.place(id), message) {
+            (Place::Open, Deferred::Close(responder)) => {
+                let open = room.remove_open(id);
+                drop(room);
+                self.spawn(async move {
+                    if let Some(open) = open {
+                        open.handle.close().await;
+                    }
+                    let _ = responder.respond(CloseSessionResponse::new());
+                });
+            }
+            (Place::Open, message) => match room.handle(id) {
+                Some(handle) => give(handle, message),
+                None => refuse(message, &unknown(id)),
+            },
+            (Place::Reopening, message) => {
+                if let Some(message) = room.defer(id, message) {
+                    refuse(message, &unknown(id));
+                }
+            }
+            (Place::Closed, Deferred::Cancel) => {}
+            (Place::Closed, Deferred::Close(responder)) => {
+                let reopen = room.take_closed(id);
+                drop(room);
+                self.spawn(async move {
+                    if let Some(reopen) = reopen {
+                        let _ = reopen.closing.await;
+                    }
+                    let _ = responder.respond(CloseSessionResponse::new());
+                });
+            }
+            (Place::Closed, message) => {
+                let reopen = room.start_reopen(id);
+                let refused = room.defer(id, message);
+                drop(room);
+                match (reopen, refused) {
+                    (_, Some(message)) => refuse(message, &unknown(id)),
+                    (Some(reopen), None) => self.reopen(id.to_string(), reopen),
+                    (None, None) => {}
+                }
+            }
+            (Place::Unknown, message) => refuse(message, &unknown(id)),
+        }
+    }
+
+    /// Opens session `id` again, once its closing is over, and gives it what was sent to it
+    /// meanwhile; if it cannot be opened, each of those is answered with why.
+    fn reopen(&mut self, id: String, reopen: Reopen) {
         let sessions = self.sessions.clone();
-        let this = self.opener();
+        let opener = self.opener();
         self.spawn(async move {
-            let mode = reopen.closing.await.ok().flatten();
+            let kept = reopen.closing.await.ok().flatten();
             let opening = Opening {
                 choice: SessionChoice::Named(id.clone()),
                 cwd: reopen.cwd,
                 mcp: reopen.mcp,
                 unsaved_id: id.clone(),
-                mode,
+                reopening: true,
+                kept,
             };
-            match this.open(opening, false).await {
-                Ok(_) => match sessions.borrow().open.get(&id) {
-                    Some(open) => open.handle.prompt(request, responder),
-                    None => {
-                        let _ = responder.respond_with_error(unknown(&id));
+            match opener.open(opening, false).await {
+                Ok(opened) => {
+                    for message in opened.deferred {
+                        deliver(&sessions, &id, message).await;
                     }
-                },
+                }
                 Err(e) => {
-                    let _ = responder.respond_with_error(e);
+                    let deferred = sessions.borrow_mut().fail_reopen(&id);
+                    for message in deferred {
+                        match message {
+                            // Nothing is open any more: closed, as asked.
+                            Deferred::Close(responder) => {
+                                let _ = responder.respond(CloseSessionResponse::new());
+                            }
+                            message => refuse(message, &e),
+                        }
+                    }
                 }
             }
         });
@@ -356,7 +376,8 @@ impl Opener {
             cwd,
             mcp,
             unsaved_id,
-            mode,
+            reopening,
+            kept,
         } = opening;
         if !cwd.is_absolute() || !cwd.is_dir() {
             return Err(invalid(Error::config(format!(
@@ -365,7 +386,7 @@ impl Opener {
             ))));
         }
         if let SessionChoice::Named(name) = &choice {
-            if sessions.borrow().open.contains_key(name) {
+            if !reopening && sessions.borrow().is_open(name) {
                 return Err(invalid(Error::config(format!(
                     "session {name} is open already in this agent"
                 ))));
@@ -388,8 +409,8 @@ impl Opener {
                     None => invalid(e),
                 }
             })?;
-        if let Some(mode) = mode {
-            chat.set_approval(mode);
+        if let Some(kept) = kept {
+            restore(&mut chat, kept);
         }
         for server in &mcp {
             chat.add_mcp_server(mcp_def(server.clone())?);
@@ -414,24 +435,26 @@ impl Opener {
             super::content::replay(chat.messages(), &notifier, &tools);
         }
         notifier.send(super::commands::advertised());
-        let opened = Opened {
+        let mut opened = Opened {
             id: id.clone(),
             modes: modes(&chat),
             options: config_options(&chat),
+            deferred: Vec::new(),
         };
         let open = Open {
             handle: Handle::start(chat, notifier, cwd.clone()),
             cwd,
             mcp,
         };
-        let closed = sessions.borrow_mut().insert(id, open, shared.options.save);
+        let (deferred, closed) = sessions.borrow_mut().insert(id, open, shared.options.save);
         if let Some(closed) = closed {
             eprintln!(
                 "agent-loop acp: session {closed} closed to make room ({} open at most); \
-                 it is opened again when prompted",
+                 it is opened again when the editor sends it something",
                 super::room::OPEN
             );
         }
+        opened.deferred = deferred;
         Ok(opened)
     }
 }
@@ -441,6 +464,8 @@ struct Opened {
     id: String,
     modes: SessionModeState,
     options: Vec<SessionConfigOption>,
+    /// What was sent to a session opened again while it opened.
+    deferred: Vec<Deferred>,
 }
 
 struct Opening {
@@ -448,8 +473,10 @@ struct Opening {
     cwd: PathBuf,
     mcp: Vec<McpServer>,
     unsaved_id: String,
-    /// The approval mode of a session reopened (else the run's).
-    mode: Option<ApprovalMode>,
+    /// Opened again after it was closed to make room (it is in the room, being reopened).
+    reopening: bool,
+    /// What it ran with then, restored over what the run's flags give.
+    kept: Option<Kept>,
 }
 
 /// The variable that should hold the key of the backend sessions start on, when it is empty.
@@ -458,13 +485,6 @@ pub fn missing_key(settings: &RunSettings, options: &ChatOptions) -> Option<Stri
     let setting = settings.backend.as_ref().map(|s| s.value.clone());
     let name = Chat::backend_to_run(&config, setting)?;
     Chat::missing_key(&config, &name)
-}
-
-fn unknown(id: &str) -> RpcError {
-    RpcError::new(
-        ErrorCode::INVALID_PARAMS,
-        format!("no session `{id}` in this agent: open it with session/new or session/load first"),
-    )
 }
 
 /// An MCP server the client gave, as agent-loop's definition of it.

@@ -44,12 +44,22 @@ pub struct Handle {
     /// A prompt is queued or running.
     busy: Rc<Cell<bool>>,
     /// When the client last sent the session something (the server's count of messages):
-    /// the session unused longest is the one closed to make room ([`super::server`]).
+    /// the session unused longest is the one closed to make room ([`super::room`]).
     pub used: Cell<u64>,
+    /// The session's file holds it: a turn was saved, and the last save did not fail.
+    kept: Rc<Cell<bool>>,
     /// Ends the running turn.
     canceller: Canceller,
-    /// The worker; it ends with the approval mode the session had, which a reopening keeps.
-    task: JoinHandle<ApprovalMode>,
+    /// The worker; it ends with what the session ran with, which a reopening restores.
+    task: JoinHandle<Kept>,
+}
+
+/// What a session ran with that its file does not decide when it is opened again (the run's
+/// flags would): its approval mode, backend and model.
+pub struct Kept {
+    pub mode: ApprovalMode,
+    pub backend: String,
+    pub model: Option<String>,
 }
 
 impl Handle {
@@ -57,18 +67,21 @@ impl Handle {
     pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
         let (jobs, queue) = mpsc::unbounded_channel();
         let busy = Rc::new(Cell::new(false));
+        let kept = Rc::new(Cell::new(chat.session().turns > 0));
         let canceller = chat.canceller();
         let worker = Worker {
             chat,
             notifier,
             cwd,
             busy: busy.clone(),
+            kept: kept.clone(),
         };
         let task = tokio::task::spawn_local(worker.run(queue));
         Handle {
             jobs,
             busy,
             used: Cell::new(0),
+            kept,
             canceller,
             task,
         }
@@ -104,10 +117,15 @@ impl Handle {
         !self.busy.get()
     }
 
+    /// Whether the session's file holds it, so that it can be closed and opened again.
+    pub fn kept(&self) -> bool {
+        self.kept.get()
+    }
+
     /// Cancels the running turn and waits for the worker to shut the chat down (its MCP
-    /// servers stopped, its session saved, its lock and log let go); returns the approval
-    /// mode it had.
-    pub async fn close(self) -> Option<ApprovalMode> {
+    /// servers stopped, its lock and log let go); returns what it ran with (`None` if the
+    /// worker panicked).
+    pub async fn close(self) -> Option<Kept> {
         self.cancel();
         drop(self.jobs);
         self.task.await.ok()
@@ -119,14 +137,19 @@ struct Worker {
     notifier: Notifier,
     cwd: PathBuf,
     busy: Rc<Cell<bool>>,
+    kept: Rc<Cell<bool>>,
 }
 
 impl Worker {
-    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Job>) -> ApprovalMode {
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Job>) -> Kept {
         while let Some(job) = queue.recv().await {
             match job {
                 Job::Prompt(request, responder) => {
                     let result = self.prompt(&request).await;
+                    // A turn that ended well was saved; after one that failed, a save says
+                    // whether the file holds the session (a full disk: it does not).
+                    let saved = result.is_ok() || self.chat.save().is_ok();
+                    self.kept.set(saved && self.chat.session().turns > 0);
                     self.busy.set(false);
                     let _ = responder.respond_with_result(result);
                 }
@@ -142,9 +165,14 @@ impl Worker {
                 }
             }
         }
-        let mode = self.chat.approval();
+        let status = self.chat.status();
+        let kept = Kept {
+            mode: self.chat.approval(),
+            backend: status.backend,
+            model: status.model,
+        };
         self.chat.shutdown().await;
-        mode
+        kept
     }
 
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
@@ -290,10 +318,37 @@ pub fn modes(chat: &Chat) -> SessionModeState {
     SessionModeState::new(current, modes.collect())
 }
 
+/// The answer to a message for a session this agent does not have open.
+pub fn unknown(id: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("no session `{id}` in this agent: open it with session/new or session/load first"),
+    )
+}
+
 pub fn invalid(e: Error) -> RpcError {
     RpcError::new(ErrorCode::INVALID_PARAMS, e.message)
 }
 
 pub fn internal(e: Error) -> RpcError {
     RpcError::new(ErrorCode::INTERNAL_ERROR, e.message)
+}
+
+/// Puts back what a session ran with before it was closed to make room, where the run's
+/// flags chose otherwise: its approval mode, backend and model.
+pub fn restore(chat: &mut Chat, kept: Kept) {
+    chat.set_approval(kept.mode);
+    if chat.status().backend != kept.backend {
+        if let Err(e) = chat.switch_backend(&kept.backend) {
+            eprintln!("agent-loop acp: session {}: {e}", chat.session().name);
+        }
+    }
+    if let Some(model) = kept
+        .model
+        .filter(|m| chat.status().model.as_ref() != Some(m))
+    {
+        if let Err(e) = chat.set_model(&model) {
+            eprintln!("agent-loop acp: session {}: {e}", chat.session().name);
+        }
+    }
 }

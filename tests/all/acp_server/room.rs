@@ -61,33 +61,51 @@ fn a_closed_session_stops_its_servers_and_lets_its_session_go() {
     assert!(text_of(&seen, loaded).contains("remember this"));
 }
 
+/// The saved session file of the session opened at `index`.
+fn saved(ws: &Workspace, seen: &super::Seen, index: usize) -> Value {
+    let name = seen.all["sessions"][index].as_str().unwrap();
+    let file = ws.path(&format!("data/agent-loop/sessions/{name}/session.json"));
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+/// `count` more sessions, never prompted (so none of them can be closed to make room).
+fn more_sessions(ws: &Workspace, steps: &mut Vec<Value>, count: usize) {
+    for _ in 0..count {
+        steps.push(json!({"op": "new", "cwd": ws.work()}));
+    }
+}
+
 #[test]
 fn past_the_cap_the_session_unused_longest_closes_and_reopens_when_prompted() {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
     // The reopened session's turn runs bash: in the mode it was given, without asking.
-    ws.reply(2, super::call("bash", json!({"command": "touch made.txt"})));
-    let pids = ws.path("pids");
+    ws.reply(4, super::call("bash", json!({"command": "touch made.txt"})));
+    let (pids0, pids1) = (ws.path("pids0"), ws.path("pids1"));
     let mut steps = vec![
         json!({"op": "initialize"}),
-        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids)}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids0)}),
         json!({"op": "prompt", "session": 0, "text": "the first words"}),
-        json!({"op": "setMode", "session": 0, "mode": "never"}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids1)}),
+        json!({"op": "prompt", "session": 1, "text": "the first words of 1"}),
+        json!({"op": "setMode", "session": 1, "mode": "never"}),
+        // Session 0 used again: 1 is now the one unused longest.
+        json!({"op": "prompt", "session": 0, "text": "more for 0"}),
     ];
-    // Sixteen more: one past the cap, so session 0, unused longest, is closed.
-    for _ in 0..16 {
-        steps.push(json!({"op": "new", "cwd": ws.work()}));
-    }
-    steps.push(json!({"op": "waitGone", "pidFile": pids}));
-    steps.push(json!({"op": "prompt", "session": 0, "text": "the second words"}));
+    // Fifteen more: one past the cap, so session 1 is closed.
+    more_sessions(&ws, &mut steps, 15);
+    steps.push(json!({"op": "waitGone", "pidFile": pids1}));
+    steps.push(json!({"op": "alive", "pidFile": pids0}));
+    steps.push(json!({"op": "prompt", "session": 1, "text": "the second words"}));
     let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
-    let gone = seen.result(20)["pids"].clone();
-    let answer = seen.result(21);
+    let gone = seen.result(22)["pids"].clone();
+    assert_eq!(seen.result(23)["alive"], true, "{}", seen.result(23));
+    let answer = seen.result(24);
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(ws.work().join("made.txt").exists());
     assert_eq!(seen.all["permissions"], json!([]));
     // Reopened with the MCP server it was opened with: a new one runs.
-    let again: Vec<i64> = std::fs::read_to_string(&pids)
+    let again: Vec<i64> = std::fs::read_to_string(&pids1)
         .unwrap()
         .split_whitespace()
         .map(|pid| pid.parse().unwrap())
@@ -95,13 +113,70 @@ fn past_the_cap_the_session_unused_longest_closes_and_reopens_when_prompted() {
     assert!(gone.as_array().is_some_and(|g| g.len() == 2), "{gone}");
     assert_ne!(json!(again), gone);
     // And with its conversation: the session file holds both turns.
-    let name = seen.all["sessions"][0].as_str().unwrap();
-    let file = ws.path(&format!("data/agent-loop/sessions/{name}/session.json"));
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let saved = saved(&ws, &seen, 1);
     assert_eq!(saved["turns"], 2, "{saved}");
     let messages = saved["conversation"].to_string();
     assert!(
-        messages.contains("the first words") && messages.contains("the second words"),
+        messages.contains("the first words of 1") && messages.contains("the second words"),
         "{messages}"
     );
+}
+
+#[test]
+fn what_comes_while_a_session_reopens_waits_for_it_and_its_backend_is_kept() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let pids = ws.path("pids");
+    let mut steps = vec![
+        json!({"op": "initialize"}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids)}),
+        json!({"op": "prompt", "session": 0, "text": "first"}),
+        json!({"op": "setConfig", "session": 0, "value": "demo"}),
+    ];
+    more_sessions(&ws, &mut steps, 16);
+    steps.extend([
+        json!({"op": "waitGone", "pidFile": pids}),
+        // The prompt starts the reopening (its MCP server takes a while to start); a second
+        // prompt and the mode come meanwhile, and wait for it, in their order.
+        json!({"op": "prompt", "session": 0, "text": "what can you do", "wait": false}),
+        json!({"op": "prompt", "session": 0, "text": "at once"}),
+        json!({"op": "setMode", "session": 0, "mode": "never"}),
+        json!({"op": "await", "session": 0}),
+        json!({"op": "close", "session": 0}),
+        json!({"op": "prompt", "session": 0, "text": "after the close"}),
+    ]);
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    // One prompt at a time: the second one came while the first ran (or waited to).
+    let second = seen.result(22)["error"]["message"].to_string();
+    assert!(second.contains("already running"), "{second}");
+    assert_eq!(seen.result(23)["result"], json!({}), "{}", seen.result(23));
+    let first = seen.result(24);
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    assert_eq!(seen.result(25)["result"], json!({}), "{}", seen.result(25));
+    let after = seen.result(26)["error"]["message"].to_string();
+    assert!(after.contains("no session"), "{after}");
+    // The reopened turn ran on the backend chosen before the closing, not the run's flag.
+    assert_eq!(ws.runs(), 1);
+    let saved = saved(&ws, &seen, 0);
+    assert_eq!(
+        (saved["backend"].as_str(), &saved["turns"]),
+        (Some("demo"), &json!(2))
+    );
+}
+
+#[test]
+fn a_session_never_prompted_is_not_closed_to_make_room() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let mut steps = vec![
+        json!({"op": "initialize"}),
+        json!({"op": "new", "cwd": ws.work()}),
+    ];
+    // Seventeen open, none with a saved turn: closing one would lose it, so none is.
+    more_sessions(&ws, &mut steps, 16);
+    steps.push(json!({"op": "prompt", "session": 0, "text": "still here?"}));
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    let answer = seen.result(18);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(saved(&ws, &seen, 0)["turns"], 1);
 }

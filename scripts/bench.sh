@@ -205,6 +205,10 @@ body='{"model":"bench","messages":[{"role":"user","content":"what is the answer?
 read -r curl_ms http_ms < <(paired_ms "curl -s -o /dev/null -H 'Content-Type: application/json' -d '$body' http://127.0.0.1:$port/v1/chat/completions" \
   "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
 http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local --tools read 'what is the answer?'")
+# An editor's day against `agent-loop acp`: 1,000 sessions opened and prompted in one process,
+# on the same server; memory and descriptors after 16 and at the end should match.
+read -r acp16_mib acp16_fds acp1k_mib acp1k_fds < <(python3 benches/whole/acp_sessions.py \
+  "$bin" "$work/backends.toml" local 1000)
 
 # A real CLI turn: Claude Code (`claude -p`) against the scripted mock provider of the fixture
 # recordings, run alone and through agent-loop's `claude` preset, paired: 120 runs of each
@@ -254,6 +258,7 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   echo "| loading a config of 40k, 200k backends (time, peak memory) | ${load40k}; ${load200k} | linear |"
   echo "| CLI turn peak memory | ${cli_mib} MiB | |"
   echo "| HTTP turn against 127.0.0.1, against curl | ${http_ms} ms against ${curl_ms} ms, ${http_mib} MiB | |"
+  echo "| \`agent-loop acp\` after 16 and after 1,000 sessions opened and prompted: resident memory, descriptors | ${acp16_mib} MiB, ${acp16_fds}; ${acp1k_mib} MiB, ${acp1k_fds} | the same |"
   echo "| read_url's HTML to Markdown, a dense 1 MB article (CPU time), peak memory added | ${web_dense} | ≥ 20 MB/s |"
   [ -n "$web_real" ] && echo "| the same for a real 1.2 MB page (Rust's \`u8\` docs) | ${web_real} | ≥ 20 MB/s |"
   echo "| release binary | ${size_mib} MiB (${size_bytes} bytes) | ≤ 16 MiB (16,777,216 bytes) |"

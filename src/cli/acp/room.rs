@@ -2,12 +2,13 @@
 //! servers the editor gave it (processes), its session's lock and log, and a connection to its
 //! backend; an editor opens one per thread and may never close one (`session/close` is recent
 //! in ACP), so a day of work would pile them up until the descriptors or the memory run out.
-//! At most [`OPEN`] stay open: opening one more closes the idle session unused longest among
-//! those whose file holds everything (a turn saved, nothing since but what the closing keeps).
-//! It is opened again when the editor next sends it something, with the folder, MCP servers,
-//! approval mode, backend and model it had, on its saved conversation; what the editor sends
-//! while it opens waits for it. Sessions never prompted, or whose last save failed, stay
-//! open; without saving (`--no-save`) nothing is closed, as there is nothing to reopen from.
+//! When more than [`OPEN`] are open, opening one more closes the idle session unused longest
+//! among those whose file holds them (a turn saved, the last save not failed); what the file
+//! does not hold (the session it is on after `/clear`, the approval mode, backend and model)
+//! the closing returns. It is opened again, under the editor's id, when the editor next sends
+//! it something; what comes meanwhile waits for it, in order. Sessions never prompted, busy,
+//! or whose save failed stay open (closing them would lose them, or free their name for
+//! another); without saving (`--no-save`) nothing is closed, as there is nothing to reopen.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -41,10 +42,25 @@ pub struct Open {
 pub struct Reopen {
     pub cwd: PathBuf,
     pub mcp: Vec<McpServer>,
-    /// Its closing, which ends with what it ran with; a reopening (or a load) waits for it,
-    /// so the session's lock is free again.
-    pub closing: JoinHandle<Option<Kept>>,
+    /// Its closing; a reopening (or a load) waits for it, so the session's lock is free.
+    pub closing: Closing,
     since: u64,
+}
+
+/// The closing of a session to make room: running, or over with what the session ran with.
+pub enum Closing {
+    Running(JoinHandle<Option<Kept>>),
+    Over(Option<Kept>),
+}
+
+impl Closing {
+    /// What the session ran with, once its closing is over (`None` if its worker panicked).
+    pub async fn over(self) -> Option<Kept> {
+        match self {
+            Closing::Running(task) => task.await.ok().flatten(),
+            Closing::Over(kept) => kept,
+        }
+    }
 }
 
 /// What the client sent a session while it was being opened again, given to it once open.
@@ -55,9 +71,10 @@ pub enum Deferred {
     Close(Responder<CloseSessionResponse>),
 }
 
+/// Boxed: a slot is moved in and out of the map as it changes.
 enum Slot {
-    Open(Open),
-    Closed(Reopen),
+    Open(Box<Open>),
+    Closed(Box<Reopen>),
     Reopening(Vec<Deferred>),
 }
 
@@ -118,7 +135,7 @@ impl Room {
     ) -> (Vec<Deferred>, Option<String>) {
         self.clock += 1;
         open.handle.used.set(self.clock);
-        let deferred = match self.slots.insert(id.clone(), Slot::Open(open)) {
+        let deferred = match self.slots.insert(id.clone(), Slot::Open(Box::new(open))) {
             Some(Slot::Reopening(deferred)) => deferred,
             _ => Vec::new(),
         };
@@ -144,10 +161,11 @@ impl Room {
         let Some(victim) = victim else {
             return (deferred, None);
         };
-        let Some(Slot::Open(Open { handle, cwd, mcp })) = self.slots.remove(&victim) else {
+        let Some(Slot::Open(open)) = self.slots.remove(&victim) else {
             return (deferred, None);
         };
-        let closing = tokio::task::spawn_local(handle.close());
+        let Open { handle, cwd, mcp } = *open;
+        let closing = Closing::Running(tokio::task::spawn_local(handle.close()));
         let since = self.clock;
         let reopen = Reopen {
             cwd,
@@ -155,7 +173,8 @@ impl Room {
             closing,
             since,
         };
-        self.slots.insert(victim.clone(), Slot::Closed(reopen));
+        self.slots
+            .insert(victim.clone(), Slot::Closed(Box::new(reopen)));
         self.forget_oldest();
         (deferred, Some(victim))
     }
@@ -184,7 +203,7 @@ impl Room {
         })?;
         self.slots
             .insert(id.to_string(), Slot::Reopening(Vec::new()));
-        Some(reopen)
+        Some(*reopen)
     }
 
     /// Keeps `message` for session `id` until it is open again; gives it back when `id` is
@@ -199,19 +218,34 @@ impl Room {
         }
     }
 
-    /// A reopening that failed: the session is gone; returns what was sent to it.
-    pub fn fail_reopen(&mut self, id: &str) -> Vec<Deferred> {
-        self.take(id, |slot| match slot {
-            Slot::Reopening(deferred) => Ok(deferred),
-            other => Err(other),
-        })
-        .unwrap_or_default()
+    /// A reopening that failed (another run holds the session, say): the session is closed
+    /// again, to be opened at the next message; returns what was sent to it meanwhile.
+    pub fn fail_reopen(
+        &mut self,
+        id: &str,
+        cwd: PathBuf,
+        mcp: Vec<McpServer>,
+        kept: Option<Kept>,
+    ) -> Vec<Deferred> {
+        let reopen = Reopen {
+            cwd,
+            mcp,
+            closing: Closing::Over(kept),
+            since: self.clock,
+        };
+        match self
+            .slots
+            .insert(id.to_string(), Slot::Closed(Box::new(reopen)))
+        {
+            Some(Slot::Reopening(deferred)) => deferred,
+            _ => Vec::new(),
+        }
     }
 
     /// Takes session `id` out if it is open.
     pub fn remove_open(&mut self, id: &str) -> Option<Open> {
         self.take(id, |slot| match slot {
-            Slot::Open(open) => Ok(open),
+            Slot::Open(open) => Ok(*open),
             other => Err(other),
         })
     }
@@ -219,7 +253,7 @@ impl Room {
     /// Takes what reopens session `id` if it was closed to make room: it is then forgotten.
     pub fn take_closed(&mut self, id: &str) -> Option<Reopen> {
         self.take(id, |slot| match slot {
-            Slot::Closed(reopen) => Ok(reopen),
+            Slot::Closed(reopen) => Ok(*reopen),
             other => Err(other),
         })
     }

@@ -169,26 +169,30 @@ impl Server {
             }
             Incoming::LoadSession(request, responder) => {
                 let name = request.session_id.0.to_string();
-                // Closed to make room: loaded once its closing has let it go.
-                let closing = self.sessions.borrow_mut().take_closed(&name);
-                let opening = Opening {
-                    choice: SessionChoice::Named(name.clone()),
-                    cwd: request.cwd,
-                    mcp: request.mcp_servers,
-                    unsaved_id: name,
-                    reopening: false,
-                    kept: None,
-                };
-                let open = self.open(opening, true);
+                // Closed to make room: loaded once its closing has let it go, with what it
+                // ran with.
+                let closed = self.sessions.borrow_mut().take_closed(&name);
+                let opener = self.opener();
                 self.spawn(async move {
-                    if let Some(reopen) = closing {
-                        let _ = reopen.closing.await;
-                    }
-                    let _ = responder.respond_with_result(open.await.map(|opened| {
-                        LoadSessionResponse::new()
-                            .modes(opened.modes)
-                            .config_options(opened.options)
-                    }));
+                    let kept = match closed {
+                        Some(reopen) => reopen.closing.over().await,
+                        None => None,
+                    };
+                    let opening = Opening {
+                        choice: SessionChoice::Named(name.clone()),
+                        cwd: request.cwd,
+                        mcp: request.mcp_servers,
+                        unsaved_id: name,
+                        reopening: false,
+                        kept,
+                    };
+                    let _ = responder.respond_with_result(opener.open(opening, true).await.map(
+                        |opened| {
+                            LoadSessionResponse::new()
+                                .modes(opened.modes)
+                                .config_options(opened.options)
+                        },
+                    ));
                 });
             }
             Incoming::Prompt(request, responder) => {
@@ -253,7 +257,7 @@ impl Server {
                 drop(room);
                 self.spawn(async move {
                     if let Some(reopen) = reopen {
-                        let _ = reopen.closing.await;
+                        reopen.closing.over().await;
                     }
                     let _ = responder.respond(CloseSessionResponse::new());
                 });
@@ -273,19 +277,23 @@ impl Server {
     }
 
     /// Opens session `id` again, once its closing is over, and gives it what was sent to it
-    /// meanwhile; if it cannot be opened, each of those is answered with why.
+    /// meanwhile; if it cannot be opened, each of those is answered with why, and it stays
+    /// closed, to be tried again at the next message.
     fn reopen(&mut self, id: String, reopen: Reopen) {
         let sessions = self.sessions.clone();
         let opener = self.opener();
         self.spawn(async move {
-            let kept = reopen.closing.await.ok().flatten();
+            let kept = reopen.closing.over().await;
             let opening = Opening {
-                choice: SessionChoice::Named(id.clone()),
-                cwd: reopen.cwd,
-                mcp: reopen.mcp,
+                // The session it was on (`/clear` starts another), under the editor's id.
+                choice: SessionChoice::Named(
+                    kept.as_ref().map_or(id.clone(), |k| k.session.clone()),
+                ),
+                cwd: reopen.cwd.clone(),
+                mcp: reopen.mcp.clone(),
                 unsaved_id: id.clone(),
                 reopening: true,
-                kept,
+                kept: kept.clone(),
             };
             match opener.open(opening, false).await {
                 Ok(opened) => {
@@ -294,11 +302,13 @@ impl Server {
                     }
                 }
                 Err(e) => {
-                    let deferred = sessions.borrow_mut().fail_reopen(&id);
+                    let deferred =
+                        (sessions.borrow_mut()).fail_reopen(&id, reopen.cwd, reopen.mcp, kept);
                     for message in deferred {
                         match message {
-                            // Nothing is open any more: closed, as asked.
+                            // Nothing is open: closed, as asked, and not to be reopened.
                             Deferred::Close(responder) => {
+                                sessions.borrow_mut().take_closed(&id);
                                 let _ = responder.respond(CloseSessionResponse::new());
                             }
                             message => refuse(message, &e),
@@ -418,7 +428,8 @@ impl Opener {
         for notice in chat.start_mcp().await {
             eprintln!("{notice}");
         }
-        let id = match shared.options.save {
+        // A session opened again keeps the editor's id, whatever session it is on now.
+        let id = match shared.options.save && !reopening {
             true => chat.session().name.clone(),
             false => unsaved_id,
         };

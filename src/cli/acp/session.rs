@@ -43,6 +43,9 @@ pub struct Handle {
     jobs: mpsc::UnboundedSender<Job>,
     /// A prompt is queued or running.
     busy: Rc<Cell<bool>>,
+    /// A cancel came for the prompt queued: it answers `cancelled` without running. (A turn
+    /// hears its canceller only once it runs; a cancel before would be lost.)
+    cancel_queued: Rc<Cell<bool>>,
     /// When the client last sent the session something (the server's count of messages):
     /// the session unused longest is the one closed to make room ([`super::room`]).
     pub used: Cell<u64>,
@@ -55,8 +58,11 @@ pub struct Handle {
 }
 
 /// What a session ran with that its file does not decide when it is opened again (the run's
-/// flags would): its approval mode, backend and model.
+/// flags would): the session it is on now (`/clear` starts another), its approval mode,
+/// backend and model.
+#[derive(Clone)]
 pub struct Kept {
+    pub session: String,
     pub mode: ApprovalMode,
     pub backend: String,
     pub model: Option<String>,
@@ -67,19 +73,22 @@ impl Handle {
     pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
         let (jobs, queue) = mpsc::unbounded_channel();
         let busy = Rc::new(Cell::new(false));
-        let kept = Rc::new(Cell::new(chat.session().turns > 0));
+        let kept = Rc::new(Cell::new(chat.is_kept()));
+        let cancel_queued = Rc::new(Cell::new(false));
         let canceller = chat.canceller();
         let worker = Worker {
             chat,
             notifier,
             cwd,
             busy: busy.clone(),
+            cancel_queued: cancel_queued.clone(),
             kept: kept.clone(),
         };
         let task = tokio::task::spawn_local(worker.run(queue));
         Handle {
             jobs,
             busy,
+            cancel_queued,
             used: Cell::new(0),
             kept,
             canceller,
@@ -107,8 +116,11 @@ impl Handle {
         let _ = self.jobs.send(job);
     }
 
-    /// Ends the running turn, if any.
+    /// Ends the running turn, or the prompt queued before it starts.
     pub fn cancel(&self) {
+        if self.busy.get() {
+            self.cancel_queued.set(true);
+        }
         self.canceller.cancel();
     }
 
@@ -137,6 +149,7 @@ struct Worker {
     notifier: Notifier,
     cwd: PathBuf,
     busy: Rc<Cell<bool>>,
+    cancel_queued: Rc<Cell<bool>>,
     kept: Rc<Cell<bool>>,
 }
 
@@ -145,11 +158,14 @@ impl Worker {
         while let Some(job) = queue.recv().await {
             match job {
                 Job::Prompt(request, responder) => {
-                    let result = self.prompt(&request).await;
-                    // A turn that ended well was saved; after one that failed, a save says
-                    // whether the file holds the session (a full disk: it does not).
-                    let saved = result.is_ok() || self.chat.save().is_ok();
-                    self.kept.set(saved && self.chat.session().turns > 0);
+                    // Checked and the turn started with no await between: a cancel either
+                    // comes before (and is seen here) or reaches the running turn.
+                    let result = match self.cancel_queued.replace(false) {
+                        true => Ok(PromptResponse::new(StopReason::Cancelled)),
+                        false => self.prompt(&request).await,
+                    };
+                    self.cancel_queued.set(false);
+                    self.kept.set(self.chat.is_kept());
                     self.busy.set(false);
                     let _ = responder.respond_with_result(result);
                 }
@@ -161,12 +177,14 @@ impl Worker {
                     let result = self
                         .set_config(&request)
                         .map(|()| SetSessionConfigOptionResponse::new(config_options(&self.chat)));
+                    self.kept.set(self.chat.is_kept());
                     let _ = responder.respond_with_result(result);
                 }
             }
         }
         let status = self.chat.status();
         let kept = Kept {
+            session: self.chat.session().name.clone(),
             mode: self.chat.approval(),
             backend: status.backend,
             model: status.model,

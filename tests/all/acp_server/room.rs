@@ -180,3 +180,51 @@ fn a_session_never_prompted_is_not_closed_to_make_room() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(saved(&ws, &seen, 0)["turns"], 1);
 }
+
+/// A session opened with the tiny MCP server (its pids to `pids`) and prompted once, then
+/// sixteen more: it is closed to make room (the steps wait for its server to exit).
+fn closed_session(ws: &Workspace, pids: &std::path::Path, turns: &[&str]) -> Vec<Value> {
+    let mut steps = vec![
+        json!({"op": "initialize"}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(pids)}),
+    ];
+    for text in turns {
+        steps.push(json!({"op": "prompt", "session": 0, "text": text}));
+    }
+    more_sessions(ws, &mut steps, 16);
+    steps.push(json!({"op": "waitGone", "pidFile": pids}));
+    steps
+}
+
+#[test]
+fn a_cancel_sent_while_a_session_reopens_cancels_its_prompt() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let mut steps = closed_session(&ws, &ws.path("pids"), &["first"]);
+    steps.extend([
+        json!({"op": "prompt", "session": 0, "text": "never mind", "wait": false}),
+        json!({"op": "cancel", "session": 0}),
+        json!({"op": "await", "session": 0}),
+    ]);
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    let answer = seen.result(22);
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+}
+
+#[test]
+fn a_session_cleared_then_closed_to_make_room_reopens_on_its_new_conversation() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let turns = ["before ALPHA", "/clear", "after BETA"];
+    let mut steps = closed_session(&ws, &ws.path("pids"), &turns);
+    steps.push(json!({"op": "prompt", "session": 0, "text": "reopened GAMMA"}));
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    let answer = seen.result(22);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // The fake agent's third run, the reopened turn: on the conversation after /clear.
+    let prompt = ws.prompt(3);
+    assert!(
+        prompt.contains("after BETA") && !prompt.contains("before ALPHA"),
+        "{prompt}"
+    );
+}

@@ -85,6 +85,8 @@ pub struct Chat {
     canceller: Canceller,
     /// The last comparison's answers, for `/pick` (until the next turn).
     compared: Option<Compared>,
+    /// The last save failed: the session file lacks what the chat holds.
+    save_failed: bool,
 }
 
 /// What a comparison left for `/pick`: each backend's name and conversation, when its turn
@@ -255,6 +257,7 @@ impl Chat {
         self.session.always = self.agent.options().policy.always();
         keep_agent_session(&mut self.session, &self.agent, &self.def);
         let result = store.save(&mut self.session, &self.redactor);
+        self.save_failed = result.is_err();
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
         }
@@ -533,6 +536,12 @@ impl Chat {
 
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Whether the session's file holds the chat: saving is on, a turn was saved, and the
+    /// last save did not fail (a front end may then close the chat and open it again).
+    pub fn is_kept(&self) -> bool {
+        self.store.is_some() && !self.save_failed && self.session.turns > 0
     }
 
     pub fn redactor(&self) -> &Redactor {

@@ -78,6 +78,7 @@ impl Chat {
         let chat = Chat {
             canceller: Default::default(),
             compared: None,
+            save_failed: false,
             agent,
             redactor,
             config,

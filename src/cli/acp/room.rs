@@ -2,13 +2,14 @@
 //! servers the editor gave it (processes), its session's lock and log, and a connection to its
 //! backend; an editor opens one per thread and may never close one (`session/close` is recent
 //! in ACP), so a day of work would pile them up until the descriptors or the memory run out.
-//! When more than [`OPEN`] are open, opening one more closes the idle session unused longest
-//! among those whose file holds them (a turn saved, the last save not failed); what the file
+//! When opening one makes more than [`OPEN`] open, the idle session unused longest among those
+//! whose file holds them (a turn saved, the last save not failed) is closed; what the file
 //! does not hold (the session it is on after `/clear`, the approval mode, backend and model)
 //! the closing returns. It is opened again, under the editor's id, when the editor next sends
-//! it something; what comes meanwhile waits for it, in order. Sessions never prompted, busy,
-//! or whose save failed stay open (closing them would lose them, or free their name for
-//! another); without saving (`--no-save`) nothing is closed, as there is nothing to reopen.
+//! it something (a `session/load` included); what comes meanwhile waits for it, in order.
+//! Sessions never prompted, busy, or whose save failed stay open (closing them would lose
+//! them, or free their name for another); without saving (`--no-save`) nothing is closed, as
+//! there is nothing to reopen.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -109,6 +110,11 @@ impl Room {
             Some(Slot::Open(open)) => Some(&open.handle),
             _ => None,
         }
+    }
+
+    /// Whether `id` is a session of this agent's, open, closed or being opened again.
+    pub fn knows(&self, id: &str) -> bool {
+        self.slots.contains_key(id)
     }
 
     /// Whether `id` is open or being opened again.

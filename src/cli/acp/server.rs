@@ -169,30 +169,32 @@ impl Server {
             }
             Incoming::LoadSession(request, responder) => {
                 let name = request.session_id.0.to_string();
-                // Closed to make room: loaded once its closing has let it go, with what it
-                // ran with.
-                let closed = self.sessions.borrow_mut().take_closed(&name);
-                let opener = self.opener();
-                self.spawn(async move {
-                    let kept = match closed {
-                        Some(reopen) => reopen.closing.over().await,
-                        None => None,
-                    };
-                    let opening = Opening {
-                        choice: SessionChoice::Named(name.clone()),
+                // Closed to make room: opened again as a prompt would open it (on the session
+                // it was on, with what it ran with), then its conversation replayed.
+                let reopen = self.sessions.borrow_mut().start_reopen(&name);
+                if let Some(reopen) = reopen {
+                    let load = Load {
                         cwd: request.cwd,
                         mcp: request.mcp_servers,
-                        unsaved_id: name,
-                        reopening: false,
-                        kept,
+                        responder,
                     };
-                    let _ = responder.respond_with_result(opener.open(opening, true).await.map(
-                        |opened| {
-                            LoadSessionResponse::new()
-                                .modes(opened.modes)
-                                .config_options(opened.options)
-                        },
-                    ));
+                    return self.reopen(name, reopen, Some(load));
+                }
+                let opening = Opening {
+                    choice: SessionChoice::Named(name.clone()),
+                    cwd: request.cwd,
+                    mcp: request.mcp_servers,
+                    unsaved_id: name,
+                    reopening: false,
+                    kept: None,
+                };
+                let open = self.open(opening, true);
+                self.spawn(async move {
+                    let _ = responder.respond_with_result(open.await.map(|opened| {
+                        LoadSessionResponse::new()
+                            .modes(opened.modes)
+                            .config_options(opened.options)
+                    }));
                 });
             }
             Incoming::Prompt(request, responder) => {
@@ -268,7 +270,7 @@ impl Server {
                 drop(room);
                 match (reopen, refused) {
                     (_, Some(message)) => refuse(message, &unknown(id)),
-                    (Some(reopen), None) => self.reopen(id.to_string(), reopen),
+                    (Some(reopen), None) => self.reopen(id.to_string(), reopen, None),
                     (None, None) => {}
                 }
             }
@@ -278,30 +280,44 @@ impl Server {
 
     /// Opens session `id` again, once its closing is over, and gives it what was sent to it
     /// meanwhile; if it cannot be opened, each of those is answered with why, and it stays
-    /// closed, to be tried again at the next message.
-    fn reopen(&mut self, id: String, reopen: Reopen) {
+    /// closed, to be tried again at the next message. For a `session/load`, in the folder and
+    /// with the MCP servers the load names, its conversation replayed, and the load answered.
+    fn reopen(&mut self, id: String, reopen: Reopen, load: Option<Load>) {
         let sessions = self.sessions.clone();
         let opener = self.opener();
         self.spawn(async move {
             let kept = reopen.closing.over().await;
+            let (cwd, mcp) = match &load {
+                Some(load) => (load.cwd.clone(), load.mcp.clone()),
+                None => (reopen.cwd.clone(), reopen.mcp.clone()),
+            };
             let opening = Opening {
                 // The session it was on (`/clear` starts another), under the editor's id.
                 choice: SessionChoice::Named(
                     kept.as_ref().map_or(id.clone(), |k| k.session.clone()),
                 ),
-                cwd: reopen.cwd.clone(),
-                mcp: reopen.mcp.clone(),
+                cwd,
+                mcp,
                 unsaved_id: id.clone(),
                 reopening: true,
                 kept: kept.clone(),
             };
-            match opener.open(opening, false).await {
+            match opener.open(opening, load.is_some()).await {
                 Ok(opened) => {
+                    if let Some(load) = load {
+                        let response = LoadSessionResponse::new()
+                            .modes(opened.modes)
+                            .config_options(opened.options);
+                        let _ = load.responder.respond(response);
+                    }
                     for message in opened.deferred {
                         deliver(&sessions, &id, message).await;
                     }
                 }
                 Err(e) => {
+                    if let Some(load) = load {
+                        let _ = load.responder.respond_with_error(e.clone());
+                    }
                     let deferred =
                         (sessions.borrow_mut()).fail_reopen(&id, reopen.cwd, reopen.mcp, kept);
                     for message in deferred {
@@ -412,13 +428,39 @@ impl Opener {
             session: choice,
             ..shared.options.clone()
         };
-        let mut chat =
-            Chat::open(&shared.settings, &options, &mut |n| eprintln!("{n}")).map_err(|e| {
+        let open_chat = |options: &ChatOptions| {
+            Chat::open(&shared.settings, options, &mut |n| eprintln!("{n}")).map_err(|e| {
                 match missing_key(&shared.settings, &shared.options) {
                     Some(_) => RpcError::new(ErrorCode::AUTH_REQUIRED, e.message),
                     None => invalid(e),
                 }
-            })?;
+            })
+        };
+        let mut chat = open_chat(&options)?;
+        // A new session may be given the name a thread of this agent still answers to: its
+        // first session, left by `/clear` before any save, has no file or lock to hold it.
+        // The editor's id must stay that thread's, so the new one takes another name.
+        if matches!(options.session, SessionChoice::New) && shared.options.save {
+            let base = chat.session().name.clone();
+            let mut n = 2;
+            while sessions.borrow().knows(&chat.session().name) {
+                let name = format!("{base}-{n}");
+                n += 1;
+                if sessions.borrow().knows(&name) || Chat::is_saved(&name) {
+                    continue;
+                }
+                let named = ChatOptions {
+                    session: SessionChoice::Named(name),
+                    ..options.clone()
+                };
+                match open_chat(&named) {
+                    Ok(other) => chat = other,
+                    // Held by a session of this agent's after `/clear`, or by another run.
+                    Err(_) if n < 100 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         if let Some(kept) = kept {
             restore(&mut chat, kept);
         }
@@ -477,6 +519,13 @@ struct Opened {
     options: Vec<SessionConfigOption>,
     /// What was sent to a session opened again while it opened.
     deferred: Vec<Deferred>,
+}
+
+/// A `session/load` of a session closed to make room: where, with what, and whom to answer.
+struct Load {
+    cwd: PathBuf,
+    mcp: Vec<McpServer>,
+    responder: Responder<<LoadSessionRequest as JsonRpcRequest>::Response>,
 }
 
 struct Opening {

@@ -211,20 +211,62 @@ fn a_cancel_sent_while_a_session_reopens_cancels_its_prompt() {
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
 }
 
-#[test]
-fn a_session_cleared_then_closed_to_make_room_reopens_on_its_new_conversation() {
+/// A session cleared (`/clear`) and then closed to make room, reopened by `then`: its next
+/// turn, the fake agent's third run, is on the conversation after the clear.
+fn cleared_and_reopened(then: impl FnOnce(&Workspace) -> Vec<Value>) -> super::Seen {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
     let turns = ["before ALPHA", "/clear", "after BETA"];
     let mut steps = closed_session(&ws, &ws.path("pids"), &turns);
-    steps.push(json!({"op": "prompt", "session": 0, "text": "reopened GAMMA"}));
+    steps.extend(then(&ws));
     let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
-    let answer = seen.result(22);
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    // The fake agent's third run, the reopened turn: on the conversation after /clear.
+    let last = seen.all["results"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["result"]["stopReason"], "end_turn", "{last}");
     let prompt = ws.prompt(3);
     assert!(
         prompt.contains("after BETA") && !prompt.contains("before ALPHA"),
         "{prompt}"
     );
+    seen
+}
+
+#[test]
+fn a_session_cleared_then_closed_to_make_room_reopens_on_its_new_conversation() {
+    cleared_and_reopened(|_| vec![json!({"op": "prompt", "session": 0, "text": "reopened GAMMA"})]);
+}
+
+#[test]
+fn a_load_of_a_session_closed_to_make_room_opens_the_one_it_was_on() {
+    let seen = cleared_and_reopened(|ws| {
+        vec![
+            json!({"op": "load", "session": 0, "cwd": ws.work()}),
+            json!({"op": "prompt", "session": 0, "text": "loaded GAMMA"}),
+        ]
+    });
+    let load = seen.result(22);
+    assert!(load["result"]["modes"].is_object(), "{load}");
+}
+
+#[test]
+fn a_new_session_never_takes_the_id_of_a_thread_cleared_before_its_first_save() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let script = json!({"steps": [
+        {"op": "initialize"},
+        {"op": "new", "cwd": ws.work()},
+        // Its first session, never saved, is left: no file or lock holds its name.
+        {"op": "prompt", "session": 0, "text": "/clear"},
+        {"op": "new", "cwd": ws.work()},
+        {"op": "prompt", "session": 0, "text": "to the first ALPHA"},
+        {"op": "prompt", "session": 1, "text": "to the second BETA"},
+    ]});
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    let sessions = &seen.all["sessions"];
+    assert_ne!(sessions[0], sessions[1]);
+    assert!(!ws.prompt(2).contains("ALPHA"), "{}", ws.prompt(2));
 }

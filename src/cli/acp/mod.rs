@@ -10,6 +10,7 @@
 mod commands;
 mod connection;
 mod content;
+mod editor_mcp;
 mod files;
 mod room;
 mod server;

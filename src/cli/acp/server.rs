@@ -4,11 +4,9 @@
 //! start) runs as a task of its own, so a cancel is never held up behind it.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -27,9 +25,9 @@ use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest
 use tokio::sync::{mpsc, oneshot};
 
 use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
-use agent_loop::editor::{Credentials, ServerDef, Transport};
 use agent_loop::Error;
 
+use super::editor_mcp::mcp_def;
 use super::room::{deliver, give, refuse, Deferred, Open, Place, Reopen, Room};
 use super::session::{config_options, invalid, modes, restore, unknown, Handle, Job, Kept};
 use super::updates::Notifier;
@@ -171,7 +169,12 @@ impl Server {
                 let name = request.session_id.0.to_string();
                 // Closed to make room: opened again as a prompt would open it (on the session
                 // it was on, with what it ran with), then its conversation replayed.
-                let reopen = self.sessions.borrow_mut().start_reopen(&name);
+                // (A folder that is no folder fails this load alone, before anything waits.)
+                let good_cwd = request.cwd.is_absolute() && request.cwd.is_dir();
+                let reopen = match good_cwd {
+                    true => self.sessions.borrow_mut().start_reopen(&name),
+                    false => None,
+                };
                 if let Some(reopen) = reopen {
                     let load = Load {
                         cwd: request.cwd,
@@ -446,7 +449,9 @@ impl Opener {
             while sessions.borrow().knows(&chat.session().name) {
                 let name = format!("{base}-{n}");
                 n += 1;
-                if sessions.borrow().knows(&name) || Chat::is_saved(&name) {
+                // A folder is another run's (a save cut short, a log): never taken over.
+                let folder = Chat::saved_sessions_dir().map(|dir| dir.join(&name));
+                if sessions.borrow().knows(&name) || folder.is_none_or(|f| f.exists()) {
                     continue;
                 }
                 let named = ChatOptions {
@@ -545,56 +550,4 @@ pub fn missing_key(settings: &RunSettings, options: &ChatOptions) -> Option<Stri
     let setting = settings.backend.as_ref().map(|s| s.value.clone());
     let name = Chat::backend_to_run(&config, setting)?;
     Chat::missing_key(&config, &name)
-}
-
-/// An MCP server the client gave, as agent-loop's definition of it.
-fn mcp_def(server: McpServer) -> Result<ServerDef, RpcError> {
-    let (name, transport) = match server {
-        McpServer::Stdio(s) => (
-            s.name,
-            Transport::Stdio {
-                command: s.command.to_string_lossy().into_owned(),
-                args: s.args,
-                env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
-            },
-        ),
-        McpServer::Http(s) => (
-            s.name,
-            Transport::Http {
-                url: s.url,
-                credentials: Credentials {
-                    http_headers: s
-                        .headers
-                        .into_iter()
-                        .map(|h| (h.name, h.value))
-                        .collect::<BTreeMap<_, _>>(),
-                    ..Credentials::default()
-                },
-            },
-        ),
-        _ => {
-            return Err(invalid(Error::config(
-                "MCP servers over stdio and HTTP are supported, not this transport",
-            )))
-        }
-    };
-    // Its tools are called `mcp.NAME.TOOL`: a name is kept to the characters that allows.
-    let name: String = name
-        .chars()
-        .map(
-            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                true => c,
-                false => '-',
-            },
-        )
-        .collect();
-    Ok(ServerDef {
-        defined_at: "session/new".into(),
-        name,
-        transport,
-        enabled: true,
-        timeout: Duration::from_secs(60),
-        startup_timeout: Duration::from_secs(60),
-        trust: false,
-    })
 }

@@ -270,3 +270,38 @@ fn a_new_session_never_takes_the_id_of_a_thread_cleared_before_its_first_save() 
     assert_ne!(sessions[0], sessions[1]);
     assert!(!ws.prompt(2).contains("ALPHA"), "{}", ws.prompt(2));
 }
+
+#[test]
+fn a_new_session_renamed_past_a_thread_never_takes_another_runs_folder() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    // What a second run started in the same second leaves: `NAME-2` holding a log (and no
+    // lock), for every second of the next minute, so whichever second the sessions get.
+    let sessions = ws.path("data/agent-loop/sessions");
+    let now = std::time::SystemTime::now();
+    for s in 0..60 {
+        let at = now + std::time::Duration::from_secs(s);
+        let name = humantime::format_rfc3339_seconds(at).to_string()[..19].replace(':', "-");
+        let folder = sessions.join(format!("{name}-2"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("log.jsonl"), "{\"planted\":1}\n").unwrap();
+    }
+    let script = json!({"steps": [
+        {"op": "initialize"},
+        {"op": "new", "cwd": ws.work()},
+        {"op": "prompt", "session": 0, "text": "/clear"},
+        {"op": "new", "cwd": ws.work()},
+        {"op": "prompt", "session": 1, "text": "hello from B"},
+    ]});
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    assert_eq!(seen.result(4)["result"]["stopReason"], "end_turn");
+    for entry in std::fs::read_dir(&sessions).unwrap() {
+        let log = entry.unwrap().path().join("log.jsonl");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            !text.contains("planted") || text == "{\"planted\":1}\n",
+            "{}: {text}",
+            log.display()
+        );
+    }
+}

@@ -1,15 +1,16 @@
 //! The sessions the agent holds open, and how many. Each open session holds its chat, the MCP
 //! servers the editor gave it (processes), its session's lock and log, and a connection to its
-//! backend; an editor opens one per thread and may never close one (`session/close` is recent
-//! in ACP), so a day of work would pile them up until the descriptors or the memory run out.
-//! When opening one makes more than [`OPEN`] open, the idle session unused longest among those
-//! whose file holds them (a turn saved, the last save not failed) is closed; what the file
-//! does not hold (the session it is on after `/clear`, the approval mode, backend and model)
-//! the closing returns. It is opened again, under the editor's id, when the editor next sends
-//! it something (a `session/load` included); what comes meanwhile waits for it, in order.
-//! Sessions never prompted, busy, or whose save failed stay open (closing them would lose
-//! them, or free their name for another); without saving (`--no-save`) nothing is closed, as
-//! there is nothing to reopen.
+//! backend; an editor opens one per thread and may never close one (`session/close` is recent in
+//! ACP), so a day of work would pile them up until the descriptors or the memory run out. When
+//! opening one makes more than [`OPEN`] open, the idle session unused longest is closed, among
+//! those closing loses nothing of: its file holds it (a turn saved, the last save not failed), or
+//! it holds nothing yet (a thread not yet prompted). What the file does not hold (the session it is
+//! on after `/clear`, the approval mode, backend and model) the closing returns. It is opened
+//! again, under the editor's id, when the editor next sends it something (a `session/load`
+//! included); what comes meanwhile waits for it, in order. Busy sessions, and those whose save
+//! failed, stay open (closing them would lose them); a closed session's id stays known, so a new
+//! session never takes it; without saving (`--no-save`) nothing is closed, as there is nothing to
+//! reopen.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

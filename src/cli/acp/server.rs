@@ -420,7 +420,8 @@ impl Opener {
                     "session {name} is open already in this agent"
                 ))));
             }
-            if !shared.options.save || !Chat::is_saved(name) {
+            // (One opened again may have nothing saved: a thread not yet prompted.)
+            if !reopening && (!shared.options.save || !Chat::is_saved(name)) {
                 return Err(invalid(Error::config(format!(
                     "no saved session named `{name}`"
                 ))));

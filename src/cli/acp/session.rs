@@ -49,7 +49,8 @@ pub struct Handle {
     /// When the client last sent the session something (the server's count of messages):
     /// the session unused longest is the one closed to make room ([`super::room`]).
     pub used: Cell<u64>,
-    /// The session's file holds it: a turn was saved, and the last save did not fail.
+    /// Closing it loses nothing: its file holds it (a turn saved, the last save not failed),
+    /// or it holds nothing yet (a thread opened and not yet prompted).
     kept: Rc<Cell<bool>>,
     /// Ends the running turn.
     canceller: Canceller,
@@ -73,7 +74,7 @@ impl Handle {
     pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
         let (jobs, queue) = mpsc::unbounded_channel();
         let busy = Rc::new(Cell::new(false));
-        let kept = Rc::new(Cell::new(chat.is_kept()));
+        let kept = Rc::new(Cell::new(closable(&chat)));
         let cancel_queued = Rc::new(Cell::new(false));
         let canceller = chat.canceller();
         let worker = Worker {
@@ -129,7 +130,7 @@ impl Handle {
         !self.busy.get()
     }
 
-    /// Whether the session's file holds it, so that it can be closed and opened again.
+    /// Whether closing it loses nothing, so that it can be closed and opened again.
     pub fn kept(&self) -> bool {
         self.kept.get()
     }
@@ -165,7 +166,7 @@ impl Worker {
                         false => self.prompt(&request).await,
                     };
                     self.cancel_queued.set(false);
-                    self.kept.set(self.chat.is_kept());
+                    self.kept.set(closable(&self.chat));
                     self.busy.set(false);
                     let _ = responder.respond_with_result(result);
                 }
@@ -177,7 +178,7 @@ impl Worker {
                     let result = self
                         .set_config(&request)
                         .map(|()| SetSessionConfigOptionResponse::new(config_options(&self.chat)));
-                    self.kept.set(self.chat.is_kept());
+                    self.kept.set(closable(&self.chat));
                     let _ = responder.respond_with_result(result);
                 }
             }
@@ -369,4 +370,9 @@ pub fn restore(chat: &mut Chat, kept: Kept) {
             eprintln!("agent-loop acp: session {}: {e}", chat.session().name);
         }
     }
+}
+
+/// Whether closing `chat` loses nothing: its file holds it, or it holds nothing yet.
+fn closable(chat: &Chat) -> bool {
+    chat.is_kept() || chat.messages().is_empty()
 }

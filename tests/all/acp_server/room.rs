@@ -165,18 +165,24 @@ fn what_comes_while_a_session_reopens_waits_for_it_and_its_backend_is_kept() {
 }
 
 #[test]
-fn a_session_never_prompted_is_not_closed_to_make_room() {
+fn a_session_never_prompted_is_closed_too_and_its_id_kept_for_it() {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
+    let pids = ws.path("pids");
     let mut steps = vec![
         json!({"op": "initialize"}),
-        json!({"op": "new", "cwd": ws.work()}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids)}),
     ];
-    // Seventeen open, none with a saved turn: closing one would lose it, so none is.
+    // Closing it loses nothing: it holds nothing yet. Its MCP server is stopped.
     more_sessions(&ws, &mut steps, 16);
+    steps.push(json!({"op": "waitGone", "pidFile": pids}));
+    // Its name is free of lock and folder now, but a new session does not take it.
+    steps.push(json!({"op": "new", "cwd": ws.work()}));
     steps.push(json!({"op": "prompt", "session": 0, "text": "still here?"}));
     let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
-    let answer = seen.result(18);
+    let sessions = seen.all["sessions"].as_array().unwrap();
+    assert!(!sessions[1..].contains(&sessions[0]), "{sessions:?}");
+    let answer = seen.result(20);
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(saved(&ws, &seen, 0)["turns"], 1);
 }

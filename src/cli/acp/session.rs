@@ -74,7 +74,7 @@ impl Handle {
     pub fn start(chat: Chat, notifier: Notifier, cwd: PathBuf) -> Handle {
         let (jobs, queue) = mpsc::unbounded_channel();
         let busy = Rc::new(Cell::new(false));
-        let kept = Rc::new(Cell::new(closable(&chat)));
+        let kept = Rc::new(Cell::new(closable(&chat, &notifier.session)));
         let cancel_queued = Rc::new(Cell::new(false));
         let canceller = chat.canceller();
         let worker = Worker {
@@ -166,7 +166,7 @@ impl Worker {
                         false => self.prompt(&request).await,
                     };
                     self.cancel_queued.set(false);
-                    self.kept.set(closable(&self.chat));
+                    self.kept.set(closable(&self.chat, &self.notifier.session));
                     self.busy.set(false);
                     let _ = responder.respond_with_result(result);
                 }
@@ -178,7 +178,7 @@ impl Worker {
                     let result = self
                         .set_config(&request)
                         .map(|()| SetSessionConfigOptionResponse::new(config_options(&self.chat)));
-                    self.kept.set(closable(&self.chat));
+                    self.kept.set(closable(&self.chat, &self.notifier.session));
                     let _ = responder.respond_with_result(result);
                 }
             }
@@ -372,7 +372,9 @@ pub fn restore(chat: &mut Chat, kept: Kept) {
     }
 }
 
-/// Whether closing `chat` loses nothing: its file holds it, or it holds nothing yet.
-fn closable(chat: &Chat) -> bool {
-    chat.is_kept() || chat.messages().is_empty()
+/// Whether closing `chat`, the session the editor calls `id`, loses nothing: its file holds
+/// it, or it holds nothing yet. (Not one cleared before any save: the name it is on now, with
+/// no file or lock after the closing, is not one the room keeps from new sessions.)
+fn closable(chat: &Chat, id: &str) -> bool {
+    chat.is_kept() || (chat.messages().is_empty() && chat.session().name == id)
 }

@@ -441,9 +441,9 @@ impl Opener {
             })
         };
         let mut chat = open_chat(&options)?;
-        // A new session may be given the name a thread of this agent still answers to: its
-        // first session, left by `/clear` before any save, has no file or lock to hold it.
-        // The editor's id must stay that thread's, so the new one takes another name.
+        // A new session may be given the name a thread of this agent still answers to: one
+        // closed to make room before any save, or a first session left by `/clear`, has no
+        // file or lock to hold it. The id must stay that thread's: the new one takes another.
         if matches!(options.session, SessionChoice::New) && shared.options.save {
             let base = chat.session().name.clone();
             let mut n = 2;

@@ -168,14 +168,8 @@ fn what_comes_while_a_session_reopens_waits_for_it_and_its_backend_is_kept() {
 fn a_session_never_prompted_is_closed_too_and_its_id_kept_for_it() {
     let ws = Workspace::new();
     ws.reply(0, "ok\n");
-    let pids = ws.path("pids");
-    let mut steps = vec![
-        json!({"op": "initialize"}),
-        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids)}),
-    ];
     // Closing it loses nothing: it holds nothing yet. Its MCP server is stopped.
-    more_sessions(&ws, &mut steps, 16);
-    steps.push(json!({"op": "waitGone", "pidFile": pids}));
+    let mut steps = closed_session(&ws, &ws.path("pids"), &[]);
     // Its name is free of lock and folder now, but a new session does not take it.
     steps.push(json!({"op": "new", "cwd": ws.work()}));
     steps.push(json!({"op": "prompt", "session": 0, "text": "still here?"}));

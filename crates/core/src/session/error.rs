@@ -25,7 +25,7 @@ pub enum SessionError {
         source: std::io::Error,
     },
     /// Every name a new session could take in this second is taken or locked.
-    #[error("no free session name")]
+    #[error("no free session name in this second")]
     NoFreeName,
     #[error("cannot create log folder {}: {source}", path.display())]
     LogFolder {

@@ -109,20 +109,30 @@ impl Store {
     /// A new session named after the time, locked: two runs started in the same second
     /// would otherwise pick the same free name, and the second would be refused.
     pub fn lock_fresh(&self) -> Result<(String, SessionLock), SessionError> {
-        let base = self.fresh_name();
-        let mut last = None;
-        for name in std::iter::once(base.clone()).chain((2..100).map(|n| format!("{base}-{n}"))) {
+        self.lock_first_free(&Store::stamp())
+    }
+
+    /// `base`, else `base-2`, `base-3`, ...: the first with no folder whose lock is free. A
+    /// burst of new sessions in one second (an editor's, a script's) takes as many names as it
+    /// needs; an error other than a name in use ends the search, as every name would meet it.
+    fn lock_first_free(&self, base: &str) -> Result<(String, SessionLock), SessionError> {
+        let names = std::iter::once(base.to_string()).chain((2..).map(|n| format!("{base}-{n}")));
+        for name in names.take(MAX_NAMES_A_SECOND) {
             if self.folder(&name).exists() {
                 continue;
             }
             match acquire(self.dir(), &name, Contended::Fail, &mut |_| {}) {
                 Ok(lock) => return Ok((name, lock)),
-                Err(e) => last = Some(e),
+                Err(SessionError::InUse { .. }) => continue,
+                Err(e) => return Err(e),
             }
         }
-        Err(last.unwrap_or(SessionError::NoFreeName))
+        Err(SessionError::NoFreeName)
     }
 }
+
+/// How many new sessions one second can name: a bound on the search, far past any burst.
+const MAX_NAMES_A_SECOND: usize = 100_000;
 
 /// "process 1234", from the lock file (the holder may not have written it yet).
 fn holder(file: &mut File) -> String {
@@ -171,5 +181,31 @@ mod tests {
             second.starts_with(&first) && second != first,
             "{first} {second}"
         );
+    }
+
+    #[test]
+    fn a_burst_of_new_sessions_in_one_second_each_gets_a_name() {
+        // More than the 99 the names once stopped at, all held (none saved yet), as an
+        // editor's `session/new`s or a script's asks can be.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("sessions"));
+        let held: Vec<_> = (0..150)
+            .map(|_| store.lock_first_free("2026-12-07T04-00-00").unwrap())
+            .collect();
+        let names: std::collections::BTreeSet<_> = held.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names.len(), 150);
+        assert!(names.contains("2026-12-07T04-00-00-150"), "{names:?}");
+    }
+
+    #[test]
+    fn a_lock_that_cannot_be_made_ends_the_search_with_why() {
+        // The locks folder's place is a file: no name could be locked, so the first error
+        // is the answer, not a search through every name.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sessions.locks"), "").unwrap();
+        let store = Store::new(dir.path().join("sessions"));
+        let err = store.lock_first_free("2026-12-07T04-00-00").unwrap_err();
+        assert!(matches!(err, SessionError::Lock { .. }), "{err:?}");
+        assert!(err.to_string().contains("sessions.locks"), "{err}");
     }
 }

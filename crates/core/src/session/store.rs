@@ -335,9 +335,13 @@ impl Store {
 
     /// A new name from the current time, e.g. `2026-11-22T03-15-00`.
     pub fn fresh_name(&self) -> String {
+        self.free_name(&Store::stamp())
+    }
+
+    /// The current time as a session name, e.g. `2026-11-22T03-15-00`.
+    pub(super) fn stamp() -> String {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-        let base = stamp.trim_end_matches('Z').replace(':', "-");
-        self.free_name(&base)
+        stamp.trim_end_matches('Z').replace(':', "-")
     }
 }
 

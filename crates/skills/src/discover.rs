@@ -242,11 +242,12 @@ impl Library {
     /// Reads the folders again if a `SKILL.md` changed, appeared or went; returns the
     /// warnings that are new since the last reading (those already told are not repeated).
     pub fn refresh(&mut self) -> Vec<Warning> {
-        let stamp = stamp(&self.places);
+        let found = found(&self.places);
+        let stamp = stamp(&found);
         if stamp == self.stamp && self.read_once {
             return Vec::new();
         }
-        let (skills, warnings) = read(&self.places);
+        let (skills, warnings) = read(found);
         let new = warnings
             .iter()
             .filter(|w| !self.warnings.contains(w))
@@ -276,12 +277,20 @@ fn skill_folders(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-fn stamp(places: &Places) -> Stamp {
+/// Every skill folder of `places`, in order of precedence, with where it was found: listed
+/// once a reading, for both its stamp and the reading itself.
+fn found(places: &Places) -> Vec<(PathBuf, Origin)> {
     places
         .folders
         .iter()
-        .flat_map(|(root, _)| skill_folders(root))
-        .map(|dir| {
+        .flat_map(|(root, origin)| skill_folders(root).into_iter().map(|dir| (dir, *origin)))
+        .collect()
+}
+
+fn stamp(found: &[(PathBuf, Origin)]) -> Stamp {
+    found
+        .iter()
+        .map(|(dir, _)| {
             let file = dir.join(SKILL_FILE);
             let meta = std::fs::metadata(&file).ok();
             let len = meta.as_ref().map_or(0, |m| m.len());
@@ -290,45 +299,43 @@ fn stamp(places: &Places) -> Stamp {
         .collect()
 }
 
-fn read(places: &Places) -> (Vec<Skill>, Vec<Warning>) {
+fn read(found: Vec<(PathBuf, Origin)>) -> (Vec<Skill>, Vec<Warning>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut warnings = Vec::new();
-    for (root, origin) in &places.folders {
-        for dir in skill_folders(root) {
-            let file = dir.join(SKILL_FILE);
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(e) => {
-                    let why = e.to_string();
-                    warnings.push(Warning::Unreadable { file, why });
-                    continue;
-                }
-            };
-            let folder = dir.file_name().unwrap_or_default().to_string_lossy();
-            let front = match front::parse(&text, &folder) {
-                Ok((front, _)) => front,
-                Err(rule) => {
-                    warnings.push(Warning::Invalid { file, rule });
-                    continue;
-                }
-            };
-            if let Some(kept) = skills.iter().find(|s| s.front.name == front.name) {
-                warnings.push(Warning::Clash {
-                    name: front.name,
-                    kept: kept.file.clone(),
-                    kept_origin: kept.origin,
-                    skipped: file,
-                });
+    for (dir, origin) in found {
+        let file = dir.join(SKILL_FILE);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) => {
+                let why = e.to_string();
+                warnings.push(Warning::Unreadable { file, why });
                 continue;
             }
-            skills.push(Skill {
-                front,
-                origin: *origin,
-                dir,
-                file,
-                size: text.len() as u64,
+        };
+        let folder = dir.file_name().unwrap_or_default().to_string_lossy();
+        let front = match front::parse(&text, &folder) {
+            Ok((front, _)) => front,
+            Err(rule) => {
+                warnings.push(Warning::Invalid { file, rule });
+                continue;
+            }
+        };
+        if let Some(kept) = skills.iter().find(|s| s.front.name == front.name) {
+            warnings.push(Warning::Clash {
+                name: front.name,
+                kept: kept.file.clone(),
+                kept_origin: kept.origin,
+                skipped: file,
             });
+            continue;
         }
+        skills.push(Skill {
+            front,
+            origin,
+            dir,
+            file,
+            size: text.len() as u64,
+        });
     }
     (skills, warnings)
 }

@@ -5,8 +5,8 @@
 // every line the agent wrote on stdout (checked to be JSON-RPC by the tests).
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
-// sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session},
-// {op:"close", session}, {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
+// sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session or key},
+// {op:"close", session, wait?=true, key} (not waited for: its answer awaited by `key`), {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
 // backend), {op:"waitGone", pidFile} (every pid the file lists has exited), {op:"alive",
 // pidFile} (whether every one still runs),
 // {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
@@ -217,11 +217,16 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         break;
       }
       case "await":
-        results.push(await pending.get(step.session));
+        results.push(await pending.get(step.key ?? step.session));
         break;
-      case "close":
-        results.push(await call("session/close", { sessionId: sessions[step.session] }));
+      case "close": {
+        const p = call("session/close", { sessionId: sessions[step.session] });
+        if (step.wait === false) {
+          pending.set(step.key, p);
+          results.push({ queued: true });
+        } else results.push(await p);
         break;
+      }
       case "setConfig":
         results.push(await call("session/set_config_option", {
           sessionId: sessions[step.session], configId: "backend", value: step.value,

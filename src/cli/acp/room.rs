@@ -10,12 +10,16 @@
 //! included); what comes meanwhile waits for it, in order. Busy sessions, and those whose save
 //! failed, stay open (closing them would lose them); a closed session's id stays known, so a new
 //! session never takes it; without saving (`--no-save`) nothing is closed, as there is nothing to
-//! reopen.
+//! reopen. A session the editor closes (`session/close`) is forgotten, but a `session/load` of
+//! it sent before its closing is over waits for it, as its lock is held until then.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::rc::Rc;
+
+use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
 
 use agent_client_protocol::v1::schema::{
     CloseSessionResponse, McpServer, PromptRequest, PromptResponse,
@@ -88,9 +92,15 @@ pub enum Place {
     Unknown,
 }
 
+/// The closing of a session the editor closed (`session/close`), which a load of it awaits.
+pub type Ending = Shared<LocalBoxFuture<'static, ()>>;
+
 #[derive(Default)]
 pub struct Room {
     slots: HashMap<String, Slot>,
+    /// Sessions being closed at the editor's request: no longer in `slots` (a prompt to one is
+    /// refused), but a `session/load` of one waits for its lock to be let go.
+    ending: HashMap<String, Ending>,
     /// Counts the client's messages: a session's `used` is the count at its last one.
     clock: u64,
 }
@@ -277,6 +287,19 @@ impl Room {
         }
     }
 
+    /// Session `id`, out of the room, is being closed at the editor's request by `closing`;
+    /// until [`ended`] has seen it through, a load of it waits for it ([`Room::ending`]).
+    pub fn end(&mut self, id: &str, closing: impl Future<Output = ()> + 'static) -> Ending {
+        let ending = closing.boxed_local().shared();
+        self.ending.insert(id.to_string(), ending.clone());
+        ending
+    }
+
+    /// The closing of session `id`, if the editor closed it and it is not over yet.
+    pub fn ending(&self, id: &str) -> Option<Ending> {
+        self.ending.get(id).cloned()
+    }
+
     /// Every open session, taken out (the agent is ending).
     pub fn drain_open(&mut self) -> Vec<Open> {
         let ids: Vec<String> = self.slots.keys().cloned().collect();
@@ -296,15 +319,39 @@ pub fn give(handle: &Handle, message: Deferred) {
     }
 }
 
+/// Sees the closing of session `id` the editor asked for ([`Room::end`]) through, then answers
+/// the `session/close`.
+pub async fn ended(
+    sessions: &Rc<RefCell<Room>>,
+    id: &str,
+    ending: Ending,
+    responder: Responder<CloseSessionResponse>,
+) {
+    ending.clone().await;
+    {
+        let mut room = sessions.borrow_mut();
+        // Not another closing of the same id, begun since (after a load of this one).
+        if room.ending.get(id).is_some_and(|e| e.ptr_eq(&ending)) {
+            room.ending.remove(id);
+        }
+    }
+    let _ = responder.respond(CloseSessionResponse::new());
+}
+
 /// Gives session `id`, just opened again, a message sent while it opened.
 pub async fn deliver(sessions: &Rc<RefCell<Room>>, id: &str, message: Deferred) {
     match message {
         Deferred::Close(responder) => {
-            let open = sessions.borrow_mut().remove_open(id);
-            if let Some(open) = open {
-                open.handle.close().await;
-            }
-            let _ = responder.respond(CloseSessionResponse::new());
+            let ending = {
+                let mut room = sessions.borrow_mut();
+                let open = room.remove_open(id);
+                room.end(id, async move {
+                    if let Some(open) = open {
+                        open.handle.close().await;
+                    }
+                })
+            };
+            ended(sessions, id, ending, responder).await;
         }
         message => match sessions.borrow().handle(id) {
             Some(handle) => give(handle, message),

@@ -28,7 +28,7 @@ use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
 use agent_loop::Error;
 
 use super::editor_mcp::mcp_def;
-use super::room::{deliver, give, refuse, Deferred, Open, Place, Reopen, Room};
+use super::room::{self, deliver, give, refuse, Deferred, Ending, Open, Place, Reopen, Room};
 use super::session::{config_options, invalid, modes, restore, unknown, Handle, Job, Kept};
 use super::updates::Notifier;
 
@@ -183,6 +183,8 @@ impl Server {
                     };
                     return self.reopen(name, reopen, Some(load));
                 }
+                // Closed by the editor a moment ago: its lock is let go when its closing is over.
+                let ending = self.sessions.borrow().ending(&name);
                 let opening = Opening {
                     choice: SessionChoice::Named(name.clone()),
                     cwd: request.cwd,
@@ -193,6 +195,9 @@ impl Server {
                 };
                 let open = self.open(opening, true);
                 self.spawn(async move {
+                    if let Some(ending) = ending {
+                        ending.await;
+                    }
                     let _ = responder.respond_with_result(open.await.map(|opened| {
                         LoadSessionResponse::new()
                             .modes(opened.modes)
@@ -239,13 +244,13 @@ impl Server {
         match (room.place(id), message) {
             (Place::Open, Deferred::Close(responder)) => {
                 let open = room.remove_open(id);
-                drop(room);
-                self.spawn(async move {
+                let ending = room.end(id, async move {
                     if let Some(open) = open {
                         open.handle.close().await;
                     }
-                    let _ = responder.respond(CloseSessionResponse::new());
                 });
+                drop(room);
+                self.see_ended(id, ending, responder);
             }
             (Place::Open, message) => match room.handle(id) {
                 Some(handle) => give(handle, message),
@@ -259,13 +264,13 @@ impl Server {
             (Place::Closed, Deferred::Cancel) => {}
             (Place::Closed, Deferred::Close(responder)) => {
                 let reopen = room.take_closed(id);
-                drop(room);
-                self.spawn(async move {
+                let ending = room.end(id, async move {
                     if let Some(reopen) = reopen {
                         reopen.closing.over().await;
                     }
-                    let _ = responder.respond(CloseSessionResponse::new());
                 });
+                drop(room);
+                self.see_ended(id, ending, responder);
             }
             (Place::Closed, message) => {
                 let reopen = room.start_reopen(id);
@@ -279,6 +284,12 @@ impl Server {
             }
             (Place::Unknown, message) => refuse(message, &unknown(id)),
         }
+    }
+
+    /// Answers a `session/close` of `id` once its closing is over ([`room::ended`]).
+    fn see_ended(&mut self, id: &str, ending: Ending, responder: Responder<CloseSessionResponse>) {
+        let (sessions, id) = (self.sessions.clone(), id.to_string());
+        self.spawn(async move { room::ended(&sessions, &id, ending, responder).await });
     }
 
     /// Opens session `id` again, once its closing is over, and gives it what was sent to it
@@ -510,7 +521,7 @@ impl Opener {
             eprintln!(
                 "agent-loop acp: session {closed} closed to make room ({} open at most); \
                  it is opened again when the editor sends it something",
-                super::room::OPEN
+                room::OPEN
             );
         }
         opened.deferred = deferred;

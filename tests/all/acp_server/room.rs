@@ -26,23 +26,30 @@ fn text_of(seen: &super::Seen, session: &Value) -> String {
         .collect()
 }
 
+/// A session with the tiny MCP server (its pids in `pids`), prompted once: "remember this".
+fn prompted_with_server(ws: &Workspace, pids: &std::path::Path) -> Vec<Value> {
+    ws.reply(0, "ok\n");
+    vec![
+        json!({"op": "initialize"}),
+        json!({"op": "new", "cwd": ws.work(), "mcpServers": tiny(pids)}),
+        json!({"op": "prompt", "session": 0, "text": "remember this"}),
+    ]
+}
+
 #[test]
 fn a_closed_session_stops_its_servers_and_lets_its_session_go() {
     let ws = Workspace::new();
-    ws.reply(0, "ok\n");
     let pids = ws.path("pids");
-    let script = json!({"steps": [
-        {"op": "initialize"},
-        {"op": "new", "cwd": ws.work(), "mcpServers": tiny(&pids)},
-        {"op": "prompt", "session": 0, "text": "remember this"},
-        {"op": "close", "session": 0},
-        {"op": "waitGone", "pidFile": pids},
-        {"op": "prompt", "session": 0, "text": "still there?"},
-        {"op": "close", "session": 0},
+    let mut steps = prompted_with_server(&ws, &pids);
+    steps.extend([
+        json!({"op": "close", "session": 0}),
+        json!({"op": "waitGone", "pidFile": pids}),
+        json!({"op": "prompt", "session": 0, "text": "still there?"}),
+        json!({"op": "close", "session": 0}),
         // Closed, it can be loaded again: its lock was let go.
-        {"op": "load", "session": 0, "cwd": ws.work()},
-    ]});
-    let seen = drive(&ws, script, &["--backend", "fake"]);
+        json!({"op": "load", "session": 0, "cwd": ws.work()}),
+    ]);
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
     let init = &seen.result(0)["result"]["agentCapabilities"];
     assert_eq!(init["sessionCapabilities"]["close"], json!({}), "{init}");
     assert_eq!(seen.result(2)["result"]["stopReason"], "end_turn");
@@ -59,6 +66,26 @@ fn a_closed_session_stops_its_servers_and_lets_its_session_go() {
     );
     let loaded = &seen.all["sessions"][1];
     assert!(text_of(&seen, loaded).contains("remember this"));
+}
+
+#[test]
+fn a_load_sent_while_its_session_closes_waits_for_the_close() {
+    // An editor may reopen a thread it has just closed without waiting for the close's
+    // answer: the load waits for the closing (its MCP server stopped, its lock let go).
+    // Without that wait the load raced the close, and lost it in some runs ("in use").
+    let ws = Workspace::new();
+    let mut steps = prompted_with_server(&ws, &ws.path("pids"));
+    steps.extend([
+        json!({"op": "close", "session": 0, "wait": false, "key": "close"}),
+        json!({"op": "load", "session": 0, "cwd": ws.work()}),
+        json!({"op": "await", "key": "close"}),
+    ]);
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    let loaded = seen.result(4);
+    assert!(loaded["result"]["modes"].is_object(), "{loaded}");
+    assert_eq!(seen.result(5)["result"], json!({}), "{}", seen.result(5));
+    let session = &seen.all["sessions"][1];
+    assert!(text_of(&seen, session).contains("remember this"));
 }
 
 /// The saved session file of the session opened at `index`.

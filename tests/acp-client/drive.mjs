@@ -6,7 +6,7 @@
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
 // sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session or key},
-// {op:"close", session, wait?=true, key} (not waited for: its answer awaited by `key`), {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
+// {op:"close", session, wait?=true, key?} (not waited for: its answer awaited by `key`), {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
 // backend), {op:"waitGone", pidFile} (every pid the file lists has exited), {op:"alive",
 // pidFile} (whether every one still runs),
 // {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
@@ -222,7 +222,7 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
       case "close": {
         const p = call("session/close", { sessionId: sessions[step.session] });
         if (step.wait === false) {
-          pending.set(step.key, p);
+          pending.set(step.key ?? `close ${step.session}`, p);
           results.push({ queued: true });
         } else results.push(await p);
         break;

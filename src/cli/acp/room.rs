@@ -74,7 +74,12 @@ pub enum Deferred {
     Prompt(PromptRequest, Responder<PromptResponse>),
     Job(Job),
     Cancel,
-    Close(Responder<CloseSessionResponse>),
+    /// With, when it waits for a reopening, what tells a load waiting on it that it is over
+    /// (dropped when it is).
+    Close(
+        Responder<CloseSessionResponse>,
+        Option<tokio::sync::oneshot::Sender<()>>,
+    ),
 }
 
 /// Boxed: a slot is moved in and out of the map as it changes.
@@ -295,6 +300,11 @@ impl Room {
         ending
     }
 
+    /// Forgets the closing of `id` (a close of a session whose reopening failed: nothing held).
+    pub fn end_over(&mut self, id: &str) {
+        self.ending.remove(id);
+    }
+
     /// The closing of session `id`, if the editor closed it and it is not over yet.
     pub fn ending(&self, id: &str) -> Option<Ending> {
         self.ending.get(id).cloned()
@@ -313,7 +323,7 @@ pub fn give(handle: &Handle, message: Deferred) {
         Deferred::Prompt(request, responder) => handle.prompt(request, responder),
         Deferred::Job(job) => handle.queue(job),
         Deferred::Cancel => handle.cancel(),
-        Deferred::Close(responder) => {
+        Deferred::Close(responder, _) => {
             let _ = responder.respond_with_error(RpcError::internal_error());
         }
     }
@@ -341,7 +351,7 @@ pub async fn ended(
 /// Gives session `id`, just opened again, a message sent while it opened.
 pub async fn deliver(sessions: &Rc<RefCell<Room>>, id: &str, message: Deferred) {
     match message {
-        Deferred::Close(responder) => {
+        Deferred::Close(responder, done) => {
             let ending = {
                 let mut room = sessions.borrow_mut();
                 let open = room.remove_open(id);
@@ -349,6 +359,7 @@ pub async fn deliver(sessions: &Rc<RefCell<Room>>, id: &str, message: Deferred) 
                     if let Some(open) = open {
                         open.handle.close().await;
                     }
+                    drop(done);
                 })
             };
             ended(sessions, id, ending, responder).await;
@@ -368,7 +379,7 @@ pub fn refuse(message: Deferred, error: &RpcError) {
         }
         Deferred::Job(Job::SetMode(_, responder)) => responder.respond_with_error(error.clone()),
         Deferred::Job(Job::SetConfig(_, responder)) => responder.respond_with_error(error.clone()),
-        Deferred::Close(responder) => responder.respond_with_error(error.clone()),
+        Deferred::Close(responder, _) => responder.respond_with_error(error.clone()),
         Deferred::Cancel => Ok(()),
     };
 }

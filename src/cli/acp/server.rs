@@ -169,7 +169,7 @@ impl Server {
                 let name = request.session_id.0.to_string();
                 // Closed to make room: opened again as a prompt would open it (on the session
                 // it was on, with what it ran with), then its conversation replayed.
-                // (A folder that is no folder fails this load alone, before anything waits.)
+                // (A folder that is no folder fails this load alone, and reopens nothing.)
                 let good_cwd = request.cwd.is_absolute() && request.cwd.is_dir();
                 let reopen = match good_cwd {
                     true => self.sessions.borrow_mut().start_reopen(&name),
@@ -224,7 +224,7 @@ impl Server {
             }
             Incoming::Close(request, responder) => {
                 let id = request.session_id.0.to_string();
-                self.send_to(&id, Deferred::Close(responder));
+                self.send_to(&id, Deferred::Close(responder, None));
             }
         }
     }
@@ -242,7 +242,7 @@ impl Server {
         let mut room = self.sessions.borrow_mut();
         room.touch(id);
         match (room.place(id), message) {
-            (Place::Open, Deferred::Close(responder)) => {
+            (Place::Open, Deferred::Close(responder, _)) => {
                 let open = room.remove_open(id);
                 let ending = room.end(id, async move {
                     if let Some(open) = open {
@@ -256,13 +256,24 @@ impl Server {
                 Some(handle) => give(handle, message),
                 None => refuse(message, &unknown(id)),
             },
+            (Place::Reopening, Deferred::Close(responder, _)) => {
+                // A load sent before this close is answered waits for it, as for an open one:
+                // the closing kept in the room (only there) ends when `done` is dropped.
+                let (done, over) = oneshot::channel::<()>();
+                drop(room.end(id, async move {
+                    let _ = over.await;
+                }));
+                if let Some(message) = room.defer(id, Deferred::Close(responder, Some(done))) {
+                    refuse(message, &unknown(id));
+                }
+            }
             (Place::Reopening, message) => {
                 if let Some(message) = room.defer(id, message) {
                     refuse(message, &unknown(id));
                 }
             }
             (Place::Closed, Deferred::Cancel) => {}
-            (Place::Closed, Deferred::Close(responder)) => {
+            (Place::Closed, Deferred::Close(responder, _)) => {
                 let reopen = room.take_closed(id);
                 let ending = room.end(id, async move {
                     if let Some(reopen) = reopen {
@@ -337,8 +348,11 @@ impl Server {
                     for message in deferred {
                         match message {
                             // Nothing is open: closed, as asked, and not to be reopened.
-                            Deferred::Close(responder) => {
-                                sessions.borrow_mut().take_closed(&id);
+                            // (Its `done` dropped here: a load waiting for it goes on.)
+                            Deferred::Close(responder, _done) => {
+                                let mut room = sessions.borrow_mut();
+                                room.take_closed(&id);
+                                room.end_over(&id);
                                 let _ = responder.respond(CloseSessionResponse::new());
                             }
                             message => refuse(message, &e),

@@ -332,3 +332,43 @@ fn a_new_session_renamed_past_a_thread_never_takes_another_runs_folder() {
         );
     }
 }
+
+/// A load of session 0 sent right after its close (not waited for), once it was closed to make
+/// room: with `reopening`, a prompt first starts to reopen it. The load waits for the close.
+fn closed_then_loaded(reopening: bool) {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    let mut steps = closed_session(&ws, &ws.path("pids"), &["first"]);
+    let first = steps.len();
+    if reopening {
+        steps.push(json!({"op": "prompt", "session": 0, "text": "second", "wait": false}));
+    }
+    steps.extend([
+        json!({"op": "close", "session": 0, "wait": false, "key": "close"}),
+        json!({"op": "load", "session": 0, "cwd": ws.work()}),
+        json!({"op": "await", "key": "close"}),
+    ]);
+    let seen = drive(&ws, json!({ "steps": steps }), &["--backend", "fake"]);
+    let (load, close) = (
+        first + usize::from(reopening) + 1,
+        first + usize::from(reopening) + 2,
+    );
+    let loaded = seen.result(load);
+    assert!(loaded["result"]["modes"].is_object(), "{loaded}");
+    assert_eq!(
+        seen.result(close)["result"],
+        json!({}),
+        "{}",
+        seen.result(close)
+    );
+}
+
+#[test]
+fn a_load_sent_while_a_session_closed_to_make_room_is_closed_waits_for_the_close() {
+    closed_then_loaded(false);
+}
+
+#[test]
+fn a_load_sent_while_a_reopening_session_is_closed_waits_for_the_close() {
+    closed_then_loaded(true);
+}

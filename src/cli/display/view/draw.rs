@@ -199,15 +199,20 @@ impl Draw {
         for index in first..self.convo.rows.len() {
             let row = self.convo.rows[index];
             if index < before {
-                // The last row grew: write its new end where it ended.
                 let (end, cols) = old_end.expect("a row existed");
-                if end == row.end {
+                if row.end < end {
+                    // The last row gave its last word to the next: rub it out there.
+                    self.cup(region - 1, row.cols);
+                    self.put(|c| &c.el);
+                } else if row.end > end {
+                    // The last row grew: write its new end where it ended.
+                    if !self.at_end {
+                        self.cup(region - 1, cols);
+                    }
+                    self.row_text(&row, end - row.start);
+                } else {
                     continue;
                 }
-                if !self.at_end {
-                    self.cup(region - 1, cols);
-                }
-                self.row_text(&row, end - row.start);
             } else {
                 match self.at_end {
                     true => self.put(|c| &c.cr),

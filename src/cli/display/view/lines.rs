@@ -3,9 +3,13 @@
 //! rows they wrap into at the current width. Text is added at the end only, so a streamed
 //! piece re-wraps the last row alone: the rows before it cannot change.
 //!
-//! Wrapping is by character, as the terminal itself wraps, with the width of each character
-//! from Unicode's East Asian Width (`unicode-width`, as vt100 and the terminals use it): a
-//! wide character that does not fit at the end of a row starts the next one.
+//! Wrapping is at spaces, as readers expect of a narrow screen (a phone's): a word that does
+//! not fit at the end of a row starts the next one, and the space before it is not shown
+//! there. A word wider than a row, or text without spaces (CJK), wraps by character, as the
+//! terminal itself wraps, with the width of each character from Unicode's East Asian Width
+//! (`unicode-width`, as vt100 and the terminals use it): a wide character that does not fit
+//! at the end of a row starts the next one. The line's text stays whole, for a resize and the
+//! transcript; only its rows skip the spaces they break at.
 
 use unicode_width::UnicodeWidthChar;
 
@@ -109,7 +113,8 @@ impl Conversation {
         self.open = true;
     }
 
-    /// Appends to the open last line, wrapping into new rows.
+    /// Appends to the open last line, wrapping into new rows. Only the last row changes: it
+    /// grows, or gives its last word to a new row.
     fn extend_last(&mut self, piece: &str) {
         let line = self.lines.len() - 1;
         for c in piece.chars() {
@@ -118,20 +123,42 @@ impl Conversation {
                 continue;
             }
             let w = c.width().unwrap_or(0);
-            let row = self.rows.last_mut().expect("an open line has a row");
+            let row = *self.rows.last().expect("an open line has a row");
             let end = self.lines[line].text.len();
-            if row.cols + w > self.width && row.cols > 0 {
-                self.rows.push(Row {
-                    line,
-                    start: end,
-                    end,
-                    cols: 0,
-                });
-            }
             self.lines[line].text.push(c);
-            let row = self.rows.last_mut().expect("just pushed");
-            row.end += c.len_utf8();
-            row.cols += w;
+            let next = end + c.len_utf8();
+            if row.cols + w <= self.width || row.cols == 0 {
+                let row = self.rows.last_mut().expect("an open line has a row");
+                row.end = next;
+                row.cols += w;
+                continue;
+            }
+            // The row is full: a space ends it unseen; a word it cuts moves to the next row
+            // whole (the space before it unseen), if the row holds something before that.
+            let text = &self.lines[line].text;
+            let (keep, start) = match c {
+                ' ' => (end, next),
+                _ => match word_start(&text[row.start..end]) {
+                    Some(at) => (row.start + at - 1, row.start + at),
+                    None => (end, end),
+                },
+            };
+            if keep < end {
+                let kept = columns(&text[row.start..keep]);
+                let last = self.rows.last_mut().expect("an open line has a row");
+                last.end = keep;
+                last.cols = kept;
+            }
+            let cols = match c {
+                ' ' => 0,
+                _ => columns(&text[start..end]) + w,
+            };
+            self.rows.push(Row {
+                line,
+                start,
+                end: next,
+                cols,
+            });
         }
     }
 
@@ -154,6 +181,13 @@ impl Conversation {
     }
 }
 
+/// Where the word at the end of a full row's `text` starts, if the row can give it to the
+/// next one: after its last space, with something other than spaces before that space.
+fn word_start(text: &str) -> Option<usize> {
+    let space = text.rfind(' ')?;
+    text[..space].contains(|c| c != ' ').then_some(space + 1)
+}
+
 /// Columns `text` takes (tabs as [`TAB`]).
 pub fn columns(text: &str) -> usize {
     text.chars()
@@ -173,17 +207,39 @@ mod tests {
     }
 
     #[test]
-    fn lines_wrap_by_width_and_streamed_text_continues_the_last_row() {
+    fn lines_wrap_at_spaces_and_streamed_text_continues_the_last_row() {
         let mut c = Conversation::new(5);
         assert_eq!(c.push("hello world\n", Style::Plain), 0);
-        assert_eq!(shown(&c), ["hello", " worl", "d"]);
-        assert_eq!(c.push("ab", Style::Plain), 3);
-        assert_eq!(c.push("cdef", Style::Plain), 3);
-        assert_eq!(shown(&c), ["hello", " worl", "d", "abcde", "f"]);
+        assert_eq!(shown(&c), ["hello", "world"]);
+        assert_eq!(c.push("ab", Style::Plain), 2);
+        assert_eq!(c.push("cdef", Style::Plain), 2);
+        // No space to break at: by character, as the terminal wraps.
+        assert_eq!(shown(&c), ["hello", "world", "abcde", "f"]);
         c.push("\n\nx\n", Style::Bold);
-        assert_eq!(shown(&c), ["hello", " worl", "d", "abcde", "f", "", "x"]);
+        assert_eq!(shown(&c), ["hello", "world", "abcde", "f", "", "x"]);
         c.rewrap(20);
         assert_eq!(shown(&c), ["hello world", "abcdef", "", "x"]);
+        assert_eq!(c.lines[0].text, "hello world");
+    }
+
+    #[test]
+    fn a_word_streamed_past_the_end_of_a_row_moves_to_the_next_whole() {
+        let mut c = Conversation::new(10);
+        for piece in ["The ans", "wer is forty-", "two, said the ", "computer."] {
+            c.push(piece, Style::Plain);
+        }
+        let rows = ["The answer", "is", "forty-two,", "said the", "computer."];
+        assert_eq!(shown(&c), rows);
+        let cols: Vec<usize> = c.rows.iter().map(|r| r.cols).collect();
+        assert_eq!(cols, [10, 2, 10, 8, 9]);
+        // The same rows whether it came in pieces or whole, as after a resize.
+        c.rewrap(10);
+        assert_eq!(shown(&c), rows);
+        // Indentation is not a place to break: a word longer than the row after it wraps
+        // by character.
+        let mut c = Conversation::new(6);
+        c.push("  abcdefgh\n", Style::Plain);
+        assert_eq!(shown(&c), ["  abcd", "efgh"]);
     }
 
     #[test]

@@ -153,9 +153,10 @@ fn a_streamed_chunk_costs_little_more_than_its_bytes() {
     let written = t.out.bytes().len() - before;
     let ratio = written as f64 / (2000 * chunk.len()) as f64;
     assert!(ratio < 1.1, "{ratio}");
+    // Rows of whole words, 80 columns each; the last the rest of the answer.
     let rows = t.rows();
-    let answer = chunk.repeat(2000);
-    assert_eq!(rows[21], answer[answer.len() - 80..].trim_end(), "{rows:?}");
+    assert_eq!(rows[20], chunk.repeat(9).trim_end(), "{rows:?}");
+    assert_eq!(rows[21], "word and word and", "{rows:?}");
 }
 
 #[test]
@@ -189,6 +190,24 @@ fn pgup_shows_older_rows_new_output_keeps_them_and_end_returns() {
 }
 
 #[test]
+fn a_word_streamed_past_the_end_of_a_row_is_moved_whole_to_the_next() {
+    let mut t = Term::new(12, 6);
+    started(&mut t);
+    t.view.render(&Event::TurnStarted {
+        turn: 1,
+        input: "go".into(),
+        images: Vec::new(),
+    });
+    // A character at a time, as a slow stream comes: the `i` that began the third word was
+    // written at the end of the second row before it was known not to fit.
+    for c in "the answer is forty-two".chars() {
+        t.text(&c.to_string());
+    }
+    let rows = t.rows();
+    assert_eq!(rows[2..4], ["the answer", "is forty-two"]);
+}
+
+#[test]
 fn a_resize_wraps_again_and_keeps_the_input_on_the_last_row() {
     let mut t = Term::new(30, 8);
     started(&mut t);
@@ -196,7 +215,8 @@ fn a_resize_wraps_again_and_keeps_the_input_on_the_last_row() {
     t.view.key(&Key::Char('x'));
     t.resize(12, 6);
     let rows = t.rows();
-    assert_eq!(rows[..4], ["", "a line of th", "irty charact", "ers..."]);
+    // At spaces; a word wider than the row by character.
+    assert_eq!(rows[..4], ["a line of", "thirty", "characters..", "."]);
     assert_eq!(rows[5], "You: x");
     t.resize(40, 10);
     let rows = t.rows();

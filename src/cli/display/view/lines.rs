@@ -4,8 +4,7 @@
 //! piece re-wraps the last row alone: the rows before it cannot change.
 //!
 //! Wrapping is at spaces, as readers expect of a narrow screen (a phone's): a word that does
-//! not fit at the end of a row starts the next one, and the space before it is not shown
-//! there. A word wider than a row, or text without spaces (CJK), wraps by character, as the
+//! not fit at the end of a row starts the next one, and the spaces before it are not shown. A word wider than a row, or text without spaces (CJK), wraps by character, as the
 //! terminal itself wraps, with the width of each character from Unicode's East Asian Width
 //! (`unicode-width`, as vt100 and the terminals use it): a wide character that does not fit
 //! at the end of a row starts the next one. The line's text stays whole, for a resize and the
@@ -127,32 +126,30 @@ impl Conversation {
             let end = self.lines[line].text.len();
             self.lines[line].text.push(c);
             let next = end + c.len_utf8();
-            if row.cols + w <= self.width || row.cols == 0 {
-                let row = self.rows.last_mut().expect("an open line has a row");
-                row.end = next;
-                row.cols += w;
+            // Spaces past the end of a full row hang there unseen (the row ends before them).
+            if row.end == end && (row.cols + w <= self.width || row.cols == 0) {
+                let last = self.rows.last_mut().expect("an open line has a row");
+                last.end = next;
+                last.cols += w;
                 continue;
             }
-            // The row is full: a space ends it unseen; a word it cuts moves to the next row
-            // whole (the space before it unseen), if the row holds something before that.
+            if c == ' ' {
+                continue;
+            }
+            // The row is full: the word `c` continues moves to the next row whole, if the row
+            // holds something before the space it follows; else `c` starts the next row.
             let text = &self.lines[line].text;
-            let (keep, start) = match c {
-                ' ' => (end, next),
-                _ => match word_start(&text[row.start..end]) {
-                    Some(at) => (row.start + at - 1, row.start + at),
-                    None => (end, end),
-                },
+            let (keep, start) = match last_break(&text[row.start..end]) {
+                Some((keep, start)) => ((row.start + keep).min(row.end), row.start + start),
+                None => (row.end, end),
             };
-            if keep < end {
+            if keep < row.end {
                 let kept = columns(&text[row.start..keep]);
                 let last = self.rows.last_mut().expect("an open line has a row");
                 last.end = keep;
                 last.cols = kept;
             }
-            let cols = match c {
-                ' ' => 0,
-                _ => columns(&text[start..end]) + w,
-            };
+            let cols = columns(&text[start..next]);
             self.rows.push(Row {
                 line,
                 start,
@@ -181,11 +178,13 @@ impl Conversation {
     }
 }
 
-/// Where the word at the end of a full row's `text` starts, if the row can give it to the
-/// next one: after its last space, with something other than spaces before that space.
-fn word_start(text: &str) -> Option<usize> {
+/// Where a full row's `text` may break, at its last spaces, if something other than spaces
+/// comes before them (indentation is not a place to break): where the row's words end, and
+/// where the next row starts.
+fn last_break(text: &str) -> Option<(usize, usize)> {
     let space = text.rfind(' ')?;
-    text[..space].contains(|c| c != ' ').then_some(space + 1)
+    let words = text[..space].trim_end_matches(' ').len();
+    (words > 0).then_some((words, space + 1))
 }
 
 /// Columns `text` takes (tabs as [`TAB`]).
@@ -235,11 +234,50 @@ mod tests {
         // The same rows whether it came in pieces or whole, as after a resize.
         c.rewrap(10);
         assert_eq!(shown(&c), rows);
+        // A space that does not fit is not shown, nor given a row of its own, however many.
+        let mut c = Conversation::new(5);
+        c.push("hello   \nabc de", Style::Plain);
+        c.push("   f\u{301}g", Style::Plain);
+        assert_eq!(shown(&c), ["hello", "abc", "de", "f\u{301}g"]);
+        let cols: Vec<usize> = c.rows.iter().map(|r| r.cols).collect();
+        assert_eq!(cols, [5, 3, 2, 2]);
         // Indentation is not a place to break: a word longer than the row after it wraps
         // by character.
         let mut c = Conversation::new(6);
         c.push("  abcdefgh\n", Style::Plain);
         assert_eq!(shown(&c), ["  abcd", "efgh"]);
+    }
+
+    #[test]
+    fn rows_are_the_same_however_the_text_came_and_each_fits_its_width() {
+        let texts = [
+            "The answer is forty-two, said the computer, after a very long while.",
+            "  indented  words   with\trunning   spaces and averyveryverylongword too ",
+            "日本語の文 and mixed 日本 words, e\u{301}te\u{301} done",
+        ];
+        for text in texts {
+            for width in 1..14 {
+                let whole = {
+                    let mut c = Conversation::new(width);
+                    c.push(text, Style::Plain);
+                    c
+                };
+                let mut streamed = Conversation::new(width);
+                for ch in text.chars() {
+                    streamed.push(&ch.to_string(), Style::Plain);
+                }
+                let mut resized = Conversation::new(width + 7);
+                resized.push(text, Style::Plain);
+                resized.rewrap(width);
+                assert_eq!(shown(&streamed), shown(&whole), "{text:?} at {width}");
+                assert_eq!(shown(&resized), shown(&whole), "{text:?} at {width}");
+                for row in &whole.rows {
+                    let shown = whole.text(row);
+                    assert_eq!(row.cols, columns(shown), "{shown:?} at {width}");
+                    assert!(row.cols <= width || shown.chars().count() == 1, "{shown:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -205,6 +205,18 @@ fn a_word_streamed_past_the_end_of_a_row_is_moved_whole_to_the_next() {
     }
     let rows = t.rows();
     assert_eq!(rows[2..4], ["the answer", "is forty-two"]);
+    // Whatever came, in pieces of every size, the screen is what a whole repaint draws.
+    let text =
+        "Then it said: the  answer is\tforty-two, 日本語 with e\u{301} and averyverylongword. ";
+    for size in 1..6 {
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(size) {
+            t.text(&piece.iter().collect::<String>());
+        }
+        let streamed = t.rows();
+        t.view.key(&Key::Ctrl('L'));
+        assert_eq!(t.rows(), streamed, "pieces of {size}");
+    }
 }
 
 #[test]

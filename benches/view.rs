@@ -1,7 +1,8 @@
 //! The view's cost while an answer streams (`--display view`): the built binary on a
 //! pseudo-terminal (util-linux `script`, 80x24, `TERM=xterm-256color`), its REPL sent one
 //! task, answered by an OpenAI-style server on 127.0.0.1 that streams 2,000 chunks (a word
-//! each, a newline every tenth; one every half millisecond, each a read of its own). Two figures, for the turn alone (from Enter to the turn's
+//! each, a newline every thirtieth, so that a paragraph wraps at spaces over three rows; one
+//! every half millisecond, each a read of its own). Two figures, for the turn alone (from Enter to the turn's
 //! context line):
 //!
 //! - bytes written to the terminal over the bytes of the answer. Goal: ≤ 3 (a chunk is
@@ -28,7 +29,7 @@ const PACE: Duration = Duration::from_micros(500);
 fn chunks() -> Vec<String> {
     (0..CHUNKS)
         .map(|i| {
-            let end = if i % 10 == 9 { "\n" } else { " " };
+            let end = if i % 30 == 29 { "\n" } else { " " };
             format!("word{}{end}", i % 97)
         })
         .collect()

@@ -5,7 +5,8 @@
 //! row scrolls the region by one (`cr`, `ind`) instead of redrawing it, and the status line is
 //! rewritten only when its text changes. While a turn runs and nothing is being typed, the
 //! cursor is hidden and stays at the end of the conversation, so the next piece needs no
-//! cursor motion at all.
+//! cursor motion, but where a word that does not fit is moved from the end of the last row
+//! to a new one (`cup` to rub it out, `el`).
 
 use std::io::Write;
 

@@ -73,7 +73,8 @@ impl Conversation {
 
     /// Adds `text` (sanitised: newlines and tabs are its only control characters) in
     /// `style`; a line it leaves open is continued by the next text. Returns the index of the
-    /// first row that changed: the rows from there on are new or longer.
+    /// first row that changed: the rows from there on are new, or longer, or (that first one)
+    /// shorter, having given its last word to the next.
     pub fn push(&mut self, text: &str, style: Style) -> usize {
         let first = match self.open {
             true => self.rows.len().saturating_sub(1),
@@ -139,9 +140,13 @@ impl Conversation {
             // The row is full: the word `c` continues moves to the next row whole, if the row
             // holds something before the space it follows; else `c` starts the next row.
             let text = &self.lines[line].text;
+            // (Only a word that fits the next row with `c`: what comes before the break may be
+            // of no width, a zero-width space, and then leave the word as wide as a row.)
             let (keep, start) = match last_break(&text[row.start..end]) {
-                Some((keep, start)) => ((row.start + keep).min(row.end), row.start + start),
-                None => (row.end, end),
+                Some((keep, start)) if columns(&text[row.start + start..end]) + w <= self.width => {
+                    ((row.start + keep).min(row.end), row.start + start)
+                }
+                _ => (row.end, end),
             };
             if keep < row.end {
                 let kept = columns(&text[row.start..keep]);
@@ -254,6 +259,7 @@ mod tests {
             "The answer is forty-two, said the computer, after a very long while.",
             "  indented  words   with\trunning   spaces and averyveryverylongword too ",
             "日本語の文 and mixed 日本 words, e\u{301}te\u{301} done",
+            "\u{200b} abcdefghi中 end, \u{200b} e\u{301}xyz中",
         ];
         for text in texts {
             for width in 1..14 {

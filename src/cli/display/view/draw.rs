@@ -67,7 +67,7 @@ impl Draw {
     }
 
     /// Rows of the conversation's region.
-    fn region(&self) -> usize {
+    pub(super) fn region(&self) -> usize {
         self.rows.saturating_sub(1 + self.input_rows).max(1)
     }
 

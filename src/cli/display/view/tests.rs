@@ -285,3 +285,5 @@ fn an_entry_without_what_the_view_needs_is_named() {
     assert_eq!(caps(&without_csr).view_missing(), Some("csr"));
     assert_eq!(caps(XTERM).view_missing(), None);
 }
+
+mod props;

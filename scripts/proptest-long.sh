@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The property tests at length: PROPTEST_CASES cases for each of the 14 properties (default
-# 100000, so 1.4 million in all), in the unit tests (stream decoders; scan's fast paths
+# The property tests at length: PROPTEST_CASES cases for each of the 16 properties (default
+# 100000, so 1.6 million in all), in the unit tests (stream decoders; scan's fast paths
 # against the full parser and the line model; the view's screen against random streams) and
 # in tests/all/props.rs (ANSI stripping, parsers, config loader), in release mode for speed.
 # CI runs them with 64 cases each (the view's with 1,000).

@@ -4,8 +4,9 @@
 //! piece re-wraps the last row alone: the rows before it cannot change.
 //!
 //! Wrapping is at spaces, as readers expect of a narrow screen (a phone's): a word that does
-//! not fit at the end of a row starts the next one, and the spaces before it are not shown. A word wider than a row, or text without spaces (CJK), wraps by character, as the
-//! terminal itself wraps, with the width of each character from Unicode's East Asian Width
+//! not fit at the end of a row starts the next one, and the spaces before it are not shown.
+//! A word wider than a row, or text without spaces (CJK), wraps by character, as the terminal
+//! itself wraps, with the width of each character from Unicode's East Asian Width
 //! (`unicode-width`, as vt100 and the terminals use it): a wide character that does not fit
 //! at the end of a row starts the next one. The line's text stays whole, for a resize and the
 //! transcript; only its rows skip the spaces they break at.

@@ -12,7 +12,8 @@
 # random order against floors, medians of the paired differences with 95 % intervals,
 # callgrind's instructions where valgrind is installed). A and B are binaries, or commits:
 # each commit is built in release in a git worktree under target/compare/ (all of them in one
-# target directory there, so only what differs is built again), once. ROUNDS sets the rounds.
+# target directory there, so only what differs is built again), once, and the worktree removed
+# when its binary is copied out. ROUNDS sets the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,8 @@ compare_binary() {
     [ -d "$dir/src-$sha" ] || git worktree add --detach --quiet "$dir/src-$sha" "$sha"
     (cd "$dir/src-$sha" && CARGO_TARGET_DIR="$dir/target" cargo build --release --locked --quiet) >&2
     cp "$dir/target/release/agent-loop" "$bin"
+    # The binary is kept; the checkout is not left registered in the repository.
+    git worktree remove --force "$dir/src-$sha"
   fi
   echo "$bin"
 }

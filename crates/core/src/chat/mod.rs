@@ -247,7 +247,6 @@ impl Chat {
         if empty && !store.has(&self.session.name) {
             return Ok(());
         }
-        self.session.conversation = self.agent.conversation.clone();
         self.session.turns = self.agent.turns();
         self.session.usage = self.agent.totals;
         self.session.backend = self.def.name().to_string();
@@ -256,7 +255,11 @@ impl Chat {
         self.session.system = self.agent.system_prompt().cloned();
         self.session.always = self.agent.options().policy.always();
         keep_agent_session(&mut self.session, &self.agent, &self.def);
+        // Moved into the session for the save and back, not copied: a long session's
+        // conversation is held once.
+        self.session.conversation = std::mem::take(&mut self.agent.conversation);
         let result = store.save(&mut self.session, &self.redactor);
+        self.agent.conversation = std::mem::take(&mut self.session.conversation);
         self.save_failed = result.is_err();
         if result.is_ok() && self.log.is_none() && self.log_path.is_none() {
             self.open_log()?;
@@ -412,8 +415,11 @@ impl Chat {
         if let Ok(Some(fresh)) = store.load_locked(name) {
             self.session = fresh;
         }
-        let session = self.session.clone();
-        self.resume_state(&session);
+        // The conversation goes to the agent, the rest is copied: a long one is not copied.
+        let conversation = std::mem::take(&mut self.session.conversation);
+        let mut session = self.session.clone();
+        session.conversation = conversation;
+        self.resume_state(&mut session);
         self.open_log()
     }
 
@@ -534,6 +540,8 @@ impl Chat {
         &self.def
     }
 
+    /// The session: its name, id, counts and settings as last saved. Its conversation is the
+    /// chat's ([`Chat::messages`]), not kept here.
     pub fn session(&self) -> &Session {
         &self.session
     }

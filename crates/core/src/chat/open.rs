@@ -106,8 +106,8 @@ impl Chat {
         resumed_state: Option<Session>,
         notice: &mut dyn FnMut(&str),
     ) -> Result<Chat, Error> {
-        if let Some(state) = resumed_state {
-            self.resume_state(&state);
+        if let Some(mut state) = resumed_state {
+            self.resume_state(&mut state);
         }
         self.lock_session(notice)?;
         self.session.backend = self.def.name().to_string();
@@ -330,9 +330,12 @@ fn session(
     let (store, lookup) = (stores.saving.as_ref(), stores.lookup.as_ref());
     let mut resumed_state = None;
     let session = match resumed {
-        Some(s) => {
-            // What the session ran with, but what a flag sets now.
+        Some(mut s) => {
+            // What the session ran with, but what a flag sets now; its conversation goes
+            // with it to the chat's agent (moved, not copied: a long one is held once).
+            let conversation = std::mem::take(&mut s.conversation);
             let mut kept = s.clone();
+            kept.conversation = conversation;
             if flagged(&settings.context) {
                 kept.context = None;
             }
@@ -444,10 +447,12 @@ fn no_backend(config: &Config) -> Error {
 
 impl Chat {
     /// Takes what a saved session holds besides its backend and model: the conversation
-    /// and counts, the context mode, the user's system prompt, the tools answered "always".
-    pub(super) fn resume_state(&mut self, session: &Session) {
+    /// (taken out of `session`) and counts, the context mode, the user's system prompt, the
+    /// tools answered "always".
+    pub(super) fn resume_state(&mut self, session: &mut Session) {
+        let conversation = std::mem::take(&mut session.conversation);
         self.agent
-            .restore(session.conversation.clone(), session.turns, session.usage);
+            .restore(conversation, session.turns, session.usage);
         if let Some(mode) = session.context.as_deref().and_then(|m| m.parse().ok()) {
             // Resumed with another backend, a mode that was only the old backend's own
             // (`fresh` for an agent that keeps its own conversation) gives way to the new

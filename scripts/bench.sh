@@ -168,6 +168,23 @@ for i in range(2000):
         open(os.path.join(folder, name), "w").write("{}\n")
 PY
 read -r cli_none cli_kept < <(paired_ms "env XDG_DATA_HOME=$work/data $loop_cmd" "env XDG_DATA_HOME=$work/kept $loop_cmd")
+# A long session: a CLI call (the offline demo: a tool call, its result, the answer) continuing
+# a session of 1,000 such turns, each result 2 KB (a 2.5 MB session file), against one of 2
+# turns. Each run gets the session back as it was (hyperfine's --prepare), so that every run
+# loads and saves the same size: what a turn costs for the session's length.
+long_dir=$work/long/agent-loop/sessions
+XDG_DATA_HOME=$work/long "$bin" --backend demo --session seed "list the files here" >/dev/null 2>&1
+for turns in 1000 2; do
+  python3 benches/whole/long_session.py "$long_dir" seed "$turns" 2048 "t$turns"
+  cp -r "$long_dir/t$turns" "$long_dir/t$turns.kept"
+done
+printf 'rm -rf "%s/t$1" && cp -r "%s/t$1.kept" "%s/t$1"\n' "$long_dir" "$long_dir" "$long_dir" > "$work/restore.sh"
+long_cmd() { echo "env XDG_DATA_HOME=$work/long $bin --backend demo --session t$1 --display plain 'list the files here'"; }
+hyperfine --warmup 3 --runs "${RUNS:-40}" -N --export-json "$work/long.json" \
+  --prepare "sh $work/restore.sh 2" "$(long_cmd 2)" --prepare "sh $work/restore.sh 1000" "$(long_cmd 1000)" >/dev/null
+read -r long_short long_long < <(python3 -c 'import json,sys; print(" ".join("%.2f" % (r["median"]*1000) for r in json.load(open(sys.argv[1]))["results"]))' "$work/long.json")
+sh "$work/restore.sh" 1000
+long_mib=$(peak_mib "$(long_cmd 1000)")
 # Memory against the size of the output: an agent printing 4 MiB (the default
 # max_output_bytes, all of it kept) and 1 GiB (the rest drained and counted).
 flood_mib() {
@@ -254,6 +271,7 @@ minus() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1])-float(sys.a
   echo "| \`--version\` above \`/bin/true\` (medians) | $(minus "$version_ms" "$true_ms") ms (${version_ms} against ${true_ms} ms) | ≤ 0.7 ms |"
   echo "| agent-loop's own time per backend call: a CLI turn around a 40 ms fake agent, minus the agent alone | $(minus "$cli_loop" "$cli_alone") ms (${cli_loop} against ${cli_alone} ms) | ≤ 3.5 ms |"
   echo "| the same with 2,000 sessions kept, minus with none | $(minus "$cli_kept" "$cli_none") ms (${cli_kept} against ${cli_none} ms) | ≈ 0 |"
+  echo "| a CLI turn continuing a 1,000-turn session (2.5 MB), minus one of 2 turns; its peak memory | $(minus "$long_long" "$long_short") ms (${long_long} against ${long_short} ms); ${long_mib} MiB | ≤ 50 ms |"
   echo "| the same for a minimal wrapper in C (benches/whole/wrap.c), the floor any wrapper pays here | $(minus "$cli_wrap" "$cli_alone") ms | |"
   [ -n "$claude_row" ] && echo "$claude_row"
   echo "| peak memory while a backend floods 4 MiB, 1 GiB | ${flood4_mib}, ${flood1g_mib} MiB | ≤ 32 MiB |"

@@ -31,6 +31,8 @@ pub struct Session {
     pub turns: u32,
     #[serde(default)]
     pub usage: Totals,
+    /// The messages, in the file; empty in a chat's own session (`Chat::session`), whose
+    /// conversation is the chat's (`Chat::messages`).
     pub conversation: Conversation,
     /// The context mode it ran with (`sliding:4`), restored unless a flag says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

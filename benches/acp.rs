@@ -48,7 +48,12 @@ impl Bench {
                 .enable_all()
                 .build()
                 .unwrap(),
-            backend: build(config.backend("fake").unwrap(), &Overrides::default()).unwrap(),
+            backend: build(
+                config.backend("fake").unwrap(),
+                &Overrides::default(),
+                &Default::default(),
+            )
+            .unwrap(),
             cwd: std::env::current_dir().unwrap(),
         };
         bench.turn("hello", &mut |_| {});

@@ -67,6 +67,9 @@ pub fn chat_options(args: &Args) -> ChatOptions {
         log: args.saving.log.clone(),
         wait_session: args.saving.wait_session,
         secret_envs: Vec::new(),
+        // One set for the run: the chats of a front end that hosts many (ACP sessions, MCP
+        // asks, Telegram chats) are opened with clones of these options.
+        http: Default::default(),
     }
 }
 

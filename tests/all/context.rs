@@ -222,7 +222,7 @@ mod across_turns {
             web: Default::default(),
         };
         let tools = agent_loop_builtins::registry(Some(&["read".to_string()])).unwrap();
-        let backend = backend::build(&def, &Default::default()).unwrap();
+        let backend = backend::build(&def, &Default::default(), &Default::default()).unwrap();
         let mut agent = Agent::new(backend, tools, options);
         let mut events = Events::default();
         let runtime = tokio::runtime::Builder::new_current_thread()

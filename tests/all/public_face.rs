@@ -52,7 +52,7 @@ const CHAT: &[&str] = &[
     "crate: pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};",
     "crate: pub use error::ChatError;",
     "crate: pub use fanout::Kept;",
-    "crate: pub use options::{ChatOptions, SessionChoice};",
+    "crate: pub use options::{ChatOptions, HttpClients, SessionChoice};",
     "crate: pub use settings::RunSettings;",
     "crate: pub struct Chat",
     "crate: pub struct Status",

@@ -98,6 +98,8 @@ pub struct Server {
     requests: Arc<Mutex<Vec<Recorded>>>,
     /// A message per hanging request received, then one when its connection closed.
     hang_events: mpsc::Receiver<&'static str>,
+    /// The connections accepted.
+    connections: Arc<Mutex<usize>>,
 }
 
 impl Server {
@@ -108,10 +110,13 @@ impl Server {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (tx, hang_events) = mpsc::channel();
         let log = Arc::clone(&requests);
+        let connections = Arc::new(Mutex::new(0));
+        let accepted = Arc::clone(&connections);
         let mut answers: VecDeque<Answer> = answers.into();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
+                *accepted.lock().unwrap() += 1;
                 let Some(request) = read_request(&mut stream) else {
                     continue;
                 };
@@ -146,7 +151,57 @@ impl Server {
             url,
             requests,
             hang_events,
+            connections,
         }
+    }
+
+    /// Answers every request with the next of `bodies` (JSON, its length given) on
+    /// connections kept open, each served until the client closes it, as an API does; past
+    /// the end a 500.
+    pub fn keep_alive(bodies: Vec<String>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(Mutex::new(0));
+        let (log, accepted) = (Arc::clone(&requests), Arc::clone(&connections));
+        let bodies = Arc::new(Mutex::new(VecDeque::from(bodies)));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                *accepted.lock().unwrap() += 1;
+                let (log, bodies) = (Arc::clone(&log), Arc::clone(&bodies));
+                std::thread::spawn(move || {
+                    while let Some(request) = read_request(&mut stream) {
+                        log.lock().unwrap().push(request);
+                        let next = bodies.lock().unwrap().pop_front();
+                        let (status, body) = next.map_or((500, String::new()), |b| (200, b));
+                        let head = format!(
+                            "HTTP/1.1 {status} Status\r\nContent-Type: application/json\r\n\
+                             Content-Length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        let sent = stream.write_all(head.as_bytes());
+                        if sent
+                            .and_then(|()| stream.write_all(body.as_bytes()))
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        Server {
+            url,
+            requests,
+            hang_events: mpsc::channel().1,
+            connections,
+        }
+    }
+
+    /// How many connections the server has accepted.
+    pub fn connections(&self) -> usize {
+        *self.connections.lock().unwrap()
     }
 
     pub fn requests(&self) -> Vec<Recorded> {

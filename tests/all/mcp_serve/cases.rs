@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{block, start, structured, text, Behaviour};
+use super::{block, start, structured, text, Behaviour, Client};
 use crate::common::Workspace;
 use crate::http::server::{response, Server};
 use crate::http::{KEY, KEY_ENV};
@@ -52,19 +52,8 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
         body.as_bytes(),
     )]);
     let ws = Workspace::new();
-    ws.add_config(&format!(
-        "[backends.api]\ntype = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"{KEY_ENV}\"\n\
-         model = \"test-model\"\nstream = false\ntimeout_s = 300\n",
-        server.url
-    ));
     block(async {
-        let client = start(
-            &ws,
-            &["--backend", "api"],
-            Behaviour::default(),
-            &[(KEY_ENV, KEY)],
-        )
-        .await;
+        let client = start_on_api(&ws, &server.url).await;
         let result = client
             .call("ask", json!({"prompt": "what is the key?"}))
             .await;
@@ -83,6 +72,50 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
         sent[0].header("authorization"),
         Some(&*format!("Bearer {KEY}"))
     );
+}
+
+/// The chats of one server share their HTTP clients: the second `ask`, a new session with a
+/// chat of its own, is sent on the connection the first one opened, as an API keeps it open.
+#[test]
+fn asks_share_the_connection_to_the_api() {
+    let answer = |text: &str| {
+        format!(
+            "{{\"id\":\"c1\",\"object\":\"chat.completion\",\"model\":\"test-model\",\"choices\":[{{\"index\":0,\
+             \"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}"
+        )
+    };
+    let server = Server::keep_alive(vec![answer("first."), answer("second.")]);
+    let ws = Workspace::new();
+    let answers = block(async {
+        let client = start_on_api(&ws, &server.url).await;
+        let mut answers = Vec::new();
+        for prompt in ["one", "two"] {
+            let result = client.call("ask", json!({ "prompt": prompt })).await;
+            answers.push((text(&result), structured(&result)["session"].clone()));
+        }
+        client.close().await;
+        answers
+    });
+    assert!(answers[0].0.contains("first."), "{answers:?}");
+    assert!(answers[1].0.contains("second."), "{answers:?}");
+    assert_ne!(answers[0].1, answers[1].1, "two sessions: {answers:?}");
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.connections(), 1, "one connection for both asks");
+}
+
+/// The server on an OpenAI-style backend `api` at `url` (whole replies), its key set.
+async fn start_on_api(ws: &Workspace, url: &str) -> Client {
+    ws.add_config(&format!(
+        "[backends.api]\ntype = \"openai\"\nbase_url = \"{url}/v1\"\napi_key_env = \"{KEY_ENV}\"\n\
+         model = \"test-model\"\nstream = false\ntimeout_s = 300\n"
+    ));
+    start(
+        ws,
+        &["--backend", "api"],
+        Behaviour::default(),
+        &[(KEY_ENV, KEY)],
+    )
+    .await
 }
 
 #[test]

@@ -152,7 +152,7 @@ pub async fn doctor(
                 model,
                 ..Overrides::default()
             };
-            let backend = backend::build(def, &overrides)?;
+            let backend = backend::build(def, &overrides, &backend::HttpClients::default())?;
             let _ = writeln!(out, "backend {name}: an HTTP API; the reply as parsed:");
             let reply = backend.call(request, &mut emit).await?;
             let parsed = crate::parse::Parsed {

@@ -21,7 +21,7 @@ pub use acp::{AcpBackend, AcpProbe};
 pub use cli::{CliBackend, Probe};
 use error::{agent_failed, turn_timed_out};
 pub use error::{BackendError, CountError};
-pub use http::{decode_recorded, token_method, HttpBackend};
+pub use http::{decode_recorded, token_method, HttpBackend, HttpClients};
 pub use pty::{PtyBackend, PtyProbe, ScreenReader};
 pub use system::effective_system_prompt;
 
@@ -217,9 +217,14 @@ pub struct Overrides {
     pub count_tokens: crate::context::CountTokens,
 }
 
-/// The backend a definition describes, with the overrides applied. Everything that can be
-/// checked before the first call (the command exists, the API key is set) is checked here.
-pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, Error> {
+/// The backend a definition describes, with the overrides applied; an HTTP backend's client
+/// comes from `clients`. Everything that can be checked before the first call (the command
+/// exists, the API key is set) is checked here.
+pub fn build(
+    def: &Definition,
+    overrides: &Overrides,
+    clients: &HttpClients,
+) -> Result<Box<dyn Backend>, Error> {
     match def {
         Definition::Cli(def) => {
             if overrides.temperature.is_some() {
@@ -245,7 +250,7 @@ pub fn build(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>
             }
             def.stream &= !overrides.no_stream;
             def.count_tokens = overrides.count_tokens;
-            Ok(Box::new(HttpBackend::new(def)?))
+            Ok(Box::new(HttpBackend::new(def, clients)?))
         }
         Definition::Pty(def) => {
             if overrides.temperature.is_some() {

@@ -30,7 +30,7 @@ pub use catalog::{BackendRow, LoadedConfig};
 pub use commands::{CommandSpec, FrontEnd, Invocation, Outcome, SlashCommand, COMMANDS};
 pub use error::ChatError;
 pub use fanout::Kept;
-pub use options::{ChatOptions, SessionChoice};
+pub use options::{ChatOptions, HttpClients, SessionChoice};
 pub use settings::RunSettings;
 
 use std::path::{Path, PathBuf};
@@ -60,6 +60,8 @@ pub struct Chat {
     def: Definition,
     /// `--model`, `--temp`, `--no-stream` (and `/model`), applied to every backend used.
     overrides: Overrides,
+    /// The HTTP backends' clients (`ChatOptions::http`), for every backend this chat builds.
+    http: backend::HttpClients,
     /// What config.toml, the environment and flags set of the context settings, applied to
     /// every backend used.
     context_overrides: ContextOverrides,
@@ -335,7 +337,7 @@ impl Chat {
     }
 
     fn use_def(&mut self, def: Definition) -> Result<(), Error> {
-        let backend = backend::build(&def, &self.overrides)?;
+        let backend = backend::build(&def, &self.overrides, &self.http)?;
         keep_agent_session(&mut self.session, &self.agent, &self.def);
         self.agent.set_backend(backend);
         let len = self.agent.conversation.messages.len();
@@ -462,7 +464,7 @@ impl Chat {
     /// `folder` with this chat's settings and built-in tools (a fan-out lane).
     fn agent_for(&self, name: &str, folder: &Path) -> Result<Agent, Error> {
         let def = self.config.backend(name)?;
-        let backend = backend::build(def, &self.overrides)?;
+        let backend = backend::build(def, &self.overrides, &self.http)?;
         // The same tools, built-in and [tools.NAME] ones, without the MCP servers' (which run
         // once, for the session's own folder).
         let local: Vec<String> = self

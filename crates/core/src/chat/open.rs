@@ -60,7 +60,7 @@ impl Chat {
                 .map(|s| s.value)
                 .unwrap_or_default(),
         };
-        let backend = backend(&chosen.def, &overrides)?;
+        let backend = backend(&chosen.def, &overrides, &options.http)?;
         // Read once: the agent's tools are kept from them, the redactor masks their values.
         let key_envs = config.api_key_envs();
         let redactor = redactor(&config, &key_envs, options);
@@ -84,6 +84,7 @@ impl Chat {
             config,
             def: chosen.def,
             overrides,
+            http: options.http.clone(),
             context_overrides,
             store: stores.saving,
             session,
@@ -138,8 +139,12 @@ impl Stores {
 }
 
 /// The backend, built; the tokenizer's table is read while the first prompt is made ready.
-fn backend(def: &Definition, overrides: &Overrides) -> Result<Box<dyn Backend>, Error> {
-    let backend = backend::build(def, overrides)?;
+fn backend(
+    def: &Definition,
+    overrides: &Overrides,
+    http: &backend::HttpClients,
+) -> Result<Box<dyn Backend>, Error> {
+    let backend = backend::build(def, overrides, http)?;
     if let crate::context::Method::Encoding(encoding) = backend.token_method() {
         encoding.warm();
     }

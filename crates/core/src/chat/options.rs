@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+pub use crate::backend::HttpClients;
+
 /// Which session a chat continues.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum SessionChoice {
@@ -48,6 +50,10 @@ pub struct ChatOptions {
     /// displays and the tools' environment like the backends' API keys (the Telegram bot's
     /// token).
     pub secret_envs: Vec<String>,
+    /// The HTTP backends' clients: the chats given clones of one set share the connections to
+    /// an API (a front end that hosts many chats gives them all the same); a default is a
+    /// set of the chat's own. One set belongs to one tokio runtime.
+    pub http: HttpClients,
 }
 
 impl ChatOptions {

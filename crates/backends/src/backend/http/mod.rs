@@ -5,6 +5,7 @@
 //! any request, and never appears in a message.
 
 mod anthropic;
+mod clients;
 mod count;
 mod failure;
 mod ollama;
@@ -13,6 +14,7 @@ mod reply;
 mod stream;
 mod wire;
 
+pub use clients::HttpClients;
 pub use count::token_method;
 pub(crate) use wire::system_prompt as builtin_system_prompt;
 
@@ -48,8 +50,8 @@ pub struct HttpBackend {
 
 impl HttpBackend {
     /// Checks the model and reads the API key, so a missing one is reported before any
-    /// request.
-    pub fn new(def: HttpDef) -> Result<Self, Error> {
+    /// request. The client comes from `clients`, shared with the other chats given the same.
+    pub fn new(def: HttpDef, clients: &HttpClients) -> Result<Self, Error> {
         let wire = wire_for(def.format);
         let model = def
             .model
@@ -80,14 +82,8 @@ impl HttpBackend {
             value.set_sensitive(carries_key);
             headers.insert(HeaderName::from_static(name), value);
         }
-        let client = crate::tls::client()
-            // Replies stream token by token; a compressing server or proxy would hold them
-            // back in its gzip buffer (read_url alone asks for gzip).
-            .no_gzip()
-            .connect_timeout(def.connect_timeout)
-            .timeout(def.timeout)
-            .user_agent(concat!("agent-loop/", env!("CARGO_PKG_VERSION")))
-            .build()
+        let client = clients
+            .get(def.connect_timeout, def.timeout)
             .map_err(|source| BackendError::Client {
                 backend: def.name.clone(),
                 why: chain(&source),

@@ -6,7 +6,8 @@
 //! rewritten only when its text changes. While a turn runs and nothing is being typed, the
 //! cursor is hidden and stays at the end of the conversation, so the next piece needs no
 //! cursor motion, but where a word that does not fit is moved from the end of the last row
-//! to a new one (`cup` to rub it out, `el`).
+//! to a new one (`cup` to rub it out, `el`). A screen of three rows has no scroll region: its
+//! one row of conversation is repainted.
 
 use std::io::Write;
 
@@ -129,7 +130,10 @@ impl Draw {
         }
         let region = self.region();
         self.attr(Style::Plain);
-        Caps::expand2(&self.caps.csr, 0, region - 1, &mut self.buf);
+        // A scroll region has two rows at least (a terminal ignores a smaller one): a
+        // conversation of one row is repainted instead, under the whole screen's.
+        let bottom = if region < 2 { self.rows } else { region };
+        Caps::expand2(&self.caps.csr, 0, bottom.max(1) - 1, &mut self.buf);
         self.paint_conversation();
         self.drawn_status.clear();
         self.paint_status();
@@ -194,7 +198,7 @@ impl Draw {
             return self.paint_status();
         }
         let region = self.region();
-        if self.convo.rows.len() - first > region {
+        if self.convo.rows.len() - first > region || region < 2 {
             return self.paint_conversation();
         }
         for index in first..self.convo.rows.len() {

@@ -14,8 +14,9 @@
 //! Each figure is the median of `VIEW_BENCH_ROUNDS` runs (5 unless set; 1 under `cargo test
 //! --benches`). Run it with `cargo bench --bench view`.
 
+mod streaming;
+
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,65 +34,6 @@ fn chunks() -> Vec<String> {
             format!("word{}{end}", i % 97)
         })
         .collect()
-}
-
-/// A server answering every request with the chunks as a Chat Completions stream; its port.
-fn server(chunks: Vec<String>) -> u16 {
-    let mut events: Vec<String> = chunks
-        .iter()
-        .map(|chunk| {
-            let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": chunk}}]});
-            format!("data: {delta}\n\n")
-        })
-        .collect();
-    events.push("data: [DONE]\n\n".into());
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            // Each event sent as it is written, not held back for an acknowledgement.
-            let _ = stream.set_nodelay(true);
-            read_request(&mut stream);
-            let head =
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
-            let _ = stream.write_all(head.as_bytes());
-            // One event at a time, as a model streams: each is a read of its own for
-            // agent-loop, not one read of them all.
-            for event in &events {
-                if stream.write_all(event.as_bytes()).is_err() {
-                    break;
-                }
-                std::thread::sleep(PACE);
-            }
-        }
-    });
-    port
-}
-
-/// Reads a request, head and body, to its end.
-fn read_request(stream: &mut TcpStream) {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).unwrap_or(0);
-        if n == 0 {
-            return;
-        }
-        got.extend_from_slice(&buf[..n]);
-        let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
-            continue;
-        };
-        let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        if got.len() >= end + 4 + length {
-            return;
-        }
-    }
 }
 
 /// Everything the program wrote, as it comes.
@@ -234,7 +176,7 @@ fn main() {
     let once = !std::env::args().any(|a| a == "--bench");
     let chunks = chunks();
     let answer_bytes: usize = chunks.iter().map(String::len).sum();
-    let port = server(chunks);
+    let port = streaming::server(&chunks, PACE, || {});
     let rounds: usize = std::env::var("VIEW_BENCH_ROUNDS")
         .ok()
         .and_then(|n| n.parse().ok())

@@ -3,7 +3,9 @@
 # then measures with hyperfine (wall time) and /usr/bin/time -v (peak memory), each paired
 # with its peer or floor where one exists, and prints a Markdown table (also written to
 # target/bench.md). In-process figures come from `cargo bench` (benches/parse.rs,
-# benches/context.rs, benches/web.rs: the last has a target, so its figures are in the table).
+# benches/context.rs, benches/web.rs: the last has a target, so its figures are in the table;
+# the benches that run the built binary, such as benches/view.rs and benches/stream_latency.rs,
+# print their figures against their targets themselves).
 # Options: --clean-build also times a release build from scratch; --install installs the
 # missing measuring tools with apt-get (without it, the script names them and stops) and
 # downloads the real page below (without it, that row is left out). No apt-get otherwise.

@@ -5,7 +5,8 @@
 //! names, and the history is kept, private, for the next run; a line wider than the screen,
 //! wide characters and a combining mark in it, edits in place (the cursor never between a
 //! letter and its mark), an entry taller than the screen is edited in a window around the
-//! cursor and written whole when sent, and Ctrl-C clears the line before twice leaving. The
+//! cursor and written whole when sent, Ctrl-C clears the line before twice leaving, and
+//! readline's kill, yank, transpose and undo keys do as in a shell. The
 //! view also gives the terminal back when SIGTERM, SIGHUP or a panic ends it, and says which
 //! capability it lacks when it cannot be drawn.
 
@@ -415,4 +416,51 @@ fn with_no_save_nothing_typed_is_written_to_the_history() {
     let (code, _) = pty.finish();
     assert_eq!(code, 0);
     assert!(!ws.path("state/agent-loop/history").exists());
+}
+
+/// Readline's keys, typed in turn, and the line each leaves: Ctrl-W kills a word, Ctrl-Y
+/// yanks it back elsewhere, Ctrl-_ undoes that, Alt-Backspace kills a word, Ctrl-T swaps the
+/// last two characters.
+const READLINE: [(&str, &str); 6] = [
+    ("world hello", "You: world hello"),
+    ("\x17", "You: world"),
+    ("\x01\x19", "You: helloworld"),
+    ("\x1f", "You: world"),
+    ("\x05\x1b\x7f", "You:"),
+    ("hi\x14", "You: ih"),
+];
+
+/// The keys of `READLINE` in the REPL's editor and in the view's input line, then in the next
+/// entry Ctrl-Y: what was killed last outlives the entry it was killed in.
+#[test]
+fn readline_keys_kill_yank_swap_and_undo_in_the_repl_and_the_view() {
+    let ws = Workspace::new();
+    let mut pty = spawn_repl(&ws, "xterm-256color");
+    wait_prompt(&pty);
+    for (keys, want) in READLINE {
+        pty.send(keys);
+        wait_cursor_row(&pty, &format!("{keys:?}"), |r| r == want);
+    }
+    pty.send("\r");
+    pty.wait_for("Your task was: \"ih\"");
+    wait_prompt(&pty);
+    pty.send("\x19");
+    wait_cursor_row(&pty, "Ctrl-Y in the next entry", |r| r == "You: world");
+    pty.send("\x15\x04");
+    assert_eq!(pty.finish().0, 0);
+
+    let ws = Workspace::new();
+    let mut pty = spawn_view(&ws, "xterm-256color", &[]);
+    wait_screen(&pty, "the status line", |r| is_status(&r[22]));
+    for (keys, want) in READLINE {
+        pty.send(keys);
+        wait_screen(&pty, &format!("{keys:?}"), |r| r[23] == want);
+    }
+    pty.send("\r");
+    pty.wait_for("Your task was: \"ih\"");
+    wait_screen(&pty, "idle", |r| r[22].starts_with("idle"));
+    pty.send("\x19");
+    wait_screen(&pty, "Ctrl-Y in the next entry", |r| r[23] == "You: world");
+    pty.send("\x15\x04");
+    assert_eq!(pty.finish().0, 0);
 }

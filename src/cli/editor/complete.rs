@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use agent_loop::chat::commands::{offered, ArgKind, FrontEnd};
 
-use super::keys::Line;
+use super::line::Line;
 
 /// The context modes `/context` takes.
 const CONTEXT_MODES: [&str; 4] = ["continue", "fresh", "sliding:", "summarize"];

@@ -14,7 +14,8 @@ use std::io::Write;
 
 use unicode_width::UnicodeWidthChar;
 
-use super::keys::{layout, Line};
+use super::keys::layout;
+use super::line::Line;
 use super::Editor;
 
 /// Writes `bytes` to the terminal (stderr) at once.
@@ -52,7 +53,7 @@ impl Editor {
         let Some((label, text, cursor, ..)) = self.shown.take() else {
             return;
         };
-        let line = Line { text, cursor };
+        let line = Line::at(text, cursor);
         let (_, row, _) = layout(&label, &line.text, line.cursor, self.cols());
         self.cursor_row = self.cursor_row.min(row);
         self.draw(&label, &line);

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use agent_loop::process::private;
 use agent_loop::text::Redactor;
 
-use super::keys::{Key, Line};
+use super::keys::Key;
+use super::line::Line;
 
 /// How many entries are kept.
 pub const LIMIT: usize = 1000;
@@ -159,10 +160,12 @@ impl Search {
             Key::Ctrl('R') => at.map_or(0, |i| i + 1),
             Key::Ctrl('G') | Key::Interrupt => return Err(Searched::Cancel(self.before)),
             _ => {
-                return Err(Searched::Accept(match self.found {
-                    Some((_, line)) => line,
-                    None => self.before,
-                }))
+                // The line as it was, with what it killed, takes the match's text.
+                let mut line = self.before;
+                if let Some((_, found)) = self.found {
+                    line.adopt(found);
+                }
+                return Err(Searched::Accept(line));
             }
         };
         match history.find(&self.query, from) {

@@ -2,13 +2,8 @@
 //! editor and the view's input line. The bytes of both forms a terminal may send for a key
 //! are taken (`ESC [ A` and `ESC O A` for Up; `ESC [ 1 ~`, `ESC [ H` and `ESC O H` for Home),
 //! and those of Termux's extra-keys row (arrows, PgUp, PgDn, Home, End, Tab, Esc) are among
-//! them.
-//!
-//! The cursor moves, and Backspace and Delete remove, by extended grapheme cluster (what a
-//! person sees as one character: a letter with its combining marks, a flag, emoji joined by
-//! ZWJ), so it never stands between a letter and its accent.
+//! them. The line they edit is [`super::line::Line`].
 
-use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthChar;
 
 /// One key, decoded.
@@ -33,7 +28,12 @@ pub enum Key {
     PageUp,
     PageDown,
     Tab,
-    /// Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K, Ctrl-W, Ctrl-L, Ctrl-R (search), Ctrl-G (leave it).
+    /// Alt-Backspace: the word before the cursor killed.
+    KillWordLeft,
+    /// Alt-D: the word after the cursor killed.
+    KillWordRight,
+    /// Ctrl-A, Ctrl-E, Ctrl-U, Ctrl-K, Ctrl-W, Ctrl-Y, Ctrl-T, Ctrl-_ (undo), Ctrl-L, Ctrl-R
+    /// (search), Ctrl-G (leave it).
     Ctrl(char),
     Interrupt,
     Eof,
@@ -87,7 +87,7 @@ fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
         0x10 => key(Key::Up, 1),
         0x0e => key(Key::Down, 1),
         b'\t' => key(Key::Tab, 1),
-        c @ (0x01 | 0x05 | 0x07 | 0x0b | 0x0c | 0x12 | 0x15 | 0x17) => {
+        c @ (0x01 | 0x05 | 0x07 | 0x0b | 0x0c | 0x12 | 0x14 | 0x15 | 0x17 | 0x19 | 0x1f) => {
             key(Key::Ctrl((c + b'@') as char), 1)
         }
         0x1b => escape(b),
@@ -129,6 +129,8 @@ fn escape(b: &[u8]) -> Option<(Option<Key>, usize)> {
         b'\r' | b'\n' => Some((Some(Key::Newline), 2)),
         b'b' => Some((Some(Key::WordLeft), 2)),
         b'f' => Some((Some(Key::WordRight), 2)),
+        b'd' => Some((Some(Key::KillWordRight), 2)),
+        0x7f | 0x08 => Some((Some(Key::KillWordLeft), 2)),
         _ => Some((None, 2)),
     }
 }
@@ -176,91 +178,6 @@ fn final_key(last: u8, params: &[u8]) -> Option<Key> {
         (b'~', b"6") => Key::PageDown,
         _ => return None,
     })
-}
-
-/// The text being typed and where the cursor is in it (a byte offset).
-#[derive(Debug, Default, Clone)]
-pub struct Line {
-    pub text: String,
-    pub cursor: usize,
-}
-
-impl Line {
-    pub fn insert(&mut self, s: &str) {
-        self.text.insert_str(self.cursor, s);
-        self.cursor += s.len();
-    }
-
-    pub fn set(&mut self, text: String) {
-        self.cursor = text.len();
-        self.text = text;
-    }
-
-    /// Applies an editing key; false if it is not one.
-    pub fn edit(&mut self, key: &Key) -> bool {
-        let before = self.prev(self.cursor);
-        let after = self.next(self.cursor);
-        match key {
-            Key::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
-            Key::Paste(text) => self.insert(text),
-            Key::Newline => self.insert("\n"),
-            Key::Backspace if self.cursor > 0 => {
-                self.text.replace_range(before..self.cursor, "");
-                self.cursor = before;
-            }
-            Key::Delete if self.cursor < self.text.len() => {
-                self.text.replace_range(self.cursor..after, "");
-            }
-            Key::Left => self.cursor = before,
-            Key::Right => self.cursor = after,
-            Key::Home | Key::Ctrl('A') => self.cursor = 0,
-            Key::End | Key::Ctrl('E') => self.cursor = self.text.len(),
-            Key::WordLeft => self.cursor = self.word_start(),
-            Key::WordRight => self.cursor = self.word_end(),
-            Key::Ctrl('U') => {
-                self.text.replace_range(..self.cursor, "");
-                self.cursor = 0;
-            }
-            Key::Ctrl('K') => self.text.truncate(self.cursor),
-            Key::Ctrl('W') => {
-                let start = self.word_start();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
-            Key::Backspace | Key::Delete => {}
-            _ => return false,
-        }
-        true
-    }
-
-    /// Where the grapheme cluster before `at` starts; where the one at `at` ends.
-    fn prev(&self, at: usize) -> usize {
-        self.text[..at]
-            .grapheme_indices(true)
-            .next_back()
-            .map_or(0, |(i, _)| i)
-    }
-
-    fn next(&self, at: usize) -> usize {
-        self.text[at..]
-            .graphemes(true)
-            .next()
-            .map_or(at, |g| at + g.len())
-    }
-
-    fn word_start(&self) -> usize {
-        let head = self.text[..self.cursor].trim_end();
-        head.rfind(char::is_whitespace).map_or(0, |i| i + 1)
-    }
-
-    fn word_end(&self) -> usize {
-        let tail = &self.text[self.cursor..];
-        let skipped = tail.len() - tail.trim_start().len();
-        let word = tail[skipped..]
-            .find(char::is_whitespace)
-            .unwrap_or(tail.len() - skipped);
-        self.cursor + skipped + word
-    }
 }
 
 /// Where each character of `label` then `text` falls, wrapped at `width` columns and at
@@ -355,48 +272,6 @@ mod tests {
     }
 
     #[test]
-    fn editing_keys_move_and_delete_by_character_and_word() {
-        let mut line = Line::default();
-        for key in "héllo wörld".chars().map(Key::Char) {
-            line.edit(&key);
-        }
-        line.edit(&Key::WordLeft);
-        line.edit(&Key::Backspace);
-        assert_eq!(line.text, "héllowörld");
-        line.edit(&Key::Ctrl('W'));
-        assert_eq!((line.text.as_str(), line.cursor), ("wörld", 0));
-        line.edit(&Key::End);
-        line.edit(&Key::Left);
-        line.edit(&Key::Ctrl('K'));
-        assert_eq!(line.text, "wörl");
-        line.edit(&Key::Home);
-        line.edit(&Key::Delete);
-        assert_eq!(line.text, "örl");
-    }
-
-    #[test]
-    fn the_cursor_steps_over_a_letter_with_its_marks_a_flag_and_joined_emoji_as_one() {
-        // e + combining acute, the flag of France (two regional indicators), a family (ZWJ).
-        let text = "ae\u{301}\u{1f1eb}\u{1f1f7}\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}z";
-        let mut line = Line::default();
-        line.insert(text);
-        let mut stops = vec![line.cursor];
-        while line.cursor > 0 {
-            line.edit(&Key::Left);
-            stops.push(line.cursor);
-        }
-        assert_eq!(stops, [text.len(), text.len() - 1, 12, 4, 1, 0]);
-        line.edit(&Key::Right);
-        line.edit(&Key::Delete);
-        assert_eq!(line.text, format!("a{}", &text[4..]));
-        line.edit(&Key::End);
-        line.edit(&Key::Left);
-        line.edit(&Key::Backspace);
-        assert_eq!(line.text, "a\u{1f1eb}\u{1f1f7}z");
-        assert_eq!(decode(b"\x1a").0, [Key::Suspend]);
-    }
-
-    #[test]
     fn the_input_wraps_with_its_label_and_places_the_cursor() {
         assert_eq!(
             layout("You: ", "abcdef", 6, 8),
@@ -407,5 +282,21 @@ mod tests {
             (vec!["> a".into(), "b".into()], 0, 2)
         );
         assert_eq!(layout("> ", "abcdef", 6, 8).1, 1);
+    }
+
+    #[test]
+    fn the_readline_keys_decode() {
+        let (keys, _) = decode(b"\x19\x14\x1f\x1bd\x1b\x7f\x1a");
+        assert_eq!(
+            keys,
+            [
+                Key::Ctrl('Y'),
+                Key::Ctrl('T'),
+                Key::Ctrl('_'),
+                Key::KillWordRight,
+                Key::KillWordLeft,
+                Key::Suspend
+            ]
+        );
     }
 }

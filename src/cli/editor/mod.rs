@@ -23,6 +23,7 @@ pub mod complete;
 mod draw;
 pub mod history;
 pub mod keys;
+pub mod line;
 mod reader;
 pub mod term;
 
@@ -32,7 +33,8 @@ use tokio::sync::mpsc;
 use super::display::Caps;
 use complete::{Completed, Completer};
 use history::{History, Search, Searched};
-use keys::{Key, Line};
+use keys::Key;
+use line::Line;
 
 /// The editor of the REPL's entries.
 pub struct Editor {
@@ -49,6 +51,8 @@ pub struct Editor {
     shown: Option<draw::Shown>,
     /// SIGWINCH, watched from the first entry on.
     winch: Option<Signal>,
+    /// The last entry's line, emptied: what it killed is there for Ctrl-Y in the next.
+    last: Line,
 }
 
 /// What ended a wait for keys.
@@ -73,6 +77,7 @@ impl Editor {
             top: 0,
             shown: None,
             winch: None,
+            last: Line::default(),
         })
     }
 
@@ -129,7 +134,7 @@ impl Editor {
     /// until it is closed. Ctrl-C clears the line; on an empty one it is agent-loop's SIGINT.
     pub async fn entry(&mut self, label: &str) -> Option<String> {
         let mut raw = Raw::enter(&self.caps);
-        let mut line = Line::default();
+        let mut line = std::mem::take(&mut self.last);
         let mut search: Option<Box<Search>> = None;
         let mut tabbed = false;
         self.cursor_row = 0;
@@ -164,6 +169,8 @@ impl Editor {
                             self.draw_whole(label, &line);
                             draw::write(b"\n");
                             self.history.keep(&entry);
+                            line.take();
+                            self.last = line;
                             return Some(entry);
                         }
                         None => {
@@ -182,7 +189,9 @@ impl Editor {
                         let me = rustix::process::getpid();
                         let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
                     }
-                    Key::Interrupt => line = Line::default(),
+                    Key::Interrupt => {
+                        line.take();
+                    }
                     Key::Suspend => raw = self.suspend(raw, label, &line).await,
                     Key::Up | Key::Down => self.history.step(&mut line, key == Key::Up),
                     Key::Ctrl('R') => {

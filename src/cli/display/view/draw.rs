@@ -12,6 +12,7 @@
 use std::io::Write;
 
 use super::super::super::editor::keys;
+use super::super::super::editor::line::Line;
 use super::lines::{columns, Conversation, Row, Style};
 use super::status::Status;
 use crate::cli::display::caps::Caps;
@@ -30,7 +31,7 @@ pub struct Draw {
     drawn_status: String,
     /// What the input line shows before the text: `You: `, an approval's question.
     pub label: String,
-    pub input: keys::Line,
+    pub input: Line,
     pub cols: usize,
     pub rows: usize,
     input_rows: usize,
@@ -55,7 +56,7 @@ impl Draw {
             status: Status::default(),
             drawn_status: String::new(),
             label: String::new(),
-            input: keys::Line::default(),
+            input: Line::default(),
             cols,
             rows,
             input_rows: 1,

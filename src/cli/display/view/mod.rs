@@ -260,7 +260,7 @@ impl ViewDisplay {
                 Completed::Choices(_) => self.tabbed = true,
             },
             Key::Interrupt => {
-                self.draw.input = keys::Line::default();
+                self.draw.input.take();
                 self.repaint_input();
             }
             Key::PageUp => self.draw.scroll(Some(page)),
@@ -273,7 +273,7 @@ impl ViewDisplay {
                 self.draw.settle();
             }
             Key::Enter => {
-                let entry = std::mem::take(&mut self.draw.input).text;
+                let entry = self.draw.input.take();
                 let label = self.draw.label.clone();
                 if !self.draw.status.approval {
                     self.history.keep(&entry);

@@ -1,0 +1,330 @@
+//! The line being typed and its edits, shared by the REPL's line editor and the view's input
+//! line: the keys of readline's emacs mode that a shell user's fingers know. The cursor
+//! moves, and Backspace and Delete remove, by extended grapheme cluster (what a person sees
+//! as one character: a letter with its combining marks, a flag, emoji joined by ZWJ), so it
+//! never stands between a letter and its accent.
+//!
+//! What a kill takes (Ctrl-U, Ctrl-K, Ctrl-W, Alt-D, Alt-Backspace) is kept for Ctrl-Y, and
+//! kills in a row add up, as in readline, so that Ctrl-W pressed three times yanks back the
+//! three words. Ctrl-_ (Ctrl-/ on most keyboards) undoes the last edit; a run of typed
+//! characters is one edit.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::keys::Key;
+
+/// The most undo steps kept: each holds the whole line.
+const MAX_UNDO: usize = 200;
+
+/// The text being typed and where the cursor is in it (a byte offset).
+#[derive(Debug, Default, Clone)]
+pub struct Line {
+    pub text: String,
+    pub cursor: usize,
+    /// What the kills took, for Ctrl-Y.
+    killed: String,
+    /// The last edit was a kill: the next adds to `killed` rather than replacing it.
+    killing: bool,
+    /// The line as it was before each edit, the latest last.
+    undo: Vec<(String, usize)>,
+    /// The last edit typed a character: the next one is part of the same undo step.
+    typing: bool,
+}
+
+/// Which end of `killed` a kill adds to: its text was before the cursor, or after it.
+enum Side {
+    Before,
+    After,
+}
+
+impl Line {
+    /// A line with `text`, the cursor at `cursor`.
+    pub fn at(text: String, cursor: usize) -> Line {
+        Line {
+            text,
+            cursor,
+            ..Line::default()
+        }
+    }
+
+    pub fn insert(&mut self, s: &str) {
+        self.text.insert_str(self.cursor, s);
+        self.cursor += s.len();
+    }
+
+    /// Another text in the line (an entry of the history): what was killed stays, the undo
+    /// steps go.
+    pub fn set(&mut self, text: String) {
+        self.cursor = text.len();
+        self.text = text;
+        self.undo.clear();
+        (self.killing, self.typing) = (false, false);
+    }
+
+    /// Takes `other`'s text and cursor (a search's match), keeping what was killed here.
+    pub fn adopt(&mut self, other: Line) {
+        self.set(other.text);
+        self.cursor = other.cursor;
+    }
+
+    /// Empties the line for the next entry, keeping what was killed; returns its text.
+    pub fn take(&mut self) -> String {
+        let text = std::mem::take(&mut self.text);
+        self.set(String::new());
+        text
+    }
+
+    /// Applies an editing key; false if it is not one.
+    pub fn edit(&mut self, key: &Key) -> bool {
+        let (killing, typing) = (self.killing, self.typing);
+        (self.killing, self.typing) = (false, false);
+        let before = self.prev(self.cursor);
+        let after = self.next(self.cursor);
+        match key {
+            Key::Char(c) => {
+                if !typing {
+                    self.remember();
+                }
+                self.typing = true;
+                self.insert(c.encode_utf8(&mut [0; 4]));
+            }
+            Key::Paste(text) => self.change(|l| l.insert(text)),
+            Key::Newline => self.change(|l| l.insert("\n")),
+            Key::Backspace if self.cursor > 0 => self.change(|l| {
+                l.text.replace_range(before..l.cursor, "");
+                l.cursor = before;
+            }),
+            Key::Delete if self.cursor < self.text.len() => {
+                self.change(|l| l.text.replace_range(l.cursor..after, ""));
+            }
+            Key::Left => self.cursor = before,
+            Key::Right => self.cursor = after,
+            Key::Home | Key::Ctrl('A') => self.cursor = 0,
+            Key::End | Key::Ctrl('E') => self.cursor = self.text.len(),
+            Key::WordLeft => self.cursor = self.word_start(),
+            Key::WordRight => self.cursor = self.word_end(),
+            Key::Ctrl('U') => self.kill(0, killing, Side::Before),
+            Key::Ctrl('K') => self.kill(self.text.len(), killing, Side::After),
+            Key::Ctrl('W') => self.kill(self.word_start(), killing, Side::Before),
+            Key::KillWordLeft => self.kill(self.alnum_start(), killing, Side::Before),
+            Key::KillWordRight => self.kill(self.alnum_end(), killing, Side::After),
+            Key::Ctrl('Y') if !self.killed.is_empty() => {
+                let killed = self.killed.clone();
+                self.change(|l| l.insert(&killed));
+            }
+            Key::Ctrl('T') => self.transpose(),
+            Key::Ctrl('_') => {
+                if let Some((text, cursor)) = self.undo.pop() {
+                    (self.text, self.cursor) = (text, cursor);
+                }
+            }
+            Key::Backspace | Key::Delete | Key::Ctrl('Y') => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// Keeps the line as it is for Ctrl-_.
+    fn remember(&mut self) {
+        if self.undo.len() == MAX_UNDO {
+            self.undo.remove(0);
+        }
+        self.undo.push((self.text.clone(), self.cursor));
+    }
+
+    /// An edit that is an undo step of its own.
+    fn change(&mut self, edit: impl FnOnce(&mut Line)) {
+        self.remember();
+        edit(self);
+    }
+
+    /// Removes the text between the cursor and `to` into `killed`, added to what the last
+    /// edit killed when it was a kill too.
+    fn kill(&mut self, to: usize, killing: bool, side: Side) {
+        let range = self.cursor.min(to)..self.cursor.max(to);
+        self.killing = true;
+        if range.is_empty() {
+            return;
+        }
+        self.remember();
+        let taken: String = self.text.drain(range.clone()).collect();
+        self.cursor = range.start;
+        match (killing, side) {
+            (false, _) => self.killed = taken,
+            (true, Side::After) => self.killed.push_str(&taken),
+            (true, Side::Before) => self.killed.insert_str(0, &taken),
+        }
+    }
+
+    /// Ctrl-T: the character before the cursor and the one at it change places (at the end
+    /// of the line, the last two), and the cursor moves past them.
+    fn transpose(&mut self) {
+        let end = match self.cursor == self.text.len() {
+            true => self.cursor,
+            false => self.next(self.cursor),
+        };
+        let middle = self.prev(end);
+        let start = self.prev(middle);
+        if start == middle {
+            return;
+        }
+        self.change(|l| {
+            let swapped = format!("{}{}", &l.text[middle..end], &l.text[start..middle]);
+            l.text.replace_range(start..end, &swapped);
+            l.cursor = end;
+        });
+    }
+
+    /// Where the grapheme cluster before `at` starts; where the one at `at` ends.
+    fn prev(&self, at: usize) -> usize {
+        self.text[..at]
+            .grapheme_indices(true)
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next(&self, at: usize) -> usize {
+        self.text[at..]
+            .graphemes(true)
+            .next()
+            .map_or(at, |g| at + g.len())
+    }
+
+    /// The start of the word before the cursor, words ending at white space (Ctrl-W, Alt-B).
+    fn word_start(&self) -> usize {
+        let head = self.text[..self.cursor].trim_end();
+        head.rfind(char::is_whitespace).map_or(0, |i| i + 1)
+    }
+
+    fn word_end(&self) -> usize {
+        let tail = &self.text[self.cursor..];
+        let skipped = tail.len() - tail.trim_start().len();
+        let word = tail[skipped..]
+            .find(char::is_whitespace)
+            .unwrap_or(tail.len() - skipped);
+        self.cursor + skipped + word
+    }
+
+    /// The start of the word before the cursor, words of letters and digits
+    /// (Alt-Backspace, as readline's `backward-kill-word`).
+    fn alnum_start(&self) -> usize {
+        let head = self.text[..self.cursor].trim_end_matches(|c: char| !c.is_alphanumeric());
+        head.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| {
+            i + head[i..].chars().next().map_or(1, char::len_utf8)
+        })
+    }
+
+    /// The end of the word at or after the cursor, words of letters and digits (Alt-D).
+    fn alnum_end(&self) -> usize {
+        let tail = &self.text[self.cursor..];
+        let word = tail.trim_start_matches(|c: char| !c.is_alphanumeric());
+        let skipped = tail.len() - word.len();
+        let len = word
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(word.len());
+        self.cursor + skipped + len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typed(text: &str) -> Line {
+        let mut line = Line::default();
+        for key in text.chars().map(Key::Char) {
+            line.edit(&key);
+        }
+        line
+    }
+
+    #[test]
+    fn editing_keys_move_and_delete_by_character_and_word() {
+        let mut line = typed("héllo wörld");
+        line.edit(&Key::WordLeft);
+        line.edit(&Key::Backspace);
+        assert_eq!(line.text, "héllowörld");
+        line.edit(&Key::Ctrl('W'));
+        assert_eq!((line.text.as_str(), line.cursor), ("wörld", 0));
+        line.edit(&Key::End);
+        line.edit(&Key::Left);
+        line.edit(&Key::Ctrl('K'));
+        assert_eq!(line.text, "wörl");
+        line.edit(&Key::Home);
+        line.edit(&Key::Delete);
+        assert_eq!(line.text, "örl");
+    }
+
+    #[test]
+    fn the_cursor_steps_over_a_letter_with_its_marks_a_flag_and_joined_emoji_as_one() {
+        // e + combining acute, the flag of France (two regional indicators), a family (ZWJ).
+        let text = "ae\u{301}\u{1f1eb}\u{1f1f7}\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}z";
+        let mut line = Line::default();
+        line.insert(text);
+        let mut stops = vec![line.cursor];
+        while line.cursor > 0 {
+            line.edit(&Key::Left);
+            stops.push(line.cursor);
+        }
+        assert_eq!(stops, [text.len(), text.len() - 1, 12, 4, 1, 0]);
+        line.edit(&Key::Right);
+        line.edit(&Key::Delete);
+        assert_eq!(line.text, format!("a{}", &text[4..]));
+        line.edit(&Key::End);
+        line.edit(&Key::Left);
+        line.edit(&Key::Backspace);
+        assert_eq!(line.text, "a\u{1f1eb}\u{1f1f7}z");
+        line.edit(&Key::Ctrl('T'));
+        assert_eq!(line.text, "az\u{1f1eb}\u{1f1f7}");
+    }
+
+    #[test]
+    fn kills_in_a_row_add_up_and_ctrl_y_puts_them_back_anywhere() {
+        let mut line = typed("git commit --amend now");
+        line.edit(&Key::Ctrl('W'));
+        line.edit(&Key::Ctrl('W'));
+        assert_eq!(line.text, "git commit ");
+        line.edit(&Key::Home);
+        line.edit(&Key::Ctrl('Y'));
+        assert_eq!(line.text, "--amend nowgit commit ");
+        // A kill after another edit starts afresh; forward kills add at the end.
+        let mut line = typed("one two-three four");
+        line.edit(&Key::Home);
+        line.edit(&Key::KillWordRight);
+        line.edit(&Key::KillWordRight);
+        assert_eq!(line.text, "-three four");
+        line.edit(&Key::End);
+        line.edit(&Key::KillWordLeft);
+        assert_eq!(line.text, "-three ");
+        line.edit(&Key::Ctrl('Y'));
+        assert_eq!(line.text, "-three four");
+        line.edit(&Key::Ctrl('U'));
+        line.edit(&Key::Ctrl('Y'));
+        line.edit(&Key::Ctrl('Y'));
+        assert_eq!(line.text, "-three four-three four");
+        // What was killed outlives the entry.
+        assert_eq!(line.take(), "-three four-three four");
+        line.edit(&Key::Ctrl('Y'));
+        assert_eq!(line.text, "-three four");
+    }
+
+    #[test]
+    fn ctrl_underscore_undoes_an_edit_at_a_time_a_typed_run_as_one() {
+        let mut line = typed("hello");
+        line.edit(&Key::Left);
+        line.edit(&Key::Left);
+        line.edit(&Key::Paste("big ".into()));
+        line.edit(&Key::Ctrl('T'));
+        line.edit(&Key::Ctrl('K'));
+        assert_eq!(line.text, "helbigl ");
+        for want in ["helbigl o", "helbig lo", "hello", ""] {
+            line.edit(&Key::Ctrl('_'));
+            assert_eq!(line.text, want);
+        }
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!((line.text.as_str(), line.cursor), ("", 0));
+        line.set("from the history".into());
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!(line.text, "from the history");
+    }
+}

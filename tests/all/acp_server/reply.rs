@@ -1,13 +1,14 @@
 //! What a reply carries beside its text: the backend's thinking as `agent_thought_chunk`,
 //! never in the answer; an ACP agent's plan passed on as `plan`; an answer the model stopped
-//! early answered with `stopReason` `max_tokens` or `refusal`.
+//! early answered with `stopReason` `max_tokens` or `refusal`. And the sessions share their
+//! connection to an API.
 
 use serde_json::json;
 
 use super::{drive, drive_with, open, Seen};
 use crate::common::{fixture, Workspace};
-use crate::http::server::Answer;
-use crate::http::{setup, streamed, whole, Format};
+use crate::http::server::{Answer, Server};
+use crate::http::{setup, streamed, whole, Format, KEY, KEY_ENV};
 
 /// One prompt to backend `api` speaking `format`, answered with `answer`.
 fn prompt_api(format: Format, answer: Answer) -> Seen {
@@ -68,4 +69,40 @@ fn an_answer_stopped_early_says_why_in_its_stop_reason() {
     assert_eq!(seen.message(), "The notes say");
     let seen = prompt_api(Format::Anthropic, whole(Format::Anthropic, "refusal"));
     assert_eq!(seen.result(2)["result"]["stopReason"], "refusal");
+}
+
+/// The sessions of one `agent-loop acp` share their HTTP clients: the second session's
+/// first prompt is sent on the connection the first session's opened, as an API keeps it.
+#[test]
+fn a_new_sessions_first_prompt_reuses_the_open_connection() {
+    let answer = |text: &str| {
+        format!(
+            "{{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{{\"index\":0,\
+             \"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}"
+        )
+    };
+    let server = Server::keep_alive(vec![answer("first."), answer("second.")]);
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "[backends.api]\ntype = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"{KEY_ENV}\"\n\
+         model = \"test-model\"\nstream = false\n",
+        server.url
+    ));
+    let mut steps = open(&ws);
+    steps.extend([
+        json!({"op": "new", "cwd": ws.work()}),
+        json!({"op": "prompt", "session": 0, "text": "one"}),
+        json!({"op": "prompt", "session": 1, "text": "two"}),
+    ]);
+    let seen = drive_with(
+        &ws,
+        json!({ "steps": steps }),
+        &["--backend", "api", "--no-save"],
+        &[(KEY_ENV, KEY)],
+    );
+    assert_eq!(seen.result(3)["result"]["stopReason"], "end_turn");
+    assert_eq!(seen.result(4)["result"]["stopReason"], "end_turn");
+    assert_eq!(seen.message(), "first.second.");
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.connections(), 1, "one connection for both sessions");
 }

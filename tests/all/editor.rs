@@ -446,6 +446,12 @@ fn readline_keys_kill_yank_swap_and_undo_in_the_repl_and_the_view() {
     wait_prompt(&pty);
     pty.send("\x19");
     wait_cursor_row(&pty, "Ctrl-Y in the next entry", |r| r == "You: world");
+    // Killed again, then Ctrl-C on the empty line: what was killed outlives that too.
+    pty.send("\x15\x03");
+    pty.wait_for("Ctrl-C again");
+    wait_prompt(&pty);
+    pty.send("\x19");
+    wait_cursor_row(&pty, "Ctrl-Y after Ctrl-C", |r| r == "You: world");
     pty.send("\x15\x04");
     assert_eq!(pty.finish().0, 0);
 

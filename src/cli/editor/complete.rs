@@ -44,14 +44,13 @@ impl Completer {
             if candidates.len() == 1 && !with.ends_with(['/', ':']) {
                 with.push(' ');
             }
-            line.text.replace_range(start..line.cursor, &with);
-            line.cursor = start + with.len();
+            line.replace(start..line.cursor, &with);
             return Completed::Edited;
         }
         if candidates.len() == 1 && !candidates[0].ends_with(['/', ':']) {
             // Complete already: the space after it.
             if !line.text[line.cursor..].starts_with(' ') {
-                line.insert(" ");
+                line.replace(line.cursor..line.cursor, " ");
                 return Completed::Edited;
             }
         }

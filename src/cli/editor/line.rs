@@ -13,8 +13,10 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::keys::Key;
 
-/// The most undo steps kept: each holds the whole line.
+/// The most undo steps kept, and the most bytes they hold together (each holds the whole
+/// line: a long paste keeps fewer).
 const MAX_UNDO: usize = 200;
+const MAX_UNDO_BYTES: usize = 4 << 20;
 
 /// The text being typed and where the cursor is in it (a byte offset).
 #[derive(Debug, Default, Clone)]
@@ -74,6 +76,16 @@ impl Line {
         text
     }
 
+    /// Replaces `range` of the text with `with`, the cursor after it: an edit of its own (a
+    /// completion, a line continued), undone by Ctrl-_.
+    pub fn replace(&mut self, range: std::ops::Range<usize>, with: &str) {
+        (self.killing, self.typing) = (false, false);
+        self.change(|l| {
+            l.text.replace_range(range.clone(), with);
+            l.cursor = range.start + with.len();
+        });
+    }
+
     /// Applies an editing key; false if it is not one.
     pub fn edit(&mut self, key: &Key) -> bool {
         let (killing, typing) = (self.killing, self.typing);
@@ -126,10 +138,11 @@ impl Line {
 
     /// Keeps the line as it is for Ctrl-_.
     fn remember(&mut self) {
-        if self.undo.len() == MAX_UNDO {
-            self.undo.remove(0);
-        }
         self.undo.push((self.text.clone(), self.cursor));
+        let mut bytes: usize = self.undo.iter().map(|(text, _)| text.len()).sum();
+        while self.undo.len() > 1 && (self.undo.len() > MAX_UNDO || bytes > MAX_UNDO_BYTES) {
+            bytes -= self.undo.remove(0).0.len();
+        }
     }
 
     /// An edit that is an undo step of its own.
@@ -157,15 +170,19 @@ impl Line {
     }
 
     /// Ctrl-T: the character before the cursor and the one at it change places (at the end
-    /// of the line, the last two), and the cursor moves past them.
+    /// of a line, the last two of it), and the cursor moves past them.
     fn transpose(&mut self) {
-        let end = match self.cursor == self.text.len() {
+        let at_end = self.text[self.cursor..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == '\n');
+        let end = match at_end {
             true => self.cursor,
             false => self.next(self.cursor),
         };
         let middle = self.prev(end);
         let start = self.prev(middle);
-        if start == middle {
+        if start == middle || self.text[start..end].contains('\n') {
             return;
         }
         self.change(|l| {
@@ -206,24 +223,41 @@ impl Line {
     }
 
     /// The start of the word before the cursor, words of letters and digits
-    /// (Alt-Backspace, as readline's `backward-kill-word`).
+    /// (Alt-Backspace, as readline's `backward-kill-word`), by grapheme cluster: a letter's
+    /// marks are part of its word.
     fn alnum_start(&self) -> usize {
-        let head = self.text[..self.cursor].trim_end_matches(|c: char| !c.is_alphanumeric());
-        head.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| {
-            i + head[i..].chars().next().map_or(1, char::len_utf8)
-        })
+        let mut start = self.cursor;
+        let mut seen_word = false;
+        for (i, g) in self.text[..self.cursor].grapheme_indices(true).rev() {
+            match (word_char(g), seen_word) {
+                (true, _) => seen_word = true,
+                (false, true) => break,
+                (false, false) => {}
+            }
+            start = i;
+        }
+        start
     }
 
     /// The end of the word at or after the cursor, words of letters and digits (Alt-D).
     fn alnum_end(&self) -> usize {
-        let tail = &self.text[self.cursor..];
-        let word = tail.trim_start_matches(|c: char| !c.is_alphanumeric());
-        let skipped = tail.len() - word.len();
-        let len = word
-            .find(|c: char| !c.is_alphanumeric())
-            .unwrap_or(word.len());
-        self.cursor + skipped + len
+        let mut end = self.cursor;
+        let mut seen_word = false;
+        for (i, g) in self.text[self.cursor..].grapheme_indices(true) {
+            match (word_char(g), seen_word) {
+                (true, _) => seen_word = true,
+                (false, true) => break,
+                (false, false) => {}
+            }
+            end = self.cursor + i + g.len();
+        }
+        end
     }
+}
+
+/// A grapheme cluster of a word: one that starts with a letter or a digit.
+fn word_char(grapheme: &str) -> bool {
+    grapheme.chars().next().is_some_and(char::is_alphanumeric)
 }
 
 #[cfg(test)]
@@ -306,6 +340,52 @@ mod tests {
         assert_eq!(line.take(), "-three four-three four");
         line.edit(&Key::Ctrl('Y'));
         assert_eq!(line.text, "-three four");
+    }
+
+    #[test]
+    fn word_kills_keep_a_letters_marks_and_ctrl_t_stays_in_its_line() {
+        let mut line = Line::at("cafe\u{301} bar".into(), 0);
+        line.edit(&Key::KillWordRight);
+        assert_eq!(line.text, " bar");
+        let mut line = typed("x cafe\u{301}s");
+        line.edit(&Key::KillWordLeft);
+        assert_eq!(line.text, "x ");
+        let mut line = Line::at("1\u{fe0f}\u{20e3} x".into(), 0);
+        line.edit(&Key::KillWordRight);
+        assert_eq!(line.text, " x");
+        let mut line = typed("ab");
+        line.edit(&Key::Newline);
+        line.insert("cd");
+        line.cursor = 2;
+        line.edit(&Key::Ctrl('T'));
+        assert_eq!((line.text.as_str(), line.cursor), ("ba\ncd", 2));
+        line.cursor = 3;
+        line.edit(&Key::Ctrl('T'));
+        assert_eq!(line.text, "ba\ncd", "nothing to swap at a line's start");
+    }
+
+    #[test]
+    fn a_replacement_is_an_undo_step_and_ends_a_run_of_kills() {
+        let mut line = typed("/bac");
+        line.replace(0..4, "/backend ");
+        line.insert("demo");
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!(line.text, "/bac");
+        let mut line = typed("one two");
+        line.edit(&Key::Ctrl('W'));
+        line.replace(4..4, "\n");
+        line.edit(&Key::Ctrl('W'));
+        line.edit(&Key::Ctrl('Y'));
+        // Not "one \ntwo": the second kill starts afresh.
+        assert_eq!(line.text, "one \n");
+        // Long pastes: the oldest steps go past the bound, the last one is kept.
+        let mut line = Line::default();
+        for _ in 0..3 {
+            line.edit(&Key::Paste("x".repeat(3 << 20)));
+        }
+        assert_eq!(line.undo.len(), 1);
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!(line.text.len(), 6 << 20);
     }
 
     #[test]

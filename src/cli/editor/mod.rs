@@ -174,11 +174,9 @@ impl Editor {
                             return Some(entry);
                         }
                         None => {
-                            if line.text.ends_with('\\') {
-                                line.text.pop();
-                            }
-                            line.cursor = line.text.len();
-                            line.insert("\n");
+                            let end = line.text.len();
+                            let from = end - usize::from(line.text.ends_with('\\'));
+                            line.replace(from..end, "\n");
                         }
                     },
                     Key::Eof if line.text.is_empty() => return None,
@@ -186,6 +184,8 @@ impl Editor {
                         line.edit(&Key::Delete);
                     }
                     Key::Interrupt if line.text.is_empty() => {
+                        // The signal may end this entry unfinished: what was killed stays.
+                        self.last = line.clone();
                         let me = rustix::process::getpid();
                         let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
                     }

@@ -31,7 +31,8 @@ pub struct History {
     entries: Vec<String>,
     /// The entry shown, counted from the newest; `None` for the line being typed.
     at: Option<usize>,
-    draft: String,
+    /// The line being typed, kept whole (its cursor, its undo steps) while entries are shown.
+    draft: Line,
     /// Where entries are kept; `None` keeps them for this run only.
     file: Option<PathBuf>,
     redactor: Redactor,
@@ -88,12 +89,12 @@ impl History {
             (at, _) => return self.at = at,
         };
         if self.at.is_none() {
-            self.draft = line.text.clone();
+            self.draft = line.clone();
         }
         self.at = next;
         match next {
             Some(i) => line.set(self.entries[n - 1 - i].clone()),
-            None => line.set(std::mem::take(&mut self.draft)),
+            None => line.restore(std::mem::take(&mut self.draft)),
         }
     }
 
@@ -290,7 +291,8 @@ mod tests {
             history.keep(entry);
         }
         let mut line = Line::default();
-        line.insert("draft");
+        line.edit(&Key::Paste("draft".into()));
+        line.edit(&Key::Left);
         history.step(&mut line, true);
         assert_eq!(line.text, "two");
         history.step(&mut line, true);
@@ -298,7 +300,10 @@ mod tests {
         assert_eq!(line.text, "one");
         history.step(&mut line, false);
         history.step(&mut line, false);
-        assert_eq!((line.text.as_str(), line.cursor), ("draft", 5));
+        // The draft whole: its cursor, and its edit to undo.
+        assert_eq!((line.text.as_str(), line.cursor), ("draft", 4));
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!(line.text, "");
     }
 
     #[test]

@@ -69,6 +69,18 @@ impl Line {
         self.cursor = other.cursor;
     }
 
+    /// Back to `draft`, the line as it was before entries of the history were shown: its
+    /// text, cursor and undo steps; what was killed meanwhile stays.
+    pub fn restore(&mut self, draft: Line) {
+        let killed = std::mem::take(&mut self.killed);
+        *self = Line {
+            killed,
+            killing: false,
+            typing: false,
+            ..draft
+        };
+    }
+
     /// Empties the line for the next entry, keeping what was killed; returns its text.
     pub fn take(&mut self) -> String {
         let text = std::mem::take(&mut self.text);

@@ -12,6 +12,8 @@ use agent_loop::chat::commands::{
 use agent_loop::chat::Image;
 
 use super::app::{App, Outcome};
+use super::editor::term;
+use super::text::wrap::at_spaces;
 
 /// What the REPL does after a command.
 pub enum Flow {
@@ -34,13 +36,41 @@ fn after_turn(outcome: Outcome, app: &mut App) -> Flow {
 }
 
 /// The REPL's commands (its own, then the library's); the agent's own (an ACP agent's)
-/// follow them.
-fn help() -> String {
-    format!(
-        "Commands (a line that does not start with / is a prompt):\n{}\n\
-         Multi-line input: end a line with \\ to continue it, or put \"\"\" alone on a line to start and end a block.",
-        help_lines(offered(FrontEnd::Repl))
-    )
+/// follow them. On a terminal `width` columns wide, each description is wrapped in its
+/// column (under its command on a narrow one).
+fn help(width: Option<usize>) -> String {
+    let head = "Commands (a line that does not start with / is a prompt):";
+    let tail =
+        "Multi-line input: end a line with \\ to continue it, or put \"\"\" alone on a line to \
+                start and end a block.";
+    let Some(width) = width else {
+        return format!("{head}\n{}\n{tail}", help_lines(offered(FrontEnd::Repl)));
+    };
+    // A full last column would leave the cursor past the edge, where some terminals wrap.
+    let width = width.saturating_sub(1).max(20);
+    let usage = offered(FrontEnd::Repl)
+        .map(|c| c.usage().chars().count())
+        .max()
+        .unwrap_or(0);
+    let column = 2 + usage + 1;
+    let mut lines = at_spaces(head, width);
+    for spec in offered(FrontEnd::Repl) {
+        if width >= column + 24 {
+            for (i, part) in at_spaces(spec.help, width - column).into_iter().enumerate() {
+                let first = if i == 0 { spec.usage() } else { String::new() };
+                lines.push(format!("  {first:<usage$} {part}"));
+            }
+        } else {
+            lines.push(format!("  {}", spec.usage()));
+            lines.extend(
+                at_spaces(spec.help, width - 6)
+                    .into_iter()
+                    .map(|p| format!("      {p}")),
+            );
+        }
+    }
+    lines.extend(at_spaces(tail, width));
+    lines.join("\n")
 }
 
 fn names() -> String {
@@ -60,7 +90,7 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
     };
     match invocation.command {
         SlashCommand::Help => {
-            app.notice(&help());
+            app.notice(&help(term::size().map(|(cols, _)| cols)));
             let (chat, _) = app.parts();
             if let Some(commands) = chat.agent_commands() {
                 app.notice(&commands);
@@ -136,12 +166,33 @@ mod tests {
 
     #[test]
     fn help_lists_the_repl_commands_first_then_the_library_ones() {
-        let text = help();
+        let text = help(None);
         let at = |name: &str| text.find(&format!("  /{name}")).unwrap();
         assert!(
             at("help") < at("exit") && at("exit") < at("clear"),
             "{text}"
         );
         assert!(names().starts_with("/help, /image, /exit, /clear"));
+    }
+
+    /// On a terminal, every line fits it and every word of the descriptions is there, in
+    /// order: in their column on 80 columns, under their command on 40.
+    #[test]
+    fn help_fits_the_terminal_in_its_columns() {
+        let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        for cols in [80, 40] {
+            let text = help(Some(cols));
+            assert!(text.lines().all(|l| l.chars().count() < cols), "{text}");
+            assert_eq!(words(&text), words(&help(None)), "{cols} columns");
+        }
+        let wide = help(Some(80));
+        let model = wide
+            .lines()
+            .position(|l| l.starts_with("  /model"))
+            .unwrap();
+        let next = wide.lines().nth(model + 1).unwrap();
+        let column = wide.lines().nth(model).unwrap().find("show").unwrap();
+        assert_eq!(next.len() - next.trim_start().len(), column, "{wide}");
+        assert!(help(Some(40)).contains("\n  /model [NAME]\n      show"));
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod approval;
 mod progress;
+pub mod wrap;
 
 use agent_loop::event::{CutReason, PlanEntry};
 

@@ -6,15 +6,23 @@ use std::time::Instant;
 
 use super::app::{App, DOUBLE_INTERRUPT};
 use super::commands::{self, Flow};
+use super::editor::term;
 use super::signals::Stop;
+use super::text::wrap::at_spaces;
 
 pub async fn run(app: &mut App) -> i32 {
     app.frontend().repl = true;
     let status = app.chat().status();
-    app.notice(&format!(
+    let welcome = format!(
         "agent-loop with backend `{}`, session {}. Type a task, or /help for the commands; `exit`, `quit` or Ctrl-D leaves.",
         status.backend, status.session
-    ));
+    );
+    // On a terminal, broken at spaces rather than mid-word by the terminal.
+    let welcome = match term::size() {
+        Some((cols, _)) => at_spaces(&welcome, cols.saturating_sub(1).max(20)).join("\n"),
+        None => welcome,
+    };
+    app.notice(&welcome);
     let mut last_interrupt: Option<Instant> = None;
     let code = loop {
         app.frontend().display.prompt("You: ");

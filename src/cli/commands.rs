@@ -12,8 +12,7 @@ use agent_loop::chat::commands::{
 use agent_loop::chat::Image;
 
 use super::app::{App, Outcome};
-use super::editor::term;
-use super::text::wrap::at_spaces;
+use super::text::wrap::{at_spaces, columns};
 
 /// What the REPL does after a command.
 pub enum Flow {
@@ -46,30 +45,34 @@ fn help(width: Option<usize>) -> String {
     let Some(width) = width else {
         return format!("{head}\n{}\n{tail}", help_lines(offered(FrontEnd::Repl)));
     };
-    // A full last column would leave the cursor past the edge, where some terminals wrap.
-    let width = width.saturating_sub(1).max(20);
-    let usage = offered(FrontEnd::Repl)
-        .map(|c| c.usage().chars().count())
-        .max()
-        .unwrap_or(0);
-    let column = 2 + usage + 1;
-    let mut lines = at_spaces(head, width);
-    for spec in offered(FrontEnd::Repl) {
-        if width >= column + 24 {
-            for (i, part) in at_spaces(spec.help, width - column).into_iter().enumerate() {
-                let first = if i == 0 { spec.usage() } else { String::new() };
-                lines.push(format!("  {first:<usage$} {part}"));
-            }
-        } else {
-            lines.push(format!("  {}", spec.usage()));
-            lines.extend(
-                at_spaces(spec.help, width - 6)
-                    .into_iter()
-                    .map(|p| format!("      {p}")),
-            );
+    let rows: Vec<(String, &str)> = offered(FrontEnd::Repl)
+        .map(|c| (c.usage(), c.help))
+        .collect();
+    let mut lines = at_spaces(head, width.saturating_sub(1));
+    lines.extend(columns(&rows, width));
+    lines.extend(at_spaces(tail, width.saturating_sub(1)));
+    lines.join("\n")
+}
+
+/// The agent's own commands (an ACP agent's), laid out as the REPL's at `width`.
+fn agent_help(commands: &[(String, String)], width: Option<usize>) -> String {
+    let head = "The agent's own commands (`//NAME` sends it /NAME):";
+    let rows: Vec<(String, &str)> = commands
+        .iter()
+        .map(|(name, help)| (format!("//{name}"), help.as_str()))
+        .collect();
+    let lines = match width {
+        Some(width) => {
+            let mut lines = at_spaces(head, width.saturating_sub(1));
+            lines.extend(columns(&rows, width));
+            lines
         }
-    }
-    lines.extend(at_spaces(tail, width));
+        None => {
+            let name = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+            let rows = rows.iter().map(|(n, h)| format!("  {n:<name$}  {h}"));
+            std::iter::once(head.to_string()).chain(rows).collect()
+        }
+    };
     lines.join("\n")
 }
 
@@ -90,10 +93,12 @@ pub async fn dispatch(app: &mut App, line: &str) -> Flow {
     };
     match invocation.command {
         SlashCommand::Help => {
-            app.notice(&help(term::size().map(|(cols, _)| cols)));
+            let width = app.frontend().display.layout_width();
+            app.notice(&help(width));
             let (chat, _) = app.parts();
-            if let Some(commands) = chat.agent_commands() {
-                app.notice(&commands);
+            let commands = chat.agent_commands();
+            if !commands.is_empty() {
+                app.notice(&agent_help(&commands, width));
             }
             return Flow::Continue;
         }
@@ -194,5 +199,22 @@ mod tests {
         let column = wide.lines().nth(model).unwrap().find("show").unwrap();
         assert_eq!(next.len() - next.trim_start().len(), column, "{wide}");
         assert!(help(Some(40)).contains("\n  /model [NAME]\n      show"));
+    }
+
+    #[test]
+    fn the_agents_commands_are_laid_out_as_the_repls() {
+        let commands = vec![
+            ("init".to_string(), "create an AGENTS.md file with instructions for the agent, from what is in the project".to_string()),
+            ("review".to_string(), "review the changes".to_string()),
+        ];
+        let plain = agent_help(&commands, None);
+        assert!(
+            plain.contains("\n  //init    create an AGENTS.md"),
+            "{plain}"
+        );
+        let wide = agent_help(&commands, Some(60));
+        assert!(wide.lines().all(|l| l.chars().count() < 60), "{wide}");
+        assert!(wide.contains("\n  //review review the changes"), "{wide}");
+        assert!(wide.contains("\n           the agent, from"), "{wide}");
     }
 }

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use super::app::{App, DOUBLE_INTERRUPT};
 use super::commands::{self, Flow};
-use super::editor::term;
 use super::signals::Stop;
 use super::text::wrap::at_spaces;
 
@@ -18,8 +17,8 @@ pub async fn run(app: &mut App) -> i32 {
         status.backend, status.session
     );
     // On a terminal, broken at spaces rather than mid-word by the terminal.
-    let welcome = match term::size() {
-        Some((cols, _)) => at_spaces(&welcome, cols.saturating_sub(1).max(20)).join("\n"),
+    let welcome = match app.frontend().display.layout_width() {
+        Some(cols) => at_spaces(&welcome, cols.saturating_sub(1)).join("\n"),
         None => welcome,
     };
     app.notice(&welcome);

@@ -24,6 +24,9 @@ pub struct Screen(
     Arc<Mutex<Box<dyn Renderer>>>,
     Option<ViewHandle>,
     Option<Box<Caps>>,
+    /// The display leaves long lines to the terminal (plain, terminfo): the front end's own
+    /// columns are laid out at its width.
+    bool,
 );
 
 impl Screen {
@@ -64,6 +67,7 @@ impl Screen {
                         Arc::new(Mutex::new(Box::new(handle.clone()))),
                         Some(handle),
                         None,
+                        false,
                     ));
                 }
             };
@@ -72,6 +76,7 @@ impl Screen {
             Choice::Terminfo(caps) => Some(caps.clone()),
             _ => None,
         };
+        let lines = matches!(choice, Choice::Plain | Choice::Terminfo(_));
         let renderer: Box<dyn Renderer> = match choice {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
@@ -93,18 +98,30 @@ impl Screen {
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),
             Choice::Quiet => Box::new(QuietDisplay::new(out(), err_lines())),
         };
-        Ok(Screen(Arc::new(Mutex::new(renderer)), None, editor_caps))
+        Ok(Screen(
+            Arc::new(Mutex::new(renderer)),
+            None,
+            editor_caps,
+            lines,
+        ))
     }
 
     /// JSON lines on stdout, for errors found before the flags could be parsed.
     pub fn jsonl() -> Screen {
         let jsonl: Box<dyn Renderer> = Box::new(JsonlDisplay::new(Box::new(std::io::stdout())));
-        Screen(Arc::new(Mutex::new(jsonl)), None, None)
+        Screen(Arc::new(Mutex::new(jsonl)), None, None, false)
     }
 
     /// With the view: the entries typed at its input line, read from now on.
     pub fn view_entries(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
         Some(self.1.as_ref()?.read_keys())
+    }
+
+    /// The width to lay the front end's own text out at (the REPL's `/help` and welcome):
+    /// the terminal's on stderr, where the display leaves long lines to it; `None` on a pipe,
+    /// and with the view, which wraps every line itself, again at each resize.
+    pub fn layout_width(&self) -> Option<usize> {
+        self.3.then(stderr_width).flatten()
     }
 
     /// The terminfo entry of the terminfo display, which the REPL's line editor draws with.

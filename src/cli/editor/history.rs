@@ -78,6 +78,13 @@ impl History {
         }
     }
 
+    /// The line shown is the one being typed again (Ctrl-C cleared it, or a search's match
+    /// was taken): Up starts from the newest entry, and keeps what is typed then as the draft.
+    pub fn end_recall(&mut self) {
+        self.at = None;
+        self.draft = Line::default();
+    }
+
     /// Up (`older`) or Down: the entry to show in `line`.
     pub fn step(&mut self, line: &mut Line, older: bool) {
         let n = self.entries.len();
@@ -304,6 +311,23 @@ mod tests {
         assert_eq!((line.text.as_str(), line.cursor), ("draft", 4));
         line.edit(&Key::Ctrl('_'));
         assert_eq!(line.text, "");
+    }
+
+    #[test]
+    fn after_a_recall_ends_up_starts_again_from_the_newest_and_keeps_the_new_draft() {
+        let mut history = History::default();
+        for entry in ["one", "two"] {
+            history.keep(entry);
+        }
+        let mut line = Line::at("old draft".into(), 9);
+        history.step(&mut line, true);
+        line.take();
+        history.end_recall();
+        line.insert("new text");
+        history.step(&mut line, true);
+        assert_eq!(line.text, "two");
+        history.step(&mut line, false);
+        assert_eq!(line.text, "new text");
     }
 
     #[test]

@@ -222,7 +222,9 @@ impl Line {
     /// The start of the word before the cursor, words ending at white space (Ctrl-W, Alt-B).
     fn word_start(&self) -> usize {
         let head = self.text[..self.cursor].trim_end();
-        head.rfind(char::is_whitespace).map_or(0, |i| i + 1)
+        head.char_indices()
+            .rfind(|(_, c)| c.is_whitespace())
+            .map_or(0, |(i, c)| i + c.len_utf8())
     }
 
     fn word_end(&self) -> usize {
@@ -374,6 +376,20 @@ mod tests {
         line.cursor = 3;
         line.edit(&Key::Ctrl('T'));
         assert_eq!(line.text, "ba\ncd", "nothing to swap at a line's start");
+    }
+
+    #[test]
+    fn words_end_at_spaces_of_any_width() {
+        // A no-break space (2 bytes) and an ideographic space (3 bytes).
+        for space in ["\u{a0}", "\u{3000}"] {
+            let mut line = Line::default();
+            line.edit(&Key::Paste(format!("ab{space}cd")));
+            line.edit(&Key::WordLeft);
+            assert_eq!(line.cursor, 2 + space.len());
+            line.edit(&Key::End);
+            line.edit(&Key::Ctrl('W'));
+            assert_eq!(line.text, format!("ab{space}"));
+        }
     }
 
     #[test]

@@ -159,7 +159,10 @@ impl Editor {
                             self.draw(label, &line);
                             continue;
                         }
-                        Err(Searched::Accept(found)) => line = found,
+                        Err(Searched::Accept(found)) => {
+                            self.history.end_recall();
+                            line = found;
+                        }
                     }
                 }
                 match key {
@@ -184,13 +187,16 @@ impl Editor {
                         line.edit(&Key::Delete);
                     }
                     Key::Interrupt if line.text.is_empty() => {
-                        // The signal may end this entry unfinished: what was killed stays.
+                        // The signal may end this entry unfinished: what was killed stays,
+                        // and nothing else (its undo steps would bring the line back).
                         self.last = line.clone();
+                        self.last.take();
                         let me = rustix::process::getpid();
                         let _ = rustix::process::kill_process(me, rustix::process::Signal::INT);
                     }
                     Key::Interrupt => {
                         line.take();
+                        self.history.end_recall();
                     }
                     Key::Suspend => raw = self.suspend(raw, label, &line).await,
                     Key::Up | Key::Down => self.history.step(&mut line, key == Key::Up),

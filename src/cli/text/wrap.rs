@@ -25,6 +25,31 @@ pub fn at_spaces(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Rows of a name and its description as lines `width` columns wide at most: the
+/// descriptions in one column, wrapped in it, or under their names, indented, where the
+/// column would be too narrow. A full last column would leave the cursor past the edge,
+/// where some terminals wrap, so the lines stop one short of `width`.
+pub fn columns(rows: &[(String, &str)], width: usize) -> Vec<String> {
+    let width = width.saturating_sub(1).max(2);
+    let name = rows.iter().map(|(n, _)| n.width()).max().unwrap_or(0);
+    let column = 2 + name + 1;
+    let mut lines = Vec::new();
+    for (first, help) in rows {
+        if width >= column + 24 {
+            for (i, part) in at_spaces(help, width - column).into_iter().enumerate() {
+                let shown = if i == 0 { first.as_str() } else { "" };
+                let pad = name - shown.width();
+                lines.push(format!("  {shown}{} {part}", " ".repeat(pad)));
+            }
+        } else {
+            lines.push(format!("  {first}"));
+            let indented = at_spaces(help, width.saturating_sub(6).max(1));
+            lines.extend(indented.into_iter().map(|part| format!("      {part}")));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,18 +23,9 @@ impl Chat {
     }
 
     /// The slash commands of the backend's agent (an ACP agent's; `//NAME` sends it
-    /// `/NAME`), a line each, or `None` when it listed none.
-    pub fn agent_commands(&self) -> Option<String> {
-        let commands = self.agent.agent_commands();
-        if commands.is_empty() {
-            return None;
-        }
-        let width = commands.iter().map(|c| c.0.len()).max().unwrap_or(0);
-        let mut text = "The agent's own commands (`//NAME` sends it /NAME):".to_string();
-        for (name, help) in commands {
-            let _ = write!(text, "\n  //{name:<width$}  {help}");
-        }
-        Some(text)
+    /// `/NAME`): each name and what it does; none when it listed none.
+    pub fn agent_commands(&self) -> Vec<(String, String)> {
+        self.agent.agent_commands()
     }
 
     /// `[session NAME: 3 turns, tokens in 1234 / out 56, $0.0123]`, or `[session NAME: no

@@ -240,7 +240,10 @@ impl ViewDisplay {
                     self.repaint_input();
                     return None;
                 }
-                Err(Searched::Accept(found)) => (self.draw.label, self.draw.input) = (label, found),
+                Err(Searched::Accept(found)) => {
+                    self.history.end_recall();
+                    (self.draw.label, self.draw.input) = (label, found);
+                }
             }
         }
         match key {
@@ -261,6 +264,7 @@ impl ViewDisplay {
             },
             Key::Interrupt => {
                 self.draw.input.take();
+                self.history.end_recall();
                 self.repaint_input();
             }
             Key::PageUp => self.draw.scroll(Some(page)),

@@ -82,6 +82,7 @@ impl Screen {
                 let mut plain = PlainDisplay::new(out(), err_lines());
                 plain.verbose = args.request.verbose;
                 plain.width = stderr_width().unwrap_or(plain.width);
+                plain.fit_width = stderr_width;
                 Box::new(plain)
             }
             Choice::Terminfo(caps) => Box::new(
@@ -92,7 +93,7 @@ impl Screen {
                     args.request.verbose,
                     args.run.tail.unwrap_or(0),
                 )
-                .with_width(Box::new(stderr_width)),
+                .with_width(stderr_width),
             ),
             Choice::View(_) => unreachable!("the view was built above"),
             Choice::Jsonl => Box::new(JsonlDisplay::new(out())),

@@ -25,6 +25,11 @@ impl Tmux {
     /// Starts it as [`Tmux::start`] does, and runs the shell command `then` in the pane
     /// after it (`sleep 60` keeps the pane alive to be looked at: a dead one shows no cursor).
     pub fn start_then(ws: &Workspace, term: &str, args: &str, then: &str) -> Tmux {
+        Tmux::start_at(ws, term, args, then, 80)
+    }
+
+    /// Starts it as [`Tmux::start_then`] does, in a window `cols` wide.
+    pub fn start_at(ws: &Workspace, term: &str, args: &str, then: &str, cols: u16) -> Tmux {
         let conf = ws.path("tmux.conf");
         // The pane stays after the program ends, so its exit status can be read.
         std::fs::write(&conf, "set -g remain-on-exit on\n").unwrap();
@@ -47,7 +52,15 @@ impl Tmux {
         ws.hermetic(&mut cmd)
             .arg("-f")
             .arg(&conf)
-            .args(["new-session", "-d", "-x", "80", "-y", "24", "-c"])
+            .args([
+                "new-session",
+                "-d",
+                "-x",
+                &cols.to_string(),
+                "-y",
+                "24",
+                "-c",
+            ])
             .arg(ws.work())
             .arg(line);
         let out = cmd.output().expect("tmux");
@@ -204,6 +217,34 @@ fn dumb_terminal_gets_plain_progress_lines() {
     let last = screen.rfind("[waiting for slow").unwrap();
     assert!(last < screen.find("The answer is 42.").unwrap(), "{screen}");
     assert!(spinner_lines(&screen).is_empty(), "{screen}");
+    assert_no_garbage(&screen);
+    tmux.type_line("exit");
+    assert_eq!(poll(|| tmux.exit_status()), Some(0), "{}", tmux.screen());
+}
+
+/// On a phone's 40 columns agent-loop's own lines (here the context after a turn) break at
+/// spaces, their continuation indented, instead of being cut mid-word by the terminal.
+#[test]
+fn own_lines_break_at_spaces_on_40_columns() {
+    let ws = Workspace::new();
+    let tmux = Tmux::start_at(&ws, "xterm-256color", "--backend demo --no-save", "", 40);
+    tmux.wait_for("the prompt", |s| s.ends_with("You:"));
+    tmux.type_line("list the files here");
+    let screen = tmux.wait_for("the context line and a new prompt", |s| {
+        s.contains("[context ") && s.ends_with("You:")
+    });
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("[context "))
+        .unwrap();
+    let (first, rest) = (lines[at], lines[at + 1]);
+    assert!(first.len() <= 39, "{screen}");
+    assert!(rest.starts_with("  ") && rest.ends_with(']'), "{screen}");
+    // Whole words: the two rows joined at a space give the line as it was.
+    let whole = Regex::new(r"^\[context \d+ messages, \d+ tokens, \d+% of \d+k\]$").unwrap();
+    let joined = format!("{first} {}", rest.trim_start());
+    assert!(whole.is_match(&joined), "{joined:?}\n{screen}");
     assert_no_garbage(&screen);
     tmux.type_line("exit");
     assert_eq!(poll(|| tmux.exit_status()), Some(0), "{}", tmux.screen());

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use super::renderer::Renderer;
 use super::sanitize;
+use crate::cli::text::wrap::break_long;
 use crate::cli::text::{cut_short, plan_text, progress_text, PLAIN_EVERY};
 use agent_loop::event::{ApprovalRequest, Event, OutputStream};
 use agent_loop::text::Throttle;
@@ -16,6 +17,9 @@ use agent_loop::text::Throttle;
 const PREVIEW_LINES: usize = 4;
 /// Characters of one preview line.
 const PREVIEW_WIDTH: usize = 160;
+
+/// How to ask the terminal on stderr for its width: `None` on a pipe or a file.
+pub type WidthFn = fn() -> Option<usize>;
 
 pub struct PlainDisplay {
     out: Box<dyn Write + Send>,
@@ -30,6 +34,9 @@ pub struct PlainDisplay {
     pending_cr: bool,
     /// Columns an approval prompt is wrapped to.
     pub width: usize,
+    /// The terminal's width, which agent-loop's own lines are broken to at spaces; on a pipe
+    /// they stay whole.
+    pub fit_width: WidthFn,
     /// A running tool's progress is written at most once a second.
     pub progress: Throttle,
     /// Streamed thinking not yet shown (`--verbose`): the backend's name and the line so far.
@@ -46,6 +53,7 @@ impl PlainDisplay {
             mid_line: false,
             pending_cr: false,
             width: 80,
+            fit_width: || None,
             progress: Throttle::new(PLAIN_EVERY),
             thinking: None,
         }
@@ -147,7 +155,7 @@ impl PlainDisplay {
                     line.push_str(&format!(" / ${cost:.4}"));
                 }
                 line.push(']');
-                writeln!(self.err, "{line}")?;
+                self.own(&line)?;
             }
             Event::OwnTool { backend, activity } => {
                 writeln!(
@@ -158,22 +166,20 @@ impl PlainDisplay {
                 )?;
             }
             Event::CutShort { backend, reason } => {
-                writeln!(self.err, "[{}]", cut_short(backend, *reason))?;
+                self.own(&format!("[{}]", cut_short(backend, *reason)))?;
             }
             Event::Plan { backend, entries } => {
-                writeln!(
-                    self.err,
+                self.own(&format!(
                     "[{}] plan: {}",
                     sanitize(backend),
                     sanitize(&plan_text(entries))
-                )?;
+                ))?;
             }
             Event::Waiting { backend, elapsed_s } => {
-                writeln!(
-                    self.err,
+                self.own(&format!(
                     "[waiting for {} ... {elapsed_s}s]",
                     sanitize(backend)
-                )?;
+                ))?;
             }
             Event::BackendOutput {
                 backend,
@@ -189,47 +195,44 @@ impl PlainDisplay {
                 wait_ms,
                 reason,
             } => {
-                writeln!(
-                    self.err,
+                self.own(&format!(
                     "[retrying {} in {} after {} (retry {retry} of {retries})]",
                     sanitize(backend),
                     duration_text(*wait_ms),
                     sanitize(reason)
-                )?;
+                ))?;
             }
             Event::RateLimitWait {
                 backend,
                 wait_ms,
                 limit,
             } => {
-                writeln!(
-                    self.err,
+                self.own(&format!(
                     "[waiting {}: {} rate limit {}]",
                     duration_text(*wait_ms),
                     sanitize(backend),
                     sanitize(limit)
-                )?;
+                ))?;
             }
             Event::BackendStarted { .. } => self.streamed = false,
             Event::Context { stats } => {
-                writeln!(self.err, "[context {stats}]")?;
+                self.own(&format!("[context {stats}]"))?;
             }
             Event::Summarized { backend, messages } => {
-                writeln!(
-                    self.err,
+                self.own(&format!(
                     "[context: {} summarised {}]",
                     sanitize(backend),
                     agent_loop::text::plural::count(*messages, "older message", "older messages")
-                )?;
+                ))?;
             }
             Event::ContextNotice { message } => {
-                writeln!(self.err, "[context: {}]", sanitize(message))?;
+                self.own(&format!("[context: {}]", sanitize(message)))?;
             }
             Event::Notice { message } => {
-                writeln!(self.err, "{}", sanitize(message))?;
+                self.own(&sanitize(message))?;
             }
             Event::Error { message } => {
-                writeln!(self.err, "error: {}", sanitize(message))?;
+                self.own(&format!("error: {}", sanitize(message)))?;
             }
             Event::TurnStarted { .. }
             | Event::BackendOutput { .. }
@@ -320,8 +323,17 @@ impl PlainDisplay {
     /// A line of the front end's own (REPL prompt, notices), on stderr.
     pub fn notice(&mut self, text: &str) {
         let _ = self.end_streamed_line();
-        let _ = writeln!(self.err, "{}", sanitize(text));
+        let _ = self.own(&sanitize(text));
         let _ = self.err.flush();
+    }
+
+    /// One of agent-loop's own lines on stderr (not the answer, a tool call or its output),
+    /// broken at spaces to the terminal's width, one column short of it as `/help` is.
+    fn own(&mut self, text: &str) -> io::Result<()> {
+        match (self.fit_width)() {
+            Some(cols) => writeln!(self.err, "{}", break_long(text, cols.saturating_sub(1))),
+            None => writeln!(self.err, "{text}"),
+        }
     }
 
     /// A line of tracing on stderr that leaves stdout alone: a streamed line stays open
@@ -448,6 +460,41 @@ mod tests {
             backend: "b".into(),
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn own_lines_break_at_spaces_on_a_terminal_and_answers_stay_whole() {
+        let long = "one two three four five six seven eight nine ten eleven twelve";
+        let show = |fit: WidthFn| {
+            let (mut d, out, err) = display();
+            d.fit_width = fit;
+            d.render(&Event::ContextNotice {
+                message: long.into(),
+            });
+            d.notice(long);
+            d.render(&Event::Text {
+                text: long.into(),
+                final_answer: false,
+            });
+            d.render(&Event::Text {
+                text: long.into(),
+                final_answer: true,
+            });
+            (out.text(), err.text())
+        };
+        // 40 columns: lines of 39 at most, the rest hanging two columns in.
+        let (out, err) = show(|| Some(40));
+        assert_eq!(out, format!("{long}\n"));
+        assert_eq!(
+            err,
+            format!(
+                "[context: one two three four five six\n  seven eight nine ten eleven twelve]\n\
+                 one two three four five six seven eight\n  nine ten eleven twelve\n{long}\n"
+            )
+        );
+        // A pipe: every line whole.
+        let (_, err) = show(|| None);
+        assert_eq!(err, format!("[context: {long}]\n{long}\n{long}\n"));
     }
 
     #[test]

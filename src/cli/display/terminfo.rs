@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::renderer::Renderer;
 use crate::cli::display::caps::{Caps, Colour};
-use crate::cli::display::plain::PlainDisplay;
+use crate::cli::display::plain::{PlainDisplay, WidthFn};
 use crate::cli::display::sanitize;
 use crate::cli::display::shared::SharedWriter;
 use crate::cli::text::progress_text;
@@ -25,9 +25,6 @@ pub const TICK: Duration = Duration::from_millis(100);
 const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
 /// Width assumed when neither the terminal nor the entry tells.
 const DEFAULT_WIDTH: usize = 80;
-
-/// Asks the terminal for its width in columns.
-pub type WidthFn = Box<dyn Fn() -> Option<usize> + Send>;
 
 pub struct TerminfoDisplay {
     caps: Caps,
@@ -73,7 +70,7 @@ impl TerminfoDisplay {
             caps,
             plain,
             err,
-            width: Box::new(|| None),
+            width: || None,
             tail,
             live: None,
             drawn: 0,
@@ -82,9 +79,11 @@ impl TerminfoDisplay {
         }
     }
 
-    /// How to ask the terminal for its width (else the entry's `cols`, else 80).
+    /// How to ask the terminal for its width (else the entry's `cols`, else 80). Lines of
+    /// agent-loop's own are broken to it at spaces, and left whole when it does not tell.
     pub fn with_width(mut self, width: WidthFn) -> Self {
         self.width = width;
+        self.plain.fit_width = width;
         self
     }
 
@@ -360,7 +359,7 @@ mod tests {
     fn display(caps: Caps, tail: usize) -> (TerminfoDisplay, Captured, Captured) {
         let (out, err) = (Captured::default(), Captured::default());
         let d = TerminfoDisplay::new(caps, out.boxed(), err.boxed(), false, tail)
-            .with_width(Box::new(|| Some(20)));
+            .with_width(|| Some(20));
         (d, out, err)
     }
 
@@ -464,7 +463,8 @@ mod tests {
             elapsed_s: 10,
         });
         d.render(&finished());
-        assert_eq!(err.text(), "[waiting for fake ... 10s]\n[fake] line\n");
+        // On the test's 20 columns the waiting line breaks at a space; the output stays whole.
+        assert_eq!(err.text(), "[waiting for fake\n  ... 10s]\n[fake] line\n");
     }
 
     #[test]

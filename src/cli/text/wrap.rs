@@ -1,9 +1,13 @@
 //! Text wrapped at spaces to a width, for what agent-loop lays out in columns of its own (the
-//! REPL's `/help`): left to the terminal, a long line is cut mid-word and its continuation
-//! starts under the command names, not under its column. An answer is never wrapped so: its
-//! lines stay whole, so that a command copied from the scrollback is one line.
+//! REPL's `/help`) and for its own lines on a terminal (token counts, the context, notices):
+//! left to the terminal, a long line is cut mid-word (on a phone's 40 columns, nearly every
+//! such line) and a column's continuation starts under the command names. An answer, a tool
+//! call and its output are never wrapped so: their lines stay whole, so that a command copied
+//! from the scrollback is one line (a terminal joins the rows it wrapped itself).
 
-use unicode_width::UnicodeWidthStr;
+use std::borrow::Cow;
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The lines of `text` (one paragraph) at most `width` columns wide, broken at spaces; a
 /// word wider than `width` has a line of its own.
@@ -50,6 +54,69 @@ pub fn columns(rows: &[(String, &str)], width: usize) -> Vec<String> {
     lines
 }
 
+/// `text` with each line wider than `width` broken at spaces, its continuations indented two
+/// columns past the line's own indentation. A line that fits is left as it is, runs of
+/// spaces included (aligned columns), and so is a word wider than the room: the terminal cuts
+/// it, as it would have.
+pub fn break_long(text: &str, width: usize) -> Cow<'_, str> {
+    if text.split('\n').all(|line| line.width() <= width) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let hang = if indent + 2 <= width / 2 {
+            indent + 2
+        } else {
+            0
+        };
+        let (row, mut rest) = first_row(line, width);
+        out.push_str(row);
+        while let Some(more) = rest {
+            let (row, next) = first_row(more, width - hang);
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', hang));
+            out.push_str(row);
+            rest = next;
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The first row of `text` at most `room` columns wide, broken at the last space that fits
+/// (after a word wider than `room`, at the first space), and the rest, if any, without the
+/// spaces at the break. Leading spaces (an indentation) are not a place to break.
+fn first_row(text: &str, room: usize) -> (&str, Option<&str>) {
+    if text.width() <= room {
+        return (text, None);
+    }
+    let start = text.len() - text.trim_start_matches(' ').len();
+    let (mut cols, mut cut) = (start, None);
+    for (i, c) in text.char_indices().skip(start) {
+        if c == ' ' {
+            if cols > room && cut.is_some() {
+                break;
+            }
+            cut = Some(i);
+            if cols > room {
+                break;
+            }
+        }
+        cols += c.width().unwrap_or(0);
+    }
+    let Some(i) = cut else {
+        return (text, None);
+    };
+    let rest = text[i..].trim_start_matches(' ');
+    (
+        text[..i].trim_end_matches(' '),
+        (!rest.is_empty()).then_some(rest),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +133,32 @@ mod tests {
         );
         assert_eq!(at_spaces("", 8), [""]);
         assert_eq!(at_spaces("été à l'eau", 6), ["été à", "l'eau"]);
+    }
+
+    #[test]
+    fn long_lines_break_at_spaces_with_a_hanging_indent_and_the_rest_stay() {
+        assert_eq!(
+            break_long("[context 3 messages, 954 tokens, 1% of 80k]", 39),
+            "[context 3 messages, 954 tokens, 1% of\n  80k]"
+        );
+        // Lines that fit keep their runs of spaces; an indented line hangs under itself.
+        let table = "  a.txt  (6 bytes)\n    one two three four five six";
+        assert_eq!(
+            break_long(table, 20),
+            "  a.txt  (6 bytes)\n    one two three\n      four five six"
+        );
+        assert!(matches!(break_long(table, 40), Cow::Borrowed(_)));
+        // A word wider than the room stands on its row, for the terminal to cut.
+        assert_eq!(
+            break_long("see /a/very/long/path/to/a/file now", 10),
+            "see\n  /a/very/long/path/to/a/file\n  now"
+        );
+        // Wide characters count two columns; spaces at a break are dropped.
+        assert_eq!(
+            break_long("日本語 の  テキスト", 10),
+            "日本語 の\n  テキスト"
+        );
+        // No room at all still ends, a word a row.
+        assert_eq!(break_long("a b c", 0), "a\nb\nc");
     }
 }

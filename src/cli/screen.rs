@@ -24,8 +24,8 @@ pub struct Screen(
     Arc<Mutex<Box<dyn Renderer>>>,
     Option<ViewHandle>,
     Option<Box<Caps>>,
-    /// The display leaves long lines to the terminal (plain, terminfo): the front end's own
-    /// columns are laid out at its width.
+    /// The display writes lines for the terminal to wrap (plain, terminfo), not a screen of
+    /// its own: the front end's own columns are laid out at the terminal's width.
     bool,
 );
 
@@ -119,8 +119,9 @@ impl Screen {
     }
 
     /// The width to lay the front end's own text out at (the REPL's `/help` and welcome):
-    /// the terminal's on stderr, where the display leaves long lines to it; `None` on a pipe,
-    /// and with the view, which wraps every line itself, again at each resize.
+    /// the terminal's on stderr, where the plain and terminfo displays write their lines;
+    /// `None` on a pipe, and with the view, which wraps every line itself, again at each
+    /// resize.
     pub fn layout_width(&self) -> Option<usize> {
         self.3.then(stderr_width).flatten()
     }

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 /// The lines of `text` (one paragraph) at most `width` columns wide, broken at spaces; a
 /// word wider than `width` has a line of its own.
@@ -55,12 +55,14 @@ pub fn columns(rows: &[(String, &str)], width: usize) -> Vec<String> {
 }
 
 /// `text` with each line wider than `width` broken at spaces, its continuations indented two
-/// columns past the line's own indentation. A line that fits is left as it is, runs of
-/// spaces included (aligned columns), and so is a word wider than the room: the terminal cuts
-/// it, as it would have.
+/// columns past the line's own indentation (at most half the width). A line that fits is
+/// left as it is, runs of spaces included (aligned columns), and so is a word wider than the
+/// room: the terminal cuts it, as it would have. A tab becomes the spaces to the next multiple
+/// of 8, as a terminal shows it, so that widths are counted as they appear.
 pub fn break_long(text: &str, width: usize) -> Cow<'_, str> {
+    let text = expand_tabs(text);
     if text.split('\n').all(|line| line.width() <= width) {
-        return Cow::Borrowed(text);
+        return text;
     }
     let mut out = String::with_capacity(text.len() + 16);
     for (i, line) in text.split('\n').enumerate() {
@@ -68,11 +70,7 @@ pub fn break_long(text: &str, width: usize) -> Cow<'_, str> {
             out.push('\n');
         }
         let indent = line.len() - line.trim_start_matches(' ').len();
-        let hang = if indent + 2 <= width / 2 {
-            indent + 2
-        } else {
-            0
-        };
+        let hang = (indent + 2).min(width / 2);
         let (row, mut rest) = first_row(line, width);
         out.push_str(row);
         while let Some(more) = rest {
@@ -86,26 +84,53 @@ pub fn break_long(text: &str, width: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` with every tab replaced by the spaces to its line's next multiple of 8 columns.
+fn expand_tabs(text: &str) -> Cow<'_, str> {
+    if !text.contains('\t') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 32);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let line_start = out.len();
+        for (j, piece) in line.split('\t').enumerate() {
+            if j > 0 {
+                let cols = out[line_start..].width();
+                out.extend(std::iter::repeat_n(' ', 8 - cols % 8));
+            }
+            out.push_str(piece);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The first row of `text` at most `room` columns wide, broken at the last space that fits
 /// (after a word wider than `room`, at the first space), and the rest, if any, without the
-/// spaces at the break. Leading spaces (an indentation) are not a place to break.
+/// spaces at the break. Leading spaces (an indentation) are not a place to break. Widths are
+/// those of the words between spaces, as `str::width` counts them (an emoji's sequence whole).
 fn first_row(text: &str, room: usize) -> (&str, Option<&str>) {
     if text.width() <= room {
         return (text, None);
     }
     let start = text.len() - text.trim_start_matches(' ').len();
-    let (mut cols, mut cut) = (start, None);
+    let (mut cols, mut word, mut cut) = (start, start, None);
     for (i, c) in text.char_indices().skip(start) {
-        if c == ' ' {
-            if cols > room && cut.is_some() {
-                break;
-            }
-            cut = Some(i);
-            if cols > room {
-                break;
-            }
+        if c != ' ' {
+            continue;
         }
-        cols += c.width().unwrap_or(0);
+        // The columns before this space: the words so far and the spaces between them.
+        cols += text[word..i].width();
+        word = i + 1;
+        if cols > room && cut.is_some() {
+            break;
+        }
+        cut = Some(i);
+        if cols > room {
+            break;
+        }
+        cols += 1;
     }
     let Some(i) = cut else {
         return (text, None);
@@ -160,5 +185,44 @@ mod tests {
         );
         // No room at all still ends, a word a row.
         assert_eq!(break_long("a b c", 0), "a\nb\nc");
+        // Tabs count as a terminal shows them; an emoji's sequence counts whole (❤ + U+FE0F
+        // is two columns, as each of its characters alone is not).
+        assert_eq!(break_long("a\tb c\td e", 12), "a       b c\n  d e");
+        assert_eq!(
+            break_long("\t\t\t\tword and more", 40),
+            format!("{}word and\n{}more", " ".repeat(32), " ".repeat(20))
+        );
+        assert_eq!(
+            break_long("\u{2764}\u{fe0f}\u{2764}\u{fe0f}\u{2764}\u{fe0f} ab cd", 9),
+            "\u{2764}\u{fe0f}\u{2764}\u{fe0f}\u{2764}\u{fe0f} ab\n  cd"
+        );
+        // A deep indentation hangs by half the width at most.
+        assert_eq!(break_long("      abc def", 4), "      abc\n  def");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+        /// Any text at any width: the words come back in order, and every row fits but one
+        /// that holds a single word (with its indentation) or only spaces.
+        #[test]
+        fn rows_fit_and_keep_every_word(
+            text in "[ a日\t\n]{0,60}",
+            width in 0usize..30,
+        ) {
+            let shown = break_long(&text, width);
+            let words = |t: &str| t.split([' ', '\n', '\t']).filter(|w| !w.is_empty())
+                .map(str::to_owned).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(words(&shown), words(&text));
+            for row in shown.split('\n') {
+                proptest::prop_assert!(
+                    row.width() <= width || words(row).len() <= 1,
+                    "row {:?} of {:?} at {}", row, shown, width
+                );
+            }
+        }
     }
 }

@@ -81,7 +81,6 @@ impl Screen {
             Choice::Plain => {
                 let mut plain = PlainDisplay::new(out(), err_lines());
                 plain.verbose = args.request.verbose;
-                plain.width = stderr_width().unwrap_or(plain.width);
                 plain.fit_width = stderr_width;
                 Box::new(plain)
             }

@@ -32,7 +32,7 @@ pub struct PlainDisplay {
     mid_line: bool,
     /// The last delta ended in `\r`: held back, as the next may start with `\n`.
     pending_cr: bool,
-    /// Columns an approval prompt is wrapped to.
+    /// Columns an approval prompt is wrapped to when the terminal does not tell.
     pub width: usize,
     /// The terminal's width, which agent-loop's own lines are broken to at spaces; on a pipe
     /// they stay whole.
@@ -315,7 +315,9 @@ impl PlainDisplay {
     /// Asks whether the call may run, showing all of it (super::approval); `full`: even a
     /// command longer than a screen.
     pub fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        let text = crate::cli::text::approval::prompt(request, self.width, full);
+        // The terminal's width of the moment (a phone turned since the start counts).
+        let width = (self.fit_width)().unwrap_or(self.width);
+        let text = crate::cli::text::approval::prompt(request, width, full);
         let _ = write!(self.err, "{}", sanitize(&text));
         let _ = self.err.flush();
     }
@@ -495,6 +497,29 @@ mod tests {
         // A pipe: every line whole.
         let (_, err) = show(|| None);
         assert_eq!(err, format!("[context: {long}]\n{long}\n{long}\n"));
+    }
+
+    #[test]
+    fn an_approval_is_laid_out_at_the_terminals_width_of_the_moment() {
+        let request = ApprovalRequest {
+            call: agent_loop::chat::ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                args: serde_json::json!({ "command": "x" }),
+            },
+            summary: "echo ".repeat(20),
+        };
+        let widest = |fit: WidthFn| {
+            let (mut d, _, err) = display();
+            d.fit_width = fit;
+            d.approval_prompt(&request, false);
+            let text = err.text();
+            let lines = text.lines().filter(|l| l.starts_with("  | "));
+            lines.map(str::len).max().unwrap()
+        };
+        // The terminal's width (a phone turned to 40 columns), else the width given.
+        assert!(widest(|| Some(40)) <= 40);
+        assert!(widest(|| None) > 40);
     }
 
     #[test]

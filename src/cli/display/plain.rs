@@ -301,6 +301,11 @@ impl PlainDisplay {
         Ok(())
     }
 
+    /// Streamed text left its line open on stdout (no newline yet).
+    pub fn line_open(&self) -> bool {
+        self.mid_line || self.pending_cr
+    }
+
     /// Ends a line that streamed text left open, before anything else is written.
     fn end_streamed_line(&mut self) -> io::Result<()> {
         // A held-back `\r` with nothing after it would have been a line end anyway.

@@ -108,7 +108,10 @@ impl TerminfoDisplay {
 
     fn draw(&mut self) {
         let Some(live) = &self.live else { return };
-        if !self.caps.can_redraw() {
+        // While a streamed answer leaves its line open on stdout, the region would be drawn on
+        // that line, and erasing it would take the answer's text with it: it waits for the
+        // line's end (the text coming is progress enough).
+        if !self.caps.can_redraw() || self.plain.line_open() {
             return;
         }
         // One column short of the edge, so no line wraps and moving up stays exact.
@@ -384,6 +387,68 @@ mod tests {
             elapsed_ms: 5,
             raw: None,
         }
+    }
+
+    /// What a terminal shows of these bytes, for the test's capabilities: `{cr}` goes to the
+    /// line's start, `{el}` erases to its end, `{up}` goes a line up; the others show nothing.
+    fn screen(bytes: &str) -> Vec<String> {
+        let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+        let (mut row, mut col, mut rest) = (0, 0, bytes);
+        while let Some(c) = rest.chars().next() {
+            if let Some((cap, after)) = rest.strip_prefix('{').and_then(|r| r.split_once('}')) {
+                match cap {
+                    "cr" => col = 0,
+                    "el" => lines[row].truncate(col),
+                    "up" => row -= 1,
+                    _ => {}
+                }
+                rest = after;
+                continue;
+            }
+            rest = &rest[c.len_utf8()..];
+            if c == '\n' {
+                (row, col) = (row + 1, 0);
+                if lines.len() == row {
+                    lines.push(Vec::new());
+                }
+                continue;
+            }
+            let line = &mut lines[row];
+            line.resize(line.len().max(col), ' ');
+            match line.get_mut(col) {
+                Some(at) => *at = c,
+                None => line.push(c),
+            }
+            col += 1;
+        }
+        lines.into_iter().map(|l| l.into_iter().collect()).collect()
+    }
+
+    #[test]
+    fn a_streamed_answer_is_never_drawn_over_nor_erased_with_the_spinner() {
+        // stdout and stderr on one terminal, in the order written.
+        let term = Captured::default();
+        let mut d = TerminfoDisplay::new(caps(FULL), term.boxed(), term.boxed(), false, 0)
+            .with_width(|| Some(40));
+        d.render(&started());
+        for piece in ["The ans", "wer is", " 42.\n", "Second", " line."] {
+            d.render(&Event::TextDelta {
+                backend: "fake".into(),
+                text: piece.into(),
+            });
+            d.tick();
+        }
+        d.render(&finished());
+        d.render(&Event::Text {
+            text: "The answer is 42.\nSecond line.".into(),
+            final_answer: true,
+        });
+        assert_eq!(
+            screen(&term.text()),
+            ["The answer is 42.", "Second line.", ""],
+            "{:?}",
+            term.text()
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod budget;
 mod cli_backend;
 mod cli_ratelimit;
 mod cli_retry;
+mod cli_stream;
 mod closed_pipe;
 mod completions;
 mod config_errors;

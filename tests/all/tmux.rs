@@ -249,3 +249,47 @@ fn own_lines_break_at_spaces_on_40_columns() {
     tmux.type_line("exit");
     assert_eq!(poll(|| tmux.exit_status()), Some(0), "{}", tmux.screen());
 }
+
+/// An answer streamed in pieces (a CLI with `json_text_delta`) shows as it comes on a real
+/// terminal, and stays: the spinner is not drawn after it on its line, where erasing the
+/// spinner took the text with it.
+#[test]
+fn a_streamed_answer_shows_as_it_comes_and_stays() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\ntimeout_s = 60\noutput = \"jsonl\"\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+        crate::common::fixture("agents/streaming.sh").display()
+    ));
+    let line = |v: serde_json::Value| format!("{v}\n");
+    ws.fake_file(
+        "head.1",
+        line(serde_json::json!({"type": "delta", "text": "The answer"})),
+    );
+    ws.fake_file(
+        "tail.1",
+        line(serde_json::json!({"type": "delta", "text": " is 42."}))
+            + &line(serde_json::json!({"type": "result", "result": "The answer is 42."})),
+    );
+    let made = Command::new("mkfifo")
+        .arg(ws.path("fake/gate"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let tmux = Tmux::start(&ws, "xterm-256color", "--backend stream --no-save");
+    tmux.wait_for("the prompt", |s| s.ends_with("You:"));
+    tmux.type_line("what is it?");
+    // The first piece, while the agent waits at its gate.
+    let screen = tmux.wait_for("the first piece", |s| s.lines().any(|l| l == "The answer"));
+    assert!(ws.path("fake/gate").exists(), "{screen}");
+    ws.open_gate();
+    let screen = tmux.wait_for("the whole answer and a new prompt", |s| {
+        s.ends_with("You:") && s.lines().any(|l| l == "The answer is 42.")
+    });
+    let lines: Vec<&str> = screen.lines().collect();
+    let asked = lines.iter().position(|l| *l == "You: what is it?").unwrap();
+    assert_eq!(lines[asked + 1], "The answer is 42.", "{screen}");
+    assert_no_garbage(&screen);
+    tmux.type_line("exit");
+    assert_eq!(poll(|| tmux.exit_status()), Some(0), "{}", tmux.screen());
+}

@@ -271,15 +271,26 @@ fn json_fields(
         }
         return Ok(JsonFields::default());
     }
-    let [text, input, output_tokens, total, thinking, cost, error] = keys.map(|(key, value)| {
-        value
-            .map(|v| {
-                v.value.parse::<JsonPath>().map_err(|e| {
-                    ConfigError::key(v.at(), name, key, format!("bad field path: {e}"))
+    if output == OutputFormat::Json {
+        if let Some(at) = &raw.json_text_delta {
+            return Err(ConfigError::key(
+                at.at(),
+                name,
+                "json_text_delta",
+                "only read with `output = \"jsonl\"`: one document is only read once it has ended",
+            ));
+        }
+    }
+    let [text, input, output_tokens, total, thinking, cost, error, text_delta] =
+        keys.map(|(key, value)| {
+            value
+                .map(|v| {
+                    v.value.parse::<JsonPath>().map_err(|e| {
+                        ConfigError::key(v.at(), name, key, format!("bad field path: {e}"))
+                    })
                 })
-            })
-            .transpose()
-    });
+                .transpose()
+        });
     let fields = JsonFields {
         text: text?,
         input_tokens: input?,
@@ -288,6 +299,7 @@ fn json_fields(
         thinking_tokens: thinking?,
         cost: cost?,
         error: error?,
+        text_delta: text_delta?,
     };
     if fields.text.is_none() {
         let at = raw

@@ -62,6 +62,8 @@ pub struct RawBackend {
     pub thinking_in_output: Option<bool>,
     pub json_cost: Option<Located>,
     pub json_error: Option<Located>,
+    /// With `output = "jsonl"`: the answer's pieces in a line, shown as the CLI prints them.
+    pub json_text_delta: Option<Located>,
     pub error_regex: Option<Located>,
     /// `loop` (the default: agent-loop runs the tools) or `own` (the CLI runs its own).
     pub tools: Option<Located>,
@@ -162,6 +164,7 @@ impl Overlay for RawBackend {
             thinking_in_output,
             json_cost,
             json_error,
+            json_text_delta,
             error_regex,
             tools,
             tool_activity_regex,
@@ -245,7 +248,7 @@ impl RawBackend {
     }
 
     /// The `json_*` field paths, by key.
-    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 7] {
+    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 8] {
         [
             ("json_text", self.json_text.as_ref()),
             ("json_input_tokens", self.json_input_tokens.as_ref()),
@@ -254,6 +257,7 @@ impl RawBackend {
             ("json_thinking_tokens", self.json_thinking_tokens.as_ref()),
             ("json_cost", self.json_cost.as_ref()),
             ("json_error", self.json_error.as_ref()),
+            ("json_text_delta", self.json_text_delta.as_ref()),
         ]
     }
 
@@ -291,6 +295,7 @@ impl RawBackend {
             &mut self.json_thinking_tokens,
             &mut self.json_cost,
             &mut self.json_error,
+            &mut self.json_text_delta,
             &mut self.error_regex,
             &mut self.retry_regex,
             &mut self.tools,

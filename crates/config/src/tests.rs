@@ -259,6 +259,24 @@ fn json_keys_are_checked_with_file_line_backend_and_key() {
         e.starts_with("my.toml:5: backend `a`: key `json_error`: bad field path"),
         "{e}"
     );
+    // The answer's pieces stream from JSON lines only, and their path is checked as the others.
+    let e = err("[backends.a]\ncommand = \"a\"\noutput = \"json\"\njson_text = \"a\"\njson_text_delta = \"b\"\n");
+    assert!(
+        e.starts_with(
+            "my.toml:5: backend `a`: key `json_text_delta`: only read with `output = \"jsonl\"`"
+        ),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\noutput = \"jsonl\"\njson_text = \"a\"\njson_text_delta = \"b[\"\n");
+    assert!(
+        e.starts_with("my.toml:5: backend `a`: key `json_text_delta`: bad field path"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\njson_text_delta = \"b\"\n");
+    assert!(
+        e.starts_with("my.toml:3: backend `a`: key `json_text_delta`: only read with `output"),
+        "{e}"
+    );
     let e = err("[backends.a]\ncommand = \"a\"\ntools = \"some\"\n");
     assert!(
         e.starts_with("my.toml:3: backend `a`: key `tools`: unknown mode `some`"),

@@ -230,9 +230,29 @@ pub struct JsonFields {
     pub thinking_tokens: Option<JsonPath>,
     pub cost: Option<JsonPath>,
     pub error: Option<JsonPath>,
+    /// The pieces of the answer a JSONL stream carries as it is written
+    /// (`json_text_delta`), shown as they come.
+    pub text_delta: Option<JsonPath>,
 }
 
 impl JsonFields {
+    /// The piece of the answer one line of a JSONL stream carries (`json_text_delta`): every
+    /// string the path reaches, joined; `None` when the line is no JSON object or carries none.
+    pub fn delta(&self, line: &str) -> Option<String> {
+        let path = self.text_delta.as_ref()?;
+        let line = line.trim();
+        if !line.starts_with('{') {
+            return None;
+        }
+        let doc: Value = serde_json::from_str(line).ok()?;
+        let piece: String = path
+            .select(&doc)
+            .into_iter()
+            .filter_map(Value::as_str)
+            .collect();
+        (!piece.is_empty()).then_some(piece)
+    }
+
     /// The answer: every string the text path reaches, joined with newlines.
     pub fn text(&self, docs: &[Value]) -> Option<String> {
         let path = self.text.as_ref()?;

@@ -75,6 +75,13 @@ impl PlainDisplay {
                 false => Ok(()),
             };
         }
+        // A CLI's output line not shown (a streaming CLI's JSON lines come between the
+        // pieces of its answer) leaves the answer's line open.
+        if let Event::BackendOutput { stream, .. } = event {
+            if !self.verbose && *stream != OutputStream::Screen {
+                return Ok(());
+            }
+        }
         self.end_thinking()?;
         self.end_streamed_line()?;
         match event {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::backend::lines::LineSplitter;
 use crate::backend::retry::{self, Plan};
+use crate::backend::streamed::Streamed;
 use crate::backend::{Backend, BackendError, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
 use crate::context::render_prompt;
@@ -59,7 +60,7 @@ impl CliBackend {
     /// Runs the CLI once and parses what it printed, without judging the outcome: what
     /// `agent-loop doctor` shows.
     pub async fn probe(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Probe, Error> {
-        let finished = self.execute(request, emit).await?;
+        let finished = self.execute(request, emit, None).await?;
         let stdout = self.def.render.text(finished.stdout.bytes());
         let stderr = self.def.render.text(finished.stderr.bytes());
         let parsed = self.def.parsers.parse(&stdout, &stderr);
@@ -80,12 +81,13 @@ impl CliBackend {
         })
     }
 
-    /// Runs the CLI once, reporting its output as it comes; what it printed is then parsed
-    /// by the caller.
+    /// Runs the CLI once, reporting its output as it comes, and the answer's pieces with
+    /// `json_text_delta` (`streamed`); what it printed is then parsed by the caller.
     async fn execute(
         &self,
         request: Request<'_>,
         emit: &mut Emit<'_>,
+        mut streamed: Option<&mut Streamed>,
     ) -> Result<process::Finished, Error> {
         let def = &self.def;
         let prompt = render_prompt(request.window, request.tools, &def.style, request.cwd);
@@ -149,11 +151,27 @@ impl CliBackend {
         let mut last_activity = None;
         let mut stdout_line = |line: &[u8], emit: &mut Emit<'_>| {
             let event = line_event(OutputStream::Stdout, line);
-            let activity = match &event {
-                Event::BackendOutput { line, .. } => def.parsers.activity_line(line),
-                _ => None,
+            let (activity, piece) = match &event {
+                Event::BackendOutput { line, .. } => (
+                    def.parsers.activity_line(line),
+                    streamed
+                        .as_mut()
+                        .and_then(|s| s.push(&def.parsers.json.delta(line)?)),
+                ),
+                _ => (None, None),
             };
-            emit(event);
+            // A streaming CLI's lines are its protocol: its answer's pieces are what it says
+            // as it goes (`--output jsonl`'s `assistant_delta`, as an HTTP backend's); the
+            // lines stay in the session log's raw output.
+            if streamed.is_none() {
+                emit(event);
+            }
+            if let Some(text) = piece {
+                emit(Event::TextDelta {
+                    backend: name.clone(),
+                    text,
+                });
+            }
             if let Some(activity) = activity.filter(|a| last_activity.as_ref() != Some(a)) {
                 last_activity = Some(activity.clone());
                 emit(Event::OwnTool {
@@ -249,7 +267,13 @@ impl CliBackend {
     /// stripped.
     async fn run_once(&self, request: Request<'_>, emit: &mut Emit<'_>) -> Result<Reply, Failed> {
         let def = &self.def;
-        let finished = self.execute(request, emit).await?;
+        let mut streamed = def
+            .parsers
+            .json
+            .text_delta
+            .as_ref()
+            .and_then(|_| Streamed::new(&def.style));
+        let finished = self.execute(request, emit, streamed.as_mut()).await?;
         let stderr = def.render.text(finished.stderr.bytes());
         if finished.timed_out {
             return Err(Failed::from(BackendError::TimedOut {
@@ -309,6 +333,13 @@ impl CliBackend {
                 crate::plural::count(dropped, "byte was", "bytes were"),
                 def.max_output_bytes
             ));
+        }
+        // What was shown piece by piece is not shown again: the rest of the answer, if any.
+        if let Some(rest) = streamed.as_ref().and_then(|s| s.rest(&parsed.text)) {
+            emit(Event::TextDelta {
+                backend: def.name.clone(),
+                text: rest.to_string(),
+            });
         }
         let mut raw = RawOutput {
             stdout_dropped: finished.stdout.dropped(),

@@ -15,6 +15,7 @@ mod lines;
 mod pty;
 pub mod ratelimit;
 pub mod retry;
+mod streamed;
 mod system;
 
 pub use acp::{AcpBackend, AcpProbe};

@@ -1,0 +1,165 @@
+//! A CLI backend's answer shown as the CLI prints it (`json_text_delta`): the first piece
+//! reaches stdout while the CLI still runs, the answer is shown once, and a tool call's
+//! markup never is (fixtures/agents/streaming.sh prints each run in two parts around a gate).
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+use crate::common::{fixture, Workspace};
+
+fn delta(text: &str) -> String {
+    format!("{}\n", serde_json::json!({ "type": "delta", "text": text }))
+}
+
+fn result(text: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({ "type": "result", "result": text })
+    )
+}
+
+/// A backend `stream` on the fake agent, with a gate before its first run's second part.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    // The timeout ends a run that never gets its gate opened: the test then fails, not hangs.
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\ntimeout_s = 30\noutput = \"jsonl\"\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+        fixture("agents/streaming.sh").display()
+    ));
+    let made = Command::new("mkfifo")
+        .arg(ws.path("fake/gate"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    ws
+}
+
+/// Runs a task on `stream` with `--display plain`; reads stdout until it holds `first`, then
+/// checks the agent is still waiting at its gate, opens it and returns all of stdout and
+/// stderr once agent-loop has exited 0.
+fn run_past_gate(ws: &Workspace, first: &str) -> (String, String) {
+    let mut cmd = ws.cmd(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "what is it?",
+    ]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains(first) {
+        let n = out.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "stdout ended before {first:?}: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // Shown while the agent has printed only its first part and waits.
+    assert!(ws.path("fake/gate").exists());
+    ws.open_gate();
+    out.read_to_end(&mut seen).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{err}");
+    (String::from_utf8_lossy(&seen).into_owned(), err)
+}
+
+#[test]
+fn the_answer_shows_while_the_cli_runs_and_only_once() {
+    let ws = workspace();
+    ws.fake_file("head.1", delta("The answer"));
+    ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
+    let (out, _) = run_past_gate(&ws, "The answer");
+    assert_eq!(out, "The answer is 42.\n");
+}
+
+#[test]
+fn a_tool_calls_markup_is_never_shown_and_the_turn_goes_on() {
+    let ws = workspace();
+    std::fs::write(ws.work().join("a.txt"), "hello").unwrap();
+    // The call's opening comes split over two pieces, and across the gate.
+    ws.fake_file("head.1", delta("Let me look.\n<tool_"));
+    let call = r#"<tool_call>{"name":"ls","arguments":{}}</tool_call>"#;
+    ws.fake_file(
+        "tail.1",
+        delta(&call["<tool_".len()..]) + &result(&format!("Let me look.\n{call}")),
+    );
+    ws.fake_file("head.2", delta("Here: "));
+    ws.fake_file("tail.2", delta("a.txt") + &result("Here: a.txt"));
+    let (out, err) = run_past_gate(&ws, "Let me look.");
+    assert!(
+        !out.contains("<tool") && !out.contains("tool_call"),
+        "{out}"
+    );
+    assert!(out.starts_with("Let me look.\n"), "{out}");
+    assert!(out.ends_with("Here: a.txt\n"), "{out}");
+    assert_eq!(out.matches("Here: a.txt").count(), 1, "{out}");
+    assert!(err.contains("[tool ls]"), "{err}");
+    // The second run was given the tool's result.
+    assert!(ws.prompt(2).contains("a.txt"), "{}", ws.prompt(2));
+}
+
+/// The recipe of docs/backends-and-presets.md ("Streaming the answer") on what Claude Code
+/// 2.1.197 printed with its flags against the mock provider (fixtures/claude/COMMAND): the
+/// answer's pieces as `assistant_delta` records and nothing of the CLI's own lines, then the
+/// answer, its tokens and cost.
+#[test]
+fn the_documented_claude_recipe_reads_a_real_stream() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/backends-and-presets.md"),
+    )
+    .unwrap();
+    let section = &docs[docs.find("### Streaming the answer").unwrap()..];
+    let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+    let recipe = &section[start..start + section[start..].find("```").unwrap()];
+    assert!(recipe.contains("command = \"claude\""), "{recipe}");
+    let ws = Workspace::new();
+    ws.config(&recipe.replace(
+        "command = \"claude\"",
+        &format!("command = '{}'", fixture("agents/replay.sh").display()),
+    ));
+    let mut cmd = ws.cmd(&[
+        "--no-save",
+        "--backend",
+        "claude-stream",
+        "--output",
+        "jsonl",
+        "What is six times seven?",
+    ]);
+    cmd.env("REPLAY", fixture("claude/stream-json"));
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let records: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |event: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["event"] == event).collect()
+    };
+    let pieces: Vec<&str> = of("assistant_delta")
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(pieces, ["The", " answer", " is", " 42."]);
+    assert_eq!(of("assistant_message")[0]["text"], "The answer is 42.");
+    let usage = of("usage")[0];
+    assert_eq!(
+        (
+            usage["input_tokens"].as_u64(),
+            usage["output_tokens"].as_u64()
+        ),
+        (Some(1523), Some(9))
+    );
+    assert!(
+        usage["cost_usd"].as_f64().is_some_and(|c| c > 0.0),
+        "{usage}"
+    );
+}

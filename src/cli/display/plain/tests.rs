@@ -1,0 +1,169 @@
+//! The plain display's own tests: what reaches stdout and stderr, byte for byte.
+
+use super::*;
+
+#[test]
+fn tokens_unknown_when_nothing_was_reported() {
+    assert_eq!(tokens(None, None), "tokens unknown");
+    assert_eq!(tokens(Some(0), Some(0)), "tokens unknown");
+    assert_eq!(tokens(Some(12), None), "tokens in 12 / out ?");
+    assert_eq!(tokens(Some(12), Some(3)), "tokens in 12 / out 3");
+}
+use std::sync::{Arc, Mutex};
+
+/// A writer whose bytes the test can read afterwards.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+fn display() -> (PlainDisplay, Shared, Shared) {
+    let (out, err) = (Shared::default(), Shared::default());
+    let d = PlainDisplay::new(Box::new(out.clone()), Box::new(err.clone()));
+    (d, out, err)
+}
+
+fn delta(text: &str) -> Event {
+    Event::TextDelta {
+        backend: "b".into(),
+        text: text.into(),
+    }
+}
+
+#[test]
+fn own_lines_break_at_spaces_on_a_terminal_and_answers_stay_whole() {
+    let long = "one two three four five six seven eight nine ten eleven twelve";
+    let show = |fit: WidthFn| {
+        let (mut d, out, err) = display();
+        d.fit_width = fit;
+        d.render(&Event::ContextNotice {
+            message: long.into(),
+        });
+        d.notice(long);
+        d.render(&Event::Text {
+            text: long.into(),
+            final_answer: false,
+        });
+        d.render(&Event::Text {
+            text: long.into(),
+            final_answer: true,
+        });
+        (out.text(), err.text())
+    };
+    // 40 columns: lines of 39 at most, the rest hanging two columns in.
+    let (out, err) = show(|| Some(40));
+    assert_eq!(out, format!("{long}\n"));
+    assert_eq!(
+        err,
+        format!(
+            "[context: one two three four five six\n  seven eight nine ten eleven twelve]\n\
+             one two three four five six seven eight\n  nine ten eleven twelve\n{long}\n"
+        )
+    );
+    // A pipe: every line whole.
+    let (_, err) = show(|| None);
+    assert_eq!(err, format!("[context: {long}]\n{long}\n{long}\n"));
+}
+
+#[test]
+fn an_approval_is_laid_out_at_the_terminals_width_of_the_moment() {
+    let request = ApprovalRequest {
+        call: agent_loop::chat::ToolCall {
+            id: "c".into(),
+            name: "bash".into(),
+            args: serde_json::json!({ "command": "x" }),
+        },
+        summary: "echo ".repeat(20),
+    };
+    let widest = |fit: WidthFn| {
+        let (mut d, _, err) = display();
+        d.fit_width = fit;
+        d.approval_prompt(&request, false);
+        let text = err.text();
+        let lines = text.lines().filter(|l| l.starts_with("  | "));
+        lines.map(str::len).max().unwrap()
+    };
+    // The terminal's width (a phone turned to 40 columns), else the width given.
+    assert!(widest(|| Some(40)) <= 40);
+    assert!(widest(|| None) > 40);
+}
+
+#[test]
+fn streamed_text_is_shown_once_and_its_line_ended() {
+    let (mut d, out, err) = display();
+    d.render(&delta("Hel"));
+    // A streaming CLI's own lines and a waiting line come between its pieces: the
+    // answer's bytes on stdout stay as they were streamed.
+    d.render(&Event::BackendOutput {
+        backend: "b".into(),
+        stream: OutputStream::Stdout,
+        line: "{\"type\":\"delta\"}".into(),
+    });
+    d.render(&Event::Waiting {
+        backend: "b".into(),
+        elapsed_s: 10,
+    });
+    d.render(&delta("lo\x1b[31m"));
+    d.render(&Event::Text {
+        text: "Hello\x1b[31m".into(),
+        final_answer: true,
+    });
+    assert_eq!(out.text(), "Hello[31m\n");
+    assert_eq!(err.text(), "");
+    // A later reply that did not stream is printed as usual.
+    d.render(&Event::BackendStarted {
+        backend: "b".into(),
+        iteration: 2,
+    });
+    d.render(&Event::Text {
+        text: "whole".into(),
+        final_answer: true,
+    });
+    assert_eq!(out.text(), "Hello[31m\nwhole\n");
+}
+
+#[test]
+fn crlf_split_across_deltas_is_one_newline_and_a_lone_cr_becomes_one() {
+    let (mut d, out, _) = display();
+    d.render(&delta("a\r"));
+    d.render(&delta("\nb\r"));
+    d.render(&delta("c\r"));
+    d.render(&Event::Error {
+        message: "cut".into(),
+    });
+    assert_eq!(out.text(), "a\nb\nc\n");
+}
+
+#[test]
+fn retry_waits_are_shown() {
+    let (mut d, _, err) = display();
+    for wait_ms in [2000, 1500, 20] {
+        d.render(&Event::Retrying {
+            backend: "claude-api".into(),
+            retry: 1,
+            retries: 2,
+            wait_ms,
+            reason: "HTTP 429".into(),
+        });
+    }
+    assert_eq!(
+        err.text(),
+        "[retrying claude-api in 2s after HTTP 429 (retry 1 of 2)]\n\
+         [retrying claude-api in 1.5s after HTTP 429 (retry 1 of 2)]\n\
+         [retrying claude-api in 20ms after HTTP 429 (retry 1 of 2)]\n"
+    );
+}

@@ -162,4 +162,116 @@ fn the_documented_claude_recipe_reads_a_real_stream() {
         usage["cost_usd"].as_f64().is_some_and(|c| c > 0.0),
         "{usage}"
     );
+    // `doctor` counts the pieces the path finds.
+    let mut cmd = ws.cmd(&["doctor", "claude-stream"]);
+    cmd.env("REPLAY", fixture("claude/stream-json"));
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("--- pieces (json_text_delta): 4 ---"),
+        "{text}"
+    );
+}
+
+/// A run that showed pieces and then failed is not run again by `retry_regex` (its pieces
+/// cannot be taken back); one that failed before any piece is.
+#[test]
+fn a_run_that_showed_pieces_is_not_retried() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n\
+         json_error = \"[type=result][is_error=true].result\"\nretry_regex = \"overloaded\"\n\
+         retry_base_ms = 1\n",
+        fixture("agents/streaming.sh").display()
+    ));
+    let failed = serde_json::json!({"type": "result", "is_error": true, "result": "overloaded"});
+    ws.fake_file("head.1", delta("Partial ans"));
+    ws.fake_file("tail.1", format!("{failed}\n"));
+    ws.fake_file("head.2", String::new());
+    ws.fake_file(
+        "tail.2",
+        delta("The answer is 42.") + &result("The answer is 42."),
+    );
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(1);
+    assert!(run.stderr().contains("overloaded"), "{}", run.stderr());
+    assert_eq!(
+        std::fs::read_to_string(ws.path("fake/count"))
+            .unwrap()
+            .trim(),
+        "1"
+    );
+    // Failed before its first piece, it is run again.
+    std::fs::remove_file(ws.path("fake/count")).unwrap();
+    ws.fake_file("head.1", String::new());
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "The answer is 42.\n");
+}
+
+/// With `--verbose` the CLI's own lines still show, on stderr; stdout holds the answer once.
+#[test]
+fn verbose_shows_the_clis_lines_beside_the_pieces() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+        fixture("agents/streaming.sh").display()
+    ));
+    ws.fake_file("head.1", delta("The answer"));
+    ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--verbose",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(0);
+    let (out, err) = (run.stdout(), run.stderr());
+    assert!(out.starts_with("The answer is 42."), "{out}");
+    assert_eq!(out.matches("The answer").count(), 1, "{out}");
+    assert!(
+        err.contains(r#"[stream] {"type":"delta","text":" is 42."}"#),
+        "{err}"
+    );
+}
+
+/// Text that only looks like a call's opening stops the pieces, and the rest of the answer
+/// follows at the end, though the parser folded the blank lines shown before it.
+#[test]
+fn the_rest_follows_an_opening_that_was_no_call() {
+    let ws = workspace();
+    let answer = "def a():\n    pass\n\n\ndef b():\n    pass\nCalls look like <tool_call> then JSON.\nThe end.";
+    ws.fake_file(
+        "head.1",
+        delta(&answer[..answer.find("<tool_call>").unwrap()]),
+    );
+    ws.fake_file(
+        "tail.1",
+        delta(&answer[answer.find("<tool_call>").unwrap()..]) + &result(answer),
+    );
+    let (out, _) = run_past_gate(&ws, "Calls look like");
+    assert_eq!(
+        out,
+        "def a():\n    pass\n\n\ndef b():\n    pass\nCalls look like <tool_call> then JSON.\nThe end.\n"
+    );
 }

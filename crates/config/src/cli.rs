@@ -209,6 +209,19 @@ pub(super) fn resolve(
             "must contain {json}, or {name} and {args}".into(),
         ));
     }
+    let style = PromptStyle {
+        tool_call_format,
+        format: format.unwrap_or_default(),
+        own_tools,
+    };
+    if let (Some(at), None, false) = (&raw.json_text_delta, style.call_opening(), own_tools) {
+        return Err(ConfigError::key(
+            at.at(),
+            name,
+            "json_text_delta",
+            "needs a `tool_call_format` that starts with text (`<tool_call>{json}</tool_call>`): a call's markup is held back from where that text appears",
+        ));
+    }
     Ok(BackendDef {
         name: name.to_string(),
         description: raw.description.unwrap_or_default(),
@@ -225,11 +238,7 @@ pub(super) fn resolve(
         max_output_bytes: raw.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES) as usize,
         model: raw.model,
         prompt_via,
-        style: PromptStyle {
-            tool_call_format,
-            format: format.unwrap_or_default(),
-            own_tools,
-        },
+        style,
         parsers: Parsers {
             tool_call,
             tokens,
@@ -262,11 +271,15 @@ fn json_fields(
     let keys = raw.json_keys();
     if output == OutputFormat::Text {
         if let Some((key, Some(at))) = keys.iter().find(|(_, v)| v.is_some()) {
+            let outputs = match *key {
+                "json_text_delta" => "`output = \"jsonl\"`",
+                _ => "`output = \"json\"` or `\"jsonl\"`",
+            };
             return Err(ConfigError::key(
                 at.at(),
                 name,
                 key,
-                "only read with `output = \"json\"` or `\"jsonl\"`; set `output` too",
+                format!("only read with {outputs}; set `output` too"),
             ));
         }
         return Ok(JsonFields::default());

@@ -274,7 +274,12 @@ fn json_keys_are_checked_with_file_line_backend_and_key() {
     );
     let e = err("[backends.a]\ncommand = \"a\"\njson_text_delta = \"b\"\n");
     assert!(
-        e.starts_with("my.toml:3: backend `a`: key `json_text_delta`: only read with `output"),
+        e.starts_with("my.toml:3: backend `a`: key `json_text_delta`: only read with `output = \"jsonl\"`; set"),
+        "{e}"
+    );
+    let e = err("[backends.a]\ncommand = \"a\"\noutput = \"jsonl\"\njson_text = \"a\"\njson_text_delta = \"b\"\ntool_call_format = \"{json}\"\n");
+    assert!(
+        e.starts_with("my.toml:5: backend `a`: key `json_text_delta`: needs a `tool_call_format` that starts with text"),
         "{e}"
     );
     let e = err("[backends.a]\ncommand = \"a\"\ntools = \"some\"\n");

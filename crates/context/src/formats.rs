@@ -301,6 +301,19 @@ pub struct PromptStyle {
 }
 
 impl PromptStyle {
+    /// The text a tool call starts with: `tool_call_format` before its first placeholder,
+    /// trimmed (`<tool_call>`); `None` when the format starts with one (a call is then not
+    /// told from the text before it is whole).
+    pub fn call_opening(&self) -> Option<&str> {
+        let format = &self.tool_call_format;
+        let at = ["{json}", "{name}"]
+            .iter()
+            .filter_map(|p| format.find(p))
+            .min()
+            .unwrap_or(format.len());
+        Some(format[..at].trim()).filter(|o| !o.is_empty())
+    }
+
     /// One tool call written in this backend's format.
     pub fn format_call(&self, name: &str, args: &serde_json::Value) -> String {
         // Built by hand so "name" comes first, as models expect to read and write it.

@@ -163,6 +163,13 @@ impl Parsers {
         }
     }
 
+    /// `text` cleaned as an answer is (line ends trimmed, blank lines folded, token, activity
+    /// and skipped lines dropped), without looking for tool calls: what a streamed part of the
+    /// answer is compared by.
+    pub fn clean(&self, text: &str) -> String {
+        self.clean_text(text.to_string(), &[])
+    }
+
     /// The lines that match `tool_activity_regex`, a line repeated right after itself (a
     /// redraw) counted once.
     fn activity(&self, stdout: &str) -> Vec<String> {

@@ -19,6 +19,9 @@ pub enum OutputStream {
     /// A settled line of a terminal agent's screen (a `pty` backend): its progress, shown
     /// without `--verbose`.
     Screen,
+    /// A line of stdout of a CLI whose answer comes in pieces (`json_text_delta`): shown with
+    /// `--verbose` and `--tail`, but no record of its own, as the pieces are the answer's.
+    StreamedStdout,
 }
 
 /// What a CLI backend printed, byte for byte (kept up to its `max_output_bytes`), for logs.

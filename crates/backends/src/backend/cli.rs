@@ -149,8 +149,12 @@ impl CliBackend {
         };
         // The CLI's own tool activity is reported as it happens (`tools = "own"`).
         let mut last_activity = None;
+        let stdout = match streamed {
+            Some(_) => OutputStream::StreamedStdout,
+            None => OutputStream::Stdout,
+        };
         let mut stdout_line = |line: &[u8], emit: &mut Emit<'_>| {
-            let event = line_event(OutputStream::Stdout, line);
+            let event = line_event(stdout, line);
             let (activity, piece) = match &event {
                 Event::BackendOutput { line, .. } => (
                     def.parsers.activity_line(line),
@@ -160,12 +164,7 @@ impl CliBackend {
                 ),
                 _ => (None, None),
             };
-            // A streaming CLI's lines are its protocol: its answer's pieces are what it says
-            // as it goes (`--output jsonl`'s `assistant_delta`, as an HTTP backend's); the
-            // lines stay in the session log's raw output.
-            if streamed.is_none() {
-                emit(event);
-            }
+            emit(event);
             if let Some(text) = piece {
                 emit(Event::TextDelta {
                     backend: name.clone(),
@@ -273,6 +272,25 @@ impl CliBackend {
             .text_delta
             .as_ref()
             .and_then(|_| Streamed::new(&def.style));
+        let result = self.run_streamed(request, emit, &mut streamed).await;
+        // A run that showed pieces of its answer is not run again: its pieces cannot be
+        // taken back, and the next run's would follow them (an HTTP backend retries only
+        // before its stream starts).
+        result.map_err(|mut failed| {
+            if streamed.as_ref().is_some_and(Streamed::shown_any) {
+                failed.retry = None;
+            }
+            failed
+        })
+    }
+
+    async fn run_streamed(
+        &self,
+        request: Request<'_>,
+        emit: &mut Emit<'_>,
+        streamed: &mut Option<Streamed>,
+    ) -> Result<Reply, Failed> {
+        let def = &self.def;
         let finished = self.execute(request, emit, streamed.as_mut()).await?;
         let stderr = def.render.text(finished.stderr.bytes());
         if finished.timed_out {
@@ -335,10 +353,11 @@ impl CliBackend {
             ));
         }
         // What was shown piece by piece is not shown again: the rest of the answer, if any.
-        if let Some(rest) = streamed.as_ref().and_then(|s| s.rest(&parsed.text)) {
+        let clean = |text: &str| def.parsers.clean(text);
+        if let Some(rest) = streamed.as_ref().and_then(|s| s.rest(&parsed.text, &clean)) {
             emit(Event::TextDelta {
                 backend: def.name.clone(),
-                text: rest.to_string(),
+                text: rest.into_owned(),
             });
         }
         let mut raw = RawOutput {

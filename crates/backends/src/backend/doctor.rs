@@ -51,6 +51,7 @@ pub async fn doctor(
                 .map(String::as_str)
                 .collect::<Vec<_>>()
                 .join(" ");
+            let json = d.parsers.json.clone();
             let cli = CliBackend::new(d)?;
             let _ = writeln!(out, "command: {} {args}", cli.program().display());
             let probe = cli.probe(request, &mut emit).await?;
@@ -68,6 +69,11 @@ pub async fn doctor(
             section(&mut out, "stripped stdout", &probe.stdout);
             section(&mut out, "stripped stderr", &probe.stderr);
             describe(&mut out, &probe.parsed);
+            if json.text_delta.is_some() {
+                // A path that reaches nothing streams nothing, and the answer still comes.
+                let pieces = probe.stdout.lines().filter_map(|l| json.delta(l)).count();
+                let _ = writeln!(out, "--- pieces (json_text_delta): {pieces} ---");
+            }
             // The error the backend reported says more than its exit code.
             match (probe.timed_out, probe.exit_code) {
                 _ if probe.parsed.error.is_some() => parsed_failure(&probe.parsed),

@@ -5,6 +5,8 @@
 //! tail that may be the start of it waits for the next piece. What the parsed answer holds
 //! past what was shown (text after a call, a note that output was cut) follows at the end.
 
+use std::borrow::Cow;
+
 use crate::context::PromptStyle;
 
 pub struct Streamed {
@@ -22,20 +24,9 @@ impl Streamed {
     /// For a backend of this style; `None` when a call's markup could not be told from the
     /// text (a `tool_call_format` that starts with its placeholder), so nothing is streamed.
     pub fn new(style: &PromptStyle) -> Option<Streamed> {
-        let opening = if style.own_tools {
-            String::new()
-        } else {
-            let format = &style.tool_call_format;
-            let at = ["{json}", "{name}"]
-                .iter()
-                .filter_map(|p| format.find(p))
-                .min()
-                .unwrap_or(format.len());
-            let opening = format[..at].trim();
-            if opening.is_empty() {
-                return None;
-            }
-            opening.to_string()
+        let opening = match style.own_tools {
+            true => String::new(),
+            false => style.call_opening()?.to_string(),
         };
         Some(Streamed {
             opening,
@@ -69,20 +60,32 @@ impl Streamed {
         Some(show)
     }
 
-    /// What the parsed `answer` holds past what was shown, when it goes on from it; `None`
-    /// when nothing was shown (the whole answer is then shown as without streaming) or
-    /// nothing is left. Blank space at the join is not repeated.
-    pub fn rest<'a>(&self, answer: &'a str) -> Option<&'a str> {
-        let shown = self.shown.trim();
-        if shown.is_empty() {
+    /// Whether any piece was shown.
+    pub fn shown_any(&self) -> bool {
+        !self.shown.is_empty()
+    }
+
+    /// What is left to show of the parsed `answer` once the run has ended: the part past
+    /// what was shown, when the answer goes on from it as `clean` (the parser's cleaning:
+    /// line ends trimmed, blank lines folded, skipped lines dropped) makes it; else, rather
+    /// than lose any of it, the whole answer again on a line of its own. Blank space already
+    /// shown is not repeated. `None` when nothing was shown (the answer is then shown whole,
+    /// as without streaming) or nothing is left.
+    pub fn rest<'a>(
+        &self,
+        answer: &'a str,
+        clean: &dyn Fn(&str) -> String,
+    ) -> Option<Cow<'a, str>> {
+        if self.shown.trim().is_empty() {
             return None;
         }
-        let rest = answer.trim_start().strip_prefix(shown)?;
-        let rest = match self.shown.ends_with(char::is_whitespace) {
-            true => rest.trim_start(),
-            false => rest,
+        let shown = clean(&self.shown);
+        let Some(rest) = answer.trim_start().strip_prefix(shown.trim()) else {
+            return Some(Cow::Owned(format!("\n{answer}")));
         };
-        (!rest.trim().is_empty()).then_some(rest)
+        let shown_blank = &self.shown[self.shown.trim_end().len()..];
+        let rest = rest.strip_prefix(shown_blank).unwrap_or(rest);
+        (!rest.trim().is_empty()).then_some(Cow::Borrowed(rest))
     }
 }
 
@@ -128,13 +131,20 @@ mod tests {
         assert_eq!(s.shown, "I will look <today>. Now.");
         // After the call, nothing more comes piece by piece; the parsed text's rest does.
         assert_eq!(s.push("after"), None);
-        assert_eq!(
-            s.rest("I will look <today>. Now.\n\nafter"),
-            Some("\n\nafter")
-        );
-        assert_eq!(s.rest("I will look <today>. Now."), None);
-        // An answer that does not go on from what was shown adds nothing.
-        assert_eq!(s.rest("something else"), None);
+        let same = |t: &str| t.to_string();
+        let rest = |s: &Streamed, answer| s.rest(answer, &same).map(Cow::into_owned);
+        let after = rest(&s, "I will look <today>. Now.\n\nafter");
+        assert_eq!(after.as_deref(), Some("\n\nafter"));
+        assert_eq!(rest(&s, "I will look <today>. Now."), None);
+        // An answer that does not go on from what was shown comes again whole: nothing lost.
+        let other = rest(&s, "something else");
+        assert_eq!(other.as_deref(), Some("\nsomething else"));
+        // Compared as the parser cleans it (here: blank lines folded).
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        s.push("a\n\n\nb <tool_call>{}");
+        let fold = |t: &str| t.replace("\n\n\n", "\n\n");
+        let after = s.rest("a\n\nb\n\nafter", &fold).map(Cow::into_owned);
+        assert_eq!(after.as_deref(), Some("\n\nafter"));
     }
 
     #[test]
@@ -147,10 +157,14 @@ mod tests {
     }
 
     #[test]
-    fn blank_space_at_the_join_is_not_repeated_and_wide_characters_split_nowhere() {
+    fn blank_space_shown_is_not_repeated_and_wide_characters_split_nowhere() {
         let mut s = Streamed::new(&style("«call»{json}", false)).unwrap();
         assert_eq!(shown(&mut s, &["été ", "«ca"]), ["été "]);
         assert_eq!(s.push("ll»{}"), None);
-        assert_eq!(s.rest("été\n[output cut]"), Some("[output cut]"));
+        let same = |t: &str| t.to_string();
+        assert_eq!(
+            s.rest("été \n[output cut]", &same).as_deref(),
+            Some("\n[output cut]")
+        );
     }
 }

@@ -75,15 +75,20 @@ impl PlainDisplay {
                 false => Ok(()),
             };
         }
-        // A CLI's output line not shown (a streaming CLI's JSON lines come between the
-        // pieces of its answer) leaves the answer's line open; so does a waiting line while
-        // the answer streams, which shows it is coming (a line break on stdout would change
-        // the answer's bytes).
+        // A CLI's output line (a streaming CLI's JSON lines come between the pieces of its
+        // answer) leaves the answer's line open: not shown, or shown as an aside; so does a
+        // waiting line while the answer streams, which shows it is coming. A line break on
+        // stdout would change the answer's bytes.
         match event {
-            Event::BackendOutput { stream, .. }
-                if !self.verbose && *stream != OutputStream::Screen =>
-            {
-                return Ok(())
+            Event::BackendOutput {
+                backend,
+                line,
+                stream,
+            } => {
+                if self.verbose || *stream == OutputStream::Screen {
+                    self.aside(&format!("[{}] {}", sanitize(backend), sanitize(line)));
+                }
+                return Ok(());
             }
             Event::Waiting { .. } if self.streamed => return Ok(()),
             _ => {}
@@ -193,13 +198,6 @@ impl PlainDisplay {
                     "[waiting for {} ... {elapsed_s}s]",
                     sanitize(backend)
                 ))?;
-            }
-            Event::BackendOutput {
-                backend,
-                line,
-                stream,
-            } if self.verbose || *stream == OutputStream::Screen => {
-                writeln!(self.err, "[{}] {}", sanitize(backend), sanitize(line))?;
             }
             Event::Retrying {
                 backend,
@@ -336,7 +334,10 @@ impl PlainDisplay {
         // The terminal's width of the moment (a phone turned since the start counts).
         let width = (self.fit_width)().unwrap_or(self.width);
         let text = crate::cli::text::approval::prompt(request, width, full);
-        let _ = write!(self.err, "{}", sanitize(&text));
+        // On a line of its own, an answer's open line on stdout left as it is (an ACP agent
+        // asks in the middle of its answer).
+        let open = if self.line_open() { "\n" } else { "" };
+        let _ = write!(self.err, "{open}{}", sanitize(&text));
         let _ = self.err.flush();
     }
 

@@ -167,3 +167,21 @@ fn retry_waits_are_shown() {
          [retrying claude-api in 20ms after HTTP 429 (retry 1 of 2)]\n"
     );
 }
+
+#[test]
+fn a_question_in_the_middle_of_an_answer_leaves_its_bytes_alone() {
+    let (mut d, out, err) = display();
+    d.render(&delta("Hel"));
+    let request = ApprovalRequest {
+        call: agent_loop::chat::ToolCall {
+            id: "c".into(),
+            name: "bash".into(),
+            args: serde_json::json!({ "command": "ls" }),
+        },
+        summary: "ls".into(),
+    };
+    d.approval_prompt(&request, false);
+    d.render(&delta("lo"));
+    assert_eq!(out.text(), "Hello");
+    assert!(err.text().starts_with("\nAllow bash?"), "{}", err.text());
+}

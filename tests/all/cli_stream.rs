@@ -203,7 +203,11 @@ fn a_run_that_showed_pieces_is_not_retried() {
         "q",
     ]);
     run.expect_code(1);
-    assert!(run.stderr().contains("overloaded"), "{}", run.stderr());
+    let err = run.stderr();
+    assert!(
+        err.contains("overloaded (not run again: part of its answer was shown)"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.path("fake/count"))
             .unwrap()
@@ -274,4 +278,39 @@ fn the_rest_follows_an_opening_that_was_no_call() {
         out,
         "def a():\n    pass\n\n\ndef b():\n    pass\nCalls look like <tool_call> then JSON.\nThe end.\n"
     );
+}
+
+/// A stream past `max_output_bytes` loses its last line, where the answer ends: the error
+/// says so and names the setting, though the pieces were shown.
+#[test]
+fn a_stream_cut_at_the_cap_says_so() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\nmax_output_bytes = 200\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+        fixture("agents/streaming.sh").display()
+    ));
+    ws.fake_file(
+        "head.1",
+        (0..20)
+            .map(|i| delta(&format!("word{i} ")))
+            .collect::<String>(),
+    );
+    ws.fake_file("tail.1", result("the whole answer"));
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(1);
+    let err = run.stderr();
+    assert!(
+        err.contains("its output passed max_output_bytes (200 bytes)")
+            && err.contains("backends.toml:"),
+        "{err}"
+    );
+    assert!(run.stdout().starts_with("word0 word1 "), "{}", run.stdout());
 }

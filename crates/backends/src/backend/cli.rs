@@ -215,7 +215,11 @@ impl CliBackend {
                 Err(Failed { error, retry }) => (error, retry),
             };
             let Some((reason, asked)) = retry else {
-                return Err(error);
+                if tries == 1 {
+                    return Err(error);
+                }
+                let message = format!("{} (after {tries} tries)", error.message);
+                return Err(Error::caused(error.kind, message, error));
             };
             let gave_up = match retry::plan(&settings, tries, asked) {
                 Plan::Wait(wait) => {
@@ -277,8 +281,13 @@ impl CliBackend {
         // taken back, and the next run's would follow them (an HTTP backend retries only
         // before its stream starts).
         result.map_err(|mut failed| {
-            if streamed.as_ref().is_some_and(Streamed::shown_any) {
+            if failed.retry.is_some() && streamed.as_ref().is_some_and(Streamed::shown_any) {
                 failed.retry = None;
+                let message = format!(
+                    "{} (not run again: part of its answer was shown)",
+                    failed.error.message
+                );
+                failed.error = Error::caused(failed.error.kind, message, failed.error);
             }
             failed
         })
@@ -337,6 +346,13 @@ impl CliBackend {
                 .into(),
                 retry: self.retry_reason(&stdout, &stderr),
             });
+        }
+        if parsed.text.is_empty() && parsed.calls.is_empty() && finished.stdout.dropped() > 0 {
+            return Err(Failed::from(BackendError::AnswerCut {
+                backend: def.name.clone(),
+                cap: def.max_output_bytes,
+                at: def.defined_at.clone(),
+            }));
         }
         if parsed.text.is_empty() && parsed.calls.is_empty() {
             return Err(Failed::from(BackendError::NoAnswer {

@@ -131,6 +131,14 @@ pub enum BackendError {
     /// A CLI backend exited with 0 and printed nothing usable.
     #[error("backend `{backend}` exited successfully but printed no answer on stdout{tail}")]
     NoAnswer { backend: String, tail: String },
+    /// A CLI backend's answer was not found in what was kept of its output, which passed
+    /// `max_output_bytes`: the answer's end (a stream's last line) was dropped with the rest.
+    #[error("backend `{backend}`: its output passed max_output_bytes ({cap} bytes) and the rest, where its answer ends, was dropped; raise max_output_bytes in its entry ({at})")]
+    AnswerCut {
+        backend: String,
+        cap: usize,
+        at: String,
+    },
     /// A terminal or ACP agent's turn passed `timeout_s` and was cancelled; `why` is what
     /// the agent said then, if anything ("; ...").
     #[error("backend `{backend}`: the turn passed timeout_s ({secs} s) and was cancelled{why}")]

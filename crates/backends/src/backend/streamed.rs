@@ -65,12 +65,14 @@ impl Streamed {
         !self.shown.is_empty()
     }
 
-    /// What is left to show of the parsed `answer` once the run has ended: the part past
-    /// what was shown, when the answer goes on from it as `clean` (the parser's cleaning:
-    /// line ends trimmed, blank lines folded, skipped lines dropped) makes it; else, rather
-    /// than lose any of it, the whole answer again on a line of its own. Blank space already
-    /// shown is not repeated. `None` when nothing was shown (the answer is then shown whole,
-    /// as without streaming) or nothing is left.
+    /// What is left to show of the parsed `answer` once the run has ended. A stream that
+    /// was never stopped showed all it carried, but a tail held as a possible opening. One
+    /// stopped at an opening: the part of the answer past what was shown, when the answer
+    /// goes on from it as `clean` (the parser's cleaning: line ends trimmed, blank lines
+    /// folded, skipped lines dropped) makes it; else, rather than lose any of it, the whole
+    /// answer again on a line of its own. Blank space already shown is not repeated. `None`
+    /// when nothing was shown (the answer is then shown whole, as without streaming) or
+    /// nothing is left.
     pub fn rest<'a>(
         &self,
         answer: &'a str,
@@ -78,6 +80,11 @@ impl Streamed {
     ) -> Option<Cow<'a, str>> {
         if self.shown.trim().is_empty() {
             return None;
+        }
+        if !self.stopped {
+            // The answer may differ from the pieces (own tools: only the last message's
+            // text; several texts joined): what the stream carried was shown.
+            return (!self.held.is_empty()).then(|| Cow::Owned(self.held.clone()));
         }
         let shown = clean(&self.shown);
         let Some(rest) = answer.trim_start().strip_prefix(shown.trim()) else {
@@ -166,5 +173,18 @@ mod tests {
             s.rest("été \n[output cut]", &same).as_deref(),
             Some("\n[output cut]")
         );
+    }
+
+    #[test]
+    fn a_stream_never_stopped_was_shown_whole_but_a_held_tail() {
+        let same = |t: &str| t.to_string();
+        // Own tools: the answer is the last message's text alone, and all was shown.
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", true)).unwrap();
+        shown(&mut s, &["I will read it.", "It has 3 lines."]);
+        assert_eq!(s.rest("It has 3 lines.", &same), None);
+        // A tail held as a possible opening that never became one comes at the end.
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        assert_eq!(shown(&mut s, &["a <to"]), ["a "]);
+        assert_eq!(s.rest("a <to", &same).as_deref(), Some("<to"));
     }
 }

@@ -32,6 +32,9 @@ pub struct PlainDisplay {
     mid_line: bool,
     /// The last delta ended in `\r`: held back, as the next may start with `\n`.
     pending_cr: bool,
+    /// A line went to stderr since the last delta: on a terminal showing both, the next
+    /// aside starts on a line of its own without a line break first.
+    aside_after_delta: bool,
     /// Columns an approval prompt is wrapped to when the terminal does not tell.
     pub width: usize,
     /// The terminal's width, which agent-loop's own lines are broken to at spaces; on a pipe
@@ -52,6 +55,7 @@ impl PlainDisplay {
             streamed: false,
             mid_line: false,
             pending_cr: false,
+            aside_after_delta: false,
             width: 80,
             fit_width: || None,
             progress: Throttle::new(PLAIN_EVERY),
@@ -86,6 +90,7 @@ impl PlainDisplay {
                 stream,
             } => {
                 if self.verbose || *stream == OutputStream::Screen {
+                    self.end_thinking()?;
                     self.aside(&format!("[{}] {}", sanitize(backend), sanitize(line)));
                 }
                 return Ok(());
@@ -307,6 +312,7 @@ impl PlainDisplay {
         }
         self.out.write_all(clean.as_bytes())?;
         self.out.flush()?;
+        self.aside_after_delta = false;
         self.streamed = true;
         self.mid_line = !clean.ends_with('\n');
         Ok(())
@@ -336,9 +342,18 @@ impl PlainDisplay {
         let text = crate::cli::text::approval::prompt(request, width, full);
         // On a line of its own, an answer's open line on stdout left as it is (an ACP agent
         // asks in the middle of its answer).
-        let open = if self.line_open() { "\n" } else { "" };
+        let open = self.aside_break();
         let _ = write!(self.err, "{open}{}", sanitize(&text));
         let _ = self.err.flush();
+    }
+
+    /// The line break that starts a line on stderr while an answer's line is open on stdout
+    /// (the two on one terminal), once after each piece: the lines after it start fresh.
+    fn aside_break(&mut self) -> &'static str {
+        if !self.line_open() || std::mem::replace(&mut self.aside_after_delta, true) {
+            return "";
+        }
+        "\n"
     }
 
     /// A line of the front end's own (REPL prompt, notices), on stderr.
@@ -361,11 +376,7 @@ impl PlainDisplay {
     /// there (a line break on stdout would change the answer's bytes); on stderr the line
     /// starts on a line of its own, for a terminal that shows both.
     pub fn aside(&mut self, text: &str) {
-        let open = if self.mid_line || self.pending_cr {
-            "\n"
-        } else {
-            ""
-        };
+        let open = self.aside_break();
         let _ = writeln!(self.err, "{open}{}", sanitize(text));
         let _ = self.err.flush();
     }

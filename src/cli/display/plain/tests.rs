@@ -185,3 +185,38 @@ fn a_question_in_the_middle_of_an_answer_leaves_its_bytes_alone() {
     assert_eq!(out.text(), "Hello");
     assert!(err.text().starts_with("\nAllow bash?"), "{}", err.text());
 }
+
+#[test]
+fn lines_beside_an_open_answer_break_it_once_and_keep_their_order() {
+    let (mut d, out, err) = display();
+    d.verbose = true;
+    let line = |stream, line: &str| Event::BackendOutput {
+        backend: "b".into(),
+        stream,
+        line: line.into(),
+    };
+    d.render(&Event::ThinkingDelta {
+        backend: "b".into(),
+        text: "I should look".into(),
+    });
+    d.render(&line(OutputStream::Screen, "(read foo)"));
+    d.render(&delta("Hel"));
+    d.render(&line(OutputStream::StreamedStdout, "one"));
+    d.render(&line(OutputStream::StreamedStdout, "two"));
+    d.render(&delta("lo"));
+    d.render(&line(OutputStream::StreamedStdout, "three"));
+    assert_eq!(out.text(), "Hello");
+    // The thinking before the line that followed it; one break after each piece.
+    let thought = err.text().find("I should look").unwrap();
+    assert!(
+        thought < err.text().find("(read foo)").unwrap(),
+        "{}",
+        err.text()
+    );
+    assert!(
+        err.text()
+            .ends_with("[b] (read foo)\n\n[b] one\n[b] two\n\n[b] three\n"),
+        "{:?}",
+        err.text()
+    );
+}

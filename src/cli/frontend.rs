@@ -83,7 +83,9 @@ impl Observer for Frontend {
                     "a" | "always" => return Decision::Always,
                     "n" | "no" => return Decision::Deny("the user said no".into()),
                     "v" | "view" => full = true,
-                    _ => self.display.notice("Please answer y, a, n or v."),
+                    // An aside: an answer's open line on stdout (an ACP agent asks in the
+                    // middle of its answer) keeps its bytes.
+                    _ => self.display.aside("Please answer y, a, n or v."),
                 }
             }
         })

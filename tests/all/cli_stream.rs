@@ -227,6 +227,21 @@ fn a_run_that_showed_pieces_is_not_retried() {
     ]);
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");
+    // With no retries to make, there is nothing not run again to speak of.
+    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
+    ws.config(&format!("{config}retries = 0\n"));
+    std::fs::remove_file(ws.path("fake/count")).unwrap();
+    ws.fake_file("head.1", delta("Partial ans"));
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(1);
+    assert!(!run.stderr().contains("not run again"), "{}", run.stderr());
 }
 
 /// With `--verbose` the CLI's own lines still show, on stderr; stdout holds the answer once.

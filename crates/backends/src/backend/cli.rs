@@ -210,18 +210,26 @@ impl CliBackend {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (error, retry) = match self.run_once(request, emit).await {
+            let (error, retry, shown) = match self.run_once(request, emit).await {
                 Ok(reply) => return Ok(reply),
-                Err(Failed { error, retry }) => (error, retry),
+                Err(Failed {
+                    error,
+                    retry,
+                    shown,
+                }) => (error, retry, shown),
             };
             let Some((reason, asked)) = retry else {
                 if tries == 1 {
                     return Err(error);
                 }
-                let message = format!("{} (after {tries} tries)", error.message);
+                let message = with_note(&error.message, &format!("after {tries} tries"));
                 return Err(Error::caused(error.kind, message, error));
             };
             let gave_up = match retry::plan(&settings, tries, asked) {
+                // A run that showed pieces of its answer is not run again: they cannot be
+                // taken back, and the next run's would follow them (an HTTP backend retries
+                // only before its stream starts).
+                Plan::Wait(_) if shown => "not run again: part of its answer was shown".into(),
                 Plan::Wait(wait) => {
                     emit(Event::Retrying {
                         backend: self.def.name.clone(),
@@ -233,15 +241,12 @@ impl CliBackend {
                     tokio::time::sleep(wait).await;
                     continue;
                 }
-                Plan::OutOfTries if tries > 1 => format!(" (gave up after {tries} tries)"),
-                Plan::OutOfTries => String::new(),
-                Plan::TooLong(why) => format!(" ({why})"),
+                Plan::OutOfTries if tries > 1 => format!("gave up after {tries} tries"),
+                Plan::OutOfTries => return Err(error),
+                Plan::TooLong(why) => why,
             };
-            return Err(Error::caused(
-                error.kind,
-                format!("{}{gave_up}", error.message),
-                error,
-            ));
+            let message = with_note(&error.message, &gave_up);
+            return Err(Error::caused(error.kind, message, error));
         }
     }
 
@@ -277,18 +282,8 @@ impl CliBackend {
             .as_ref()
             .and_then(|_| Streamed::new(&def.style));
         let result = self.run_streamed(request, emit, &mut streamed).await;
-        // A run that showed pieces of its answer is not run again: its pieces cannot be
-        // taken back, and the next run's would follow them (an HTTP backend retries only
-        // before its stream starts).
         result.map_err(|mut failed| {
-            if failed.retry.is_some() && streamed.as_ref().is_some_and(Streamed::shown_any) {
-                failed.retry = None;
-                let message = format!(
-                    "{} (not run again: part of its answer was shown)",
-                    failed.error.message
-                );
-                failed.error = Error::caused(failed.error.kind, message, failed.error);
-            }
+            failed.shown = streamed.as_ref().is_some_and(Streamed::shown_any);
             failed
         })
     }
@@ -328,6 +323,7 @@ impl CliBackend {
                 }
                 .into(),
                 retry,
+                shown: false,
             });
         }
         if let Some(stdout) = kept_stdout.filter(|_| code != 0) {
@@ -345,6 +341,7 @@ impl CliBackend {
                 }
                 .into(),
                 retry: self.retry_reason(&stdout, &stderr),
+                shown: false,
             });
         }
         if parsed.text.is_empty() && parsed.calls.is_empty() && finished.stdout.dropped() > 0 {
@@ -352,6 +349,7 @@ impl CliBackend {
                 backend: def.name.clone(),
                 cap: def.max_output_bytes,
                 at: def.defined_at.clone(),
+                tail: quote_tail("stderr", &stderr),
             }));
         }
         if parsed.text.is_empty() && parsed.calls.is_empty() {
@@ -436,6 +434,8 @@ impl Backend for CliBackend {
 struct Failed {
     error: Error,
     retry: Option<(String, Option<std::time::Duration>)>,
+    /// Pieces of its answer were shown (`json_text_delta`).
+    shown: bool,
 }
 
 impl<E: Into<Error>> From<E> for Failed {
@@ -443,7 +443,23 @@ impl<E: Into<Error>> From<E> for Failed {
         Failed {
             error: error.into(),
             retry: None,
+            shown: false,
         }
+    }
+}
+
+/// `message` with agent-loop's `note` in brackets: before the lines it quotes of the CLI's
+/// output (`; its stderr ended with:`), so that the note is not read as the CLI's, else at
+/// its end.
+fn with_note(message: &str, note: &str) -> String {
+    let at = message.find("; its ").filter(|&at| {
+        message[at..]
+            .split_once('\n')
+            .is_some_and(|(line, _)| line.ends_with(" ended with:"))
+    });
+    match at {
+        Some(at) => format!("{} ({note}){}", &message[..at], &message[at..]),
+        None => format!("{message} ({note})"),
     }
 }
 
@@ -474,4 +490,27 @@ fn quote_tail(label: &str, text: &str) -> String {
     }
     let tail = &lines[lines.len().saturating_sub(ERROR_TAIL_LINES)..];
     format!("; its {label} ended with:\n{}", tail.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_note;
+
+    #[test]
+    fn a_note_goes_before_the_quoted_output_so_it_is_not_read_as_the_clis() {
+        assert_eq!(
+            with_note(
+                "backend `f` exited with status 1; its stderr ended with:\nboom",
+                "after 2 tries"
+            ),
+            "backend `f` exited with status 1 (after 2 tries); its stderr ended with:\nboom"
+        );
+        assert_eq!(
+            with_note(
+                "backend `f` reported an error: overloaded; its own words",
+                "x"
+            ),
+            "backend `f` reported an error: overloaded; its own words (x)"
+        );
+    }
 }

@@ -133,11 +133,12 @@ pub enum BackendError {
     NoAnswer { backend: String, tail: String },
     /// A CLI backend's answer was not found in what was kept of its output, which passed
     /// `max_output_bytes`: the answer's end (a stream's last line) was dropped with the rest.
-    #[error("backend `{backend}`: its output passed max_output_bytes ({cap} bytes) and the rest, where its answer ends, was dropped; raise max_output_bytes in its entry ({at})")]
+    #[error("backend `{backend}`: its output passed max_output_bytes ({cap} bytes) and the rest, where its answer ends, was dropped; raise max_output_bytes in its entry ({at}){tail}")]
     AnswerCut {
         backend: String,
         cap: usize,
         at: String,
+        tail: String,
     },
     /// A terminal or ACP agent's turn passed `timeout_s` and was cancelled; `why` is what
     /// the agent said then, if anything ("; ...").

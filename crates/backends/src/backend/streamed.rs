@@ -65,14 +65,15 @@ impl Streamed {
         !self.shown.is_empty()
     }
 
-    /// What is left to show of the parsed `answer` once the run has ended. A stream that
-    /// was never stopped showed all it carried, but a tail held as a possible opening. One
-    /// stopped at an opening: the part of the answer past what was shown, when the answer
-    /// goes on from it as `clean` (the parser's cleaning: line ends trimmed, blank lines
-    /// folded, skipped lines dropped) makes it; else, rather than lose any of it, the whole
-    /// answer again on a line of its own. Blank space already shown is not repeated. `None`
-    /// when nothing was shown (the answer is then shown whole, as without streaming) or
-    /// nothing is left.
+    /// What is left to show of the parsed `answer` once the run has ended: the part past
+    /// what was shown, when the answer goes on from it as `clean` (the parser's cleaning:
+    /// line ends trimmed, blank lines folded, skipped lines dropped) makes it (a note that
+    /// output was cut included). A stream never stopped at an opening whose answer is already
+    /// within what it showed (tools of the CLI's own: the last message's text alone; several
+    /// texts joined) adds only a tail held as a possible opening. Else, rather than lose any
+    /// of it, the whole answer again on a line of its own. Blank space already shown is not
+    /// repeated. `None` when nothing was shown (the answer is then shown whole, as without
+    /// streaming) or nothing is left.
     pub fn rest<'a>(
         &self,
         answer: &'a str,
@@ -81,18 +82,17 @@ impl Streamed {
         if self.shown.trim().is_empty() {
             return None;
         }
-        if !self.stopped {
-            // The answer may differ from the pieces (own tools: only the last message's
-            // text; several texts joined): what the stream carried was shown.
+        let shown = clean(&self.shown);
+        if let Some(rest) = answer.trim_start().strip_prefix(shown.trim()) {
+            let shown_blank = &self.shown[self.shown.trim_end().len()..];
+            let rest = rest.strip_prefix(shown_blank).unwrap_or(rest);
+            return (!rest.trim().is_empty()).then_some(Cow::Borrowed(rest));
+        }
+        let squash = |t: &str| t.split_whitespace().collect::<String>();
+        if !self.stopped && squash(&shown).contains(&squash(answer)) {
             return (!self.held.is_empty()).then(|| Cow::Owned(self.held.clone()));
         }
-        let shown = clean(&self.shown);
-        let Some(rest) = answer.trim_start().strip_prefix(shown.trim()) else {
-            return Some(Cow::Owned(format!("\n{answer}")));
-        };
-        let shown_blank = &self.shown[self.shown.trim_end().len()..];
-        let rest = rest.strip_prefix(shown_blank).unwrap_or(rest);
-        (!rest.trim().is_empty()).then_some(Cow::Borrowed(rest))
+        Some(Cow::Owned(format!("\n{answer}")))
     }
 }
 
@@ -186,5 +186,23 @@ mod tests {
         let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
         assert_eq!(shown(&mut s, &["a <to"]), ["a "]);
         assert_eq!(s.rest("a <to", &same).as_deref(), Some("<to"));
+        // Several texts joined with a newline, shown without one: nothing to add.
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        shown(&mut s, &["First.", "Second."]);
+        assert_eq!(s.rest("First.\nSecond.", &same), None);
+        // What the pieces did not carry comes: the answer's end, a note that output was cut,
+        // or a last message never streamed (whole, on a line of its own).
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        shown(&mut s, &["The ans"]);
+        let rest = |answer| s.rest(answer, &same).map(Cow::into_owned);
+        assert_eq!(rest("The answer is 42.").as_deref(), Some("wer is 42."));
+        assert_eq!(
+            rest("The ans\n[output cut]").as_deref(),
+            Some("\n[output cut]")
+        );
+        assert_eq!(
+            rest("It has 3 lines.").as_deref(),
+            Some("\nIt has 3 lines.")
+        );
     }
 }

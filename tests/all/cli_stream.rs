@@ -18,15 +18,21 @@ fn result(text: &str) -> String {
     )
 }
 
-/// A backend `stream` on the fake agent, with a gate before its first run's second part.
-fn workspace() -> Workspace {
+/// A workspace whose backend `stream` runs the fake agent, with `extra` keys in its entry.
+fn stream_backend(extra: &str) -> Workspace {
     let ws = Workspace::new();
-    // The timeout ends a run that never gets its gate opened: the test then fails, not hangs.
     ws.config(&format!(
-        "[backends.stream]\ncommand = '{}'\ntimeout_s = 30\noutput = \"jsonl\"\n\
-         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n{extra}",
         fixture("agents/streaming.sh").display()
     ));
+    ws
+}
+
+/// A backend `stream` on the fake agent, with a gate before its first run's second part.
+fn workspace() -> Workspace {
+    // The timeout ends a run that never gets its gate opened: the test then fails, not hangs.
+    let ws = stream_backend("timeout_s = 30\n");
     let made = Command::new("mkfifo")
         .arg(ws.path("fake/gate"))
         .status()
@@ -178,14 +184,10 @@ fn the_documented_claude_recipe_reads_a_real_stream() {
 /// cannot be taken back); one that failed before any piece is.
 #[test]
 fn a_run_that_showed_pieces_is_not_retried() {
-    let ws = Workspace::new();
-    ws.config(&format!(
-        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
-         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n\
-         json_error = \"[type=result][is_error=true].result\"\nretry_regex = \"overloaded\"\n\
+    let ws = stream_backend(
+        "json_error = \"[type=result][is_error=true].result\"\nretry_regex = \"overloaded\"\n\
          retry_base_ms = 1\n",
-        fixture("agents/streaming.sh").display()
-    ));
+    );
     let failed = serde_json::json!({"type": "result", "is_error": true, "result": "overloaded"});
     ws.fake_file("head.1", delta("Partial ans"));
     ws.fake_file("tail.1", format!("{failed}\n"));
@@ -228,8 +230,7 @@ fn a_run_that_showed_pieces_is_not_retried() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");
     // With no retries to make, there is nothing not run again to speak of.
-    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
-    ws.config(&format!("{config}retries = 0\n"));
+    ws.add_config("retries = 0\n");
     std::fs::remove_file(ws.path("fake/count")).unwrap();
     ws.fake_file("head.1", delta("Partial ans"));
     let run = ws.run(&[
@@ -247,12 +248,7 @@ fn a_run_that_showed_pieces_is_not_retried() {
 /// With `--verbose` the CLI's own lines still show, on stderr; stdout holds the answer once.
 #[test]
 fn verbose_shows_the_clis_lines_beside_the_pieces() {
-    let ws = Workspace::new();
-    ws.config(&format!(
-        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
-         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
-        fixture("agents/streaming.sh").display()
-    ));
+    let ws = stream_backend("");
     ws.fake_file("head.1", delta("The answer"));
     ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
     let run = ws.run(&[
@@ -299,12 +295,7 @@ fn the_rest_follows_an_opening_that_was_no_call() {
 /// says so and names the setting, though the pieces were shown.
 #[test]
 fn a_stream_cut_at_the_cap_says_so() {
-    let ws = Workspace::new();
-    ws.config(&format!(
-        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\nmax_output_bytes = 200\n\
-         json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
-        fixture("agents/streaming.sh").display()
-    ));
+    let ws = stream_backend("max_output_bytes = 200\n");
     ws.fake_file(
         "head.1",
         (0..20)

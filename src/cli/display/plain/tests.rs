@@ -1,6 +1,7 @@
 //! The plain display's own tests: what reaches stdout and stderr, byte for byte.
 
 use super::*;
+use crate::cli::display::shared::Captured;
 
 #[test]
 fn tokens_unknown_when_nothing_was_reported() {
@@ -9,31 +10,9 @@ fn tokens_unknown_when_nothing_was_reported() {
     assert_eq!(tokens(Some(12), None), "tokens in 12 / out ?");
     assert_eq!(tokens(Some(12), Some(3)), "tokens in 12 / out 3");
 }
-use std::sync::{Arc, Mutex};
-
-/// A writer whose bytes the test can read afterwards.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Shared {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-fn display() -> (PlainDisplay, Shared, Shared) {
-    let (out, err) = (Shared::default(), Shared::default());
-    let d = PlainDisplay::new(Box::new(out.clone()), Box::new(err.clone()));
+fn display() -> (PlainDisplay, Captured, Captured) {
+    let (out, err) = (Captured::default(), Captured::default());
+    let d = PlainDisplay::new(out.boxed(), err.boxed());
     (d, out, err)
 }
 

@@ -29,6 +29,18 @@ fn stream_backend(extra: &str) -> Workspace {
     ws
 }
 
+/// A task run on `stream` with `--display plain`, to its end.
+fn run_plain(ws: &Workspace) -> crate::common::Run {
+    ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--display",
+        "plain",
+        "q",
+    ])
+}
+
 /// A backend `stream` on the fake agent, with a gate before its first run's second part.
 fn workspace() -> Workspace {
     // The timeout ends a run that never gets its gate opened: the test then fails, not hangs.
@@ -196,14 +208,7 @@ fn a_run_that_showed_pieces_is_not_retried() {
         "tail.2",
         delta("The answer is 42.") + &result("The answer is 42."),
     );
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain(&ws);
     run.expect_code(1);
     let err = run.stderr();
     assert!(
@@ -219,28 +224,14 @@ fn a_run_that_showed_pieces_is_not_retried() {
     // Failed before its first piece, it is run again.
     std::fs::remove_file(ws.path("fake/count")).unwrap();
     ws.fake_file("head.1", String::new());
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain(&ws);
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");
     // With no retries to make, there is nothing not run again to speak of.
     ws.add_config("retries = 0\n");
     std::fs::remove_file(ws.path("fake/count")).unwrap();
     ws.fake_file("head.1", delta("Partial ans"));
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain(&ws);
     run.expect_code(1);
     assert!(!run.stderr().contains("not run again"), "{}", run.stderr());
 }
@@ -303,14 +294,7 @@ fn a_stream_cut_at_the_cap_says_so() {
             .collect::<String>(),
     );
     ws.fake_file("tail.1", result("the whole answer"));
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain(&ws);
     run.expect_code(1);
     let err = run.stderr();
     assert!(

@@ -267,8 +267,7 @@ fn the_cursor_never_stands_between_a_letter_and_its_combining_mark() {
     assert!(shown.is_some(), "{}", rows(&screen(&pty)).join("\n"));
     pty.send("\x01\x1b[3~\r");
     pty.wait_for("Your task was: \"Xz\"");
-    // Ctrl-D at the next prompt: typed while the turn ends, the terminal is still in its line
-    // mode, which keeps an end of input as a NUL for the editor that follows.
+    // Ctrl-D at the next prompt (editor_signals tests one typed as the turn ends).
     pty.wait_for_nth(PASTE_ON, 2);
     pty.send("\x04");
     assert_eq!(pty.finish().0, 0);

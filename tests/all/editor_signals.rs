@@ -1,6 +1,6 @@
 //! What the terminal itself would do while the REPL's line editor has it in key-at-a-time
 //! mode (no signals from keys), as a person at a vt100 screen on a pseudo-terminal sees it:
-//! Ctrl-D typed while a turn runs leaves once it is done; a resize redraws the entry at once
+//! Ctrl-D typed while a turn runs, or as it ends, leaves once it is done; a resize redraws the entry at once
 //! for the new width; Ctrl-Z (at the prompt and in the view) gives the terminal back to the
 //! shell and stops, and `fg` finds the entry (or the whole view) drawn again and editing.
 
@@ -27,6 +27,22 @@ fn ctrl_d_typed_while_a_turn_runs_leaves_once_it_is_done() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("the answer"), "{text}");
     assert!(text.contains(": 1 turn,"), "{text}");
+}
+
+/// A Ctrl-D the terminal's line mode still holds when the prompt comes (typed as the turn
+/// ended): made deterministic by typing it before agent-loop starts, behind a line the shell
+/// reads. The switch to key-at-a-time mode would turn it into a NUL, and the REPL would stay.
+#[test]
+fn ctrl_d_the_line_mode_still_holds_at_the_prompt_ends_the_repl() {
+    let ws = Workspace::new();
+    let env = [("TERM", "xterm-256color")];
+    let setup = "stty rows 24 cols 80; read -r typed";
+    let mut pty = Pty::spawn_after(&ws, &env, setup, &["--backend", "demo"]);
+    pty.send("go\n\x04");
+    let code = pty.exit_code();
+    let text = String::from_utf8_lossy(&pty.output()).into_owned();
+    assert_eq!(code, Some(0), "the REPL did not leave:\n{text}");
+    assert!(text.contains("agent-loop with backend"), "{text}");
 }
 
 #[test]

@@ -121,6 +121,15 @@ impl Editor {
         }
     }
 
+    /// What the terminal's line mode still holds, taken by the reader before the terminal
+    /// leaves it ([`term::line_mode_input_waits`]); `None` if it held the end of input.
+    async fn take_line_mode_input(&mut self) -> Option<()> {
+        while term::line_mode_input_waits() {
+            self.more().await?;
+        }
+        Some(())
+    }
+
     /// Drops what was typed ahead.
     pub fn discard(&mut self) {
         self.pending.clear();
@@ -133,6 +142,7 @@ impl Editor {
     /// input. A line ending in `\`, or a block opened by a `"""` line, goes on to a next line
     /// until it is closed. Ctrl-C clears the line; on an empty one it is agent-loop's SIGINT.
     pub async fn entry(&mut self, label: &str) -> Option<String> {
+        self.take_line_mode_input().await?;
         let mut raw = Raw::enter(&self.caps);
         let mut line = std::mem::take(&mut self.last);
         let mut search: Option<Box<Search>> = None;

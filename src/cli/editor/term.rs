@@ -9,6 +9,7 @@
 use std::io::Write;
 use std::sync::{Mutex, Once, PoisonError};
 
+use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::termios::{self, InputModes, LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 
 /// What leaving gives back: the modes the terminal had, the bytes that reset its screen.
@@ -65,6 +66,16 @@ pub fn leave(reset: bool) {
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Restore>> {
     RESTORE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether the terminal's line mode holds a finished line or an end of input (Ctrl-D) that
+/// no read has taken yet. Taken before key-at-a-time mode begins, because the switch turns a
+/// pending end of input into a NUL byte, which the editor cannot tell from Ctrl-@: a Ctrl-D
+/// typed as a turn ended would then do nothing.
+pub fn line_mode_input_waits() -> bool {
+    let stdin = std::io::stdin();
+    let mut ready = [PollFd::new(&stdin, PollFlags::IN)];
+    matches!(rustix::event::poll(&mut ready, Some(&Timespec::default())), Ok(n) if n > 0)
 }
 
 /// Columns and rows of the terminal on stderr, where the view is drawn.

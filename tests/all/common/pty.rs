@@ -182,6 +182,11 @@ impl Pty {
         stdin.flush().unwrap();
     }
 
+    /// Its exit code once it has ended by itself; `None` if it still runs after [`PATIENCE`].
+    pub fn exit_code(&mut self) -> Option<i32> {
+        poll(|| self.child.try_wait().ok().flatten()).map(|status| status.code().unwrap_or(-1))
+    }
+
     /// Waits for the program to end; its exit code and everything it wrote.
     pub fn finish(mut self) -> (i32, Vec<u8>) {
         let status = self.child.wait().unwrap();

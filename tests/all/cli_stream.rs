@@ -282,14 +282,39 @@ fn the_rest_follows_an_opening_that_was_no_call() {
     );
 }
 
-/// A stream past `max_output_bytes` loses its last line, where the answer ends: the error
-/// says so and names the setting, though the pieces were shown.
+/// Lines taken as pieces are shown, not kept: an answer whose stream passes the default
+/// `max_output_bytes` many times over (lines padded as Claude Code's are, about 250 bytes a
+/// piece) is read whole from its last line.
 #[test]
-fn a_stream_cut_at_the_cap_says_so() {
+fn a_stream_many_times_the_cap_is_read_whole() {
+    let ws = stream_backend("");
+    let pad = "x".repeat(230);
+    let pieces = 20_000;
+    let head: String = (0..pieces)
+        .map(|i| {
+            let line =
+                serde_json::json!({ "type": "delta", "text": format!("w{i} "), "uuid": pad });
+            format!("{line}\n")
+        })
+        .collect();
+    assert!(head.len() > 4 * 1024 * 1024, "{}", head.len());
+    let answer: String = (0..pieces).map(|i| format!("w{i} ")).collect();
+    ws.fake_file("head.1", head);
+    ws.fake_file("tail.1", result(answer.trim_end()));
+    let run = run_plain(&ws);
+    run.expect_code(0);
+    assert_eq!(run.stdout().trim_end(), answer.trim_end());
+}
+
+/// Past `max_output_bytes` of pieces' text, a piece's line is kept as any other: a flood of
+/// them fills the cap, loses the last line where the answer ends, and the error says so
+/// and names the setting, though the first pieces were shown.
+#[test]
+fn a_flood_of_pieces_ends_at_the_cap_and_says_so() {
     let ws = stream_backend("max_output_bytes = 200\n");
     ws.fake_file(
         "head.1",
-        (0..20)
+        (0..100)
             .map(|i| delta(&format!("word{i} ")))
             .collect::<String>(),
     );
@@ -302,5 +327,11 @@ fn a_stream_cut_at_the_cap_says_so() {
             && err.contains("backends.toml:"),
         "{err}"
     );
-    assert!(run.stdout().starts_with("word0 word1 "), "{}", run.stdout());
+    let out = run.stdout();
+    assert!(out.starts_with("word0 word1 "), "{out}");
+    // The pieces shown stop within the room: 200 bytes of their text.
+    assert!(
+        out.trim_end().len() <= 200 && !out.contains("word99"),
+        "{out}"
+    );
 }

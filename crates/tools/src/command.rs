@@ -41,6 +41,7 @@ pub async fn run(
         stdin: None,
         timeout,
         cap: OUTPUT_CAP,
+        keep_stdout: true,
         tick: None,
     };
     let done = match process::run(&spec, &mut |_| {}).await {

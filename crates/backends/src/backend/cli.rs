@@ -137,8 +137,11 @@ impl CliBackend {
             stdin: (def.prompt_via == PromptVia::Stdin).then(|| prompt.clone().into_bytes()),
             timeout: def.timeout,
             cap: def.max_output_bytes,
+            // A stream's lines are kept below, but those taken as pieces of its answer.
+            keep_stdout: streamed.is_none(),
             tick: Some(def.progress_every),
         };
+        let mut kept = crate::process::Capture::new(def.max_output_bytes);
         let name = def.name.clone();
         let mut out_lines = LineSplitter::default();
         let mut err_lines = LineSplitter::default();
@@ -153,19 +156,31 @@ impl CliBackend {
             Some(_) => OutputStream::StreamedStdout,
             None => OutputStream::Stdout,
         };
-        let mut stdout_line = |line: &[u8], emit: &mut Emit<'_>| {
-            let event = line_event(stdout, line);
-            let (activity, piece) = match &event {
-                Event::BackendOutput { line, .. } => (
-                    def.parsers.activity_line(line),
-                    streamed
-                        .as_mut()
-                        .and_then(|s| s.push(&def.parsers.json.delta(line)?)),
-                ),
-                _ => (None, None),
+        let mut stdout_line = |line: &[u8], ended: bool, emit: &mut Emit<'_>| {
+            let text = def.render.text(line);
+            // A piece of the answer is shown, not kept: the answer's own line says it again.
+            let taken = match (streamed.as_mut(), def.parsers.json.delta(&text)) {
+                (Some(s), Some(piece)) if s.room_for(&piece) => Some(s.push(&piece)),
+                _ => None,
             };
-            emit(event);
-            if let Some(text) = piece {
+            if taken.is_none() && streamed.is_some() {
+                // Past the cap a line is only counted, as `process::run` does: no events.
+                let full = kept.dropped() > 0;
+                kept.push(line);
+                if ended {
+                    kept.push(b"\n");
+                }
+                if full {
+                    return;
+                }
+            }
+            let activity = def.parsers.activity_line(&text);
+            emit(Event::BackendOutput {
+                backend: name.clone(),
+                stream: stdout,
+                line: text,
+            });
+            if let Some(text) = taken.flatten() {
                 emit(Event::TextDelta {
                     backend: name.clone(),
                     text,
@@ -179,11 +194,13 @@ impl CliBackend {
                 });
             }
         };
-        let finished = {
+        let mut finished = {
             let mut progress = |p: Progress| match p {
                 // The patterns are compiled while the CLI runs, not after it printed.
                 Progress::Started => def.parsers.warm(),
-                Progress::Stdout(chunk) => out_lines.push(chunk, &mut |l| stdout_line(l, emit)),
+                Progress::Stdout(chunk) => {
+                    out_lines.push_ends(chunk, &mut |l, ended| stdout_line(l, ended, emit))
+                }
                 Progress::Stderr(chunk) => {
                     err_lines.push(chunk, &mut |l| emit(line_event(OutputStream::Stderr, l)))
                 }
@@ -195,7 +212,10 @@ impl CliBackend {
             process::run(&spec, &mut progress).await
         }
         .map_err(|e| self.spawn_error(e))?;
-        out_lines.finish(&mut |l| stdout_line(l, emit));
+        out_lines.finish(&mut |l| stdout_line(l, false, emit));
+        if !spec.keep_stdout {
+            finished.stdout = kept;
+        }
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);
         drop(start);
@@ -280,7 +300,7 @@ impl CliBackend {
             .json
             .text_delta
             .as_ref()
-            .and_then(|_| Streamed::new(&def.style));
+            .and_then(|_| Streamed::new(&def.style, def.max_output_bytes));
         let result = self.run_streamed(request, emit, &mut streamed).await;
         result.map_err(|mut failed| {
             failed.shown = streamed.as_ref().is_some_and(Streamed::shown_any);

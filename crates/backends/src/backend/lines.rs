@@ -27,15 +27,21 @@ impl LineSplitter {
 
     /// Feeds a chunk; calls `line` for each complete line (without its newline).
     pub fn push(&mut self, chunk: &[u8], line: &mut dyn FnMut(&[u8])) {
+        self.push_ends(chunk, &mut |l, _| line(l));
+    }
+
+    /// As `push`, saying of each line whether it ended with a newline (a part of a line past
+    /// `max_pending` did not): what puts the bytes back together needs it.
+    pub fn push_ends(&mut self, chunk: &[u8], line: &mut dyn FnMut(&[u8], bool)) {
         self.pending.extend_from_slice(chunk);
         let mut start = 0;
         while let Some(pos) = self.pending[start..].iter().position(|b| *b == b'\n') {
-            line(&self.pending[start..start + pos]);
+            line(&self.pending[start..start + pos], true);
             start += pos + 1;
         }
         self.pending.drain(..start);
         if self.pending.len() > self.max_pending {
-            line(&self.pending);
+            line(&self.pending, false);
             self.pending.clear();
         }
     }
@@ -67,6 +73,24 @@ mod tests {
                 b"d".to_vec(),
                 b"".to_vec(),
                 b"e".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_part_of_a_long_line_says_it_did_not_end() {
+        let mut s = LineSplitter::with_limit(4);
+        let mut got = Vec::new();
+        s.push_ends(b"abcdefg\nhi\n", &mut |l, ended| {
+            got.push((l.to_vec(), ended))
+        });
+        s.push_ends(b"jklmnop", &mut |l, ended| got.push((l.to_vec(), ended)));
+        assert_eq!(
+            got,
+            vec![
+                (b"abcdefg".to_vec(), true),
+                (b"hi".to_vec(), true),
+                (b"jklmnop".to_vec(), false)
             ]
         );
     }

@@ -4,6 +4,18 @@
 //! literal start of `tool_call_format`, `<tool_call>`) appears, nothing more is shown, and a
 //! tail that may be the start of it waits for the next piece. What the parsed answer holds
 //! past what was shown (text after a call, a note that output was cut) follows at the end.
+//!
+//! How the output stays bounded: a stream line says far more than the piece it carries
+//! (Claude Code's stream-json: a line of about 250 bytes per piece, against the mock's
+//! one-word pieces some 50 bytes of stdout per byte of answer), so counting those lines
+//! against `max_output_bytes` would fail an honest long answer, and raising the cap for
+//! every stream would cost a phone that much memory for nothing. A line taken as a piece is
+//! therefore shown and not kept (the answer's final line, `json_text`, says it all again):
+//! what is kept is the other lines (the answer's last message and final line, each about
+//! the answer's size, and tool results) and the text taken from pieces, each bounded by
+//! `max_output_bytes`. Past that much text, pieces are no longer taken: their lines are kept
+//! as any other, so a flood of them fills the cap and ends as any flood does (the answer's
+//! line dropped, an error that names `max_output_bytes`), in flat memory.
 
 use std::borrow::Cow;
 
@@ -18,12 +30,15 @@ pub struct Streamed {
     held: String,
     /// The opening was seen: the rest of the run is not shown piece by piece.
     stopped: bool,
+    /// Bytes of pieces still taken (`max_output_bytes` at first).
+    room: usize,
 }
 
 impl Streamed {
-    /// For a backend of this style; `None` when a call's markup could not be told from the
-    /// text (a `tool_call_format` that starts with its placeholder), so nothing is streamed.
-    pub fn new(style: &PromptStyle) -> Option<Streamed> {
+    /// For a backend of this style, taking up to `room` bytes of pieces; `None` when a
+    /// call's markup could not be told from the text (a `tool_call_format` that starts with
+    /// its placeholder), so nothing is streamed.
+    pub fn new(style: &PromptStyle, room: usize) -> Option<Streamed> {
         let opening = match style.own_tools {
             true => String::new(),
             false => style.call_opening()?.to_string(),
@@ -33,11 +48,19 @@ impl Streamed {
             shown: String::new(),
             held: String::new(),
             stopped: false,
+            room,
         })
+    }
+
+    /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'
+    /// text stays within the room.
+    pub fn room_for(&self, piece: &str) -> bool {
+        piece.len() <= self.room
     }
 
     /// What of `piece` (with what was held) can be shown now, if anything.
     pub fn push(&mut self, piece: &str) -> Option<String> {
+        self.room = self.room.saturating_sub(piece.len());
         if self.stopped {
             return None;
         }
@@ -116,13 +139,17 @@ mod tests {
         }
     }
 
+    fn open(format: &str, own_tools: bool) -> Streamed {
+        Streamed::new(&style(format, own_tools), 1 << 20).unwrap()
+    }
+
     fn shown(streamed: &mut Streamed, pieces: &[&str]) -> Vec<String> {
         pieces.iter().filter_map(|p| streamed.push(p)).collect()
     }
 
     #[test]
     fn pieces_pass_until_a_calls_opening_and_a_maybe_opening_waits() {
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", false);
         let out = shown(
             &mut s,
             &[
@@ -147,7 +174,7 @@ mod tests {
         let other = rest(&s, "something else");
         assert_eq!(other.as_deref(), Some("\nsomething else"));
         // Compared as the parser cleans it (here: blank lines folded).
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", false);
         s.push("a\n\n\nb <tool_call>{}");
         let fold = |t: &str| t.replace("\n\n\n", "\n\n");
         let after = s.rest("a\n\nb\n\nafter", &fold).map(Cow::into_owned);
@@ -156,16 +183,16 @@ mod tests {
 
     #[test]
     fn own_tools_stream_everything_and_a_bare_format_streams_nothing() {
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", true)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", true);
         assert_eq!(shown(&mut s, &["<tool_", "call>"]), ["<tool_", "call>"]);
-        assert!(Streamed::new(&style("{json}", false)).is_none());
-        let mut s = Streamed::new(&style("CALL {name} {args}", false)).unwrap();
+        assert!(Streamed::new(&style("{json}", false), 100).is_none());
+        let mut s = open("CALL {name} {args}", false);
         assert_eq!(shown(&mut s, &["a CA", "LL ls"]), ["a "]);
     }
 
     #[test]
     fn blank_space_shown_is_not_repeated_and_wide_characters_split_nowhere() {
-        let mut s = Streamed::new(&style("«call»{json}", false)).unwrap();
+        let mut s = open("«call»{json}", false);
         assert_eq!(shown(&mut s, &["été ", "«ca"]), ["été "]);
         assert_eq!(s.push("ll»{}"), None);
         let same = |t: &str| t.to_string();
@@ -179,20 +206,20 @@ mod tests {
     fn a_stream_never_stopped_was_shown_whole_but_a_held_tail() {
         let same = |t: &str| t.to_string();
         // Own tools: the answer is the last message's text alone, and all was shown.
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", true)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", true);
         shown(&mut s, &["I will read it.", "It has 3 lines."]);
         assert_eq!(s.rest("It has 3 lines.", &same), None);
         // A tail held as a possible opening that never became one comes at the end.
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", false);
         assert_eq!(shown(&mut s, &["a <to"]), ["a "]);
         assert_eq!(s.rest("a <to", &same).as_deref(), Some("<to"));
         // Several texts joined with a newline, shown without one: nothing to add.
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", false);
         shown(&mut s, &["First.", "Second."]);
         assert_eq!(s.rest("First.\nSecond.", &same), None);
         // What the pieces did not carry comes: the answer's end, a note that output was cut,
         // or a last message never streamed (whole, on a line of its own).
-        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false)).unwrap();
+        let mut s = open("<tool_call>{json}</tool_call>", false);
         shown(&mut s, &["The ans"]);
         let rest = |answer| s.rest(answer, &same).map(Cow::into_owned);
         assert_eq!(rest("The answer is 42.").as_deref(), Some("wer is 42."));
@@ -204,5 +231,14 @@ mod tests {
             rest("It has 3 lines.").as_deref(),
             Some("\nIt has 3 lines.")
         );
+    }
+
+    #[test]
+    fn pieces_are_taken_while_their_text_fits_the_room() {
+        let mut s = Streamed::new(&style("<tool_call>{json}</tool_call>", false), 20).unwrap();
+        assert_eq!(s.push("abc").as_deref(), Some("abc"));
+        // Taken after a call's opening too: not shown, yet its line is not kept either.
+        assert_eq!(s.push("<tool_call>"), None);
+        assert!(s.room_for("123456") && !s.room_for("1234567"));
     }
 }

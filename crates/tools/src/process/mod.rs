@@ -43,6 +43,10 @@ pub struct Spec {
     pub timeout: Duration,
     /// How many bytes of each stream to keep in memory; the rest is counted and dropped.
     pub cap: usize,
+    /// `false`: stdout is not kept here (`Finished::stdout` stays empty) and every chunk of
+    /// it is reported, for a caller that keeps what it needs under its own bound (a
+    /// streaming CLI's answer pieces are shown, not kept: crates/backends' cli.rs).
+    pub keep_stdout: bool,
     /// How often to report [`Progress::Tick`] while the child runs.
     pub tick: Option<Duration>,
 }
@@ -162,7 +166,10 @@ pub async fn run(
                     report_start(fed, &mut reported, progress);
                     // Past the cap, output is only counted: no events, no lines, no log
                     // records for what is not kept, so draining runs at pipe speed.
-                    let kept = stdout.push(&out_buf);
+                    let kept = match spec.keep_stdout {
+                        true => stdout.push(&out_buf),
+                        false => out_buf.len(),
+                    };
                     if kept > 0 {
                         progress(Progress::Stdout(&out_buf[..kept]));
                     }
@@ -238,6 +245,7 @@ mod tests {
             stdin: stdin.map(<[u8]>::to_vec),
             timeout: Duration::from_secs(30),
             cap: 1 << 20,
+            keep_stdout: true,
             tick: None,
         }
     }
@@ -282,12 +290,13 @@ mod tests {
         );
     }
 
-    /// Past the cap output is counted, never reported: no lines, events or log records for
-    /// what is dropped.
-    #[tokio::test]
-    async fn nothing_past_the_cap_is_reported() {
-        let mut spec = spec("sh", &["-c", "yes 0123456789 | head -c 1000000"], None);
+    /// `yes 0123456789` cut at `bytes`, with a cap of 25, stdout kept here or not: how many
+    /// bytes of stdout were reported, and what was kept.
+    async fn flood(bytes: usize, keep_stdout: bool) -> (usize, Finished) {
+        let command = format!("yes 0123456789 | head -c {bytes}");
+        let mut spec = spec("sh", &["-c", &command], None);
         spec.cap = 25;
+        spec.keep_stdout = keep_stdout;
         let mut reported = 0;
         let finished = run(&spec, &mut |p| {
             if let Progress::Stdout(bytes) = p {
@@ -296,8 +305,24 @@ mod tests {
         })
         .await
         .unwrap();
+        (reported, finished)
+    }
+
+    /// Past the cap output is counted, never reported: no lines, events or log records for
+    /// what is dropped.
+    #[tokio::test]
+    async fn nothing_past_the_cap_is_reported() {
+        let (reported, finished) = flood(1_000_000, true).await;
         assert_eq!(reported, 25);
         assert_eq!(finished.stdout.bytes(), b"0123456789\n0123456789\n012");
         assert_eq!(finished.stdout.dropped(), 1_000_000 - 25);
+    }
+
+    /// A caller that keeps stdout itself gets all of it, past the cap too; nothing is kept.
+    #[tokio::test]
+    async fn stdout_not_kept_is_reported_whole() {
+        let (reported, finished) = flood(100_000, false).await;
+        assert_eq!(reported, 100_000);
+        assert!(finished.stdout.bytes().is_empty());
     }
 }

@@ -192,6 +192,7 @@ impl Terminals {
             stdin: None,
             timeout: TIMEOUT,
             cap: limit,
+            keep_stdout: true,
             tick: None,
         };
         let sink = output.clone();

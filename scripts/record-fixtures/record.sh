@@ -234,7 +234,8 @@ EOF
 }
 
 # Scenarios: plain (an answer), toolcall (an answer with a <tool_call> line),
-# json (the preset's command line: its JSON output mode), error (the provider answers
+# json (the preset's command line: its JSON output mode), toolcall-json (claude: the same
+# with the toolcall reply, whose pieces stream up to the call's markup), error (the provider answers
 # every request with its 401 / bad-key error), error-json (the same through the preset),
 # model (the preset given a model: its model_args), big (the preset with a prompt over
 # 128 KiB on stdin), long (aider: a long prompt, so its own token count passes 1000) and
@@ -245,6 +246,7 @@ scenarios_of() {
     aider) echo plain toolcall long error git-repo ;;   # long: >1000 tokens, shown as "2.1k"
     crush) echo plain toolcall error ;;
     gemini | qwen) echo plain toolcall json error error-json model big ;;
+    claude) echo plain toolcall json toolcall-json error error-json model ;;
     *) echo plain toolcall json error error-json model ;;
   esac
 }
@@ -262,7 +264,7 @@ model_for() {
 # Whether SCENARIO of CLI runs the preset's own command line.
 is_preset() {
   case $1:$2 in
-    aider:* | llm:* | *:json | *:error-json | *:model | *:big) return 0 ;;
+    aider:* | llm:* | *:json | *:toolcall-json | *:error-json | *:model | *:big) return 0 ;;
   esac
   return 1
 }
@@ -281,6 +283,7 @@ record_one() {  # record_one CLI SCENARIO
   case $scen in
     long | model | big) mock_scen=plain ;;
     json) mode=json ;;
+    toolcall-json) mock_scen=toolcall mode=json ;;
     error) mock_scen=error401 ;;
     error-json) mock_scen=error401 mode=json ;;
     git-repo) mock_scen=mention ;;
@@ -292,7 +295,7 @@ record_one() {  # record_one CLI SCENARIO
   : >"$mlog"
   start_mock "$mock_scen" "$mlog"
   PROMPT=$PROMPT_PLAIN
-  [[ $scen == toolcall ]] && PROMPT=$PROMPT_TOOL
+  [[ $scen == toolcall* ]] && PROMPT=$PROMPT_TOOL
   [[ $scen == long ]] && PROMPT="$(printf 'Here is some context you may ignore. %.0s' $(seq 120))$PROMPT_PLAIN"
   # 140 KB: over the 128 KiB a single argument may have on Linux.
   [[ $scen == big ]] && PROMPT="$(printf 'Here is some context you may ignore. %.0s' $(seq 3800))$PROMPT_PLAIN"

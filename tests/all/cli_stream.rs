@@ -1,6 +1,7 @@
-//! A CLI backend's answer shown as the CLI prints it (`json_text_delta`): the first piece
-//! reaches stdout while the CLI still runs, the answer is shown once, and a tool call's
-//! markup never is (fixtures/agents/streaming.sh prints each run in two parts around a gate).
+//! A CLI backend's answer shown as the CLI prints it (`json_text_delta`), the `claude`
+//! preset's among them: the first piece reaches stdout while the CLI still runs, the answer
+//! is shown once, a tool call's markup never is (fixtures/agents/streaming.sh prints each run
+//! in two parts around a gate), and the stream's lines taken as pieces are not kept.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -44,7 +45,11 @@ fn run_plain(ws: &Workspace) -> crate::common::Run {
 /// A backend `stream` on the fake agent, with a gate before its first run's second part.
 fn workspace() -> Workspace {
     // The timeout ends a run that never gets its gate opened: the test then fails, not hangs.
-    let ws = stream_backend("timeout_s = 30\n");
+    gated(stream_backend("timeout_s = 30\n"))
+}
+
+/// `ws` with a gate (a FIFO) before the fake agent's first run's second part.
+fn gated(ws: Workspace) -> Workspace {
     let made = Command::new("mkfifo")
         .arg(ws.path("fake/gate"))
         .status()
@@ -53,18 +58,41 @@ fn workspace() -> Workspace {
     ws
 }
 
-/// Runs a task on `stream` with `--display plain`; reads stdout until it holds `first`, then
-/// checks the agent is still waiting at its gate, opens it and returns all of stdout and
-/// stderr once agent-loop has exited 0.
-fn run_past_gate(ws: &Workspace, first: &str) -> (String, String) {
+/// A workspace whose built-in `claude` preset runs `agent` (under `fixtures/agents/`).
+fn claude_preset(agent: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.claude]\ncommand = '{}'\ntimeout_s = 30\n",
+        fixture(&format!("agents/{agent}")).display()
+    ));
+    ws
+}
+
+/// The fake agent's run `n` prints what Claude Code printed in `recording` (under
+/// `fixtures/claude/`) in two parts: up to and with the first line that holds `upto`, and
+/// the rest.
+fn claude_run(ws: &Workspace, n: usize, recording: &str, upto: &str) {
+    let text = std::fs::read_to_string(fixture(&format!("claude/{recording}.stdout"))).unwrap();
+    let at = text.find(upto).expect("in the recording");
+    let end = at + text[at..].find('\n').unwrap() + 1;
+    ws.fake_file(&format!("head.{n}"), &text[..end]);
+    ws.fake_file(&format!("tail.{n}"), &text[end..]);
+}
+
+/// Runs a task on `backend` with `--display plain`; reads stdout until it holds `first`,
+/// then checks the agent is still waiting at its gate, opens it and returns all of stdout
+/// and stderr once agent-loop has exited 0.
+fn run_past_gate(ws: &Workspace, backend: &str, first: &str) -> (String, String) {
     let mut cmd = ws.cmd(&[
         "--no-save",
         "--backend",
-        "stream",
+        backend,
         "--display",
         "plain",
         "what is it?",
     ]);
+    // The recording of Claude Code calls bash (`echo hi`): it may run.
+    cmd.env("AGENT_LOOP_ALLOW", "bash");
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
@@ -94,8 +122,34 @@ fn the_answer_shows_while_the_cli_runs_and_only_once() {
     let ws = workspace();
     ws.fake_file("head.1", delta("The answer"));
     ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
-    let (out, _) = run_past_gate(&ws, "The answer");
+    let (out, _) = run_past_gate(&ws, "stream", "The answer");
     assert_eq!(out, "The answer is 42.\n");
+}
+
+/// The `claude` preset streams: the first pieces Claude Code printed are shown while it
+/// still runs (here: held at a gate after them), and the answer is shown once.
+#[test]
+fn the_claude_preset_shows_its_answer_while_claude_runs() {
+    let ws = gated(claude_preset("streaming.sh"));
+    claude_run(&ws, 1, "json", r#""text":" answer""#);
+    let (out, _) = run_past_gate(&ws, "claude", "The answer");
+    assert_eq!(out, "The answer is 42.\n");
+}
+
+/// Through the preset, a real reply with a call in agent-loop's format shows its text as it
+/// comes and never the call's markup; the call runs and the next step's answer follows.
+#[test]
+fn the_claude_preset_never_shows_a_calls_markup() {
+    let ws = gated(claude_preset("streaming.sh"));
+    claude_run(&ws, 1, "toolcall-json", r#""text":" will""#);
+    claude_run(&ws, 2, "json", r#""text":" answer""#);
+    let (out, err) = run_past_gate(&ws, "claude", "I will");
+    assert_eq!(
+        out, "I will run the command now.\nThe answer is 42.\n",
+        "{err}"
+    );
+    assert!(err.contains("[tool bash]"), "{err}");
+    assert!(ws.prompt(2).contains("echo hi"), "{}", ws.prompt(2));
 }
 
 #[test]
@@ -111,7 +165,7 @@ fn a_tool_calls_markup_is_never_shown_and_the_turn_goes_on() {
     );
     ws.fake_file("head.2", delta("Here: "));
     ws.fake_file("tail.2", delta("a.txt") + &result("Here: a.txt"));
-    let (out, err) = run_past_gate(&ws, "Let me look.");
+    let (out, err) = run_past_gate(&ws, "stream", "Let me look.");
     assert!(
         !out.contains("<tool") && !out.contains("tool_call"),
         "{out}"
@@ -124,34 +178,36 @@ fn a_tool_calls_markup_is_never_shown_and_the_turn_goes_on() {
     assert!(ws.prompt(2).contains("a.txt"), "{}", ws.prompt(2));
 }
 
-/// The recipe of docs/backends-and-presets.md ("Streaming the answer") on what Claude Code
-/// 2.1.197 printed with its flags against the mock provider (fixtures/claude/COMMAND): the
-/// answer's pieces as `assistant_delta` records and nothing of the CLI's own lines, then the
-/// answer, its tokens and cost.
+/// The `claude` preset on what Claude Code 2.1.197 printed with its command line against
+/// the mock provider (fixtures/claude/COMMAND): the answer's pieces as `assistant_delta`
+/// records and nothing of the CLI's own lines, then the answer, its tokens and cost.
 #[test]
-fn the_documented_claude_recipe_reads_a_real_stream() {
-    let docs = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/backends-and-presets.md"),
-    )
-    .unwrap();
+fn the_claude_preset_reads_a_real_stream() {
+    // The keys docs/backends-and-presets.md ("Streaming the answer") shows are the preset's.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = std::fs::read_to_string(root.join("docs/backends-and-presets.md")).unwrap();
     let section = &docs[docs.find("### Streaming the answer").unwrap()..];
     let start = section.find("```toml\n").unwrap() + "```toml\n".len();
-    let recipe = &section[start..start + section[start..].find("```").unwrap()];
-    assert!(recipe.contains("command = \"claude\""), "{recipe}");
-    let ws = Workspace::new();
-    ws.config(&recipe.replace(
-        "command = \"claude\"",
-        &format!("command = '{}'", fixture("agents/replay.sh").display()),
-    ));
+    let keys = &section[start..start + section[start..].find("```").unwrap()];
+    let presets = std::fs::read_to_string(root.join("backends.toml")).unwrap();
+    let claude = &presets[presets.find("[backends.claude]\n").unwrap()..];
+    let claude = &claude[..claude.find("\n[backends.").unwrap()];
+    for line in keys.lines() {
+        assert!(
+            claude.lines().any(|l| l == line),
+            "not in the preset: {line}"
+        );
+    }
+    let ws = claude_preset("replay.sh");
     let mut cmd = ws.cmd(&[
         "--no-save",
         "--backend",
-        "claude-stream",
+        "claude",
         "--output",
         "jsonl",
         "What is six times seven?",
     ]);
-    cmd.env("REPLAY", fixture("claude/stream-json"));
+    cmd.env("REPLAY", fixture("claude/json"));
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let records: Vec<serde_json::Value> = String::from_utf8(out.stdout)
@@ -181,8 +237,8 @@ fn the_documented_claude_recipe_reads_a_real_stream() {
         "{usage}"
     );
     // `doctor` counts the pieces the path finds.
-    let mut cmd = ws.cmd(&["doctor", "claude-stream"]);
-    cmd.env("REPLAY", fixture("claude/stream-json"));
+    let mut cmd = ws.cmd(&["doctor", "claude"]);
+    cmd.env("REPLAY", fixture("claude/json"));
     let out = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
@@ -275,7 +331,7 @@ fn the_rest_follows_an_opening_that_was_no_call() {
         "tail.1",
         delta(&answer[answer.find("<tool_call>").unwrap()..]) + &result(answer),
     );
-    let (out, _) = run_past_gate(&ws, "Calls look like");
+    let (out, _) = run_past_gate(&ws, "stream", "Calls look like");
     assert_eq!(
         out,
         "def a():\n    pass\n\n\ndef b():\n    pass\nCalls look like <tool_call> then JSON.\nThe end.\n"

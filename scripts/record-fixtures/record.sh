@@ -234,8 +234,8 @@ EOF
 }
 
 # Scenarios: plain (an answer), toolcall (an answer with a <tool_call> line),
-# json (the preset's command line: its JSON output mode), toolcall-json (claude: the same
-# with the toolcall reply, whose pieces stream up to the call's markup), error (the provider answers
+# json (the preset's command line: its JSON output mode), toolcall-json (claude, gemini: the
+# same with the toolcall reply, whose pieces stream up to the call's markup), error (the provider answers
 # every request with its 401 / bad-key error), error-json (the same through the preset),
 # model (the preset given a model: its model_args), big (the preset with a prompt over
 # 128 KiB on stdin), long (aider: a long prompt, so its own token count passes 1000) and
@@ -245,7 +245,8 @@ scenarios_of() {
     llm) echo plain toolcall error ;;
     aider) echo plain toolcall long error git-repo ;;   # long: >1000 tokens, shown as "2.1k"
     crush) echo plain toolcall error ;;
-    gemini | qwen) echo plain toolcall json error error-json model big ;;
+    gemini) echo plain toolcall json toolcall-json error error-json model big ;;
+    qwen) echo plain toolcall json error error-json model big ;;
     claude) echo plain toolcall json toolcall-json error error-json model ;;
     *) echo plain toolcall json error error-json model ;;
   esac

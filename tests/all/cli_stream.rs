@@ -1,7 +1,8 @@
-//! A CLI backend's answer shown as the CLI prints it (`json_text_delta`), the `claude`
-//! preset's among them: the first piece reaches stdout while the CLI still runs, the answer
-//! is shown once, a tool call's markup never is (fixtures/agents/streaming.sh prints each run
-//! in two parts around a gate), and the stream's lines taken as pieces are not kept.
+//! A CLI backend's answer shown as the CLI prints it (`json_text_delta`), the `claude` and
+//! `gemini` presets' among them (the latter in gemini_stream.rs): the first piece reaches
+//! stdout while the CLI still runs, the answer is shown once, a tool call's markup never is
+//! (fixtures/agents/streaming.sh prints each run in two parts around a gate), and the
+//! stream's lines taken as pieces are not kept.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -58,25 +59,76 @@ fn gated(ws: Workspace) -> Workspace {
     ws
 }
 
-/// A workspace whose built-in `claude` preset runs `agent` (under `fixtures/agents/`).
-fn claude_preset(agent: &str) -> Workspace {
+/// A workspace whose built-in preset `cli` runs `agent` (under `fixtures/agents/`).
+fn preset(cli: &str, agent: &str) -> Workspace {
     let ws = Workspace::new();
     ws.config(&format!(
-        "[backends.claude]\ncommand = '{}'\ntimeout_s = 30\n",
+        "[backends.{cli}]\ncommand = '{}'\ntimeout_s = 30\n",
         fixture(&format!("agents/{agent}")).display()
     ));
     ws
 }
 
-/// The fake agent's run `n` prints what Claude Code printed in `recording` (under
-/// `fixtures/claude/`) in two parts: up to and with the first line that holds `upto`, and
-/// the rest.
-fn claude_run(ws: &Workspace, n: usize, recording: &str, upto: &str) {
-    let text = std::fs::read_to_string(fixture(&format!("claude/{recording}.stdout"))).unwrap();
+fn claude_preset(agent: &str) -> Workspace {
+    preset("claude", agent)
+}
+
+/// The fake agent's run `n` prints what the real CLI printed in `recording` (under
+/// `fixtures/`) in two parts: up to and with the first line that holds `upto`, and the rest.
+fn recorded_run(ws: &Workspace, n: usize, recording: &str, upto: &str) {
+    let text = std::fs::read_to_string(fixture(&format!("{recording}.stdout"))).unwrap();
     let at = text.find(upto).expect("in the recording");
     let end = at + text[at..].find('\n').unwrap() + 1;
     ws.fake_file(&format!("head.{n}"), &text[..end]);
     ws.fake_file(&format!("tail.{n}"), &text[end..]);
+}
+
+/// The `--output jsonl` records of a run that succeeded.
+pub(crate) struct Records(Vec<serde_json::Value>);
+
+impl Records {
+    pub(crate) fn run(mut cmd: Command) -> Records {
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let lines = String::from_utf8(out.stdout).unwrap();
+        Records(
+            lines
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+        )
+    }
+
+    /// The records of one `event`.
+    pub(crate) fn of(&self, event: &str) -> Vec<&serde_json::Value> {
+        self.0.iter().filter(|r| r["event"] == event).collect()
+    }
+
+    /// The texts of the `assistant_delta` records.
+    pub(crate) fn pieces(&self) -> Vec<&str> {
+        let deltas = self.0.iter().filter(|r| r["event"] == "assistant_delta");
+        deltas.map(|r| r["text"].as_str().unwrap()).collect()
+    }
+}
+
+/// The records of the built-in preset `cli` on its recording `json` with `--output jsonl`:
+/// its pieces shown as `assistant_delta`, and the answer whole.
+pub(crate) fn replayed_answer(cli: &str) -> Records {
+    let ws = preset(cli, "replay.sh");
+    let mut cmd = ws.cmd(&[
+        "--no-save",
+        "--backend",
+        cli,
+        "--output",
+        "jsonl",
+        "What is six times seven?",
+    ]);
+    cmd.env("REPLAY", fixture(&format!("{cli}/json")));
+    let records = Records::run(cmd);
+    assert_eq!(records.pieces(), ["The", " answer", " is", " 42."]);
+    let answer = records.of("assistant_message")[0]["text"].clone();
+    assert_eq!(answer, "The answer is 42.");
+    records
 }
 
 /// Runs a task on `backend` with `--display plain`; reads stdout until it holds `first`,
@@ -91,7 +143,7 @@ fn run_past_gate(ws: &Workspace, backend: &str, first: &str) -> (String, String)
         "plain",
         "what is it?",
     ]);
-    // The recording of Claude Code calls bash (`echo hi`): it may run.
+    // The recordings of the toolcall reply call bash (`echo hi`): it may run.
     cmd.env("AGENT_LOOP_ALLOW", "bash");
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -130,9 +182,16 @@ fn the_answer_shows_while_the_cli_runs_and_only_once() {
 /// still runs (here: held at a gate after them), and the answer is shown once.
 #[test]
 fn the_claude_preset_shows_its_answer_while_claude_runs() {
-    let ws = gated(claude_preset("streaming.sh"));
-    claude_run(&ws, 1, "json", r#""text":" answer""#);
-    let (out, _) = run_past_gate(&ws, "claude", "The answer");
+    preset_shows_its_answer_while_it_runs("claude", "text");
+}
+
+/// The built-in preset `cli` replays its recording of the answer, whose lines carry a piece
+/// in their key `piece`, held at a gate after ` answer`.
+pub(crate) fn preset_shows_its_answer_while_it_runs(cli: &str, piece: &str) {
+    let ws = gated(preset(cli, "streaming.sh"));
+    let upto = format!(r#""{piece}":" answer""#);
+    recorded_run(&ws, 1, &format!("{cli}/json"), &upto);
+    let (out, _) = run_past_gate(&ws, cli, "The answer");
     assert_eq!(out, "The answer is 42.\n");
 }
 
@@ -140,10 +199,17 @@ fn the_claude_preset_shows_its_answer_while_claude_runs() {
 /// comes and never the call's markup; the call runs and the next step's answer follows.
 #[test]
 fn the_claude_preset_never_shows_a_calls_markup() {
-    let ws = gated(claude_preset("streaming.sh"));
-    claude_run(&ws, 1, "toolcall-json", r#""text":" will""#);
-    claude_run(&ws, 2, "json", r#""text":" answer""#);
-    let (out, err) = run_past_gate(&ws, "claude", "I will");
+    preset_never_shows_a_calls_markup("claude", "text");
+}
+
+/// The built-in preset `cli` replays its recordings of the toolcall reply and then of the
+/// answer, whose lines carry a piece in their key `piece`, held at a gate after ` will`.
+pub(crate) fn preset_never_shows_a_calls_markup(cli: &str, piece: &str) {
+    let ws = gated(preset(cli, "streaming.sh"));
+    let upto = |word: &str| format!(r#""{piece}":" {word}""#);
+    recorded_run(&ws, 1, &format!("{cli}/toolcall-json"), &upto("will"));
+    recorded_run(&ws, 2, &format!("{cli}/json"), &upto("answer"));
+    let (out, err) = run_past_gate(&ws, cli, "I will");
     assert_eq!(
         out, "I will run the command now.\nThe answer is 42.\n",
         "{err}"
@@ -198,33 +264,8 @@ fn the_claude_preset_reads_a_real_stream() {
             "not in the preset: {line}"
         );
     }
-    let ws = claude_preset("replay.sh");
-    let mut cmd = ws.cmd(&[
-        "--no-save",
-        "--backend",
-        "claude",
-        "--output",
-        "jsonl",
-        "What is six times seven?",
-    ]);
-    cmd.env("REPLAY", fixture("claude/json"));
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let records: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let of = |event: &str| -> Vec<&serde_json::Value> {
-        records.iter().filter(|r| r["event"] == event).collect()
-    };
-    let pieces: Vec<&str> = of("assistant_delta")
-        .iter()
-        .map(|r| r["text"].as_str().unwrap())
-        .collect();
-    assert_eq!(pieces, ["The", " answer", " is", " 42."]);
-    assert_eq!(of("assistant_message")[0]["text"], "The answer is 42.");
-    let usage = of("usage")[0];
+    let records = replayed_answer("claude");
+    let usage = records.of("usage")[0];
     assert_eq!(
         (
             usage["input_tokens"].as_u64(),
@@ -237,6 +278,7 @@ fn the_claude_preset_reads_a_real_stream() {
         "{usage}"
     );
     // `doctor` counts the pieces the path finds.
+    let ws = claude_preset("replay.sh");
     let mut cmd = ws.cmd(&["doctor", "claude"]);
     cmd.env("REPLAY", fixture("claude/json"));
     let out = cmd.output().unwrap();

@@ -29,6 +29,7 @@ mod editor;
 mod editor_signals;
 mod fanout;
 mod faults;
+mod gemini_stream;
 mod http;
 mod import_spec;
 mod jsonl;

@@ -8,7 +8,7 @@ use agent_loop_parse::strip_ansi;
 use crate::common::fixture;
 
 /// (preset, recording without extension, what the recording says, its retryable variant)
-const CASES: [(&str, &str, &str, &str); 12] = [
+const CASES: [(&str, &str, &str, &str); 13] = [
     (
         "claude",
         "claude/error-json",
@@ -34,6 +34,13 @@ const CASES: [(&str, &str, &str, &str); 12] = [
         "\"code\":429",
     ),
     ("gemini", "gemini/error", "\"code\":400", "\"code\":503"),
+    // Escaped inside its stream's result line (stderr says it unescaped, left as it is).
+    (
+        "gemini",
+        "gemini/error-json",
+        "\\\"code\\\":400",
+        "\\\"code\\\":500",
+    ),
     (
         "qwen",
         "qwen/error-json",

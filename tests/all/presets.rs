@@ -106,15 +106,20 @@ fn codex_text_mode_total_on_stderr() {
 }
 
 #[test]
-fn gemini_json_stats_and_error_after_a_stack_trace() {
+fn gemini_stream_json_pieces_stats_and_error_in_its_result() {
+    // Its stream never says the answer whole: the pieces, joined as they came, are it.
     let p = scenario("gemini", "json");
     assert_answer(&p);
     let u = p.usage.unwrap();
+    // No thinking count in the stream: what the total holds past input and output (none).
     assert_eq!(
-        (u.input, u.output, u.total),
-        (Some(1523), Some(9), Some(1532))
+        (u.input, u.output, u.total, u.thinking),
+        (Some(1523), Some(9), Some(1532), Some(0))
     );
-    // The API's own message, not the JSON error body gemini passes on as its message.
+    // A call's markup split across pieces is found in them joined.
+    let p = scenario("gemini", "toolcall-json");
+    assert_tool_call(&p);
+    // The API's own message, not the JSON error body gemini wraps as its message.
     let e = scenario("gemini", "error-json");
     assert_eq!(
         e.error.as_deref(),

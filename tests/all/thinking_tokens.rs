@@ -74,26 +74,36 @@ fn a_cli_backend_reports_thinking_tokens_by_field_path_or_regex_group() {
 }
 
 /// A backend that counts thinking apart from its output (gemini's `candidates`):
-/// `thinking_in_output = false` adds them to the output, which is what is priced.
+/// `thinking_in_output = false` adds them to the output, which is what is priced. Not
+/// reported apart (Gemini CLI's stream-json), they are what the total holds past input and
+/// output.
 #[test]
 fn thinking_counted_apart_is_added_to_the_output_and_priced() {
-    let ws = Workspace::new();
-    ws.add_config(&format!(
-        "\n[backends.apart]\ncommand = \"{}\"\noutput = \"json\"\njson_text = \"text\"\n\
-         json_input_tokens = \"usage.in\"\njson_output_tokens = \"usage.out\"\n\
-         json_thinking_tokens = \"usage.thoughts\"\nthinking_in_output = false\n\
-         price_input_per_mtok = 0.0\nprice_output_per_mtok = 1000000.0\n",
-        fixture("agents/scripted.sh").display()
-    ));
-    ws.reply(
-        0,
-        "{\"text\": \"The answer.\", \"usage\": {\"in\": 5, \"out\": 20, \"thoughts\": 7}}\n",
-    );
-    let run = ws.run(&["--backend", "apart", "--no-save", "--output", "jsonl", "hi"]);
-    run.expect_code(0);
-    let usage = usage_records(&run.stdout());
-    assert_eq!(usage.len(), 1, "{}", run.stdout());
-    assert_eq!(usage[0]["thinking_tokens"], 7, "{}", usage[0]);
-    assert_eq!(usage[0]["output_tokens"], 27, "{}", usage[0]);
-    assert_eq!(usage[0]["cost_usd"], 27.0, "{}", usage[0]);
+    for (key, usage) in [
+        (
+            "json_thinking_tokens = \"usage.thoughts\"",
+            "\"thoughts\": 7",
+        ),
+        ("json_total_tokens = \"usage.total\"", "\"total\": 32"),
+    ] {
+        let ws = Workspace::new();
+        ws.add_config(&format!(
+            "\n[backends.apart]\ncommand = \"{}\"\noutput = \"json\"\njson_text = \"text\"\n\
+             json_input_tokens = \"usage.in\"\njson_output_tokens = \"usage.out\"\n{key}\n\
+             thinking_in_output = false\n\
+             price_input_per_mtok = 0.0\nprice_output_per_mtok = 1000000.0\n",
+            fixture("agents/scripted.sh").display()
+        ));
+        let reply = format!(
+            "{{\"text\": \"The answer.\", \"usage\": {{\"in\": 5, \"out\": 20, {usage}}}}}\n"
+        );
+        ws.reply(0, reply);
+        let run = ws.run(&["--backend", "apart", "--no-save", "--output", "jsonl", "hi"]);
+        run.expect_code(0);
+        let usage = usage_records(&run.stdout());
+        assert_eq!(usage.len(), 1, "{key}: {}", run.stdout());
+        assert_eq!(usage[0]["thinking_tokens"], 7, "{key}: {}", usage[0]);
+        assert_eq!(usage[0]["output_tokens"], 27, "{key}: {}", usage[0]);
+        assert_eq!(usage[0]["cost_usd"], 27.0, "{key}: {}", usage[0]);
+    }
 }

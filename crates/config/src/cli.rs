@@ -261,7 +261,7 @@ pub(super) fn resolve(
 }
 
 /// The `json_*` field paths, compiled: each needs `output = "json"` or `"jsonl"`, and JSON
-/// output needs `json_text`.
+/// output needs `json_text` or `json_text_delta`.
 fn json_fields(
     raw: &RawBackend,
     name: &str,
@@ -314,7 +314,8 @@ fn json_fields(
         error: error?,
         text_delta: text_delta?,
     };
-    if fields.text.is_none() {
+    // Without `json_text`, the pieces of `json_text_delta` are the answer.
+    if fields.text.is_none() && fields.text_delta.is_none() {
         let at = raw
             .output
             .as_ref()
@@ -323,7 +324,7 @@ fn json_fields(
             at,
             name,
             "output",
-            "JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`)",
+            "JSON output needs `json_text`, the field path of the answer (for example `json_text = \"result\"`), or with `output = \"jsonl\"` `json_text_delta`, that of its pieces",
         ));
     }
     Ok(fields)

@@ -253,15 +253,21 @@ impl JsonFields {
         (!piece.is_empty()).then_some(piece)
     }
 
-    /// The answer: every string the text path reaches, joined with newlines.
+    /// The answer: every string the text path reaches, joined with newlines; without a text
+    /// path, the pieces `json_text_delta` reaches, joined as they came (a stream that never
+    /// says its answer whole, Gemini CLI's).
     pub fn text(&self, docs: &[Value]) -> Option<String> {
-        let path = self.text.as_ref()?;
+        let (path, separator) = match (&self.text, &self.text_delta) {
+            (Some(path), _) => (path, "\n"),
+            (None, Some(pieces)) => (pieces, ""),
+            (None, None) => return None,
+        };
         let texts: Vec<&str> = docs
             .iter()
             .flat_map(|d| path.select(d))
             .filter_map(Value::as_str)
             .collect();
-        (!texts.is_empty()).then(|| texts.join("\n"))
+        (!texts.is_empty()).then(|| texts.join(separator))
     }
 
     /// The sum of the numbers `path` reaches, `None` if it reaches none.
@@ -309,12 +315,23 @@ impl JsonFields {
 
 /// An error message that is itself an API's JSON error body passed on as text (gemini's
 /// `{"error":{"message":"{\"error\":{...,\"message\":\"API key not valid...` ) gives the
-/// innermost `error.message` or `message`; any other text is kept as it is.
+/// innermost `error.message` or `message`, also where the body is wrapped as gemini's
+/// stream-json does (`[API Error: {...}]` and, on a 429, a hint after it); any other text is
+/// kept as it is.
+/// How gemini's stream-json wraps an API's error body.
+const API_ERROR: &str = "[API Error: ";
+
 fn inner_message(text: &str) -> String {
     let mut message = text.to_string();
     // Bounded: each level must parse as a smaller JSON object.
     for _ in 0..4 {
-        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(message.trim()) else {
+        let body = message.trim();
+        let body = body.strip_prefix(API_ERROR).unwrap_or(body);
+        // The first document alone: what follows a wrapped body is not JSON.
+        let first = serde_json::Deserializer::from_str(body)
+            .into_iter::<Value>()
+            .next();
+        let Some(Ok(Value::Object(map))) = first else {
             break;
         };
         let inner = map
@@ -368,7 +385,11 @@ mod tests {
         assert_eq!(inner_message(&body), "key not valid");
         let twice = json!({"message": body}).to_string();
         assert_eq!(inner_message(&twice), "key not valid");
-        for kept in ["plain text", "{not json", "{\"code\": 1}"] {
+        // Gemini CLI's stream-json: wrapped, and on a 429 a hint after it.
+        let wrapped = format!("[API Error: {body}]\nPlease wait and try again later.");
+        assert_eq!(inner_message(&wrapped), "key not valid");
+        let qwen = "[API Error: 401 Incorrect API key provided.]";
+        for kept in ["plain text", "{not json", "{\"code\": 1}", qwen] {
             assert_eq!(inner_message(kept), kept);
         }
     }

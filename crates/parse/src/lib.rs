@@ -102,27 +102,30 @@ impl Parsers {
     /// With JSON output the answer is read from stdout's documents, usage and errors from
     /// both streams'; the regexes then run over that answer.
     pub fn parse(&self, stdout: &str, stderr: &str) -> Parsed {
-        self.parse_text(stdout.into(), stderr)
+        self.parse_text(stdout.into(), stderr, String::new())
     }
 
     /// As `parse`, taking stdout: the answer is stdout itself, edited in place, so parsing
     /// holds no copy of the output (which can be megabytes).
     pub fn parse_owned(&self, stdout: String, stderr: &str) -> Parsed {
-        self.parse_text(stdout.into(), stderr)
+        self.parse_text(stdout.into(), stderr, String::new())
     }
 
-    fn parse_text(&self, stdout: Cow<str>, stderr: &str) -> Parsed {
+    /// As `parse`, for a stream whose pieces, taken as they came and not kept in `stdout`,
+    /// are the answer (no `json_text`): `pieces`, then any that stdout still holds.
+    pub fn parse_pieces(&self, pieces: String, stdout: &str, stderr: &str) -> Parsed {
+        self.parse_text(stdout.into(), stderr, pieces)
+    }
+
+    fn parse_text(&self, stdout: Cow<str>, stderr: &str, mut pieces: String) -> Parsed {
         let (json_text, json_usage, json_error) = match self.output {
             OutputFormat::Text => (None, None, None),
             OutputFormat::Json | OutputFormat::Jsonl => {
                 let out_docs = json::documents(&stdout);
                 let mut all = out_docs.clone();
                 all.extend(json::documents(stderr));
-                (
-                    Some(self.json.text(&out_docs).unwrap_or_default()),
-                    self.json.usage(&all),
-                    self.json.error(&all),
-                )
+                pieces.push_str(&self.json.text(&out_docs).unwrap_or_default());
+                (Some(pieces), self.json.usage(&all), self.json.error(&all))
             }
         };
         let error = json_error.or_else(|| {

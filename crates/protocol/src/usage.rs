@@ -52,12 +52,22 @@ pub struct Prices {
 impl Usage {
     /// For a backend that counts thinking tokens apart from its output (gemini's
     /// `candidates`, `thinking_in_output = false`): adds them to the output, so that output is
-    /// every token generated, as the other backends count it and as it is billed.
+    /// every token generated, as the other backends count it and as it is billed. Not given
+    /// apart, they are what the total holds past input and output (Gemini CLI's stream-json
+    /// has a total that counts them and no count of its own).
     pub fn with_thinking_in_output(mut self) -> Self {
+        if self.thinking.is_none() {
+            self.thinking = self.total_past_input_and_output();
+        }
         if let Some(thinking) = self.thinking {
             self.output = Some(self.output.unwrap_or(0) + thinking);
         }
         self
+    }
+
+    fn total_past_input_and_output(&self) -> Option<u64> {
+        let counted = self.input?.checked_add(self.output?)?;
+        self.total?.checked_sub(counted)
     }
 
     /// Fills in the cost from `prices` when the backend did not report one.

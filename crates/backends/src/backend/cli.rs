@@ -300,7 +300,11 @@ impl CliBackend {
             .json
             .text_delta
             .as_ref()
-            .and_then(|_| Streamed::new(&def.style, def.max_output_bytes));
+            .and_then(|_| Streamed::new(&def.style, def.max_output_bytes))
+            .map(|s| match def.parsers.json.text {
+                Some(_) => s,
+                None => s.keeping_pieces(),
+            });
         let result = self.run_streamed(request, emit, &mut streamed).await;
         result.map_err(|mut failed| {
             failed.shown = streamed.as_ref().is_some_and(Streamed::shown_any);
@@ -329,10 +333,16 @@ impl CliBackend {
         let code = finished.exit_code().unwrap_or(-1);
         // A failed run has no answer, but its stdout may be quoted, and `retry_regex` reads
         // it; else the answer is parsed out of it in place.
-        let (mut parsed, kept_stdout) = if code == 0 && def.retry_regex.is_none() {
-            (def.parsers.parse_owned(stdout, &stderr), None)
-        } else {
-            (def.parsers.parse(&stdout, &stderr), Some(stdout))
+        let pieces = streamed.as_mut().and_then(Streamed::take_pieces);
+        let (mut parsed, kept_stdout) = match pieces {
+            Some(pieces) => (
+                def.parsers.parse_pieces(pieces, &stdout, &stderr),
+                Some(stdout),
+            ),
+            None if code == 0 && def.retry_regex.is_none() => {
+                (def.parsers.parse_owned(stdout, &stderr), None)
+            }
+            None => (def.parsers.parse(&stdout, &stderr), Some(stdout)),
         };
         if let Some(message) = parsed.error.take() {
             let retry = self.retry_reason(kept_stdout.as_deref().unwrap_or(&message), &stderr);

@@ -4,6 +4,8 @@
 //! literal start of `tool_call_format`, `<tool_call>`) appears, nothing more is shown, and a
 //! tail that may be the start of it waits for the next piece. What the parsed answer holds
 //! past what was shown (text after a call, a note that output was cut) follows at the end.
+//! A stream that never says its answer whole (Gemini CLI's) has no `json_text`: its pieces
+//! are then kept, all of them, and make the answer.
 //!
 //! How the output stays bounded: a stream line says far more than the piece it carries
 //! (Claude Code's stream-json: a line of about 250 bytes per piece, against the mock's
@@ -32,6 +34,9 @@ pub struct Streamed {
     stopped: bool,
     /// Bytes of pieces still taken (`max_output_bytes` at first).
     room: usize,
+    /// Every piece taken, when they are the answer (no `json_text`: Gemini CLI's stream
+    /// never says its answer whole); within the room, as the pieces are.
+    pieces: Option<String>,
 }
 
 impl Streamed {
@@ -49,7 +54,19 @@ impl Streamed {
             held: String::new(),
             stopped: false,
             room,
+            pieces: None,
         })
+    }
+
+    /// Keeps every piece taken, the markup of a call too: the answer is made of them.
+    pub fn keeping_pieces(mut self) -> Streamed {
+        self.pieces = Some(String::new());
+        self
+    }
+
+    /// The pieces taken, when they are kept.
+    pub fn take_pieces(&mut self) -> Option<String> {
+        self.pieces.take()
     }
 
     /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'
@@ -61,6 +78,9 @@ impl Streamed {
     /// What of `piece` (with what was held) can be shown now, if anything.
     pub fn push(&mut self, piece: &str) -> Option<String> {
         self.room = self.room.saturating_sub(piece.len());
+        if let Some(pieces) = &mut self.pieces {
+            pieces.push_str(piece);
+        }
         if self.stopped {
             return None;
         }
@@ -240,5 +260,20 @@ mod tests {
         // Taken after a call's opening too: not shown, yet its line is not kept either.
         assert_eq!(s.push("<tool_call>"), None);
         assert!(s.room_for("123456") && !s.room_for("1234567"));
+    }
+
+    #[test]
+    fn pieces_kept_as_the_answer_hold_a_calls_markup_too() {
+        let mut s = open("<tool_call>{json}</tool_call>", false).keeping_pieces();
+        let pieces = ["Run it.", " <tool_call>{}", "</tool_call>"];
+        assert_eq!(shown(&mut s, &pieces), ["Run it.", " "]);
+        assert_eq!(
+            s.take_pieces().as_deref(),
+            Some("Run it. <tool_call>{}</tool_call>")
+        );
+        assert_eq!(
+            open("<tool_call>{json}</tool_call>", false).take_pieces(),
+            None
+        );
     }
 }

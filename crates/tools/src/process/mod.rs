@@ -4,6 +4,7 @@
 //! keeps being drained, and on timeout or cancellation the whole group killed. The run ends
 //! when the child exits, even if something it started in the background still holds its pipes.
 
+mod ahead;
 pub mod capped;
 mod capture;
 mod group;
@@ -45,7 +46,8 @@ pub struct Spec {
     pub cap: usize,
     /// `false`: stdout is not kept here (`Finished::stdout` stays empty) and every chunk of
     /// it is reported, for a caller that keeps what it needs under its own bound (a
-    /// streaming CLI's answer pieces are shown, not kept: crates/backends' cli.rs).
+    /// streaming CLI's answer pieces are shown, not kept: crates/backends' cli.rs). Such a
+    /// caller works on each line, so stdout is then read ahead of it (`ahead`).
     pub keep_stdout: bool,
     /// How often to report [`Progress::Tick`] while the child runs.
     pub tick: Option<Duration>,
@@ -137,7 +139,11 @@ pub async fn run(
     let mut fed = feeder.is_none();
     let mut reported = false;
     report_start(fed, &mut reported, progress);
-    let mut out_pipe = child.stdout.take().expect("stdout is piped");
+    // A caller that keeps stdout itself does work for each line: its reads go on meanwhile.
+    let mut out_pipe = ahead::Stdout::new(
+        child.stdout.take().expect("stdout is piped"),
+        !spec.keep_stdout,
+    )?;
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
     // Read into capacity never written before: a page of it is touched (each a page fault,
     // several microseconds on a phone or a VM) only when a read fills it, not all 16 up front.
@@ -161,7 +167,7 @@ pub async fn run(
                 fed = true;
                 report_start(fed, &mut reported, progress);
             }
-            n = read_chunk(&mut out_pipe, &mut out_buf), if out_open => match n {
+            n = out_pipe.read(&mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
                     // Past the cap, output is only counted: no events, no lines, no log

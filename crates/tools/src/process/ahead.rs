@@ -1,0 +1,58 @@
+//! A child's stdout read on a thread of its own, ahead of what the caller does with it. Claude
+//! Code (2.1.197, print mode) exits without writing what its stdout pipe could not take at
+//! once: when its reader lags, even by a few milliseconds a read, the end of its output, where
+//! its answer is, is lost (seen with its JSON and stream-json output alike). A streaming CLI's
+//! reader does work for every line (a piece parsed and shown), so it reads here, on a thread
+//! the async runtime (one thread) cannot hold up, into a queue bounded so that a flood still
+//! waits for the caller, as it would at the pipe.
+
+use std::io::Read;
+
+use tokio::process::ChildStdout;
+use tokio::sync::mpsc::{channel, Receiver};
+
+/// Reads queued ahead of the caller, at most this many (each at most a pipe's worth, 64 KiB).
+const QUEUED: usize = 32;
+
+/// Where a child's stdout is read from.
+pub enum Stdout {
+    /// The pipe itself, read when the caller asks.
+    Pipe(ChildStdout),
+    /// What the thread read from the pipe, in order.
+    Ahead(Receiver<Vec<u8>>),
+}
+
+impl Stdout {
+    /// The pipe, read `ahead` of the caller on a thread of its own or not.
+    pub fn new(pipe: ChildStdout, ahead: bool) -> std::io::Result<Stdout> {
+        if !ahead {
+            return Ok(Stdout::Pipe(pipe));
+        }
+        let mut file = std::fs::File::from(pipe.into_owned_fd()?);
+        let (tx, rx) = channel(QUEUED);
+        std::thread::Builder::new()
+            .name("child-stdout".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; super::CHUNK];
+                // Ends at the end of the pipe, on an error, or when the run no longer reads.
+                while let Ok(n @ 1..) = file.read(&mut buf) {
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Stdout::Ahead(rx))
+    }
+
+    /// The next bytes into `buf` (replacing what it held): how many, 0 at the end. As
+    /// cancel-safe as `read`.
+    pub async fn read(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        match self {
+            Stdout::Pipe(pipe) => super::read_chunk(pipe, buf).await,
+            Stdout::Ahead(rx) => {
+                *buf = rx.recv().await.unwrap_or_default();
+                Ok(buf.len())
+            }
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! The `gemini` preset streams its answer (`-o stream-json`): Gemini CLI prints it only in
 //! pieces and never whole, so the pieces are the answer. Replayed from what Gemini CLI 0.61
 //! printed against the mock provider (fixtures/gemini/COMMAND): the first piece shows while
-//! the CLI runs, a call's markup never shows, and the tokens are read off the last line.
+//! the CLI runs, a call's markup never shows, and the tokens are read off the last line. And
+//! pieces that are the answer stay in order past `max_output_bytes` of them.
 
 use crate::cli_stream::{
     preset_never_shows_a_calls_markup, preset_shows_its_answer_while_it_runs, replayed_answer,
@@ -35,4 +36,31 @@ fn the_gemini_preset_reads_its_answer_and_tokens_from_a_real_stream() {
         (Some(1523), Some(9), Some(0)),
         "{usage}"
     );
+}
+
+/// Pieces that are the answer (no `json_text`) stay in order past `max_output_bytes` of
+/// them: once one is not taken, its line and every later one are kept, and read after those
+/// taken.
+#[test]
+fn pieces_that_are_the_answer_stay_in_order_past_the_room() {
+    let ws = crate::common::Workspace::new();
+    ws.config(&format!(
+        "[backends.pieces]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text_delta = \"[type=delta].text\"\nmax_output_bytes = 200\n",
+        crate::common::fixture("agents/streaming.sh").display()
+    ));
+    let line = |text: &str| format!("{}\n", serde_json::json!({"type": "delta", "text": text}));
+    let (a, b) = ("a".repeat(150), "b".repeat(60));
+    ws.fake_file("head.1", line(&a) + &line(&b) + &line("c"));
+    ws.fake_file("tail.1", "");
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "pieces",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), format!("{a}{b}c\n"));
 }

@@ -160,7 +160,7 @@ impl CliBackend {
             let text = def.render.text(line);
             // A piece of the answer is shown, not kept: the answer's own line says it again.
             let taken = match (streamed.as_mut(), def.parsers.json.delta(&text)) {
-                (Some(s), Some(piece)) if s.room_for(&piece) => Some(s.push(&piece)),
+                (Some(s), Some(piece)) => s.room_for(&piece).then(|| s.push(&piece)),
                 _ => None,
             };
             if taken.is_none() && streamed.is_some() {

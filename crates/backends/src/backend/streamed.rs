@@ -70,8 +70,13 @@ impl Streamed {
     }
 
     /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'
-    /// text stays within the room.
-    pub fn room_for(&self, piece: &str) -> bool {
+    /// text stays within the room. Once one is not, none after it is either, so that the
+    /// pieces left in the kept lines follow those taken (kept as the answer, they stay in
+    /// order).
+    pub fn room_for(&mut self, piece: &str) -> bool {
+        if piece.len() > self.room {
+            self.room = 0;
+        }
         piece.len() <= self.room
     }
 
@@ -260,6 +265,8 @@ mod tests {
         // Taken after a call's opening too: not shown, yet its line is not kept either.
         assert_eq!(s.push("<tool_call>"), None);
         assert!(s.room_for("123456") && !s.room_for("1234567"));
+        // A smaller piece after one refused is refused too: the rest stays in order.
+        assert!(!s.room_for("1"));
     }
 
     #[test]

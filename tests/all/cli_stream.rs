@@ -405,10 +405,10 @@ fn a_stream_many_times_the_cap_is_read_whole() {
 }
 
 /// Past `max_output_bytes` of pieces' text, a piece's line is kept as any other: a flood of
-/// them fills the cap, loses the last line where the answer ends, and the error says so
-/// and names the setting, though the first pieces were shown.
+/// them fills the cap; the stream's last line, where its answer is, is still kept, and the
+/// answer ends with a note of what was dropped. The pieces shown stop within the room.
 #[test]
-fn a_flood_of_pieces_ends_at_the_cap_and_says_so() {
+fn a_flood_of_pieces_is_cut_at_the_cap_with_a_note() {
     let ws = stream_backend("max_output_bytes = 200\n");
     ws.fake_file(
         "head.1",
@@ -418,18 +418,49 @@ fn a_flood_of_pieces_ends_at_the_cap_and_says_so() {
     );
     ws.fake_file("tail.1", result("the whole answer"));
     let run = run_plain(&ws);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(out.starts_with("word0 word1 "), "{out}");
+    let shown = &out[..out.find("\nthe whole answer\n").expect("the answer")];
+    assert!(shown.len() <= 200 && !shown.contains("word99"), "{out}");
+    assert!(
+        out.contains("[output cut: ") && out.contains("past max_output_bytes (200)]"),
+        "{out}"
+    );
+}
+
+/// Lines that are not pieces (a CLI's own tool results) past `max_output_bytes` are dropped
+/// but the last, where the answer is: the run keeps its answer, noted as cut.
+#[test]
+fn lines_past_the_cap_keep_the_answers_line() {
+    let ws = stream_backend("max_output_bytes = 1000\n");
+    let tool_result = serde_json::json!({ "type": "user", "text": "x".repeat(200) });
+    ws.fake_file(
+        "head.1",
+        delta("The answer") + &format!("{tool_result}\n").repeat(30),
+    );
+    ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
+    let run = run_plain(&ws);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(out.starts_with("The answer is 42.\n[output cut: "), "{out}");
+    assert_eq!(out.matches("The answer").count(), 1, "{out}");
+}
+
+/// An answer's line longer than `max_output_bytes` cannot be kept: the error says the output
+/// passed it and names the setting.
+#[test]
+fn an_answer_line_past_the_cap_fails_and_says_so() {
+    let ws = stream_backend("max_output_bytes = 200\n");
+    let answer = "word ".repeat(60);
+    ws.fake_file("head.1", delta(&answer));
+    ws.fake_file("tail.1", result(&answer));
+    let run = run_plain(&ws);
     run.expect_code(1);
     let err = run.stderr();
     assert!(
         err.contains("its output passed max_output_bytes (200 bytes)")
             && err.contains("backends.toml:"),
         "{err}"
-    );
-    let out = run.stdout();
-    assert!(out.starts_with("word0 word1 "), "{out}");
-    // The pieces shown stop within the room: 200 bytes of their text.
-    assert!(
-        out.trim_end().len() <= 200 && !out.contains("word99"),
-        "{out}"
     );
 }

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use crate::backend::kept::Kept;
 use crate::backend::lines::LineSplitter;
 use crate::backend::retry::{self, Plan};
 use crate::backend::streamed::Streamed;
@@ -141,7 +142,7 @@ impl CliBackend {
             keep_stdout: streamed.is_none(),
             tick: Some(def.progress_every),
         };
-        let mut kept = crate::process::Capture::new(def.max_output_bytes);
+        let mut kept = Kept::new(def.max_output_bytes);
         let name = def.name.clone();
         let mut out_lines = LineSplitter::default();
         let mut err_lines = LineSplitter::default();
@@ -163,16 +164,9 @@ impl CliBackend {
                 (Some(s), Some(piece)) => s.room_for(&piece).then(|| s.push(&piece)),
                 _ => None,
             };
-            if taken.is_none() && streamed.is_some() {
-                // Past the cap a line is only counted, as `process::run` does: no events.
-                let full = kept.dropped() > 0;
-                kept.push(line);
-                if ended {
-                    kept.push(b"\n");
-                }
-                if full {
-                    return;
-                }
+            // Past the cap a line is only kept, as `process::run` does: no events.
+            if taken.is_none() && streamed.is_some() && !kept.push(line, ended) {
+                return;
             }
             let activity = def.parsers.activity_line(&text);
             emit(Event::BackendOutput {
@@ -214,7 +208,7 @@ impl CliBackend {
         .map_err(|e| self.spawn_error(e))?;
         out_lines.finish(&mut |l| stdout_line(l, false, emit));
         if !spec.keep_stdout {
-            finished.stdout = kept;
+            finished.stdout = kept.into_capture();
         }
         err_lines.finish(&mut |l| emit(line_event(OutputStream::Stderr, l)));
         drop(prompt_file);

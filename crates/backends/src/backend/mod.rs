@@ -11,6 +11,7 @@ pub mod doctor;
 mod error;
 mod guard;
 mod http;
+mod kept;
 mod lines;
 mod pty;
 pub mod ratelimit;

@@ -14,10 +14,10 @@
 //! every stream would cost a phone that much memory for nothing. A line taken as a piece is
 //! therefore shown and not kept (the answer's final line, `json_text`, says it all again):
 //! what is kept is the other lines (the answer's last message and final line, each about
-//! the answer's size, and tool results) and the text taken from pieces, each bounded by
-//! `max_output_bytes`. Past that much text, pieces are no longer taken: their lines are kept
-//! as any other, so a flood of them fills the cap and ends as any flood does (the answer's
-//! line dropped, an error that names `max_output_bytes`), in flat memory.
+//! the answer's size, and tool results: see kept.rs) and the text taken from pieces, each
+//! bounded by `max_output_bytes`. Past that much text, pieces are no longer taken: their
+//! lines are kept as any other, so a flood of them fills the cap, in flat memory, and the
+//! answer (its line is kept past the cap) comes with a note that output was cut.
 
 use std::borrow::Cow;
 

@@ -17,6 +17,16 @@ impl Capture {
         }
     }
 
+    /// Bytes kept elsewhere, with how many were dropped (a streaming CLI's stdout, kept by
+    /// the line).
+    pub fn kept(bytes: Vec<u8>, dropped: u64) -> Self {
+        Capture {
+            cap: bytes.len(),
+            bytes,
+            dropped,
+        }
+    }
+
     /// Keeps what fits under the cap and counts the rest; returns how many bytes of the
     /// chunk were kept (they are its start).
     pub fn push(&mut self, chunk: &[u8]) -> usize {

@@ -235,8 +235,8 @@ http_mib=$(peak_mib "$bin --no-save --config $work/backends.toml --backend local
 read -r acp16_mib acp16_fds acp1k_mib acp1k_fds < <(python3 benches/whole/acp_sessions.py \
   "$bin" "$work/backends.toml" local 1000)
 
-# A real CLI turn: Claude Code (`claude -p`) against the scripted mock provider of the fixture
-# recordings, run alone and through agent-loop's `claude` preset, paired: 120 runs of each
+# A real CLI turn: Claude Code (`claude -p`, with the preset's flags) against the scripted mock
+# provider of the fixture recordings, run alone and through agent-loop's `claude` preset, paired: 120 runs of each
 # (CLAUDE_RUNS=30 a round), as 40 left ±3 % of noise on a 2 % target. Claude Code is
 # installed from npm into target/bench-clis (once); without npm the row is left out.
 claude_pkg=@anthropic-ai/claude-code@2.1.197
@@ -257,7 +257,7 @@ if [ -x "$claude_dir/node_modules/.bin/claude" ]; then
     ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/claude-port")" ANTHROPIC_API_KEY=mock-key \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
     DISABLE_ERROR_REPORTING=1 RUNS=${CLAUDE_RUNS:-30} ROUNDS=4 \
-    paired_ms "claude -p --output-format json --tools '' --strict-mcp-config '$ask'" \
+    paired_ms "claude -p --output-format stream-json --verbose --include-partial-messages --tools '' --strict-mcp-config '$ask'" \
       "$bin --no-save --backend claude --display plain '$ask'")
   kill "$claude_mock" 2>/dev/null || true
   claude_row="| the same against a real CLI turn, Claude Code 2.1.197 (\`claude -p\`) against a local mock | $(python3 -c "import sys; a,b=map(float,sys.argv[1:]); print('%.1f %% (%.0f against %.0f ms)' % ((b-a)/a*100, b, a))" "$claude_alone" "$claude_loop") | ≤ 2 % |"

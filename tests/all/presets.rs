@@ -126,6 +126,20 @@ fn gemini_stream_json_pieces_stats_and_error_in_its_result() {
         Some("API key not valid. Please pass a valid API key."),
         "{e:?}"
     );
+    // A blocked answer (its INVALID_STREAM): an `error` line, then a result without a
+    // message, exit 0. The lines 0.61.0 printed for a reply of no text, finishReason SAFETY.
+    let blocked = concat!(
+        r#"{"type":"error","timestamp":"2026-12-07T13:31:02.183Z","severity":"error","message":"The model response was blocked due to safety settings."}"#,
+        "\n",
+        r#"{"type":"result","timestamp":"2026-12-07T13:31:02.183Z","status":"error","stats":{"total_tokens":40,"input_tokens":40,"output_tokens":0,"cached":0,"input":40,"duration_ms":7108,"tool_calls":0}}"#,
+        "\n"
+    );
+    let e = parse_text("gemini", blocked, "");
+    assert_eq!(
+        e.error.as_deref(),
+        Some("The model response was blocked due to safety settings."),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! alone: `[type=result]` keeps an object whose `type` is `result`, `[result^=[API Error:]`
 //! one whose `result` starts with `[API Error:`. A filter applied to an array keeps its
 //! matching elements. A path can match many values: texts are joined, numbers added up.
+//! Paths separated by `|` are read in turn, their values one after the other (gemini's
+//! stream ends on an error in either of two kinds of line).
 
 use std::str::FromStr;
 
@@ -59,7 +61,8 @@ enum Step {
 /// A compiled field path, such as `usage.input_tokens` or `[type=turn.completed].usage`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonPath {
-    steps: Vec<Step>,
+    /// The paths separated by `|`, each a list of steps.
+    alternatives: Vec<Vec<Step>>,
     text: String,
 }
 
@@ -83,37 +86,46 @@ pub enum JsonPathError {
 impl FromStr for JsonPath {
     type Err = JsonPathError;
     fn from_str(text: &str) -> Result<Self, JsonPathError> {
-        let path = || text.to_string();
-        let mut steps = Vec::new();
-        for segment in split_outside_brackets(text)? {
-            let (name, filters) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
-            match name {
-                "" if filters.is_empty() => return Err(JsonPathError::EmptyStep { path: path() }),
-                "" => {}
-                "*" => steps.push(Step::Any),
-                _ => steps.push(match name.parse::<i64>() {
-                    Ok(i) => Step::Index(i),
-                    Err(_) => Step::Key(name.to_string()),
-                }),
-            }
-            let mut rest = filters;
-            while let Some(inner) = rest.strip_prefix('[') {
-                let end = inner
-                    .find(']')
-                    .ok_or_else(|| JsonPathError::Unclosed { path: path() })?;
-                steps.push(filter(&inner[..end], text)?);
-                rest = &inner[end + 1..];
-            }
-            if !rest.is_empty() {
-                let rest = rest.to_string();
-                return Err(JsonPathError::AfterFilter { path: path(), rest });
-            }
-        }
+        let alternatives = split_outside_brackets(text, '|')?
+            .into_iter()
+            .map(|alternative| steps_of(alternative.trim(), text))
+            .collect::<Result<_, _>>()?;
         Ok(JsonPath {
-            steps,
+            alternatives,
             text: text.to_string(),
         })
     }
+}
+
+/// The steps of one path of `text` (its paths separated by `|`).
+fn steps_of(alternative: &str, text: &str) -> Result<Vec<Step>, JsonPathError> {
+    let path = || text.to_string();
+    let mut steps = Vec::new();
+    for segment in split_outside_brackets(alternative, '.')? {
+        let (name, filters) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
+        match name {
+            "" if filters.is_empty() => return Err(JsonPathError::EmptyStep { path: path() }),
+            "" => {}
+            "*" => steps.push(Step::Any),
+            _ => steps.push(match name.parse::<i64>() {
+                Ok(i) => Step::Index(i),
+                Err(_) => Step::Key(name.to_string()),
+            }),
+        }
+        let mut rest = filters;
+        while let Some(inner) = rest.strip_prefix('[') {
+            let end = inner
+                .find(']')
+                .ok_or_else(|| JsonPathError::Unclosed { path: path() })?;
+            steps.push(filter(&inner[..end], text)?);
+            rest = &inner[end + 1..];
+        }
+        if !rest.is_empty() {
+            let rest = rest.to_string();
+            return Err(JsonPathError::AfterFilter { path: path(), rest });
+        }
+    }
+    Ok(steps)
 }
 
 /// `key=value` or `key^=value`.
@@ -136,8 +148,8 @@ fn filter(inner: &str, path: &str) -> Result<Step, JsonPathError> {
     })
 }
 
-/// Splits at dots that are not inside `[...]`.
-fn split_outside_brackets(text: &str) -> Result<Vec<&str>, JsonPathError> {
+/// Splits at each `separator` that is not inside `[...]`.
+fn split_outside_brackets(text: &str, separator: char) -> Result<Vec<&str>, JsonPathError> {
     if text.is_empty() {
         return Err(JsonPathError::Empty);
     }
@@ -147,7 +159,7 @@ fn split_outside_brackets(text: &str) -> Result<Vec<&str>, JsonPathError> {
         match c {
             '[' if depth == 0 => depth = 1,
             ']' if depth == 1 => depth = 0,
-            '.' if depth == 0 => {
+            c if c == separator && depth == 0 => {
                 parts.push(&text[start..i]);
                 start = i + 1;
             }
@@ -164,13 +176,17 @@ impl JsonPath {
         &self.text
     }
 
-    /// Every value the path reaches in `root`.
+    /// Every value the path reaches in `root`, those of each of its paths in turn.
     pub fn select<'a>(&self, root: &'a Value) -> Vec<&'a Value> {
-        let mut current = vec![root];
-        for step in &self.steps {
-            current = current.into_iter().flat_map(|v| apply(step, v)).collect();
+        let mut found = Vec::new();
+        for steps in &self.alternatives {
+            let mut current = vec![root];
+            for step in steps {
+                current = current.into_iter().flat_map(|v| apply(step, v)).collect();
+            }
+            found.extend(current);
         }
-        current
+        found
     }
 }
 
@@ -412,6 +428,16 @@ mod tests {
         assert_eq!(
             path("[type=turn.completed].usage.n").select(&dotted),
             vec![&json!(5)]
+        );
+        // Paths separated by `|`, each in turn; a `|` inside a filter is its value's.
+        let either = "a[t=y].n | a.0.t | [x=a|b].x";
+        assert_eq!(
+            path(either).select(&v),
+            vec![&json!(2), &json!(3), &json!("x")]
+        );
+        assert_eq!(
+            path(either).select(&json!({"x": "a|b"})),
+            vec![&json!("a|b")]
         );
     }
 

@@ -2,7 +2,8 @@
 //! pieces and never whole, so the pieces are the answer. Replayed from what Gemini CLI 0.61
 //! printed against the mock provider (fixtures/gemini/COMMAND): the first piece shows while
 //! the CLI runs, a call's markup never shows, and the tokens are read off the last line. And
-//! pieces that are the answer stay in order past `max_output_bytes` of them.
+//! pieces that are the answer stay in order past `max_output_bytes` of them, and a prompt
+//! repeated past it leaves the answer.
 
 use crate::cli_stream::{
     preset_never_shows_a_calls_markup, preset_shows_its_answer_while_it_runs, replayed_answer,
@@ -53,14 +54,41 @@ fn pieces_that_are_the_answer_stay_in_order_past_the_room() {
     let (a, b) = ("a".repeat(150), "b".repeat(60));
     ws.fake_file("head.1", line(&a) + &line(&b) + &line("c"));
     ws.fake_file("tail.1", "");
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "pieces",
-        "--display",
-        "plain",
-        "q",
-    ]);
-    run.expect_code(0);
+    let run = plain_run(&ws, "pieces");
     assert_eq!(run.stdout(), format!("{a}{b}c\n"));
+}
+
+/// Gemini CLI repeats the prompt on its stream's second line: a prompt past
+/// `max_output_bytes` is dropped from what is kept, while the pieces (not kept) and the
+/// result line (the last, kept) still give the answer and its tokens, with a note.
+#[test]
+fn a_prompt_repeated_past_the_cap_leaves_the_answer_and_its_tokens() {
+    let ws = crate::common::Workspace::new();
+    ws.config(&format!(
+        "[backends.gemini]\ncommand = '{}'\nmax_output_bytes = 1000\n",
+        crate::common::fixture("agents/streaming.sh").display()
+    ));
+    let recorded = std::fs::read_to_string(crate::common::fixture("gemini/json.stdout")).unwrap();
+    let prompt = "What is six times seven? Answer in one short sentence.";
+    let long = recorded.replacen(prompt, &"context ".repeat(200), 1);
+    ws.fake_file("head.1", long);
+    ws.fake_file("tail.1", "");
+    let run = plain_run(&ws, "gemini");
+    assert!(
+        run.stdout().starts_with("The answer is 42.\n[output cut: "),
+        "{}",
+        run.stdout()
+    );
+    assert!(
+        run.stderr().contains("[tokens in 1523 / out 9"),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// A task run on `backend` with `--display plain`, which exited 0.
+fn plain_run(ws: &crate::common::Workspace, backend: &str) -> crate::common::Run {
+    let run = ws.run(&["--no-save", "--backend", backend, "--display", "plain", "q"]);
+    run.expect_code(0);
+    run
 }

@@ -464,3 +464,33 @@ fn an_answer_line_past_the_cap_fails_and_says_so() {
         "{err}"
     );
 }
+
+/// A flood of pieces many times `max_output_bytes` (here 64 MiB of them, at the default cap)
+/// is drained in bounded memory: the pieces shown stop within the cap's room, the lines past
+/// it are dropped but the last, and the answer comes with a note that output was cut.
+#[test]
+fn a_flood_of_pieces_is_drained_with_bounded_memory() {
+    let ws = Workspace::new();
+    let piece = delta(&"x".repeat(1000));
+    ws.config(&format!(
+        "[backends.flood]\ncommand = \"sh\"\nargs = ['''-c''', '''yes '{}' | head -n 65536; echo '{}' ''']\n\
+         output = \"jsonl\"\njson_text = \"[type=result].result\"\n\
+         json_text_delta = \"[type=delta].text\"\ntimeout_s = 600\n",
+        piece.trim_end(),
+        result("the whole answer").trim_end()
+    ));
+    let (run, peak_kib) =
+        ws.run_measured(ws.cmd(&["--no-save", "--backend", "flood", "--display", "plain", "q"]));
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.contains("\nthe whole answer\n[output cut: "),
+        "{}",
+        &out[out.len().saturating_sub(300)..]
+    );
+    assert!(out.len() < 4 * 1024 * 1024 + 1024, "{}", out.len());
+    // The kept 4 MiB, its last line, the pieces' 4 MiB and their copies on the way to the
+    // display: memory that followed the output would be 64 MiB more.
+    eprintln!("stream flood: agent-loop peak RSS {} MiB", peak_kib >> 10);
+    assert!(peak_kib < 80 * 1024, "peak RSS {peak_kib} KiB");
+}

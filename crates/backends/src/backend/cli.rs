@@ -158,16 +158,21 @@ impl CliBackend {
             None => OutputStream::Stdout,
         };
         let mut stdout_line = |line: &[u8], ended: bool, emit: &mut Emit<'_>| {
-            let text = def.render.text(line);
             // A piece of the answer is shown, not kept: the answer's own line says it again.
-            let taken = match (streamed.as_mut(), def.parsers.json.delta(&text)) {
-                (Some(s), Some(piece)) => s.room_for(&piece).then(|| s.push(&piece)),
+            // Past the room for pieces and the cap, a flood's line costs a copy at most.
+            let mut text = None;
+            let taken = match streamed.as_mut() {
+                Some(s) if s.has_room() => {
+                    let piece = def.parsers.json.delta(text.insert(def.render.text(line)));
+                    piece.filter(|p| s.room_for(p)).map(|p| s.push(&p))
+                }
                 _ => None,
             };
             // Past the cap a line is only kept, as `process::run` does: no events.
             if taken.is_none() && streamed.is_some() && !kept.push(line, ended) {
                 return;
             }
+            let text = text.unwrap_or_else(|| def.render.text(line));
             let activity = def.parsers.activity_line(&text);
             emit(Event::BackendOutput {
                 backend: name.clone(),

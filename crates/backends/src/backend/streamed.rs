@@ -69,6 +69,11 @@ impl Streamed {
         self.pieces.take()
     }
 
+    /// Whether any piece may still be taken.
+    pub fn has_room(&self) -> bool {
+        self.room > 0
+    }
+
     /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'
     /// text stays within the room. Once one is not, none after it is either, so that the
     /// pieces left in the kept lines follow those taken (kept as the answer, they stay in

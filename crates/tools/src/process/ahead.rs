@@ -35,9 +35,10 @@ impl Stdout {
             .spawn(move || {
                 let mut buf = vec![0u8; super::CHUNK];
                 // Ends at the end of the pipe, on an error, or when the run no longer reads.
-                while let Ok(n @ 1..) = file.read(&mut buf) {
-                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                        break;
+                while readable(&file, || tx.is_closed()) {
+                    match file.read(&mut buf) {
+                        Ok(n @ 1..) if tx.blocking_send(buf[..n].to_vec()).is_ok() => {}
+                        _ => break,
                     }
                 }
             })?;
@@ -53,6 +54,25 @@ impl Stdout {
                 *buf = rx.recv().await.unwrap_or_default();
                 Ok(buf.len())
             }
+        }
+    }
+}
+
+/// Waits until `file` can be read (or is at its end); false once `gone` says the run no
+/// longer reads: a process that left the child's group may hold the pipe open long after,
+/// and the thread would wait on it for nothing.
+fn readable(file: &std::fs::File, gone: impl Fn() -> bool) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let every = Timespec {
+        tv_sec: 0,
+        tv_nsec: 200_000_000,
+    };
+    loop {
+        let mut fds = [PollFd::new(file, PollFlags::IN)];
+        match poll(&mut fds, Some(&every)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) if !gone() => continue,
+            Ok(0) | Err(_) => return false,
+            Ok(_) => return true,
         }
     }
 }

@@ -331,4 +331,36 @@ mod tests {
         assert_eq!(reported, 100_000);
         assert!(finished.stdout.bytes().is_empty());
     }
+
+    /// Stdout read ahead: the reading thread ends once the run is over, though a process
+    /// that left the child's group (here `setsid sleep 4`) still holds the pipe.
+    #[tokio::test]
+    async fn the_thread_reading_ahead_ends_with_the_run() {
+        let readers = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .filter(|name| name.trim() == "child-stdout")
+                .count()
+        };
+        let mut spec = spec("sh", &["-c", "setsid sleep 4 & echo hi"], None);
+        spec.keep_stdout = false;
+        let mut seen = Vec::new();
+        run(&spec, &mut |p| {
+            if let Progress::Stdout(bytes) = p {
+                seen.extend_from_slice(bytes);
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen, b"hi\n");
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while readers() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the reading thread is still there"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! `agent-loop doctor [BACKEND]` ends with a verdict a person or a script can read: a last
 //! line `ok` with exit 0, or `failed: WHY` with exit 1 (the backend failed) or 2 (bad usage).
 
-use crate::common::{Run, Workspace};
+use crate::common::{fixture, Run, Workspace, TOKENS};
 
 fn last_line(run: &Run) -> String {
     run.stdout().lines().last().unwrap_or_default().to_string()
@@ -16,6 +16,37 @@ fn a_working_backend_ends_with_ok() {
         run.expect_code(0);
         assert_eq!(last_line(&run), "ok", "{args:?}: {}", run.stdout());
     }
+}
+
+/// The command line shown is the one run: the model in it, the prompt a placeholder.
+#[test]
+fn the_command_line_shows_the_model_the_run_uses() {
+    let ws = Workspace::new();
+    ws.reply(0, "The answer is 42.\n");
+    ws.reply(1, "The answer is 42.\n");
+    ws.add_config(&format!(
+        "[backends.modelled]\ncommand = \"{}\"\nargs = [\"-p\", \"{{prompt}}\"]\n\
+         model = \"m-1\"\nmodel_args = [\"--model\", \"{{model}}\"]\n{TOKENS}",
+        fixture("agents/scripted.sh").display()
+    ));
+    let run = ws.run(&["doctor", "modelled"]);
+    run.expect_code(0);
+    let command = |run: &Run| {
+        let line = run
+            .stdout()
+            .lines()
+            .find(|l| l.starts_with("command: "))
+            .map(String::from);
+        line.unwrap_or_default()
+    };
+    assert!(
+        command(&run).ends_with(" -p {prompt} --model m-1"),
+        "{}",
+        run.stdout()
+    );
+    let run = ws.run(&["--model", "m-2", "doctor", "modelled"]);
+    run.expect_code(0);
+    assert!(command(&run).ends_with(" --model m-2"), "{}", run.stdout());
 }
 
 #[test]

@@ -46,9 +46,12 @@ pub async fn doctor(
                 d.model = model;
             }
             let _ = writeln!(out, "backend {name} ({})", d.defined_at);
+            // The prompt stays a placeholder (a chat's whole prompt, tools and all, would
+            // bury the report); the model is the one the run uses.
+            let model = d.model.as_deref().unwrap_or_default();
             let args = d
                 .arg_template()
-                .map(String::as_str)
+                .map(|a| a.replace("{model}", model))
                 .collect::<Vec<_>>()
                 .join(" ");
             let json = d.parsers.json.clone();

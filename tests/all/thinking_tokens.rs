@@ -85,6 +85,10 @@ fn thinking_counted_apart_is_added_to_the_output_and_priced() {
             "\"thoughts\": 7",
         ),
         ("json_total_tokens = \"usage.total\"", "\"total\": 32"),
+        (
+            "json_thinking_tokens = \"usage.thoughts\"\njson_total_tokens = \"usage.total\"",
+            "\"thoughts\": 7, \"total\": 32",
+        ),
     ] {
         let ws = Workspace::new();
         ws.add_config(&format!(
@@ -106,4 +110,29 @@ fn thinking_counted_apart_is_added_to_the_output_and_priced() {
         assert_eq!(usage[0]["output_tokens"], 27, "{key}: {}", usage[0]);
         assert_eq!(usage[0]["cost_usd"], 27.0, "{key}: {}", usage[0]);
     }
+}
+
+/// Qwen Code with an OpenAI-compatible provider: its output count (`candidates`) is the
+/// provider's `completion_tokens`, reasoning included, and its thoughts the same reasoning
+/// again. The total, input plus output, says so: nothing is added twice. The record here is
+/// what Qwen Code 0.15.10's `-o json` gives for such a reply (its converter's fields).
+#[test]
+fn thinking_already_in_the_output_by_the_total_is_not_added_again() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.qwen]\ncommand = \"{}\"\ntimeout_s = 300\n",
+        fixture("agents/scripted.sh").display()
+    ));
+    let result = serde_json::json!([{
+        "type": "result", "subtype": "success", "is_error": false, "result": "The answer.",
+        "usage": {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120},
+        "stats": {"models": {"m": {"tokens": {"prompt": 100, "candidates": 20, "total": 120, "thoughts": 12}}}}
+    }]);
+    ws.reply(0, format!("{result}\n"));
+    let run = ws.run(&["--backend", "qwen", "--no-save", "--output", "jsonl", "hi"]);
+    run.expect_code(0);
+    let usage = usage_records(&run.stdout());
+    assert_eq!(usage.len(), 1, "{}", run.stdout());
+    assert_eq!(usage[0]["thinking_tokens"], 12, "{}", usage[0]);
+    assert_eq!(usage[0]["output_tokens"], 20, "{}", usage[0]);
 }

@@ -54,13 +54,19 @@ impl Usage {
     /// `candidates`, `thinking_in_output = false`): adds them to the output, so that output is
     /// every token generated, as the other backends count it and as it is billed. Not given
     /// apart, they are what the total holds past input and output (Gemini CLI's stream-json
-    /// has a total that counts them and no count of its own).
+    /// has a total that counts them and no count of its own). A total that holds nothing past
+    /// input and output says the output already counts them: Qwen Code gives an
+    /// OpenAI-compatible provider's `completion_tokens` as its `candidates`, reasoning included,
+    /// and the same count again as its thoughts.
     pub fn with_thinking_in_output(mut self) -> Self {
+        let past = self.total_past_input_and_output();
         if self.thinking.is_none() {
-            self.thinking = self.total_past_input_and_output();
+            self.thinking = past;
         }
         if let Some(thinking) = self.thinking {
-            self.output = Some(self.output.unwrap_or(0) + thinking);
+            if past.is_none_or(|past| past >= thinking) {
+                self.output = Some(self.output.unwrap_or(0) + thinking);
+            }
         }
         self
     }

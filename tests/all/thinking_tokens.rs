@@ -4,6 +4,15 @@
 
 use crate::common::{fixture, Workspace};
 
+/// The one usage record of a task run on `backend` with `--output jsonl`.
+fn usage_of(ws: &Workspace, backend: &str) -> serde_json::Value {
+    let run = ws.run(&["--backend", backend, "--no-save", "--output", "jsonl", "hi"]);
+    run.expect_code(0);
+    let mut usage = usage_records(&run.stdout());
+    assert_eq!(usage.len(), 1, "{backend}: {}", run.stdout());
+    usage.remove(0)
+}
+
 /// The usage records of a `--output jsonl` run's stdout.
 fn usage_records(stdout: &str) -> Vec<serde_json::Value> {
     stdout
@@ -64,12 +73,9 @@ fn a_cli_backend_reports_thinking_tokens_by_field_path_or_regex_group() {
         ),
     ] {
         ws.reply(0, reply);
-        let run = ws.run(&["--backend", backend, "--no-save", "--output", "jsonl", "hi"]);
-        run.expect_code(0);
-        let usage = usage_records(&run.stdout());
-        assert_eq!(usage.len(), 1, "{backend}: {}", run.stdout());
-        assert_eq!(usage[0]["thinking_tokens"], want, "{backend}: {}", usage[0]);
-        assert_eq!(usage[0]["output_tokens"], 20, "{backend}: {}", usage[0]);
+        let usage = usage_of(&ws, backend);
+        assert_eq!(usage["thinking_tokens"], want, "{backend}: {}", usage);
+        assert_eq!(usage["output_tokens"], 20, "{backend}: {}", usage);
     }
 }
 
@@ -102,13 +108,10 @@ fn thinking_counted_apart_is_added_to_the_output_and_priced() {
             "{{\"text\": \"The answer.\", \"usage\": {{\"in\": 5, \"out\": 20, {usage}}}}}\n"
         );
         ws.reply(0, reply);
-        let run = ws.run(&["--backend", "apart", "--no-save", "--output", "jsonl", "hi"]);
-        run.expect_code(0);
-        let usage = usage_records(&run.stdout());
-        assert_eq!(usage.len(), 1, "{key}: {}", run.stdout());
-        assert_eq!(usage[0]["thinking_tokens"], 7, "{key}: {}", usage[0]);
-        assert_eq!(usage[0]["output_tokens"], 27, "{key}: {}", usage[0]);
-        assert_eq!(usage[0]["cost_usd"], 27.0, "{key}: {}", usage[0]);
+        let usage = usage_of(&ws, "apart");
+        assert_eq!(usage["thinking_tokens"], 7, "{key}: {}", usage);
+        assert_eq!(usage["output_tokens"], 27, "{key}: {}", usage);
+        assert_eq!(usage["cost_usd"], 27.0, "{key}: {}", usage);
     }
 }
 
@@ -129,10 +132,7 @@ fn thinking_already_in_the_output_by_the_total_is_not_added_again() {
         "stats": {"models": {"m": {"tokens": {"prompt": 100, "candidates": 20, "total": 120, "thoughts": 12}}}}
     }]);
     ws.reply(0, format!("{result}\n"));
-    let run = ws.run(&["--backend", "qwen", "--no-save", "--output", "jsonl", "hi"]);
-    run.expect_code(0);
-    let usage = usage_records(&run.stdout());
-    assert_eq!(usage.len(), 1, "{}", run.stdout());
-    assert_eq!(usage[0]["thinking_tokens"], 12, "{}", usage[0]);
-    assert_eq!(usage[0]["output_tokens"], 20, "{}", usage[0]);
+    let usage = usage_of(&ws, "qwen");
+    assert_eq!(usage["thinking_tokens"], 12, "{}", usage);
+    assert_eq!(usage["output_tokens"], 20, "{}", usage);
 }

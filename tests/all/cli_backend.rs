@@ -444,3 +444,20 @@ fn ctrl_c_stops_the_backend_group_and_exits_130() {
     }
     ws.assert_no_leftovers();
 }
+
+/// An agent CLI's stdout is read on a thread of its own (`child-stdout`), whatever the
+/// display or a slow `--output jsonl` reader holds up: Claude Code drops what its pipe could
+/// not take when it exits. The agent here looks for that thread in agent-loop while it runs
+/// (it may start a moment after the agent: looked for until it is there, for 30 s at most).
+#[test]
+fn an_agent_clis_stdout_is_read_on_a_thread_of_its_own() {
+    let ws = Workspace::new();
+    let count = "cat /proc/$PPID/task/*/comm | grep -c \"^child-stdout$\"";
+    ws.add_config(&format!(
+        "[backends.peek]\ncommand = \"sh\"\n\
+         args = ['-c', 'for i in $(seq 3000); do n=$({count}) && break; sleep 0.01; done; echo $n']\n"
+    ));
+    let run = ws.run(&["--backend", "peek", "--no-save", "count"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "1\n");
+}

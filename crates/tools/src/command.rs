@@ -42,6 +42,7 @@ pub async fn run(
         timeout,
         cap: OUTPUT_CAP,
         keep_stdout: true,
+        read_ahead: false,
         tick: None,
     };
     let done = match process::run(&spec, &mut |_| {}).await {

@@ -140,6 +140,9 @@ impl CliBackend {
             cap: def.max_output_bytes,
             // A stream's lines are kept below, but those taken as pieces of its answer.
             keep_stdout: streamed.is_none(),
+            // Claude Code drops what its pipe could not take when it exits: stdout is read
+            // whatever the display or a slow `--output jsonl` reader does meanwhile.
+            read_ahead: true,
             tick: Some(def.progress_every),
         };
         let mut kept = Kept::new(def.max_output_bytes);

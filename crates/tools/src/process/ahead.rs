@@ -1,10 +1,11 @@
 //! A child's stdout read on a thread of its own, ahead of what the caller does with it. Claude
 //! Code (2.1.197, print mode) exits without writing what its stdout pipe could not take at
 //! once: when its reader lags, even by a few milliseconds a read, the end of its output, where
-//! its answer is, is lost (seen with its JSON and stream-json output alike). A streaming CLI's
-//! reader does work for every line (a piece parsed and shown), so it reads here, on a thread
-//! the async runtime (one thread) cannot hold up, into a queue bounded so that a flood still
-//! waits for the caller, as it would at the pipe.
+//! its answer is, is lost (seen with its JSON and stream-json output alike). An agent CLI's
+//! reader does work for every line (a piece parsed and shown, a line written as a record to a
+//! `--output jsonl` reader that may be slow), so it reads here, on a thread the async runtime
+//! (one thread) cannot hold up, into a queue bounded so that a flood still waits for the
+//! caller, as it would at the pipe.
 
 use std::io::Read;
 

@@ -46,9 +46,11 @@ pub struct Spec {
     pub cap: usize,
     /// `false`: stdout is not kept here (`Finished::stdout` stays empty) and every chunk of
     /// it is reported, for a caller that keeps what it needs under its own bound (a
-    /// streaming CLI's answer pieces are shown, not kept: crates/backends' cli.rs). Such a
-    /// caller works on each line, so stdout is then read ahead of it (`ahead`).
+    /// streaming CLI's answer pieces are shown, not kept: crates/backends' cli.rs).
     pub keep_stdout: bool,
+    /// Stdout read on a thread of its own, ahead of the caller's work on each chunk
+    /// (`ahead`): for an agent CLI, which may lose what its pipe could not take when it exits.
+    pub read_ahead: bool,
     /// How often to report [`Progress::Tick`] while the child runs.
     pub tick: Option<Duration>,
 }
@@ -139,10 +141,9 @@ pub async fn run(
     let mut fed = feeder.is_none();
     let mut reported = false;
     report_start(fed, &mut reported, progress);
-    // A caller that keeps stdout itself does work for each line: its reads go on meanwhile.
     let mut out_pipe = ahead::Stdout::new(
         child.stdout.take().expect("stdout is piped"),
-        !spec.keep_stdout,
+        spec.read_ahead,
     )?;
     let mut err_pipe = child.stderr.take().expect("stderr is piped");
     // Read into capacity never written before: a page of it is touched (each a page fault,
@@ -252,6 +253,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             cap: 1 << 20,
             keep_stdout: true,
+            read_ahead: false,
             tick: None,
         }
     }
@@ -299,10 +301,16 @@ mod tests {
     /// `yes 0123456789` cut at `bytes`, with a cap of 25, stdout kept here or not: how many
     /// bytes of stdout were reported, and what was kept.
     async fn flood(bytes: usize, keep_stdout: bool) -> (usize, Finished) {
+        flood_read(bytes, keep_stdout, false).await
+    }
+
+    /// [`flood`], its stdout read ahead or not.
+    async fn flood_read(bytes: usize, keep_stdout: bool, ahead: bool) -> (usize, Finished) {
         let command = format!("yes 0123456789 | head -c {bytes}");
         let mut spec = spec("sh", &["-c", &command], None);
         spec.cap = 25;
         spec.keep_stdout = keep_stdout;
+        spec.read_ahead = ahead;
         let mut reported = 0;
         let finished = run(&spec, &mut |p| {
             if let Progress::Stdout(bytes) = p {
@@ -318,10 +326,12 @@ mod tests {
     /// what is dropped.
     #[tokio::test]
     async fn nothing_past_the_cap_is_reported() {
-        let (reported, finished) = flood(1_000_000, true).await;
-        assert_eq!(reported, 25);
-        assert_eq!(finished.stdout.bytes(), b"0123456789\n0123456789\n012");
-        assert_eq!(finished.stdout.dropped(), 1_000_000 - 25);
+        for ahead in [false, true] {
+            let (reported, finished) = flood_read(1_000_000, true, ahead).await;
+            assert_eq!(reported, 25, "read ahead: {ahead}");
+            assert_eq!(finished.stdout.bytes(), b"0123456789\n0123456789\n012");
+            assert_eq!(finished.stdout.dropped(), 1_000_000 - 25);
+        }
     }
 
     /// A caller that keeps stdout itself gets all of it, past the cap too; nothing is kept.
@@ -344,7 +354,7 @@ mod tests {
                 .count()
         };
         let mut spec = spec("sh", &["-c", "setsid sleep 4 & echo hi"], None);
-        spec.keep_stdout = false;
+        spec.read_ahead = true;
         let mut seen = Vec::new();
         run(&spec, &mut |p| {
             if let Progress::Stdout(bytes) = p {

@@ -193,6 +193,7 @@ impl Terminals {
             timeout: TIMEOUT,
             cap: limit,
             keep_stdout: true,
+            read_ahead: false,
             tick: None,
         };
         let sink = output.clone();

@@ -6,6 +6,11 @@
 //! pipe. Goal: ≤ 1 ms at the median and for the first piece (the first visible byte, once the
 //! model has sent it).
 //!
+//! The same for an agent CLI that streams (`output = "jsonl"`, `json_text_delta`: the claude
+//! and gemini presets): the agent is `cat` of a FIFO the bench writes each stream line into, so
+//! the time runs from the bench's write of a line to its read of the piece: the pipe, the
+//! thread that reads the CLI's stdout, the line's parsing, the event, the display and the pipe.
+//!
 //! The figures are the medians over `STREAM_BENCH_ROUNDS` runs (5 unless set; 1 under `cargo
 //! test --benches`) of each run's median, 95th percentile and first piece. Run it with `cargo
 //! bench --bench stream_latency`.
@@ -27,13 +32,36 @@ fn chunks() -> Vec<String> {
     (0..CHUNKS).map(|i| format!("t{i} ")).collect()
 }
 
-/// One turn: each piece's delay from the server's write to its last byte read on stdout.
-fn round(port: u16, chunks: &[String], sent: &mpsc::Receiver<Instant>) -> Vec<Duration> {
+/// The backend `stream` of a turn: an HTTP stream, or an agent CLI writing what comes into a
+/// FIFO.
+enum Source {
+    Http(u16),
+    /// Each line's write time goes here.
+    Cli(mpsc::Sender<Instant>),
+}
+
+/// One turn: each piece's delay from its write (the server's, or the bench's into the
+/// agent's FIFO) to its last byte read on stdout.
+fn round(source: &Source, chunks: &[String], sent: &mpsc::Receiver<Instant>) -> Vec<Duration> {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("backends.toml");
-    let toml = format!(
-        "[backends.stream]\ntype = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"bench\"\nstream = true\n"
-    );
+    let toml = match source {
+        Source::Http(port) => format!(
+            "[backends.stream]\ntype = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"bench\"\nstream = true\n"
+        ),
+        Source::Cli(sent_at) => {
+            let fifo = dir.path().join("stream");
+            assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+            let (lines, sent_at, writing) = (cli_lines(chunks), sent_at.clone(), fifo.clone());
+            std::thread::spawn(move || write_paced(&writing, &lines, &sent_at));
+            format!(
+                "[backends.stream]\ncommand = {:?}\nargs = [{:?}]\noutput = \"jsonl\"\n\
+                 json_text = \"[type=result].result\"\njson_text_delta = \"[type=delta].text\"\n",
+                which("cat"),
+                fifo.display().to_string()
+            )
+        }
+    };
     std::fs::write(&config, toml).unwrap();
     let mut child = Command::new(BIN)
         .args(["--no-save", "--display", "plain", "--config"])
@@ -77,6 +105,41 @@ fn round(port: u16, chunks: &[String], sent: &mpsc::Receiver<Instant>) -> Vec<Du
         .collect()
 }
 
+/// The lines of a stream-json-like output: a line a piece, then the whole answer.
+fn cli_lines(chunks: &[String]) -> Vec<String> {
+    let mut lines: Vec<String> = chunks
+        .iter()
+        .map(|c| serde_json::json!({"type": "delta", "text": c}).to_string())
+        .collect();
+    lines.push(serde_json::json!({"type": "result", "result": chunks.concat()}).to_string());
+    lines
+}
+
+/// Writes `lines` into `fifo` (once the agent has opened it), one every [`PACE`], sending the
+/// time of each piece's write.
+fn write_paced(fifo: &std::path::Path, lines: &[String], sent: &mpsc::Sender<Instant>) {
+    use std::io::Write;
+    let mut fifo = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+    for (i, line) in lines.iter().enumerate() {
+        std::thread::sleep(PACE);
+        if i + 1 < lines.len() {
+            let _ = sent.send(Instant::now());
+        }
+        fifo.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
+/// `program`'s path, looked up in the bench's own PATH (the runs get an empty environment).
+fn which(program: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
+        .display()
+        .to_string()
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -91,29 +154,32 @@ fn main() {
     let once = !std::env::args().any(|a| a == "--bench");
     let chunks = chunks();
     let (tx, sent) = mpsc::channel();
+    let http_tx = tx.clone();
     let port = streaming::server(&chunks, PACE, move || {
-        let _ = tx.send(Instant::now());
+        let _ = http_tx.send(Instant::now());
     });
     let rounds: usize = std::env::var("STREAM_BENCH_ROUNDS")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(if once { 1 } else { 5 });
-    let (mut medians, mut p95s, mut firsts) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let delays = round(port, &chunks, &sent);
-        firsts.push(ms(delays[0]));
-        let mut sorted: Vec<f64> = delays.into_iter().map(ms).collect();
-        sorted.sort_by(f64::total_cmp);
-        medians.push(sorted[sorted.len() / 2]);
-        p95s.push(sorted[sorted.len() * 95 / 100]);
+    for (name, source) in [("", Source::Http(port)), ("cli_", Source::Cli(tx))] {
+        let (mut medians, mut p95s, mut firsts) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let delays = round(&source, &chunks, &sent);
+            firsts.push(ms(delays[0]));
+            let mut sorted: Vec<f64> = delays.into_iter().map(ms).collect();
+            sorted.sort_by(f64::total_cmp);
+            medians.push(sorted[sorted.len() / 2]);
+            p95s.push(sorted[sorted.len() * 95 / 100]);
+        }
+        println!(
+            "stream_latency/{name}piece_to_stdout: {:.3} ms median, {:.3} ms p95 (goal <= 1 ms; {CHUNKS} pieces)",
+            median(medians),
+            median(p95s)
+        );
+        println!(
+            "stream_latency/{name}first_piece_to_stdout: {:.3} ms (goal <= 1 ms)",
+            median(firsts)
+        );
     }
-    println!(
-        "stream_latency/piece_to_stdout: {:.3} ms median, {:.3} ms p95 (goal <= 1 ms; {CHUNKS} pieces)",
-        median(medians),
-        median(p95s)
-    );
-    println!(
-        "stream_latency/first_piece_to_stdout: {:.3} ms (goal <= 1 ms)",
-        median(firsts)
-    );
 }

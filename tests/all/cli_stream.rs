@@ -359,6 +359,43 @@ fn verbose_shows_the_clis_lines_beside_the_pieces() {
     );
 }
 
+/// The lines taken as pieces are reported as lines (`--verbose`, `--tail`) up to
+/// `max_output_bytes` of them, as kept lines are: tiny pieces on big lines shown whole
+/// would cost memory and output that follow the stream, not the cap.
+#[test]
+fn verbose_reports_piece_lines_up_to_the_cap() {
+    let ws = stream_backend(
+        "max_output_bytes = 10000
+",
+    );
+    let pad = "x".repeat(1000);
+    let lines: String = (0..200)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"type": "delta", "text": format!("{}", i % 10), "pad": pad})
+            )
+        })
+        .collect();
+    let answer: String = (0..200).map(|i| format!("{}", i % 10)).collect();
+    ws.fake_file("head.1", lines);
+    ws.fake_file("tail.1", result(&answer));
+    let run = ws.run(&[
+        "--no-save",
+        "--backend",
+        "stream",
+        "--verbose",
+        "--display",
+        "plain",
+        "q",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout().trim_end(), answer);
+    let err = run.stderr();
+    assert!(err.contains(&pad), "{err}");
+    assert!(err.len() < 20_000, "{} bytes on stderr", err.len());
+}
+
 /// Text that only looks like a call's opening stops the pieces, and the rest of the answer
 /// follows at the end, though the parser folded the blank lines shown before it.
 #[test]

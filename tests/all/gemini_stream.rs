@@ -56,6 +56,18 @@ fn pieces_that_are_the_answer_stay_in_order_past_the_room() {
     ws.fake_file("tail.1", "");
     let run = plain_run(&ws, "pieces");
     assert_eq!(run.stdout(), format!("{a}{b}c\n"));
+    // A piece on a line too long to be read whole (past 64 KiB, it comes in parts) is no
+    // piece, and none after it is either: the answer keeps its order.
+    let b = "b".repeat(200_000);
+    ws.config(&format!(
+        "[backends.pieces]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text_delta = \"[type=delta].text\"\n",
+        crate::common::fixture("agents/streaming.sh").display()
+    ));
+    ws.fake_file("head.2", line("a-") + &line(&b) + &line("c."));
+    ws.fake_file("tail.2", "");
+    let run = plain_run(&ws, "pieces");
+    assert_eq!(run.stdout(), format!("a-{b}c.\n"));
 }
 
 /// Gemini CLI repeats the prompt on its stream's second line: a prompt past

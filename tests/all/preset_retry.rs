@@ -5,7 +5,7 @@
 use agent_loop_config::{Config, Definition, Source};
 use agent_loop_parse::strip_ansi;
 
-use crate::common::fixture;
+use crate::common::{fixture, Workspace};
 
 /// (preset, recording without extension, what the recording says, its retryable variant)
 const CASES: [(&str, &str, &str, &str); 13] = [
@@ -105,5 +105,43 @@ fn presets_retry_rate_limits_and_server_errors_but_not_their_recorded_auth_error
             re.find_all(&variant).next().is_some(),
             "{preset}: {rec} with {retryable:?} would not be retried"
         );
+    }
+}
+
+/// `retry_regex` reads the CLI's error report (with JSON output, the documents `json_error`
+/// reaches) and stderr, not the rest of stdout: Gemini CLI's stream repeats the prompt, so a
+/// conversation that mentions a rate limit made a wrong key's error retried. The recorded
+/// error, its prompt line saying `"code": 429`, fails at once; with 429 in its result it is
+/// tried again.
+#[test]
+fn a_rate_limit_the_conversation_mentions_is_not_retried() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.gemini]\ncommand = \"{}\"\nretry_base_ms = 1\nretries = 1\n",
+        fixture("agents/replay.sh").display()
+    ));
+    let rec = ws.path("rec");
+    let stdout = read("gemini/error-json", ["stdout", "out"]);
+    std::fs::write(
+        rec.with_extension("stderr"),
+        read("gemini/error-json", ["stderr", "err"]),
+    )
+    .unwrap();
+    std::fs::write(rec.with_extension("rc"), "144\n").unwrap();
+    let mentioned = stdout.replace(
+        "Answer in one short sentence.",
+        "Why does it say \\\"code\\\": 429?",
+    );
+    let in_result = stdout.replace("\\\"code\\\":400", "\\\"code\\\":429");
+    for (out, retried) in [(mentioned, false), (in_result, true)] {
+        assert_ne!(out, stdout);
+        std::fs::write(rec.with_extension("stdout"), out).unwrap();
+        let mut cmd = ws.cmd(&["--backend", "gemini", "--no-save", "question"]);
+        cmd.env("REPLAY", &rec);
+        let run = ws.run_cmd(cmd);
+        assert_ne!(run.code(), 0);
+        let err = run.stderr();
+        assert!(err.contains("API key not valid"), "{err}");
+        assert_eq!(err.contains("[retrying gemini"), retried, "{err}");
     }
 }

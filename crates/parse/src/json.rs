@@ -329,14 +329,14 @@ impl JsonFields {
     }
 }
 
+/// How gemini's stream-json wraps an API's error body.
+const API_ERROR: &str = "[API Error: ";
+
 /// An error message that is itself an API's JSON error body passed on as text (gemini's
 /// `{"error":{"message":"{\"error\":{...,\"message\":\"API key not valid...` ) gives the
 /// innermost `error.message` or `message`, also where the body is wrapped as gemini's
 /// stream-json does (`[API Error: {...}]` and, on a 429, a hint after it); any other text is
 /// kept as it is.
-/// How gemini's stream-json wraps an API's error body.
-const API_ERROR: &str = "[API Error: ";
-
 fn inner_message(text: &str) -> String {
     let mut message = text.to_string();
     // Bounded: each level must parse as a smaller JSON object.
@@ -366,6 +366,11 @@ fn inner_message(text: &str) -> String {
 /// lines, stack traces, banners) are skipped, so a JSON error printed after a stack trace is
 /// found too.
 pub fn documents(text: &str) -> Vec<Value> {
+    documents_at(text).into_iter().map(|(_, doc)| doc).collect()
+}
+
+/// [`documents`], each with the text it was read from.
+pub fn documents_at(text: &str) -> Vec<(&str, Value)> {
     let mut docs = Vec::new();
     let mut pos = 0;
     while pos < text.len() {
@@ -375,8 +380,8 @@ pub fn documents(text: &str) -> Vec<Value> {
             let mut stream =
                 serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
             if let Some(Ok(value)) = stream.next() {
-                docs.push(value);
                 let end = start + stream.byte_offset();
+                docs.push((&text[start..end], value));
                 pos = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
                 continue;
             }

@@ -117,6 +117,22 @@ impl Parsers {
         self.parse_text(stdout.into(), stderr, pieces)
     }
 
+    /// What of stdout reports the CLI's error, where `retry_regex` looks (with stderr): with
+    /// JSON output and a `json_error`, the documents in which it reaches a value, not the rest,
+    /// which may hold anything the conversation said (Gemini CLI's stream repeats the prompt,
+    /// Claude Code's holds its own tools' results); else all of stdout.
+    pub fn error_report<'a>(&self, stdout: &'a str) -> Cow<'a, str> {
+        if self.output == OutputFormat::Text || self.json.error.is_none() {
+            return stdout.into();
+        }
+        let docs = json::documents_at(stdout);
+        let reporting = docs
+            .iter()
+            .filter(|(_, doc)| self.json.error(std::slice::from_ref(doc)).is_some());
+        let texts: Vec<&str> = reporting.map(|(text, _)| *text).collect();
+        texts.join("\n").into()
+    }
+
     fn parse_text(&self, stdout: Cow<str>, stderr: &str, mut pieces: String) -> Parsed {
         let (json_text, json_usage, json_error) = match self.output {
             OutputFormat::Text => (None, None, None),
@@ -245,6 +261,25 @@ mod tests {
             ),
             vec![Regex::new("(?m)^Aider v").unwrap()],
         )
+    }
+
+    #[test]
+    fn the_error_report_is_the_documents_json_error_reaches() {
+        let stdout = "{\"type\":\"user\",\"text\":\"why 429?\"}\n\
+                      {\"type\":\"result\",\"error\":{\"message\":\"bad key\",\"code\":400}}\n";
+        let mut p = parsers();
+        // Text output: all of stdout.
+        assert_eq!(p.error_report(stdout), stdout);
+        p.output = OutputFormat::Jsonl;
+        // No json_error: all of it too.
+        assert_eq!(p.error_report(stdout), stdout);
+        p.json.error = Some("[type=result].error".parse().unwrap());
+        assert_eq!(
+            p.error_report(stdout),
+            "{\"type\":\"result\",\"error\":{\"message\":\"bad key\",\"code\":400}}"
+        );
+        // Nothing reported: nothing.
+        assert_eq!(p.error_report("{\"type\":\"result\"}\n"), "");
     }
 
     #[test]

@@ -160,11 +160,20 @@ impl CliBackend {
             Some(_) => OutputStream::StreamedStdout,
             None => OutputStream::Stdout,
         };
+        // The bytes of the lines taken as pieces that were reported as lines (--verbose,
+        // --tail): up to the cap, as the lines kept are.
+        let mut piece_lines = 0;
         let mut stdout_line = |line: &[u8], ended: bool, emit: &mut Emit<'_>| {
             // A piece of the answer is shown, not kept: the answer's own line says it again.
             // Past the room for pieces and the cap, a flood's line costs a copy at most.
             let mut text = None;
             let taken = match streamed.as_mut() {
+                // A line too long to come whole is no piece, and none after it is either,
+                // so that the pieces left in the kept lines follow those taken.
+                Some(s) if !ended => {
+                    s.take_no_more();
+                    None
+                }
                 Some(s) if s.has_room() => {
                     let piece = def.parsers.json.delta(text.insert(def.render.text(line)));
                     piece.filter(|p| s.room_for(p)).map(|p| s.push(&p))
@@ -175,13 +184,19 @@ impl CliBackend {
             if taken.is_none() && streamed.is_some() && !kept.push(line, ended) {
                 return;
             }
+            let report = taken.is_none() || piece_lines + line.len() <= def.max_output_bytes;
+            if taken.is_some() && report {
+                piece_lines += line.len();
+            }
             let text = text.unwrap_or_else(|| def.render.text(line));
             let activity = def.parsers.activity_line(&text);
-            emit(Event::BackendOutput {
-                backend: name.clone(),
-                stream: stdout,
-                line: text,
-            });
+            if report {
+                emit(Event::BackendOutput {
+                    backend: name.clone(),
+                    stream: stdout,
+                    line: text,
+                });
+            }
             if let Some(text) = taken.flatten() {
                 emit(Event::TextDelta {
                     backend: name.clone(),
@@ -280,6 +295,7 @@ impl CliBackend {
         stderr: &str,
     ) -> Option<(String, Option<std::time::Duration>)> {
         let re = self.def.retry_regex.as_ref()?;
+        let stdout = &*self.def.parsers.error_report(stdout);
         let found = [stderr, stdout]
             .into_iter()
             .find_map(|text| re.find_all(text).next().map(|r| text[r].trim().to_string()))?;

@@ -74,6 +74,11 @@ impl Streamed {
         self.room > 0
     }
 
+    /// No piece is taken from now on (a line too long to come whole was read).
+    pub fn take_no_more(&mut self) {
+        self.room = 0;
+    }
+
     /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'
     /// text stays within the room. Once one is not, none after it is either, so that the
     /// pieces left in the kept lines follow those taken (kept as the answer, they stay in

@@ -442,8 +442,8 @@ fn a_stream_many_times_the_cap_is_read_whole() {
 }
 
 /// Past `max_output_bytes` of pieces' text, a piece's line is kept as any other: a flood of
-/// them fills the cap; the stream's last line, where its answer is, is still kept, and the
-/// answer ends with a note of what was dropped. The pieces shown stop within the room.
+/// them fills the cap; the stream's last line, where its answer is, is still kept, and a
+/// notice beside the answer says what was dropped. The pieces shown stop within the room.
 #[test]
 fn a_flood_of_pieces_is_cut_at_the_cap_with_a_note() {
     let ws = stream_backend("max_output_bytes = 200\n");
@@ -460,14 +460,17 @@ fn a_flood_of_pieces_is_cut_at_the_cap_with_a_note() {
     assert!(out.starts_with("word0 word1 "), "{out}");
     let shown = &out[..out.find("\nthe whole answer\n").expect("the answer")];
     assert!(shown.len() <= 200 && !shown.contains("word99"), "{out}");
+    assert!(!out.contains("[output cut"), "{out}");
+    let err = run.stderr();
     assert!(
-        out.contains("[output cut: ") && out.contains("past max_output_bytes (200)]"),
-        "{out}"
+        err.contains("past max_output_bytes (200), all but its last line, where its answer is"),
+        "{err}"
     );
 }
 
 /// Lines that are not pieces (a CLI's own tool results) past `max_output_bytes` are dropped
-/// but the last, where the answer is: the run keeps its answer, noted as cut.
+/// but the last, where the answer is: the run keeps its answer, whole, and a notice beside it
+/// (not in it, where the model would read it in every later turn) says what was dropped.
 #[test]
 fn lines_past_the_cap_keep_the_answers_line() {
     let ws = stream_backend("max_output_bytes = 1000\n");
@@ -480,8 +483,12 @@ fn lines_past_the_cap_keep_the_answers_line() {
     let run = run_plain(&ws);
     run.expect_code(0);
     let out = run.stdout();
-    assert!(out.starts_with("The answer is 42.\n[output cut: "), "{out}");
-    assert_eq!(out.matches("The answer").count(), 1, "{out}");
+    assert_eq!(out, "The answer is 42.\n");
+    let err = run.stderr();
+    assert!(
+        err.contains("dropped past max_output_bytes (1000), all but"),
+        "{err}"
+    );
 }
 
 /// An answer's line longer than `max_output_bytes` cannot be kept: the error says the output
@@ -504,7 +511,7 @@ fn an_answer_line_past_the_cap_fails_and_says_so() {
 
 /// A flood of pieces many times `max_output_bytes` (here 64 MiB of them, at the default cap)
 /// is drained in bounded memory: the pieces shown stop within the cap's room, the lines past
-/// it are dropped but the last, and the answer comes with a note that output was cut.
+/// it are dropped but the last, and a notice says that output was dropped.
 #[test]
 fn a_flood_of_pieces_is_drained_with_bounded_memory() {
     let ws = Workspace::new();
@@ -521,7 +528,7 @@ fn a_flood_of_pieces_is_drained_with_bounded_memory() {
     run.expect_code(0);
     let out = run.stdout();
     assert!(
-        out.contains("\nthe whole answer\n[output cut: "),
+        out.ends_with("\nthe whole answer\n") && run.stderr().contains("all but its last line"),
         "{}",
         &out[out.len().saturating_sub(300)..]
     );

@@ -407,12 +407,17 @@ impl CliBackend {
             }));
         }
         let dropped = finished.stdout.dropped();
-        if dropped > 0 {
-            parsed.text.push_str(&format!(
-                "\n[output cut: {} dropped past max_output_bytes ({})]",
-                crate::plural::count(dropped, "byte was", "bytes were"),
-                def.max_output_bytes
-            ));
+        let cut = format!(
+            "{} dropped past max_output_bytes ({})",
+            crate::plural::count(dropped, "byte was", "bytes were"),
+            def.max_output_bytes
+        );
+        // A stream's answer read from its own line (the last, kept past the cap: Claude
+        // Code's result) is whole: what was dropped (its own tools' results, a flood) is said
+        // beside it, not in it, where the model would read it in every later turn.
+        let answer_whole = streamed.is_some() && def.parsers.json.text.is_some();
+        if dropped > 0 && !answer_whole {
+            parsed.text.push_str(&format!("\n[output cut: {cut}]"));
         }
         // What was shown piece by piece is not shown again: the rest of the answer, if any.
         let clean = |text: &str| def.parsers.clean(text);
@@ -420,6 +425,14 @@ impl CliBackend {
             emit(Event::TextDelta {
                 backend: def.name.clone(),
                 text: rest.into_owned(),
+            });
+        }
+        if dropped > 0 && answer_whole {
+            emit(Event::Notice {
+                message: format!(
+                    "backend `{}`: {cut}, all but its last line, where its answer is",
+                    def.name
+                ),
             });
         }
         let mut raw = RawOutput {

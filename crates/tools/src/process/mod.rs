@@ -1,7 +1,9 @@
 //! Running a child process the way agent-loop needs it, for both CLI backends and the bash
-//! tool: in its own session and process group (no controlling terminal), stdin closed (or fed a prompt), stdout and stderr drained
-//! together so a noisy stderr can never deadlock it, each capped in memory while the child
-//! keeps being drained, and on timeout or cancellation the whole group killed. The run ends
+//! tool: in its own session and process group (no controlling terminal), stdin closed (or
+//! fed a prompt), stdout and stderr drained together so a noisy stderr can never deadlock it,
+//! each capped in memory while the child keeps being drained (or stdout handed whole to a
+//! caller that keeps it under its own bound: `Spec::keep_stdout`), and on timeout or
+//! cancellation the whole group killed. The run ends
 //! when the child exits, even if something it started in the background still holds its pipes.
 
 mod ahead;

@@ -252,12 +252,15 @@ if [ -x "$claude_dir/node_modules/.bin/claude" ]; then
   while [ ! -s "$work/claude-port" ]; do sleep 0.05; done
   mkdir -p "$work/claude-home"
   ask="What is six times seven? Answer in one short sentence."
+  # The preset's own arguments, read from backends.toml, so the pair follows the preset.
+  claude_cmd=$(python3 scripts/record-fixtures/preset.py args claude |
+    python3 -c 'import shlex, sys; print(shlex.join(["claude"] + sys.stdin.read().split("\n")[:-1]))')
   read -r claude_alone claude_loop < <(
     HOME="$work/claude-home" PATH="$claude_dir/node_modules/.bin:$PATH" \
     ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/claude-port")" ANTHROPIC_API_KEY=mock-key \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
     DISABLE_ERROR_REPORTING=1 RUNS=${CLAUDE_RUNS:-30} ROUNDS=4 \
-    paired_ms "claude -p --output-format stream-json --verbose --include-partial-messages --tools '' --strict-mcp-config '$ask'" \
+    paired_ms "$claude_cmd '$ask'" \
       "$bin --no-save --backend claude --display plain '$ask'")
   kill "$claude_mock" 2>/dev/null || true
   claude_row="| the same against a real CLI turn, Claude Code 2.1.197 (\`claude -p\`) against a local mock | $(python3 -c "import sys; a,b=map(float,sys.argv[1:]); print('%.1f %% (%.0f against %.0f ms)' % ((b-a)/a*100, b, a))" "$claude_alone" "$claude_loop") | ≤ 2 % |"

@@ -461,3 +461,22 @@ fn an_agent_clis_stdout_is_read_on_a_thread_of_its_own() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "1\n");
 }
+
+/// And its stdout pipe takes what the system lets a user's pipe take (1 MiB by Linux's
+/// default, not 64 KiB): an answer that fits is never lost, however late it is read.
+#[test]
+fn an_agent_clis_stdout_pipe_takes_a_whole_answer() {
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65536);
+    let ws = Workspace::new();
+    // F_GETPIPE_SZ of its stdout.
+    ws.add_config(
+        "[backends.peek]\ncommand = \"python3\"\n\
+         args = ['-c', 'import fcntl; print(fcntl.fcntl(1, 1032))']\n",
+    );
+    let run = ws.run(&["--backend", "peek", "--no-save", "size"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), format!("{}\n", max.min(1 << 20)));
+}

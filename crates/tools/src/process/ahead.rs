@@ -5,15 +5,24 @@
 //! reader does work for every line (a piece parsed and shown, a line written as a record to a
 //! `--output jsonl` reader that may be slow), so it reads here, on a thread the async runtime
 //! (one thread) cannot hold up, into a queue bounded so that a flood still waits for the
-//! caller, as it would at the pipe.
+//! caller, as it would at the pipe. And the pipe itself is made as big as the system lets a
+//! user make one (Linux's default: 1 MiB, not 64 KiB): a thread too can lag on a loaded phone,
+//! while a pipe that takes the whole answer at once loses none of it however late it is read.
+//! Real Claude Code, its JSON answer of 270 KB, a reader that read nothing until it exited:
+//! 64 KiB of it arrived with the default pipe, all of it with 1 MiB.
 
 use std::io::Read;
 
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc::{channel, Receiver};
 
-/// Reads queued ahead of the caller, at most this many (each at most a pipe's worth, 64 KiB).
+/// Reads queued ahead of the caller, at most this many (each at most a read's worth, 64 KiB).
 const QUEUED: usize = 32;
+
+/// The size asked for a pipe read ahead: Linux's default bound for an unprivileged user
+/// (/proc/sys/fs/pipe-max-size). Past a user's own limit on pipe memory the system refuses,
+/// and the pipe keeps its size.
+const PIPE_SIZE: usize = 1 << 20;
 
 /// Where a child's stdout is read from.
 pub enum Stdout {
@@ -29,6 +38,8 @@ impl Stdout {
         if !ahead {
             return Ok(Stdout::Pipe(pipe));
         }
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let _ = rustix::pipe::fcntl_setpipe_size(&pipe, PIPE_SIZE);
         let mut file = std::fs::File::from(pipe.into_owned_fd()?);
         let (tx, rx) = channel(QUEUED);
         std::thread::Builder::new()

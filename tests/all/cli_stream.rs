@@ -33,14 +33,15 @@ fn stream_backend(extra: &str) -> Workspace {
 
 /// A task run on `stream` with `--display plain`, to its end.
 fn run_plain(ws: &Workspace) -> crate::common::Run {
-    ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--display",
-        "plain",
-        "q",
-    ])
+    run_plain_with(ws, &[])
+}
+
+/// [`run_plain`] with `flags` too.
+fn run_plain_with(ws: &Workspace, flags: &[&str]) -> crate::common::Run {
+    let mut args = vec!["--no-save", "--backend", "stream", "--display", "plain"];
+    args.extend(flags);
+    args.push("q");
+    ws.run(&args)
 }
 
 /// A backend `stream` on the fake agent, with a gate before its first run's second part.
@@ -340,15 +341,7 @@ fn verbose_shows_the_clis_lines_beside_the_pieces() {
     let ws = stream_backend("");
     ws.fake_file("head.1", delta("The answer"));
     ws.fake_file("tail.1", delta(" is 42.") + &result("The answer is 42."));
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--verbose",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain_with(&ws, &["--verbose"]);
     run.expect_code(0);
     let (out, err) = (run.stdout(), run.stderr());
     assert!(out.starts_with("The answer is 42."), "{out}");
@@ -380,15 +373,7 @@ fn verbose_reports_piece_lines_up_to_the_cap() {
     let answer: String = (0..200).map(|i| format!("{}", i % 10)).collect();
     ws.fake_file("head.1", lines);
     ws.fake_file("tail.1", result(&answer));
-    let run = ws.run(&[
-        "--no-save",
-        "--backend",
-        "stream",
-        "--verbose",
-        "--display",
-        "plain",
-        "q",
-    ]);
+    let run = run_plain_with(&ws, &["--verbose"]);
     run.expect_code(0);
     assert_eq!(run.stdout().trim_end(), answer);
     let err = run.stderr();
@@ -463,7 +448,7 @@ fn a_flood_of_pieces_is_cut_at_the_cap_with_a_note() {
     assert!(!out.contains("[output cut"), "{out}");
     let err = run.stderr();
     assert!(
-        err.contains("past max_output_bytes (200), all but its last line, where its answer is"),
+        err.contains("past max_output_bytes (200); its last line, the answer, kept"),
         "{err}"
     );
 }
@@ -486,8 +471,50 @@ fn lines_past_the_cap_keep_the_answers_line() {
     assert_eq!(out, "The answer is 42.\n");
     let err = run.stderr();
     assert!(
-        err.contains("dropped past max_output_bytes (1000), all but"),
+        err.contains("dropped past max_output_bytes (1000); its last line"),
         "{err}"
+    );
+    // A script reading --output jsonl gets it as a record of its own (the fake agent's
+    // second run is its first again: the same files).
+    ws.fake_file(
+        "head.2",
+        delta("The answer") + &format!("{tool_result}\n").repeat(30),
+    );
+    ws.fake_file("tail.2", delta(" is 42.") + &result("The answer is 42."));
+    let cmd = ws.cmd(&["--no-save", "--backend", "stream", "--output", "jsonl", "q"]);
+    let records = Records::run(cmd);
+    let notice = records.of("notice");
+    assert_eq!(notice.len(), 1, "{:?}", records.of("assistant_message"));
+    assert_eq!(notice[0]["level"], "warn");
+    assert!(notice[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("the answer, kept"));
+}
+
+/// An answer read from several lines (`json_text` reaching more than the last) that lost one
+/// in the middle past the cap says so in it, as any answer cut does: only one read from the
+/// last line alone, kept whole, gets the notice beside it instead.
+#[test]
+fn an_answer_that_lost_a_line_past_the_cap_says_so_in_it() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.stream]\ncommand = '{}'\noutput = \"jsonl\"\n\
+         json_text = \"[type=msg].text\"\njson_text_delta = \"[type=delta].text\"\n\
+         max_output_bytes = 1000\n",
+        fixture("agents/streaming.sh").display()
+    ));
+    let msg = |text: &str| format!("{}\n", serde_json::json!({ "type": "msg", "text": text }));
+    let tool_result = serde_json::json!({ "type": "user", "text": "x".repeat(200) });
+    let middle = format!("{tool_result}\n").repeat(30);
+    ws.fake_file("head.1", msg("Part one.") + &middle + &msg("Part two."));
+    ws.fake_file("tail.1", msg("Part three."));
+    let run = run_plain(&ws);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.starts_with("Part one.\nPart three.\n[output cut: "),
+        "{out}"
     );
 }
 
@@ -528,7 +555,7 @@ fn a_flood_of_pieces_is_drained_with_bounded_memory() {
     run.expect_code(0);
     let out = run.stdout();
     assert!(
-        out.ends_with("\nthe whole answer\n") && run.stderr().contains("all but its last line"),
+        out.ends_with("\nthe whole answer\n") && run.stderr().contains("its last line, the answer"),
         "{}",
         &out[out.len().saturating_sub(300)..]
     );

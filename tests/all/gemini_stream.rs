@@ -104,3 +104,33 @@ fn plain_run(ws: &crate::common::Workspace, backend: &str) -> crate::common::Run
     run.expect_code(0);
     run
 }
+
+/// A prompt longer than a read (past 64 KiB) that Gemini CLI repeats on its second line is
+/// read whole, within `max_output_bytes`, and told from a piece: the pieces after it still
+/// show one by one. A prompt past the cap comes in parts and is dropped whole: the pieces
+/// still show, and the answer says output was cut.
+#[test]
+fn a_long_prompt_repeated_on_the_stream_leaves_the_pieces_streaming() {
+    let recorded = std::fs::read_to_string(crate::common::fixture("gemini/json.stdout")).unwrap();
+    let prompt = "What is six times seven? Answer in one short sentence.";
+    let long = recorded.replacen(prompt, &"context ".repeat(25_000), 1);
+    for (cap, cut) in [("", false), ("max_output_bytes = 100000\n", true)] {
+        let ws = crate::common::Workspace::new();
+        ws.config(&format!(
+            "[backends.gemini]\ncommand = '{}'\n{cap}",
+            crate::common::fixture("agents/streaming.sh").display()
+        ));
+        ws.fake_file("head.1", &long);
+        ws.fake_file("tail.1", "");
+        let cmd = ws.cmd(&["--no-save", "--backend", "gemini", "--output", "jsonl", "q"]);
+        let records = crate::cli_stream::Records::run(cmd);
+        assert_eq!(
+            records.pieces()[..4],
+            ["The", " answer", " is", " 42."],
+            "{cap}"
+        );
+        let answer = records.of("assistant_message")[0]["text"].as_str().unwrap();
+        assert!(answer.starts_with("The answer is 42."), "{cap}: {answer}");
+        assert_eq!(answer.contains("[output cut: "), cut, "{cap}: {answer}");
+    }
+}

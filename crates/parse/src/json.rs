@@ -269,6 +269,20 @@ impl JsonFields {
         (!piece.is_empty()).then_some(piece)
     }
 
+    /// Whether one line of a stream may hold some of the answer: the text path reaches a
+    /// string in it, or it looks like JSON but cannot be read whole (a part of a line).
+    pub fn may_hold_text(&self, line: &[u8]) -> bool {
+        let Some(path) = &self.text else { return false };
+        let line = line.trim_ascii_start();
+        if !line.starts_with(b"{") {
+            return false;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(doc) => path.select(&doc).iter().any(|v| v.is_string()),
+            Err(_) => true,
+        }
+    }
+
     /// The answer: every string the text path reaches, joined with newlines; without a text
     /// path, the pieces `json_text_delta` reaches, joined as they came (a stream that never
     /// says its answer whole, Gemini CLI's).
@@ -369,8 +383,8 @@ pub fn documents(text: &str) -> Vec<Value> {
     documents_at(text).into_iter().map(|(_, doc)| doc).collect()
 }
 
-/// [`documents`], each with the text it was read from.
-pub fn documents_at(text: &str) -> Vec<(&str, Value)> {
+/// [`documents`], each with where in `text` it was read from.
+pub fn documents_at(text: &str) -> Vec<(std::ops::Range<usize>, Value)> {
     let mut docs = Vec::new();
     let mut pos = 0;
     while pos < text.len() {
@@ -381,7 +395,7 @@ pub fn documents_at(text: &str) -> Vec<(&str, Value)> {
                 serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
             if let Some(Ok(value)) = stream.next() {
                 let end = start + stream.byte_offset();
-                docs.push((&text[start..end], value));
+                docs.push((start..end, value));
                 pos = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
                 continue;
             }

@@ -118,19 +118,24 @@ impl Parsers {
     }
 
     /// What of stdout reports the CLI's error, where `retry_regex` looks (with stderr): with
-    /// JSON output and a `json_error`, the documents in which it reaches a value, not the rest,
-    /// which may hold anything the conversation said (Gemini CLI's stream repeats the prompt,
-    /// Claude Code's holds its own tools' results); else all of stdout.
+    /// JSON output and a `json_error`, stdout without the documents in which it reaches
+    /// nothing, which may hold anything the conversation said (Gemini CLI's stream repeats
+    /// the prompt, Claude Code's holds its own tools' results); the text between them (a
+    /// plain error, a stack trace) stays. Else all of stdout.
     pub fn error_report<'a>(&self, stdout: &'a str) -> Cow<'a, str> {
         if self.output == OutputFormat::Text || self.json.error.is_none() {
             return stdout.into();
         }
-        let docs = json::documents_at(stdout);
-        let reporting = docs
-            .iter()
-            .filter(|(_, doc)| self.json.error(std::slice::from_ref(doc)).is_some());
-        let texts: Vec<&str> = reporting.map(|(text, _)| *text).collect();
-        texts.join("\n").into()
+        let mut report = String::new();
+        let mut from = 0;
+        for (at, doc) in json::documents_at(stdout) {
+            if self.json.error(std::slice::from_ref(&doc)).is_none() {
+                report.push_str(&stdout[from..at.start]);
+                from = at.end;
+            }
+        }
+        report.push_str(&stdout[from..]);
+        report.into()
     }
 
     fn parse_text(&self, stdout: Cow<str>, stderr: &str, mut pieces: String) -> Parsed {
@@ -265,7 +270,7 @@ mod tests {
 
     #[test]
     fn the_error_report_is_the_documents_json_error_reaches() {
-        let stdout = "{\"type\":\"user\",\"text\":\"why 429?\"}\n\
+        let stdout = "{\"type\":\"user\",\"text\":\"why 429?\"}\nError: HTTP 503\n\
                       {\"type\":\"result\",\"error\":{\"message\":\"bad key\",\"code\":400}}\n";
         let mut p = parsers();
         // Text output: all of stdout.
@@ -274,12 +279,13 @@ mod tests {
         // No json_error: all of it too.
         assert_eq!(p.error_report(stdout), stdout);
         p.json.error = Some("[type=result].error".parse().unwrap());
+        // The user's line left out; a plain error between the documents stays.
         assert_eq!(
             p.error_report(stdout),
-            "{\"type\":\"result\",\"error\":{\"message\":\"bad key\",\"code\":400}}"
+            "\nError: HTTP 503\n{\"type\":\"result\",\"error\":{\"message\":\"bad key\",\"code\":400}}\n"
         );
-        // Nothing reported: nothing.
-        assert_eq!(p.error_report("{\"type\":\"result\"}\n"), "");
+        // Nothing reported: nothing but the line end.
+        assert_eq!(p.error_report("{\"type\":\"result\"}\n"), "\n");
     }
 
     #[test]

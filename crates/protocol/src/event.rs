@@ -240,10 +240,14 @@ pub enum Event {
     /// replaced by trimming, a memory file that cannot be read.
     #[serde(skip)]
     ContextNotice { message: String },
-    /// Something about the session the user should know that is no error of the turn: the
-    /// session's log cannot be written, the conversation goes on.
-    #[serde(skip)]
-    Notice { message: String },
+    /// Something the user should know that is no error of the turn: the session's log cannot
+    /// be written (the conversation goes on); a stream's output dropped past
+    /// `max_output_bytes`, its answer whole.
+    #[serde(rename = "notice")]
+    Notice {
+        #[serde(rename = "text")]
+        message: String,
+    },
     #[serde(rename = "turn_end")]
     TurnFinished {
         #[serde(skip)]
@@ -346,9 +350,10 @@ impl Event {
         match self {
             Event::TurnStarted { .. } => "user",
             Event::ToolResult { .. } | Event::ToolProgress { .. } | Event::ToolLog { .. } => "tool",
-            Event::Error { .. } | Event::TurnFinished { .. } | Event::RateLimitWait { .. } => {
-                "system"
-            }
+            Event::Error { .. }
+            | Event::TurnFinished { .. }
+            | Event::RateLimitWait { .. }
+            | Event::Notice { .. } => "system",
             _ => "assistant",
         }
     }
@@ -360,7 +365,8 @@ impl Event {
             Event::Error { .. } => "error",
             Event::TurnFinished { ok: false, .. }
             | Event::ToolResult { ok: false, .. }
-            | Event::CutShort { .. } => "warn",
+            | Event::CutShort { .. }
+            | Event::Notice { .. } => "warn",
             Event::ToolLog { level, .. } => match level.as_str() {
                 "warning" => "warn",
                 "error" | "critical" | "alert" | "emergency" => "error",

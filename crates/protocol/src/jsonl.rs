@@ -36,7 +36,7 @@ pub const COMMON: [&str; 9] = [
 ];
 
 /// Every kind of record (`event`), who acts in it (`actor`), and its own keys.
-pub const SCHEMA: [(&str, &str, &[&str]); 21] = [
+pub const SCHEMA: [(&str, &str, &[&str]); 22] = [
     ("session_start", "system", &["session"]),
     ("session_clear", "user", &["session"]),
     ("user_message", "user", &["text", "images"]),
@@ -87,6 +87,7 @@ pub const SCHEMA: [(&str, &str, &[&str]); 21] = [
         ],
     ),
     ("error", "system", &["error"]),
+    ("notice", "system", &["text"]),
     ("turn_end", "system", &["ok", "iterations"]),
     ("rate_limit_wait", "system", &["wait_ms", "limit"]),
     ("backend_output", "system", &["raw"]),

@@ -54,10 +54,11 @@ impl Usage {
     /// `candidates`, `thinking_in_output = false`): adds them to the output, so that output is
     /// every token generated, as the other backends count it and as it is billed. Not given
     /// apart, they are what the total holds past input and output (Gemini CLI's stream-json
-    /// has a total that counts them and no count of its own). A total that holds nothing past
-    /// input and output says the output already counts them: Qwen Code gives an
-    /// OpenAI-compatible provider's `completion_tokens` as its `candidates`, reasoning included,
-    /// and the same count again as its thoughts.
+    /// has a total that counts them and no count of its own). A total that holds fewer tokens
+    /// past input and output than the thinking count says the output already counts them
+    /// (Qwen Code gives an OpenAI-compatible provider's `completion_tokens` as its
+    /// `candidates`, reasoning included, and the same count again as its thoughts): they are
+    /// not added again.
     pub fn with_thinking_in_output(mut self) -> Self {
         let past = self.total_past_input_and_output();
         if self.thinking.is_none() {
@@ -84,5 +85,32 @@ impl Usage {
             self.cost = Some((input * p.input_per_mtok + output * p.output_per_mtok) / 1e6);
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(total: u64, thinking: u64) -> Usage {
+        Usage {
+            input: Some(100),
+            output: Some(20),
+            total: Some(total),
+            thinking: Some(thinking),
+            ..Usage::default()
+        }
+        .with_thinking_in_output()
+    }
+
+    #[test]
+    fn thinking_is_added_unless_the_total_shows_it_in_the_output() {
+        // The total holds them past input and output: apart, added.
+        assert_eq!(usage(132, 12).output, Some(32));
+        assert_eq!(usage(140, 12).output, Some(32));
+        // It holds fewer (none, or a few of something else): already in the output.
+        assert_eq!(usage(120, 12).output, Some(20));
+        assert_eq!(usage(123, 12).output, Some(20));
+        assert_eq!(usage(123, 12).thinking, Some(12));
     }
 }

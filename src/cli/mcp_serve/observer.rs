@@ -172,6 +172,7 @@ impl Observer for CallObserver {
                 self.note(&text);
             }
             Event::CutShort { reason, .. } => self.cut = Some(*reason),
+            Event::Notice { message } => self.note(message),
             Event::Usage { usage, .. } => {
                 if let Some(cost) = usage.cost {
                     *self.cost.get_or_insert(0.0) += cost;

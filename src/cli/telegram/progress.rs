@@ -81,6 +81,7 @@ impl Observer for Progress {
                 reason,
                 ..
             } => format!("retrying ({retry}/{retries}): {reason}"),
+            Event::Notice { message } => message.clone(),
             _ => return,
         };
         let line = match line.char_indices().nth(LINE_CHARS) {

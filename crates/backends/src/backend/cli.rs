@@ -147,7 +147,13 @@ impl CliBackend {
         };
         let mut kept = Kept::new(def.max_output_bytes);
         let name = def.name.clone();
-        let mut out_lines = LineSplitter::default();
+        // A stream's lines are read whole up to the cap (one pending at most), so that one
+        // longer than a read (Gemini CLI repeats the whole prompt on its second line) is still
+        // told from a piece.
+        let mut out_lines = match streamed {
+            Some(_) => LineSplitter::with_limit(def.max_output_bytes),
+            None => LineSplitter::default(),
+        };
         let mut err_lines = LineSplitter::default();
         let line_event = |stream: OutputStream, line: &[u8]| Event::BackendOutput {
             backend: name.clone(),
@@ -168,12 +174,9 @@ impl CliBackend {
             // Past the room for pieces and the cap, a flood's line costs a copy at most.
             let mut text = None;
             let taken = match streamed.as_mut() {
-                // A line too long to come whole is no piece, and none after it is either,
-                // so that the pieces left in the kept lines follow those taken.
-                Some(s) if !ended => {
-                    s.take_no_more();
-                    None
-                }
+                // A line longer than the cap comes in parts: no piece, and dropped whole
+                // (kept.rs), so nothing of it comes after the pieces taken.
+                Some(_) if !ended && line.len() > def.max_output_bytes => None,
                 Some(s) if s.has_room() => {
                     let piece = def.parsers.json.delta(text.insert(def.render.text(line)));
                     piece.filter(|p| s.room_for(p)).map(|p| s.push(&p))
@@ -181,7 +184,8 @@ impl CliBackend {
                 _ => None,
             };
             // Past the cap a line is only kept, as `process::run` does: no events.
-            if taken.is_none() && streamed.is_some() && !kept.push(line, ended) {
+            let reaches_text = |l: &[u8]| def.parsers.json.may_hold_text(l);
+            if taken.is_none() && streamed.is_some() && !kept.push(line, ended, &reaches_text) {
                 return;
             }
             let report = taken.is_none() || piece_lines + line.len() <= def.max_output_bytes;
@@ -230,6 +234,9 @@ impl CliBackend {
         }
         .map_err(|e| self.spawn_error(e))?;
         out_lines.finish(&mut |l| stdout_line(l, false, emit));
+        if let Some(s) = streamed.as_mut().filter(|_| kept.text_dropped()) {
+            s.text_dropped();
+        }
         if !spec.keep_stdout {
             finished.stdout = kept.into_capture();
         }
@@ -415,7 +422,8 @@ impl CliBackend {
         // A stream's answer read from its own line (the last, kept past the cap: Claude
         // Code's result) is whole: what was dropped (its own tools' results, a flood) is said
         // beside it, not in it, where the model would read it in every later turn.
-        let answer_whole = streamed.is_some() && def.parsers.json.text.is_some();
+        let answer_whole =
+            def.parsers.json.text.is_some() && streamed.as_ref().is_some_and(|s| !s.lost_text());
         if dropped > 0 && !answer_whole {
             parsed.text.push_str(&format!("\n[output cut: {cut}]"));
         }
@@ -430,7 +438,7 @@ impl CliBackend {
         if dropped > 0 && answer_whole {
             emit(Event::Notice {
                 message: format!(
-                    "backend `{}`: {cut}, all but its last line, where its answer is",
+                    "backend `{}`: {cut}; its last line, the answer, kept",
                     def.name
                 ),
             });

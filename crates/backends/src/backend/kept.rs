@@ -23,6 +23,8 @@ pub struct Kept {
     ended: bool,
     cap: usize,
     dropped: u64,
+    /// A line dropped may have held some of the answer (`reaches_text` said so).
+    text_dropped: bool,
 }
 
 impl Kept {
@@ -36,13 +38,16 @@ impl Kept {
             ended: true,
             cap,
             dropped: 0,
+            text_dropped: false,
         }
     }
 
     /// Keeps a line, or a part of one when `ended` is false (a line past the splitter's
     /// bound comes in parts). Whether it went into the head: past it a line is only kept,
-    /// not reported, as `process::run` does past its cap.
-    pub fn push(&mut self, part: &[u8], ended: bool) -> bool {
+    /// not reported, as `process::run` does past its cap. `reaches_text`: whether a whole
+    /// line may hold some of the answer, asked of each line dropped (a part of one too long to
+    /// keep is asked of its start).
+    pub fn push(&mut self, part: &[u8], ended: bool, reaches_text: &dyn Fn(&[u8]) -> bool) -> bool {
         let starts = std::mem::replace(&mut self.ended, ended);
         let newline = usize::from(ended);
         if !self.full {
@@ -60,10 +65,19 @@ impl Kept {
         }
         if starts {
             self.dropped += self.tail.len() as u64;
+            self.text_dropped |= !self.tail.is_empty() && reaches_text(&self.tail);
             self.tail.clear();
             self.tail_over = false;
         }
         if self.tail_over || self.tail.len() + part.len() + newline > self.cap {
+            if !self.tail_over {
+                let start = if self.tail.is_empty() {
+                    part
+                } else {
+                    &self.tail
+                };
+                self.text_dropped |= reaches_text(start);
+            }
             self.dropped += (self.tail.len() + part.len() + newline) as u64;
             self.tail.clear();
             self.tail_over = true;
@@ -72,6 +86,11 @@ impl Kept {
         self.tail.extend_from_slice(part);
         self.tail.extend_from_slice(&b"\n"[..newline]);
         false
+    }
+
+    /// Whether a line dropped may have held some of the answer.
+    pub fn text_dropped(&self) -> bool {
+        self.text_dropped
     }
 
     /// What was kept, the last line after the head, and how many bytes were dropped.
@@ -88,7 +107,7 @@ mod tests {
     fn kept(cap: usize, parts: &[(&str, bool)]) -> (String, u64) {
         let mut k = Kept::new(cap);
         for (part, ended) in parts {
-            k.push(part.as_bytes(), *ended);
+            k.push(part.as_bytes(), *ended, &|_| false);
         }
         let c = k.into_capture();
         (String::from_utf8(c.bytes().to_vec()).unwrap(), c.dropped())

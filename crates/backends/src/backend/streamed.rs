@@ -37,6 +37,8 @@ pub struct Streamed {
     /// Every piece taken, when they are the answer (no `json_text`: Gemini CLI's stream
     /// never says its answer whole); within the room, as the pieces are.
     pieces: Option<String>,
+    /// A line dropped past the cap may have held some of the answer (`json_text`).
+    lost_text: bool,
 }
 
 impl Streamed {
@@ -55,6 +57,7 @@ impl Streamed {
             stopped: false,
             room,
             pieces: None,
+            lost_text: false,
         })
     }
 
@@ -74,9 +77,15 @@ impl Streamed {
         self.room > 0
     }
 
-    /// No piece is taken from now on (a line too long to come whole was read).
-    pub fn take_no_more(&mut self) {
-        self.room = 0;
+    /// A line dropped past the cap may have held some of the answer.
+    pub fn text_dropped(&mut self) {
+        self.lost_text = true;
+    }
+
+    /// Whether a line dropped past the cap may have held some of the answer: if not, an
+    /// answer read from the lines kept is whole.
+    pub fn lost_text(&self) -> bool {
+        self.lost_text
     }
 
     /// Whether `piece` is taken (given to `push`, its line not kept): while the pieces'

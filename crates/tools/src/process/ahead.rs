@@ -7,9 +7,9 @@
 //! (one thread) cannot hold up, into a queue bounded so that a flood still waits for the
 //! caller, as it would at the pipe. And the pipe itself is made as big as the system lets a
 //! user make one (Linux's default: 1 MiB, not 64 KiB): a thread too can lag on a loaded phone,
-//! while a pipe that takes the whole answer at once loses none of it however late it is read.
-//! Real Claude Code, its JSON answer of 270 KB, a reader that read nothing until it exited:
-//! 64 KiB of it arrived with the default pipe, all of it with 1 MiB.
+//! while a pipe that takes the whole answer at once loses none of it however late it is read
+//! (tried with real Claude Code and agent-loop stopped until it had exited: the commit that
+//! made the pipe bigger says with what).
 
 use std::io::Read;
 
@@ -20,8 +20,7 @@ use tokio::sync::mpsc::{channel, Receiver};
 const QUEUED: usize = 32;
 
 /// The size asked for a pipe read ahead: Linux's default bound for an unprivileged user
-/// (/proc/sys/fs/pipe-max-size). Past a user's own limit on pipe memory the system refuses,
-/// and the pipe keeps its size.
+/// (/proc/sys/fs/pipe-max-size).
 const PIPE_SIZE: usize = 1 << 20;
 
 /// Where a child's stdout is read from.
@@ -39,7 +38,7 @@ impl Stdout {
             return Ok(Stdout::Pipe(pipe));
         }
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        let _ = rustix::pipe::fcntl_setpipe_size(&pipe, PIPE_SIZE);
+        enlarge(&pipe);
         let mut file = std::fs::File::from(pipe.into_owned_fd()?);
         let (tx, rx) = channel(QUEUED);
         std::thread::Builder::new()
@@ -57,6 +56,14 @@ impl Stdout {
         Ok(Stdout::Ahead(rx))
     }
 
+    /// The most the pipe and the queue ahead of the caller can hold.
+    pub fn most_held(&self) -> usize {
+        match self {
+            Stdout::Pipe(_) => super::PIPE_BUF_DEFAULT,
+            Stdout::Ahead(_) => PIPE_SIZE + QUEUED * super::CHUNK,
+        }
+    }
+
     /// The next bytes into `buf` (replacing what it held): how many, 0 at the end. As
     /// cancel-safe as `read`.
     pub async fn read(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
@@ -66,6 +73,18 @@ impl Stdout {
                 *buf = rx.recv().await.unwrap_or_default();
                 Ok(buf.len())
             }
+        }
+    }
+}
+
+/// Makes `pipe` take [`PIPE_SIZE`], or the system's bound for a user's pipe where that is
+/// lower; past a user's own limit on pipe memory it keeps its size.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn enlarge(pipe: &impl std::os::fd::AsFd) {
+    if rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE).is_err() {
+        let bound = std::fs::read_to_string("/proc/sys/fs/pipe-max-size");
+        if let Some(size) = bound.ok().and_then(|s| s.trim().parse::<usize>().ok()) {
+            let _ = rustix::pipe::fcntl_setpipe_size(pipe, size.min(PIPE_SIZE));
         }
     }
 }

@@ -28,8 +28,13 @@ use tokio::process::Command;
 /// How much is read from a pipe at a time.
 const CHUNK: usize = 64 * 1024;
 
-/// How long the pipes are still drained after the child exited. Output it wrote is already in
-/// the pipe; only something it left running can keep them open, and its group is then killed.
+/// What a pipe holds unless it was made bigger (Linux's default).
+const PIPE_BUF_DEFAULT: usize = 64 * 1024;
+
+/// How long the pipes are still drained after the child exited with nothing read. Output it
+/// wrote is already in the pipe (or read ahead): while that much comes, the wait starts again,
+/// however slowly the caller takes it; only something it left running can keep them open past
+/// that, and its group is then killed.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// What to run and how.
@@ -163,6 +168,18 @@ pub async fn run(
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick_every, tick_every);
     let mut status = None;
     let mut timed_out = false;
+    // What the pipes and the queue ahead could hold when the child exited, and how much of it
+    // has been read since.
+    let backlog = out_pipe.most_held() + PIPE_BUF_DEFAULT;
+    let mut read_after_exit = 0;
+    let mut after_exit = |n: usize, grace: std::pin::Pin<&mut tokio::time::Sleep>, exited: bool| {
+        if exited {
+            read_after_exit += n;
+            if read_after_exit <= backlog {
+                grace.reset(tokio::time::Instant::now() + PIPE_GRACE);
+            }
+        }
+    };
     while out_open || err_open || status.is_none() {
         // Every branch is cancel-safe: a read or wait not chosen loses nothing.
         tokio::select! {
@@ -173,6 +190,7 @@ pub async fn run(
             n = out_pipe.read(&mut out_buf), if out_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
+                    after_exit(n, grace.as_mut(), status.is_some());
                     // Past the cap, output is only counted: no events, no lines, no log
                     // records for what is not kept, so draining runs at pipe speed.
                     let kept = match spec.keep_stdout {
@@ -188,6 +206,7 @@ pub async fn run(
             n = read_chunk(&mut err_pipe, &mut err_buf), if err_open => match n {
                 Ok(n) if n > 0 => {
                     report_start(fed, &mut reported, progress);
+                    after_exit(n, grace.as_mut(), status.is_some());
                     let kept = stderr.push(&err_buf);
                     if kept > 0 {
                         progress(Progress::Stderr(&err_buf[..kept]));

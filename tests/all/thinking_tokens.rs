@@ -136,3 +136,23 @@ fn thinking_already_in_the_output_by_the_total_is_not_added_again() {
     assert_eq!(usage["thinking_tokens"], 12, "{}", usage);
     assert_eq!(usage["output_tokens"], 20, "{}", usage);
 }
+
+/// opencode 1.18.33 counts reasoning apart from its output (`output` 4 and `reasoning` 5 of
+/// the mock's 9 completion tokens, recorded in fixtures/opencode/reasoning): its preset adds
+/// them, so the output is every token generated, as billed.
+#[test]
+fn the_opencode_preset_adds_its_reasoning_to_the_output() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.opencode]\ncommand = \"{}\"\ntimeout_s = 300\n",
+        fixture("agents/replay.sh").display()
+    ));
+    let mut cmd = ws.cmd(&["--backend", "opencode", "--no-save", "--output", "jsonl", "hi"]);
+    cmd.env("REPLAY", fixture("opencode/reasoning"));
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let usage = usage_records(&run.stdout());
+    assert_eq!(usage.len(), 1, "{}", run.stdout());
+    assert_eq!(usage[0]["output_tokens"], 9, "{}", usage[0]);
+    assert_eq!(usage[0]["thinking_tokens"], 5, "{}", usage[0]);
+}

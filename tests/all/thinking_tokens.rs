@@ -147,7 +147,14 @@ fn the_opencode_preset_adds_its_reasoning_to_the_output() {
         "\n[backends.opencode]\ncommand = \"{}\"\ntimeout_s = 300\n",
         fixture("agents/replay.sh").display()
     ));
-    let mut cmd = ws.cmd(&["--backend", "opencode", "--no-save", "--output", "jsonl", "hi"]);
+    let mut cmd = ws.cmd(&[
+        "--backend",
+        "opencode",
+        "--no-save",
+        "--output",
+        "jsonl",
+        "hi",
+    ]);
     cmd.env("REPLAY", fixture("opencode/reasoning"));
     let run = ws.run_cmd(cmd);
     run.expect_code(0);

@@ -11,8 +11,6 @@
 //! (tried with real Claude Code and agent-loop stopped until it had exited: the commit that
 //! made the pipe bigger says with what).
 
-use std::io::Read;
-
 use tokio::process::ChildStdout;
 use tokio::sync::mpsc::{channel, Receiver};
 
@@ -39,16 +37,20 @@ impl Stdout {
         }
         #[cfg(any(target_os = "linux", target_os = "android"))]
         enlarge(&pipe);
-        let mut file = std::fs::File::from(pipe.into_owned_fd()?);
+        let file = std::fs::File::from(pipe.into_owned_fd()?);
         let (tx, rx) = channel(QUEUED);
         std::thread::Builder::new()
             .name("child-stdout".into())
             .spawn(move || {
-                let mut buf = vec![0u8; super::CHUNK];
+                // Read into capacity never written before: only what a read fills is touched
+                // (a zeroed buffer cost each run its whole size in memory at once).
+                let mut buf = Vec::with_capacity(super::CHUNK);
                 // Ends at the end of the pipe, on an error, or when the run no longer reads.
                 while readable(&file, || tx.is_closed()) {
-                    match file.read(&mut buf) {
-                        Ok(n @ 1..) if tx.blocking_send(buf[..n].to_vec()).is_ok() => {}
+                    buf.clear();
+                    match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
+                        Err(rustix::io::Errno::INTR) => {}
+                        Ok(1..) if tx.blocking_send(buf.clone()).is_ok() => {}
                         _ => break,
                     }
                 }

@@ -414,17 +414,19 @@ impl CliBackend {
             }));
         }
         let dropped = finished.stdout.dropped();
-        let cut = format!(
-            "{} dropped past max_output_bytes ({})",
-            crate::plural::count(dropped, "byte was", "bytes were"),
-            def.max_output_bytes
-        );
+        let cut = (dropped > 0).then(|| {
+            format!(
+                "{} dropped past max_output_bytes ({})",
+                crate::plural::count(dropped, "byte was", "bytes were"),
+                def.max_output_bytes
+            )
+        });
         // A stream's answer read from its own line (the last, kept past the cap: Claude
         // Code's result) is whole: what was dropped (its own tools' results, a flood) is said
         // beside it, not in it, where the model would read it in every later turn.
         let answer_whole =
             def.parsers.json.text.is_some() && streamed.as_ref().is_some_and(|s| !s.lost_text());
-        if dropped > 0 && !answer_whole {
+        if let Some(cut) = cut.as_ref().filter(|_| !answer_whole) {
             parsed.text.push_str(&format!("\n[output cut: {cut}]"));
         }
         // What was shown piece by piece is not shown again: the rest of the answer, if any.
@@ -435,7 +437,7 @@ impl CliBackend {
                 text: rest.into_owned(),
             });
         }
-        if dropped > 0 && answer_whole {
+        if let Some(cut) = cut.filter(|_| answer_whole) {
             emit(Event::Notice {
                 message: format!(
                     "backend `{}`: {cut}; its last line, the answer, kept",

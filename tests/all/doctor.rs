@@ -49,6 +49,45 @@ fn the_command_line_shows_the_model_the_run_uses() {
     assert!(command(&run).ends_with(" --model m-2"), "{}", run.stdout());
 }
 
+/// A guard's arguments are part of the command line a run gives its agent, and the
+/// variables it sets are named; `{file}` stays a placeholder (each run writes its own file).
+/// With the agent's own tools there is no guard, and none is shown.
+#[test]
+fn the_command_line_shows_the_guard_a_run_adds() {
+    let ws = Workspace::new();
+    ws.reply(0, "The answer is 42.\n");
+    ws.reply(1, "The answer is 42.\n");
+    let entry = |name: &str, tools: &str| {
+        format!(
+            "[backends.{name}]\ncommand = \"{}\"\nargs = [\"-p\", \"{{prompt}}\"]\n\
+             tools = \"{tools}\"\n{TOKENS}\n[backends.{name}.guard]\n\
+             args = [\"--policy\", \"{{file}}\"]\n\
+             env = {{ GUARD_SETTINGS = \"{{file}}\" }}\nfile = \"deny = true\"\n",
+            fixture("agents/scripted.sh").display()
+        )
+    };
+    ws.add_config(&(entry("guarded", "loop") + &entry("own", "own")));
+    let run = ws.run(&["doctor", "guarded"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("command: ") && l.ends_with(" -p {prompt} --policy {file}")),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l == "guard sets: GUARD_SETTINGS"),
+        "{out}"
+    );
+    let run = ws.run(&["doctor", "own"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        !out.contains("--policy") && !out.contains("guard sets"),
+        "{out}"
+    );
+}
+
 #[test]
 fn without_a_name_it_checks_the_backend_a_run_would_use() {
     let ws = Workspace::new();

@@ -49,14 +49,24 @@ pub async fn doctor(
             // The prompt stays a placeholder (a chat's whole prompt, tools and all, would
             // bury the report); the model is the one the run uses.
             let model = d.model.as_deref().unwrap_or_default();
+            // Its guard's arguments too, in `loop` mode as a run adds them; `{file}` stays a
+            // placeholder, for the file is written afresh for every run.
+            let guard = d.guard.as_ref().filter(|_| !d.style.own_tools);
             let args = d
                 .arg_template()
                 .map(|a| a.replace("{model}", model))
+                .chain(guard.into_iter().flat_map(|g| g.args.iter().cloned()))
                 .collect::<Vec<_>>()
                 .join(" ");
+            let guard_env = guard
+                .map(|g| g.env.keys().cloned().collect::<Vec<_>>().join(" "))
+                .filter(|names| !names.is_empty());
             let json = d.parsers.json.clone();
             let cli = CliBackend::new(d)?;
             let _ = writeln!(out, "command: {} {args}", cli.program().display());
+            if let Some(names) = guard_env {
+                let _ = writeln!(out, "guard sets: {names}");
+            }
             let probe = cli.probe(request, &mut emit).await?;
             let _ = writeln!(
                 out,

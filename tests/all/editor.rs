@@ -257,8 +257,9 @@ fn the_cursor_never_stands_between_a_letter_and_its_combining_mark() {
     let ws = Workspace::new();
     let mut pty = spawn_repl(&ws, "xterm-256color");
     pty.wait_for(PASTE_ON);
-    // Left twice from the end: before é whole; Backspace takes the a, Right steps over é.
-    pty.send("ae\u{301}z\x1b[D\x1b[D\x7f\x1b[CX");
+    // Left, then Ctrl-B (as in the shells), from the end: before é whole; Backspace takes
+    // the a, Ctrl-F steps over é.
+    pty.send("ae\u{301}z\x1b[D\x02\x7f\x06X");
     let shown = poll(|| {
         let parser = screen(&pty);
         let (row, col) = parser.screen().cursor_position();

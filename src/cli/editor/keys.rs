@@ -82,14 +82,13 @@ fn one(b: &[u8]) -> Option<(Option<Key>, usize)> {
         0x03 => key(Key::Interrupt, 1),
         0x04 => key(Key::Eof, 1),
         0x1a => key(Key::Suspend, 1),
-        0x02 => key(Key::PageUp, 1),
-        0x06 => key(Key::PageDown, 1),
         0x10 => key(Key::Up, 1),
         0x0e => key(Key::Down, 1),
         b'\t' => key(Key::Tab, 1),
-        c @ (0x01 | 0x05 | 0x07 | 0x0b | 0x0c | 0x12 | 0x14 | 0x15 | 0x17 | 0x19 | 0x1f) => {
-            key(Key::Ctrl((c + b'@') as char), 1)
-        }
+        // Ctrl-B and Ctrl-F move by a character in the line editor, as in the shells; the view
+        // scrolls with them (keyboards without PgUp and PgDn).
+        c @ (0x01 | 0x02 | 0x05 | 0x06 | 0x07 | 0x0b | 0x0c | 0x12 | 0x14 | 0x15 | 0x17 | 0x19
+        | 0x1f) => key(Key::Ctrl((c + b'@') as char), 1),
         0x1b => escape(b),
         c if c < 0x20 => Some((None, 1)),
         _ => {
@@ -240,16 +239,8 @@ mod tests {
             ]
         );
         assert_eq!(used, 28);
-        let (keys, _) = decode("\x1b[200~one\r\ntwo\x1b[201~é\x02\x06".as_bytes());
-        assert_eq!(
-            keys,
-            [
-                Key::Paste("one\ntwo".into()),
-                Key::Char('é'),
-                Key::PageUp,
-                Key::PageDown
-            ]
-        );
+        let (keys, _) = decode("\x1b[200~one\r\ntwo\x1b[201~é".as_bytes());
+        assert_eq!(keys, [Key::Paste("one\ntwo".into()), Key::Char('é')]);
     }
 
     #[test]
@@ -286,10 +277,12 @@ mod tests {
 
     #[test]
     fn the_readline_keys_decode() {
-        let (keys, _) = decode(b"\x19\x14\x1f\x1bd\x1b\x7f\x1a");
+        let (keys, _) = decode(b"\x02\x06\x19\x14\x1f\x1bd\x1b\x7f\x1a");
         assert_eq!(
             keys,
             [
+                Key::Ctrl('B'),
+                Key::Ctrl('F'),
                 Key::Ctrl('Y'),
                 Key::Ctrl('T'),
                 Key::Ctrl('_'),

@@ -121,8 +121,8 @@ impl Line {
             Key::Delete if self.cursor < self.text.len() => {
                 self.change(|l| l.text.replace_range(l.cursor..after, ""));
             }
-            Key::Left => self.cursor = before,
-            Key::Right => self.cursor = after,
+            Key::Left | Key::Ctrl('B') => self.cursor = before,
+            Key::Right | Key::Ctrl('F') => self.cursor = after,
             Key::Home | Key::Ctrl('A') => self.cursor = 0,
             Key::End | Key::Ctrl('E') => self.cursor = self.text.len(),
             Key::WordLeft => self.cursor = self.word_start(),

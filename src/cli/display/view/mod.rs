@@ -267,8 +267,8 @@ impl ViewDisplay {
                 self.history.end_recall();
                 self.repaint_input();
             }
-            Key::PageUp => self.draw.scroll(Some(page)),
-            Key::PageDown => self.draw.scroll(Some(-page)),
+            Key::PageUp | Key::Ctrl('B') => self.draw.scroll(Some(page)),
+            Key::PageDown | Key::Ctrl('F') => self.draw.scroll(Some(-page)),
             Key::End if self.draw.back > 0 => self.draw.scroll(None),
             Key::Ctrl('L') => self.resize(),
             Key::Up | Key::Down => {

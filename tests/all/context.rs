@@ -322,3 +322,44 @@ mod across_turns {
         );
     }
 }
+
+/// The note of a cut result tells the model to read the rest with the read tool: it can,
+/// although the session's folder is outside the root, and nothing else of that folder.
+#[test]
+fn the_model_reads_a_saved_output_back_and_nothing_beside_it() {
+    let ws = Workspace::new();
+    ws.add_config("tool_result_max_chars = 60\n");
+    let big: String = (1..=200).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(ws.work().join("a.txt"), &big).unwrap();
+    let artifacts = ws.path("data/agent-loop/sessions/art/artifacts");
+    let read = |path: &std::path::Path, more: &str| {
+        format!(
+            "<tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"{}\"{more}}}}}</tool_call>\n",
+            path.display()
+        )
+    };
+    ws.reply(1, READ_A);
+    ws.reply(
+        2,
+        read(
+            &artifacts.join("call_1-read.txt"),
+            ",\"offset\":100,\"limit\":1",
+        ),
+    );
+    ws.reply(3, read(&artifacts.join("../log.jsonl"), ""));
+    ws.reply(4, "Read it.\n");
+    ws.run(&["--backend", "fake", "-s", "art", "read a.txt"])
+        .expect_code(0);
+    let prompt = ws.prompt(3);
+    let result = prompt.rsplit("<tool_result").next().unwrap();
+    assert!(
+        result.contains(" status=\"ok\">\n   100\t   100\trow 100\n"),
+        "{result}"
+    );
+    let prompt = ws.prompt(4);
+    let result = prompt.rsplit("<tool_result").next().unwrap();
+    assert!(
+        result.contains(" status=\"error\">\nrefused: ") && !result.contains("session_start"),
+        "{result}"
+    );
+}

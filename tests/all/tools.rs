@@ -9,6 +9,7 @@ fn call(dir: &std::path::Path, tool: &str, args: Value) -> ToolOutput {
     let ctx = ToolContext {
         cwd: dir.to_path_buf(),
         root: Root::new(dir).unwrap(),
+        artifacts: None,
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),

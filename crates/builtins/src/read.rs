@@ -1,5 +1,6 @@
 //! read: a text file's lines, numbered, optionally from `offset` for `limit` lines. Binary
-//! files are refused rather than dumped into the conversation.
+//! files are refused rather than dumped into the conversation. It also opens this session's
+//! saved tool outputs wherever the root is: a cut result says to read the rest with it.
 
 use serde::Deserialize;
 
@@ -47,8 +48,16 @@ impl Builtin for Read {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
-        let text = match ctx.read_text("read", &args.path).await {
-            Ok((_, text)) => text,
+        // A saved tool output is agent-loop's own file, never an editor's buffer.
+        let text = match ctx.read_artifact("read", &args.path) {
+            Some(read) => read,
+            None => ctx
+                .read_text("read", &args.path)
+                .await
+                .map(|(_, text)| text),
+        };
+        let text = match text {
+            Ok(text) => text,
             Err(e) => return e,
         };
         let offset = args.offset.unwrap_or(1).max(1);

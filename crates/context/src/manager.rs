@@ -60,6 +60,11 @@ pub struct ContextManager {
 }
 
 impl ContextManager {
+    /// Where cut tool outputs go.
+    pub fn artifacts(&self) -> &Artifacts {
+        &self.artifacts
+    }
+
     /// Cut tool outputs go to this folder from now on (the session changed).
     pub fn set_artifacts(&mut self, artifacts: Artifacts) {
         self.artifacts = artifacts;

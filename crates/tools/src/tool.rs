@@ -4,7 +4,7 @@
 
 mod schema;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
@@ -178,6 +178,9 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Where the file tools may go (`--root`).
     pub root: Root,
+    /// This session's saved tool outputs: `read` opens them wherever the root is, for a cut
+    /// result tells the model to read the rest there. Nothing else reaches them.
+    pub artifacts: Option<PathBuf>,
     /// What bash does not inherit, and whose values no result shows.
     pub env: std::sync::Arc<EnvPolicy>,
     /// How read_url fetches, and the URLs allow rules name.
@@ -230,20 +233,16 @@ impl ToolContext {
             })?;
             return Ok((resolved, text));
         }
-        let mut file = match beneath::open_read(self.root.dir(), &resolved, path, false) {
-            Ok(beneath::Opened::File(file)) => file,
-            Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
-            Err(e) => return Err(ToolOutput::error(e.to_string())),
-        };
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes)
-            .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
-        let text = fs::as_text(bytes).ok_or_else(|| {
-            ToolOutput::error(format!(
-                "{path} is a binary file (not UTF-8 text); {tool} refuses it"
-            ))
-        })?;
+        let text = read_beneath(self.root.dir(), &resolved, tool, path)?;
         Ok((resolved, text))
+    }
+
+    /// The text of one of this session's artifacts (see [`ToolContext::artifacts`]), read from
+    /// disk beneath their folder; `None` when `path` leads anywhere else.
+    pub fn read_artifact(&self, tool: &str, path: &str) -> Option<Result<String, ToolOutput>> {
+        let folder = Root::new(self.artifacts.as_deref()?).ok()?;
+        let resolved = folder.check(&fs::resolve(&self.cwd, path), path).ok()?;
+        Some(read_beneath(folder.dir(), &resolved, tool, path))
     }
 
     /// Replaces the file at `resolved` (from [`ToolContext::path`]) beneath the root.
@@ -263,6 +262,24 @@ impl ToolContext {
         beneath::replace(self.root.dir(), resolved, shown, content)
             .map_err(|e| ToolOutput::error(e.to_string()))
     }
+}
+
+/// The text of the file at `resolved`, opened beneath `dir` (no link followed); binary
+/// files are refused.
+fn read_beneath(dir: &Path, resolved: &Path, tool: &str, path: &str) -> Result<String, ToolOutput> {
+    let mut file = match beneath::open_read(dir, resolved, path, false) {
+        Ok(beneath::Opened::File(file)) => file,
+        Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
+        Err(e) => return Err(ToolOutput::error(e.to_string())),
+    };
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+    fs::as_text(bytes).ok_or_else(|| {
+        ToolOutput::error(format!(
+            "{path} is a binary file (not UTF-8 text); {tool} refuses it"
+        ))
+    })
 }
 
 /// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an

@@ -15,6 +15,7 @@ fn context(dir: &Path) -> ToolContext {
     ToolContext {
         cwd: dir.to_path_buf(),
         root: Root::new(dir).unwrap(),
+        artifacts: None,
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),

@@ -419,6 +419,7 @@ fn servers_are_listed_and_one_is_restarted() {
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
         root: agent_loop_tools::Root::Anywhere,
+        artifacts: None,
         env: Default::default(),
         web: Default::default(),
         progress: Default::default(),

@@ -267,6 +267,7 @@ mod tests {
         let ctx = ToolContext {
             cwd: dir.to_path_buf(),
             root: Root::new(dir).unwrap(),
+            artifacts: None,
             env: Default::default(),
             web: Default::default(),
             progress: Default::default(),
@@ -381,6 +382,7 @@ mod tests {
         let ctx = ToolContext {
             cwd: dir.path().to_path_buf(),
             root: Root::new(dir.path()).unwrap(),
+            artifacts: None,
             env: Default::default(),
             web: Default::default(),
             progress: Default::default(),

@@ -17,11 +17,12 @@ use crate::context::{
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{RawArgs, RawCall, Totals};
 use crate::tools::{
-    ProgressReports, ProgressSink, Registry, Root, Subject, ToolContext, ToolOutput, WebOptions,
+    ProgressReports, ProgressSink, Registry, Root, ToolContext, ToolOutput, WebOptions,
 };
 use crate::Error;
 
 mod admit;
+mod context;
 mod count;
 mod images;
 mod recorded;
@@ -481,31 +482,6 @@ impl Agent {
                 },
                 format!("malformed call of {name}: {why}. The call was: {}", raw.raw),
             ),
-        }
-    }
-
-    /// What approving the call means, and what the display shows of it: everything the call
-    /// will use (see [`Subject`]).
-    fn subject(&self, call: &ToolCall) -> Subject {
-        match (self.tools.get(&call.name), &call.args) {
-            (Some(tool), Value::Object(_)) => tool.subject(&call.args, &self.tool_context()),
-            (_, Value::String(s)) => Subject::plain(s.clone()),
-            _ => Subject::plain(call.args.to_string()),
-        }
-    }
-
-    /// Where and how the tools of this agent run.
-    fn tool_context(&self) -> ToolContext {
-        ToolContext {
-            cwd: self.options.cwd.clone(),
-            root: self.options.root.clone(),
-            env: self.options.env.clone(),
-            web: WebOptions {
-                named: self.options.policy.named_patterns("read_url"),
-                ..self.options.web.clone()
-            },
-            progress: Default::default(),
-            files: self.files.clone(),
         }
     }
 

@@ -190,8 +190,11 @@ fn agent(
             cwd,
             root,
             context,
-            // Set for the session below, once its name is known.
-            artifacts: Artifacts::new(std::env::temp_dir()),
+            // Set for the session below, once its name is known; until then a folder of this
+            // run's own (read may open files in it).
+            artifacts: Artifacts::new(
+                std::env::temp_dir().join(format!("agent-loop-{}-artifacts", std::process::id())),
+            ),
             web,
             env: std::sync::Arc::new(
                 settings

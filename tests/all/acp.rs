@@ -159,6 +159,15 @@ fn permission_goes_through_agent_loops_approval() {
     assert_eq!(run.stdout(), "permission: proceed_once\n");
     let run = ws.run(&["--backend", "acp", "--allow", "edit:*other*", "permission"]);
     assert_eq!(run.stdout(), "permission: cancel\n");
+    // A long input is asked about whole, its end too (wrapped, not folded at this length).
+    let steps = [
+        ("agent-loop with backend", 1, "permission 250\n"),
+        ("[n]o", 1, "n\n"),
+        ("permission: cancel", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend acp", &steps);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains(";the-end"), "{screen}");
     // On a terminal the whole call is shown. "always" is agent-loop's for the session: the
     // agent gets its allow-once option (its always option it may keep beyond the session),
     // and its next question is answered without asking.

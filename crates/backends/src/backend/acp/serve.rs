@@ -22,8 +22,6 @@ use crate::tools::{open_read, replace, FileError, Opened, ToolContext};
 
 /// The most of a file the agent is sent in one read: within the cap on one message.
 const READ_CAP: u64 = 8 * 1024 * 1024;
-/// The most of a tool call's raw input shown in the approval question.
-const INPUT_SHOWN: usize = 2000;
 
 /// Why a file request of the agent is refused: the JSON-RPC error's message.
 #[derive(Debug, thiserror::Error)]
@@ -218,20 +216,11 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
     let title = call["title"].as_str().unwrap_or("a tool call");
     let kind = call["kind"].as_str().unwrap_or("other");
     let paths = paths(call);
+    // Whole: what is allowed runs as the agent says, and its end may be what matters. The
+    // front ends fold a long question until it is viewed.
     let input = match &call["rawInput"] {
         Value::Null => String::new(),
-        v => {
-            let mut s = v.to_string();
-            if s.len() > INPUT_SHOWN {
-                let mut end = INPUT_SHOWN;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                s.truncate(end);
-                s.push('…');
-            }
-            s
-        }
+        v => v.to_string(),
     };
     // What `--allow KIND:GLOB` rules match: the title, then every file it touches.
     let subject = std::iter::once(title.to_string())

@@ -15,7 +15,7 @@ pub fn exit_code(error: &Error) -> i32 {
     match error.kind {
         ErrorKind::Backend | ErrorKind::Io => 1,
         ErrorKind::Config => 2,
-        ErrorKind::IterationCap | ErrorKind::Repeated => 3,
+        ErrorKind::IterationCap | ErrorKind::Repeated | ErrorKind::ContextFull => 3,
         ErrorKind::Cancelled => 130,
     }
 }

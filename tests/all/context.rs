@@ -169,6 +169,27 @@ fn a_request_over_the_budget_is_refused_not_sent() {
     );
 }
 
+/// Tool results that do not fit even alone with the task stop the turn (exit 3): nothing in
+/// the configuration is wrong, the turn cannot go on.
+#[test]
+fn tool_results_past_the_budget_stop_the_turn_as_it_cannot_go_on() {
+    let ws = Workspace::new();
+    ws.add_config("max_context_tokens = 1000\ntool_result_max_chars = 20000\n");
+    let big: String = (1..=2_000).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(ws.work().join("a.txt"), big).unwrap();
+    ws.reply(1, READ_A);
+    ws.reply(2, "Read it.\n");
+    let run = ws.run(&["--backend", "fake", "read a.txt"]);
+    run.expect_code(3);
+    assert_eq!(ws.runs(), 1);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("does not fit in max_context_tokens (1000)")
+            && stderr.contains("ask for a task that needs less output at once"),
+        "{stderr}"
+    );
+}
+
 mod across_turns {
     //! Several turns in one conversation, driven through the library with the scripted fake
     //! agent as a CLI backend (the binary runs one turn per process without a terminal).
@@ -213,6 +234,7 @@ mod across_turns {
         let def = config.backend("fake").unwrap().clone();
         let options = AgentOptions {
             max_iterations: 3,
+            max_tool_calls: 64,
             policy: Policy::default(),
             cwd: ws.work(),
             root: Root::new(&ws.work()).unwrap(),

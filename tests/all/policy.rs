@@ -1,5 +1,6 @@
 //! What tools may touch and when they ask: `--root` confinement against escape attempts,
-//! `--approval` and `--allow` rules, and the stop on repeated identical calls.
+//! `--approval` and `--allow` rules, the stop on repeated identical calls and the cap on the
+//! calls of one reply.
 
 use crate::common::Workspace;
 
@@ -147,6 +148,43 @@ fn repeated_identical_calls_stop_the_turn() {
     assert!(
         run.stderr().contains(
             "the model asked for the same tool call 3 times in this turn (ls {\"path\":\".\"})"
+        ),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// The calls of one reply past `max_tool_calls` are not run: each is answered so, and the
+/// user is told once.
+#[test]
+fn calls_past_the_cap_of_one_reply_are_answered_not_run() {
+    let ws = Workspace::new();
+    let calls: String = (1..=3)
+        .map(|n| {
+            std::fs::write(ws.work().join(format!("{n}.txt")), format!("file {n}\n")).unwrap();
+            format!("<tool_call>{{\"name\":\"read\",\"arguments\":{{\"path\":\"{n}.txt\"}}}}</tool_call>\n")
+        })
+        .collect();
+    ws.reply(1, calls);
+    ws.reply(2, "done\n");
+    let mut cmd = ws.cmd(&["--backend", "fake", "go"]);
+    cmd.env("AGENT_LOOP_MAX_TOOL_CALLS", "2");
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let second = ws.prompt(2);
+    assert!(
+        second.contains("file 1") && second.contains("file 2"),
+        "{second}"
+    );
+    assert!(!second.contains("file 3"), "{second}");
+    assert!(
+        second.contains("not run: a reply may ask for at most 2 tool calls (max_tool_calls)"),
+        "{second}"
+    );
+    assert!(
+        run.stderr().contains(
+            "the reply asked for 3 tool calls: the first 2 ran (max_tool_calls), the others \
+             were answered as not run"
         ),
         "{}",
         run.stderr()

@@ -55,6 +55,12 @@ pub const KEYS: &[Key] = &[
         help: "backend calls allowed in one turn",
     },
     Key {
+        name: "max_tool_calls",
+        flag: None,
+        default: Some("64"),
+        help: "tool calls run of one answer; the rest are answered as not run",
+    },
+    Key {
         name: "approval",
         flag: Some("--approval"),
         default: Some("on-write"),

@@ -181,14 +181,14 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
             // The current exchange alone is too big: keep its user message and its newest
             // tool calls. At least the newest call with its results, unless there is none.
             if fixed + user_tokens > limits.max_tokens {
-                return Err(too_big(conversation, limits, fixed, user, bpt));
+                return Err(too_big(conversation, limits, fixed, user, bpt, false));
             }
             let from = (user + 1).max(start);
             let hi = if user + 1 == n { n } else { n - 1 };
             let room = |limit: u64| limit.saturating_sub(fixed + user_tokens);
             start = fit_start(conversation, from, hi, n, room(target), bpt)
                 .or_else(|| fit_start(conversation, from, hi, n, room(limits.max_tokens), bpt))
-                .ok_or_else(|| too_big(conversation, limits, fixed, user, bpt))?;
+                .ok_or_else(|| too_big(conversation, limits, fixed, user, bpt, true))?;
         }
         tokens = cost(start, apart);
     }
@@ -221,6 +221,7 @@ fn too_big(
     fixed: u64,
     user: usize,
     bpt: Measure,
+    tool_results: bool,
 ) -> ContextError {
     let n = conversation.len();
     let user_tokens = conversation.size(user).tokens(bpt);
@@ -234,6 +235,7 @@ fn too_big(
         fixed,
         user: user_tokens,
         newest,
+        tool_results,
     }
 }
 

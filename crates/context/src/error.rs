@@ -12,8 +12,9 @@ pub enum ContextError {
     /// What is always sent (the preamble and memory file, or an agent's catch-up opening),
     /// the current message and the newest tool call alone pass `max_context_tokens`; the
     /// figures are estimated tokens. `backend` is the backend the request was for, `origin`
-    /// where the budget was set (`is set in FILE:LINE`), when known.
-    #[error("{}", too_big(backend.as_deref(), *max_tokens, origin.as_deref(), fixed_what, *fixed, *user, *newest))]
+    /// where the budget was set (`is set in FILE:LINE`), when known. `tool_results`: what
+    /// no longer fits is the newest tool call with its results, not the message alone.
+    #[error("{}", too_big(self))]
     TooBig {
         backend: Option<String>,
         max_tokens: u64,
@@ -23,6 +24,7 @@ pub enum ContextError {
         fixed: u64,
         user: u64,
         newest: u64,
+        tool_results: bool,
     },
     /// A tool's full output could not be saved; `what` is the step (create the folder,
     /// create or write the file).
@@ -54,19 +56,25 @@ pub enum ContextError {
 }
 
 /// The refusal of a request over the budget: each part's share, and where to raise it.
-fn too_big(
-    backend: Option<&str>,
-    max_tokens: u64,
-    origin: Option<&str>,
-    fixed_what: &str,
-    fixed: u64,
-    user: u64,
-    newest: u64,
-) -> String {
+fn too_big(e: &ContextError) -> String {
+    let ContextError::TooBig {
+        backend,
+        max_tokens,
+        origin,
+        fixed_what,
+        fixed,
+        user,
+        newest,
+        tool_results,
+    } = e
+    else {
+        return String::new();
+    };
     let backend = backend
+        .as_ref()
         .map(|b| format!("backend `{b}`: "))
         .unwrap_or_default();
-    let fixed = match (fixed_what, fixed) {
+    let fixed = match (*fixed_what, fixed) {
         ("", _) | (_, 0) => String::new(),
         (what, n) => format!("{what} ~{n} tokens, "),
     };
@@ -74,20 +82,30 @@ fn too_big(
         0 => String::new(),
         n => format!(" and the newest tool call with its results ~{n}"),
     };
-    let origin = origin.unwrap_or("is set for this backend in backends.toml");
+    let origin = origin
+        .as_deref()
+        .unwrap_or("is set for this backend in backends.toml");
+    let remedy = if *tool_results {
+        "ask for a task that needs less output at once"
+    } else {
+        "send a shorter message"
+    };
     format!(
         "{backend}the request does not fit in max_context_tokens ({max_tokens}): {fixed}the \
-         current message ~{user}{newest}; max_context_tokens {origin}: raise it, or send a \
-         shorter message"
+         current message ~{user}{newest}; max_context_tokens {origin}: raise it, or {remedy}"
     )
 }
 
 impl ContextError {
-    /// A file that cannot be written or the memory file read is I/O (exit 1); a budget too
-    /// small, a note missing or a system prompt that cannot be read are configuration (exit
-    /// 2), as they always were.
+    /// A file that cannot be written or the memory file read is I/O (exit 1); a message too
+    /// big for the budget, a note missing or a system prompt that cannot be read are
+    /// configuration (exit 2), as they always were. Tool results past the budget in the
+    /// middle of a turn are none of these: the turn cannot go on (exit 3).
     pub fn kind(&self) -> ErrorKind {
         match self {
+            ContextError::TooBig {
+                tool_results: true, ..
+            } => ErrorKind::ContextFull,
             ContextError::Artifact { .. }
             | ContextError::ReadMemory { .. }
             | ContextError::AddMemory { .. } => ErrorKind::Io,

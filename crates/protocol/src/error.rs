@@ -17,6 +17,9 @@ pub enum ErrorKind {
     IterationCap,
     /// The model asked for the same tool call three times in one turn (exit 3).
     Repeated,
+    /// The turn's newest tool results do not fit in `max_context_tokens` even alone: the
+    /// turn cannot go on (exit 3). A message too big from the start is `Config`.
+    ContextFull,
     /// Reading input or writing output failed (exit 1).
     Io,
     /// The user cancelled the turn through a canceller (`agent_loop::chat::Canceller`): exit

@@ -68,6 +68,7 @@ fn agent(replies: Vec<Reply>, dir: &Path) -> Agent {
         builtins::registry(None).unwrap(),
         AgentOptions {
             max_iterations: 4,
+            max_tool_calls: 64,
             policy: Policy::default(),
             cwd: dir.to_path_buf(),
             root: crate::tools::Root::new(dir).unwrap(),
@@ -306,6 +307,43 @@ fn the_same_call_three_times_stops_the_turn() {
     ));
 }
 
+#[test]
+fn calls_past_the_cap_are_answered_and_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let replies = vec![
+        Reply {
+            calls: (0..66)
+                .map(|n| call("ls", json!({ "path": format!("{n}") })))
+                .collect(),
+            ..Default::default()
+        },
+        Reply {
+            text: "done".into(),
+            ..Default::default()
+        },
+    ];
+    let mut agent = agent(replies, dir.path());
+    let mut rec = Recorder::default();
+    block_on(agent.run_turn("many", &mut rec)).unwrap();
+    let count = |f: fn(&Event) -> bool| rec.events.iter().filter(|e| f(e)).count();
+    assert_eq!(count(|e| matches!(e, Event::ToolCall { .. })), 64);
+    assert_eq!(count(|e| matches!(e, Event::ToolResult { .. })), 64);
+    assert_eq!(count(|e| matches!(e, Event::Notice { .. })), 1);
+    // Every call has its result in the conversation, the last two saying why they did not run.
+    let results: Vec<&str> = agent
+        .conversation
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult { output, .. } => Some(output.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 66);
+    assert!(results[65].starts_with("not run: a reply may ask for at most 64 tool calls"));
+    assert!(!results[63].starts_with("not run"), "{}", results[63]);
+}
+
 /// The point where a long history was trimmed is not applied to another history: after
 /// `restore` (a loaded session, `/clear`), a short conversation is sent whole.
 #[test]
@@ -329,6 +367,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
         builtins::registry(None).unwrap(),
         AgentOptions {
             max_iterations: 4,
+            max_tool_calls: 64,
             policy: Policy::default(),
             cwd: dir.path().to_path_buf(),
             root: crate::tools::Root::new(dir.path()).unwrap(),

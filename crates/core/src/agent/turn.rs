@@ -1,7 +1,6 @@
 //! One turn: call the backend, run the tools it asks for, feed the results back, repeat until
 //! a reply asks for no tool or the iteration cap is reached.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -24,6 +23,7 @@ use crate::Error;
 mod admit;
 mod context;
 mod count;
+mod gate;
 mod images;
 mod recorded;
 
@@ -32,6 +32,8 @@ mod recorded;
 pub struct AgentOptions {
     /// Backend calls allowed in one turn (`--max-iterations`).
     pub max_iterations: u32,
+    /// Tool calls of one reply that run (`max_tool_calls`); the rest are answered as not run.
+    pub max_tool_calls: u32,
     /// When tools may run without asking (`--approval`, `--allow`, `--yes`).
     pub policy: Policy,
     /// Where tools run.
@@ -47,9 +49,6 @@ pub struct AgentOptions {
     /// How read_url fetches (`web_timeout`, `web_connect_timeout`, `web_max_bytes`).
     pub web: WebOptions,
 }
-
-/// The same call (tool and arguments) this many times in one turn stops the turn.
-const REPEAT_LIMIT: u32 = 3;
 
 /// Owns the conversation, the backend and the tools.
 pub struct Agent {
@@ -287,7 +286,7 @@ impl Agent {
     async fn iterate(&mut self, obs: &mut dyn Observer) -> Result<(u32, String), (u32, Error)> {
         let max = self.options.max_iterations.max(1);
         let name = self.backend.name().to_string();
-        let mut repeats: HashMap<String, u32> = HashMap::new();
+        let mut gate = gate::Gate::new(self.options.max_tool_calls);
         for iteration in 1..=max {
             obs.event(&Event::BackendStarted {
                 backend: name.clone(),
@@ -370,29 +369,28 @@ impl Agent {
             if final_answer {
                 return Ok((iteration, reply.text));
             }
-            let mut repeated = None;
-            for call in checked {
+            if let Some(message) = gate.over_cap(checked.len()) {
+                obs.event(&Event::Notice { message });
+            }
+            for (index, call) in checked.into_iter().enumerate() {
+                if let Some(why) = gate.past_cap(index) {
+                    let (Checked::Valid(call) | Checked::Invalid(call, _)) = call;
+                    self.conversation.push(Message::ToolResult {
+                        call_id: call.id,
+                        name: call.name,
+                        ok: false,
+                        output: why,
+                    });
+                    continue;
+                }
                 let (call, output) = match call {
-                    Checked::Valid(call) if repeated.is_some() => {
-                        (call, ToolOutput::error("not run: the turn was stopped"))
-                    }
-                    Checked::Valid(call) => {
-                        let key = format!("{}{}", call.name, call.args);
-                        let seen = repeats.entry(key).or_insert(0);
-                        *seen += 1;
-                        if *seen >= REPEAT_LIMIT {
-                            repeated = Some(format!("{} {}", call.name, call.args));
-                            (
-                                call,
-                                ToolOutput::error(
-                                    "not run: the same call was made three times in this turn",
-                                ),
-                            )
-                        } else {
+                    Checked::Valid(call) => match gate.check(&call) {
+                        gate::Verdict::Run => {
                             let output = self.run_tool(&call, obs).await;
                             (call, output)
                         }
-                    }
+                        gate::Verdict::NotRun(why) => (call, ToolOutput::error(why)),
+                    },
                     Checked::Invalid(call, why) => {
                         obs.event(&Event::ToolCall {
                             summary: self.subject(&call).shown,
@@ -418,11 +416,11 @@ impl Agent {
                     output: text,
                 });
             }
-            if let Some(call) = repeated {
+            if let Some(call) = gate.stopped() {
                 return Err((
                     iteration,
                     AgentError::Repeated {
-                        times: REPEAT_LIMIT,
+                        times: gate::REPEAT_LIMIT,
                         call,
                     }
                     .into(),

@@ -186,6 +186,7 @@ fn agent(
         tools,
         AgentOptions {
             max_iterations,
+            max_tool_calls: settings.max_tool_calls(),
             policy: Policy::new(base_mode, allow),
             cwd,
             root,

@@ -15,6 +15,10 @@ use crate::config::ConfigError;
 use crate::context::{ContextMode, CountTokens, SystemMode};
 use crate::tools::{EnvPolicy, WebOptions};
 
+/// Tool calls of one answer that run when the settings do not say (the built-in default of
+/// [`KEYS`](crate::config::settings::KEYS) says the same).
+const DEFAULT_MAX_TOOL_CALLS: u32 = 64;
+
 /// Every setting of [`KEYS`](crate::config::settings::KEYS), typed, with its origin; `None` when nothing sets it (no
 /// built-in default either).
 #[derive(Debug, Clone)]
@@ -24,6 +28,8 @@ pub struct RunSettings {
     /// The model; a flag's wins over a resumed session's.
     pub model: Option<Setting<String>>,
     pub max_iterations: Option<Setting<u32>>,
+    /// Tool calls of one answer that run, at least 1.
+    pub max_tool_calls: Option<Setting<u32>>,
     /// `--yes` sets it to `never`.
     pub approval: Option<Setting<ApprovalMode>>,
     pub allow: Option<Setting<List<AllowRule>>>,
@@ -65,6 +71,7 @@ impl RunSettings {
             backend: layers.setting("backend")?,
             model: layers.setting("model")?,
             max_iterations: layers.setting("max_iterations")?,
+            max_tool_calls: layers.setting("max_tool_calls")?,
             approval: layers.setting("approval")?,
             allow: layers.list("allow")?,
             context: layers.setting("context")?,
@@ -92,7 +99,22 @@ impl RunSettings {
                 });
             }
         }
+        if let Some(Setting { value: 0, origin }) = &settings.max_tool_calls {
+            return Err(ConfigError::BadSetting {
+                origin: origin.clone(),
+                name: "max_tool_calls".into(),
+                value: "0".into(),
+                why: "must be at least 1".into(),
+            });
+        }
         Ok(settings)
+    }
+
+    /// `max_tool_calls`, or its default.
+    pub fn max_tool_calls(&self) -> u32 {
+        self.max_tool_calls
+            .as_ref()
+            .map_or(DEFAULT_MAX_TOOL_CALLS, |s| s.value)
     }
 
     /// Each setting's row of `agent-loop config`, in the order of
@@ -102,6 +124,7 @@ impl RunSettings {
             ("backend", Setting::shown(&self.backend)),
             ("model", Setting::shown(&self.model)),
             ("max_iterations", Setting::shown(&self.max_iterations)),
+            ("max_tool_calls", Setting::shown(&self.max_tool_calls)),
             ("approval", Setting::shown(&self.approval)),
             ("allow", Setting::shown(&self.allow)),
             ("context", Setting::shown(&self.context)),

@@ -268,6 +268,10 @@ async fn run(args: Args) -> i32 {
     };
     let task = match args.run.task.as_deref() {
         Some("-") => Some(read_stdin_task()),
+        // As an empty stdin is: a turn of nothing costs tokens and does nothing.
+        Some(task) if task.trim().is_empty() => Some(Err(Error::config(
+            "no task: the task given was empty (give the task, or leave it out for the REPL)",
+        ))),
         Some(task) => Some(Ok(task.to_string())),
         None if !std::io::stdin().is_terminal() => Some(read_stdin_task()),
         None => None,

@@ -186,6 +186,21 @@ fn empty_stdin_is_a_usage_error() {
 }
 
 #[test]
+fn an_empty_task_argument_is_a_usage_error_too() {
+    let ws = Workspace::new();
+    for task in ["", "  \n "] {
+        let run = ws.run(&["--backend", "fake", task]);
+        run.expect_code(2);
+        assert!(
+            run.stderr().contains("no task: the task given was empty"),
+            "{}",
+            run.stderr()
+        );
+    }
+    assert_eq!(ws.runs(), 0);
+}
+
+#[test]
 fn ansi_is_stripped_and_redraws_carried_out() {
     let ws = Workspace::new();
     // A status line erased from below and overwritten: gone, as on a terminal.

@@ -130,10 +130,10 @@ impl PlainDisplay {
                 let mut lines = output.lines();
                 if !ok {
                     let first = lines.next().unwrap_or("failed");
-                    writeln!(self.err, "  error: {}", cut(first))?;
+                    writeln!(self.err, "  error: {}", one_line(first))?;
                 }
                 for line in lines.by_ref().take(PREVIEW_LINES) {
-                    writeln!(self.err, "  {}", cut(line))?;
+                    writeln!(self.err, "  {}", one_line(line))?;
                 }
                 let rest = lines.count();
                 if rest > 0 {
@@ -397,9 +397,25 @@ fn duration_text(ms: u64) -> String {
     }
 }
 
-/// A summary on one line: newlines shown as `⏎`, cut to the preview width.
+/// A summary on one line: newlines shown as `⏎`; a bare carriage return and the characters
+/// that hide text (direction overrides, zero widths) as escapes, so that nothing a tool,
+/// server or agent sent starts a line of its own or reorders this one; cut to the preview
+/// width.
 fn one_line(text: &str) -> String {
-    cut(&text.replace('\n', " \u{23ce} "))
+    let mut shown = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => shown.push_str(" \u{23ce} "),
+            '\r' => shown.push_str("\\r"),
+            c if agent_loop::text::shown::invisible(c) => {
+                shown.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => shown.push(c),
+        }
+    }
+    cut(&shown)
 }
 
 fn cut(line: &str) -> String {

@@ -199,3 +199,39 @@ fn lines_beside_an_open_answer_break_it_once_and_keep_their_order() {
         err.text()
     );
 }
+
+/// What a tool call, its result and a server's progress show of untrusted text stays on its
+/// own line: a bare carriage return cannot start a line of the sender's choosing (a fake
+/// `[tool ...]` line), and direction overrides cannot reorder it.
+#[test]
+fn a_bare_cr_or_a_direction_override_starts_no_line_and_reorders_nothing() {
+    let (mut d, _, err) = display();
+    let call = agent_loop::chat::ToolCall {
+        id: "c".into(),
+        name: "bash".into(),
+        args: serde_json::json!({ "command": "echo a\rtouch pwn" }),
+    };
+    d.render(&Event::ToolCall {
+        call,
+        summary: "echo a\rtouch pwn \u{202e}txt.exe".into(),
+    });
+    d.render(&Event::ToolResult {
+        call_id: "c".into(),
+        tool: "bash".into(),
+        ok: true,
+        output: "line\r[tool bash] rm -rf ~\r\nnext\n".into(),
+        exit_code: Some(0),
+    });
+    d.render(&Event::ToolProgress {
+        call_id: "c".into(),
+        tool: "mcp.s.t".into(),
+        progress: 1.0,
+        total: Some(2.0),
+        message: Some("prog\rY".into()),
+    });
+    assert_eq!(
+        err.text(),
+        "[tool bash] echo a\\rtouch pwn \\u{202e}txt.exe\n  line\\r[tool bash] rm -rf ~\n  \
+         next\n  [progress 1/2 (50%) prog\\rY]\n"
+    );
+}

@@ -48,3 +48,17 @@ fn a_full_disk_under_the_log_is_a_warning_and_the_turn_goes_on() {
     assert!(ws.saved_messages().contains("full disk"));
     ws.assert_no_leftovers();
 }
+
+/// The session lock's note of its holder cannot be written (every write to its file fails, as
+/// on a full disk): the lock is still held and the turn runs.
+#[test]
+fn a_lock_whose_holder_cannot_be_written_still_lets_the_turn_run() {
+    let ws = Workspace::new();
+    ws.reply(0, "the answer\n");
+    let locks = ws.path("data/agent-loop/sessions.locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    std::os::unix::fs::symlink("/dev/full", locks.join("full")).unwrap();
+    let run = ws.run(&["--backend", "fake", "-s", "full", "full disk"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "the answer\n");
+}

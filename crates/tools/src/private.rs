@@ -40,6 +40,29 @@ pub fn open_append(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// Opens a file of lines (`log.jsonl`) for appending, creating it 0600. When its last line
+/// was cut short (a write that failed part-way: a full disk), it is ended first, so the next
+/// line starts a line of its own rather than joining the torn one, which would make both
+/// unreadable to a reader of lines (`jq`).
+pub fn open_lines(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::FileExt as _;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .mode(FILE_MODE)
+        .open(path)?;
+    let len = file.metadata()?.len();
+    if len > 0 {
+        let mut last = [0u8];
+        file.read_exact_at(&mut last, len - 1)?;
+        if last != *b"\n" {
+            file.write_all(b"\n")?;
+        }
+    }
+    Ok(file)
+}
+
 /// Creates a new file at `path`, 0600; an existing one is an `AlreadyExists` error.
 pub fn create_new(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
@@ -115,6 +138,24 @@ fn leftover_of(name: &str) -> Option<(&str, i32)> {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_torn_last_line_is_ended_before_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        for (before, after) in [
+            ("", "{\"b\":2}\n"),
+            ("{\"a\":1}\n", "{\"a\":1}\n{\"b\":2}\n"),
+            ("{\"a\":1}\n{\"cut", "{\"a\":1}\n{\"cut\n{\"b\":2}\n"),
+        ] {
+            std::fs::write(&path, before).unwrap();
+            open_lines(&path)
+                .unwrap()
+                .write_all(b"{\"b\":2}\n")
+                .unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
+        }
+    }
 
     #[test]
     fn private_modes_whatever_the_umask_and_leftovers_found() {

@@ -247,7 +247,7 @@ fn append(file: &Path, entry: &str) -> std::io::Result<()> {
     line.push('\n');
     let _lock = lock(file)?;
     // One write: two runs appending at once do not interleave their lines.
-    private::open_append(file)?.write_all(line.as_bytes())
+    private::open_lines(file)?.write_all(line.as_bytes())
 }
 
 /// `history.lock` beside `file`, held by this run until the returned file is dropped. It is

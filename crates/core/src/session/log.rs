@@ -142,7 +142,7 @@ fn create(path: &Path) -> Result<File, SessionError> {
             source,
         })?;
     }
-    crate::tools::private::open_append(path).map_err(|source| SessionError::LogFile {
+    crate::tools::private::open_lines(path).map_err(|source| SessionError::LogFile {
         path: path.to_path_buf(),
         source,
     })
@@ -315,6 +315,26 @@ mod tests {
         drop(log);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 4, "two batches more");
+    }
+
+    /// A log whose last write was cut short (a full disk) is not appended to on the torn
+    /// line: the next run's records stay readable.
+    #[test]
+    fn a_torn_line_does_not_swallow_the_next_runs_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(
+            &path,
+            "{\"event\":\"turn_end\"}\n{\"event\":\"assistant\",\"te",
+        )
+        .unwrap();
+        let mut log = Log::open(&path, Redactor::default()).unwrap();
+        log.write(&json!({"event": "session_start"})).unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["event"], "session_start", "{text}");
+        assert_eq!(text.lines().count(), 3, "{text}");
     }
 
     #[test]

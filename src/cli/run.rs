@@ -2,6 +2,7 @@
 //! run one turn (a task was given or piped) or the REPL (a terminal and no task). Maps every
 //! outcome to the documented exit code.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 
 use clap::{CommandFactory, Parser};
@@ -38,7 +39,7 @@ pub fn main() -> i32 {
         Ok(args) => args,
         Err(e) => return usage_error(e),
     };
-    if let Some(e) = near_miss(&args) {
+    if let Some(e) = near_miss(&args).or_else(|| task_and_subcommand(&args)) {
         return early_fail(&e);
     }
     if args.command.is_some() && !args.run.image.is_empty() {
@@ -143,6 +144,9 @@ pub fn main() -> i32 {
 fn usage_error(e: clap::Error) -> i32 {
     use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
     let argv: Vec<_> = std::env::args_os().collect();
+    if let Some(unquoted) = unquoted(&e, &argv) {
+        return early_fail(&unquoted);
+    }
     if matches!(e.kind(), DisplayHelp | DisplayVersion)
         || !jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref())
     {
@@ -171,6 +175,67 @@ fn near_miss(args: &Args) -> Option<Error> {
         "`{task}` is not a subcommand: did you mean `{near}`? To send it as the task, put `--` \
          before it: agent-loop -- {task}"
     )))
+}
+
+/// A task typed without quotes (`agent-loop list the files here`): clap reads its second word
+/// as a subcommand, and says only that `the` is none. Words are not joined into the task
+/// instead: a task that starts with a subcommand's name (`help me ...`, `config ...`) would
+/// then run the subcommand. The error says to quote the task, with the words quoted.
+fn unquoted(e: &clap::Error, argv: &[OsString]) -> Option<Error> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let at = argv.iter().rposition(|a| a == word.as_str())?;
+    // What clap read before the word: the task's first word.
+    let task = Args::try_parse_from(&argv[..at]).ok()?.run.task?;
+    Some(quote_it(&task, argv, at, "is none"))
+}
+
+/// A task and a subcommand both given (`agent-loop explain backends` ran `backends`): the
+/// words were meant as one task, or the subcommand alone.
+fn task_and_subcommand(args: &Args) -> Option<Error> {
+    let task = args
+        .run
+        .task
+        .as_deref()
+        .filter(|_| args.command.is_some())?;
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let after = argv.iter().position(|a| a == task)?;
+    let command = Args::command();
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+    let at = after
+        + argv[after..]
+            .iter()
+            .position(|a| names.iter().any(|n| a == *n))?;
+    Some(quote_it(
+        task,
+        &argv,
+        at,
+        "runs without a task: leave the task out",
+    ))
+}
+
+/// The error for a task given as several words: `task`, the words clap read as the task, and
+/// those of `argv` from `at`, where clap read a subcommand (`what` it says of it), but the
+/// flags.
+fn quote_it(task: &str, argv: &[OsString], at: usize, what: &str) -> Error {
+    let mut words = vec![task.to_string()];
+    words.extend(
+        argv[at..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .filter(|a| !a.starts_with('-')),
+    );
+    Error::config(format!(
+        "the task is one argument: put it in quotes, agent-loop \"{}\" (with the flags as \
+         they were); `{}` after the task was read as a subcommand, which {what}",
+        words.join(" "),
+        argv[at].to_string_lossy()
+    ))
 }
 
 /// `agent-loop backends`.

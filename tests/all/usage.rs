@@ -1,6 +1,6 @@
 //! Bad usage is refused before anything is spent, with exit 2: a one-word task that is a
 //! slip for a subcommand (`agent-loop sesions` would send "sesions" to the backend as a
-//! task), and an `import-spec` without a readable spec.
+//! task), a task typed without quotes, and an `import-spec` without a readable spec.
 
 use crate::common::Workspace;
 
@@ -57,6 +57,43 @@ fn after_double_dash_or_as_more_than_one_word_it_is_a_task() {
     }
     assert_eq!(ws.runs(), 5);
     assert!(ws.prompt(1).contains("sesions"), "{}", ws.prompt(1));
+}
+
+/// A task typed without quotes is refused with the words quoted, not clap's "unrecognized
+/// subcommand": nor run as a subcommand when one of its later words is one.
+#[test]
+fn an_unquoted_task_is_refused_with_the_quoted_task() {
+    let ws = Workspace::new();
+    ws.reply(0, "answered\n");
+    for (args, quoted, word) in [
+        (
+            &["--backend", "fake", "list", "the", "files", "here"][..],
+            "agent-loop \"list the files here\"",
+            "`the`",
+        ),
+        (
+            &["list", "--backend", "fake", "the", "files"],
+            "agent-loop \"list the files\"",
+            "`the`",
+        ),
+        (
+            &["--backend", "fake", "explain", "sessions"],
+            "agent-loop \"explain sessions\"",
+            "`sessions`",
+        ),
+    ] {
+        let run = ws.run(args);
+        run.expect_code(2);
+        let err = run.stderr();
+        assert!(
+            err.contains(&format!(
+                "the task is one argument: put it in quotes, {quoted}"
+            )) && err.contains(&format!("{word} after the task was read as a subcommand")),
+            "{args:?}: {err}"
+        );
+        assert_eq!(run.stdout(), "", "{args:?}");
+    }
+    assert_eq!(ws.runs(), 0);
 }
 
 #[test]

@@ -43,6 +43,7 @@ and are written into each API's own usage fields.
 Every request (and the start of each reply) is appended to --log.
 
 Usage: mock_provider.py --scenario plain [--port 0] [--port-file F] [--log F] [--delay S]
+                        [--piece-delay S]
 """
 
 import argparse
@@ -195,6 +196,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.log("reply 200 sse", "".join(self._sse_log)[:6000])
 
+    def paced(self, pieces):
+        """The pieces of a streamed answer, --piece-delay apart (to time when a CLI shows them)."""
+        for i, piece in enumerate(pieces):
+            if i and self.server.piece_delay:
+                time.sleep(self.server.piece_delay)
+            yield piece
+
     def sse(self, event, obj, sep="\n\n"):
         payload = obj if isinstance(obj, str) else compact(obj)
         if event:
@@ -316,7 +324,7 @@ class Handler(BaseHTTPRequestHandler):
         self.sse("content_block_start", {"type": "content_block_start", "index": 0,
                                          "content_block": {"type": "text", "text": ""}})
         self.sse("ping", {"type": "ping"})
-        for piece in chunks_of(text):
+        for piece in self.paced(chunks_of(text)):
             self.sse("content_block_delta", {"type": "content_block_delta", "index": 0,
                                              "delta": {"type": "text_delta", "text": piece}})
         self.sse("content_block_stop", {"type": "content_block_stop", "index": 0})
@@ -389,7 +397,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.sse(None, chunk([], usage))
             self.sse(None, "[DONE]")
             return self.end_sse()
-        for piece in chunks_of(text):
+        for piece in self.paced(chunks_of(text)):
             self.sse(None, chunk([{"index": 0, "delta": {"content": piece},
                                    "logprobs": None, "finish_reason": None}]))
         self.sse(None, chunk([{"index": 0, "delta": {}, "logprobs": None,
@@ -471,7 +479,7 @@ class Handler(BaseHTTPRequestHandler):
                  "content": [], "role": "assistant"})
         ev("response.content_part.added", item_id=mid, output_index=0, content_index=0,
            part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""})
-        for piece in chunks_of(text):
+        for piece in self.paced(chunks_of(text)):
             ev("response.output_text.delta", item_id=mid, output_index=0,
                content_index=0, delta=piece, logprobs=[])
         ev("response.output_text.done", item_id=mid, output_index=0, content_index=0,
@@ -538,7 +546,7 @@ class Handler(BaseHTTPRequestHandler):
                          "modelVersion": model, "responseId": rid})
         if sse:
             self.start_sse()
-            for obj in objs:
+            for obj in self.paced(objs):
                 self.sse(None, obj, sep="\r\n\r\n")
             self.end_sse()
         else:
@@ -560,6 +568,8 @@ def main():
     ap.add_argument("--model", default="mock-model", help="model id for model lists")
     ap.add_argument("--delay", type=float, default=0,
                     help="seconds to wait before each answer (to cancel a turn)")
+    ap.add_argument("--piece-delay", type=float, default=0,
+                    help="seconds between the pieces of a streamed answer")
     ap.add_argument("--write-path", default="made.txt", help="the file the write scenario writes")
     args = ap.parse_args()
     WRITE_PATH[0] = args.write_path
@@ -569,6 +579,7 @@ def main():
     server.scenario = args.scenario
     server.log_path = args.log
     server.delay = args.delay
+    server.piece_delay = args.piece_delay
     server.model = args.model
     port = server.server_address[1]
     if args.port_file:

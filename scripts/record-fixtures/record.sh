@@ -5,6 +5,8 @@
 #   scripts/record-fixtures/record.sh                 # install if needed, record all
 #   scripts/record-fixtures/record.sh claude codex    # only these CLIs
 #   NO_INSTALL=1 scripts/record-fixtures/record.sh    # use what .cache/ has
+#   PIECE_DELAY=1 REC_OUT=/var/tmp/timing scripts/record-fixtures/record.sh codex
+#                                                     # when does stdout come? (see below)
 #
 # Writes fixtures/<cli>/<scenario>.{stdout,stderr,rc}, fixtures/<cli>/VERSION
 # and fixtures/<cli>/COMMAND. CLIs are installed into scripts/record-fixtures/.cache/
@@ -21,12 +23,20 @@
 # The mock's request log for each run is kept in $CACHE/logs/<cli>-<scenario>.log, and a
 # summary (endpoint, model, tools the CLI declared) in fixtures/<cli>/<scenario>.requests.
 # REC_CACHE=DIR installs and keeps the CLIs in DIR instead of .cache.
+#
+# Timing mode: PIECE_DELAY=S makes the mock send the pieces of its streamed answers S seconds
+# apart, and writes beside each stdout a <scenario>.timing file: when each read of the CLI's
+# stdout came, in seconds since it started, and when it closed (stamp.py). A CLI that prints
+# its answer as it comes has reads spread over the pieces; one that prints it whole, none
+# before the last piece. REC_OUT=DIR writes the recordings there instead of fixtures/ (the
+# paced runs are no fixtures).
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${REC_CACHE:-$HERE/.cache}
-FIXTURES=$ROOT/fixtures
+FIXTURES=${REC_OUT:-$ROOT/fixtures}
+PIECE_DELAY=${PIECE_DELAY:-0}
 # Not under /tmp: codex refuses to set up its helper files below the temp dir.
 REC_TMP=${REC_TMP:-/var/tmp/agent-loop-rec}
 TIMEOUT=${TIMEOUT:-120}
@@ -92,7 +102,7 @@ start_mock() {  # start_mock SCENARIO LOGFILE
   local pf="$RUN_DIR/port"
   rm -f "$pf"
   "$PY" "$HERE/mock_provider.py" --scenario "$1" --port 0 --port-file "$pf" --log "$2" \
-    2>>"$2" &
+    --piece-delay "$PIECE_DELAY" 2>>"$2" &
   MOCK_PID=$!
   for _ in $(seq 100); do [[ -s $pf ]] && break; sleep 0.05; done
   PORT=$(cat "$pf")
@@ -334,9 +344,16 @@ record_one() {  # record_one CLI SCENARIO
     cfg+="# file $f:"$'\n'"$(sed 's/^/#   /' "$f")"$'\n'
   done
   log "$cli $scen: ${CMD[*]:0:3} ... (port $PORT)"
-  (cd "$W" && exec env -i "${ENV_VARS[@]}" timeout -k 5 "$TIMEOUT" "${CMD[@]}" \
-    <"$STDIN" >"$out/$scen.stdout" 2>"$out/$scen.stderr")
-  echo $? >"$out/$scen.rc"
+  if [[ $PIECE_DELAY == 0 ]]; then
+    (cd "$W" && exec env -i "${ENV_VARS[@]}" timeout -k 5 "$TIMEOUT" "${CMD[@]}" \
+      <"$STDIN" >"$out/$scen.stdout" 2>"$out/$scen.stderr")
+    echo $? >"$out/$scen.rc"
+  else
+    (cd "$W" && exec env -i "${ENV_VARS[@]}" timeout -k 5 "$TIMEOUT" "${CMD[@]}" \
+      <"$STDIN" 2>"$out/$scen.stderr") \
+      | "$PY" "$HERE/stamp.py" "$out/$scen.timing" >"$out/$scen.stdout"
+    echo "${PIPESTATUS[0]}" >"$out/$scen.rc"
+  fi
   stop_mock
   "$PY" "$HERE/requests.py" "$mlog" >"$out/$scen.requests"
   # A preset must leave the working folder as it found it.

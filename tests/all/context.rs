@@ -385,3 +385,22 @@ fn the_model_reads_a_saved_output_back_and_nothing_beside_it() {
         "{result}"
     );
 }
+
+/// A repository's `AGENTS.md` that links out of the folder is not sent: the turn goes on
+/// without it, saying why.
+#[test]
+fn a_memory_file_linking_out_of_the_folder_is_not_sent() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("id_rsa"), "TOP SECRET KEY\n").unwrap();
+    std::os::unix::fs::symlink(ws.path("id_rsa"), ws.work().join("AGENTS.md")).unwrap();
+    ws.reply(1, "Hello.\n");
+    let run = ws.run(&["--backend", "fake", "hello"]);
+    run.expect_code(0);
+    assert!(!ws.prompt(1).contains("TOP SECRET"), "{}", ws.prompt(1));
+    assert!(
+        run.stderr()
+            .contains("outside the working directory; going on without it"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -2,11 +2,18 @@
 //! for every conversation there. Its text goes into the system preamble of every request, cut
 //! at [`MAX_MEMORY_BYTES`] so a huge file cannot crowd out the conversation; `/memory TEXT`
 //! appends `* TEXT` to it.
+//!
+//! It is read and written within the working directory only, as the file tools would: a
+//! cloned repository's `AGENTS.md` may be a link to `~/.ssh/id_rsa`, and it would go with every
+//! request without a tool call or a question. A link to another file of the folder (the
+//! common `AGENTS.md -> CLAUDE.md`) is followed.
 
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::ContextError;
+use crate::tools::{open_read, replace, FileError, Opened, Root};
 
 /// The files looked for, in order; new notes go to the first one found, or `AGENTS.md`.
 pub const MEMORY_FILES: [&str; 2] = ["AGENTS.md", "AGENT.md"];
@@ -30,12 +37,38 @@ impl Memory {
     }
 }
 
-/// The memory file in `dir`, if there is one.
+/// The memory file in `dir`, if there is one (a link is one, wherever it leads: where it
+/// leads is checked when it is opened).
 fn find(dir: &Path) -> Option<PathBuf> {
     MEMORY_FILES
         .iter()
         .map(|name| dir.join(name))
-        .find(|p| p.is_file())
+        .find(|p| p.symlink_metadata().is_ok_and(|m| !m.is_dir()))
+}
+
+/// `path` (in `dir`) resolved, `..` and links followed, and checked to stay in `dir`.
+fn within(dir: &Path, path: &Path) -> std::io::Result<(Root, PathBuf)> {
+    let root = Root::new(dir).map_err(std::io::Error::other)?;
+    let shown = path.display().to_string();
+    match root.check(path, &shown) {
+        Ok(resolved) => Ok((root, resolved)),
+        Err(FileError::Outside { resolved, .. }) => Err(std::io::Error::other(format!(
+            "refused: it leads to {}, outside the working directory",
+            resolved.display()
+        ))),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
+
+/// Opens the memory file: a regular file within `dir`, no link followed past the check.
+fn open(dir: &Path, path: &Path) -> std::io::Result<File> {
+    let (root, resolved) = within(dir, path)?;
+    let shown = path.display().to_string();
+    match open_read(root.dir(), &resolved, &shown, false) {
+        Ok(Opened::File(file)) => Ok(file),
+        Ok(Opened::Dir(_)) => Err(std::io::Error::other(format!("{shown} is a folder"))),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
 }
 
 /// Reads the memory file of `dir`; `None` if there is none or it is empty.
@@ -49,7 +82,7 @@ pub fn load(dir: &Path) -> Result<Option<Memory>, ContextError> {
     };
     let mut bytes = Vec::new();
     // One byte past the limit tells whether the file is longer, without reading all of it.
-    std::fs::File::open(&path)
+    open(dir, &path)
         .and_then(|f| f.take(MAX_MEMORY_BYTES as u64 + 1).read_to_end(&mut bytes))
         .map_err(io_error)?;
     let cut = bytes.len() > MAX_MEMORY_BYTES;
@@ -94,19 +127,22 @@ pub fn append(dir: &Path, note: &str) -> Result<PathBuf, ContextError> {
         path: path.clone(),
         source,
     };
+    let (root, resolved) = within(dir, &path).map_err(io_error)?;
+    let mut text = Vec::new();
+    if resolved.symlink_metadata().is_ok() {
+        open(dir, &path)
+            .and_then(|mut f| f.read_to_end(&mut text))
+            .map_err(io_error)?;
+    }
     // Start on a line of its own when the file does not end with a newline.
-    let needs_newline = match std::fs::read(&path) {
-        Ok(old) => old.last().is_some_and(|b| *b != b'\n'),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return Err(io_error(e)),
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_error)?;
-    let line = format!("{}* {note}\n", if needs_newline { "\n" } else { "" });
-    file.write_all(line.as_bytes()).map_err(io_error)?;
+    if text.last().is_some_and(|b| *b != b'\n') {
+        text.push(b'\n');
+    }
+    text.extend_from_slice(format!("* {note}\n").as_bytes());
+    // The whole file replaced at once, where the link (if any) leads: no link written through.
+    let shown = path.display().to_string();
+    replace(root.dir(), &resolved, &shown, &text)
+        .map_err(|e| io_error(std::io::Error::other(e.to_string())))?;
     Ok(path)
 }
 
@@ -174,5 +210,32 @@ mod tests {
         let path = append(dir.path(), "x").unwrap();
         assert_eq!(path, dir.path().join("AGENT.md"));
         assert_eq!(std::fs::read_to_string(path).unwrap(), "# Notes\n* x\n");
+    }
+
+    /// A cloned repository's `AGENTS.md -> ~/.ssh/id_rsa` is neither sent nor appended to; a
+    /// link within the folder is followed both ways, and stays a link.
+    #[test]
+    fn a_link_out_of_the_folder_is_refused_and_one_within_is_followed() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join("AGENTS.md");
+        std::os::unix::fs::symlink(&secret, &memory).unwrap();
+        let refused = load(dir.path()).unwrap_err().to_string();
+        assert!(
+            refused.contains("outside the working directory"),
+            "{refused}"
+        );
+        assert!(append(dir.path(), "x").is_err());
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "PRIVATE KEY");
+        std::fs::remove_file(&memory).unwrap();
+        std::fs::write(dir.path().join("CLAUDE.md"), "# Shared").unwrap();
+        std::os::unix::fs::symlink("CLAUDE.md", &memory).unwrap();
+        assert_eq!(load(dir.path()).unwrap().unwrap().text, "# Shared");
+        append(dir.path(), "kept").unwrap();
+        let claude = std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap();
+        assert_eq!(claude, "# Shared\n* kept\n");
+        assert!(memory.symlink_metadata().unwrap().is_symlink());
     }
 }

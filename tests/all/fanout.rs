@@ -172,3 +172,68 @@ fn approvals_are_asked_one_backend_at_a_time_and_named() {
     let prompt = std::fs::read_to_string(ws.path("fake-b/prompt.2")).unwrap();
     assert!(prompt.contains("cannot ask for approval"), "{prompt}");
 }
+
+/// A FIFO in the working folder is left out of each backend's copy: opening it would wait for
+/// a writer for ever.
+#[test]
+fn a_fifo_in_the_folder_is_left_out_of_the_copies() {
+    let ws = two_backends();
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    let fifo = ws.work().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()));
+    // Were a copy to open the FIFO, this writer lets each go on (an empty file) rather than
+    // hang the test; it is let go below.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (fifo, done) = (fifo.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+            }
+        })
+    };
+    let mut cmd = ws.cmd(&["--backend", "a,b", "--yes", "write it"]);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    let run = ws.run_cmd(cmd);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    use std::os::unix::fs::OpenOptionsExt;
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(0o4000) // O_NONBLOCK: lets the writer above go, if it still waits.
+        .open(&fifo);
+    writer.join().unwrap();
+    drop(reader);
+    run.expect_code(0);
+    let out = run.stdout();
+    for n in [1, 2] {
+        let copy = folder(&out, n);
+        assert!(copy.join("seed.txt").exists(), "{}", copy.display());
+        assert!(
+            copy.join("fifo").symlink_metadata().is_err(),
+            "{}",
+            copy.display()
+        );
+    }
+}
+
+/// A working folder past the copy cap is refused before a file that passes it is copied, and
+/// the comparison's folder is removed.
+#[test]
+fn a_folder_too_big_to_copy_is_refused_before_copying() {
+    let ws = two_backends();
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    let big = std::fs::File::create(ws.work().join("big.bin")).unwrap();
+    big.set_len(300 * 1024 * 1024).unwrap(); // sparse: nothing written
+    let mut cmd = ws.cmd(&["--backend", "a,b", "--yes", "write it"]);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    let run = ws.run_cmd(cmd);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("more than 200 MB"),
+        "{}",
+        run.stderr()
+    );
+    let left: Vec<_> = std::fs::read_dir(ws.path("tmp")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

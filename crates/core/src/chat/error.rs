@@ -74,6 +74,9 @@ pub enum ChatError {
          comparison; run it from a smaller folder"
     )]
     TooBigToCopy { mb: u64 },
+    /// The thread copying the working directory for a comparison failed (it panicked).
+    #[error("the copy of the working directory for a comparison failed: {0}")]
+    CopyThread(String),
     /// No backend of a comparison answered, and none said why.
     #[error("no backend answered")]
     NoAnswer,
@@ -94,7 +97,9 @@ impl ChatError {
     /// setting or slash command to fix (exit 2), as they always were.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            ChatError::WorkingDir { .. } => ErrorKind::Io,
+            ChatError::WorkingDir { .. } | ChatError::Copy { .. } | ChatError::CopyThread(_) => {
+                ErrorKind::Io
+            }
             ChatError::Cancelled => ErrorKind::Cancelled,
             ChatError::NoAnswer => ErrorKind::Backend,
             _ => ErrorKind::Config,

@@ -107,7 +107,16 @@ impl Chat {
         let mut lanes = Vec::new();
         for (i, name) in backends.iter().enumerate() {
             let folder = root.join(format!("{}-{name}", i + 1));
-            copy_tree(&cwd, &folder, &root, &mut 0)?;
+            // Off the runtime's thread: a copy of many files takes a while, and a signal
+            // must still be heard meanwhile.
+            let (from, to, skip) = (cwd.clone(), folder.clone(), root.clone());
+            let copied = tokio::task::spawn_blocking(move || copy_tree(&from, &to, &skip, &mut 0))
+                .await
+                .unwrap_or_else(|e| Err(ChatError::CopyThread(e.to_string())));
+            if let Err(e) = copied {
+                let _ = std::fs::remove_dir_all(&root);
+                return Err(e.into());
+            }
             lanes.push(Lane {
                 name: name.clone(),
                 agent: self.agent_for(name, &folder)?,
@@ -266,7 +275,9 @@ impl<O: Observer + ?Sized> Observer for LaneObserver<'_, O> {
 }
 
 /// Copies the working directory for one backend (`.git` folders and `skip`, the folder the
-/// copies go to, left out; symbolic links kept as links), refusing past [`MAX_COPY_BYTES`].
+/// copies go to, left out; symbolic links kept as links; FIFOs, sockets and devices left out,
+/// for opening a FIFO waits for a writer), refusing past [`MAX_COPY_BYTES`] before a file
+/// that would pass it is copied.
 fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), ChatError> {
     let fail = |what: &'static str, path: &Path, source: std::io::Error| ChatError::Copy {
         what,
@@ -285,13 +296,14 @@ fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<()
             if entry.file_name() != ".git" && src != skip {
                 copy_tree(&src, &dst, skip, copied)?;
             }
-        } else {
-            *copied += std::fs::copy(&src, &dst).map_err(|e| fail("copy", &src, e))?;
-            if *copied > MAX_COPY_BYTES {
+        } else if kind.is_file() {
+            let size = entry.metadata().map_err(|e| fail("read", &src, e))?.len();
+            if *copied + size > MAX_COPY_BYTES {
                 return Err(ChatError::TooBigToCopy {
                     mb: MAX_COPY_BYTES / (1024 * 1024),
                 });
             }
+            *copied += std::fs::copy(&src, &dst).map_err(|e| fail("copy", &src, e))?;
         }
     }
     Ok(())

@@ -266,3 +266,27 @@ fn a_timeout_of_zero_is_refused() {
     );
     assert!(err.contains("key `timeout_s`: must be at least 1"), "{err}");
 }
+
+/// A cap of 0 bytes on a CLI's output would fail every turn on its first byte.
+#[test]
+fn a_max_output_bytes_of_zero_is_refused() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true'\nmax_output_bytes = 0\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:1: backend `x`: key `max_output_bytes`: must be at least 1"
+        )),
+        "{err}"
+    );
+}
+
+/// A backend that is not a table says what one is, not the name of a Rust type.
+#[test]
+fn a_backend_that_is_not_a_table_says_what_one_is() {
+    let (err, file) = config_error("[backends]\nb = \"string\"\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:2: invalid type: string \"string\", expected a backend's table of keys"
+        )),
+        "{err}"
+    );
+}

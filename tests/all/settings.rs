@@ -128,6 +128,19 @@ fn bad_settings_name_their_origin() {
         "{}",
         run.stderr()
     );
+    std::fs::write(
+        ws.path("xdg/agent-loop/config.toml"),
+        "backend = \"fake\"\nmax_iterations = 0\n",
+    )
+    .unwrap();
+    let run = ws.run(&["go"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr()
+            .contains("config.toml:2: setting `max_iterations` = `0`: must be at least 1"),
+        "{}",
+        run.stderr()
+    );
     std::fs::write(ws.path("xdg/agent-loop/config.toml"), "colour = true\n").unwrap();
     let run = ws.run(&["go"]);
     run.expect_code(2);

@@ -83,6 +83,10 @@ pub(super) fn resolve(
     let context = context_settings(&raw, name, &bad)?;
     super::http::check_timeouts(&raw, &bad)?;
     super::http::check_rates(&raw, &bad)?;
+    if raw.max_output_bytes == Some(0) {
+        // Every turn would fail on its first byte.
+        return Err(bad("max_output_bytes", "must be at least 1".into()));
+    }
     let format = parse_located(raw.context_format.as_ref(), name, "context_format")?;
     let output: OutputFormat =
         parse_located(raw.output.as_ref(), name, "output")?.unwrap_or_default();

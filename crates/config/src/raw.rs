@@ -31,7 +31,10 @@ pub struct RawFile {
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a backend's table of keys (`[backends.NAME]`, then `command = ...` or `type = ...`)"
+)]
 pub struct RawBackend {
     #[serde(rename = "type")]
     pub kind: Option<Located>,

@@ -99,13 +99,18 @@ impl RunSettings {
                 });
             }
         }
-        if let Some(Setting { value: 0, origin }) = &settings.max_tool_calls {
-            return Err(ConfigError::BadSetting {
-                origin: origin.clone(),
-                name: "max_tool_calls".into(),
-                value: "0".into(),
-                why: "must be at least 1".into(),
-            });
+        for (name, setting) in [
+            ("max_tool_calls", &settings.max_tool_calls),
+            ("max_iterations", &settings.max_iterations),
+        ] {
+            if let Some(Setting { value: 0, origin }) = setting {
+                return Err(ConfigError::BadSetting {
+                    origin: origin.clone(),
+                    name: name.into(),
+                    value: "0".into(),
+                    why: "must be at least 1".into(),
+                });
+            }
         }
         Ok(settings)
     }

@@ -6,7 +6,7 @@ use crate::common::Workspace;
 use crate::http::server::json;
 use crate::http::{run_api, setup, Format};
 
-const LS: &str = "# Tools\n\n## ls\nList a folder: one entry a line, sorted, folders ending in / and files with their size in bytes.\n\
+const LS: &str = "# Tools\n\n## ls\nList a folder: one entry a line, sorted, folders ending in /, files with their size in bytes, symbolic links as `name -> target`.\n\
 Arguments (JSON schema): {\"properties\":{\"path\":{\"description\":\"Folder to list (default: the working directory).\",\"type\":\"string\"}},\"type\":\"object\"}\n";
 
 const PROTOCOL: &str = "You do not run anything yourself. To use a tool, write a tool call in exactly this format, on its own line, then end your reply:\n\

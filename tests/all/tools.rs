@@ -225,6 +225,38 @@ fn ls_sorts_and_marks_folders() {
     assert!(!out.ok && out.output.starts_with("cannot list missing:"));
 }
 
+/// A symbolic link shows as one, with what it leads to inside the root; of one leading
+/// outside, only its own text (not whether its target exists, nor what it is).
+#[test]
+fn ls_shows_links_as_links() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("real")).unwrap();
+    std::fs::write(root.join("f.txt"), "12345").unwrap();
+    std::fs::write(outside.path().join("secret"), "s").unwrap();
+    symlink("real", root.join("to-folder")).unwrap();
+    symlink("f.txt", root.join("to-file")).unwrap();
+    symlink("nowhere", root.join("dangling")).unwrap();
+    symlink(outside.path().join("secret"), root.join("out")).unwrap();
+    symlink(outside.path().join("missing"), root.join("out-missing")).unwrap();
+    let out = call(&root, "ls", json!({}));
+    let o = outside.path().display();
+    assert_eq!(
+        out.output,
+        format!(
+            "dangling -> nowhere  (a broken link)\n\
+             f.txt  (5 bytes)\n\
+             out -> {o}/secret  (a link outside the root: the file tools cannot follow it)\n\
+             out-missing -> {o}/missing  (a link outside the root: the file tools cannot follow it)\n\
+             real/\n\
+             to-file -> f.txt  (a link to a file, 5 bytes)\n\
+             to-folder -> real  (a link to a folder)"
+        )
+    );
+}
+
 #[test]
 fn grep_searches_recursively_and_honours_gitignore() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,12 @@
-//! ls: the entries of one folder, sorted, folders marked with a trailing `/`.
+//! ls: the entries of one folder, sorted, folders marked with a trailing `/`. A symbolic
+//! link shows as one (`name -> target`) with what it leads to when that is inside the root,
+//! so the model does not take a link to a folder for a file; of a link leading outside, only
+//! its own text, which is inside the root, is told.
 
 use serde::Deserialize;
 
 use std::os::fd::AsRawFd;
+use std::path::Path;
 
 use super::beneath;
 use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
@@ -21,8 +25,8 @@ pub struct Args {
 impl Builtin for Ls {
     const NAME: &'static str = "ls";
     const DESCRIPTION: &'static str =
-        "List a folder: one entry a line, sorted, folders ending in / and files with \
-        their size in bytes.";
+        "List a folder: one entry a line, sorted, folders ending in /, files with their \
+        size in bytes, symbolic links as `name -> target`.";
     const MAIN_PARAM: &'static str = "path";
     const KIND: ToolKind = ToolKind::Read;
     const EFFECT: Effect = Effect::Reads;
@@ -58,12 +62,11 @@ impl Builtin for Ls {
             .filter_map(Result::ok)
             .map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();
+                // Not followed: a link's own metadata.
                 match entry.metadata() {
+                    Ok(m) if m.is_symlink() => link(&dir, &name, ctx),
                     Ok(m) if m.is_dir() => format!("{name}/"),
-                    Ok(m) => format!(
-                        "{name}  ({})",
-                        crate::plural::count(m.len(), "byte", "bytes")
-                    ),
+                    Ok(m) => format!("{name}  ({})", size(m.len())),
                     Err(_) => name,
                 }
             })
@@ -83,4 +86,58 @@ impl Builtin for Ls {
         }
         ToolOutput::ok(out)
     }
+}
+
+fn size(bytes: u64) -> String {
+    crate::plural::count(bytes, "byte", "bytes")
+}
+
+/// The line of the link `name` in the folder `dir` (resolved): its text, and what it
+/// leads to when that is inside the root (looked at as the file tools would open it).
+fn link(dir: &Path, name: &str, ctx: &ToolContext) -> String {
+    // Its text only: reading it follows nothing.
+    let target = match std::fs::read_link(dir.join(name)) {
+        Ok(target) => target,
+        Err(_) => return format!("{name}  (a symbolic link that cannot be read)"),
+    };
+    let text = target.to_string_lossy().into_owned();
+    // A target holding a line break would read as more entries.
+    let text = if text.chars().any(char::is_control) {
+        format!("{text:?}")
+    } else {
+        text
+    };
+    const OUTSIDE: &str = "a link outside the root: the file tools cannot follow it";
+    let what = match ctx.root.check(&dir.join(name), name) {
+        Err(agent_loop_tools::FileError::Outside { .. }) => OUTSIDE.to_string(),
+        // Leading nowhere: where its text points says which, not whether anything is there
+        // outside the root.
+        Err(_) if !lexically_inside(&dir.join(&target), ctx.root.dir()) => OUTSIDE.to_string(),
+        Err(_) => "a broken link".to_string(),
+        Ok(target) => match crate::beneath::stat(ctx.root.dir(), &target) {
+            Ok(meta) if meta.is_dir() => "a link to a folder".to_string(),
+            Ok(meta) if meta.is_file() => format!("a link to a file, {}", size(meta.len())),
+            // A link swapped in since the check shows as one, not as what it leads to.
+            Ok(meta) if meta.is_symlink() => "a broken link".to_string(),
+            Ok(_) => "a link to something that is neither a file nor a folder".to_string(),
+            Err(_) => "a broken link".to_string(),
+        },
+    };
+    format!("{name} -> {text}  ({what})")
+}
+
+/// Whether `path` is beneath `root` by its names alone, `..` taken as the parent (a link's
+/// text, joined to its folder: an absolute text replaces the folder).
+fn lexically_inside(path: &Path, root: &Path) -> bool {
+    let mut out = std::path::PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
 }

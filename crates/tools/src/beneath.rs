@@ -89,6 +89,14 @@ pub fn open_read(
     }
 }
 
+/// What `resolved` (inside `root`) is, found as [`open_read`] would find it (no link
+/// followed) without opening it for reading: `ls` tells of a link's target so, and a link
+/// swapped in meanwhile shows as a link, never as what it leads to.
+pub fn stat(root: &Path, resolved: &Path) -> std::io::Result<std::fs::Metadata> {
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    File::from(open(root, resolved, flags, Mode::empty())?).metadata()
+}
+
 /// Replaces (or creates) `resolved` inside `root` with `content`, atomically: a temporary
 /// file in the same folder, then a rename, so no link is ever written through. Missing
 /// folders are created. An existing file keeps its owner, group and mode (minus setuid and

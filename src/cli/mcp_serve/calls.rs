@@ -201,7 +201,6 @@ impl Server {
         let shared = &self.shared;
         let elicit = super::approval::can_elicit(peer);
         let mut observer = CallObserver::new(peer.clone(), elicit, progress);
-        let before = chat.status().totals;
         let canceller = chat.canceller();
         let mut stop = None;
         let result = {
@@ -263,10 +262,7 @@ impl Server {
             "backend": status.backend,
             "model": status.model,
             "stop_reason": stop_reason,
-            "tokens": {
-                "input": status.totals.input.saturating_sub(before.input),
-                "output": status.totals.output.saturating_sub(before.output),
-            },
+            "tokens": {"input": observer.input, "output": observer.output},
             "cost_usd": observer.cost,
         }));
         Ok(result)

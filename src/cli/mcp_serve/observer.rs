@@ -37,6 +37,10 @@ pub struct CallObserver {
     pub cut: Option<CutReason>,
     /// The cost the backend reported or was priced at, when any call of the turn had one.
     pub cost: Option<f64>,
+    /// The input and output tokens the backend reported, when any call of the turn did: a
+    /// backend that reports none gives null, not a count of 0.
+    pub input: Option<u64>,
+    pub output: Option<u64>,
 }
 
 struct Progress {
@@ -76,6 +80,8 @@ impl CallObserver {
             streamed: false,
             cut: None,
             cost: None,
+            input: None,
+            output: None,
         }
     }
 
@@ -176,6 +182,14 @@ impl Observer for CallObserver {
             Event::Usage { usage, .. } => {
                 if let Some(cost) = usage.cost {
                     *self.cost.get_or_insert(0.0) += cost;
+                }
+                for (sum, count) in [
+                    (&mut self.input, usage.input),
+                    (&mut self.output, usage.output),
+                ] {
+                    if let Some(count) = count {
+                        *sum.get_or_insert(0) += count;
+                    }
                 }
             }
             _ => {}

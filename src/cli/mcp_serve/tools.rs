@@ -210,7 +210,11 @@ fn turn_output() -> Arc<JsonObject> {
             },
             "tokens": {
                 "type": "object",
-                "properties": {"input": {"type": "integer"}, "output": {"type": "integer"}},
+                "properties": {
+                    "input": {"type": ["integer", "null"]},
+                    "output": {"type": ["integer", "null"]},
+                },
+                "description": "null where the backend reports no count",
                 "required": ["input", "output"],
             },
             "cost_usd": {"type": ["number", "null"], "description": "null when the backend reports no cost and none could be priced"},

@@ -271,3 +271,31 @@ fn without_saving_there_is_nothing_to_reply_in() {
     });
     assert!(!ws.path("data/agent-loop/sessions").exists());
 }
+
+/// A line that is not JSON gets no answer (rmcp skips it on purpose, as docs/mcp-server.md
+/// says): the next request is answered as if it had not come.
+#[test]
+fn a_line_that_is_not_json_is_skipped() {
+    use std::io::Write as _;
+    let ws = Workspace::new();
+    let mut cmd = ws.cmd(&["mcp", "serve", "--backend", "demo"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "not json\n{initialize}\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert_eq!(lines[0]["id"], 1, "{out}");
+    assert!(lines[0]["result"]["serverInfo"].is_object(), "{out}");
+}

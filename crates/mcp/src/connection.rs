@@ -394,7 +394,8 @@ impl Connection {
 }
 
 /// Every page of `tools/list`, within the caps on their count and size. A name given twice
-/// keeps its first tool, and the note says which was left out.
+/// keeps its first tool, and a name MCP does not allow is passed over (it would reach the
+/// prompt, the display and the allow rules as sent); the notes say which were left out.
 async fn list_tools(
     service: &RunningService<RoleClient, Handler>,
 ) -> Result<(Vec<Tool>, Vec<String>), ListError> {
@@ -420,6 +421,14 @@ async fn list_tools(
                 return Err(ListError::TooBig {
                     cap: caps::TOOL_LIST,
                 });
+            }
+            if !super::words::allowed_name(&tool.name) {
+                notes.push(format!(
+                    "it offers a tool named {}, not a name MCP allows (1 to 128 of A-Z, a-z, \
+                     0-9, `_`, `-` and `.`); it was left out",
+                    super::words::shown_name(&tool.name)
+                ));
+                continue;
             }
             if !names.insert(tool.name.to_string()) {
                 notes.push(format!(

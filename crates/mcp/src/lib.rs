@@ -23,6 +23,7 @@ mod server;
 pub(crate) mod stdio;
 mod tool;
 mod transport;
+mod words;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,5 +1,7 @@
 //! One MCP server tool as an agent-loop [`Tool`]: named `mcp.<server>.<tool>`, described by the
-//! server's own JSON schema, asking for approval unless the server is trusted. Every failure
+//! server's own JSON schema, asking for approval unless the server is trusted. The server's
+//! words go into every prompt: its descriptions are kept to plain text (no control, zero-width
+//! or bidirectional characters), and only tools whose names MCP allows are taken. Every failure
 //! (server gone, timeout, protocol error) is an error result for the model naming the tool and
 //! the server, never an error of the loop.
 
@@ -27,13 +29,14 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 
 impl McpTool {
     pub fn new(server: Arc<Server>, tool: &rmcp::model::Tool) -> Self {
-        let schema = Value::Object((*tool.input_schema).clone());
-        let description = tool
-            .description
-            .as_deref()
-            .or(tool.title.as_deref())
-            .unwrap_or("")
-            .to_string();
+        let mut schema = Value::Object((*tool.input_schema).clone());
+        super::words::plain_descriptions(&mut schema);
+        let description = super::words::plain(
+            tool.description
+                .as_deref()
+                .or(tool.title.as_deref())
+                .unwrap_or(""),
+        );
         let spec = ToolSpec::new(
             tool_name(&server.def.name, &tool.name),
             description,

@@ -255,6 +255,46 @@ fn a_tool_name_given_twice_loses_no_other_servers_tools() {
     assert!(!first.contains("second"), "{first}");
 }
 
+/// A tool whose name MCP does not allow is passed over with a note, its name escaped; the
+/// descriptions of the others reach the prompt as plain text.
+#[test]
+fn tools_with_names_mcp_does_not_allow_are_passed_over() {
+    let ws = Workspace::new();
+    let flood = fixture("mcp/flood-server.js").display().to_string();
+    ws.add_config(&server("names", &flood, "args = ['names']"));
+    ws.reply(1, "Fine.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    for shown in [
+        "\"new\\nline\"",
+        "\"esc\\u{1b}[31mred\"",
+        "\"a\\u{202e}b\"",
+        "\"star*\"",
+        "\"safe:x\"",
+        &format!("\"{}\"… (300 characters)", "x".repeat(40)),
+        "\"\",",
+    ] {
+        assert!(
+            err.contains(&format!(
+                "agent-loop: MCP server `names`: it offers a tool named {shown}"
+            )),
+            "{shown}\n{err}"
+        );
+    }
+    assert_eq!(err.matches("not a name MCP allows").count(), 7, "{err}");
+    let first = ws.prompt(1);
+    assert!(
+        first.contains("\n## mcp.names.fine\nFine [2Jway\n## not a tool\n"),
+        "{first}"
+    );
+    assert_eq!(first.matches("\n## mcp.names.").count(), 1, "{first}");
+    assert!(
+        !first.contains('\x1b') && !first.contains('\u{202e}'),
+        "{first}"
+    );
+}
+
 #[test]
 fn a_redirect_to_another_origin_is_not_followed() {
     let ws = Workspace::new();

@@ -179,6 +179,12 @@ fn an_always_for_a_kind_that_changes_nothing_allows_no_write() {
     assert_eq!(code, 0, "{screen}");
     assert!(!ws.work().join("made.txt").exists(), "{screen}");
     assert!(!ws.work().join("a.txt").exists(), "{screen}");
+    // The write's question shows what the agent would write, not only the path.
+    assert!(
+        screen.contains("It asks to write made.txt (the agent writes it;")
+            && screen.contains("(1 line):\n  | written after asking\\n\n"),
+        "{screen}"
+    );
 }
 
 #[test]

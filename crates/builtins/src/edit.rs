@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
+use serde_json::Value;
+
+use super::tool::{Builtin, Change, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 pub struct Edit;
 
@@ -26,6 +28,14 @@ impl Builtin for Edit {
     const KIND: ToolKind = ToolKind::Edit;
     const EFFECT: Effect = Effect::Changes;
     const PATH_PARAM: Option<&'static str> = Some("path");
+    const CHANGE: Option<fn(&Value) -> Option<Change>> = Some(|args| {
+        let text = |name: &str| Some(args.get(name)?.as_str()?.to_string());
+        Some(Change::Edit {
+            old: text("old_string")?,
+            new: text("new_string")?,
+            all: args.get("replace_all").and_then(Value::as_bool) == Some(true),
+        })
+    });
     const PARAMS: &'static [Param] = &[
         Param::required("path", "string", "File to edit."),
         Param::required("old_string", "string", "Exact text to replace."),

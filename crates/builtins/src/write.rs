@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
+use serde_json::Value;
+
+use super::tool::{Builtin, Change, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 pub struct Write;
 
@@ -22,6 +24,8 @@ impl Builtin for Write {
     const KIND: ToolKind = ToolKind::Edit;
     const EFFECT: Effect = Effect::Changes;
     const PATH_PARAM: Option<&'static str> = Some("path");
+    const CHANGE: Option<fn(&Value) -> Option<Change>> =
+        Some(|args| Some(Change::Write(args.get("content")?.as_str()?.to_string())));
     const PARAMS: &'static [Param] = &[
         Param::required("path", "string", "File to write."),
         Param::required("content", "string", "The file's new content."),

@@ -7,6 +7,8 @@ use crate::metrics::ContextStats;
 use crate::usage::Usage;
 use crate::BoxFuture;
 use crate::ToolCall;
+// What an approval question shows of a file tool's call, with the request.
+pub use crate::tool_call::Change;
 
 mod wire;
 
@@ -313,6 +315,8 @@ pub struct PlanEntry {
 pub struct ApprovalRequest {
     pub call: ToolCall,
     pub summary: String,
+    /// What a file tool's call puts into the file named by `summary`, shown with it.
+    pub change: Option<Change>,
 }
 
 impl ApprovalRequest {
@@ -322,6 +326,7 @@ impl ApprovalRequest {
         ApprovalRequest {
             call: self.call.map_text(f),
             summary: f(&self.summary),
+            change: self.change.as_ref().map(|c| c.map_text(f)),
         }
     }
 }

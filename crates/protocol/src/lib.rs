@@ -18,7 +18,7 @@ pub mod usage;
 
 pub use error::{Error, ErrorKind, UnknownValue};
 pub use event::Attached;
-pub use tool_call::ToolCall;
+pub use tool_call::{Change, ToolCall};
 
 /// A boxed, sendable future: the return type of the object-safe async trait methods
 /// (the backends' `call`, the tools' `run`, [`event::Observer::approve`]).

@@ -24,3 +24,27 @@ impl ToolCall {
         }
     }
 }
+
+/// What a file tool's call puts into its file, which the approval question shows below the
+/// path: a yes to a write of a `Makefile` or `.envrc` is a yes to code run later.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// The file's whole new content (write).
+    Write(String),
+    /// The text replaced and its replacement (edit); `all`: every occurrence of it.
+    Edit { old: String, new: String, all: bool },
+}
+
+impl Change {
+    /// The same change with `f` applied to its text (to redact secrets).
+    pub fn map_text(&self, f: &dyn Fn(&str) -> String) -> Change {
+        match self {
+            Change::Write(content) => Change::Write(f(content)),
+            Change::Edit { old, new, all } => Change::Edit {
+                old: f(old),
+                new: f(new),
+                all: *all,
+            },
+        }
+    }
+}

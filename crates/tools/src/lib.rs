@@ -42,7 +42,7 @@ pub use error::{EditorError, FileError, RegistryError, RootError};
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;
-pub use tool::{Effect, Subject, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec};
+pub use tool::{Change, Effect, Subject, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec};
 pub use web::WebOptions;
 
 use agent_loop_protocol::{plural, redact, BoxFuture};

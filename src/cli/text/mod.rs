@@ -11,7 +11,7 @@ use agent_loop::event::{CutReason, PlanEntry};
 
 use agent_loop::text::sanitize;
 
-pub use approval::{fold, line_count, not_shown, shown_lines};
+pub use approval::{asked, fold, line_count, not_shown, shown_lines};
 pub use progress::{progress_text, PLAIN_EVERY};
 
 /// What the display says of an answer cut short.

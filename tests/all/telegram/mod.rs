@@ -361,6 +361,14 @@ fn button(mock: &Mock, label: &str) -> (i64, String) {
     })
 }
 
+/// The text of the approval question sent.
+fn question_text(mock: &Mock) -> String {
+    mock.sent(ME)
+        .into_iter()
+        .find(|t| t.contains("Allow"))
+        .expect("an approval question")
+}
+
 #[test]
 fn approval_through_a_callback() {
     let ws = Workspace::new();
@@ -373,11 +381,7 @@ fn approval_through_a_callback() {
     let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
     mock.message(ME, ME, "make a file");
     let (message, data) = button(&mock, "Allow");
-    let question = mock
-        .sent(ME)
-        .into_iter()
-        .find(|t| t.contains("Allow"))
-        .unwrap();
+    let question = question_text(&mock);
     assert!(
         question.contains("<pre>touch approved.txt # [REDACTED]</pre>"),
         "{question}"

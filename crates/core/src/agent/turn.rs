@@ -501,6 +501,7 @@ impl Agent {
             let request = ApprovalRequest {
                 call: call.clone(),
                 summary,
+                change: subject.change.clone(),
             };
             obs.event(&Event::ApprovalNeeded {
                 call: request.call.clone(),

@@ -67,6 +67,7 @@ fn an_approval_is_laid_out_at_the_terminals_width_of_the_moment() {
             args: serde_json::json!({ "command": "x" }),
         },
         summary: "echo ".repeat(20),
+        change: None,
     };
     let widest = |fit: WidthFn| {
         let (mut d, _, err) = display();
@@ -158,6 +159,7 @@ fn a_question_in_the_middle_of_an_answer_leaves_its_bytes_alone() {
             args: serde_json::json!({ "command": "ls" }),
         },
         summary: "ls".into(),
+        change: None,
     };
     d.approval_prompt(&request, false);
     d.render(&delta("lo"));

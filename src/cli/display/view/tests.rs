@@ -247,6 +247,7 @@ fn an_approval_is_asked_at_the_input_line() {
             args: serde_json::json!({"command": "ls"}),
         },
         summary: "ls".into(),
+        change: None,
     };
     t.view.approval_prompt(&request, false);
     let rows = t.rows();

@@ -18,7 +18,7 @@ use super::update::paths;
 use crate::backend::Host;
 use crate::context::ToolCall;
 use crate::event::{ApprovalRequest, Decision, Event};
-use crate::tools::{open_read, replace, FileError, Opened, ToolContext};
+use crate::tools::{open_read, replace, Change, FileError, Opened, ToolContext};
 
 /// The most of a file the agent is sent in one read: within the cap on one message.
 const READ_CAP: u64 = 8 * 1024 * 1024;
@@ -191,6 +191,9 @@ async fn write_allowed(
             args: json!({ "path": target, "command": target, "paths": [target] }),
         },
         summary: format!("{target} ({why})"),
+        change: params["content"]
+            .as_str()
+            .map(|content| Change::Write(content.to_string())),
     };
     match host.approve(&request).await {
         Decision::Deny(why) => Err(Refusal::Denied(why)),
@@ -246,6 +249,7 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
             }),
         },
         summary,
+        change: None,
     };
     // The agent's "always" options are not chosen where a "once" is offered: agents keep
     // them beyond the session (in their settings, or as a mode: Claude Code's plan exit), so
@@ -302,6 +306,7 @@ fn grant(
                 args: json!({ "command": target, "paths": [target] }),
             },
             summary: target.clone(),
+            change: None,
         };
         if !target.is_empty() && (!judged_by_rule || host.allows(&alone)) {
             granted.0.push(target);

@@ -161,6 +161,7 @@ impl Terminals {
         let request = ApprovalRequest {
             call,
             summary: shown,
+            change: None,
         };
         if let Decision::Deny(why) = host.approve(&request).await {
             host.event(Event::ToolResult {

@@ -493,6 +493,7 @@ impl<'a> Turn<'a> {
                 args: json!({ "command": detail }),
             },
             summary: detail,
+            change: None,
         };
         let asked = Instant::now();
         let decision = self.host.approve(&request).await;

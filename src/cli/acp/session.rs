@@ -230,9 +230,14 @@ impl Worker {
                 None => StopReason::EndTurn,
             }),
             Err(e) if e.kind == ErrorKind::Cancelled => Ok(StopReason::Cancelled),
-            Err(e) if e.kind == ErrorKind::IterationCap => {
+            // A turn that could not go on ends as ACP's stops say, with why as the message.
+            Err(e) if matches!(e.kind, ErrorKind::IterationCap | ErrorKind::Repeated) => {
                 self.notifier.message(&format!("\n\n{e}"));
                 Ok(StopReason::MaxTurnRequests)
+            }
+            Err(e) if e.kind == ErrorKind::ContextFull => {
+                self.notifier.message(&format!("\n\n{e}"));
+                Ok(StopReason::MaxTokens)
             }
             // Refused before it started (images to a backend that takes none): the
             // editor's request was what could not be done.

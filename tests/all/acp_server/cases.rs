@@ -415,3 +415,26 @@ fn the_backend_option_brings_the_new_backends_budget() {
     );
     assert_eq!(ws.runs(), 0);
 }
+
+/// A turn that cannot go on ends with ACP's stop for it, the reason as the agent's message:
+/// the same call a third time is `max_turn_requests`, as the iteration cap is.
+#[test]
+fn a_repeated_call_ends_the_prompt_as_max_turn_requests() {
+    let ws = Workspace::new();
+    ws.reply(0, call("ls", json!({"path": "."})));
+    let script = steps(
+        &ws,
+        vec![json!({"op": "prompt", "session": 0, "text": "look"})],
+    );
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    let answer = seen.result(2);
+    assert_eq!(
+        answer["result"]["stopReason"], "max_turn_requests",
+        "{answer}"
+    );
+    assert!(
+        seen.message().contains("same tool call 3 times"),
+        "{}",
+        seen.message()
+    );
+}

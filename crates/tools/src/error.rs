@@ -28,6 +28,14 @@ pub enum RegistryError {
     /// A tool added (from an MCP server) has the name of one already in the set.
     #[error("two tools are called `{name}`")]
     Duplicate { name: String },
+    /// A tool added has a name an HTTP API would know by the same name as one already in
+    /// the set.
+    #[error("tools `{other}` and `{name}` would both be called `{api}` by an HTTP API")]
+    SameApiName {
+        name: String,
+        other: String,
+        api: String,
+    },
 }
 
 impl RegistryError {

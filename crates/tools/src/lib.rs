@@ -16,6 +16,7 @@
 // System calls that need it are in `process`.
 #![deny(unsafe_code)]
 
+mod api_name;
 pub mod beneath;
 pub mod command;
 pub mod custom;
@@ -33,6 +34,7 @@ pub mod tls;
 pub mod tool;
 pub mod web;
 
+pub use api_name::api_name;
 pub use beneath::{
     method as confinement_method, open_read, replace, Method as ConfinementMethod, Opened,
 };
@@ -135,7 +137,8 @@ impl Registry {
     }
 
     /// Adds a tool from elsewhere (an MCP server), unless `--tools` leaves it out; a name
-    /// already taken is an error.
+    /// already taken is an error, and so is one that an HTTP API would know by the same name
+    /// as a tool already there ([`api_name`]: `mcp.s.a.b` and `mcp.s.a__b`).
     pub fn add(&mut self, tool: Box<dyn Tool>) -> Result<(), RegistryError> {
         let name = &tool.spec().name;
         if self.only.as_ref().is_some_and(|only| !listed(only, name)) {
@@ -143,6 +146,14 @@ impl Registry {
         }
         if self.get(name).is_some() {
             return Err(RegistryError::Duplicate { name: name.clone() });
+        }
+        let api = api_name(name);
+        if let Some(other) = self.specs.iter().find(|s| api_name(&s.name) == api) {
+            return Err(RegistryError::SameApiName {
+                name: name.clone(),
+                other: other.name.clone(),
+                api: api.into_owned(),
+            });
         }
         self.specs.push(tool.spec().clone());
         self.tools.push(tool);
@@ -213,5 +224,50 @@ mod tests {
         let text: serde_json::Value = serde_json::from_str(spec.schema_text()).unwrap();
         assert_eq!(text, schema);
         assert!(!spec.schema_text().contains(' '), "{}", spec.schema_text());
+    }
+
+    struct Named(ToolSpec);
+
+    impl Tool for Named {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn run<'a>(
+            &'a self,
+            _: serde_json::Value,
+            _: &'a ToolContext,
+        ) -> BoxFuture<'a, ToolOutput> {
+            Box::pin(std::future::ready(ToolOutput::ok("")))
+        }
+    }
+
+    fn named(name: &str) -> Box<dyn Tool> {
+        let schema = serde_json::json!({"type": "object"});
+        Box::new(Named(ToolSpec::new(
+            name.into(),
+            String::new(),
+            String::new(),
+            true,
+            schema,
+        )))
+    }
+
+    /// Two tools an HTTP API would know by one name: the request would hold it twice and a
+    /// call would run the first, so the second is refused as a second of one name is.
+    #[test]
+    fn a_tool_whose_api_name_is_taken_is_refused() {
+        let mut registry = Registry::configured(Vec::new(), None, Vec::new(), &[]).unwrap();
+        registry.add(named("mcp.s.a.b")).unwrap();
+        assert!(matches!(
+            registry.add(named("mcp.s.a.b")),
+            Err(RegistryError::Duplicate { .. })
+        ));
+        let refused = registry.add(named("mcp.s.a__b")).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "tools `mcp.s.a.b` and `mcp.s.a__b` would both be called `mcp__s__a__b` by an HTTP API"
+        );
+        registry.add(named("mcp.s.a_b")).unwrap();
+        assert_eq!(registry.names(), ["mcp.s.a.b", "mcp.s.a_b"]);
     }
 }

@@ -247,12 +247,27 @@ fn a_tool_name_given_twice_loses_no_other_servers_tools() {
         "{}",
         run.stderr()
     );
+    // Two names an HTTP API would know by one: the second is left out as well.
+    assert!(
+        run.stderr().contains(
+            "agent-loop: MCP server `twice`: tools `mcp.twice.a.b` and `mcp.twice.a__b` would \
+             both be called `mcp__twice__a__b` by an HTTP API; the second was left out"
+        ),
+        "{}",
+        run.stderr()
+    );
     let first = ws.prompt(1);
-    for tool in ["mcp.twice.ok", "mcp.twice.other", "mcp.tiny.picture"] {
+    for tool in [
+        "mcp.twice.ok",
+        "mcp.twice.other",
+        "mcp.twice.a.b",
+        "mcp.tiny.picture",
+    ] {
         assert!(first.contains(&format!("\n## {tool}\n")), "{tool}\n{first}");
     }
     assert!(first.contains("first"), "{first}");
     assert!(!first.contains("second"), "{first}");
+    assert!(!first.contains("mcp.twice.a__b"), "{first}");
 }
 
 /// A tool whose name MCP does not allow is passed over with a note, its name escaped; the

@@ -308,23 +308,7 @@ mod tests {
     }
 }
 
-/// A tool name as the APIs accept it (`^[a-zA-Z0-9_-]{1,64}$`): MCP tools are called
-/// `mcp.<server>.<tool>`, so `.` becomes `__` and anything else outside the set `_`.
-pub fn api_name(name: &str) -> std::borrow::Cow<'_, str> {
-    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if name.len() <= 64 && name.chars().all(ok) {
-        return name.into();
-    }
-    let mapped: String = name
-        .chars()
-        .map(|c| match c {
-            '.' => "__".to_string(),
-            c if ok(c) => c.to_string(),
-            _ => "_".to_string(),
-        })
-        .collect();
-    mapped.chars().take(64).collect::<String>().into()
-}
+pub use crate::tools::api_name;
 
 /// The tool a name from the API's reply stands for: a tool's own name, or its
 /// [`api_name`]. Unknown names are kept, so the loop can say the tool does not exist.
@@ -342,9 +326,6 @@ mod name_tests {
 
     #[test]
     fn dotted_names_round_trip() {
-        assert_eq!(api_name("bash"), "bash");
-        assert_eq!(api_name("mcp.files.read_file"), "mcp__files__read_file");
-        assert_eq!(api_name("mcp.a b.c"), "mcp__a_b__c");
         let spec = crate::tools::ToolSpec::new(
             "mcp.files.read_file".into(),
             String::new(),

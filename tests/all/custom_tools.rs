@@ -151,6 +151,25 @@ fn path_parameters_and_cwd_stay_inside_the_root() {
             .contains("name=\"word_count\" status=\"error\">\nrefused: ../outside.txt resolves to"),
         "{second}"
     );
+    // A FIFO is refused before the program runs: `wc` on it blocked until the timeout.
+    let ws = Workspace::new();
+    ws.add_config(WORD_COUNT);
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.work().join("fifo1"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    ws.reply(1, call("word_count", "{\"path\":\"fifo1\"}"));
+    ws.reply(2, "refused\n");
+    ws.run(&["--backend", "fake", "count"]).expect_code(0);
+    let second = ws.prompt(2);
+    assert!(
+        second.contains(
+            "name=\"word_count\" status=\"error\">\nrefused: fifo1 (`path` of word_count) is a \
+             FIFO (named pipe); a path given to a command tool must be a regular file or a folder"
+        ),
+        "{second}"
+    );
     // A wrong type is a result for the model too.
     let ws = Workspace::new();
     ws.add_config(WORD_COUNT);

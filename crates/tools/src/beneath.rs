@@ -215,17 +215,29 @@ fn mode_lets_write(stat: &rustix::fs::Stat, uid: u32, gid: u32) -> bool {
 }
 
 fn special(shown: &str, kind: FileType) -> FileError {
-    let what = match kind {
+    FileError::Special {
+        shown: shown.to_string(),
+        what: kind_words(kind),
+    }
+}
+
+/// What a file that is neither a regular file nor a folder is, in words.
+fn kind_words(kind: FileType) -> &'static str {
+    match kind {
         FileType::Fifo => "a FIFO (named pipe)",
         FileType::Socket => "a socket",
         FileType::CharacterDevice => "a character device",
         FileType::BlockDevice => "a block device",
         _ => "not a regular file",
-    };
-    FileError::Special {
-        shown: shown.to_string(),
-        what,
     }
+}
+
+/// What `resolved` is, in words, when it exists and is neither a regular file nor a folder:
+/// a program given its name would block on a FIFO, or read a device without end. `None` for
+/// a file, a folder or nothing there.
+pub fn special_kind(resolved: &Path) -> Option<&'static str> {
+    let kind = FileType::from_raw_mode(rustix::fs::stat(resolved).ok()?.st_mode);
+    (!matches!(kind, FileType::RegularFile | FileType::Directory)).then(|| kind_words(kind))
 }
 
 /// The error of an open beneath the root, for the model: `cannot VERB PATH: why`.

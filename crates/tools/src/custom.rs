@@ -2,7 +2,11 @@
 //! (checked by `config::tools`): a description, typed parameters, and an argv whose elements
 //! take the arguments through `{param}` placeholders, never through a shell. Such a tool is
 //! offered to every backend like a built-in and runs with bash's process handling
-//! (`tools::command`); a parameter of type `path` is confined to `--root` like the file tools.
+//! (`tools::command`). A parameter of type `path` is resolved and checked against `--root`,
+//! and refused when it is there and is neither a regular file nor a folder (a FIFO would block
+//! the program until its timeout), then given to the program by name: the program opens it
+//! itself, following links, so a link swapped in after the check is not caught as the file
+//! tools' opens catch it.
 //! A value that would be read as an option (`-oProxyCommand=...` where the template has a
 //! host) is refused unless the parameter says `option = true` or a `--` comes before it.
 
@@ -258,7 +262,15 @@ impl CommandTool {
                     let shown = ctx.rule_path(s);
                     values.paths.push(shown.clone());
                     values.shown.insert(p.name.clone(), Value::String(shown));
-                    ctx.path(s)?.to_string_lossy().into_owned()
+                    let resolved = ctx.path(s)?;
+                    if let Some(what) = super::beneath::special_kind(&resolved) {
+                        return Err(ToolOutput::error(format!(
+                            "refused: {s} (`{}` of {name}) is {what}; a path given to a \
+                             command tool must be a regular file or a folder",
+                            p.name
+                        )));
+                    }
+                    resolved.to_string_lossy().into_owned()
                 }
                 (ParamType::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
                 (ParamType::Number, Value::Number(n)) => n.to_string(),

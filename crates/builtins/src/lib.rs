@@ -158,7 +158,8 @@ mod tests {
         );
         // Key order follows serde_json's `preserve_order`, on in the workspace's build (the
         // binary's); this crate tested alone sorts its keys, and then only the content compares.
-        let ordered = serde_json::json!({"b": 0, "a": 0}).to_string() == r#"{"b":0,"a":0}"#;
+        let probe = serde_json::json!({"b": 0, "a": 0});
+        let ordered = probe.to_string().starts_with(r#"{"b""#);
         for spec in registry.specs() {
             assert_eq!(spec.schema()["type"], "object", "{}", spec.name);
             if ordered {

@@ -125,7 +125,10 @@ impl App {
             stop = self.signals.next() => Outcome::Cancelled(stop),
         };
         if let Outcome::Cancelled(stop) = outcome {
-            self.frontend.notice(&cancelled_notice(stop));
+            // Nobody reads any more: quietly, as a closed pipe ends other tools.
+            if stop != Stop::Closed {
+                self.frontend.notice(&cancelled_notice(stop));
+            }
             if let Err(e) = self.chat.cancelled() {
                 self.frontend.notice(&format!("error: {e}"));
             }

@@ -39,7 +39,7 @@ impl Screen {
             quiet: args.run.quiet,
             no_color: no_color_requested(std::env::var_os("NO_COLOR").as_deref()),
         };
-        let out = || Box::new(std::io::stdout());
+        let out = || Box::new(super::stdout::Stdout);
         let err = || Box::new(std::io::stderr());
         // stderr is unbuffered: each piece of a formatted line would be a write of its own.
         // The plain and quiet displays flush it at the end of every event.
@@ -108,7 +108,7 @@ impl Screen {
 
     /// JSON lines on stdout, for errors found before the flags could be parsed.
     pub fn jsonl() -> Screen {
-        let jsonl: Box<dyn Renderer> = Box::new(JsonlDisplay::new(Box::new(std::io::stdout())));
+        let jsonl: Box<dyn Renderer> = Box::new(JsonlDisplay::new(Box::new(super::stdout::Stdout)));
         Screen(Arc::new(Mutex::new(jsonl)), None, None, false)
     }
 

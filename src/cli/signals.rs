@@ -1,6 +1,7 @@
 //! The signals that stop a turn. Ctrl-C (SIGINT) cancels the turn and, in the REPL, returns
 //! to the prompt; SIGTERM and SIGHUP (the terminal went away, as when a Termux session is
-//! closed) cancel it and end the run. Either way the backend's process group and any running
+//! closed) cancel it and end the run, and so does a closed stdout (the reader of the answer
+//! went away), as SIGPIPE would but quietly. Either way the backend's process group and any running
 //! tool are killed, the cursor is restored and the session saved: the default action of
 //! those signals would end agent-loop alone and leave the backend running.
 //!
@@ -15,6 +16,8 @@ pub enum Stop {
     Interrupt,
     Terminate,
     Hangup,
+    /// Nobody reads stdout any more (its pipe was closed): as SIGPIPE would, quietly.
+    Closed,
 }
 
 impl Stop {
@@ -24,6 +27,7 @@ impl Stop {
             Stop::Interrupt => libc::SIGINT,
             Stop::Terminate => libc::SIGTERM,
             Stop::Hangup => libc::SIGHUP,
+            Stop::Closed => libc::SIGPIPE,
         }
     }
 
@@ -38,6 +42,7 @@ impl Stop {
             Stop::Interrupt => "Ctrl-C",
             Stop::Terminate => "SIGTERM",
             Stop::Hangup => "SIGHUP",
+            Stop::Closed => "a closed stdout",
         }
     }
 }
@@ -74,9 +79,15 @@ impl Signals {
                 stop
             })
         });
-        if waits.len() == 0 {
-            return std::future::pending().await;
+        let signalled = async {
+            if waits.len() == 0 {
+                return std::future::pending().await;
+            }
+            futures_util::future::select_all(waits).await.0
+        };
+        tokio::select! {
+            stop = signalled => stop,
+            () = super::stdout::closed() => Stop::Closed,
         }
-        futures_util::future::select_all(waits).await.0
     }
 }

@@ -1,14 +1,22 @@
 //! A reader that has read enough closes the pipe (`agent-loop config | head -1`): every
-//! subcommand, `--help` and the main run then end quietly, with exit 0 and no panic, as other
-//! Unix tools do. Each run here writes to a pipe whose reading end is closed before the
-//! program starts, so its first write meets the closed pipe, every time.
+//! subcommand, `--help` and the main run then end quietly, with no panic, as other Unix
+//! tools do: exit 0 when what was asked is done, 141 (as SIGPIPE) when a turn was stopped
+//! because nobody read its output any more. Each run here writes to a pipe whose reading end
+//! is closed before the program starts, so its first write meets the closed pipe, every time;
+//! the last test closes it in the middle of a turn.
 
+use std::io::BufRead;
 use std::process::{Command, Stdio};
 
 use crate::common::{fixture, Run, Workspace};
 
 /// Runs `cmd` with stdout a pipe nobody reads; checks it ended quietly with exit 0.
-fn into_closed_pipe(ws: &Workspace, mut cmd: Command, what: &str) -> Run {
+fn into_closed_pipe(ws: &Workspace, cmd: Command, what: &str) -> Run {
+    into_closed_pipe_ending(ws, cmd, what, 0)
+}
+
+/// [`into_closed_pipe`], ending with `code`.
+fn into_closed_pipe_ending(ws: &Workspace, mut cmd: Command, what: &str, code: i32) -> Run {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
     cmd.stdout(writer).stderr(Stdio::piped());
@@ -17,7 +25,7 @@ fn into_closed_pipe(ws: &Workspace, mut cmd: Command, what: &str) -> Run {
     for bad in ["panicked", "Broken pipe", "broken pipe", "error"] {
         assert!(!err.contains(bad), "{what}: {bad:?} on stderr:\n{err}");
     }
-    assert_eq!(run.code(), 0, "{what}: exit code; stderr:\n{err}");
+    assert_eq!(run.code(), code, "{what}: exit code; stderr:\n{err}");
     run
 }
 
@@ -55,10 +63,16 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
 fn the_answer_of_a_run_ends_quietly_on_a_closed_pipe_in_every_output_mode() {
     let ws = Workspace::new();
     ws.reply(0, "The answer is 42.\n");
-    for mode in [&[][..], &["--quiet"], &["--output", "jsonl"]] {
+    // The answer is the first thing these write to stdout: the turn is done by then.
+    for mode in [&[][..], &["--quiet"]] {
         let args = [&["--backend", "fake"], mode, &["task"]].concat();
         into_closed_pipe(&ws, ws.cmd(&args), &args.join(" "));
     }
+    // JSON lines start at once: nobody reads them, so no backend is run for nobody.
+    let runs = ws.runs();
+    let args = ["--backend", "fake", "--output", "jsonl", "task"];
+    into_closed_pipe_ending(&ws, ws.cmd(&args), &args.join(" "), 141);
+    assert_eq!(ws.runs(), runs);
     // The demo agent, with its tool call, as the README's first command runs it.
     let run = into_closed_pipe(
         &ws,
@@ -66,4 +80,36 @@ fn the_answer_of_a_run_ends_quietly_on_a_closed_pipe_in_every_output_mode() {
         "demo",
     );
     assert!(run.stderr().contains("[tool ls]"), "{}", run.stderr());
+}
+
+/// `agent-loop --output jsonl TASK | head -1`: once the reader is gone the turn stops, as a
+/// signal would stop it: no further backend call, no further tool, quietly, exit 141.
+#[test]
+fn a_turn_whose_reader_went_away_is_stopped() {
+    let ws = Workspace::new();
+    ws.gated_backend();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"echo one\"}}</tool_call>\n",
+    );
+    ws.reply(
+        2,
+        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"echo two\"}}</tool_call>\n",
+    );
+    ws.reply(3, "Done.\n");
+    let mut cmd = ws.cmd(&["--backend", "slow", "--yes", "--output", "jsonl", "task"]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("agent-loop starts");
+    // The first record, then the reader goes away, while the first backend call waits.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"session_start\""), "{first}");
+    drop(out);
+    ws.open_gate();
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(141), "{err}");
+    assert_eq!(ws.runs(), 1, "{err}");
+    assert!(!err.contains("error") && !err.contains("panicked"), "{err}");
 }

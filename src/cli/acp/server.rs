@@ -512,6 +512,7 @@ impl Opener {
             rejected: Arc::default(),
             debug: shared.debug,
             running: Arc::default(),
+            usage: Arc::default(),
         };
         chat.set_files(super::files::through_client(&client, &notifier));
         if load {

@@ -4,6 +4,7 @@
 //! the running tool are stopped, and the prompt answers `cancelled` at once).
 
 use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -15,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::{Error as RpcError, ErrorCode};
+use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -163,7 +165,18 @@ impl Worker {
                     // comes before (and is seen here) or reaches the running turn.
                     let result = match self.cancel_queued.replace(false) {
                         true => Ok(PromptResponse::new(StopReason::Cancelled)),
-                        false => self.prompt(&request).await,
+                        // A bug that panics ends this prompt with an error, not the session:
+                        // left busy, it would refuse every later prompt.
+                        false => AssertUnwindSafe(self.prompt(&request))
+                            .catch_unwind()
+                            .await
+                            .unwrap_or_else(|_| {
+                                Err(internal(Error::new(
+                                    ErrorKind::Backend,
+                                    "agent-loop failed inside this prompt (a bug: its message is \
+                                     in the agent's log); the session goes on",
+                                )))
+                            }),
                     };
                     self.cancel_queued.set(false);
                     self.kept.set(closable(&self.chat, &self.notifier.session));
@@ -197,7 +210,9 @@ impl Worker {
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
         let prompt = user_message(&request.prompt).map_err(invalid)?;
         let text = prompt.text.clone();
-        let before = self.chat.status().totals;
+        let reported = self.notifier.usage.clone();
+        let take = || std::mem::take(&mut *reported.lock().unwrap_or_else(|e| e.into_inner()));
+        take();
         let stop_reason = match classify(&text) {
             Line::Prompt => self.turn(prompt).await?,
             Line::NotHere(name) => {
@@ -208,13 +223,16 @@ impl Worker {
             }
             Line::Command(invocation) => self.command(&invocation).await?,
         };
-        let after = self.chat.status().totals;
+        // This prompt's own calls: a command such as /clear changes the session, whose totals
+        // then start again; what no call reported is null.
+        let used = take();
+        let total = used.input.zip(used.output).map(|(i, o)| i + o);
         let usage = serde_json::json!({
             "usage": {
-                "inputTokens": after.input - before.input,
-                "outputTokens": after.output - before.output,
-                "totalTokens": (after.input + after.output) - (before.input + before.output),
-                "costUsd": after.cost - before.cost,
+                "inputTokens": used.input,
+                "outputTokens": used.output,
+                "totalTokens": total,
+                "costUsd": used.cost,
             }
         });
         Ok(PromptResponse::new(stop_reason).meta(usage.as_object().cloned()))

@@ -39,6 +39,26 @@ pub struct Notifier {
     /// The tool call running now (tools run one at a time), and the editor's terminal it
     /// runs in, if any.
     pub running: Arc<Mutex<Running>>,
+    /// What the backend calls of the prompt running now reported, for its `_meta.usage`.
+    pub usage: Arc<Mutex<TurnUsage>>,
+}
+
+/// A prompt's tokens and cost as its backend calls reported them: `None` where none did
+/// (the editor is told "unknown", not 0).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TurnUsage {
+    pub input: Option<u64>,
+    pub output: Option<u64>,
+    pub cost: Option<f64>,
+}
+
+impl TurnUsage {
+    fn add(&mut self, input: Option<u64>, output: Option<u64>, cost: Option<f64>) {
+        let sum = |a: Option<u64>, b: Option<u64>| b.map(|b| a.unwrap_or(0) + b).or(a);
+        self.input = sum(self.input, input);
+        self.output = sum(self.output, output);
+        self.cost = cost.map(|c| self.cost.unwrap_or(0.0) + c).or(self.cost);
+    }
 }
 
 #[derive(Default)]
@@ -242,6 +262,14 @@ impl Observer for Updates {
                 )));
             }
             Event::BackendStarted { .. } => self.cut = None,
+            Event::Usage { usage, .. } => {
+                let mut sum = self
+                    .notifier
+                    .usage
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                sum.add(usage.input, usage.output, usage.cost);
+            }
             Event::CutShort { reason, .. } => self.cut = Some(*reason),
             Event::ThinkingDelta { text, .. } => {
                 self.notifier

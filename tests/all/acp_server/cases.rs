@@ -438,3 +438,31 @@ fn a_repeated_call_ends_the_prompt_as_max_turn_requests() {
         seen.message()
     );
 }
+
+/// `_meta.usage` is the prompt's own calls: a `/clear` after a turn (a new session, its totals
+/// from zero) reports none, where it used to underflow and panic, leaving the session refusing
+/// every later prompt; a backend that reports no tokens gives nulls, not zeros.
+#[test]
+fn usage_is_the_prompts_own_and_unknown_is_null() {
+    let ws = Workspace::new();
+    ws.reply(1, "First.\nTokens: 10 in, 2 out\n");
+    ws.reply(2, "Second, uncounted.\n");
+    let script = steps(
+        &ws,
+        vec![
+            json!({"op": "prompt", "session": 0, "text": "one"}),
+            json!({"op": "prompt", "session": 0, "text": "/clear"}),
+            json!({"op": "prompt", "session": 0, "text": "two"}),
+        ],
+    );
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    let usage = |step: usize| seen.result(step)["result"]["_meta"]["usage"].clone();
+    assert_eq!(usage(2)["inputTokens"], 10, "{}", seen.result(2));
+    assert_eq!(usage(2)["outputTokens"], 2, "{}", seen.result(2));
+    for step in [3, 4] {
+        let answer = seen.result(step);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        assert!(usage(step)["inputTokens"].is_null(), "{answer}");
+        assert!(usage(step)["totalTokens"].is_null(), "{answer}");
+    }
+}

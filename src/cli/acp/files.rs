@@ -18,6 +18,11 @@ use agent_loop::BoxFuture;
 use super::terminal::ClientTerminal;
 use super::updates::Notifier;
 
+/// The largest file read through the editor: its answer is one JSON-RPC line, and a line past
+/// the connection's cap on one message (16 MiB, text escaped as JSON) would end the whole
+/// connection, every session with it.
+const EDITOR_READ_CAP: u64 = 8 * 1024 * 1024;
+
 pub struct ClientFiles {
     pub cx: ConnectionTo<Client>,
     pub session: String,
@@ -46,6 +51,20 @@ pub fn through_client(client: &ClientCapabilities, notifier: &Notifier) -> Files
 impl Editor for ClientFiles {
     fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>> {
         Box::pin(async move {
+            // What is on disk tells the size; a file only in the editor's buffers is asked for.
+            if let Some(size) = std::fs::metadata(path).ok().map(|m| m.len()) {
+                if size > EDITOR_READ_CAP {
+                    return Err(EditorError {
+                        verb: "read",
+                        message: format!(
+                            "it is {} MB, more than the editor can send in one message ({} MB); \
+                             read a part of it with bash (head, tail, sed -n)",
+                            size / (1024 * 1024),
+                            EDITOR_READ_CAP / (1024 * 1024)
+                        ),
+                    });
+                }
+            }
             let request = ReadTextFileRequest::new(self.session.clone(), path);
             match self.cx.send_request(request).block_task().await {
                 Ok(response) => Ok(response.content),

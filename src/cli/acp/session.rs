@@ -209,6 +209,10 @@ impl Worker {
 
     async fn prompt(&mut self, request: &PromptRequest) -> Result<PromptResponse, RpcError> {
         let prompt = user_message(&request.prompt).map_err(invalid)?;
+        if prompt.text.trim().is_empty() && prompt.images.is_empty() {
+            // As the CLI refuses an empty task: a turn of nothing would spend tokens.
+            return Err(invalid(Error::config("the prompt is empty")));
+        }
         let text = prompt.text.clone();
         let reported = self.notifier.usage.clone();
         let take = || std::mem::take(&mut *reported.lock().unwrap_or_else(|e| e.into_inner()));
@@ -216,8 +220,12 @@ impl Worker {
         let stop_reason = match classify(&text) {
             Line::Prompt => self.turn(prompt).await?,
             Line::NotHere(name) => {
+                let why = match name {
+                    "load" => "the editor's own session list loads one",
+                    _ => "answers of several backends side by side cannot be shown here",
+                };
                 self.notifier.message(&format!(
-                    "/{name} is not offered in an editor's session; the editor's own session list loads one"
+                    "/{name} is not offered in an editor's session: {why}"
                 ));
                 StopReason::EndTurn
             }

@@ -466,3 +466,32 @@ fn usage_is_the_prompts_own_and_unknown_is_null() {
         assert!(usage(step)["totalTokens"].is_null(), "{answer}");
     }
 }
+
+/// An empty prompt is refused as the CLI refuses an empty task; a command kept from editors
+/// says why it is.
+#[test]
+fn an_empty_prompt_is_refused_and_kept_commands_say_why() {
+    let ws = Workspace::new();
+    ws.reply(0, "Answered.\n");
+    let script = steps(
+        &ws,
+        vec![
+            json!({"op": "prompt", "session": 0, "text": "   "}),
+            json!({"op": "prompt", "session": 0, "text": "/compare a,b x"}),
+        ],
+    );
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    assert_eq!(
+        seen.result(2)["error"]["code"],
+        -32602,
+        "{}",
+        seen.result(2)
+    );
+    assert_eq!(ws.runs(), 0);
+    assert!(
+        seen.message()
+            .contains("/compare is not offered in an editor's session: answers of several"),
+        "{}",
+        seen.message()
+    );
+}

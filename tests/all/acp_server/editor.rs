@@ -225,3 +225,26 @@ fn the_file_tools_use_their_own_access_unless_the_editor_offers_both_halves_of_f
         assert_eq!(seen.all["fsCalls"], json!([]), "offering {offered}");
     }
 }
+
+/// A file too big for one message of the connection is not asked of the editor: its answer
+/// would end the connection, every session with it. The tool says why; the session goes on.
+#[test]
+fn a_file_too_big_for_one_message_is_not_read_through_the_editor() {
+    let ws = Workspace::new();
+    let big = std::fs::File::create(ws.work().join("big.log")).unwrap();
+    big.set_len(20 * 1024 * 1024).unwrap();
+    ws.reply(1, call("read", json!({"path": "big.log", "limit": 5})));
+    ws.reply(2, "Done.\n");
+    let script = json!({"steps": [
+        {"op": "initialize", "fs": true},
+        {"op": "new", "cwd": ws.work()},
+        prompt(),
+    ]});
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    assert_eq!(seen.result(2)["result"]["stopReason"], "end_turn");
+    let next = ws.prompt(2);
+    assert!(
+        next.contains("is 20 MB, more than the editor can send in one message"),
+        "{next}"
+    );
+}

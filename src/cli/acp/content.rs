@@ -2,6 +2,8 @@
 //! links, embedded resources) as the user message, and a saved conversation replayed as
 //! `session/update` notifications when a session is loaded.
 
+use std::path::Path;
+
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, EmbeddedResourceResource, ImageContent, SessionUpdate,
     ToolCallStatus,
@@ -51,7 +53,7 @@ pub fn user_message(blocks: &[ContentBlock]) -> Result<Prompt, Error> {
 }
 
 /// Sends a saved conversation as the updates that would have shown it.
-pub fn replay(messages: &[Message], notifier: &Notifier, tools: &ToolFacts) {
+pub fn replay(messages: &[Message], notifier: &Notifier, tools: &ToolFacts, cwd: &Path) {
     for message in messages {
         match message {
             Message::User { text, images } => {
@@ -70,8 +72,10 @@ pub fn replay(messages: &[Message], notifier: &Notifier, tools: &ToolFacts) {
                     notifier.message(text);
                 }
                 for call in tool_calls {
-                    let summary = call.args.to_string();
-                    let announced = announce(call, &summary, None, tools.kind(&call.name))
+                    // Titled and located as the turn that ran it announced it.
+                    let summary = tools.shown(call);
+                    let path = tools.path_of(call, cwd);
+                    let announced = announce(call, &summary, path, tools.kind(&call.name))
                         .status(ToolCallStatus::Pending);
                     notifier.send(SessionUpdate::ToolCall(announced));
                 }

@@ -517,7 +517,7 @@ impl Opener {
         chat.set_files(super::files::through_client(&client, &notifier));
         if load {
             let tools = super::updates::ToolFacts::of(&chat);
-            super::content::replay(chat.messages(), &notifier, &tools);
+            super::content::replay(chat.messages(), &notifier, &tools, &cwd);
         }
         notifier.send(super::commands::advertised());
         let mut opened = Opened {

@@ -116,7 +116,15 @@ pub fn text_block(text: &str) -> ContentBlock {
 /// is a path. A name the chat does not know (an agent's own tool) is shown as one that runs
 /// something.
 #[derive(Clone, Default)]
-pub struct ToolFacts(HashMap<String, (ToolKind, Option<String>)>);
+pub struct ToolFacts(HashMap<String, Fact>);
+
+/// What is known of one tool: its kind, the parameter naming its file, its main parameter.
+#[derive(Clone)]
+struct Fact {
+    kind: ToolKind,
+    path_param: Option<String>,
+    main_param: String,
+}
 
 impl ToolFacts {
     pub fn of(chat: &Chat) -> ToolFacts {
@@ -129,19 +137,35 @@ impl ToolFacts {
                 Kind::Search => ToolKind::Search,
                 Kind::Other => ToolKind::Other,
             };
-            (spec.name.clone(), (kind, spec.path_param.clone()))
+            let fact = Fact {
+                kind,
+                path_param: spec.path_param.clone(),
+                main_param: spec.main_param.clone(),
+            };
+            (spec.name.clone(), fact)
         });
         ToolFacts(facts.collect())
     }
 
     pub fn kind(&self, tool: &str) -> ToolKind {
-        self.0
-            .get(tool)
-            .map_or(ToolKind::Execute, |(kind, _)| *kind)
+        self.0.get(tool).map_or(ToolKind::Execute, |fact| fact.kind)
     }
 
-    fn path_param(&self, tool: &str) -> Option<&str> {
-        self.0.get(tool)?.1.as_deref()
+    /// The file `call` works on, in `cwd`, if its tool names one.
+    pub fn path_of(&self, call: &Call, cwd: &Path) -> Option<PathBuf> {
+        let param = self.0.get(&call.name)?.path_param.as_deref()?;
+        let path = call.args.get(param)?.as_str()?;
+        Some(cwd.join(path))
+    }
+
+    /// What a call replayed from a saved session is shown as: its main argument, as the
+    /// turn that ran it showed it, or all its arguments.
+    pub fn shown(&self, call: &Call) -> String {
+        let main = self.0.get(&call.name).map(|fact| fact.main_param.as_str());
+        match main.and_then(|param| call.args.get(param)?.as_str()) {
+            Some(main) => main.to_string(),
+            None => call.args.to_string(),
+        }
     }
 }
 
@@ -173,9 +197,7 @@ impl Updates {
     }
 
     fn path_of(&self, call: &Call) -> Option<PathBuf> {
-        let param = self.tools.path_param(&call.name)?;
-        let path = call.args.get(param)?.as_str()?;
-        Some(self.cwd.join(path))
+        self.tools.path_of(call, &self.cwd)
     }
 }
 

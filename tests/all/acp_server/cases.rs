@@ -254,6 +254,39 @@ fn a_loaded_session_replays_its_history_and_goes_on() {
     );
 }
 
+/// A tool call replayed by `session/load` is titled and located as the live one was.
+#[test]
+fn a_replayed_tool_call_looks_as_it_did_live() {
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("a.txt"), "hello\n").unwrap();
+    ws.reply(1, call("read", json!({"path": "a.txt"})));
+    ws.reply(2, "Read.\n");
+    let live = drive(
+        &ws,
+        steps(
+            &ws,
+            vec![json!({"op": "prompt", "session": 0, "text": "read it"})],
+        ),
+        &["--backend", "fake"],
+    );
+    let id = live.result(1)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let loaded = drive(
+        &ws,
+        json!({"steps": [{"op": "initialize"}, {"op": "load", "sessionId": id, "cwd": ws.work()}]}),
+        &["--backend", "fake"],
+    );
+    let (live, replayed) = (
+        &live.of_kind("tool_call")[0],
+        &loaded.of_kind("tool_call")[0],
+    );
+    assert_eq!(replayed["title"], live["title"], "{replayed}");
+    assert_eq!(replayed["locations"], live["locations"], "{replayed}");
+    assert_eq!(replayed["title"], "read: a.txt", "{replayed}");
+}
+
 #[test]
 fn an_mcp_server_from_session_new_joins_the_tools() {
     let ws = Workspace::new();

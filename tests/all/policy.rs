@@ -68,6 +68,24 @@ fn file_tools_cannot_escape_the_root() {
     ws.assert_no_leftovers();
 }
 
+/// A write the root refuses is refused before anyone is asked about it: without `--yes` and
+/// without a terminal it is the root's refusal, not approval's, and the run is not "not done".
+#[test]
+fn a_write_the_root_refuses_is_not_asked_about() {
+    let ws = Workspace::new();
+    std::os::unix::fs::symlink(ws.path("outside.txt"), ws.work().join("link_out")).unwrap();
+    let second = results_of(
+        &ws,
+        "<tool_call>{\"name\":\"write\",\"arguments\":{\"path\":\"link_out\",\"content\":\"x\"}}</tool_call>\n",
+        &[],
+    );
+    assert!(
+        second.contains("status=\"error\">\nrefused: link_out"),
+        "{second}"
+    );
+    assert!(!ws.path("outside.txt").exists());
+}
+
 #[test]
 fn root_flag_widens_and_slash_lifts() {
     let ws = Workspace::new();

@@ -498,6 +498,9 @@ impl Agent {
             .policy
             .needs_approval(call, tool.spec(), &subject)
         {
+            if let Some(refused) = self.refused_path(call) {
+                return ToolOutput::error(refused);
+            }
             let request = ApprovalRequest {
                 call: call.clone(),
                 summary,

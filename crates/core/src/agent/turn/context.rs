@@ -18,6 +18,22 @@ impl Agent {
         }
     }
 
+    /// Why a changing file tool's call is refused before anyone is asked about it (its path
+    /// leads outside the root, say): a question about a call that cannot run would be put to
+    /// the user for nothing. Refused here, not run: the tool itself checks again.
+    pub(super) fn refused_path(&self, call: &ToolCall) -> Option<String> {
+        let spec = self.tools.get(&call.name)?.spec();
+        if !spec.mutating {
+            return None;
+        }
+        let param = spec.path_param.as_deref()?;
+        let Some(Value::String(path)) = call.args.get(param) else {
+            return None;
+        };
+        let refused = self.tool_context().checked_path(path).err()?;
+        Some(refused.to_string())
+    }
+
     /// Where and how the tools of this agent run.
     pub(super) fn tool_context(&self) -> ToolContext {
         ToolContext {

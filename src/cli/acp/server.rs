@@ -365,7 +365,8 @@ impl Server {
 
     fn initialize(&self) -> InitializeResponse {
         let capabilities = AgentCapabilities::new()
-            .load_session(true)
+            // With --no-save there is nothing to load.
+            .load_session(self.shared.options.save)
             .session_capabilities(SessionCapabilities::new().close(SessionCloseCapabilities::new()))
             .prompt_capabilities(
                 PromptCapabilities::new()

@@ -169,6 +169,9 @@ impl ToolFacts {
     }
 }
 
+/// The largest file an edit's diff is sent for (both its texts go whole in the update).
+const DIFF_CAP: u64 = 1024 * 1024;
+
 /// The observer of one turn.
 pub struct Updates {
     notifier: Notifier,
@@ -258,8 +261,11 @@ impl Observer for Updates {
             Event::ToolCall { call, summary } => {
                 let path = self.path_of(call);
                 let kind = self.tools.kind(&call.name);
+                // A diff carries both whole texts: past a size it is left out (the result's
+                // text still says what was done), or one update would be many megabytes.
+                let small = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() <= DIFF_CAP);
                 if kind == ToolKind::Edit {
-                    if let Some(path) = &path {
+                    if let Some(path) = path.as_ref().filter(|p| small(p)) {
                         let old = std::fs::read_to_string(path).ok();
                         self.before.insert(call.id.clone(), (path.clone(), old));
                     }
@@ -275,7 +281,10 @@ impl Observer for Updates {
                 ..
             } => {
                 let diff = self.before.remove(call_id).and_then(|(path, old)| {
-                    let new = std::fs::read_to_string(&path).ok()?;
+                    let size = std::fs::metadata(&path).ok()?.len();
+                    let new = (size <= DIFF_CAP)
+                        .then(|| std::fs::read_to_string(&path).ok())
+                        .flatten()?;
                     (*ok).then(|| Diff::new(path, new).old_text(old))
                 });
                 let terminal = self.notifier.finish();

@@ -27,7 +27,8 @@ fn a_streamed_reply_arrives_as_message_chunks_with_usage() {
     );
     let init = &seen.result(0)["result"];
     assert_eq!(init["protocolVersion"], 1);
-    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    // With --no-save there is nothing to load.
+    assert_eq!(init["agentCapabilities"]["loadSession"], false);
     assert_eq!(init["authMethods"], json!([]));
     let answer = seen.result(2);
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
@@ -175,6 +176,37 @@ fn an_edit_is_finished_with_a_diff() {
     assert_eq!(seen.of_kind("tool_call")[0]["kind"], "edit");
 }
 
+/// Past a size the diff is left out: both of its texts go whole in one update.
+#[test]
+fn an_edit_of_a_big_file_is_finished_without_a_diff() {
+    let ws = Workspace::new();
+    let big = format!("old line\n{}", "padding line\n".repeat(200_000));
+    std::fs::write(ws.work().join("big.txt"), &big).unwrap();
+    ws.reply(
+        1,
+        call(
+            "edit",
+            json!({"path": "big.txt", "old_string": "old", "new_string": "new"}),
+        ),
+    );
+    ws.reply(2, "Edited.\n");
+    let script = steps(
+        &ws,
+        vec![json!({"op": "prompt", "session": 0, "text": "edit"})],
+    );
+    let seen = drive(&ws, script, &["--backend", "fake", "--yes"]);
+    let finished = seen.of_kind("tool_call_update");
+    let content = finished.last().unwrap()["content"].to_string();
+    assert!(
+        !content.contains("\"diff\""),
+        "{}",
+        &content[..content.len().min(300)]
+    );
+    assert!(std::fs::read_to_string(ws.work().join("big.txt"))
+        .unwrap()
+        .starts_with("new line"));
+}
+
 #[test]
 fn cancel_stops_the_turn_and_its_backend_within_a_second() {
     let ws = Workspace::new();
@@ -216,6 +248,10 @@ fn a_loaded_session_replays_its_history_and_goes_on() {
         .unwrap()
         .to_string();
     assert!(!id.is_empty() && !id.starts_with("unsaved"), "{id}");
+    assert_eq!(
+        first.result(0)["result"]["agentCapabilities"]["loadSession"],
+        true
+    );
     let second = drive(
         &ws,
         json!({"steps": [
@@ -527,4 +563,38 @@ fn an_empty_prompt_is_refused_and_kept_commands_say_why() {
         "{}",
         seen.message()
     );
+}
+
+/// A session another run holds is refused with what an editor's user can do: no CLI flag.
+#[test]
+fn a_session_in_use_is_refused_without_a_cli_flag() {
+    let ws = Workspace::new();
+    ws.reply(1, "Saved.\n");
+    ws.run(&["--backend", "fake", "--session", "held", "first"])
+        .expect_code(0);
+    ws.gated_backend();
+    let mut holder = ws
+        .cmd(&["--backend", "slow", "--session", "held", "second"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(crate::common::poll(|| ws.gate_reached().then_some(())).is_some());
+    let seen = drive(
+        &ws,
+        json!({"steps": [{"op": "initialize"}, {"op": "load", "sessionId": "held", "cwd": ws.work()}]}),
+        &["--backend", "fake"],
+    );
+    ws.open_gate();
+    holder.wait().unwrap();
+    let message = seen.result(1)["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("session held is in use by process"),
+        "{}",
+        seen.result(1)
+    );
+    assert!(!message.contains("--wait-session"), "{message}");
 }

@@ -215,3 +215,16 @@ fn compact_summarises_the_older_turns() {
         "{fourth}"
     );
 }
+
+/// `/export` into a folder that is not there is refused, as `>` in a shell is: a typo does
+/// not make a tree.
+#[test]
+fn export_into_a_missing_folder_is_refused() {
+    let ws = Workspace::new();
+    ws.reply(1, "first answer\n");
+    let keys = "one\n/export nodir/deeper/out.md\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("no folder nodir/deeper"), "{screen}");
+    assert!(!ws.work().join("nodir").exists());
+}

@@ -194,6 +194,16 @@ impl Chat {
             .into());
         };
         let text = self.redactor.redact(&text);
+        // As `>` in a shell: a folder that is not there is a mistake, not a tree to make.
+        let parent = std::path::Path::new(path).parent();
+        if let Some(parent) = parent.filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+            let source = std::io::Error::other(format!("no folder {}", parent.display()));
+            return Err(ChatError::Export {
+                path: path.to_string(),
+                source,
+            }
+            .into());
+        }
         crate::tools::write_atomic(std::path::Path::new(path), text.as_bytes()).map_err(
             |source| ChatError::Export {
                 path: path.to_string(),
@@ -219,10 +229,12 @@ impl Chat {
                 Message::Assistant { text, tool_calls } => {
                     let _ = write!(out, "\n## Assistant\n\n{text}\n");
                     for c in tool_calls {
+                        let args = c.args.to_string();
                         let _ = write!(
                             out,
-                            "\n**Tool call** `{}`\n\n```json\n{}\n```\n",
-                            c.name, c.args
+                            "\n**Tool call** `{}`\n\n{}",
+                            c.name,
+                            fenced("json", &args)
                         );
                     }
                 }
@@ -232,13 +244,22 @@ impl Chat {
                     let status = if *ok { "ok" } else { "error" };
                     let _ = write!(
                         out,
-                        "\n**Tool result** `{name}` ({status})\n\n```\n{output}\n```\n"
+                        "\n**Tool result** `{name}` ({status})\n\n{}",
+                        fenced("", output)
                     );
                 }
             }
         }
         out
     }
+}
+
+/// `body` in a fenced code block whose fence is longer than any run of backticks in it, so no
+/// line of a tool's output closes it early (CommonMark).
+fn fenced(info: &str, body: &str) -> String {
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{info}\n{body}\n{fence}\n")
 }
 
 /// `text` cut to at most `max` characters, at a word boundary, with `...` when cut.
@@ -258,6 +279,15 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fence_is_longer_than_any_backticks_inside() {
+        assert_eq!(fenced("", "plain"), "```\nplain\n```\n");
+        assert_eq!(
+            fenced("", "```\n## Fake Heading\n````"),
+            "`````\n```\n## Fake Heading\n````\n`````\n"
+        );
+    }
 
     #[test]
     fn history_lines_are_cut_at_a_word_with_an_ellipsis() {

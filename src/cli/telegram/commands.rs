@@ -58,16 +58,22 @@ pub fn start(chat: &Chat) -> String {
 pub fn status(chat: &Chat, running: bool) -> String {
     let s = chat.status();
     let t = &s.totals;
+    // As the CLI's summary says them: counts nobody reported are unknown, not 0, and a cost
+    // only when one was reported or priced.
+    let tokens = match (t.input, t.output) {
+        (0, 0) => "unknown".to_string(),
+        (input, output) => format!("{input} in, {output} out"),
+    };
     let mut text = format!(
-        "backend: {}\nmodel: {}\nsession: {}\nmessages: {}\ntokens: {} in, {} out",
+        "backend: {}\nmodel: {}\nsession: {}\nmessages: {}\ntokens: {tokens}",
         s.backend,
         s.model.as_deref().unwrap_or("(the backend's default)"),
         s.session,
         s.messages,
-        t.input,
-        t.output
     );
-    text.push_str(&format!("\ncost: ${:.4}", t.cost));
+    if t.cost > 0.0 {
+        text.push_str(&format!("\ncost: ${:.4}", t.cost));
+    }
     let last = if s.turns == 0 {
         "none yet".to_string()
     } else {

@@ -18,7 +18,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use agent_loop::Error;
 
-use super::server::{Incoming, Server, Shared};
+use super::server::{Incoming, Server};
+use super::shared::Shared;
 
 /// Registers a handler that forwards requests of one type as `Incoming::$variant`.
 macro_rules! forward {

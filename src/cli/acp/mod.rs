@@ -12,9 +12,11 @@ mod connection;
 mod content;
 mod editor_mcp;
 mod files;
+mod opener;
 mod room;
 mod server;
 mod session;
+mod shared;
 mod terminal;
 mod updates;
 
@@ -52,14 +54,14 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
             );
         }
         // A missing key is the client's to tell the user (an auth method names it).
-        Err(e) if server::missing_key(&settings, &options).is_some() => {
+        Err(e) if shared::missing_key(&settings, &options).is_some() => {
             eprintln!("agent-loop acp: {e}; serving ACP on stdio, sessions wait for the key");
         }
         Err(e) => return fail(&e),
     }
     let local = tokio::task::LocalSet::new();
     let debug = settings.debug();
-    let shared = server::Shared {
+    let shared = shared::Shared {
         settings,
         options,
         debug,

@@ -4,16 +4,13 @@
 //! start) runs as a task of its own, so a cancel is never held up behind it.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, ClientCapabilities, CloseSessionResponse,
-    Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer,
-    NewSessionResponse, PromptCapabilities, SessionCapabilities, SessionCloseCapabilities,
-    SessionConfigOption, SessionModeState,
+    Implementation, InitializeResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
+    PromptCapabilities, SessionCapabilities, SessionCloseCapabilities,
 };
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest,
@@ -24,13 +21,12 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error as RpcError, ErrorCode, JsonRpcRequest};
 use tokio::sync::{mpsc, oneshot};
 
-use agent_loop::chat::{Chat, ChatOptions, RunSettings, SessionChoice};
-use agent_loop::Error;
+use agent_loop::chat::SessionChoice;
 
-use super::editor_mcp::mcp_def;
+use super::opener::{Load, Opened, Opener, Opening};
 use super::room::{self, deliver, give, refuse, Deferred, Ending, Open, Place, Reopen, Room};
-use super::session::{config_options, invalid, modes, restore, unknown, Handle, Job, Kept};
-use super::updates::Notifier;
+use super::session::{unknown, Job};
+use super::shared::{missing_key, Shared};
 
 /// A message from the client, with what answers it.
 // Each passes once through a channel; boxing the larger requests buys nothing.
@@ -66,16 +62,6 @@ pub enum Incoming {
         Responder<<CloseSessionRequest as JsonRpcRequest>::Response>,
     ),
     Cancel(CancelNotification),
-}
-
-/// What every session is opened from: the settings and the run's flags.
-pub struct Shared {
-    pub settings: RunSettings,
-    pub options: ChatOptions,
-    pub debug: bool,
-    /// Whether the backend takes images, as far as is known at the start: what
-    /// `initialize` advertises (`promptCapabilities.image`).
-    pub images: bool,
 }
 
 pub struct Server {
@@ -158,11 +144,18 @@ impl Server {
                 };
                 let open = self.open(opening, false);
                 self.spawn(async move {
-                    let _ = responder.respond_with_result(open.await.map(|opened| {
+                    let opened = open.await;
+                    let notifier = opened.as_ref().ok().map(|o| o.notifier.clone());
+                    let _ = responder.respond_with_result(opened.map(|opened| {
                         NewSessionResponse::new(opened.id)
                             .modes(opened.modes)
                             .config_options(opened.options)
                     }));
+                    // Only after the answer: an editor drops updates of a session it has not
+                    // been told of yet (Zed showed no commands).
+                    if let Some(notifier) = notifier {
+                        notifier.send(super::commands::advertised());
+                    }
                 });
             }
             Incoming::LoadSession(request, responder) => {
@@ -406,176 +399,4 @@ impl Server {
     ) -> impl std::future::Future<Output = Result<Opened, RpcError>> + 'static {
         self.opener().open(opening, load)
     }
-}
-
-struct Opener {
-    shared: Rc<Shared>,
-    sessions: Rc<RefCell<Room>>,
-    client: ClientCapabilities,
-    cx: ConnectionTo<Client>,
-}
-
-impl Opener {
-    /// Opens a chat for `session/new` or `session/load` (or a prompt to a session closed to
-    /// make room), starts its worker and registers it; answers with its id and (for the
-    /// response) its modes and options.
-    async fn open(self, opening: Opening, load: bool) -> Result<Opened, RpcError> {
-        let Opener {
-            shared,
-            sessions,
-            client,
-            cx,
-        } = self;
-        let Opening {
-            choice,
-            cwd,
-            mcp,
-            unsaved_id,
-            reopening,
-            kept,
-        } = opening;
-        if !cwd.is_absolute() || !cwd.is_dir() {
-            return Err(invalid(Error::config(format!(
-                "cwd `{}` is not an absolute path to a folder",
-                cwd.display()
-            ))));
-        }
-        if let SessionChoice::Named(name) = &choice {
-            if !reopening && sessions.borrow().is_open(name) {
-                return Err(invalid(Error::config(format!(
-                    "session {name} is open already in this agent"
-                ))));
-            }
-            // (One opened again may have nothing saved: a thread not yet prompted.)
-            if !reopening && (!shared.options.save || !Chat::is_saved(name)) {
-                return Err(invalid(Error::config(format!(
-                    "no saved session named `{name}`"
-                ))));
-            }
-        }
-        let options = ChatOptions {
-            cwd: Some(cwd.clone()),
-            session: choice,
-            ..shared.options.clone()
-        };
-        let open_chat = |options: &ChatOptions| {
-            Chat::open(&shared.settings, options, &mut |n| eprintln!("{n}")).map_err(|e| {
-                match missing_key(&shared.settings, &shared.options) {
-                    Some(_) => RpcError::new(ErrorCode::AUTH_REQUIRED, e.message),
-                    None => invalid(e),
-                }
-            })
-        };
-        let mut chat = open_chat(&options)?;
-        // A new session may be given the name a thread of this agent still answers to: one
-        // closed to make room before any save, or a first session left by `/clear`, has no
-        // file or lock to hold it. The id must stay that thread's: the new one takes another.
-        if matches!(options.session, SessionChoice::New) && shared.options.save {
-            let base = chat.session().name.clone();
-            let mut n = 2;
-            while sessions.borrow().knows(&chat.session().name) {
-                let name = format!("{base}-{n}");
-                n += 1;
-                // A folder is another run's (a save cut short, a log): never taken over.
-                let folder = Chat::saved_sessions_dir().map(|dir| dir.join(&name));
-                if sessions.borrow().knows(&name) || folder.is_none_or(|f| f.exists()) {
-                    continue;
-                }
-                let named = ChatOptions {
-                    session: SessionChoice::Named(name),
-                    ..options.clone()
-                };
-                match open_chat(&named) {
-                    Ok(other) => chat = other,
-                    // Held by a session of this agent's after `/clear`, or by another run.
-                    Err(_) if n < 100 => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        if let Some(kept) = kept {
-            restore(&mut chat, kept);
-        }
-        for server in &mcp {
-            chat.add_mcp_server(mcp_def(server.clone())?);
-        }
-        for notice in chat.start_mcp().await {
-            eprintln!("{notice}");
-        }
-        // A session opened again keeps the editor's id, whatever session it is on now.
-        let id = match shared.options.save && !reopening {
-            true => chat.session().name.clone(),
-            false => unsaved_id,
-        };
-        let notifier = Notifier {
-            cx: cx.clone(),
-            session: id.clone(),
-            rejected: Arc::default(),
-            debug: shared.debug,
-            running: Arc::default(),
-            usage: Arc::default(),
-        };
-        chat.set_files(super::files::through_client(&client, &notifier));
-        if load {
-            let tools = super::updates::ToolFacts::of(&chat);
-            super::content::replay(chat.messages(), &notifier, &tools, &cwd);
-        }
-        notifier.send(super::commands::advertised());
-        let mut opened = Opened {
-            id: id.clone(),
-            modes: modes(&chat),
-            options: config_options(&chat),
-            deferred: Vec::new(),
-        };
-        let open = Open {
-            handle: Handle::start(chat, notifier, cwd.clone()),
-            cwd,
-            mcp,
-        };
-        let (deferred, closed) = sessions.borrow_mut().insert(id, open, shared.options.save);
-        if let Some(closed) = closed {
-            eprintln!(
-                "agent-loop acp: session {closed} closed to make room ({} open at most); \
-                 it is opened again when the editor sends it something",
-                room::OPEN
-            );
-        }
-        opened.deferred = deferred;
-        Ok(opened)
-    }
-}
-
-/// What `session/new` and `session/load` answer with.
-struct Opened {
-    id: String,
-    modes: SessionModeState,
-    options: Vec<SessionConfigOption>,
-    /// What was sent to a session opened again while it opened.
-    deferred: Vec<Deferred>,
-}
-
-/// A `session/load` of a session closed to make room: where, with what, and whom to answer.
-struct Load {
-    cwd: PathBuf,
-    mcp: Vec<McpServer>,
-    responder: Responder<<LoadSessionRequest as JsonRpcRequest>::Response>,
-}
-
-struct Opening {
-    choice: SessionChoice,
-    cwd: PathBuf,
-    mcp: Vec<McpServer>,
-    unsaved_id: String,
-    /// Opened again after it was closed to make room (it is in the room, being reopened).
-    reopening: bool,
-    /// What it ran with then, restored over what the run's flags give.
-    kept: Option<Kept>,
-}
-
-/// The variable that should hold the key of the backend sessions start on, when it is empty.
-pub fn missing_key(settings: &RunSettings, options: &ChatOptions) -> Option<String> {
-    let config = Chat::load_config(options.config.as_deref()).ok()?;
-    let setting = settings.backend.as_ref().map(|s| s.value.clone());
-    let name = Chat::backend_to_run(&config, setting)?;
-    Chat::missing_key(&config, &name)
 }

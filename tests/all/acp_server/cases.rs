@@ -231,99 +231,6 @@ fn cancel_stops_the_turn_and_its_backend_within_a_second() {
 }
 
 #[test]
-fn a_loaded_session_replays_its_history_and_goes_on() {
-    let ws = Workspace::new();
-    ws.reply(1, "The first answer.\n");
-    ws.reply(2, "The second answer.\n");
-    let first = drive(
-        &ws,
-        steps(
-            &ws,
-            vec![json!({"op": "prompt", "session": 0, "text": "first question"})],
-        ),
-        &["--backend", "fake"],
-    );
-    let id = first.result(1)["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(!id.is_empty() && !id.starts_with("unsaved"), "{id}");
-    assert_eq!(
-        first.result(0)["result"]["agentCapabilities"]["loadSession"],
-        true
-    );
-    let second = drive(
-        &ws,
-        json!({"steps": [
-            {"op": "initialize"},
-            {"op": "load", "sessionId": id, "cwd": ws.work()},
-            {"op": "prompt", "session": 0, "text": "second question"},
-        ]}),
-        &["--backend", "fake"],
-    );
-    assert!(
-        second.result(1)["result"].is_object(),
-        "{}",
-        second.result(1)
-    );
-    let users = second.of_kind("user_message_chunk");
-    assert_eq!(users[0]["content"]["text"], "first question");
-    assert!(
-        second.message().starts_with("The first answer."),
-        "{}",
-        second.message()
-    );
-    assert!(second.message().contains("The second answer."));
-    assert!(
-        ws.prompt(2).contains("first question"),
-        "the history is sent again"
-    );
-    let missing = drive(
-        &ws,
-        json!({"steps": [{"op": "initialize"}, {"op": "load", "sessionId": "session-nope", "cwd": ws.work()}]}),
-        &["--backend", "fake"],
-    );
-    let error = &missing.result(1)["error"];
-    assert!(
-        error["message"].as_str().unwrap().contains("session-nope"),
-        "{error}"
-    );
-}
-
-/// A tool call replayed by `session/load` is titled and located as the live one was.
-#[test]
-fn a_replayed_tool_call_looks_as_it_did_live() {
-    let ws = Workspace::new();
-    std::fs::write(ws.work().join("a.txt"), "hello\n").unwrap();
-    ws.reply(1, call("read", json!({"path": "a.txt"})));
-    ws.reply(2, "Read.\n");
-    let live = drive(
-        &ws,
-        steps(
-            &ws,
-            vec![json!({"op": "prompt", "session": 0, "text": "read it"})],
-        ),
-        &["--backend", "fake"],
-    );
-    let id = live.result(1)["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let loaded = drive(
-        &ws,
-        json!({"steps": [{"op": "initialize"}, {"op": "load", "sessionId": id, "cwd": ws.work()}]}),
-        &["--backend", "fake"],
-    );
-    let (live, replayed) = (
-        &live.of_kind("tool_call")[0],
-        &loaded.of_kind("tool_call")[0],
-    );
-    assert_eq!(replayed["title"], live["title"], "{replayed}");
-    assert_eq!(replayed["locations"], live["locations"], "{replayed}");
-    assert_eq!(replayed["title"], "read: a.txt", "{replayed}");
-}
-
-#[test]
 fn an_mcp_server_from_session_new_joins_the_tools() {
     let ws = Workspace::new();
     let everything = crate::mcp::npm_server("mcp-server-everything");
@@ -436,6 +343,18 @@ fn slash_commands_are_advertised_and_run() {
         ],
     );
     let seen = drive(&ws, script, &["--backend", "fake", "--no-save"]);
+    // After the session/new answer: an editor drops updates of a session it does not know yet.
+    let lines: Vec<&str> = seen.all["agentLines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let at = |what: &str| lines.iter().position(|l| l.contains(what)).unwrap();
+    assert!(
+        at("\"sessionId\":\"unsaved-1\",\"modes\"") < at("available_commands_update"),
+        "{lines:#?}"
+    );
     let advertised = &seen.of_kind("available_commands_update")[0]["availableCommands"];
     let names: Vec<&str> = advertised
         .as_array()
@@ -563,38 +482,4 @@ fn an_empty_prompt_is_refused_and_kept_commands_say_why() {
         "{}",
         seen.message()
     );
-}
-
-/// A session another run holds is refused with what an editor's user can do: no CLI flag.
-#[test]
-fn a_session_in_use_is_refused_without_a_cli_flag() {
-    let ws = Workspace::new();
-    ws.reply(1, "Saved.\n");
-    ws.run(&["--backend", "fake", "--session", "held", "first"])
-        .expect_code(0);
-    ws.gated_backend();
-    let mut holder = ws
-        .cmd(&["--backend", "slow", "--session", "held", "second"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(crate::common::poll(|| ws.gate_reached().then_some(())).is_some());
-    let seen = drive(
-        &ws,
-        json!({"steps": [{"op": "initialize"}, {"op": "load", "sessionId": "held", "cwd": ws.work()}]}),
-        &["--backend", "fake"],
-    );
-    ws.open_gate();
-    holder.wait().unwrap();
-    let message = seen.result(1)["error"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        message.contains("session held is in use by process"),
-        "{}",
-        seen.result(1)
-    );
-    assert!(!message.contains("--wait-session"), "{message}");
 }

@@ -9,6 +9,7 @@ mod editor;
 mod images;
 mod reply;
 mod room;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

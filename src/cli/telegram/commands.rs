@@ -89,6 +89,11 @@ pub fn status(chat: &Chat, running: bool) -> String {
 /// `/new`: the conversation is saved under an archive name, and the chat's session starts
 /// empty under its own name.
 pub fn new(chat: &mut Chat, session: &str) -> Result<String, Error> {
+    // On another session (`/load`), which stays saved under its own name: the chat's own is
+    // taken up again first, so that it is what gets archived rather than replaced unsaved.
+    if chat.session().name != session && Chat::is_saved(session) {
+        chat.load_session(session)?;
+    }
     let archive = Chat::free_session_name(&format!("{session}-archived"));
     let kept = match archive {
         Some(name) if chat.status().messages > 0 => {

@@ -188,3 +188,32 @@ fn a_turn_still_running_after_the_drain_is_cancelled() {
             .unwrap();
     assert!(saved.contains("never ends"), "{saved}");
 }
+
+/// `/new` after `/load` of another session archives the chat's own conversation, not the
+/// loaded one: it used to replace the chat's own saved session, its turns lost.
+#[test]
+fn new_after_a_load_archives_the_chats_own_conversation() {
+    let ws = Workspace::new();
+    ws.reply(1, "other answer\n");
+    ws.run(&["--backend", "fake", "--session", "other", "elsewhere"])
+        .expect_code(0);
+    ws.reply(2, "done\n");
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
+    mock.message(ME, ME, "the chat's own task");
+    mock.wait_sent(ME, "done");
+    mock.message(ME, ME, "/load other");
+    mock.wait_sent(ME, "other");
+    mock.message(ME, ME, "/new");
+    let new = mock.wait_sent(ME, "New conversation");
+    assert!(new.contains("saved as telegram-42-archived"), "{new}");
+    let archived = std::fs::read_to_string(
+        ws.path("data/agent-loop/sessions/telegram-42-archived/session.json"),
+    )
+    .unwrap();
+    assert!(archived.contains("the chat's own task"), "{archived}");
+    let other =
+        std::fs::read_to_string(ws.path("data/agent-loop/sessions/other/session.json")).unwrap();
+    assert!(other.contains("elsewhere"), "{other}");
+    assert_eq!(bot.terminate(), 0);
+}

@@ -11,7 +11,7 @@
 // pidFile} (whether every one still runs),
 // {op:"waitUpdate", kind}, {op:"waitPermission"}, {op:"waitTerminal"} (one was created),
 // {op:"waitTerminalCall", method} (the agent called terminal/METHOD), {op:"waitFile", path}, {op:"cancel", session},
-// {op:"request", method, params}, {op:"raw", line}. `session` is the index of a session
+// {op:"request", method, params}, {op:"raw", line}, {op:"signal", signal} (sent to the agent). `session` is the index of a session
 // opened by an earlier step. Permission requests are answered with `permission` (an option
 // id, or "cancelled") from the script, after `holdPermission` waits if set. With `terminal`
 // offered it runs terminal/create's command itself (in a process group of its own, output
@@ -279,6 +279,11 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         break;
       case "request":
         results.push(await call(step.method, step.params ?? {}));
+        break;
+      case "signal":
+        // As an editor stops its agent.
+        process.kill(child.pid, step.signal);
+        results.push({ ok: true });
         break;
       case "raw":
         child.stdin.write(step.line + "\n");

@@ -18,6 +18,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use agent_loop::Error;
 
+use crate::cli::signals::{Signals, Stop};
+
 use super::server::{Incoming, Server};
 use super::shared::Shared;
 
@@ -36,8 +38,9 @@ macro_rules! forward {
     }};
 }
 
-/// Serves ACP on stdio until the client closes it, then ends every session.
-pub async fn serve(shared: Shared) -> Result<(), Error> {
+/// Serves ACP on stdio until the client closes it or a signal comes (which it returns), then
+/// ends every session.
+pub async fn serve(shared: Shared) -> Result<Option<Stop>, Error> {
     let (tx, rx) = mpsc::unbounded_channel();
     let (cx_tx, cx_rx) = oneshot::channel::<ConnectionTo<Client>>();
     let cancel_tx = tx.clone();
@@ -68,15 +71,27 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
         agent_client_protocol::on_receive_notification!(),
     );
     // At the end of input the server answers what came before it, ends the sessions, and
-    // only then lets the connection go (with its last answers written).
+    // only then lets the connection go (with its last answers written). A signal (an editor
+    // stopping its agent with SIGTERM) ends it the same way, each running turn cancelled and
+    // saved, and the run ends as a signal ends the CLI's.
     let (closed_tx, closed_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel::<()>();
+    let (stop_tx, stop_rx) = oneshot::channel::<Stop>();
+    let stopped = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let mut signals = Signals::install();
+    tokio::task::spawn_local(async move {
+        let _ = stop_tx.send(signals.next().await);
+    });
     let breach = Breach::default();
     let stdin = CappedLines::new(tokio::io::stdin(), capped::LINE, breach.clone());
     let transport = ByteStreams::new(tokio::io::stdout().compat_write(), stdin.compat());
+    let seen = stopped.clone();
     let connection = builder.connect_with(transport, async move |cx: ConnectionTo<Client>| {
         let _ = cx_tx.send(cx.clone());
-        cx.incoming_closed().await;
+        tokio::select! {
+            () = cx.incoming_closed() => {}
+            Ok(stop) = stop_rx => *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop),
+        }
         let _ = closed_tx.send(());
         let _ = done_rx.await;
         Ok(())
@@ -99,5 +114,7 @@ pub async fn serve(shared: Shared) -> Result<(), Error> {
             agent_loop::ErrorKind::Io,
             format!("ACP connection on stdio: {e}"),
         )
-    })
+    })?;
+    let stop = *stopped.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(stop)
 }

@@ -68,7 +68,8 @@ pub async fn run(top: &Args, acp: &Acp) -> i32 {
         images,
     };
     match local.run_until(connection::serve(shared)).await {
-        Ok(()) => 0,
+        Ok(None) => 0,
+        Ok(Some(stop)) => stop.exit_code(),
         Err(e) => fail(&e),
     }
 }

@@ -163,3 +163,40 @@ fn a_session_whose_file_is_broken_is_refused_with_why() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{not json");
 }
+
+/// An editor stops its agent with SIGTERM: the running turn is cancelled and saved as the
+/// CLI saves one, its backend stopped, and the agent ends as a signal ends the CLI (143).
+#[test]
+fn sigterm_cancels_and_saves_the_running_turn() {
+    let ws = Workspace::new();
+    ws.fake_file("hang.1", "");
+    let mut script = steps(
+        &ws,
+        vec![
+            json!({"op": "prompt", "session": 0, "text": "wait for me", "wait": false}),
+            json!({"op": "waitFile", "path": ws.path("fake/self.pid")}),
+            json!({"op": "signal", "signal": "SIGTERM"}),
+            json!({"op": "await", "session": 0}),
+            json!({"op": "waitGone", "pidFile": ws.path("fake/child.pid")}),
+        ],
+    );
+    script["exit"] = json!(143);
+    let seen = drive(&ws, script, &["--backend", "fake"]);
+    assert_eq!(
+        seen.result(5)["result"]["stopReason"],
+        "cancelled",
+        "{}",
+        seen.result(5)
+    );
+    let id = seen.result(1)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let saved =
+        std::fs::read_to_string(ws.path(&format!("data/agent-loop/sessions/{id}/session.json")))
+            .unwrap();
+    assert!(
+        saved.contains("wait for me") && saved.contains("cancelled"),
+        "{saved}"
+    );
+}

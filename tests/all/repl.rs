@@ -119,6 +119,37 @@ fn approvals_clear_and_exit_in(display: &str) {
     assert_eq!(screen.matches("Allow bash").count(), 4, "{screen}");
 }
 
+/// `[a]lways` holds for the session it was given in: a new one (`/clear`) asks again, and a
+/// loaded one runs with its own answers, not those of the session before.
+#[test]
+fn always_ends_with_its_session() {
+    let ws = Workspace::new();
+    let steps = [
+        ("agent-loop with backend", 1, "run touch a.txt\n"),
+        ("[n]o", 1, "y\n/clear\nrun touch b.txt\n"),
+        (
+            "[n]o",
+            2,
+            "a\nrun touch c.txt\n/load one\nrun touch d.txt\n",
+        ),
+        ("[n]o", 3, "n\n/clear\nrun touch e.txt\n"),
+        ("[n]o", 4, "n\n/exit\n"),
+    ];
+    let (code, screen) = dialogue_in(&ws, "plain", "--backend demo -s one", &steps);
+    assert_eq!(code, 0, "{screen}");
+    for (file, ran) in [
+        ("a", true),
+        ("b", true),
+        ("c", true),
+        ("d", false),
+        ("e", false),
+    ] {
+        let path = ws.work().join(format!("{file}.txt"));
+        assert_eq!(path.exists(), ran, "{file}.txt\n{screen}");
+    }
+    assert_eq!(screen.matches("Allow bash").count(), 4, "{screen}");
+}
+
 #[test]
 fn end_of_input_leaves_cleanly() {
     for display in DISPLAYS {

@@ -197,6 +197,14 @@ impl Policy {
         self.always.insert(tool.to_string());
     }
 
+    /// Another session begins (`/clear`, `/load`, a bot's `/new`): the answers given in the
+    /// one before, "always" and a host approved once, stop counting, since the user gave
+    /// them for that conversation. The mode and the allow rules are the run's and stay.
+    pub fn forget_answers(&mut self) {
+        self.always.clear();
+        self.approved.clear();
+    }
+
     /// The tools the user answered "always" for, sorted (what a session keeps).
     pub fn always(&self) -> Vec<String> {
         let mut tools: Vec<String> = self.always.iter().cloned().collect();
@@ -422,6 +430,12 @@ mod tests {
         assert_eq!(named.len(), 1);
         assert!(named[0].is_match("https://docs.rs/x"));
         assert!(policy.named_patterns("bash").is_empty());
+        // Another session asks again; the rules stay.
+        policy.allow_always("bash");
+        policy.forget_answers();
+        assert!(judge(&policy, &page));
+        assert!(judge(&policy, &ls));
+        assert!(!judge(&policy, &call("https://docs.rs/htmd")));
     }
 
     #[test]

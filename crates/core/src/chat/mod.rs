@@ -393,6 +393,7 @@ impl Chat {
         self.session = Session::new(name, self.def.name());
         self.agent
             .restore(Default::default(), 0, Default::default());
+        self.agent.policy_mut().forget_answers();
         // An ACP agent starts a new session of its own too.
         self.agent.resume_agent_session(None, 0);
         self.open_log()

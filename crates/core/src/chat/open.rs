@@ -457,7 +457,7 @@ fn no_backend(config: &Config) -> Error {
 impl Chat {
     /// Takes what a saved session holds besides its backend and model: the conversation
     /// (taken out of `session`) and counts, the context mode, the user's system prompt, the
-    /// tools answered "always".
+    /// tools answered "always" (its own, not those of the session before).
     pub(super) fn resume_state(&mut self, session: &mut Session) {
         let conversation = std::mem::take(&mut session.conversation);
         self.agent
@@ -478,6 +478,8 @@ impl Chat {
         if session.system.is_some() {
             self.agent.set_system_prompt(session.system.clone());
         }
+        // The answers of the session before (`/load`) were given for that one.
+        self.agent.policy_mut().forget_answers();
         for tool in &session.always {
             self.agent.policy_mut().allow_always(tool);
         }

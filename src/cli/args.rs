@@ -443,6 +443,11 @@ pub struct McpServe {
     /// Do not save the sessions or their logs (then `reply` has nothing to continue).
     #[arg(long)]
     pub no_save: bool,
+
+    /// Let `ask` and `reply` continue any saved session (a Telegram chat's, a CLI session of
+    /// another project), not only those this server started.
+    #[arg(long)]
+    pub any_session: bool,
 }
 
 // `agent-loop telegram`: the run flags that apply to a bot, and its own.

@@ -66,6 +66,8 @@ pub fn chat_options(args: &Args) -> ChatOptions {
         save: !args.saving.no_save,
         log: args.saving.log.clone(),
         wait_session: args.saving.wait_session,
+        started_by: None,
+        own_sessions_only: None,
         secret_envs: Vec::new(),
         // One set for the run: the chats of a front end that hosts many (ACP sessions, MCP
         // asks, Telegram chats) are opened with clones of these options.

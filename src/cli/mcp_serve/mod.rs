@@ -28,6 +28,9 @@ use agent_loop::{Error, ErrorKind};
 use super::args::{Args, McpServe};
 use super::options::{chat_options, load_run_settings, merged};
 
+/// The mark of the sessions `mcp serve` starts (`started_by` in session.json).
+const STARTED_BY: &str = "mcp serve";
+
 /// What every call is run with.
 pub struct Shared {
     /// The settings without `--backend`: a session continued keeps its backend unless the
@@ -61,7 +64,15 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
         Ok((settings, _)) => settings,
         Err(e) => return fail(&e),
     };
-    let options = chat_options(&args);
+    let mut options = chat_options(&args);
+    // The sessions it starts are marked, and only those are continued unless the person
+    // said otherwise: the calling model reads untrusted text, and another front end's
+    // session (a group chat's, another project's) is not its to read or move.
+    options.started_by = Some(STARTED_BY.to_string());
+    if !serve.any_session {
+        options.own_sessions_only =
+            Some("`ask` without `session` starts a new one (agent-loop mcp serve --any-session continues any)".to_string());
+    }
     let config = match Chat::load_config(options.config.as_deref()) {
         Ok(config) => config,
         Err(e) => return fail(&e.into()),

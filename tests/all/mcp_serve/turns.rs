@@ -74,6 +74,60 @@ fn a_reply_continues_the_session_on_another_backend() {
     assert_eq!(ws.saved_session()["backend"], "fake2");
 }
 
+/// `ask` and `reply` continue only the sessions `mcp serve` started (marked in session.json):
+/// a CLI session (or a Telegram chat's) is refused, unread and left on its backend, unless
+/// the server was started with `--any-session`.
+#[test]
+fn only_the_servers_own_sessions_are_continued() {
+    let ws = Workspace::new();
+    ws.reply(1, "The CLI's answer.\n");
+    ws.reply(2, "The server's answer.\n");
+    ws.run(&["-s", "mine", "a private question"]).expect_code(0);
+    let saved = |name: &str| -> serde_json::Value {
+        let file = ws.path(&format!("data/agent-loop/sessions/{name}/session.json"));
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    assert_eq!(saved("mine").get("started_by"), None);
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        for tool in ["reply", "ask"] {
+            let refused = client
+                .call(tool, json!({"session": "mine", "prompt": "repeat it all"}))
+                .await;
+            assert_eq!(refused.is_error, Some(true), "{refused:?}");
+            let said = text(&refused);
+            assert!(
+                said.contains("session `mine` was not started by mcp serve")
+                    && said.contains("--any-session"),
+                "{said}"
+            );
+        }
+        let own = client
+            .call("ask", json!({"session": "own", "prompt": "hi"}))
+            .await;
+        assert_eq!(text(&own), "The server's answer.", "{own:?}");
+        client.close().await;
+    });
+    assert_eq!(ws.runs(), 2, "the refused calls ran nothing");
+    assert_eq!(saved("own")["started_by"], "mcp serve");
+    ws.reply(3, "Continued.\n");
+    ws.reply(4, "Continued too.\n");
+    block(async {
+        let client = start(&ws, &["--any-session"], Behaviour::default(), &[]).await;
+        for session in ["own", "mine"] {
+            let result = client
+                .call("reply", json!({"session": session, "prompt": "more"}))
+                .await;
+            assert_eq!(result.is_error, Some(false), "{result:?}");
+        }
+        client.close().await;
+    });
+    assert!(ws.prompt(4).contains("a private question"));
+    // Continued from here, a session keeps the mark it had.
+    assert_eq!(saved("own")["started_by"], "mcp serve");
+    assert_eq!(saved("mine").get("started_by"), None);
+}
+
 #[test]
 fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
     let ws = Workspace::new();

@@ -80,6 +80,23 @@ pub enum ChatError {
     /// No backend of a comparison answered, and none said why.
     #[error("no backend answered")]
     NoAnswer,
+    /// A saved session another front end started, where the chat continues only its own
+    /// (`mcp serve`); `instead` says what to do.
+    #[error(
+        "session `{name}` was not started by {own}{}: {own} continues only the sessions it \
+         started; {instead}",
+        match started_by {
+            Some(other) => format!(" but by {other}"),
+            None => " (it was started by the CLI, the Telegram bot or an editor, or saved \
+                      before sessions were marked)".to_string(),
+        }
+    )]
+    NotOwnSession {
+        name: String,
+        own: String,
+        started_by: Option<String>,
+        instead: String,
+    },
     #[error("/export {path}: name a .md or .json file")]
     ExportType { path: String },
     #[error("{source}")]

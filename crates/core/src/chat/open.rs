@@ -367,7 +367,9 @@ fn session(
                 (_, Some(lookup), None) => lookup.fresh_name(),
                 (_, None, None) => "unsaved".into(),
             };
-            Session::new(&session_name, backend)
+            let mut session = Session::new(&session_name, backend);
+            session.started_by = options.started_by.clone();
+            session
         }
     };
     Ok((session, resumed_state))
@@ -415,6 +417,17 @@ fn resume(
     };
     let session = match loaded {
         Ok(Some(session)) => {
+            if let Some(instead) = &options.own_sessions_only {
+                if session.started_by != options.started_by {
+                    return Err(ChatError::NotOwnSession {
+                        name,
+                        own: options.started_by.clone().unwrap_or_default(),
+                        started_by: session.started_by,
+                        instead: instead.clone(),
+                    }
+                    .into());
+                }
+            }
             notice(&format!(
                 "[continuing session {} ({}, last used {})]",
                 session.name,

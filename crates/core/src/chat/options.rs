@@ -46,6 +46,13 @@ pub struct ChatOptions {
     pub log: Option<PathBuf>,
     /// `--wait-session`: wait for a session another run holds instead of failing.
     pub wait_session: bool,
+    /// The front end's mark, written into the sessions [`Chat::open`](super::Chat::open)
+    /// starts (`started_by`): `mcp serve`'s.
+    pub started_by: Option<String>,
+    /// Continue only a saved session whose mark is `started_by`: one of another front end
+    /// (a Telegram chat, a CLI session of another project) is refused, and this text, what
+    /// to do instead, ends the refusal. `None`: any session is continued.
+    pub own_sessions_only: Option<String>,
     /// More environment variables whose values are secrets, kept out of logs, sessions,
     /// displays and the tools' environment like the backends' API keys (the Telegram bot's
     /// token).

@@ -43,6 +43,10 @@ pub struct Session {
     /// The tools the user answered "always" for, which keep running without asking.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub always: Vec<String>,
+    /// The front end that started the session, when it marks its own (`mcp serve`, which
+    /// continues only the sessions it started): none for the others' and for older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
     /// The agents' own session ids (ACP agents), by backend name, resumed by a later run.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agent_sessions: std::collections::BTreeMap<String, String>,
@@ -69,6 +73,7 @@ impl Session {
             context: None,
             system: None,
             always: Vec::new(),
+            started_by: None,
             agent_sessions: Default::default(),
             agent_seen: Default::default(),
         }

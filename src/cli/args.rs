@@ -192,9 +192,10 @@ pub struct Tooling {
     pub approval: Option<ApprovalMode>,
 
     /// Let matching calls run without asking; repeatable. `TOOL` allows every call of a tool,
-    /// `TOOL:GLOB` the calls whose main argument matches (`bash:git status*`, `write:docs/*`).
+    /// `TOOL:GLOB` the calls whose main argument matches (`bash:git status`, `write:docs/*`).
     /// A bash command that chains commands (`;`, `&&`, `|`, `$(...)`, redirections) never
-    /// matches a pattern.
+    /// matches a pattern; a `*` after a command admits any option of it (`bash:cargo test*`
+    /// admits `--config ...runner=...`, which runs any program).
     #[arg(hide_short_help = true, long, value_name = "RULE", value_parser = parse_rule)]
     pub allow: Vec<AllowRule>,
 

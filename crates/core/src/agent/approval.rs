@@ -371,6 +371,29 @@ mod tests {
         ));
     }
 
+    /// What docs/security.md says of a `*`: it admits any option, one that runs a program
+    /// included; a rule without it is exact.
+    #[test]
+    fn a_star_admits_options_and_an_exact_rule_does_not() {
+        let runner = "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=\"sh -c x\"'";
+        let star = Policy::new(
+            ApprovalMode::OnWrite,
+            vec!["bash:cargo test*".parse().unwrap()],
+        );
+        assert!(!needs(&star, "bash", json!({ "command": runner })));
+        let exact = Policy::new(
+            ApprovalMode::OnWrite,
+            vec!["bash:cargo test".parse().unwrap()],
+        );
+        assert!(!needs(&exact, "bash", json!({"command": "cargo test"})));
+        for command in [runner, "cargo test -p x", "cargo tests"] {
+            assert!(
+                needs(&exact, "bash", json!({ "command": command })),
+                "{command}"
+            );
+        }
+    }
+
     #[test]
     fn always_answers_are_remembered_per_tool() {
         let mut policy = Policy::default();

@@ -118,6 +118,19 @@ pub(super) fn retry_settings(raw: &RawBackend) -> RetrySettings {
     }
 }
 
+/// `url` as shown to the user: a user name and password in it (`OLLAMA_HOST` set to
+/// `http://user:pass@host:11434`) become `***`, as a key is never shown either.
+pub fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// A fully resolved HTTP backend.
 #[derive(Debug, Clone)]
 pub struct HttpDef {

@@ -53,7 +53,7 @@ pub use source::{Located, Overlay, Source};
 pub use acp::{AcpDef, Guard, ACP_TYPE, GUARD_FILE};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
-pub use http::{HttpDef, RetrySettings, WireFormat};
+pub use http::{shown_url, HttpDef, RetrySettings, WireFormat};
 pub use launch::Launch;
 pub use pty::{PtyDef, PtyExit, PTY_TYPE};
 

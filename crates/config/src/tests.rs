@@ -411,3 +411,18 @@ fn a_preset_changed_by_a_user_file_keeps_its_other_keys() {
     assert_eq!(changed.args, built_in.args);
     assert_eq!(config.user_order, ["claude"]);
 }
+
+#[test]
+fn a_url_is_shown_without_its_user_and_password() {
+    for (url, shown) in [
+        (
+            "http://user:pass@evil.example:11434",
+            "http://***@evil.example:11434",
+        ),
+        ("https://a@b@host/v1?x=@y", "https://***@host/v1?x=@y"),
+        ("http://127.0.0.1:11434", "http://127.0.0.1:11434"),
+        ("http://host/path@x", "http://host/path@x"),
+    ] {
+        assert_eq!(crate::shown_url(url), shown);
+    }
+}

@@ -309,3 +309,45 @@ fn a_retry_after_over_the_limit_gives_up_at_once_with_the_providers_wait() {
     );
     assert!(!run.stderr().contains("retrying"), "{}", run.stderr());
 }
+
+/// A key sent over plain HTTP to a host off this machine and network is warned of once (the
+/// request reaches the scripted server through a proxy standing in for the public host); to
+/// the server on 127.0.0.1 nothing is said. A password in OLLAMA_HOST is never shown.
+#[test]
+fn a_key_in_clear_text_to_a_public_host_is_warned_of_and_a_url_password_is_not_shown() {
+    let (ws, server) = setup(
+        OpenAi,
+        vec![whole(OpenAi, "text"), whole(OpenAi, "text")],
+        "",
+    );
+    let run = run_api(&ws, &["--no-save", "hi"]);
+    run.expect_code(0);
+    assert!(!run.stderr().contains("warning"), "{}", run.stderr());
+    ws.config(&format!(
+        "[backends.api]\ntype = \"openai\"\nbase_url = \"http://93.184.215.14/v1\"\n\
+         api_key_env = \"{KEY_ENV}\"\nmodel = \"test-model\"\n"
+    ));
+    let mut proxied = cmd(&ws, &["--no-save", "hi"]);
+    proxied.env("http_proxy", &server.url);
+    let run = ws.run_cmd(proxied);
+    run.expect_code(0);
+    let warning = format!(
+        "warning: backend api sends its API key ({KEY_ENV}) in clear text to \
+         http://93.184.215.14/v1 (plain http://)"
+    );
+    assert_eq!(
+        run.stderr().matches(&warning).count(),
+        1,
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(server.requests().len(), 2);
+    let mut backends = ws.cmd(&["backends"]);
+    backends.env("OLLAMA_HOST", "http://user:secretpw@127.0.0.1:9");
+    let run = ws.run_cmd(backends);
+    assert!(
+        run.stdout().contains("http://***@127.0.0.1:9") && !run.stdout().contains("secretpw"),
+        "{}",
+        run.stdout()
+    );
+}

@@ -92,7 +92,7 @@ fn row(name: &str, def: &Definition) -> BackendRow {
             let probe = d.api_key_env.is_none().then(|| d.base_url.clone());
             (
                 d.format.type_name().into(),
-                d.base_url.clone(),
+                crate::config::shown_url(&d.base_url),
                 (status, None),
                 probe,
             )

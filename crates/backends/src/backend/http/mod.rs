@@ -10,6 +10,7 @@ mod count;
 mod failure;
 mod ollama;
 mod openai;
+mod plain;
 mod reply;
 mod stream;
 mod wire;
@@ -124,6 +125,9 @@ impl HttpBackend {
             tools: request.tools,
         });
         let body = body.to_string().into_bytes();
+        if let Some(message) = plain::warning(&self.def).await {
+            emit(Event::Notice { message });
+        }
         // An image counts as its tokens, not as its base64 bytes (thousands of times more).
         let (encoded, image_tokens) = messages
             .iter()
@@ -145,7 +149,7 @@ impl HttpBackend {
                 .unwrap_or_else(|| "an HTML page".into());
             return Err(self.error(&format!(
                 "the server answered with {page}, not the API's JSON; is base_url ({}) the API's address?",
-                self.def.base_url
+                crate::config::shown_url(&self.def.base_url)
             )));
         }
         // A server that ignores `stream` answers with one JSON document.
@@ -239,7 +243,7 @@ impl HttpBackend {
                     let hint = self.def.unreachable.as_deref().unwrap_or_default();
                     return Err(BackendError::Unreachable {
                         backend: self.def.name.clone(),
-                        hint: hint.replace("{url}", &self.def.base_url),
+                        hint: hint.replace("{url}", &crate::config::shown_url(&self.def.base_url)),
                     }
                     .into());
                 }

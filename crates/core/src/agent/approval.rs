@@ -214,6 +214,11 @@ impl Policy {
 }
 
 impl AllowRule {
+    /// The glob after `TOOL:`, as written; `None` for a rule naming the tool alone.
+    pub fn pattern_text(&self) -> Option<&str> {
+        self.pattern.as_ref().map(|glob| glob.glob().glob())
+    }
+
     /// Whether the rule vouches for a call of `tool` whose subject is `main`.
     fn matches(&self, tool: &str, main: &str) -> bool {
         self.tool == tool

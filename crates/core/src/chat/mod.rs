@@ -19,6 +19,7 @@ mod logged;
 mod mcp;
 mod open;
 mod options;
+mod rules;
 mod settings;
 mod skills;
 mod views;
@@ -91,8 +92,7 @@ pub struct Chat {
     save_failed: bool,
 }
 
-/// What a comparison left for `/pick`: each backend's name and conversation, when its turn
-/// succeeded.
+/// What a comparison left for `/pick`: each backend's name and conversation if it answered.
 type Compared = Vec<(String, Option<crate::context::Conversation>)>;
 
 /// What a front end shows as the chat's state (`/status`, `/tokens`).

@@ -171,6 +171,12 @@ fn agent(
         .allow
         .as_ref()
         .map_or(Vec::new(), |rules| rules.value.0.clone());
+    if let Some(rules) = &settings.allow {
+        let origin = rules.origin.to_string();
+        for warning in super::rules::unmatchable(&allow, &origin, &tools, config, def) {
+            notice(&warning);
+        }
+    }
     let max_iterations = settings
         .max_iterations
         .as_ref()

@@ -84,6 +84,34 @@ fn sessions_are_listed_and_removed() {
 }
 
 #[test]
+fn a_session_another_run_uses_is_not_removed() {
+    let ws = Workspace::new();
+    ws.reply(0, "done\n");
+    ws.run(&["--backend", "fake", "--session", "busy", "first"])
+        .expect_code(0);
+    // The lock another run holds: an OS lock on its file, which names that run's process.
+    let locks = ws.path("data/agent-loop/sessions.locks");
+    let mut held = std::fs::OpenOptions::new()
+        .write(true)
+        .open(locks.join("busy"))
+        .unwrap();
+    held.try_lock().unwrap();
+    std::io::Write::write_all(&mut held, b"4242").unwrap();
+    let rm = ws.run(&["sessions", "rm", "busy"]);
+    rm.expect_code(2);
+    assert!(
+        rm.stderr()
+            .contains("cannot remove session busy: it is in use by process 4242"),
+        "{}",
+        rm.stderr()
+    );
+    assert!(sessions_dir(&ws).join("busy/log.jsonl").is_file());
+    drop(held);
+    ws.run(&["sessions", "rm", "busy"]).expect_code(0);
+    assert!(!sessions_dir(&ws).join("busy").exists());
+}
+
+#[test]
 fn a_broken_session_file_is_reported_and_left_untouched() {
     let ws = Workspace::new();
     let folder = sessions_dir(&ws).join("work");

@@ -17,6 +17,15 @@ pub enum SessionError {
          to wait for it"
     )]
     InUse { name: String, holder: String },
+    /// A session another run holds was to be removed (`sessions rm`).
+    #[error(
+        "cannot {what} session {name}: it is in use by {holder}; try again when that run ends"
+    )]
+    Held {
+        what: &'static str,
+        name: String,
+        holder: String,
+    },
     /// The lock file could not be created, opened, taken, waited for or written (`what`).
     #[error("cannot {what} the session lock {}: {source}", path.display())]
     Lock {

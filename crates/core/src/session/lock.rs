@@ -132,6 +132,17 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Locks `name` for a change made to a session by a run that does not use it (removing
+    /// it): a run holding it is reported as holding it.
+    pub(super) fn hold(&self, name: &str, what: &'static str) -> Result<SessionLock, SessionError> {
+        acquire(self.dir(), name, Contended::Fail, &mut |_| {}).map_err(|e| match e {
+            SessionError::InUse { name, holder } => SessionError::Held { what, name, holder },
+            e => e,
+        })
+    }
+}
+
 /// How many new sessions one second can name: a bound on the search, far past any burst.
 const MAX_NAMES_A_SECOND: usize = 100_000;
 
@@ -148,6 +159,7 @@ fn holder(file: &mut File) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::{Redactor, Session};
 
     #[test]
     fn a_second_lock_is_refused_until_the_first_is_dropped() {
@@ -169,6 +181,30 @@ mod tests {
         acquire(&dir, "other", Contended::Fail, &mut |_| {}).unwrap();
         drop(first);
         acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_session_in_use_is_not_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("sessions"));
+        store
+            .save(&mut Session::new("busy", "demo"), &Redactor::default())
+            .unwrap();
+        let held = store.lock("busy", Contended::Fail, &mut |_| {}).unwrap();
+        let err = store.remove("busy").unwrap_err();
+        assert!(matches!(err, SessionError::Held { .. }), "{err:?}");
+        assert_eq!(err.kind(), crate::ErrorKind::Config);
+        let me = std::process::id();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "cannot remove session busy: it is in use by process {me}"
+            )),
+            "{err}"
+        );
+        assert!(store.has("busy"));
+        drop(held);
+        store.remove("busy").unwrap();
+        assert!(!store.folder("busy").exists());
     }
 
     #[test]

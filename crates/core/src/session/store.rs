@@ -313,7 +313,8 @@ impl Store {
         })
     }
 
-    /// Deletes a session's folder (its log and artifacts too).
+    /// Deletes a session's folder (its log and artifacts too), unless a run uses it: that
+    /// run would write it back at its next save, without its log.
     pub fn remove(&self, name: &str) -> Result<(), SessionError> {
         validate_name(name)?;
         let folder = self.folder(name);
@@ -323,6 +324,9 @@ impl Store {
                 dir: self.dir.clone(),
             });
         }
+        // Held while the folder goes: a run waiting for it (`--wait-session`) then starts
+        // afresh. The lock file stays, as another run may have it open.
+        let _held = self.hold(name, "remove")?;
         std::fs::remove_dir_all(&folder).map_err(|source| SessionError::Remove {
             path: folder,
             source,

@@ -49,7 +49,7 @@ fn save_load_undo_retry_export() {
     ws.reply(2, "second answer\n");
     ws.reply(3, "second answer again\n");
     ws.reply(4, "after load\n");
-    let keys = "one\ntwo\n/retry\n/save snap\n/undo\n/history\n/export out.md\n/export out.json\n/export out.txt\n\
+    let keys = "one\ntwo\n/retry\n/save snap\n/save snap\n/undo\n/history\n/export out.md\n/export out.json\n/export out.txt\n\
                 /load snap\nthree\n/load missing\n/exit\n";
     let (code, screen) = repl(&ws, "--backend fake --session main", keys);
     assert_eq!(code, 0, "{screen}");
@@ -62,6 +62,11 @@ fn save_load_undo_retry_export() {
     assert!(screen.contains("[retrying: two]"), "{screen}");
     assert!(
         screen.contains("[saved a copy as session snap]"),
+        "{screen}"
+    );
+    // A second /save of the name does not write over the first copy.
+    assert!(
+        screen.contains("error: session snap exists already"),
         "{screen}"
     );
     assert!(screen.contains("[dropped the last turn]"), "{screen}");

@@ -1,16 +1,37 @@
 //! The changes a front end asks of a chat between turns (`/context`, `/yes`, `/undo`,
-//! `/retry`, `/compact`): each one a method here, so no front end reaches into the agent,
+//! `/retry`, `/compact`, `/save`): each one a method here, so no front end reaches into the agent,
 //! its conversation or its policy.
 
 use crate::agent::ApprovalMode;
 use crate::context::{ContextMode, Message, Prompt};
 use crate::event::Observer;
+use crate::session::{validate_name, SessionError};
 use crate::Error;
 
 use super::logged::Logged;
 use super::{Canceller, Chat};
 
 impl Chat {
+    /// Saves a copy of this conversation under a name no session has; this session goes on.
+    pub fn save_as(&mut self, name: &str) -> Result<(), Error> {
+        let store = self.saving_store()?;
+        validate_name(name)?;
+        if name == self.session.name {
+            let dir = store.dir().to_path_buf();
+            return Err(SessionError::Exists {
+                name: name.into(),
+                dir,
+            }
+            .into());
+        }
+        self.save()?;
+        let mut copy = self.session.clone();
+        copy.name = name.to_string();
+        copy.id = crate::session::new_id();
+        copy.conversation = self.agent.conversation.clone();
+        Ok(store.save_new(&mut copy, &self.redactor)?)
+    }
+
     /// A handle that cancels the running [`Chat::turn`] from another task.
     pub fn canceller(&self) -> Canceller {
         self.canceller.clone()

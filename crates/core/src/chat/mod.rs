@@ -443,19 +443,7 @@ impl Chat {
         Ok(())
     }
 
-    /// Saves a copy of this conversation under another name; this session goes on.
-    pub fn save_as(&mut self, name: &str) -> Result<(), Error> {
-        let store = self.saving_store()?;
-        validate_name(name)?;
-        self.save()?;
-        let mut copy = self.session.clone();
-        copy.name = name.to_string();
-        copy.id = crate::session::new_id();
-        copy.conversation = self.agent.conversation.clone();
-        Ok(store.save(&mut copy, &self.redactor)?)
-    }
-
-    fn saving_store(&self) -> Result<Store, Error> {
+    pub(super) fn saving_store(&self) -> Result<Store, Error> {
         self.store
             .clone()
             .ok_or_else(|| ChatError::NotSaving.into())

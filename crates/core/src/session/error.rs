@@ -17,7 +17,7 @@ pub enum SessionError {
          to wait for it"
     )]
     InUse { name: String, holder: String },
-    /// A session another run holds was to be removed (`sessions rm`).
+    /// A session another run holds was to be removed or saved over (`sessions rm`, `/save`).
     #[error(
         "cannot {what} session {name}: it is in use by {holder}; try again when that run ends"
     )]
@@ -26,6 +26,13 @@ pub enum SessionError {
         name: String,
         holder: String,
     },
+    /// `/save NAME` with a name a session (or a run's folder) has already.
+    #[error(
+        "session {name} exists already (in {}): pick another name, or remove that session first \
+         (agent-loop sessions rm {name})",
+        dir.display()
+    )]
+    Exists { name: String, dir: PathBuf },
     /// The lock file could not be created, opened, taken, waited for or written (`what`).
     #[error("cannot {what} the session lock {}: {source}", path.display())]
     Lock {

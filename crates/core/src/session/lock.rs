@@ -10,8 +10,8 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::Path;
 
-use super::store::{validate_name, Store};
-use super::SessionError;
+use super::store::{validate_name, Session, Store};
+use super::{Redactor, SessionError};
 
 /// Held for as long as a run uses the session; dropping it releases the lock.
 #[derive(Debug)]
@@ -134,12 +134,34 @@ impl Store {
 
 impl Store {
     /// Locks `name` for a change made to a session by a run that does not use it (removing
-    /// it): a run holding it is reported as holding it.
+    /// it, saving a copy under its name): a run holding it is reported as holding it.
     pub(super) fn hold(&self, name: &str, what: &'static str) -> Result<SessionLock, SessionError> {
         acquire(self.dir(), name, Contended::Fail, &mut |_| {}).map_err(|e| match e {
             SessionError::InUse { name, holder } => SessionError::Held { what, name, holder },
             e => e,
         })
+    }
+
+    /// Saves `session` under a name no session has yet (`/save NAME`): a session there is
+    /// refused, not written over, and the name's lock is held while it is written, so that a
+    /// run which took the name and has not saved yet keeps it (its own save would write over
+    /// the copy).
+    pub fn save_new(&self, session: &mut Session, redactor: &Redactor) -> Result<(), SessionError> {
+        validate_name(&session.name)?;
+        let name = session.name.clone();
+        // A folder without a session file is a run's that has not saved yet: its log is there.
+        let exists = || match self.folder(&name).exists() {
+            true => Err(SessionError::Exists {
+                name: name.clone(),
+                dir: self.dir().to_path_buf(),
+            }),
+            false => Ok(()),
+        };
+        exists()?;
+        let _held = self.hold(&name, "save over")?;
+        // Saved by its holder between the look and the lock.
+        exists()?;
+        self.save(session, redactor)
     }
 }
 
@@ -159,7 +181,6 @@ fn holder(file: &mut File) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Redactor, Session};
 
     #[test]
     fn a_second_lock_is_refused_until_the_first_is_dropped() {
@@ -181,6 +202,40 @@ mod tests {
         acquire(&dir, "other", Contended::Fail, &mut |_| {}).unwrap();
         drop(first);
         acquire(&dir, "dup", Contended::Fail, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_copy_is_not_saved_over_a_session_nor_a_name_another_run_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("sessions"));
+        let redactor = Redactor::default();
+        let mut first = Session::new("kept", "demo");
+        first.turns = 2;
+        store.save(&mut first, &redactor).unwrap();
+        let mut copy = Session::new("kept", "demo");
+        let err = store.save_new(&mut copy, &redactor).unwrap_err();
+        assert!(matches!(err, SessionError::Exists { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("agent-loop sessions rm kept"),
+            "{err}"
+        );
+        assert_eq!(store.load("kept").unwrap().unwrap().turns, 2);
+        // Another run has taken `new` and not saved yet: its save would write over the copy.
+        let _other = acquire(store.dir(), "new", Contended::Fail, &mut |_| {}).unwrap();
+        let mut copy = Session::new("new", "demo");
+        let err = store.save_new(&mut copy, &redactor).unwrap_err();
+        let me = std::process::id();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "cannot save over session new: it is in use by process {me}; try again when \
+                 that run ends"
+            )
+        );
+        assert!(!store.folder("new").exists());
+        let mut copy = Session::new("free", "demo");
+        store.save_new(&mut copy, &redactor).unwrap();
+        assert!(store.has("free"));
     }
 
     #[test]

@@ -285,7 +285,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         C::Save,
         "save",
         required("NAME", K::Session),
-        "save a copy of this conversation as session NAME",
+        "save a copy of this conversation as session NAME, a name no session has",
         EVERYWHERE,
     ),
     chat(

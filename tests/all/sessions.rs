@@ -112,31 +112,41 @@ fn a_session_another_run_uses_is_not_removed() {
 }
 
 #[test]
-fn a_broken_session_file_is_reported_and_left_untouched() {
+fn a_broken_session_file_is_refused_and_left_untouched() {
     let ws = Workspace::new();
     let folder = sessions_dir(&ws).join("work");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("session.json"), "{ this is not json").unwrap();
     ws.reply(0, "fresh start\n");
-    let run = ws.run(&["--backend", "fake", "--session", "work", "hello"]);
-    run.expect_code(0);
-    let err = run.stderr();
-    assert!(
-        err.contains(&format!(
-            "session file {} is not valid",
-            folder.join("session.json").display()
-        )),
-        "{err}"
-    );
-    assert!(
-        err.contains("It is left untouched; starting a new session instead."),
-        "{err}"
-    );
+    let file = folder.join("session.json");
+    // Every run says the same, and none forks the session (`work-2`, then `work-3`, ...).
+    for _ in 0..2 {
+        let run = ws.run(&["--backend", "fake", "--session", "work", "hello"]);
+        run.expect_code(2);
+        let err = run.stderr();
+        assert!(
+            err.contains(&format!("session file {} is not valid", file.display())),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "It is left untouched: to start session work afresh, move it aside (mv {0} \
+                 {0}.broken); or use another session name",
+                file.display()
+            )),
+            "{err}"
+        );
+    }
     assert_eq!(
-        std::fs::read_to_string(folder.join("session.json")).unwrap(),
+        std::fs::read_to_string(&file).unwrap(),
         "{ this is not json"
     );
-    assert!(sessions_dir(&ws).join("work-2/session.json").is_file());
+    assert!(!sessions_dir(&ws).join("work-2").exists());
+    // Moved aside as it says, the session starts afresh under its name.
+    std::fs::rename(&file, folder.join("session.json.broken")).unwrap();
+    ws.run(&["--backend", "fake", "--session", "work", "hello"])
+        .expect_code(0);
+    assert!(file.is_file());
     assert!(!ws.prompt(1).contains("not json"));
 }
 

@@ -158,7 +158,9 @@ fn a_session_whose_file_is_broken_is_refused_with_why() {
     assert_eq!(error["code"], -32602, "{}", seen.result(1));
     let message = error["message"].as_str().unwrap_or_default();
     assert!(
-        message.starts_with("session broken cannot be loaded: error: session file"),
+        message.starts_with("session file")
+            && message.contains("broken/session.json is not valid")
+            && message.contains("It is left untouched: to start session broken afresh"),
         "{message}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{not json");

@@ -17,7 +17,8 @@ use crate::config::{Config, Definition};
 use crate::context::{Artifacts, SharedLibrary, SystemPrompt};
 use crate::mcp::McpServers;
 use crate::session::{
-    format_time, validate_name, Contended, LogContext, Redactor, Session, SessionLock, Store,
+    format_time, validate_name, Contended, LogContext, Redactor, Session, SessionError,
+    SessionLock, Store,
 };
 use crate::tools::{Registry, Root};
 use crate::Error;
@@ -381,9 +382,8 @@ fn session(
     Ok((session, resumed_state))
 }
 
-/// The session to continue, if the options name a readable one, and the lock on it (when
-/// saving). A file that cannot be read is reported and left alone; the caller starts a new
-/// session. The session is locked before it is read, so that a run that waited for it reads
+/// The session to continue, if the options name one, and the lock on it (when saving). A
+/// file that cannot be read is an error, and left alone. The session is locked before it is read, so that a run that waited for it reads
 /// what the other run saved.
 fn resume(
     options: &ChatOptions,
@@ -451,14 +451,27 @@ fn resume(
             }
             None
         }
-        Err(e) => {
-            notice(&format!(
-                "error: {e}. It is left untouched; starting a new session instead."
-            ));
-            None
-        }
+        // Refused, not forked: a new session beside it (`NAME-2`) left the next run on NAME
+        // forking again, the turns scattered over as many sessions as runs.
+        Err(e) => return Err(unreadable(&name, e)),
     };
     Ok((session, lock))
+}
+
+/// Session `name`'s file cannot be read or parsed: the error says it is left as it is and how
+/// to go on.
+fn unreadable(name: &str, e: SessionError) -> Error {
+    let how = match &e {
+        SessionError::Invalid { path, .. } | SessionError::Read { path, .. } => {
+            let path = path.display();
+            format!(
+                "to start session {name} afresh, move it aside (mv {path} {path}.broken); or \
+                 use another session name"
+            )
+        }
+        _ => "use another session name".to_string(),
+    };
+    Error::caused(e.kind(), format!("{e}. It is left untouched: {how}"), e)
 }
 
 /// A text setting's value.

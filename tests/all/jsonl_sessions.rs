@@ -89,10 +89,12 @@ fn clear_and_load_are_in_the_jsonl_stream_as_in_the_session_logs() {
 }
 
 /// `/backend` and `/model` between turns: the records of the next turn name the backend and
-/// model it talks to, not the ones the REPL started with.
+/// model it talks to, not the ones the REPL started with. A model chosen for one backend is
+/// not passed to the next.
 #[test]
 fn backend_and_model_switches_are_in_the_jsonl_stream() {
     let ws = Workspace::new();
+    ws.takes_models("fake");
     ws.reply(0, "noted\n");
     ws.add_config(&format!(
         "[backends.other]\ncommand = \"{}\"\nmodel_args = [\"--model\", \"{{model}}\"]\n",
@@ -100,7 +102,7 @@ fn backend_and_model_switches_are_in_the_jsonl_stream() {
     ));
     let mut pty = Pty::spawn(&ws, &[], &["--backend", "fake", "--output", "jsonl"]);
     pty.wait_for("\"event\":\"session_start\"");
-    pty.send("first task\n/backend other\nsecond task\n/model m2\nthird task\nquit\n");
+    pty.send("/model m1\nfirst task\n/backend other\nsecond task\n/model m2\nthird task\nquit\n");
     let (code, out) = pty.finish();
     let out = String::from_utf8_lossy(&out).into_owned();
     assert_eq!(code, 0, "{out}");
@@ -112,7 +114,7 @@ fn backend_and_model_switches_are_in_the_jsonl_stream() {
     assert_eq!(
         users,
         [
-            ("fake".into(), Value::Null),
+            ("fake".into(), "m1".into()),
             ("other".into(), Value::Null),
             ("other".into(), "m2".into()),
         ],

@@ -69,6 +69,7 @@ fn the_example_says_how_to_call_it() {
 #[test]
 fn the_line_chat_example_offers_the_librarys_slash_commands() {
     let ws = Workspace::new();
+    ws.takes_models("fake");
     let user = ws.path("xdg/agent-loop");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::copy(ws.path("backends.toml"), user.join("backends.toml")).unwrap();

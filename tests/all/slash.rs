@@ -6,9 +6,10 @@ use crate::repl::{dialogue_in, repl};
 #[test]
 fn commands_that_inspect_and_switch() {
     let ws = Workspace::new();
+    ws.takes_models("fake");
     std::fs::write(ws.work().join("hello.txt"), "hi\n").unwrap();
     ws.reply(0, "noted\nTokens: 100 in, 5 out\n");
-    let keys = "/help\nsave my work\n/tokens\n/history 2\n/backend\n/backend demo\nlist the files here\n\
+    let keys = "/help\nsave my work\n/tokens\n/history 2\n/backend\n/backend demo\n/model foo\nlist the files here\n\
                 /backend fake\n/model big-model\n/model\n/tools\n/yes on\n/yes off\n/frobnicate\n/backend nope\n/exit\n";
     let (code, screen) = repl(&ws, "--backend fake --session slash", keys);
     assert_eq!(code, 0, "{screen}");
@@ -19,6 +20,7 @@ fn commands_that_inspect_and_switch() {
         "You: save my work\nAssistant: noted",
         "[backend fake; configured: aider, claude, claude-acp, claude-api, codex, codex-acp, coro, crush, deepseek, demo, fake, gemini, gemini-acp, gemini-tui, llm, ollama, ollama-cli, openai, opencode, opencode-acp, openrouter, qwen, qwen-acp, qwen-tui]",
         "[backend demo]",
+        "error: backend demo takes no model: its entry has no `model_args`, nor {model} in its `args`",
         "[tool ls] .",
         "[model big-model]",
         "  bash   asks first",

@@ -89,6 +89,18 @@ impl Definition {
         }
     }
 
+    /// Whether a model can be chosen for it (`--model`, `/model`): an API's always, an ACP
+    /// agent's where it offers models (it says), an agent CLI's or terminal agent's through
+    /// `model_args` or `{model}` in its arguments.
+    pub fn takes_model(&self) -> bool {
+        let names = |args: &[String]| args.iter().any(|a| a.contains("{model}"));
+        match self {
+            Definition::Cli(d) => !d.model_args.is_empty() || names(&d.args) || names(&d.loop_args),
+            Definition::Http(_) | Definition::Acp(_) => true,
+            Definition::Pty(d) => names(&d.launch.args),
+        }
+    }
+
     /// Its context settings (`context`, `max_context_tokens`, `tool_result_max_chars`).
     pub fn context(&self) -> ContextSettings {
         match self {

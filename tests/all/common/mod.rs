@@ -67,6 +67,15 @@ impl Workspace {
         std::fs::write(self.path("backends.toml"), text).unwrap();
     }
 
+    /// Gives a fake backend (`fake`, `slow`) `model_args`, for a test that chooses a model
+    /// (`/model`): the scripts read their prompt from stdin whatever the arguments.
+    pub fn takes_models(&self, backend: &str) {
+        let text = std::fs::read_to_string(self.path("backends.toml")).unwrap();
+        let table = format!("[backends.{backend}]\n");
+        let with = format!("{table}model_args = [\"--model\", \"{{model}}\"]\n");
+        self.config(&text.replacen(&table, &with, 1));
+    }
+
     /// Appends to `backends.toml`.
     pub fn add_config(&self, text: &str) {
         let mut old = std::fs::read_to_string(self.path("backends.toml")).unwrap();

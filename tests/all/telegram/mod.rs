@@ -265,6 +265,7 @@ fn a_long_answer_is_split_with_no_line_lost() {
 fn every_command() {
     let ws = Workspace::new();
     ws.gated_backend();
+    ws.takes_models("slow");
     // The gate is for the /stop part; until then runs go straight on.
     std::fs::remove_file(ws.path("fake/gate")).unwrap();
     ws.reply(0, "done\n");

@@ -35,6 +35,12 @@ pub enum ChatError {
     /// A slash command given without the argument it needs; `usage` is how to write it.
     #[error("/{command} needs an argument: /{usage}")]
     NeedsArgument { command: String, usage: String },
+    /// `/model NAME` on a backend whose entry has nowhere to put a model.
+    #[error(
+        "backend {backend} takes no model: its entry has no `model_args`, nor {{model}} in its \
+         `args`"
+    )]
+    TakesNoModel { backend: String },
     /// `/context MODE` with a mode that is none.
     #[error("{0}")]
     ContextMode(#[from] crate::context::ModeError),

@@ -1,17 +1,53 @@
-//! The changes a front end asks of a chat between turns (`/context`, `/yes`, `/undo`,
-//! `/retry`, `/compact`, `/save`): each one a method here, so no front end reaches into the agent,
-//! its conversation or its policy.
+//! The changes a front end asks of a chat between turns (`/backend`, `/model`, `/context`,
+//! `/yes`, `/undo`, `/retry`, `/compact`, `/save`): each one a method here, so no front end
+//! reaches into the agent, its conversation or its policy.
 
 use crate::agent::ApprovalMode;
+use crate::config::Definition;
 use crate::context::{ContextMode, Message, Prompt};
 use crate::event::Observer;
 use crate::session::{validate_name, SessionError};
 use crate::Error;
 
 use super::logged::Logged;
-use super::{Canceller, Chat};
+use super::{Canceller, Chat, ChatError};
 
 impl Chat {
+    /// Switches to another configured backend, keeping the conversation (and ending a
+    /// fan-out: one backend from now on). The model chosen (`--model`, `/model`, `model` in
+    /// config.toml) was the old backend's: the new one runs with its own, unless it is an API
+    /// whose entry names none, which cannot run without one.
+    pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
+        let def = self.config.backend(name)?.clone();
+        let needs_one = matches!(def, Definition::Http(_)) && def.model().is_none();
+        let dropped = match def.name() != self.def.name() && !needs_one {
+            true => self.overrides.model.take(),
+            false => None,
+        };
+        if let Err(e) = self.use_def(def) {
+            if dropped.is_some() {
+                self.overrides.model = dropped;
+            }
+            return Err(e);
+        }
+        self.fanout = None;
+        Ok(())
+    }
+
+    /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).
+    pub fn set_model(&mut self, model: &str) -> Result<(), Error> {
+        if !self.def.takes_model() {
+            let backend = self.def.name().to_string();
+            return Err(ChatError::TakesNoModel { backend }.into());
+        }
+        let previous = self.overrides.model.replace(model.to_string());
+        let result = self.use_def(self.def.clone());
+        if result.is_err() {
+            self.overrides.model = previous;
+        }
+        result
+    }
+
     /// Saves a copy of this conversation under a name no session has; this session goes on.
     pub fn save_as(&mut self, name: &str) -> Result<(), Error> {
         let store = self.saving_store()?;

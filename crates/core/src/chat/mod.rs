@@ -317,25 +317,6 @@ impl Chat {
         };
     }
 
-    /// Switches to another configured backend, keeping the conversation (and ending a
-    /// fan-out: one backend from now on).
-    pub fn switch_backend(&mut self, name: &str) -> Result<(), Error> {
-        let def = self.config.backend(name)?.clone();
-        self.use_def(def)?;
-        self.fanout = None;
-        Ok(())
-    }
-
-    /// Sets the model (an API's model, or the value of `{model}` in a CLI's args).
-    pub fn set_model(&mut self, model: &str) -> Result<(), Error> {
-        let previous = self.overrides.model.replace(model.to_string());
-        let result = self.use_def(self.def.clone());
-        if result.is_err() {
-            self.overrides.model = previous;
-        }
-        result
-    }
-
     fn use_def(&mut self, def: Definition) -> Result<(), Error> {
         let backend = backend::build(&def, &self.overrides, &self.http)?;
         keep_agent_session(&mut self.session, &self.agent, &self.def);

@@ -243,7 +243,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         C::Backend,
         "backend",
         optional("[NAME]", K::Backend),
-        "show the backend, or switch to NAME keeping the conversation",
+        "show the backend, or switch to NAME keeping the conversation, with NAME's own model",
         EVERYWHERE,
     ),
     chat(

@@ -159,6 +159,42 @@ fn the_question_of_an_edit_shows_the_old_and_new_text() {
     assert_eq!(bot.terminate(), 0);
 }
 
+/// Always holds for the conversation it was given in: after `/new` the same tool asks again.
+#[test]
+fn always_ends_with_the_conversation() {
+    let ws = Workspace::new();
+    let touch = |file: &str| {
+        let call =
+            serde_json::json!({"name": "bash", "arguments": {"command": format!("touch {file}")}});
+        format!("<tool_call>{call}</tool_call>\n")
+    };
+    ws.reply(1, touch("first.txt"));
+    ws.reply(2, "done one\n");
+    ws.reply(3, touch("second.txt"));
+    ws.reply(4, "done two\n");
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
+    mock.message(ME, ME, "go");
+    let (message, always) = super::button(&mock, "Always");
+    mock.press(ME, ME, message, &always);
+    mock.wait_sent(ME, "done one");
+    mock.message(ME, ME, "/new");
+    mock.wait_sent(ME, "New conversation");
+    mock.message(ME, ME, "again");
+    let second = mock.wait_for("a second question", |calls| {
+        calls
+            .iter()
+            .filter(|c| c.method == "sendMessage" && !c.body["reply_markup"].is_null())
+            .nth(1)
+            .cloned()
+    });
+    mock.press(ME, ME, second.message_id, &button_of(&second, "Deny"));
+    mock.wait_sent(ME, "done two");
+    assert!(ws.work().join("first.txt").exists());
+    assert!(!ws.work().join("second.txt").exists());
+    assert_eq!(bot.terminate(), 0);
+}
+
 /// The callback data of the button labelled `label` under the question `q`.
 fn button_of(q: &Call, label: &str) -> String {
     q.body["reply_markup"]["inline_keyboard"][0]

@@ -122,6 +122,35 @@ fn read_numbers_lines_and_pages() {
     assert_eq!(out.output, "f.txt has 10 lines; offset 11 is past the end");
 }
 
+/// A line past the 200 KB a read returns is cut with a note, never "past the end" (it could
+/// not be read at all: offset and limit count whole lines); the next line is read after it.
+#[test]
+fn read_cuts_a_line_longer_than_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cut on a character boundary: byte 204800 is in the middle of an `é`.
+    let long = format!("a{}", "é".repeat(500_000));
+    std::fs::write(dir.path().join("min.js"), format!("{long}\nsecond line\n")).unwrap();
+    let out = call(dir.path(), "read", json!({"path": "min.js"}));
+    assert!(out.ok, "{}", out.output);
+    let (shown, notes) = out.output.split_once('\n').unwrap();
+    assert!(shown.starts_with("     1\taé") && shown.ends_with('é'));
+    assert_eq!(
+        notes,
+        format!(
+            "[line 1 cut: {} more bytes were dropped after the first 204799; bash (cut -c, \
+             head -c) can show the rest]\n[lines 1-1 of 2; read again with offset 2 for more]",
+            1_000_001 - 204_799
+        )
+    );
+    let out = call(dir.path(), "read", json!({"path": "min.js", "offset": 2}));
+    assert_eq!(out.output, "     2\tsecond line");
+    let out = call(dir.path(), "read", json!({"path": "min.js", "limit": 0}));
+    assert_eq!(
+        out.output,
+        "limit 0 asks for no line; leave it out for 2000"
+    );
+}
+
 #[test]
 fn read_refuses_binary_and_reports_missing_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -67,6 +67,13 @@ impl Builtin for Read {
         let mut shown = 0;
         for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
             if out.len() + line.len() > MAX_BYTES {
+                if shown == 0 {
+                    // A line alone past the cap (minified code, a log line) is shown cut, as
+                    // a bash result is: offset and limit count whole lines, so it could
+                    // never be read otherwise.
+                    out.push_str(&cut_line(i + 1, line));
+                    shown = 1;
+                }
                 break;
             }
             out.push_str(&format!("{:>6}\t{line}\n", i + 1));
@@ -75,14 +82,17 @@ impl Builtin for Read {
         if total == 0 {
             return ToolOutput::ok(format!("{} is empty", args.path));
         }
-        let last = offset - 1 + shown;
-        if shown == 0 {
+        if offset > total {
             return ToolOutput::error(format!(
                 "{} has {}; offset {offset} is past the end",
                 args.path,
                 crate::plural::count(total, "line", "lines")
             ));
         }
+        if shown == 0 {
+            return ToolOutput::error("limit 0 asks for no line; leave it out for 2000");
+        }
+        let last = offset - 1 + shown;
         if last < total {
             out.push_str(&format!(
                 "[lines {offset}-{last} of {total}; read again with offset {} for more]",
@@ -91,4 +101,19 @@ impl Builtin for Read {
         }
         ToolOutput::ok(out.trim_end().to_string())
     }
+}
+
+/// Line `number`, longer than the cap alone, cut at the cap (on a character boundary) with a
+/// note of what was dropped.
+fn cut_line(number: usize, line: &str) -> String {
+    let mut end = MAX_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{number:>6}\t{}\n[line {number} cut: {} dropped after the first {end}; \
+         bash (cut -c, head -c) can show the rest]\n",
+        &line[..end],
+        crate::plural::count(line.len() - end, "more byte was", "more bytes were"),
+    )
 }

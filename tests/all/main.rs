@@ -11,6 +11,7 @@ mod acp_server;
 mod acp_turns;
 mod acp_untrusted;
 mod agent_rules;
+mod big_files;
 mod bounded_log;
 mod budget;
 mod cli_backend;

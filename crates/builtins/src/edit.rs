@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use super::tool::{Builtin, Change, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
+/// The largest file edit takes: it holds the file and its new text at once, and a file
+/// this size is data, not code to edit by hand.
+const MAX_FILE: u64 = 16 * 1024 * 1024;
+
 pub struct Edit;
 
 #[derive(Deserialize)]
@@ -55,7 +59,7 @@ impl Builtin for Edit {
         if args.old_string == args.new_string {
             return ToolOutput::error("edit: old_string and new_string are the same");
         }
-        let (path, text) = match ctx.read_text("edit", &args.path).await {
+        let (path, text) = match ctx.read_text("edit", &args.path, MAX_FILE).await {
             Ok(found) => found,
             Err(e) => return e,
         };

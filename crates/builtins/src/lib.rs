@@ -22,7 +22,7 @@ mod write;
 use agent_loop_protocol::plural;
 use agent_loop_tools::custom::CommandDef;
 use agent_loop_tools::tool::Typed;
-use agent_loop_tools::{beneath, command, fs, tls, tool, Registry, RegistryError, Tool};
+use agent_loop_tools::{beneath, command, fs, lines, tls, tool, Registry, RegistryError, Tool};
 
 /// The built-in tools, in the order they are offered: the one list of them.
 pub fn all() -> Vec<Box<dyn Tool>> {

@@ -4,7 +4,8 @@
 
 use serde::Deserialize;
 
-use super::tool::{Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
+use super::lines::{Line, Lines, TextError};
+use super::tool::{not_text, Builtin, Effect, Param, ToolContext, ToolKind, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_BYTES: usize = 200 * 1024;
@@ -49,36 +50,30 @@ impl Builtin for Read {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         // A saved tool output is agent-loop's own file, never an editor's buffer.
-        let text = match ctx.read_artifact("read", &args.path) {
-            Some(read) => read,
-            None => ctx
-                .read_text("read", &args.path)
-                .await
-                .map(|(_, text)| text),
+        let source = match ctx.open_artifact(&args.path) {
+            Some(opened) => opened,
+            None => ctx.open_text(&args.path).await.map(|(_, source)| source),
         };
-        let text = match text {
-            Ok(text) => text,
+        let reader = match source {
+            Ok(source) => source.reader(),
             Err(e) => return e,
         };
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        let total = text.lines().count();
-        let mut out = String::new();
-        let mut shown = 0;
-        for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
-            if out.len() + line.len() > MAX_BYTES {
-                if shown == 0 {
-                    // A line alone past the cap (minified code, a log line) is shown cut, as
-                    // a bash result is: offset and limit count whole lines, so it could
-                    // never be read otherwise.
-                    out.push_str(&cut_line(i + 1, line));
-                    shown = 1;
-                }
-                break;
+        // A large file takes a while to count through: off the runtime's threads.
+        let page = tokio::task::spawn_blocking(move || page(reader, offset, limit)).await;
+        let Page {
+            mut out,
+            shown,
+            total,
+        } = match page {
+            Ok(Ok(page)) => page,
+            Ok(Err(TextError::Binary)) => return not_text("read", &args.path),
+            Ok(Err(TextError::Io(e))) => {
+                return ToolOutput::error(format!("cannot read {}: {e}", args.path))
             }
-            out.push_str(&format!("{:>6}\t{line}\n", i + 1));
-            shown += 1;
-        }
+            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", args.path)),
+        };
         if total == 0 {
             return ToolOutput::ok(format!("{} is empty", args.path));
         }
@@ -103,17 +98,63 @@ impl Builtin for Read {
     }
 }
 
-/// Line `number`, longer than the cap alone, cut at the cap (on a character boundary) with a
-/// note of what was dropped.
-fn cut_line(number: usize, line: &str) -> String {
-    let mut end = MAX_BYTES;
-    while !line.is_char_boundary(end) {
-        end -= 1;
+/// What a read returns: the lines shown, numbered, and how many the file has.
+struct Page {
+    out: String,
+    shown: usize,
+    total: usize,
+}
+
+/// Lines `offset` (from 1) on, at most `limit` of them and [`MAX_BYTES`] in all, and the
+/// count of every line. Only the lines shown are kept: a file of any size is read in a
+/// bounded amount of memory.
+fn page(reader: impl std::io::Read, offset: usize, limit: usize) -> Result<Page, TextError> {
+    let mut lines = Lines::new(reader);
+    let mut page = Page {
+        out: String::new(),
+        shown: 0,
+        total: 0,
+    };
+    let mut full = false;
+    loop {
+        let wanted = !full && page.total + 1 >= offset && page.shown < limit;
+        let keep = match wanted {
+            true => MAX_BYTES.saturating_sub(page.out.len()),
+            false => 0,
+        };
+        let Some(line) = lines.next_line(keep)? else {
+            return Ok(page);
+        };
+        page.total = line.number;
+        if !wanted {
+            continue;
+        }
+        if line.dropped == 0 {
+            page.out
+                .push_str(&format!("{:>6}\t{}\n", line.number, line.text));
+            page.shown += 1;
+            continue;
+        }
+        full = true;
+        if page.shown == 0 {
+            // A line alone past the cap (minified code, a log line) is shown cut, as a bash
+            // result is: offset and limit count whole lines, so it could never be read
+            // otherwise.
+            page.out.push_str(&cut_line(&line));
+            page.shown = 1;
+        }
     }
+}
+
+/// A line longer than the cap alone, its start kept, with a note of what was dropped.
+fn cut_line(line: &Line) -> String {
     format!(
-        "{number:>6}\t{}\n[line {number} cut: {} dropped after the first {end}; \
-         bash (cut -c, head -c) can show the rest]\n",
-        &line[..end],
-        crate::plural::count(line.len() - end, "more byte was", "more bytes were"),
+        "{:>6}\t{}\n[line {} cut: {} dropped after the first {}; bash (cut -c, head -c) \
+         can show the rest]\n",
+        line.number,
+        line.text,
+        line.number,
+        crate::plural::count(line.dropped, "more byte was", "more bytes were"),
+        line.text.len(),
     )
 }

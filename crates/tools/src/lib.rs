@@ -24,6 +24,7 @@ mod editor;
 mod env;
 mod error;
 pub mod fs;
+pub mod lines;
 pub mod private;
 #[allow(unsafe_code)]
 pub mod process;
@@ -44,7 +45,9 @@ pub use error::{EditorError, FileError, RegistryError, RootError};
 pub use fs::write_atomic;
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;
-pub use tool::{Change, Effect, Subject, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec};
+pub use tool::{
+    Change, Effect, Subject, TextSource, Tool, ToolContext, ToolKind, ToolOutput, ToolSpec,
+};
 pub use web::WebOptions;
 
 use agent_loop_protocol::{plural, redact, BoxFuture};

@@ -226,27 +226,69 @@ impl ToolContext {
         }
     }
 
-    /// A text file's content for `tool`; a missing, unreadable, binary, special (FIFO,
-    /// device) or out-of-root file is an error result that says which.
-    pub async fn read_text(&self, tool: &str, path: &str) -> Result<(PathBuf, String), ToolOutput> {
+    /// A text file's content for `tool`, if it is at most `max_bytes` long; a missing,
+    /// unreadable, binary, special (FIFO, device), out-of-root or larger file is an error
+    /// result that says which.
+    pub async fn read_text(
+        &self,
+        tool: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<(PathBuf, String), ToolOutput> {
+        let (resolved, source) = self.open_text(path).await?;
+        let too_big = || {
+            ToolOutput::error(format!(
+                "{path} is larger than the {} MiB {tool} works on; use bash for it",
+                max_bytes >> 20
+            ))
+        };
+        let bytes = match source {
+            TextSource::Buffer(text) if text.len() as u64 > max_bytes => return Err(too_big()),
+            TextSource::Buffer(text) => return Ok((resolved, text)),
+            TextSource::File(file) => {
+                if file.metadata().is_ok_and(|meta| meta.len() > max_bytes) {
+                    return Err(too_big());
+                }
+                let mut bytes = Vec::new();
+                // One byte past the cap tells a file that grew since.
+                use std::io::Read as _;
+                file.take(max_bytes + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
+                bytes
+            }
+        };
+        if bytes.len() as u64 > max_bytes {
+            return Err(too_big());
+        }
+        match fs::as_text(bytes) {
+            Some(text) => Ok((resolved, text)),
+            None => Err(not_text(tool, path)),
+        }
+    }
+
+    /// A text file opened for reading in pieces (see [`crate::lines`]): the file beneath the
+    /// root, or the editor's buffer of it; a missing, unreadable, special (FIFO, device) or
+    /// out-of-root file is an error result that says which.
+    pub async fn open_text(&self, path: &str) -> Result<(PathBuf, TextSource), ToolOutput> {
         let resolved = self.path(path)?;
         if let Some(editor) = &self.files.editor {
             let text = editor.read(&resolved).await.map_err(|source| {
                 let shown = path.to_string();
                 ToolOutput::error(FileError::Editor { shown, source }.to_string())
             })?;
-            return Ok((resolved, text));
+            return Ok((resolved, TextSource::Buffer(text)));
         }
-        let text = read_beneath(self.root.dir(), &resolved, tool, path)?;
-        Ok((resolved, text))
+        let file = open_beneath(self.root.dir(), &resolved, path)?;
+        Ok((resolved, TextSource::File(file)))
     }
 
-    /// The text of one of this session's artifacts (see [`ToolContext::artifacts`]), read from
-    /// disk beneath their folder; `None` when `path` leads anywhere else.
-    pub fn read_artifact(&self, tool: &str, path: &str) -> Option<Result<String, ToolOutput>> {
+    /// One of this session's artifacts (see [`ToolContext::artifacts`]), opened beneath their
+    /// folder; `None` when `path` leads anywhere else.
+    pub fn open_artifact(&self, path: &str) -> Option<Result<TextSource, ToolOutput>> {
         let folder = Root::new(self.artifacts.as_deref()?).ok()?;
         let resolved = folder.check(&fs::resolve(&self.cwd, path), path).ok()?;
-        Some(read_beneath(folder.dir(), &resolved, tool, path))
+        Some(open_beneath(folder.dir(), &resolved, path).map(TextSource::File))
     }
 
     /// Replaces the file at `resolved` (from [`ToolContext::path`]) beneath the root.
@@ -268,22 +310,36 @@ impl ToolContext {
     }
 }
 
-/// The text of the file at `resolved`, opened beneath `dir` (no link followed); binary
-/// files are refused.
-fn read_beneath(dir: &Path, resolved: &Path, tool: &str, path: &str) -> Result<String, ToolOutput> {
-    let mut file = match beneath::open_read(dir, resolved, path, false) {
-        Ok(beneath::Opened::File(file)) => file,
+/// A file opened for a tool to read: from disk, or an editor's buffer of it.
+pub enum TextSource {
+    File(std::fs::File),
+    Buffer(String),
+}
+
+impl TextSource {
+    /// Its bytes, to read in pieces.
+    pub fn reader(self) -> Box<dyn std::io::Read + Send> {
+        match self {
+            TextSource::File(file) => Box::new(file),
+            TextSource::Buffer(text) => Box::new(std::io::Cursor::new(text.into_bytes())),
+        }
+    }
+}
+
+/// The file at `resolved`, opened beneath `dir` (no link followed).
+fn open_beneath(dir: &Path, resolved: &Path, path: &str) -> Result<std::fs::File, ToolOutput> {
+    match beneath::open_read(dir, resolved, path, false) {
+        Ok(beneath::Opened::File(file)) => Ok(file),
         Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
-        Err(e) => return Err(ToolOutput::error(e.to_string())),
-    };
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)
-        .map_err(|e| ToolOutput::error(format!("cannot read {path}: {e}")))?;
-    fs::as_text(bytes).ok_or_else(|| {
-        ToolOutput::error(format!(
-            "{path} is a binary file (not UTF-8 text); {tool} refuses it"
-        ))
-    })
+        Err(e) => Err(ToolOutput::error(e.to_string())),
+    }
+}
+
+/// The refusal of a binary file.
+pub fn not_text(tool: &str, path: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{path} is a binary file (not UTF-8 text); {tool} refuses it"
+    ))
 }
 
 /// A tool's answer to the model. A failure (`ok == false`) is a result for the model, not an

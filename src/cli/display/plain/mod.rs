@@ -91,7 +91,11 @@ impl PlainDisplay {
             } => {
                 if self.verbose || *stream == OutputStream::Screen {
                     self.end_thinking()?;
-                    self.aside(&format!("[{}] {}", sanitize(backend), sanitize(line)));
+                    self.aside(&format!(
+                        "[{}] {}",
+                        sanitize(backend),
+                        escaped(line, " \u{23ce} ")
+                    ));
                 }
                 return Ok(());
             }
@@ -159,11 +163,7 @@ impl PlainDisplay {
                 data,
                 ..
             } if self.verbose || !matches!(level.as_str(), "debug" | "info" | "notice") => {
-                writeln!(
-                    self.err,
-                    "  {}",
-                    one_line(&sanitize(&log_text(server, level, data)))
-                )?;
+                writeln!(self.err, "  {}", one_line(&log_text(server, level, data)))?;
             }
             Event::ToolLog { .. } => {}
             Event::Usage { usage, .. } => {
@@ -195,7 +195,7 @@ impl PlainDisplay {
                 self.own(&format!(
                     "[{}] plan: {}",
                     sanitize(backend),
-                    sanitize(&plan_text(entries))
+                    lines_escaped(&plan_text(entries))
                 ))?;
             }
             Event::Waiting { backend, elapsed_s } => {
@@ -215,7 +215,7 @@ impl PlainDisplay {
                     "[retrying {} in {} after {} (retry {retry} of {retries})]",
                     sanitize(backend),
                     duration_text(*wait_ms),
-                    sanitize(reason)
+                    lines_escaped(reason)
                 ))?;
             }
             Event::RateLimitWait {
@@ -227,7 +227,7 @@ impl PlainDisplay {
                     "[waiting {}: {} rate limit {}]",
                     duration_text(*wait_ms),
                     sanitize(backend),
-                    sanitize(limit)
+                    lines_escaped(limit)
                 ))?;
             }
             Event::BackendStarted { .. } => self.streamed = false,
@@ -248,7 +248,7 @@ impl PlainDisplay {
                 self.own(&sanitize(message))?;
             }
             Event::Error { message } => {
-                self.own(&format!("error: {}", sanitize(message)))?;
+                self.own(&format!("error: {}", lines_escaped(message)))?;
             }
             Event::TurnStarted { .. }
             | Event::BackendOutput { .. }
@@ -274,7 +274,7 @@ impl PlainDisplay {
                 self.err,
                 "[{} thinking] {}",
                 sanitize(backend),
-                sanitize(done.trim_end())
+                escaped(done.trim_end(), " \u{23ce} ")
             )?;
         }
         self.err.flush()
@@ -288,7 +288,7 @@ impl PlainDisplay {
                     self.err,
                     "[{} thinking] {}",
                     sanitize(&backend),
-                    sanitize(line.trim_end())
+                    escaped(line.trim_end(), " \u{23ce} ")
                 )?;
             }
         }
@@ -397,17 +397,30 @@ fn duration_text(ms: u64) -> String {
     }
 }
 
-/// A summary on one line: newlines shown as `⏎`; a bare carriage return and the characters
-/// that hide text (direction overrides, zero widths) as escapes, so that nothing a tool,
-/// server or agent sent starts a line of its own or reorders this one; cut to the preview
+/// A summary on one line: newlines shown as `⏎`, the rest as [`escaped`]; cut to the preview
 /// width.
 fn one_line(text: &str) -> String {
+    let shown = escaped(text, " \u{23ce} ");
+    let mut chars = shown.chars();
+    let head: String = chars.by_ref().take(PREVIEW_WIDTH).collect();
+    if chars.next().is_some() {
+        format!("{head}...")
+    } else {
+        head
+    }
+}
+
+/// Text a server, an HTTP body or a TUI's screen sent, for a line of ours: a bare carriage
+/// return and the characters that hide text (direction overrides, zero widths) as escapes,
+/// newlines as `newline`, no other control character, so that nothing it holds starts a
+/// line of its own or reorders this one. (Not the answer: a CR there is the answer's.)
+fn escaped(text: &str, newline: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => shown.push_str(" \u{23ce} "),
+            '\n' => shown.push_str(newline),
             '\r' => shown.push_str("\\r"),
             c if agent_loop::text::shown::invisible(c) => {
                 shown.push_str(&format!("\\u{{{:x}}}", c as u32));
@@ -415,18 +428,12 @@ fn one_line(text: &str) -> String {
             c => shown.push(c),
         }
     }
-    cut(&shown)
+    sanitize(&shown).into_owned()
 }
 
-fn cut(line: &str) -> String {
-    let clean = sanitize(line);
-    let mut chars = clean.chars();
-    let head: String = chars.by_ref().take(PREVIEW_WIDTH).collect();
-    if chars.next().is_some() {
-        format!("{head}...")
-    } else {
-        head
-    }
+/// [`escaped`], its lines kept.
+fn lines_escaped(text: &str) -> String {
+    escaped(text, "\n")
 }
 
 impl Renderer for PlainDisplay {

@@ -237,3 +237,31 @@ fn a_bare_cr_or_a_direction_override_starts_no_line_and_reorders_nothing() {
          next\n  [progress 1/2 (50%) prog\\rY]\n"
     );
 }
+
+/// The same for the lines that carry what a server, an HTTP body or a TUI's screen sent: an
+/// API's error body, a terminal agent's screen line, a retry's reason. An error keeps its
+/// own line breaks (a CLI's stderr), but a bare CR is shown, not obeyed.
+#[test]
+fn errors_and_backend_lines_show_a_bare_cr_and_start_no_line() {
+    let (mut d, _, err) = display();
+    d.render(&Event::Error {
+        message: "HTTP 401: bad key \u{1b}[31mred line\rX\nstderr: two".into(),
+    });
+    d.render(&Event::BackendOutput {
+        backend: "tui".into(),
+        line: "? Allow\r[tool bash] ls \u{202e}exe".into(),
+        stream: OutputStream::Screen,
+    });
+    d.render(&Event::Retrying {
+        backend: "api".into(),
+        retry: 1,
+        retries: 2,
+        wait_ms: 1000,
+        reason: "HTTP 503\rfake".into(),
+    });
+    assert_eq!(
+        err.text(),
+        "error: HTTP 401: bad key [31mred line\\rX\nstderr: two\n[tui] ? Allow\\r[tool bash] ls \
+         \\u{202e}exe\n[retrying api in 1s after HTTP 503\\rfake (retry 1 of 2)]\n"
+    );
+}

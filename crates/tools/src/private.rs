@@ -41,26 +41,45 @@ pub fn open_append(path: &Path) -> std::io::Result<File> {
 }
 
 /// Opens a file of lines (`log.jsonl`) for appending, creating it 0600. When its last line
-/// was cut short (a write that failed part-way: a full disk), it is ended first, so the next
-/// line starts a line of its own rather than joining the torn one, which would make both
-/// unreadable to a reader of lines (`jq`).
+/// was cut short (a write that failed part-way: a full disk), the file is cut back to the end
+/// of its last whole line: the torn record is lost anyway, and left in place its open string
+/// would swallow the line breaks after it, so that `jq`, which reads values, not lines,
+/// stops there. The file itself (its mode, owner) stays.
 pub fn open_lines(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::FileExt as _;
-    let mut file = OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .read(true)
         .mode(FILE_MODE)
         .open(path)?;
     let len = file.metadata()?.len();
-    if len > 0 {
-        let mut last = [0u8];
-        file.read_exact_at(&mut last, len - 1)?;
-        if last != *b"\n" {
-            file.write_all(b"\n")?;
-        }
+    let whole = whole_lines(&file, len)?;
+    if whole < len {
+        file.set_len(whole)?;
     }
     Ok(file)
+}
+
+/// How many of the first `len` bytes of `file` its whole lines take: up to its last `\n`,
+/// read backwards a piece at a time (a torn record can be long).
+fn whole_lines(file: &File, len: u64) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt as _;
+    let mut last = [0u8];
+    if len == 0 || file.read_exact_at(&mut last, len - 1).is_ok() && last == *b"\n" {
+        return Ok(len);
+    }
+    let mut piece = vec![0u8; 64 * 1024];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(piece.len() as u64);
+        let bytes = &mut piece[..(end - start) as usize];
+        file.read_exact_at(bytes, start)?;
+        if let Some(at) = memchr::memrchr(b'\n', bytes) {
+            return Ok(start + at as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 /// Creates a new file at `path`, 0600; an existing one is an `AlreadyExists` error.
@@ -139,21 +158,28 @@ mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
+    /// A torn last line is cut off, however long, and the file keeps its mode: every line
+    /// after the next write is a whole record.
     #[test]
-    fn a_torn_last_line_is_ended_before_the_next() {
+    fn a_torn_last_line_is_cut_off_before_the_next() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
+        let long = format!("{{\"a\":1}}\n{{\"cut\":\"{}", "x".repeat(200_000));
         for (before, after) in [
             ("", "{\"b\":2}\n"),
             ("{\"a\":1}\n", "{\"a\":1}\n{\"b\":2}\n"),
-            ("{\"a\":1}\n{\"cut", "{\"a\":1}\n{\"cut\n{\"b\":2}\n"),
+            ("{\"a\":1}\n{\"cut", "{\"a\":1}\n{\"b\":2}\n"),
+            ("{\"cut", "{\"b\":2}\n"),
+            (long.as_str(), "{\"a\":1}\n{\"b\":2}\n"),
         ] {
             std::fs::write(&path, before).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
             open_lines(&path)
                 .unwrap()
                 .write_all(b"{\"b\":2}\n")
                 .unwrap();
             assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
+            assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o640);
         }
     }
 

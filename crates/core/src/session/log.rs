@@ -317,24 +317,35 @@ mod tests {
         assert_eq!(text.lines().count(), 4, "two batches more");
     }
 
-    /// A log whose last write was cut short (a full disk) is not appended to on the torn
-    /// line: the next run's records stay readable.
+    /// A log whose last write was cut short (a full disk) loses the torn record at the next
+    /// open: every line is a whole record after it, and a reader of values (jq), whom the
+    /// torn record's open string would stop, reads them all.
     #[test]
-    fn a_torn_line_does_not_swallow_the_next_runs_records() {
+    fn a_torn_record_is_cut_off_so_every_line_after_parses() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         std::fs::write(
             &path,
-            "{\"event\":\"turn_end\"}\n{\"event\":\"assistant\",\"te",
+            "{\"event\":\"turn_end\"}\n{\"event\":\"assistant\",\"text\":\"it was",
         )
         .unwrap();
         let mut log = Log::open(&path, Redactor::default()).unwrap();
         log.write(&json!({"event": "session_start"})).unwrap();
+        log.write(&json!({"event": "user_message", "text": "go"}))
+            .unwrap();
         drop(log);
         let text = std::fs::read_to_string(&path).unwrap();
-        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        assert_eq!(last["event"], "session_start", "{text}");
-        assert_eq!(text.lines().count(), 3, "{text}");
+        let events: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        let names: Vec<&str> = events
+            .iter()
+            .map(|e| e["event"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["turn_end", "session_start", "user_message"]);
+        let values = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+        assert_eq!(values.map(Result::unwrap).count(), 3);
     }
 
     #[test]

@@ -23,7 +23,6 @@ use crate::ImportError;
 const BUILTIN_TOOLS: [&str; 6] = ["bash", "read", "write", "edit", "ls", "grep"];
 /// The built-in tools that change things.
 const DESTRUCTIVE: [&str; 3] = ["bash", "write", "edit"];
-
 /// The translation: the backends.toml text, and a warning per thing left as a comment.
 #[derive(Debug, Clone)]
 pub struct Imported {
@@ -43,9 +42,10 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
         ..Table::default()
     };
     let mut per_backend = Table::default();
-    // `confirm` of built-ins, by name: from tool_spec, else from confirm_destructive_tools.
-    let mut confirm: BTreeMap<&str, (bool, String)> = BTreeMap::new();
-    let mut destructive: Option<bool> = None;
+    // `confirm` of built-ins, by name: from tool_spec, else from confirm_destructive_tools,
+    // with what set it and on which line.
+    let mut confirm: BTreeMap<&str, (bool, String, usize)> = BTreeMap::new();
+    let mut destructive: Option<(bool, usize)> = None;
     for clause in clauses {
         let line = clause.line;
         if clause.directive {
@@ -69,19 +69,21 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
                         format!("agent_backend: the name {name} is not an atom"),
                     )
                 })?;
+                check_name(&t, line, "agent_backend", name, true)?;
                 backends.push(super::backends::backend(&mut t, line, name, props)?);
             }
             Some(("tool_spec", [name, Term::List(props)])) => {
                 let name = name.text().ok_or_else(|| {
                     t.error(line, format!("tool_spec: the name {name} is not an atom"))
                 })?;
+                check_name(&t, line, "tool_spec", name, false)?;
                 if let Some(builtin) = BUILTIN_TOOLS.iter().find(|b| **b == name) {
                     for prop in props {
                         match prop.functor() {
                             Some(("confirmation_required", [flag])) => {
                                 let flag = boolean(&t, line, prop, flag)?;
-                                confirm
-                                    .insert(builtin, (flag, format!("tool_spec({name}): {prop}")));
+                                let from = format!("tool_spec({name}): {prop}");
+                                confirm.insert(builtin, (flag, from, line));
                             }
                             // The model is told agent-loop's own description and schema.
                             Some(("description" | "parameters", _)) => {}
@@ -116,7 +118,7 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
                             per_backend.key("context", "continue");
                         }
                         Some(("confirm_destructive_tools", [flag])) => {
-                            destructive = Some(boolean(&t, line, prop, flag)?);
+                            destructive = Some((boolean(&t, line, prop, flag)?, line));
                         }
                         Some((name, [Term::Atom(on)]))
                             if name.starts_with("display_") && on == "true" =>
@@ -144,12 +146,19 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
             ),
         }
     }
-    if let Some(flag) = destructive {
+    if let Some((flag, line)) = destructive {
         for tool in DESTRUCTIVE {
             confirm.entry(tool).or_insert((
                 flag,
                 format!("loop_config: confirm_destructive_tools({flag})"),
+                line,
             ));
+        }
+    }
+    // Said now, not only at each start with the file: the spec may be anyone's.
+    for (name, (flag, from, line)) in &confirm {
+        if !flag && DESTRUCTIVE.contains(name) {
+            t.warn_unasked(*line, from, name);
         }
     }
     let mut out = format!(
@@ -160,7 +169,7 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
         table.lines.extend(per_backend.lines.iter().cloned());
         write_table(&mut out, &table);
     }
-    for (name, (flag, from)) in &confirm {
+    for (name, (flag, from, _)) in &confirm {
         let mut table = Table {
             header: format!("[tools.{name}]"),
             ..Table::default()
@@ -179,6 +188,29 @@ pub(super) fn translate(clauses: &[Clause], source: &str) -> Result<Imported, Im
         toml: out,
         warnings: t.warnings,
     })
+}
+
+/// Refuses a name agent-loop could not load (a newline in it, a space, a comma) with the
+/// spec's line, rather than writing a file it would refuse at every start: a tool's name is
+/// what backends.toml takes, 1 to 64 letters, digits, `_` and `-`; a backend's the same, of
+/// any length and `.` too (what `--backend a,b` and a TOML key take plainly).
+fn check_name(
+    t: &Translator,
+    line: usize,
+    what: &str,
+    name: &str,
+    backend: bool,
+) -> Result<(), ImportError> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || (backend && c == '.');
+    let short = backend || name.len() <= 64;
+    if !name.is_empty() && short && name.chars().all(ok) {
+        return Ok(());
+    }
+    let allowed = match backend {
+        true => "letters, digits, `_`, `-` and `.`",
+        false => "1 to 64 letters, digits, `_` and `-`",
+    };
+    Err(t.error(line, format!("{what}({name}): the name must be {allowed}")))
 }
 
 fn write_table(out: &mut String, table: &Table) {
@@ -205,7 +237,10 @@ fn custom_tool(
         match prop.functor() {
             Some(("description", [arg])) => description = Some(string(t, line, &what, prop, arg)?),
             Some(("confirmation_required", [flag])) => {
-                confirm = Some(boolean(t, line, prop, flag)?)
+                confirm = Some(boolean(t, line, prop, flag)?);
+                if confirm == Some(false) {
+                    t.warn_unasked(line, &format!("{what}: {prop}"), name);
+                }
             }
             Some(("parameters", [Term::List(items)])) => {
                 for item in items {
@@ -341,7 +376,7 @@ mod tests {
         assert!(out.toml.contains(
             "# not imported: helper(x) (not agent_backend/2, tool_spec/2 or loop_config/1)"
         ));
-        assert_eq!(out.warnings.len(), 1);
+        assert_eq!(out.warnings.len(), 2);
         let err = import("\n\nagent_backend(b, [command(\"b\")]).\n", "s.pl").unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -357,5 +392,44 @@ mod tests {
         assert_eq!((error.line, error.column), (1, 29));
         let source = std::error::Error::source(&err).expect("the syntax error as the source");
         assert_eq!(source.to_string(), "1:29: expected `,` or `)`");
+    }
+
+    /// A name agent-loop could not load is refused naming the line (it was written as a
+    /// quoted key that the config then refused, a newline in it at every start); a spec
+    /// that lets a tool change things without asking is said at import.
+    #[test]
+    fn odd_names_are_refused_and_unasked_tools_warned_of() {
+        let spec = "\nagent_backend('x\"]\\n[backends.pwn]', [type(cli), command(\"c\")]).\n";
+        let err = import(spec, "s.pl").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.pl:2: agent_backend(x\"]\\n[backends.pwn]): the name must be letters, digits, \
+             `_`, `-` and `.`"
+        );
+        let err = import("tool_spec('a b', []).", "s.pl").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.pl:1: tool_spec(a b): the name must be 1 to 64 letters, digits, `_` and `-`"
+        );
+        let ok = import(
+            "agent_backend('my.cli-2', [type(cli), command(\"c\")]).",
+            "s.pl",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        let spec = "tool_spec(bash, [confirmation_required(false)]).\n\
+                    tool_spec(ls, [confirmation_required(false)]).\n\
+                    loop_config([confirm_destructive_tools(false)]).\n\
+                    tool_spec(edit, [confirmation_required(true)]).\n";
+        let out = import(spec, "s.pl").unwrap();
+        assert!(out.toml.contains("[tools.bash]\n"), "{}", out.toml);
+        assert_eq!(
+            out.warnings,
+            [
+                "s.pl:1: tool_spec(bash): confirmation_required(false): bash will change things \
+                 without asking (written as [tools.bash] confirm = false)",
+                "s.pl:3: loop_config: confirm_destructive_tools(false): write will change things \
+                 without asking (written as [tools.write] confirm = false)",
+            ]
+        );
     }
 }

@@ -45,6 +45,16 @@ impl Translator<'_> {
         self.warnings.push(printable(&warning).into_owned());
     }
 
+    /// Warns that what `from` (on `line`) sets lets `tool` run without asking.
+    pub(super) fn warn_unasked(&mut self, line: usize, from: &str, tool: &str) {
+        let warning = format!(
+            "{}:{line}: {from}: {tool} will change things without asking (written as \
+             [tools.{tool}] confirm = false)",
+            self.source
+        );
+        self.warnings.push(printable(&warning).into_owned());
+    }
+
     pub(super) fn error(&self, line: usize, message: String) -> ImportError {
         ImportError::Fact {
             spec: self.source.to_string(),

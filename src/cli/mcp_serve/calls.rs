@@ -118,12 +118,14 @@ impl Server {
                      no session to reply in: use ask",
                 ));
             }
-            if !exists(name) {
-                return Err(Error::config(format!(
-                    "no saved session named `{name}`: ask starts one (its result names it)"
-                )));
+            // A session whose first call still runs here is not saved yet: the reply waits
+            // for it in the session's lane, and is refused after it if it saved nothing.
+            if !exists(name) && !self.lanes.borrow().contains_key(name) {
+                return Err(no_session(name));
             }
         }
+        // Taken now, so that a reply coming while this call waits for roots waits for it.
+        let lane = turn.session.as_deref().map(|name| self.lane(name));
         // The client's root is asked for before the session's lane is taken, so a client
         // that never answers holds up only its own call, which a cancel or ROOTS_WAIT ends.
         let root = tokio::select! {
@@ -138,7 +140,6 @@ impl Server {
             }
         };
         let root = within_root(root, shared.options.root.as_deref())?;
-        let lane = turn.session.as_deref().map(|name| self.lane(name));
         let _held = match &lane {
             Some(lane) => tokio::select! {
                 held = lane.lock() => Some(held),
@@ -148,9 +149,12 @@ impl Server {
             },
             None => None,
         };
+        let resumed = turn.session.as_deref().is_some_and(exists);
+        if let (true, false, Some(name)) = (turn.reply, resumed, &turn.session) {
+            return Err(no_session(name));
+        }
         let mut settings = shared.settings.clone();
         let mut options = shared.options.clone();
-        let resumed = turn.session.as_deref().is_some_and(exists);
         options.session = match &turn.session {
             Some(name) => SessionChoice::Named(name.clone()),
             None => SessionChoice::New,
@@ -224,7 +228,13 @@ impl Server {
                 result = &mut turn => result,
                 why = stopped => {
                     stop = Some(why);
-                    canceller.cancel();
+                    match why {
+                        Stop::Cancelled => canceller.cancel(),
+                        Stop::Timeout => canceller.cancel_because(format!(
+                            "stopped after {}s (--timeout)",
+                            limit.unwrap_or_default().as_secs()
+                        )),
+                    }
                     turn.await
                 }
             }
@@ -367,6 +377,12 @@ async fn backends(shared: &Shared) -> CallToolResult {
         "backends": list,
     }));
     result
+}
+
+fn no_session(name: &str) -> Error {
+    Error::config(format!(
+        "no saved session named `{name}`: ask starts one (its result names it)"
+    ))
 }
 
 fn not_offered(backend: &str, shared: &Shared) -> Error {

@@ -200,7 +200,65 @@ fn a_call_over_its_timeout_is_stopped_and_says_so() {
         );
         client.close().await;
     });
+    // Saved as what it was: nobody cancelled it.
+    let saved = ws.saved_messages();
+    assert!(
+        saved.contains("[turn stopped after 1s (--timeout)]") && !saved.contains("cancelled"),
+        "{saved}"
+    );
     ws.assert_no_leftovers();
+}
+
+/// A reply to a session whose first ask still runs (not saved yet) waits for it, as a
+/// second call on one session does, rather than being refused as no saved session.
+#[test]
+fn a_reply_waits_for_the_ask_that_starts_its_session() {
+    let ws = gated(&["a", "b"]);
+    block(async {
+        let client = start(&ws, &["--backend", "gated"], Behaviour::default(), &[]).await;
+        let (first, second) = tokio::join!(
+            client.call("ask", json!({"prompt": "gate:a", "session": "lk"})),
+            async {
+                let a = ws.path("fake/started.a");
+                tokio::task::spawn_blocking(move || wait_file(&a))
+                    .await
+                    .unwrap();
+                let params = rmcp::model::CallToolRequestParams::new("reply").with_arguments(
+                    json!({"session": "lk", "prompt": "gate:b"})
+                        .as_object()
+                        .cloned()
+                        .unwrap(),
+                );
+                let request = rmcp::model::ClientRequest::CallToolRequest(
+                    rmcp::model::CallToolRequest::new(params),
+                );
+                let reply = client
+                    .service
+                    .send_cancellable_request(
+                        request,
+                        rmcp::service::PeerRequestOptions::no_options(),
+                    )
+                    .await
+                    .unwrap();
+                // A call sent after the reply and answered: the server has read the reply
+                // by then, while the ask still runs.
+                client.call("backends", json!({})).await;
+                release(&ws, "a");
+                let b = ws.path("fake/started.b");
+                tokio::task::spawn_blocking(move || wait_file(&b))
+                    .await
+                    .unwrap();
+                release(&ws, "b");
+                reply.await_response().await.unwrap()
+            }
+        );
+        assert_eq!(text(&first), "released a");
+        let rmcp::model::ServerResult::CallToolResult(second) = second else {
+            panic!("{second:?}")
+        };
+        assert_eq!(text(&second), "released b", "{second:?}");
+        client.close().await;
+    });
 }
 
 /// Releases the fake agent waiting at gate `name`.
@@ -212,18 +270,24 @@ fn release(ws: &Workspace, name: &str) {
     writeln!(gate, "go").unwrap();
 }
 
-#[test]
-fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
+/// A workspace whose backend `gated` waits at the FIFO gates `gates`.
+fn gated(gates: &[&str]) -> Workspace {
     let ws = Workspace::new();
     ws.config(&format!(
         "[backends.gated]\ncommand = \"{}\"\ntimeout_s = 300\n",
         crate::common::fixture("agents/blocking.sh").display()
     ));
-    for gate in ["a", "b", "c"] {
+    for gate in gates {
         let path = ws.path(&format!("fake/gate.{gate}"));
         let made = std::process::Command::new("mkfifo").arg(&path).status();
         assert!(made.unwrap().success());
     }
+    ws
+}
+
+#[test]
+fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
+    let ws = gated(&["a", "b", "c"]);
     block(async {
         let client = start(&ws, &["--backend", "gated"], Behaviour::default(), &[]).await;
         let ask = |session: &'static str, gate: &'static str| {

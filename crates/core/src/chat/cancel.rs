@@ -5,7 +5,7 @@
 //!
 //! [`Chat::turn`]: super::Chat::turn
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
@@ -14,12 +14,15 @@ use tokio::sync::watch;
 #[derive(Debug, Clone)]
 pub struct Canceller {
     sender: Arc<watch::Sender<u64>>,
+    /// Why the last cancel came, when it was not the user's: what the conversation records.
+    why: Arc<Mutex<Option<String>>>,
 }
 
 impl Default for Canceller {
     fn default() -> Self {
         Canceller {
             sender: Arc::new(watch::Sender::new(0)),
+            why: Arc::default(),
         }
     }
 }
@@ -28,11 +31,28 @@ impl Canceller {
     /// Cancels the running turn: its backend and tools are stopped, the conversation records
     /// it, and [`Chat::turn`](super::Chat::turn) returns an error of kind `Cancelled`.
     pub fn cancel(&self) {
+        self.stop(None);
+    }
+
+    /// [`Canceller::cancel`] for a reason that is not the user's (`stopped after 30s
+    /// (--timeout)`): the conversation records `[turn WHY]`, not a cancel by the user.
+    pub fn cancel_because(&self, why: impl Into<String>) {
+        self.stop(Some(why.into()));
+    }
+
+    fn stop(&self, why: Option<String>) {
+        *self.why.lock().unwrap_or_else(|e| e.into_inner()) = why;
         self.sender.send_modify(|n| *n += 1);
     }
 
-    /// Resolves at the first cancel after this call.
+    /// The reason of the cancel that stopped the turn, if one was given.
+    pub(super) fn take_why(&self) -> Option<String> {
+        self.why.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Resolves at the first cancel after this call; the reason of one before is forgotten.
     pub(super) fn cancelled(&self) -> impl std::future::Future<Output = ()> {
+        self.take_why();
         let mut receiver = self.sender.subscribe();
         async move {
             // A closed channel cannot happen while `self` holds the sender; wait forever then.

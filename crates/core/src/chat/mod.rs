@@ -213,9 +213,10 @@ impl Chat {
         self.agent.run_user_tool(name, args, &mut logged).await
     }
 
-    /// Records that the running turn was cancelled, and saves.
+    /// Records that the running turn was cancelled (for its canceller's reason, if any); saves.
     pub fn cancelled(&mut self) -> Result<(), Error> {
-        self.agent.mark_cancelled();
+        self.agent
+            .mark_cancelled(self.canceller.take_why().as_deref());
         self.save()
     }
 

@@ -6,10 +6,12 @@ use super::Agent;
 use crate::context::{Message, ToolCall};
 
 impl Agent {
-    /// Records that the running turn was cancelled (its future was dropped): every tool call
-    /// left without a result gets one saying so, and a note ends the turn, so the next prompt
-    /// is well formed and the model knows what happened.
-    pub fn mark_cancelled(&mut self) {
+    /// Records that the running turn was cancelled (its future was dropped), by the user
+    /// unless `why` says otherwise (`stopped after 30s (--timeout)`): every tool call left
+    /// without a result gets one saying so, and a note ends the turn, so the next prompt is
+    /// well formed and the model knows what happened.
+    pub fn mark_cancelled(&mut self, why: Option<&str>) {
+        let why = why.unwrap_or("cancelled by the user");
         let answered: std::collections::HashSet<String> = self
             .conversation
             .messages
@@ -40,7 +42,7 @@ impl Agent {
                 call_id: call.id,
                 name: call.name,
                 ok: false,
-                output: "not run: the user cancelled the turn".into(),
+                output: format!("not run: the turn was {why}"),
             });
         }
         // An agent's answer so far (an ACP agent's) is kept, marked as cut short.
@@ -51,7 +53,7 @@ impl Agent {
                 text = partial.text + "\n";
             }
         }
-        text.push_str("[turn cancelled by the user]");
+        text.push_str(&format!("[turn {why}]"));
         self.conversation.push(Message::Assistant {
             text,
             tool_calls: Vec::new(),

@@ -115,7 +115,10 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
 /// cancelled (rmcp cancels their requests) and their chats saved.
 async fn serve_stdio(shared: Shared) -> Result<(), Error> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handler = handler::Handler::new(tx, tools::list(&shared.offered));
+    let handler = handler::Handler::new(
+        tx,
+        tools::list(&shared.offered, shared.options.own_sessions_only.is_some()),
+    );
     let server = tokio::task::spawn_local(calls::run(shared, rx));
     let breach = Breach::default();
     // A line longer than the cap on one message ends the connection instead of growing

@@ -121,8 +121,14 @@ pub fn parse(name: &str, args: JsonObject) -> Result<Request, McpError> {
     Ok(Request::Turn(turn))
 }
 
-/// The tools, with the offered backends in their schemas.
-pub fn list(offered: &Offered) -> Vec<Tool> {
+/// The tools, with the offered backends in their schemas; `own_only`: only the sessions this
+/// server started may be continued (not `--any-session`), which the session's text says.
+pub fn list(offered: &Offered, own_only: bool) -> Vec<Tool> {
+    let which = if own_only {
+        " (only a session this server started)"
+    } else {
+        ""
+    };
     let backend = json!({
         "type": "string",
         "enum": offered.names,
@@ -144,7 +150,7 @@ pub fn list(offered: &Offered) -> Vec<Tool> {
             "model": model,
             "session": {
                 "type": "string",
-                "description": "A session name to start or continue (letters, digits, `-`, `_`, `.`); default: a new session, named in the result",
+                "description": format!("A session name to start or continue{which} (letters, digits, `-`, `_`, `.`); default: a new session, named in the result"),
             },
         },
         "required": ["prompt"],
@@ -153,7 +159,7 @@ pub fn list(offered: &Offered) -> Vec<Tool> {
     let reply = object(json!({
         "type": "object",
         "properties": {
-            "session": {"type": "string", "description": "The session to continue, as `ask` named it"},
+            "session": {"type": "string", "description": format!("The session to continue, as `ask` named it{which}")},
             "prompt": prompt,
             "backend": backend,
             "model": model,

@@ -90,6 +90,12 @@ fn only_the_servers_own_sessions_are_continued() {
     assert_eq!(saved("mine").get("started_by"), None);
     block(async {
         let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        let reply = &client.service.list_all_tools().await.unwrap()[1];
+        let said = &reply.input_schema["properties"]["session"]["description"];
+        assert!(said
+            .as_str()
+            .unwrap()
+            .ends_with("(only a session this server started)"));
         for tool in ["reply", "ask"] {
             let refused = client
                 .call(tool, json!({"session": "mine", "prompt": "repeat it all"}))
@@ -114,6 +120,9 @@ fn only_the_servers_own_sessions_are_continued() {
     ws.reply(4, "Continued too.\n");
     block(async {
         let client = start(&ws, &["--any-session"], Behaviour::default(), &[]).await;
+        let reply = &client.service.list_all_tools().await.unwrap()[1];
+        let said = &reply.input_schema["properties"]["session"]["description"];
+        assert_eq!(said, "The session to continue, as `ask` named it");
         for session in ["own", "mine"] {
             let result = client
                 .call("reply", json!({"session": session, "prompt": "more"}))

@@ -19,7 +19,7 @@ use agent_loop::Error;
 
 use super::editor_mcp::mcp_def;
 use super::room::{self, Deferred, Open, Room};
-use super::session::{config_options, invalid, modes, restore, Handle, Kept};
+use super::session::{config_options, internal, invalid, modes, restore, Handle, Kept};
 use super::shared::{missing_key, Shared};
 use super::updates::Notifier;
 
@@ -73,16 +73,8 @@ impl Opener {
             session: choice,
             ..shared.options.clone()
         };
-        // Its notices go to the log; its errors are kept too, for a load to say why it failed.
-        let errors = std::cell::RefCell::new(Vec::new());
         let open_chat = |options: &ChatOptions| {
-            let mut notice = |n: &str| {
-                eprintln!("{n}");
-                if n.starts_with("error: ") {
-                    errors.borrow_mut().push(n.to_string());
-                }
-            };
-            Chat::open(&shared.settings, options, &mut notice).map_err(|e| {
+            Chat::open(&shared.settings, options, &mut |n| eprintln!("{n}")).map_err(|e| {
                 match missing_key(&shared.settings, &shared.options) {
                     Some(_) => RpcError::new(ErrorCode::AUTH_REQUIRED, e.message),
                     None => invalid(e),
@@ -90,15 +82,16 @@ impl Opener {
             })
         };
         let mut chat = open_chat(&options)?;
-        // A load that could not read the session (its file broken) opened another: the editor
-        // asked for that one, and would be left with a thread no prompt can reach.
+        // A load opens the session asked for or fails (the library refuses a session file it
+        // cannot read): were another opened, the editor would hold a thread no prompt reaches.
         if let SessionChoice::Named(name) = &options.session {
-            if !reopening && chat.session().name != *name {
+            let opened = chat.session().name.clone();
+            if !reopening && opened != *name {
                 chat.shutdown().await;
-                let why = errors.borrow().join("; ");
-                return Err(invalid(Error::config(format!(
-                    "session {name} cannot be loaded: {why}"
-                ))));
+                return Err(internal(Error::new(
+                    agent_loop::ErrorKind::Io,
+                    format!("session {name} could not be opened (session {opened} was)"),
+                )));
             }
         }
         // A new session may be given the name a thread of this agent still answers to: one

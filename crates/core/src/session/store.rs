@@ -370,8 +370,12 @@ mod tests {
 
     #[test]
     fn save_load_list_remove() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path().to_path_buf());
+        // The sessions folder inside the temporary one: the locks folder a removal takes is
+        // beside it, and goes with it.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
+        let store = Store::new(dir.clone());
         let mut s = Session::new("work", "demo");
         s.conversation.push(Message::user("hi"));
         store.save(&mut s, &Redactor::default()).unwrap();
@@ -384,12 +388,12 @@ mod tests {
         }
         // A file that does not load (its conversation not one) is not a session a listing
         // may offer, however new.
-        std::fs::create_dir(dir.path().join("bare")).unwrap();
+        std::fs::create_dir(dir.join("bare")).unwrap();
         let bare = serde_json::json!({"version": 1, "name": "bare", "backend": "demo",
             "created": 1, "updated": u64::MAX, "turns": 1, "conversation": {"messages": "x"}});
-        std::fs::write(dir.path().join("bare/session.json"), bare.to_string()).unwrap();
+        std::fs::write(dir.join("bare/session.json"), bare.to_string()).unwrap();
         assert_eq!(store.most_recent().as_deref(), Some("work"));
-        std::fs::remove_dir_all(dir.path().join("bare")).unwrap();
+        std::fs::remove_dir_all(dir.join("bare")).unwrap();
         assert_eq!(store.free_name("work"), "work-2");
         store.remove("work").unwrap();
         assert!(store.load("work").unwrap().is_none());

@@ -15,6 +15,11 @@ use crate::{BoxFuture, ToolOutput};
 /// Reads and writes whole text files by absolute path; an error carries the editor's message.
 pub trait Editor: Send + Sync {
     fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>>;
+    /// The largest file it can send (its answer is one message of a capped size); a larger
+    /// one is read from disk instead.
+    fn read_cap(&self) -> Option<u64> {
+        None
+    }
     fn write<'a>(
         &'a self,
         path: &'a Path,

@@ -273,6 +273,14 @@ impl ToolContext {
     pub async fn open_text(&self, path: &str) -> Result<(PathBuf, TextSource), ToolOutput> {
         let resolved = self.path(path)?;
         if let Some(editor) = &self.files.editor {
+            // Past what the editor can send, the file on disk (its buffer would not fit).
+            if let Some(cap) = editor.read_cap() {
+                if let Ok(file) = open_beneath(self.root.dir(), &resolved, path) {
+                    if file.metadata().is_ok_and(|meta| meta.len() > cap) {
+                        return Ok((resolved, TextSource::File(file)));
+                    }
+                }
+            }
             let text = editor.read(&resolved).await.map_err(|source| {
                 let shown = path.to_string();
                 ToolOutput::error(FileError::Editor { shown, source }.to_string())

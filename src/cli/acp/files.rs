@@ -49,6 +49,10 @@ pub fn through_client(client: &ClientCapabilities, notifier: &Notifier) -> Files
 }
 
 impl Editor for ClientFiles {
+    fn read_cap(&self) -> Option<u64> {
+        Some(EDITOR_READ_CAP)
+    }
+
     fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>> {
         Box::pin(async move {
             // What is on disk tells the size; a file only in the editor's buffers is asked for.
@@ -57,8 +61,7 @@ impl Editor for ClientFiles {
                     return Err(EditorError {
                         verb: "read",
                         message: format!(
-                            "it is {} MB, more than the editor can send in one message ({} MB); \
-                             read a part of it with bash (head, tail, sed -n)",
+                            "it is {} MB, more than the editor can send in one message ({} MB)",
                             size / (1024 * 1024),
                             EDITOR_READ_CAP / (1024 * 1024)
                         ),

@@ -226,14 +226,15 @@ fn the_file_tools_use_their_own_access_unless_the_editor_offers_both_halves_of_f
     }
 }
 
-/// A file too big for one message of the connection is not asked of the editor: its answer
-/// would end the connection, every session with it. The tool says why; the session goes on.
+/// A file too big for one message of the connection is not asked of the editor (its answer
+/// would end the connection, every session with it): it is read from disk, as without one.
 #[test]
-fn a_file_too_big_for_one_message_is_not_read_through_the_editor() {
+fn a_file_too_big_for_one_message_is_read_from_disk_not_the_editor() {
     let ws = Workspace::new();
-    let big = std::fs::File::create(ws.work().join("big.log")).unwrap();
-    big.set_len(20 * 1024 * 1024).unwrap();
-    ws.reply(1, call("read", json!({"path": "big.log", "limit": 5})));
+    let lines: String = (1..=1_200_000).map(|i| format!("line {i}\n")).collect();
+    assert!(lines.len() > 8 * 1024 * 1024);
+    std::fs::write(ws.work().join("big.log"), &lines).unwrap();
+    ws.reply(1, call("read", json!({"path": "big.log", "limit": 2})));
     ws.reply(2, "Done.\n");
     let script = json!({"steps": [
         {"op": "initialize", "fs": true},
@@ -242,9 +243,7 @@ fn a_file_too_big_for_one_message_is_not_read_through_the_editor() {
     ]});
     let seen = drive(&ws, script, &["--backend", "fake"]);
     assert_eq!(seen.result(2)["result"]["stopReason"], "end_turn");
+    assert_eq!(seen.all["fsCalls"], json!([]), "{}", seen.all["fsCalls"]);
     let next = ws.prompt(2);
-    assert!(
-        next.contains("is 20 MB, more than the editor can send in one message"),
-        "{next}"
-    );
+    assert!(next.contains("     1\tline 1\n     2\tline 2\n"), "{next}");
 }

@@ -253,11 +253,7 @@ fn a_reply_waits_for_the_ask_that_starts_its_session() {
                 // by then, while the ask still runs.
                 client.call("backends", json!({})).await;
                 release(&ws, "a");
-                let b = ws.path("fake/started.b");
-                tokio::task::spawn_blocking(move || wait_file(&b))
-                    .await
-                    .unwrap();
-                release(&ws, "b");
+                release_when_started(&ws, "b").await;
                 reply.await_response().await.unwrap()
             }
         );
@@ -268,6 +264,15 @@ fn a_reply_waits_for_the_ask_that_starts_its_session() {
         assert_eq!(text(&second), "released b", "{second:?}");
         client.close().await;
     });
+}
+
+/// Releases the fake agent waiting at gate `name` once it has started.
+async fn release_when_started(ws: &Workspace, name: &str) {
+    let started = ws.path(&format!("fake/started.{name}"));
+    tokio::task::spawn_blocking(move || wait_file(&started))
+        .await
+        .unwrap();
+    release(ws, name);
 }
 
 /// Releases the fake agent waiting at gate `name`.
@@ -322,11 +327,7 @@ fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
                 );
                 release(&ws, "c");
                 release(&ws, "a");
-                let b = ws.path("fake/started.b");
-                tokio::task::spawn_blocking(move || wait_file(&b))
-                    .await
-                    .unwrap();
-                release(&ws, "b");
+                release_when_started(&ws, "b").await;
             });
         assert_eq!(text(&first), "released a");
         assert_eq!(text(&second), "released b");

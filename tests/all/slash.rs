@@ -235,3 +235,20 @@ fn export_into_a_missing_folder_is_refused() {
     assert!(screen.contains("no folder nodir/deeper"), "{screen}");
     assert!(!ws.work().join("nodir").exists());
 }
+
+/// `--model` for a backend with nowhere to put a model is said to be unused, not dropped
+/// unsaid; the run goes on.
+#[test]
+fn a_model_flag_for_a_backend_that_takes_none_is_told() {
+    let ws = Workspace::new();
+    let run = ws.run(&["--model", "foo", "--backend", "demo", "list the files here"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr().contains(
+            "warning: backend demo takes no model: its entry has no `model_args`, nor {model} in \
+             its `args`: --model is not used"
+        ),
+        "{}",
+        run.stderr()
+    );
+}

@@ -51,6 +51,12 @@ impl Chat {
         let stores = Stores::of(options);
         let (resumed, mut lock) = resume(options, &stores, notice)?;
         let chosen = choose_backend(settings, &config, resumed.as_ref())?;
+        // `--model` given for a backend with nowhere to put it would do nothing, unsaid.
+        if flagged(&settings.model) && !chosen.def.takes_model() {
+            let backend = chosen.name.clone();
+            let why = ChatError::TakesNoModel { backend };
+            notice(&format!("warning: {why}: --model is not used"));
+        }
         let overrides = Overrides {
             model: chosen.model,
             temperature: options.temperature,

@@ -408,3 +408,26 @@ fn a_resumed_session_keeps_the_tools_answered_always() {
     );
     assert_eq!(ws.saved_session()["always"], serde_json::json!(["write"]));
 }
+
+/// A session continued from another folder than the one it last ran in says which: its
+/// conversation is about that folder's files. From the same folder nothing more is said.
+#[test]
+fn a_session_continued_elsewhere_names_its_folder() {
+    let ws = Workspace::new();
+    ws.reply(0, "noted\n");
+    ws.run(&["--backend", "fake", "--session", "far", "first"])
+        .expect_code(0);
+    let same = ws.run(&["--backend", "fake", "--session", "far", "second"]);
+    assert!(!same.stderr().contains("last run in"), "{}", same.stderr());
+    let other = ws.path("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut cmd = ws.cmd(&["--backend", "fake", "-c", "third"]);
+    cmd.current_dir(&other);
+    let run = ws.run_cmd(cmd);
+    run.expect_code(0);
+    let said = format!(
+        ", last run in {}: its conversation is about that folder]",
+        ws.work().display()
+    );
+    assert!(run.stderr().contains(&said), "{}", run.stderr());
+}

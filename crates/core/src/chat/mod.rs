@@ -257,6 +257,7 @@ impl Chat {
         self.session.context = Some(self.agent.context_settings().mode.to_string());
         self.session.system = self.agent.system_prompt().cloned();
         self.session.always = self.agent.options().policy.always();
+        self.session.folder = Some(self.agent.options().cwd.clone());
         keep_agent_session(&mut self.session, &self.agent, &self.def);
         // Moved into the session for the save and back, not copied: a long session's
         // conversation is held once.

@@ -440,8 +440,17 @@ fn resume(
                     .into());
                 }
             }
+            // Run from another folder, its conversation is about files that are not here.
+            let here = options.cwd.clone().or_else(|| std::env::current_dir().ok());
+            let elsewhere = match &session.folder {
+                Some(folder) if Some(folder) != here.as_ref() => format!(
+                    ", last run in {}: its conversation is about that folder",
+                    folder.display()
+                ),
+                _ => String::new(),
+            };
             notice(&format!(
-                "[continuing session {} ({}, last used {})]",
+                "[continuing session {} ({}, last used {}){elsewhere}]",
                 session.name,
                 crate::plural::count(session.turns, "turn", "turns"),
                 format_time(session.updated)

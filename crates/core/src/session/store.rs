@@ -47,6 +47,10 @@ pub struct Session {
     /// continues only the sessions it started): none for the others' and for older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
+    /// The folder it last ran in: a run that continues it from another says so, for its
+    /// conversation is about that folder's files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<std::path::PathBuf>,
     /// The agents' own session ids (ACP agents), by backend name, resumed by a later run.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agent_sessions: std::collections::BTreeMap<String, String>,
@@ -74,6 +78,7 @@ impl Session {
             system: None,
             always: Vec::new(),
             started_by: None,
+            folder: None,
             agent_sessions: Default::default(),
             agent_seen: Default::default(),
         }

@@ -513,7 +513,8 @@ pub enum McpAction {
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum SessionsAction {
-    /// Remove sessions (their folder: conversation, log and artifacts).
+    /// Remove sessions (their folder: conversation, log and artifacts); one a run is using is
+    /// refused.
     Rm {
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,

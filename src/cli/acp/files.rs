@@ -49,25 +49,13 @@ pub fn through_client(client: &ClientCapabilities, notifier: &Notifier) -> Files
 }
 
 impl Editor for ClientFiles {
+    /// A larger file is read from disk by the tools (`ToolContext::open_text`), never asked.
     fn read_cap(&self) -> Option<u64> {
         Some(EDITOR_READ_CAP)
     }
 
     fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>> {
         Box::pin(async move {
-            // What is on disk tells the size; a file only in the editor's buffers is asked for.
-            if let Some(size) = std::fs::metadata(path).ok().map(|m| m.len()) {
-                if size > EDITOR_READ_CAP {
-                    return Err(EditorError {
-                        verb: "read",
-                        message: format!(
-                            "it is {} MB, more than the editor can send in one message ({} MB)",
-                            size / (1024 * 1024),
-                            EDITOR_READ_CAP / (1024 * 1024)
-                        ),
-                    });
-                }
-            }
             let request = ReadTextFileRequest::new(self.session.clone(), path);
             match self.cx.send_request(request).block_task().await {
                 Ok(response) => Ok(response.content),

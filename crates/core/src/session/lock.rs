@@ -263,6 +263,32 @@ mod tests {
     }
 
     #[test]
+    fn the_folder_of_a_run_that_never_saved_is_removed_unless_the_run_goes_on() {
+        // `/save NAME` refuses NAME while such a folder is there, and says to remove it.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("sessions"));
+        let held = store.lock("left", Contended::Fail, &mut |_| {}).unwrap();
+        std::fs::create_dir_all(store.folder("left")).unwrap();
+        std::fs::write(store.folder("left").join("log.jsonl"), "{}\n").unwrap();
+        let mut copy = Session::new("left", "demo");
+        let err = store.save_new(&mut copy, &Redactor::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("agent-loop sessions rm left"),
+            "{err}"
+        );
+        let err = store.remove("left").unwrap_err();
+        assert!(matches!(err, SessionError::Held { .. }), "{err:?}");
+        assert!(store.folder("left").join("log.jsonl").is_file());
+        drop(held);
+        store.remove("left").unwrap();
+        assert!(!store.folder("left").exists());
+        store.save_new(&mut copy, &Redactor::default()).unwrap();
+        assert!(store.has("left"));
+        let err = store.remove("never").unwrap_err();
+        assert!(matches!(err, SessionError::NoSuchSession { .. }), "{err:?}");
+    }
+
+    #[test]
     fn a_fresh_name_in_use_by_another_run_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path().join("sessions"));

@@ -319,11 +319,13 @@ impl Store {
     }
 
     /// Deletes a session's folder (its log and artifacts too), unless a run uses it: that
-    /// run would write it back at its next save, without its log.
+    /// run would write it back at its next save, without its log. A folder with no session
+    /// file goes too: a run's that stopped before its first save, which keeps its name from
+    /// `/save NAME` (whose refusal points here).
     pub fn remove(&self, name: &str) -> Result<(), SessionError> {
         validate_name(name)?;
         let folder = self.folder(name);
-        if !self.file(name).is_file() {
+        if !self.file(name).is_file() && !folder.is_dir() {
             return Err(SessionError::NoSuchSession {
                 name: name.to_string(),
                 dir: self.dir.clone(),

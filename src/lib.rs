@@ -67,7 +67,7 @@ pub mod chat {
     pub use agent_loop_context::image::MAX_IMAGE_BYTES;
     pub use agent_loop_context::{Image, Message, Prompt, ToolCall};
     pub use agent_loop_core::chat::*;
-    pub use agent_loop_core::session::{Listing, Session, Summary};
+    pub use agent_loop_core::session::{Listing, Session, SessionError, Summary};
 }
 
 /// What [`chat::Chat::open`] reads ([`chat::RunSettings`]) is made of: the layers of text

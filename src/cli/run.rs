@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Read};
 
 use clap::{CommandFactory, Parser};
 
-use agent_loop::chat::Chat;
 use agent_loop::chat::Image;
+use agent_loop::chat::{Chat, SessionError};
 use agent_loop::text::Redactor;
 use agent_loop::{Error, ErrorKind};
 
@@ -369,7 +369,7 @@ async fn run(args: Args) -> i32 {
         frontend.notice(n)
     }) {
         Ok(chat) => chat,
-        Err(e) => return display.fail(&e),
+        Err(e) => return display.fail(&with_wait_hint(e)),
     };
     frontend.redactor = chat.redactor().clone();
     if task.is_none() {
@@ -398,6 +398,19 @@ async fn run(args: Args) -> i32 {
 /// The REPL's history and Tab's completions, for its line editor or the view's input line.
 /// The line editor's history and completions. With `--no-save` the history is kept for this
 /// run only: nothing typed is written to the history file, as nothing is to a session.
+/// A run refused a session another run holds is told of `--wait-session`, the flag that
+/// waits instead; the library's message does not name it, as other front ends have none.
+fn with_wait_hint(mut e: Error) -> Error {
+    let in_use = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<SessionError>())
+        .is_some_and(|s| matches!(s, SessionError::InUse { .. }));
+    if in_use {
+        e.message
+            .push_str(", or pass --wait-session to wait for it");
+    }
+    e
+}
+
 fn equip_editing(chat: &Chat, frontend: &mut Frontend, save: bool) {
     let file = history::default_file().filter(|_| save);
     let history = History::open(file, chat.redactor().clone());

@@ -22,7 +22,11 @@ fn a_session_in_use_is_refused_or_waited_for_and_no_turn_is_lost() {
 
     let refused = ws.run(&["--backend", "slow", "--session", "dup", "refused"]);
     refused.expect_code(2);
-    let holder = format!("session dup is in use by process {}", first.id());
+    let holder = format!(
+        "session dup is in use by process {}: wait for it to finish, or pass --wait-session \
+         to wait for it",
+        first.id()
+    );
     assert!(refused.stderr().contains(&holder), "{}", refused.stderr());
 
     let err = ws.path("waiter.err");

@@ -377,20 +377,11 @@ pub fn unknown(id: &str) -> RpcError {
 }
 
 pub fn invalid(e: Error) -> RpcError {
-    RpcError::new(ErrorCode::INVALID_PARAMS, for_editor(e.message))
+    RpcError::new(ErrorCode::INVALID_PARAMS, e.message)
 }
 
 pub fn internal(e: Error) -> RpcError {
-    RpcError::new(ErrorCode::INTERNAL_ERROR, for_editor(e.message))
-}
-
-/// A message as an editor's user can act on it: the library's "in use" error ends with a flag
-/// of the CLI's, which an editor has no way to pass.
-fn for_editor(message: String) -> String {
-    match message.strip_suffix(", or pass --wait-session to wait for it") {
-        Some(kept) => kept.to_string(),
-        None => message,
-    }
+    RpcError::new(ErrorCode::INTERNAL_ERROR, e.message)
 }
 
 /// Puts back what a session ran with before it was closed to make room, where the run's

@@ -11,11 +11,9 @@ use crate::{Error, ErrorKind};
 pub enum SessionError {
     #[error("invalid session name `{name}`: use letters, digits, `-`, `_` and `.` (not first)")]
     InvalidName { name: String },
-    /// Another run holds the session's lock (`holder` says which: its process id).
-    #[error(
-        "session {name} is in use by {holder}: wait for it to finish, or pass --wait-session \
-         to wait for it"
-    )]
+    /// Another run holds the session's lock (`holder` says which: its process id). The
+    /// command line adds its flag that waits instead; other front ends have no such flag.
+    #[error("session {name} is in use by {holder}: wait for it to finish")]
     InUse { name: String, holder: String },
     /// A session another run holds was to be removed or saved over (`sessions rm`, `/save`).
     #[error(

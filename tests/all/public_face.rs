@@ -16,7 +16,7 @@ const FACE: &[&str] = &[
     "chat: pub use agent_loop_context::{Image, Message, Prompt, ToolCall};",
     // The façade itself: the chat module of agent-loop-core, whole.
     "chat: pub use agent_loop_core::chat::*;",
-    "chat: pub use agent_loop_core::session::{Listing, Session, Summary};",
+    "chat: pub use agent_loop_core::session::{Listing, Session, SessionError, Summary};",
     "crate: pub mod settings",
     "settings: pub use agent_loop_config::bool_setting::Flag;",
     "settings: pub use agent_loop_config::settings::{by_flag, table, FrontEndKeys, Key, Layers, List, Origin, Setting, Shown};",

@@ -56,7 +56,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from mock_tools import WRITE_PATH, own_tool
+from mock_tools import SHELL_COMMAND, WRITE_PATH, own_tool
 
 TOOL_CALL_LINE = '<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>'
 
@@ -571,8 +571,11 @@ def main():
     ap.add_argument("--piece-delay", type=float, default=0,
                     help="seconds between the pieces of a streamed answer")
     ap.add_argument("--write-path", default="made.txt", help="the file the write scenario writes")
+    ap.add_argument("--shell-command", default=SHELL_COMMAND[0],
+                    help="the command the shell scenario runs")
     args = ap.parse_args()
     WRITE_PATH[0] = args.write_path
+    SHELL_COMMAND[0] = args.shell_command
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

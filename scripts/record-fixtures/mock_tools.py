@@ -7,7 +7,8 @@ so the choice lives apart from the wire formats in mock_provider.py."""
 import json
 import re
 
-SHELL_COMMAND = "touch made.txt"
+# What the `shell` scenario runs (mock_provider.py --shell-command sets it).
+SHELL_COMMAND = ["touch made.txt"]
 
 
 class Call(tuple):
@@ -41,8 +42,8 @@ def own_tool(req, scenario):
     if scenario == "shell":
         key = next((k for k in ("command", "cmd") if k in props), "command")
         if (props.get(key) or {}).get("type") == "array":
-            return Call(name, {key: ["bash", "-lc", SHELL_COMMAND]})
-        return Call(name, {key: SHELL_COMMAND})
+            return Call(name, {key: ["bash", "-lc", SHELL_COMMAND[0]]})
+        return Call(name, {key: SHELL_COMMAND[0]})
     path = next((k for k in ("file_path", "filePath", "path", "absolute_path") if k in props),
                 "file_path")
     return Call(name, {path: WRITE_PATH[0], "content": "written live\n"})

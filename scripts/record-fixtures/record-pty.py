@@ -8,7 +8,8 @@ against the scripted mock provider (mock_provider.py), for the `type = "pty"` pr
 CLI is `qwen` or `gemini`. Cases: `answer` (scenario `plain`: "The answer is 42."), `allow`
 and `deny` (scenario `shell`: the model calls the TUI's shell tool to run `touch made.txt`;
 the TUI asks for approval, which is answered with Enter (its first option, allow once) or
-Escape (no); allowed, the model then answers "DONE touched").
+Escape (no); allowed, the model then answers "DONE touched"), and `wrap` (as `allow`, with a
+command longer than the TUI's approval box is wide, LONG_COMMAND, which it wraps over rows).
 
 The CLI runs on a 120x40 pty with TERM=xterm-256color, in a fresh HOME and working folder
 under $REC_TMP (default /var/tmp/agent-loop-rec-pty) whose settings turn self-update off.
@@ -50,7 +51,16 @@ CASES = {
                "The answer is 42."),
     "allow": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
     "deny": ("shell", "Create the file made.txt with touch.", b"\x1b", None),
+    "wrap": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
 }
+# The `wrap` case's command: longer than two rows of the box, with a path that a row's end
+# may cut inside a word. It runs in the throw-away working folder.
+LONG_COMMAND = ("touch made.txt && printf '%s\\n' alpha bravo charlie delta echo foxtrot golf "
+                "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra "
+                "tango uniform victor whiskey xray yankee zulu > words.txt && mkdir -p "
+                "a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it")
+# What each case gives the mock besides its scenario.
+MOCK_ARGS = {"wrap": ["--shell-command", LONG_COMMAND]}
 APPROVAL = rb"Allow execution of"
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]")
 
@@ -172,7 +182,7 @@ def main():
     port_file = os.path.join(run, "port")
     mock = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_provider.py"),
                              "--scenario", scenario, "--port", "0", "--port-file", port_file,
-                             "--log", os.path.join(run, "mock.log")],
+                             "--log", os.path.join(run, "mock.log")] + MOCK_ARGS.get(case, []),
                             stderr=subprocess.DEVNULL)
     for _ in range(100):
         if os.path.exists(port_file) and open(port_file).read().strip():
@@ -247,7 +257,8 @@ def main():
             " ".join("%s=%s" % (k, v.replace(str(port), "PORT")) for k, v in sorted(shown.items())),
             cli, " ".join(cli_args)))
         f.write("pty %dx%d; mock scenario %s; the bracketed-paste message, then Enter a second "
-                "later (again if the first was swallowed)" % (COLS, ROWS, scenario))
+                "later (again if the first was swallowed)" % (
+                    COLS, ROWS, " ".join([scenario] + [repr(a) for a in MOCK_ARGS.get(case, [])])))
         if keys:
             f.write("; once the approval question showed and the screen was quiet 3 s, %r "
                     "(after.out ends there, answered.out follows)" % keys)

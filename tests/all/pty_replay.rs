@@ -6,7 +6,7 @@
 //! screens, and the answer read off the screen must be exactly the mock's text, without the
 //! tool rows, dialogs and notices.
 
-use agent_loop_backends::backend::ScreenReader;
+use agent_loop_backends::backend::{question, Detail, ScreenReader};
 use agent_loop_config::{Config, Definition, PtyDef, Source};
 
 use crate::common::{fixture, path_with};
@@ -34,6 +34,23 @@ fn turn_over(def: &PtyDef, reader: &mut ScreenReader) -> bool {
 /// Replays `fixtures/pty/FOLDER/` through preset `preset`: the answer, after checking each
 /// rule on the screen it decides on.
 fn replay(folder: &str, preset_name: &str) -> String {
+    let (answer, detail) = replay_asking(folder, preset_name);
+    if std::fs::exists(fixture(&format!("pty/{folder}/keys"))).unwrap() {
+        assert_eq!(detail, Some(whole("touch made.txt")), "{folder}");
+    }
+    answer
+}
+
+fn whole(text: &str) -> Detail {
+    Detail {
+        text: text.into(),
+        cut: false,
+    }
+}
+
+/// [`replay`], and the detail of the approval question it answered, if any.
+fn replay_asking(folder: &str, preset_name: &str) -> (String, Option<Detail>) {
+    let mut detail = None;
     let def = preset(preset_name);
     assert!(def.done_when_ready && def.done.is_none());
     let message = String::from_utf8(read(folder, "message")).unwrap();
@@ -51,12 +68,11 @@ fn replay(folder: &str, preset_name: &str) -> String {
     let shown = || format!("new rows:\n{}", reader_rows(folder, &def));
     if let Ok(keys) = std::fs::read(fixture(&format!("pty/{folder}/keys"))) {
         let screen = reader.visible_text();
-        let question = def.approval.as_ref().unwrap().captures(&screen);
-        let question = question.unwrap_or_else(|| {
+        let question = question(&def, &screen).unwrap_or_else(|| {
             panic!("{folder}: approval_regex does not match the question:\n{screen}")
         });
-        assert_eq!(&question["tool"], "Shell");
-        assert_eq!(question["detail"].trim(), "touch made.txt");
+        assert_eq!(question.tool.as_deref(), Some("Shell"));
+        detail = question.detail;
         assert!(
             !turn_over(&def, &mut reader),
             "{folder}: the turn looks over while the question shows"
@@ -74,7 +90,7 @@ fn replay(folder: &str, preset_name: &str) -> String {
         reader.feed(&read(folder, "answered.out"));
     }
     assert!(turn_over(&def, &mut reader), "{}", shown());
-    reader.answer()
+    (reader.answer(), detail)
 }
 
 /// The rows new since the message, for failure messages.
@@ -109,6 +125,34 @@ fn an_allowed_command_leaves_only_the_model_text() {
 fn a_denied_command_leaves_no_answer() {
     assert_eq!(replay("qwen-deny", "qwen-tui"), "");
     assert_eq!(replay("gemini-deny", "gemini-tui"), "");
+}
+
+/// The command of the `wrap` recordings (scripts/record-fixtures/record-pty.py LONG_COMMAND).
+const LONG_COMMAND: &str = "touch made.txt && printf '%s\\n' alpha bravo charlie delta echo \
+    foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra \
+    tango uniform victor whiskey xray yankee zulu > words.txt && mkdir -p \
+    a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it";
+
+#[test]
+fn a_command_wrapped_over_rows_is_read_whole_or_said_to_be_cut() {
+    // gemini wraps it at spaces in its box, whole.
+    let (answer, detail) = replay_asking("gemini-wrap", "gemini-tui");
+    assert_eq!(answer, "DONE touched");
+    assert_eq!(detail, Some(whole(LONG_COMMAND)));
+    // qwen 0.15.10 shows each full row without its last characters (`mike` as `mi`): the
+    // detail says where, and that it is cut.
+    let (answer, detail) = replay_asking("qwen-wrap", "qwen-tui");
+    assert_eq!(answer, "DONE touched");
+    let detail = detail.unwrap();
+    assert!(detail.cut, "{detail:?}");
+    assert!(
+        detail.text.starts_with("touch made.txt && printf")
+            && detail.text.contains("kilo lima mi…november")
+            && detail.text.ends_with(
+                "mkdir -…a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it"
+            ),
+        "{detail:?}"
+    );
 }
 
 /// The built binary with preset `preset`, its command `cli` on PATH being the recorded

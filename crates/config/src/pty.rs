@@ -69,6 +69,9 @@ pub struct PtyDef {
     pub error: Option<Pattern>,
     /// The agent asks for approval; groups `tool` and `detail` name what it asks about.
     pub approval: Option<Pattern>,
+    /// The agent clips a wrapped detail's rows at its box's edge instead of wrapping them
+    /// whole (`approval_clips`): a detail row that reaches the edge may have lost characters.
+    pub approval_clips: bool,
     pub approve_keys: String,
     pub deny_keys: String,
     /// What keeps the agent asking whatever its own settings allow (`[backends.NAME.guard]`,
@@ -107,6 +110,7 @@ impl RawBackend {
             ("update_regex", self.update_regex.is_some()),
             ("busy_regex", self.busy_regex.is_some()),
             ("approval_regex", self.approval_regex.is_some()),
+            ("approval_clips", self.approval_clips.is_some()),
             ("approve_keys", self.approve_keys.is_some()),
             ("deny_keys", self.deny_keys.is_some()),
             ("exit_keys", self.exit_keys.is_some()),
@@ -239,6 +243,7 @@ pub(super) fn resolve(
         tool_activity: regex(&raw.tool_activity_regex, "tool_activity_regex")?,
         error: regex(&raw.error_regex, "error_regex")?,
         approval: regex(&raw.approval_regex, "approval_regex")?,
+        approval_clips: raw.approval_clips.unwrap_or(false),
         approve_keys: raw
             .approve_keys
             .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),

@@ -24,7 +24,7 @@ pub use cli::{CliBackend, Probe};
 use error::{agent_failed, turn_timed_out};
 pub use error::{BackendError, CountError};
 pub use http::{decode_recorded, token_method, HttpBackend, HttpClients};
-pub use pty::{PtyBackend, PtyProbe, ScreenReader};
+pub use pty::{question, Detail, PtyBackend, PtyProbe, Question, ScreenReader};
 pub use system::effective_system_prompt;
 
 use std::path::Path;

@@ -63,7 +63,7 @@ pub fn needle(message: &str) -> Option<&str> {
 
 /// Box-drawing characters and block elements, which TUIs draw their boxes and rules with
 /// (a box with a coloured background is half blocks, `▀▀▀` above and `▄▄▄` below).
-fn is_box(c: char) -> bool {
+pub(super) fn is_box(c: char) -> bool {
     ('\u{2500}'..='\u{259f}').contains(&c)
 }
 

@@ -17,11 +17,13 @@
 //! relays its approval questions through agent-loop's approval flow.
 
 mod extract;
+mod question;
 mod reader;
 mod screen;
 mod session;
 mod turn;
 
+pub use question::{question, Detail, Question};
 pub use reader::ScreenReader;
 
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::extract::{needle, Progress};
+use super::question::{question, CUT};
 use super::session::{Session, Wake};
 use crate::backend::{agent_failed, Host};
 use crate::config::PtyDef;
@@ -454,10 +455,7 @@ impl<'a> Turn<'a> {
 
     /// Relays an approval question on the screen to the user, and types the answer.
     async fn approval(&mut self, screen: &str) -> Result<(), Error> {
-        let Some(re) = &self.def.approval else {
-            return Ok(());
-        };
-        let Some(caps) = re.captures(screen) else {
+        let Some(asked) = question(self.def, screen) else {
             self.answered = None;
             return Ok(());
         };
@@ -470,21 +468,25 @@ impl<'a> Turn<'a> {
             }
             return Ok(());
         }
-        let whole = caps.get(0).expect("a match has group 0");
-        let line_start = screen[..whole.start()].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = screen[whole.end()..]
+        let line_start = screen[..asked.range.start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = screen[asked.range.end..]
             .find('\n')
-            .map_or(screen.len(), |i| whole.end() + i);
+            .map_or(screen.len(), |i| asked.range.end + i);
         let question = super::extract::trim_row(&screen[line_start..line_end])
             .unwrap_or_default()
             .trim()
             .to_string();
-        let tool = caps
-            .name("tool")
-            .map_or(self.def.name.clone(), |m| m.as_str().trim().to_string());
-        let detail = caps
-            .name("detail")
-            .map_or(question.clone(), |m| m.as_str().trim().to_string());
+        let tool = asked.tool.unwrap_or_else(|| self.def.name.clone());
+        let detail = match asked.detail {
+            // Not shown as if whole; and a rule that names the command's start
+            // (`--allow shell:touch*`) does not match it.
+            Some(read) if read.cut => format!(
+                "[cut: {CUT} marks what the agent's screen does not show] {}",
+                read.text
+            ),
+            Some(read) => read.text,
+            None => question,
+        };
         self.approvals += 1;
         let request = ApprovalRequest {
             call: ToolCall {

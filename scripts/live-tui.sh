@@ -4,7 +4,8 @@
 # clean-up run to its end when it was closed, the time from the answer's end to agent-loop's
 # exit, and the same stdout with --debug; a shell command allowed (--yes), then refused by a
 # run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
-# it), one denied in a fresh HOME (exit 4, `[not done` on stderr), and one its own settings
+# it), one denied in a fresh HOME (exit 4, `[not done` on stderr), one too long for a row
+# denied (its note quotes the command whole, or says it is cut), and one its own settings
 # allow (gemini's `tools.allowed`, qwen's `permissions.allow`), refused all the same without
 # --yes (the preset's guard, docs/acp.md), each through agent-loop; then `doctor` for each,
 # and the TUI's own answer time measured on a screen recording (record-pty.py --measure).
@@ -28,17 +29,19 @@ declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-co
 . scripts/live-common.sh
 prepare
 
-# A fresh HOME and working folder for CLI $1, the mock on scenario $2; sets $run, $home,
+# A fresh HOME and working folder for CLI $1, the mock on scenario $2 (and the mock options
+# that follow); sets $run, $home,
 # $work and exports the CLI's provider settings (start_mock). The CLI's SessionEnd hook, the
 # last of the clean-up it runs when it quits, appends a line to $run/session-ended.
 fresh() {
   local cli=$1 scenario=$2
+  shift 2
   stop_mock
   run=$dir/run/$cli-$scenario
   rm -rf "$run"
   home=$run/home work=$run/work
   mkdir -p "$work"
-  start_mock "$scenario"
+  start_mock "$scenario" "$@"
   python3 - "$home/.$cli/settings.json" "$run/session-ended" <<'PY'
 import json, shlex, sys
 path, mark = sys.argv[1:]
@@ -85,6 +88,17 @@ for cli in "${clis[@]}"; do
   check "denied: nothing ran, no answer, exit 4, and stderr says so" \
     "$([ "$code" = 4 ] && [ -z "$out" ] && [ ! -e "$work/made.txt" ] && grep -q 'was denied' <<<"$err" &&
       grep -q '^\[not done' <<<"$err"; echo $?)"
+
+  # A command too long for a row, denied in a pipe: the note quotes what was asked, whole
+  # (gemini), or says it is cut (qwen clips the rows it wraps).
+  long=$(cd scripts/record-fixtures && python3 -c 'from mock_tools import LONG_COMMAND; print(LONG_COMMAND)')
+  fresh "$cli" shell --shell-command "$long"
+  agent_loop --backend "$preset" --display plain "$touch_it"
+  asked=$(grep -m1 '(approval of' <<<"$err" || true)
+  echo "a long command, denied: exit $code: ${asked:0:160}..."
+  if [ "$cli" = qwen ]; then shown='(approval of [cut: '; else shown="(approval of $long: denied"; fi
+  check "a long command: asked about whole, or said to be cut; denied, nothing ran" \
+    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && grep -qF "$shown" <<<"$asked"; echo $?)"
 
   # Its own settings allow the command: without --yes, refused all the same.
   fresh "$cli" shell

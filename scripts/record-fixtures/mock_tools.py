@@ -9,6 +9,13 @@ import re
 
 # What the `shell` scenario runs (mock_provider.py --shell-command sets it).
 SHELL_COMMAND = ["touch made.txt"]
+# A command longer than two rows of a TUI's approval box, with a path that a row's end may cut
+# inside a word (record-pty.py's `wrap` case, scripts/live-tui.sh). It runs in a throw-away
+# working folder.
+LONG_COMMAND = ("touch made.txt && printf '%s\\n' alpha bravo charlie delta echo foxtrot golf "
+                "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra "
+                "tango uniform victor whiskey xray yankee zulu > words.txt && mkdir -p "
+                "a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it")
 
 
 class Call(tuple):

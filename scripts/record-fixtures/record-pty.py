@@ -9,7 +9,8 @@ CLI is `qwen` or `gemini`. Cases: `answer` (scenario `plain`: "The answer is 42.
 and `deny` (scenario `shell`: the model calls the TUI's shell tool to run `touch made.txt`;
 the TUI asks for approval, which is answered with Enter (its first option, allow once) or
 Escape (no); allowed, the model then answers "DONE touched"), and `wrap` (as `allow`, with a
-command longer than the TUI's approval box is wide, LONG_COMMAND, which it wraps over rows).
+command longer than the TUI's approval box is wide, mock_tools.LONG_COMMAND, which it wraps
+over rows).
 
 The CLI runs on a 120x40 pty with TERM=xterm-256color, in a fresh HOME and working folder
 under $REC_TMP (default /var/tmp/agent-loop-rec-pty) whose settings turn self-update off.
@@ -42,6 +43,8 @@ import termios
 import fcntl
 import time
 
+from mock_tools import LONG_COMMAND
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ROWS, COLS = 40, 120
@@ -53,12 +56,6 @@ CASES = {
     "deny": ("shell", "Create the file made.txt with touch.", b"\x1b", None),
     "wrap": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
 }
-# The `wrap` case's command: longer than two rows of the box, with a path that a row's end
-# may cut inside a word. It runs in the throw-away working folder.
-LONG_COMMAND = ("touch made.txt && printf '%s\\n' alpha bravo charlie delta echo foxtrot golf "
-                "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra "
-                "tango uniform victor whiskey xray yankee zulu > words.txt && mkdir -p "
-                "a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it")
 # What each case gives the mock besides its scenario.
 MOCK_ARGS = {"wrap": ["--shell-command", LONG_COMMAND]}
 APPROVAL = rb"Allow execution of"

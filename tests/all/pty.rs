@@ -27,7 +27,7 @@ ready_regex = 'Type your message'
 done_regex = '^✓ done'
 busy_regex = 'esc to cancel'
 skip_lines = ['fake-tui \|', '^Fake TUI v1', 'Type your message']
-approval_regex = 'Allow (?P<tool>shell) command: (?P<detail>.+?) \[y/n\]'
+approval_regex = 'Allow (?P<tool>shell) command: ?(?P<detail>(?s:.+?)) ?\[y/n\]'
 tool_activity_regex = '✓ ran: (?P<activity>.+)'
 idle_ms = 1000
 {exit}
@@ -166,6 +166,50 @@ fn approvals_go_through_agent_loops_approval_flow() {
     );
     assert!(screen.contains("Done: created asked.txt."), "{screen}");
     assert!(ws.work().join("asked.txt").exists());
+    ws.assert_no_leftovers();
+}
+
+/// A command longer than a row of the fake's box: wrapped at its spaces, and inside a word
+/// longer than a row.
+const LONG: &str = "touch made.txt && echo alpha bravo charlie delta echo foxtrot golf hotel \
+    india juliett kilo lima mike november oscar papa && mkdir -p \
+    a-folder-name-so-long-that-the-fake-agents-box-breaks-it-inside-the-word-itself/below";
+
+#[test]
+fn a_question_wrapped_over_rows_is_asked_whole_and_the_turn_goes_on() {
+    let ws = tui("timeout_s = 60");
+    // In a pipe: denied, and the note quotes what was denied, whole.
+    let run = ws.run(&["--backend", "tui", &format!("run {LONG}")]);
+    run.expect_code(4);
+    let denied = format!("[tui] (approval of {LONG}: denied");
+    assert!(run.stderr().contains(&denied), "{}", run.stderr());
+    assert!(!ws.work().join("made.txt").exists());
+    // Without a box: the one-line question wraps at the screen's edge inside the name.
+    let name = format!("{}.txt", "n".repeat(100));
+    let run = ws.run(&["--backend", "tui", "--yes", &format!("run touch {name}")]);
+    run.expect_code(0);
+    let allowed = format!("[tui] (approval of touch {name}: allowed)");
+    assert!(run.stderr().contains(&allowed), "{}", run.stderr());
+    assert!(ws.work().join(&name).exists());
+    // On a terminal: asked, and the turn goes on after the answer.
+    let message = format!("run {LONG}\n");
+    let steps = [
+        ("agent-loop with backend", 1, message.as_str()),
+        ("[y]es once, [a]lways for shell", 1, "y\n"),
+        ("Done: created made.txt.", 1, "exit\n"),
+    ];
+    let (code, screen) = crate::repl::dialogue_in(&ws, "plain", "--backend tui", &steps);
+    assert_eq!(code, 0, "{screen}");
+    // The question's rows, as the front end folds them at its width.
+    let asked: String = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("Allow shell? It asks to run"))
+        .skip(1)
+        .map_while(|l| l.strip_prefix("  | "))
+        .collect();
+    assert_eq!(asked, LONG, "{screen}");
+    assert!(screen.contains("Done: created made.txt."), "{screen}");
+    assert!(ws.work().join("made.txt").exists());
     ws.assert_no_leftovers();
 }
 

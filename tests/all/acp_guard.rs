@@ -65,6 +65,29 @@ fn a_guard_outranks_the_settings_that_allow_an_agent_to_edit() {
     }
 }
 
+/// claude-acp's guard has the adapter read the user's settings only: a project's
+/// `.claude/settings.json` runs its hooks and `apiKeyHelper` at start, and its `env` can send
+/// the key and the conversation to another host.
+#[test]
+fn claude_acps_guard_keeps_the_projects_settings_unread() {
+    let ws = Workspace::new();
+    ws.config(&format!(
+        "[backends.claude-acp]\ncommand = \"{}\"\ntimeout_s = 60\n",
+        crate::common::fixture("agents/fake-acp.py").display()
+    ));
+    ws.run(&["--backend", "claude-acp", "hello"]).expect_code(0);
+    let news = received(&ws, "session/new");
+    let options = &news[0]["params"]["_meta"]["claudeCode"]["options"];
+    assert_eq!(
+        options["settingSources"],
+        serde_json::json!(["user"]),
+        "{options}"
+    );
+    assert!(options["extraArgs"]["settings"]
+        .as_str()
+        .is_some_and(|s| s.contains("\"ask\"")));
+}
+
 #[test]
 fn yes_off_starts_an_agent_started_without_its_guard_again() {
     let ws = widened("meta = { fake = { ask = true } }\n");

@@ -186,6 +186,21 @@ fn the_clis_own_tools_are_off_in_loop_mode_and_on_with_tools_own() {
     assert!(!sent(&ws).args.iter().any(|a| a == "--tools"));
 }
 
+/// A cloned repository's `.claude/settings.json` runs its hooks and `apiKeyHelper` at start
+/// and can send the key and the conversation elsewhere (its `env`): in either mode the
+/// claude preset reads the user's settings only.
+#[test]
+fn claude_reads_no_settings_of_the_project_in_either_mode() {
+    let (run, loop_mode) = run("claude", "claude/json", &[]);
+    run.expect_code(0);
+    let pair = ["--setting-sources", "user"];
+    assert!(loop_mode.has(pair), "{:?}", loop_mode.args);
+    let ws = workspace("claude", "replay.sh", "tools = \"own\"\n");
+    ws.run_cmd(command(&ws, "claude", "claude/json", &["hi"]))
+        .expect_code(0);
+    assert!(sent(&ws).has(pair));
+}
+
 #[test]
 fn the_real_clis_declared_no_tools_of_their_own_in_loop_mode() {
     let requests =

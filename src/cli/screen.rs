@@ -48,11 +48,17 @@ impl Screen {
         let mut choice = choose(&settings, &terminal, Caps::load)?;
         if let Choice::View(caps) = choice {
             choice = match view_refused(&caps, args, &terminal) {
+                // What `auto` would choose: a pipe or a log file gets no escape, whatever
+                // display a settings file asks for.
                 Err(why) => {
+                    let (fallback, name) = match terminal.stdout_tty && terminal.stderr_tty {
+                        true => (Choice::Terminfo(caps), "terminfo"),
+                        false => (Choice::Plain, "plain"),
+                    };
                     if let Some(why) = why {
-                        eprintln!("agent-loop: {why}; using the terminfo display");
+                        eprintln!("agent-loop: {why}; using the {name} display");
                     }
-                    Choice::Terminfo(caps)
+                    fallback
                 }
                 Ok(()) => {
                     let view = ViewDisplay::new(

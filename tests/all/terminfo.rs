@@ -234,3 +234,44 @@ fn a_failing_backend_restores_the_cursor_and_shows_the_error_in_red() {
     assert_cursor_restored(&text);
     assert_contains_all(&text, &["\x1b{setaf1}error: ", "model overloaded"]);
 }
+
+/// An entry with every capability the view needs.
+const VIEW: &str = "viewable|a terminal the view can draw on,
+\tcols#60, lines#20, colors#8,
+\tcr=\\E{cr}, el=\\E{el}, ed=\\E{ed}, cup=\\E{cup%p1%d;%p2%d}, csr=\\E{csr%p1%d;%p2%d},
+\tind=\\E{ind}, cuu1=\\E{cuu1}, civis=\\E{civis}, cnorm=\\E{cnorm},
+\tbold=\\E{bold}, sgr0=\\E{sgr0}, setaf=\\E{setaf%p1%d},
+";
+
+#[test]
+fn the_view_asked_for_in_a_pipe_writes_no_escape() {
+    // `display = "view"` in a settings file stands for every run: a pipe or a log file gets
+    // what `auto` would give it, the plain display, not the terminfo display's escapes.
+    let ws = Workspace::new();
+    let db = compile(&ws, VIEW);
+    for (flags, env) in [
+        (vec!["--display", "view"], None),
+        (vec![], Some(("AGENT_LOOP_DISPLAY", "view"))),
+    ] {
+        let mut args = flags.clone();
+        args.extend(["--backend", "demo", "--yes", "list the files here"]);
+        let mut cmd = ws.cmd(&args);
+        cmd.env("TERM", "viewable").env("TERMINFO", &db);
+        if let Some((key, value)) = env {
+            cmd.env(key, value);
+        }
+        let run = ws.run_cmd(cmd);
+        run.expect_code(0);
+        for (what, bytes) in [
+            ("stdout", &run.output.stdout),
+            ("stderr", &run.output.stderr),
+        ] {
+            assert!(
+                !bytes.contains(&0x1b) && !bytes.contains(&b'\r'),
+                "{flags:?} {env:?}: {what}: {}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        assert!(!run.stdout().is_empty(), "{flags:?} {env:?}");
+    }
+}

@@ -159,3 +159,25 @@ fn a_failing_backend_ends_with_failed_and_why() {
         run.stdout()
     );
 }
+
+/// The command line can be pasted into a shell: an empty argument (claude's `--tools ""`)
+/// is written `''`, not left out to shift the ones after it.
+#[test]
+fn the_command_line_keeps_an_empty_argument() {
+    let ws = Workspace::new();
+    ws.reply(0, "The answer is 42.\n");
+    ws.add_config(&format!(
+        "[backends.empty]\ncommand = \"{}\"\nargs = [\"-p\", \"{{prompt}}\", \"--tools\", \"\", \
+         \"--strict\"]\n{TOKENS}",
+        fixture("agents/scripted.sh").display()
+    ));
+    let run = ws.run(&["doctor", "empty"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout()
+            .lines()
+            .any(|l| l.starts_with("command: ") && l.ends_with(" -p {prompt} --tools '' --strict")),
+        "{}",
+        run.stdout()
+    );
+}

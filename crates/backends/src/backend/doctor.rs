@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::backend::shell_words::command_line;
 use crate::backend::{self, CliBackend, Overrides, PtyBackend, Request};
 use crate::config::{Config, Definition};
 use crate::context::{Conversation, Message, Window};
@@ -56,14 +57,14 @@ pub async fn doctor(
                 .arg_template()
                 .map(|a| a.replace("{model}", model))
                 .chain(guard.into_iter().flat_map(|g| g.args.iter().cloned()))
-                .collect::<Vec<_>>()
-                .join(" ");
+                .collect::<Vec<_>>();
             let guard_env = guard
                 .map(|g| g.env.keys().cloned().collect::<Vec<_>>().join(" "))
                 .filter(|names| !names.is_empty());
             let json = d.parsers.json.clone();
             let cli = CliBackend::new(d)?;
-            let _ = writeln!(out, "command: {} {args}", cli.program().display());
+            let line = command_line(cli.program(), &args);
+            let _ = writeln!(out, "command: {line}");
             if let Some(names) = guard_env {
                 let _ = writeln!(out, "guard sets: {names}");
             }
@@ -108,12 +109,8 @@ pub async fn doctor(
                 d.defined_at, d.cols, d.rows, d.term
             );
             let probe = pty.probe(DOCTOR_PROMPT, &cwd, &mut emit).await;
-            let _ = writeln!(
-                out,
-                "command: {} {}",
-                probe.program.display(),
-                probe.args.join(" ")
-            );
+            let line = command_line(&probe.program, &probe.args);
+            let _ = writeln!(out, "command: {line}");
             let d = &probe.decided;
             for (name, phase) in [
                 ("start", &d.start),

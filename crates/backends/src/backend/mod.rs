@@ -16,6 +16,7 @@ mod lines;
 mod pty;
 pub mod ratelimit;
 pub mod retry;
+mod shell_words;
 mod streamed;
 mod system;
 

@@ -28,12 +28,8 @@ impl AcpProbe {
     /// The description, and why the check failed when it did.
     pub fn describe(&self) -> (String, Option<String>) {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "command: {} {}",
-            self.program.display(),
-            self.args.join(" ")
-        );
+        let line = crate::backend::shell_words::command_line(&self.program, &self.args);
+        let _ = writeln!(out, "command: {line}");
         let info = &self.info;
         if !info.is_null() {
             let agent = &info["agentInfo"];

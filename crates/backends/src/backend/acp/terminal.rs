@@ -13,6 +13,7 @@ use agent_client_protocol as acp;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
+use crate::backend::shell_words::quote;
 use crate::backend::Host;
 use crate::context::ToolCall;
 use crate::event::{ApprovalRequest, Decision, Event};
@@ -283,17 +284,4 @@ fn is_variable_name(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// A word for the shell, in single quotes unless it needs none.
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }

@@ -19,6 +19,12 @@ use crate::front::{self, FrontMatter, Rule};
 /// The file that makes a folder a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
 
+/// The largest `SKILL.md` read: an active skill's text goes into every later request of the
+/// conversation, so a bigger one (a cloned repository's, say) would leave no room for the
+/// rest, turn after turn. The specification advises under 5,000 tokens, with the rest in
+/// files of the skill's folder, read when needed.
+pub const MAX_SKILL_BYTES: u64 = 64 * 1024;
+
 /// Where a skill was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
@@ -158,6 +164,8 @@ pub enum Warning {
     Invalid { file: PathBuf, rule: Rule },
     /// A `SKILL.md` that cannot be read: skipped.
     Unreadable { file: PathBuf, why: String },
+    /// A `SKILL.md` over [`MAX_SKILL_BYTES`]: skipped, unread.
+    TooBig { file: PathBuf },
     /// A second skill of a name already found: skipped.
     Clash {
         name: String,
@@ -176,6 +184,14 @@ impl fmt::Display for Warning {
             Warning::Unreadable { file, why } => {
                 write!(f, "skill {} is skipped: {why}", file.display())
             }
+            Warning::TooBig { file } => write!(
+                f,
+                "skill {} is skipped: it is over {} KiB, the most a SKILL.md may be here (its \
+                 text goes into every request once active: keep it short and put the rest in \
+                 files of its folder)",
+                file.display(),
+                MAX_SKILL_BYTES / 1024
+            ),
             Warning::Clash {
                 name,
                 kept,
@@ -304,8 +320,12 @@ fn read(found: Vec<(PathBuf, Origin)>) -> (Vec<Skill>, Vec<Warning>) {
     let mut warnings = Vec::new();
     for (dir, origin) in found {
         let file = dir.join(SKILL_FILE);
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
+        let text = match read_capped(&file) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                warnings.push(Warning::TooBig { file });
+                continue;
+            }
             Err(e) => {
                 let why = e.to_string();
                 warnings.push(Warning::Unreadable { file, why });
@@ -338,6 +358,21 @@ fn read(found: Vec<(PathBuf, Origin)>) -> (Vec<Skill>, Vec<Warning>) {
         });
     }
     (skills, warnings)
+}
+
+/// The text of `file`, or `None` when it is over [`MAX_SKILL_BYTES`] (no more is read).
+fn read_capped(file: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)?
+        .take(MAX_SKILL_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SKILL_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]

@@ -184,3 +184,24 @@ fn refresh_reads_again_only_when_a_skill_md_changed_and_tells_new_warnings_once(
     library.refresh();
     assert_eq!(library.skills()[0].name(), "c");
 }
+
+#[test]
+fn a_skill_md_over_the_cap_is_skipped_unread_with_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let huge = skill(&root, "huge", &named("huge", "big"));
+    let text = std::fs::read_to_string(&huge).unwrap();
+    std::fs::write(&huge, text + &"x".repeat(MAX_SKILL_BYTES as usize)).unwrap();
+    skill(&root, "small", &named("small", "fits"));
+    let library = Library::load(Places {
+        folders: vec![(root, Origin::Config)],
+    });
+    assert_eq!(library.skills().len(), 1);
+    assert_eq!(library.skills()[0].name(), "small");
+    assert_eq!(library.warnings(), [Warning::TooBig { file: huge.clone() }]);
+    let said = library.warnings()[0].to_string();
+    assert!(said.starts_with(&format!(
+        "skill {} is skipped: it is over 64 KiB",
+        huge.display()
+    )));
+}

@@ -9,7 +9,8 @@
 # widens it), allowed by an --allow rule (the question relayed) and refused in a pipe (exit
 # 4, `[not done` on stderr); the agent's own settings allowing its writes and commands
 # (`widen`): without --yes both are still refused (the preset's guard, docs/acp.md), with
-# --yes they run; a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
+# --yes they run; a project whose settings start an MCP server, hooks or a plugin: without
+# --yes none starts (gemini's hooks and opencode's plugin excepted: printed); a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
 # its time. Not part of CI: it installs npm packages and takes a few minutes.
 #
 #   scripts/live-acp.sh [gemini|qwen|opencode|claude|codex ...]   (default: all five)
@@ -123,6 +124,15 @@ for cli in "${clis[@]}"; do
     check "token counts reported" "$(grep -q '\[tokens in [0-9]' <<<"$err"; echo $?)"
   fi
   exit_and_debug --backend "$preset" --display plain "$ask"
+
+  # A project whose settings start commands unasked: without --yes the preset's guard keeps
+  # them from starting (docs/acp.md, "A project's settings that run commands").
+  if [[ $cli =~ ^(gemini|qwen|opencode)$ ]]; then
+    fresh "$cli" plain
+    plant_project "$cli"
+    agent_loop --backend "$preset" --display plain "$ask"
+    project_kept_off
+  fi
 
   fresh "$cli" write
   agent_loop --backend "$preset" --display plain --yes --session live "$write_it"

@@ -76,6 +76,53 @@ wire_api = "responses"
 TOML
 }
 
+# Writes into $work the project settings of CLI $1 that start commands unasked, as a cloned
+# repository's may: an MCP server and hooks (qwen, gemini), a local MCP server and a plugin
+# (opencode), each appending its name to $run/project-ran when it runs. Sets $kept_off, a
+# pattern of those the preset keeps from starting without --yes, and $left, a note on those
+# it cannot (docs/acp.md, "A project's settings that run commands").
+plant_project() {
+  local ran=$run/project-ran
+  left=
+  case $1 in
+  qwen | gemini)
+    mkdir -p "$work/.$1"
+    python3 - "$work/.$1/settings.json" "$ran" "$1" <<'PY'
+import json, shlex, sys
+path, ran, cli = sys.argv[1:]
+def run(what):
+    return "echo %s >> %s" % (what, shlex.quote(ran))
+def hook(what):
+    return [{"hooks": [{"type": "command", "command": run(what)}]}]
+prompt = "BeforeAgent" if cli == "gemini" else "UserPromptSubmit"
+settings = {"mcpServers": {"x": {"command": "sh", "args": ["-c", run("mcp-server") + "; cat"]}},
+            "hooks": {"SessionStart": hook("session-hook"), prompt: hook("prompt-hook")}}
+json.dump(settings, open(path, "w"))
+PY
+    kept_off='mcp-server|hook'
+    [ "$1" = qwen ] || { kept_off='mcp-server' left="its hooks (in a folder it trusts)"; } ;;
+  opencode)
+    mkdir -p "$work/.opencode/plugin"
+    printf '{"mcp": {"x": {"type": "local", "command": ["sh", "-c", "echo mcp-server >> %s; cat"]}}}\n' \
+      "$ran" >"$work/opencode.json"
+    printf 'import fs from "fs";\nfs.appendFileSync(%s, "plugin\\n");\nexport const P = async () => ({});\n' \
+      "\"$ran\"" >"$work/.opencode/plugin/p.js"
+    kept_off='mcp-server|plugin'
+    [ "$preset" != opencode-acp ] || { kept_off='mcp-server' left="the plugin (opencode acp loads it)"; } ;;
+  *) kept_off= ;;
+  esac
+}
+
+# After a run in a folder plant_project wrote: prints what of the project ran, and checks
+# that nothing agent-loop keeps from starting did.
+project_kept_off() {
+  local ran
+  ran=$(sort -u "$run/project-ran" 2>/dev/null | tr '\n' ' ' || true)
+  echo "a project's settings, without --yes: exit $code; of them ran: ${ran:-nothing}${left:+ (not kept off: $left)}"
+  check "the project's settings started nothing it keeps off" \
+    "$([ "$code" = 0 ] && ! grep -Eqs "$kept_off" "$run/project-ran"; echo $?)"
+}
+
 # Runs agent-loop with arguments "$@" in $work with the fresh HOME, stdin closed, stderr in
 # $run; meant for a subshell (it ends with exec).
 run_in_home() {

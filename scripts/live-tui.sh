@@ -2,7 +2,9 @@
 # The `gemini-tui` and `qwen-tui` presets on the real TUIs, against the scripted mock
 # provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the TUI's own
 # clean-up run to its end when it was closed, the time from the answer's end to agent-loop's
-# exit, and the same stdout with --debug; a shell command allowed (--yes), then refused by a
+# exit, and the same stdout with --debug; a project whose settings start an MCP server and
+# hooks, which start nothing without --yes (gemini's hooks excepted: printed); a shell
+# command allowed (--yes), then refused by a
 # run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
 # it), one denied in a fresh HOME (exit 4, `[not done` on stderr), one too long for a row
 # denied (its note quotes the command whole, or says it is cut), and one its own settings
@@ -61,12 +63,23 @@ for cli in "${clis[@]}"; do
   preset=$cli-tui
   echo "== $preset ($("$bin/$cli" --version 2>/dev/null </dev/null | tail -1))"
 
+  # qwen's guard turns every hook off, the user's too (docs/acp.md): its clean-up is seen
+  # through the SessionEnd hook under --yes only.
+  yes=()
+  [ "$cli" != qwen ] || yes=(--yes)
   fresh "$cli" plain
-  agent_loop --backend "$preset" --display plain "$ask"
+  agent_loop --backend "$preset" --display plain "${yes[@]}" "$ask"
   echo "answer: exit $code in ${seconds}s: $out"
   check "the answer is the model's text" "$([ "$code" = 0 ] && [ "$out" = "The answer is 42." ]; echo $?)"
   check "the TUI's clean-up ran to its end (its SessionEnd hook ran)" "$([ -s "$run/session-ended" ]; echo $?)"
   exit_and_debug --backend "$preset" --display plain "$ask"
+
+  # A project whose settings start commands unasked: without --yes the preset's guard keeps
+  # them from starting (docs/acp.md, "A project's settings that run commands").
+  fresh "$cli" plain
+  plant_project "$cli"
+  agent_loop --backend "$preset" --display plain "$ask"
+  project_kept_off
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain --yes "$touch_it"

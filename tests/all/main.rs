@@ -44,6 +44,7 @@ mod policy;
 mod preset_args;
 mod preset_retry;
 mod presets;
+mod project_settings;
 mod props;
 mod pty;
 mod pty_close;

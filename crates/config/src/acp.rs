@@ -58,6 +58,11 @@ pub struct Guard {
 /// The placeholder for the guard file's path.
 pub const GUARD_FILE: &str = "{file}";
 
+/// The placeholder for the names of the MCP servers agent-loop gives the agent (comma-separated),
+/// or, where it gives none, a name no server has: what an allow-list of server names is set
+/// to, so that the agent starts none of its settings' servers (a project's among them).
+pub const GUARD_MCP_SERVERS: &str = "{mcp_servers}";
+
 impl Guard {
     /// Checks a guard table; `meta` only where the agent speaks ACP (`acp`), for only
     /// session/new and session/load carry `_meta`.

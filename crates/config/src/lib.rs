@@ -50,7 +50,7 @@ use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
-pub use acp::{AcpDef, Guard, ACP_TYPE, GUARD_FILE};
+pub use acp::{AcpDef, Guard, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
 pub use http::{shown_url, HttpDef, RetrySettings, WireFormat};

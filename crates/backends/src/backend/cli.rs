@@ -120,7 +120,7 @@ impl CliBackend {
         // In `loop` mode its guard, whatever the approval: agent-loop runs the tools there.
         let guard = def.guard.as_ref().filter(|_| !def.style.own_tools);
         // Kept alive, as the prompt file, until the child is done.
-        let start = crate::backend::guard::start(guard, args, &def.env).map_err(|e| {
+        let start = crate::backend::guard::start(guard, args, &def.env, &[]).map_err(|e| {
             self.spawn_error(std::io::Error::other(format!(
                 "cannot write the file of its guard: {e}"
             )))

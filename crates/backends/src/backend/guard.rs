@@ -4,12 +4,14 @@
 //! `tools.allowed`, opencode's `"edit": "allow"`) lets it edit or run a command without a
 //! question. An agent you host is untrusted code: an ACP agent's mode is set before every
 //! prompt, but its settings files outrank its mode, so the agent is started with settings
-//! that outrank them in turn.
+//! that outrank them in turn. The same settings keep a project's own (a cloned repository's
+//! MCP servers, hooks, plugins) from starting commands unasked; a CLI agent in `loop` mode
+//! is always started with its guard.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use crate::config::{Guard, GUARD_FILE};
+use crate::config::{Guard, GUARD_FILE, GUARD_MCP_SERVERS};
 
 /// Why an agent started without its guard (under `--yes`) is started again once
 /// agent-loop's approval asks (`/yes off`).
@@ -25,10 +27,13 @@ pub struct Start {
 }
 
 /// The agent's start with `guard` added; `Err` when its file cannot be written.
+/// `mcp_servers` names the MCP servers agent-loop gives the agent itself (an ACP agent's
+/// `session/new`), the only ones `{mcp_servers}` lets it start.
 pub fn start(
     guard: Option<&Guard>,
     args: Vec<String>,
     env: &BTreeMap<String, String>,
+    mcp_servers: &[&str],
 ) -> std::io::Result<Start> {
     let mut start = Start {
         args,
@@ -54,12 +59,34 @@ pub fn start(
         }
         None => String::new(),
     };
-    let put = |v: &String| v.replace(GUARD_FILE, &path);
+    let servers = allowed_servers(mcp_servers);
+    let put = |v: &String| {
+        v.replace(GUARD_FILE, &path)
+            .replace(GUARD_MCP_SERVERS, &servers)
+    };
     start.args.extend(guard.args.iter().map(put));
     start
         .env
         .extend(guard.env.iter().map(|(k, v)| (k.clone(), put(v))));
     Ok(start)
+}
+
+/// What `{mcp_servers}` stands for: the names of the MCP servers agent-loop gives the agent,
+/// comma-separated; with none, a name no server has. An agent's allow-list of server names
+/// (gemini's and qwen's `--allowed-mcp-server-names`) then keeps every server of its own
+/// settings from starting, the project's among them: a cloned repository's settings would
+/// otherwise start any command they name. The name is drawn anew for every start, so a
+/// project cannot give its own server that name.
+fn allowed_servers(names: &[&str]) -> String {
+    if !names.is_empty() {
+        return names.join(",");
+    }
+    use std::hash::{BuildHasher, Hasher};
+    // Keyed at random for each process, and counted on within it.
+    let drawn = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!("agent-loop-none-{drawn:016x}")
 }
 
 /// The guard's file merged over the file it takes the place of (`replaces`, or what the
@@ -156,7 +183,7 @@ mod tests {
     #[test]
     fn the_file_is_written_privately_named_and_removed_with_the_start() {
         let env = [("KEEP".to_string(), "1".to_string())].into();
-        let start = start(Some(&guard()), vec!["--acp".into()], &env).unwrap();
+        let start = start(Some(&guard()), vec!["--acp".into()], &env, &[]).unwrap();
         let path = &start.args[2];
         assert_eq!(start.args[..2], ["--acp", "--policy"]);
         assert!(path.ends_with("/ask.toml"), "{path}");
@@ -171,7 +198,7 @@ mod tests {
         drop(start);
         assert!(!folder.exists());
         // No guard: as given.
-        let start = super::start(None, vec!["--acp".into()], &env).unwrap();
+        let start = super::start(None, vec!["--acp".into()], &env, &[]).unwrap();
         assert_eq!(start.args, ["--acp"]);
         assert!(start.folder.is_none());
     }
@@ -193,7 +220,7 @@ mod tests {
             let text = std::fs::read_to_string(&start.env["SYSTEM"]).unwrap();
             serde_json::from_str::<Value>(&text).unwrap()
         };
-        let start = start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        let start = start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
         assert_eq!(
             read(&start),
             json!({ "permissions": { "ask": ["Mine", "Bash"], "deny": ["Bash(rm *)"] } })
@@ -202,25 +229,25 @@ mod tests {
         let other = dir.path().join("other.json");
         std::fs::write(&other, r#"{"theme":"dark"}"#).unwrap();
         let env = [("SYSTEM".to_string(), other.display().to_string())].into();
-        let start = super::start(Some(&guard), vec![], &env).unwrap();
+        let start = super::start(Some(&guard), vec![], &env, &[]).unwrap();
         assert_eq!(
             read(&start),
             json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
         );
         // None there: the guard's alone. Not JSON: the agent is not started.
         guard.replaces = Some(dir.path().join("none.json").display().to_string());
-        let start = super::start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        let start = super::start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
         assert_eq!(read(&start), json!({ "permissions": { "ask": ["Bash"] } }));
         // Commented, as the agent reads it.
         std::fs::write(&system, "// a comment\n{\"theme\": \"dark\" /* mine */}").unwrap();
         guard.replaces = Some(system.display().to_string());
-        let start = super::start(Some(&guard), vec![], &BTreeMap::new()).unwrap();
+        let start = super::start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
         assert_eq!(
             read(&start),
             json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
         );
         std::fs::write(&system, "{ oops }").unwrap();
-        let e = super::start(Some(&guard), vec![], &BTreeMap::new())
+        let e = super::start(Some(&guard), vec![], &BTreeMap::new(), &[])
             .err()
             .unwrap();
         assert!(
@@ -228,6 +255,27 @@ mod tests {
             "{e}"
         );
         assert!(!e.to_string().contains("--yes"), "{e}");
+    }
+
+    #[test]
+    fn mcp_servers_names_the_agents_servers_or_one_no_server_has() {
+        let mut guard = guard();
+        guard.args = vec!["--allowed-mcp-server-names".into(), "{mcp_servers}".into()];
+        guard.env = [("ALLOWED".to_string(), "{mcp_servers}".to_string())].into();
+        guard.file = None;
+        let given = start(Some(&guard), vec![], &BTreeMap::new(), &["docs", "db"]).unwrap();
+        assert_eq!(given.args, ["--allowed-mcp-server-names", "docs,db"]);
+        assert_eq!(given.env["ALLOWED"], "docs,db");
+        // None given: a name drawn for each start, which a project cannot have chosen.
+        let none = |_| {
+            start(Some(&guard), vec![], &BTreeMap::new(), &[])
+                .unwrap()
+                .args[1]
+                .clone()
+        };
+        let (first, second) = (none(1), none(2));
+        assert!(first.starts_with("agent-loop-none-"), "{first}");
+        assert_ne!(first, second);
     }
 
     #[test]

@@ -144,7 +144,14 @@ impl AcpBackend {
         let cannot = |e: &dyn std::fmt::Display| {
             self.error(format!("cannot run {}: {e}", self.program.display()))
         };
-        let start = guard::start(guard, self.args(cwd), &self.def.env)
+        // Its `session/new` names agent-loop's MCP servers: the ones the guard lets it start.
+        let servers: Vec<&str> = self
+            .def
+            .mcp_servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let start = guard::start(guard, self.args(cwd), &self.def.env, &servers)
             .map_err(|e| cannot(&format!("cannot write the file of its guard: {e}")))?;
         let mut agent = Agent::spawn(&self.program, &start.args, &start.env, &dir)
             .await

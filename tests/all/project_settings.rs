@@ -1,0 +1,126 @@
+//! A project's own settings for an agent CLI (a cloned repository's `.qwen/settings.json`,
+//! `.gemini/settings.json`, `opencode.json`, `.opencode/plugin/`) can start MCP servers, hooks
+//! and plugins: commands run unasked, outside `--root`. The presets that run qwen, gemini and
+//! opencode start them with what keeps those from starting, as the fake agents see it: in
+//! `loop` mode always, in their own-tools modes whenever agent-loop's approval asks. Whether
+//! the real CLIs honour it is checked by scripts/live-acp.sh and scripts/live-tui.sh, which
+//! plant such a project.
+
+use serde_json::Value;
+
+use crate::common::{fixture, Workspace};
+
+/// How the preset `preset`, run in `loop` mode by a fake replaying `recording`, was started:
+/// its arguments, and its environment followed by its guard's files (replay.sh's format).
+fn loop_start(preset: &str, recording: &str) -> (Vec<String>, String) {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.{preset}]\ncommand = \"{}\"\ntimeout_s = 20\n",
+        fixture("agents/replay.sh").display()
+    ));
+    let mut cmd = ws.cmd(&["--backend", preset, "--no-save", "hi"]);
+    cmd.env("REPLAY", fixture(recording))
+        .env("REPLAY_SAVE", ws.path("fake/sent"))
+        .env("REPLAY_SAVE_START", ws.path("fake/start"));
+    ws.run_cmd(cmd).expect_code(0);
+    let sent = std::fs::read_to_string(ws.path("fake/sent")).unwrap();
+    let args = sent.split("--- stdin ---\n").next().unwrap();
+    let args = args.lines().map(String::from).collect();
+    (
+        args,
+        std::fs::read_to_string(ws.path("fake/start")).unwrap(),
+    )
+}
+
+/// The argument after `flag`.
+fn after<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1).map(String::as_str)
+}
+
+#[test]
+fn in_loop_mode_no_project_settings_start_a_server_hook_or_plugin() {
+    // qwen: an allow-list naming a server no settings can have chosen, drawn for the run, and
+    // system settings (its highest scope) with hooks off.
+    let (args, start) = loop_start("qwen", "qwen/json");
+    let name = after(&args, "--allowed-mcp-server-names").expect("qwen's allow-list");
+    assert!(name.starts_with("agent-loop-none-"), "{args:?}");
+    assert_ne!(loop_start("qwen", "qwen/json").0, args, "drawn anew");
+    let settings = start
+        .lines()
+        .find_map(|l| l.strip_prefix("QWEN_CODE_SYSTEM_SETTINGS_PATH="))
+        .expect("qwen's system settings");
+    let file = start
+        .split(&format!("--- {settings} ---\n"))
+        .nth(1)
+        .expect("its file");
+    let file: Value = serde_json::from_str(file.lines().next().unwrap()).unwrap();
+    assert_eq!(file["disableAllHooks"], true, "{file}");
+    // gemini: the same allow-list, beside its policy.
+    let (args, _) = loop_start("gemini", "gemini/json");
+    let name = after(&args, "--allowed-mcp-server-names").expect("gemini's allow-list");
+    assert!(name.starts_with("agent-loop-none-"), "{args:?}");
+    assert!(after(&args, "--admin-policy").is_some(), "{args:?}");
+    // opencode: the project's config is not read at all.
+    let (_, start) = loop_start("opencode", "opencode/json");
+    assert!(
+        start
+            .lines()
+            .any(|l| l == "OPENCODE_DISABLE_PROJECT_CONFIG=1"),
+        "{start}"
+    );
+}
+
+/// How each start of the ACP preset `preset` (the fake ACP agent in its place, with an MCP
+/// server of agent-loop's) was made, for a run with `flags`.
+fn acp_starts(preset: &str, flags: &[&str]) -> Vec<Value> {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.{preset}]\ncommand = \"{}\"\nargs = []\ntimeout_s = 60\n\
+         env = {{ FAKE_ACP_MODES = \"default,build,yolo\" }}\n\
+         [mcp.servers.notes]\ncommand = \"python3\"\nargs = [\"-c\", \"pass\"]\n",
+        fixture("agents/fake-acp.py").display()
+    ));
+    let mut args = vec!["--backend", preset];
+    args.extend(flags);
+    args.push("hi");
+    ws.run(&args).expect_code(0);
+    std::fs::read_to_string(ws.path("fake/started"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn with_their_own_tools_they_start_only_agent_loops_servers_while_approval_asks() {
+    for preset in ["qwen-acp", "gemini-acp"] {
+        let start = &acp_starts(preset, &[])[0];
+        let args: Vec<String> = serde_json::from_value(start["argv"].clone()).unwrap();
+        // The servers agent-loop gives it in session/new, and none of its settings'.
+        assert_eq!(
+            after(&args, "--allowed-mcp-server-names"),
+            Some("notes"),
+            "{preset}: {args:?}"
+        );
+        if preset == "qwen-acp" {
+            let path = start["env"]["QWEN_CODE_SYSTEM_SETTINGS_PATH"]
+                .as_str()
+                .unwrap();
+            let file: Value = serde_json::from_str(start["files"][path].as_str().unwrap()).unwrap();
+            assert_eq!(file["disableAllHooks"], true, "{file}");
+        }
+        // Under --yes its own settings stand, as every guard's.
+        let start = &acp_starts(preset, &["--yes"])[0];
+        assert!(!start["argv"]
+            .to_string()
+            .contains("--allowed-mcp-server-names"));
+    }
+    let start = &acp_starts("opencode-acp", &[])[0];
+    assert_eq!(
+        start["env"]["OPENCODE_DISABLE_PROJECT_CONFIG"], "1",
+        "{start}"
+    );
+    let start = &acp_starts("opencode-acp", &["--yes"])[0];
+    assert_eq!(start["env"].get("OPENCODE_DISABLE_PROJECT_CONFIG"), None);
+}

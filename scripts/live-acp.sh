@@ -10,7 +10,8 @@
 # 4, `[not done` on stderr); the agent's own settings allowing its writes and commands
 # (`widen`): without --yes both are still refused (the preset's guard, docs/acp.md), with
 # --yes they run; a project whose settings start an MCP server, hooks or a plugin: without
-# --yes none starts (gemini's hooks and opencode's plugin excepted: printed); a turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
+# --yes none starts (gemini's hooks excepted: printed), opencode-acp is not started there; a
+# turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
 # its time. Not part of CI: it installs npm packages and takes a few minutes.
 #
 #   scripts/live-acp.sh [gemini|qwen|opencode|claude|codex ...]   (default: all five)
@@ -97,10 +98,11 @@ settings["permissions"] = {"allow": ["Write", "Edit", "Bash"]}
 json.dump(settings, open(path, "w"))
 PY
   ;;
+  # Its own only: opencode-acp is not started at all in a project with a config of its own
+  # (its guard's `refuse`, checked by plant_project).
   opencode)
     sed -i 's/"permission": {"edit": "ask", "bash": "ask"}/"permission": {"edit": "allow", "bash": "allow"}, "agent": {"build": {"permission": {"edit": "allow", "bash": "allow"}}}/' \
-      "$home/.config/opencode/opencode.json"
-    echo '{"permission": {"edit": "allow", "bash": "allow"}}' >"$work/opencode.json" ;;
+      "$home/.config/opencode/opencode.json" ;;
   claude) mkdir -p "$home/.claude" "$work/.claude"
     echo '{"permissions": {"allow": ["Write", "Edit", "Bash"]}}' >"$home/.claude/settings.json"
     echo '{"permissions": {"allow": ["Write", "Edit", "Bash"]}}' >"$work/.claude/settings.local.json" ;;

@@ -79,11 +79,12 @@ TOML
 # Writes into $work the project settings of CLI $1 that start commands unasked, as a cloned
 # repository's may: an MCP server and hooks (qwen, gemini), a local MCP server and a plugin
 # (opencode), each appending its name to $run/project-ran when it runs. Sets $kept_off, a
-# pattern of those the preset keeps from starting without --yes, and $left, a note on those
-# it cannot (docs/acp.md, "A project's settings that run commands").
+# pattern of those the preset keeps from starting without --yes, $left, a note on those it
+# cannot, and $refused when the preset is not started there at all (docs/acp.md, "A
+# project's settings that run commands").
 plant_project() {
   local ran=$run/project-ran
-  left=
+  left= refused=
   case $1 in
   qwen | gemini)
     mkdir -p "$work/.$1"
@@ -108,7 +109,7 @@ PY
     printf 'import fs from "fs";\nfs.appendFileSync(%s, "plugin\\n");\nexport const P = async () => ({});\n' \
       "\"$ran\"" >"$work/.opencode/plugin/p.js"
     kept_off='mcp-server|plugin'
-    [ "$preset" != opencode-acp ] || { kept_off='mcp-server' left="the plugin (opencode acp loads it)"; } ;;
+    [ "$preset" != opencode-acp ] || refused=1 ;;
   *) kept_off= ;;
   esac
 }
@@ -119,6 +120,12 @@ project_kept_off() {
   local ran
   ran=$(sort -u "$run/project-ran" 2>/dev/null | tr '\n' ' ' || true)
   echo "a project's settings, without --yes: exit $code; of them ran: ${ran:-nothing}${left:+ (not kept off: $left)}"
+  if [ -n "$refused" ]; then
+    grep -m1 'not started: ' <<<"$err" | sed 's/^/  /' || true
+    check "not started in that project: an error says why, nothing of it ran" \
+      "$([ "$code" != 0 ] && grep -q 'not started: ' <<<"$err" && [ ! -s "$run/project-ran" ]; echo $?)"
+    return
+  fi
   check "the project's settings started nothing it keeps off" \
     "$([ "$code" = 0 ] && ! grep -Eqs "$kept_off" "$run/project-ran"; echo $?)"
 }

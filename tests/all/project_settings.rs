@@ -124,3 +124,52 @@ fn with_their_own_tools_they_start_only_agent_loops_servers_while_approval_asks(
     let start = &acp_starts("opencode-acp", &["--yes"])[0];
     assert_eq!(start["env"].get("OPENCODE_DISABLE_PROJECT_CONFIG"), None);
 }
+
+#[test]
+fn an_agent_is_not_started_where_its_guard_refuses_what_the_project_holds() {
+    let ws = crate::acp::acp("[backends.acp.guard]\nrefuse = [\".fake/plugin\"]\n");
+    let started = || ws.path("fake/started").exists();
+    let plugin = ws.work().join(".fake/plugin");
+    std::fs::create_dir_all(&plugin).unwrap();
+    let run = ws.run(&["--backend", "acp", "hi"]);
+    assert_ne!(run.code(), 0);
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!("not started: with {} here", plugin.display())),
+        "{err}"
+    );
+    assert!(err.contains("--yes"), "{err}");
+    assert!(!started());
+    // Under --yes it starts, as its own settings say.
+    ws.run(&["--backend", "acp", "--yes", "hi"]).expect_code(0);
+    assert!(started());
+    // Found in a folder above: refused; above the repository's root: not the project's.
+    std::fs::remove_dir_all(ws.work().join(".fake")).unwrap();
+    std::fs::create_dir_all(ws.path(".fake/plugin")).unwrap();
+    assert_ne!(ws.run(&["--backend", "acp", "hi"]).code(), 0);
+    std::fs::create_dir_all(ws.work().join(".git")).unwrap();
+    ws.run(&["--backend", "acp", "hi"]).expect_code(0);
+    // A path out of a project folder is a mistake in the entry.
+    let ws = crate::acp::acp("[backends.acp.guard]\nrefuse = [\"../x\"]\n");
+    let run = ws.run(&["--backend", "acp", "hi"]);
+    assert!(run.stderr().contains("`refuse`"), "{}", run.stderr());
+}
+
+#[test]
+fn opencode_acp_is_not_started_in_a_project_with_its_own_config() {
+    // `opencode acp` loads a project config's plugins whatever it is passed.
+    for found in ["opencode.json", ".opencode"] {
+        let ws = Workspace::new();
+        ws.add_config(&format!(
+            "\n[backends.opencode-acp]\ncommand = \"{}\"\nargs = []\n",
+            fixture("agents/fake-acp.py").display()
+        ));
+        std::fs::create_dir_all(ws.work().join(".opencode")).unwrap();
+        if found == "opencode.json" {
+            std::fs::write(ws.work().join(found), "{}").unwrap();
+        }
+        let run = ws.run(&["--backend", "opencode-acp", "hi"]);
+        assert!(run.stderr().contains("not started: "), "{}", run.stderr());
+        assert!(!ws.path("fake/started").exists());
+    }
+}

@@ -53,6 +53,10 @@ pub struct Guard {
     pub replaces: Option<String>,
     /// An object merged into the `_meta` of `session/new` and `session/load`.
     pub meta: Option<toml::Table>,
+    /// Paths relative to a project folder: where one is found (`backend::guard::refused`),
+    /// the agent is not started, for it would run what they hold unasked and nothing it can
+    /// be passed turns that off.
+    pub refuse: Vec<String>,
 }
 
 /// The placeholder for the guard file's path.
@@ -83,6 +87,7 @@ impl Guard {
             file_name: raw.file_name.unwrap_or_else(|| "guard".into()),
             replaces: raw.replaces,
             meta: raw.meta,
+            refuse: raw.refuse.unwrap_or_default(),
         };
         let names_file = guard
             .args
@@ -97,6 +102,13 @@ impl Guard {
             }
             _ if guard.replaces.is_some() && !guard.env.values().any(|v| v == GUARD_FILE) => {
                 Some("`replaces` is set, but no variable of `env` is `{file}`")
+            }
+            _ if guard.refuse.iter().any(|p| {
+                let p = std::path::Path::new(p);
+                p.is_absolute() || p.components().any(|c| c.as_os_str() == "..")
+            }) =>
+            {
+                Some("`refuse` holds paths inside a project folder, not absolute or with `..`")
             }
             _ => None,
         };

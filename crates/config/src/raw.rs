@@ -415,6 +415,7 @@ pub struct RawGuard {
     pub file_name: Option<String>,
     pub replaces: Option<String>,
     pub meta: Option<toml::Table>,
+    pub refuse: Option<Vec<String>>,
 }
 
 #[cfg(test)]

@@ -119,6 +119,14 @@ impl CliBackend {
         let args = def.expand_args(&prompt, file_arg.as_deref(), request.cwd)?;
         // In `loop` mode its guard, whatever the approval: agent-loop runs the tools there.
         let guard = def.guard.as_ref().filter(|_| !def.style.own_tools);
+        let dir = match &def.cwd {
+            Some(dir) => request.cwd.join(dir),
+            None => request.cwd.to_path_buf(),
+        };
+        if let Some(found) = crate::backend::guard::refused(guard, &dir) {
+            let why = crate::backend::guard::refusal(&found);
+            return Err(self.spawn_error(std::io::Error::other(why)));
+        }
         // Kept alive, as the prompt file, until the child is done.
         let start = crate::backend::guard::start(guard, args, &def.env, &[]).map_err(|e| {
             self.spawn_error(std::io::Error::other(format!(
@@ -131,10 +139,7 @@ impl CliBackend {
             env: start.env.clone(),
             // A backend needs its own keys.
             env_remove: Vec::new(),
-            cwd: Some(match &def.cwd {
-                Some(dir) => request.cwd.join(dir),
-                None => request.cwd.to_path_buf(),
-            }),
+            cwd: Some(dir),
             stdin: (def.prompt_via == PromptVia::Stdin).then(|| prompt.clone().into_bytes()),
             timeout: def.timeout,
             cap: def.max_output_bytes,

@@ -71,6 +71,37 @@ pub fn start(
     Ok(start)
 }
 
+/// The first of the guard's `refuse` paths found in `dir` or a folder above it, up to the
+/// project's root (the folder holding `.git`), your home folder left out (what it holds is
+/// your own): the agent reads its project files from all of them, and would run what that
+/// path holds unasked, with nothing to pass it that turns that off. `None` without a guard.
+pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let refuse = &guard?.refuse;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    for folder in dir.ancestors() {
+        if home.as_deref() != Some(folder) {
+            let found = refuse.iter().map(|p| folder.join(p));
+            if let Some(found) = found.into_iter().find(|p| p.symlink_metadata().is_ok()) {
+                return Some(found);
+            }
+        }
+        if folder.join(".git").symlink_metadata().is_ok() {
+            break;
+        }
+    }
+    None
+}
+
+/// Why an agent is not started: `found`, one of its guard's `refuse` paths.
+pub fn refusal(found: &std::path::Path) -> String {
+    format!(
+        "not started: with {} here the agent can run a project's code as it starts, unasked, \
+         and nothing agent-loop can pass it turns that off; remove it, or pass --yes to start \
+         the agent as its own settings say",
+        found.display()
+    )
+}
+
 /// What `{mcp_servers}` stands for: the names of the MCP servers agent-loop gives the agent,
 /// comma-separated; with none, a name no server has. An agent's allow-list of server names
 /// (gemini's and qwen's `--allowed-mcp-server-names`) then keeps every server of its own

@@ -144,6 +144,9 @@ impl AcpBackend {
         let cannot = |e: &dyn std::fmt::Display| {
             self.error(format!("cannot run {}: {e}", self.program.display()))
         };
+        if let Some(found) = guard::refused(guard, &dir) {
+            return Err(self.error(guard::refusal(&found)));
+        }
         // Its `session/new` names agent-loop's MCP servers: the ones the guard lets it start.
         let servers: Vec<&str> = self
             .def

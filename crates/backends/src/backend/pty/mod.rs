@@ -129,10 +129,13 @@ impl PtyBackend {
                 Some(dir) => cwd.join(dir),
                 None => cwd.to_path_buf(),
             };
-            let spawned =
-                guard::start(guard, self.args(cwd), &self.def.env, &[]).and_then(|start| {
-                    Session::spawn(&self.def, &self.program, start, guard.is_some(), &dir)
-                });
+            let spawned = match guard::refused(guard, &dir) {
+                Some(found) => Err(std::io::Error::other(guard::refusal(&found))),
+                None => guard::start(guard, self.args(cwd), &self.def.env, &[]),
+            }
+            .and_then(|start| {
+                Session::spawn(&self.def, &self.program, start, guard.is_some(), &dir)
+            });
             let session = spawned.map_err(|source| BackendError::Spawn {
                 backend: self.def.name.clone(),
                 program: self.program.clone(),

@@ -56,7 +56,7 @@ impl Gathered {
     pub fn update(&mut self, backend: &str, params: &Value, emit: &mut dyn FnMut(Event)) {
         let update = &params["update"];
         if let Some(usage) = usage_in(&update["_meta"]).or_else(|| usage_in(&params["_meta"])) {
-            self.counts(usage);
+            self.add(usage);
         }
         let line = |stream, line: String| Event::BackendOutput {
             backend: backend.to_string(),
@@ -178,11 +178,31 @@ impl Gathered {
         }
     }
 
-    /// Takes newer token counts, keeping the cost a `usage_update` reported (claude-agent-acp
-    /// sends it there, the counts in the prompt's result).
+    /// Takes the turn's token counts (a prompt's result holds them: gemini's, claude-agent-acp's)
+    /// over those added up from its updates, keeping the cost a `usage_update` reported
+    /// (claude-agent-acp sends it there).
     pub fn counts(&mut self, mut usage: Usage) {
         usage.cost = usage.cost.or(self.usage.as_ref().and_then(|u| u.cost));
         self.usage = Some(usage);
+    }
+
+    /// Adds one model request's counts, as an update's `_meta` reports them (qwen sends each
+    /// request's on a chunk of its own): a turn of two requests is their sum.
+    fn add(&mut self, usage: Usage) {
+        let Some(sum) = self.usage.as_mut() else {
+            self.usage = Some(usage);
+            return;
+        };
+        let plus = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        sum.input = plus(sum.input, usage.input);
+        sum.output = plus(sum.output, usage.output);
+        sum.total = plus(sum.total, usage.total);
+        sum.cache_read = plus(sum.cache_read, usage.cache_read);
+        sum.cache_write = plus(sum.cache_write, usage.cache_write);
+        sum.thinking = plus(sum.thinking, usage.thinking);
     }
 
     /// The tool call an update is about, with the update's fields laid over what was known
@@ -479,5 +499,26 @@ mod tests {
                 "(ignored a session update of unknown type `something_new`)"
             ]
         );
+    }
+
+    #[test]
+    fn each_requests_counts_in_updates_add_up_and_a_results_replace_them() {
+        // qwen sends each model request's counts on an empty chunk of its own.
+        let mut gathered = Gathered::default();
+        let mut emit = |_: Event| {};
+        for _ in 0..2 {
+            let update = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""}, "_meta": {"usage": {"inputTokens": 1611, "outputTokens": 4, "totalTokens": 1615, "cachedReadTokens": 0}, "durationMs": 64}});
+            gathered.update("a", &json!({"sessionId": "s", "update": update}), &mut emit);
+        }
+        let u = gathered.usage.unwrap();
+        assert_eq!(
+            (u.input, u.output, u.total),
+            (Some(3222), Some(8), Some(3230))
+        );
+        assert_eq!((u.cache_read, u.thinking), (Some(0), None));
+        // A prompt's result has the turn's own.
+        gathered
+            .counts(usage_in(&json!({"usage": {"inputTokens": 5, "outputTokens": 1}})).unwrap());
+        assert_eq!(gathered.usage.unwrap().input, Some(5));
     }
 }

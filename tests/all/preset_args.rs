@@ -201,6 +201,23 @@ fn claude_reads_no_settings_of_the_project_in_either_mode() {
     assert!(sent(&ws).has(pair));
 }
 
+/// A qwen never set up says why in its result's `error`, not as an `[API Error:` answer: that
+/// message is the error, not qwen's whole JSON.
+#[test]
+fn qwen_not_set_up_says_why() {
+    let (run, _) = run("qwen", "qwen/noauth", &[]);
+    run.expect_code(1);
+    assert!(
+        run.stderr().contains(
+            "error: backend `qwen` reported an error: No auth type is selected. Please \
+             configure an auth type"
+        ),
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("\"is_error\""), "{}", run.stderr());
+}
+
 #[test]
 fn the_real_clis_declared_no_tools_of_their_own_in_loop_mode() {
     let requests =

@@ -157,7 +157,8 @@ fn visible(text: &str) -> Vec<String> {
     pieces
 }
 
-/// The pieces as lines of at most `width` characters; a line ends where a `"\n"` piece is.
+/// The pieces as lines of at most `width` columns (a wide character, as CJK, takes two); a
+/// line ends where a `"\n"` piece is.
 fn wrap(pieces: &[String], width: usize) -> Vec<String> {
     let mut lines = vec![String::new()];
     let mut used = 0;
@@ -167,7 +168,7 @@ fn wrap(pieces: &[String], width: usize) -> Vec<String> {
             used = 0;
             continue;
         }
-        let len = piece.chars().count();
+        let len = unicode_width::UnicodeWidthStr::width(piece.as_str());
         if used > 0 && used + len > width {
             lines.push(String::new());
             used = 0;
@@ -246,6 +247,20 @@ mod tests {
         assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
         let all = prompt(&request(&script), 80, true);
         assert!(all.contains("echo 100\\n"), "{all}");
+    }
+
+    /// A wide character takes two columns: a line of them wraps at the screen's width, not at
+    /// its count of characters (a line of CJK was twice as wide, and the terminal wrapped it
+    /// again without its mark).
+    #[test]
+    fn wide_characters_wrap_by_columns() {
+        let cjk = format!("echo {}", "中".repeat(60));
+        let shown = prompt(&request(&cjk), 40, false);
+        for line in shown.lines().filter(|l| l.starts_with("  | ")) {
+            let width = unicode_width::UnicodeWidthStr::width(line);
+            assert!(width <= 40, "{width}: {line}\n{shown}");
+        }
+        assert_eq!(shown.matches('中').count(), 60, "{shown}");
     }
 
     /// The question of a write shows the content, of an edit the old and new text, each

@@ -163,3 +163,32 @@ fn the_opencode_preset_adds_its_reasoning_to_the_output() {
     assert_eq!(usage[0]["output_tokens"], 9, "{}", usage[0]);
     assert_eq!(usage[0]["thinking_tokens"], 5, "{}", usage[0]);
 }
+
+/// A CLI that counts its prompt cache's tokens apart from its input (Claude Code, opencode):
+/// `json_cache_read_tokens` and `json_cache_write_tokens` read them, the usage record carries
+/// them and the display shows them, so that a step of 22,500 tokens does not read "in 4".
+#[test]
+fn a_cli_backend_reports_its_prompt_caches_tokens() {
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.cached]\ncommand = \"{}\"\noutput = \"json\"\njson_text = \"text\"\n\
+         json_input_tokens = \"usage.in\"\njson_output_tokens = \"usage.out\"\n\
+         json_cache_read_tokens = \"usage.read\"\njson_cache_write_tokens = \"usage.write\"\n",
+        fixture("agents/scripted.sh").display()
+    ));
+    let reply = "{\"text\": \"Hi.\", \"usage\": {\"in\": 4, \"out\": 9, \"read\": 21000, \"write\": 1500}}\n";
+    ws.reply(0, reply);
+    let usage = usage_of(&ws, "cached");
+    assert_eq!(usage["input_tokens"], 4, "{usage}");
+    assert_eq!(usage["cache_read_tokens"], 21000, "{usage}");
+    assert_eq!(usage["cache_write_tokens"], 1500, "{usage}");
+    ws.reply(1, reply);
+    let run = ws.run(&["--backend", "cached", "--no-save", "hi"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr()
+            .contains("[tokens in 4 / out 9 / cache read 21000 / cache write 1500]"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -298,7 +298,7 @@ fn json_fields(
             ));
         }
     }
-    let [text, input, output_tokens, total, thinking, cost, error, text_delta] =
+    let [text, input, output_tokens, total, thinking, cache_read, cache_write, cost, error, text_delta] =
         keys.map(|(key, value)| {
             value
                 .map(|v| {
@@ -314,6 +314,8 @@ fn json_fields(
         output_tokens: output_tokens?,
         total_tokens: total?,
         thinking_tokens: thinking?,
+        cache_read_tokens: cache_read?,
+        cache_write_tokens: cache_write?,
         cost: cost?,
         error: error?,
         text_delta: text_delta?,

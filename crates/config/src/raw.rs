@@ -60,6 +60,10 @@ pub struct RawBackend {
     pub json_output_tokens: Option<Located>,
     pub json_total_tokens: Option<Located>,
     pub json_thinking_tokens: Option<Located>,
+    /// Input tokens read from and written to the provider's prompt cache, which some CLIs
+    /// count apart from their input (Claude Code's `cache_read_input_tokens`).
+    pub json_cache_read_tokens: Option<Located>,
+    pub json_cache_write_tokens: Option<Located>,
     /// Whether the output count includes the thinking tokens (true, the OpenAI convention) or
     /// counts them apart (gemini's `candidates`), when they are added to it.
     pub thinking_in_output: Option<bool>,
@@ -165,6 +169,8 @@ impl Overlay for RawBackend {
             json_output_tokens,
             json_total_tokens,
             json_thinking_tokens,
+            json_cache_read_tokens,
+            json_cache_write_tokens,
             thinking_in_output,
             json_cost,
             json_error,
@@ -253,13 +259,21 @@ impl RawBackend {
     }
 
     /// The `json_*` field paths, by key.
-    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 8] {
+    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 10] {
         [
             ("json_text", self.json_text.as_ref()),
             ("json_input_tokens", self.json_input_tokens.as_ref()),
             ("json_output_tokens", self.json_output_tokens.as_ref()),
             ("json_total_tokens", self.json_total_tokens.as_ref()),
             ("json_thinking_tokens", self.json_thinking_tokens.as_ref()),
+            (
+                "json_cache_read_tokens",
+                self.json_cache_read_tokens.as_ref(),
+            ),
+            (
+                "json_cache_write_tokens",
+                self.json_cache_write_tokens.as_ref(),
+            ),
             ("json_cost", self.json_cost.as_ref()),
             ("json_error", self.json_error.as_ref()),
             ("json_text_delta", self.json_text_delta.as_ref()),
@@ -298,6 +312,8 @@ impl RawBackend {
             &mut self.json_output_tokens,
             &mut self.json_total_tokens,
             &mut self.json_thinking_tokens,
+            &mut self.json_cache_read_tokens,
+            &mut self.json_cache_write_tokens,
             &mut self.json_cost,
             &mut self.json_error,
             &mut self.json_text_delta,

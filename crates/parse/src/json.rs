@@ -244,6 +244,10 @@ pub struct JsonFields {
     /// Reasoning tokens (`json_thinking_tokens`), part of the output once `thinking_in_output`
     /// has been applied.
     pub thinking_tokens: Option<JsonPath>,
+    /// Input tokens read from and written to the prompt cache (`json_cache_read_tokens`,
+    /// `json_cache_write_tokens`), where the CLI counts them apart from its input.
+    pub cache_read_tokens: Option<JsonPath>,
+    pub cache_write_tokens: Option<JsonPath>,
     pub cost: Option<JsonPath>,
     pub error: Option<JsonPath>,
     /// The pieces of the answer a JSONL stream carries as it is written
@@ -318,8 +322,9 @@ impl JsonFields {
             output: count(&self.output_tokens),
             total: count(&self.total_tokens),
             thinking: count(&self.thinking_tokens),
+            cache_read: count(&self.cache_read_tokens),
+            cache_write: count(&self.cache_write_tokens),
             cost: Self::sum(self.cost.as_ref(), docs),
-            ..Default::default()
         };
         (usage != Usage::default()).then_some(usage)
     }

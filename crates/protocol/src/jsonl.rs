@@ -82,6 +82,8 @@ pub const SCHEMA: [(&str, &str, &[&str]); 22] = [
             "prompt_tokens",
             "completion_tokens",
             "thinking_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
             "cost_usd",
             "latency_ms",
         ],

@@ -79,13 +79,15 @@ pub fn usage<S: Serializer>(
     latency_ms: &u64,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(Some(8))?;
+    let mut map = s.serialize_map(Some(10))?;
     map.serialize_entry("input_tokens", &usage.input)?;
     map.serialize_entry("output_tokens", &usage.output)?;
     map.serialize_entry("total_tokens", &usage.total)?;
     map.serialize_entry("prompt_tokens", &usage.input)?;
     map.serialize_entry("completion_tokens", &usage.output)?;
     map.serialize_entry("thinking_tokens", &usage.thinking)?;
+    map.serialize_entry("cache_read_tokens", &usage.cache_read)?;
+    map.serialize_entry("cache_write_tokens", &usage.cache_write)?;
     map.serialize_entry("cost_usd", &usage.cost)?;
     map.serialize_entry("latency_ms", latency_ms)?;
     map.end()

@@ -136,7 +136,8 @@ fn every_kind_has_its_stable_keys() {
             },
             json!({"event": "usage", "input_tokens": 10, "output_tokens": 2,
                    "total_tokens": null, "prompt_tokens": 10, "completion_tokens": 2,
-                   "thinking_tokens": null, "cost_usd": null, "latency_ms": 1500}),
+                   "thinking_tokens": null, "cache_read_tokens": null,
+                   "cache_write_tokens": null, "cost_usd": null, "latency_ms": 1500}),
         ),
         (
             Event::Error {

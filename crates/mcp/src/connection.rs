@@ -138,12 +138,19 @@ impl Connection {
         let started = tokio::time::timeout(def.startup_timeout, async {
             let transport = match &def.transport {
                 Transport::Stdio { command, args, env } => {
-                    let program =
-                        which::which_in(command, std::env::var_os("PATH"), cwd).map_err(|_| {
-                            StartError::NotOnPath {
+                    let program = match which::which_in(command, std::env::var_os("PATH"), cwd) {
+                        Ok(program) => program,
+                        // A path that is there but cannot be run: its start says why
+                        // (permission denied), where "not on PATH" would send the user looking.
+                        Err(_) if command.contains('/') && cwd.join(command).exists() => {
+                            cwd.join(command)
+                        }
+                        Err(_) => {
+                            return Err(StartError::NotOnPath {
                                 command: command.clone(),
-                            }
-                        })?;
+                            })
+                        }
+                    };
                     let mut cmd = tokio::process::Command::new(&program);
                     cmd.args(args).current_dir(cwd).kill_on_drop(true);
                     // Its own session and group: Ctrl-C at the terminal does not reach it,

@@ -110,7 +110,8 @@ pub enum TokenFileError {
 /// A step of `mcp login` (or of reading a stored login) that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
-    #[error("MCP server `{name}` is a command, not a URL: there is nothing to log in to")]
+    /// The caller's message names the server: this says only why.
+    #[error("it is a command, not a URL: there is nothing to log in to")]
     NotUrl { name: String },
     #[error("{0}")]
     Url(#[from] BadUrl),

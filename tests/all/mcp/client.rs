@@ -432,3 +432,22 @@ fn a_block_of_an_unknown_kind_is_named_and_the_rest_kept() {
         "{second}"
     );
 }
+
+/// A server's command that is a file but cannot be run is said to be so, not "not on PATH",
+/// which would send the user looking for it.
+#[test]
+fn a_command_that_is_there_but_cannot_be_run_says_so() {
+    let ws = Workspace::new();
+    let file = ws.path("not-a-program");
+    std::fs::write(&file, "plain text\n").unwrap();
+    ws.add_config(&server("plain", &file.display().to_string(), ""));
+    ws.reply(1, "Nothing to do.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains("MCP server `plain` did not start") && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert!(!err.contains("is not on PATH"), "{err}");
+}

@@ -277,4 +277,11 @@ fn login_to_an_unknown_or_command_server_is_refused() {
         "{}",
         run.stderr()
     );
+    // The server is named once.
+    assert_eq!(
+        run.stderr().matches("`local`").count(),
+        1,
+        "{}",
+        run.stderr()
+    );
 }

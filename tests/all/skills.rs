@@ -210,6 +210,11 @@ fn a_link_out_of_a_skills_folder_is_refused() {
     run_api(&ws, &["--no-stream", "--tools", "skill", "notes"]).expect_code(0);
     let result = tool_result(&server.requests()[1]);
     assert!(!result.contains("secret\n"), "{result}");
+    // Said as what it is: a link there all along, not one that appeared on the way.
+    assert!(
+        result.contains("refused: link.md is a symbolic link, or inside one"),
+        "{result}"
+    );
 }
 
 #[test]

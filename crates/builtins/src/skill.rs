@@ -83,6 +83,16 @@ impl Builtin for Skill {
     }
 }
 
+/// Whether a part of `rel` in `dir` is a symbolic link.
+fn through_link(dir: &Path, rel: &Path) -> bool {
+    let mut at = dir.to_path_buf();
+    rel.components().any(|part| {
+        at.push(part);
+        at.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 /// The text of `path` in the skill's folder.
 fn read(skill: &Found, path: &str) -> ToolOutput {
     let rel = Path::new(path);
@@ -99,6 +109,13 @@ fn read(skill: &Found, path: &str) -> ToolOutput {
     let mut file = match beneath::open_read(&skill.dir, &resolved, path, false) {
         Ok(beneath::Opened::File(file)) => file,
         Ok(beneath::Opened::Dir(_)) => unreachable!("folders are refused"),
+        // A link that was there all along, not one that appeared: said as what it is.
+        Err(_) if through_link(&skill.dir, rel) => {
+            return ToolOutput::error(format!(
+                "refused: {path} is a symbolic link, or inside one: a skill's files are read \
+                 in its folder, following no link"
+            ))
+        }
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let mut bytes = Vec::new();

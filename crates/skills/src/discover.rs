@@ -166,6 +166,9 @@ pub enum Warning {
     Unreadable { file: PathBuf, why: String },
     /// A `SKILL.md` over [`MAX_SKILL_BYTES`]: skipped, unread.
     TooBig { file: PathBuf },
+    /// A `SKILL.md` that is a symbolic link out of its skill's folder: skipped, unread, as
+    /// the skill's other files are.
+    LinkOut { file: PathBuf },
     /// A second skill of a name already found: skipped.
     Clash {
         name: String,
@@ -184,6 +187,11 @@ impl fmt::Display for Warning {
             Warning::Unreadable { file, why } => {
                 write!(f, "skill {} is skipped: {why}", file.display())
             }
+            Warning::LinkOut { file } => write!(
+                f,
+                "skill {} is skipped: it is a symbolic link out of its folder",
+                file.display()
+            ),
             Warning::TooBig { file } => write!(
                 f,
                 "skill {} is skipped: it is over {} KiB, the most a SKILL.md may be here (its \
@@ -320,6 +328,10 @@ fn read(found: Vec<(PathBuf, Origin)>) -> (Vec<Skill>, Vec<Warning>) {
     let mut warnings = Vec::new();
     for (dir, origin) in found {
         let file = dir.join(SKILL_FILE);
+        if links_out(&dir, &file) {
+            warnings.push(Warning::LinkOut { file });
+            continue;
+        }
         let text = match read_capped(&file) {
             Ok(Some(text)) => text,
             Ok(None) => {
@@ -358,6 +370,19 @@ fn read(found: Vec<(PathBuf, Origin)>) -> (Vec<Skill>, Vec<Warning>) {
         });
     }
     (skills, warnings)
+}
+
+/// Whether `file` is a symbolic link to a file outside `dir` (the folder itself may be a
+/// link: what counts is where both lead).
+fn links_out(dir: &Path, file: &Path) -> bool {
+    let is_link = file
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    is_link
+        && match (dir.canonicalize(), file.canonicalize()) {
+            (Ok(dir), Ok(target)) => !target.starts_with(dir),
+            _ => true,
+        }
 }
 
 /// The text of `file`, or `None` when it is over [`MAX_SKILL_BYTES`] (no more is read).

@@ -205,3 +205,27 @@ fn a_skill_md_over_the_cap_is_skipped_unread_with_why() {
         huge.display()
     )));
 }
+
+#[test]
+fn a_skill_md_linked_from_outside_its_folder_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let outside = skill(
+        &tmp.path().join("elsewhere"),
+        "out",
+        &named("out", "outside"),
+    );
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    let file = root.join("out").join(SKILL_FILE);
+    std::os::unix::fs::symlink(&outside, &file).unwrap();
+    // A link inside the folder is followed.
+    let inside = skill(&root, "in", &named("in", "inside"));
+    std::fs::rename(&inside, root.join("in/real.md")).unwrap();
+    std::os::unix::fs::symlink("real.md", &inside).unwrap();
+    let library = Library::load(Places {
+        folders: vec![(root, Origin::Config)],
+    });
+    let names: Vec<&str> = library.skills().iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["in"]);
+    assert_eq!(library.warnings(), [Warning::LinkOut { file }]);
+}

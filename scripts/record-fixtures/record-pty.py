@@ -2,15 +2,16 @@
 """Record the raw pseudo-terminal byte stream of a real interactive agent TUI, one turn,
 against the scripted mock provider (mock_provider.py), for the `type = "pty"` presets.
 
-    scripts/record-fixtures/record-pty.py [--case answer|allow|deny] [--measure] CLI PROGRAM
+    scripts/record-fixtures/record-pty.py [--case answer|allow|deny|wrap|write] [--measure] CLI PROGRAM
     scripts/record-fixtures/record-pty.py --case allow qwen /path/to/qwen
 
 CLI is `qwen` or `gemini`. Cases: `answer` (scenario `plain`: "The answer is 42."), `allow`
 and `deny` (scenario `shell`: the model calls the TUI's shell tool to run `touch made.txt`;
 the TUI asks for approval, which is answered with Enter (its first option, allow once) or
-Escape (no); allowed, the model then answers "DONE touched"), and `wrap` (as `allow`, with a
+Escape (no); allowed, the model then answers "DONE touched"), `wrap` (as `allow`, with a
 command longer than the TUI's approval box is wide, mock_tools.LONG_COMMAND, which it wraps
-over rows).
+over rows), and `write` (scenario `write`: the TUI's write tool writes made.txt, asked about
+and allowed; "DONE written").
 
 The CLI runs on a 120x40 pty with TERM=xterm-256color, in a fresh HOME and working folder
 under $REC_TMP (default /var/tmp/agent-loop-rec-pty) whose settings turn self-update off.
@@ -55,10 +56,13 @@ CASES = {
     "allow": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
     "deny": ("shell", "Create the file made.txt with touch.", b"\x1b", None),
     "wrap": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
+    "write": ("write", "Write the file made.txt.", b"\r", "DONE written"),
 }
-# What each case gives the mock besides its scenario.
-MOCK_ARGS = {"wrap": ["--shell-command", LONG_COMMAND]}
-APPROVAL = rb"Allow execution of"
+# What each case gives the mock besides its scenario ({work}: the working folder; qwen's
+# write tool takes only an absolute path).
+MOCK_ARGS = {"wrap": ["--shell-command", LONG_COMMAND],
+             "write": ["--write-path", "{work}/made.txt"]}
+APPROVAL = rb"Allow execution of|Apply this change\?"
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]")
 
 
@@ -179,7 +183,8 @@ def main():
     port_file = os.path.join(run, "port")
     mock = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_provider.py"),
                              "--scenario", scenario, "--port", "0", "--port-file", port_file,
-                             "--log", os.path.join(run, "mock.log")] + MOCK_ARGS.get(case, []),
+                             "--log", os.path.join(run, "mock.log")]
+                            + [a.format(work=work) for a in MOCK_ARGS.get(case, [])],
                             stderr=subprocess.DEVNULL)
     for _ in range(100):
         if os.path.exists(port_file) and open(port_file).read().strip():

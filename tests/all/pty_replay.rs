@@ -71,7 +71,11 @@ fn replay_asking(folder: &str, preset_name: &str) -> (String, Option<Detail>) {
         let question = question(&def, &screen).unwrap_or_else(|| {
             panic!("{folder}: approval_regex does not match the question:\n{screen}")
         });
-        assert_eq!(question.tool.as_deref(), Some("Shell"));
+        assert!(
+            matches!(question.tool.as_deref(), Some("Shell" | "WriteFile")),
+            "{folder}: {:?}",
+            question.tool
+        );
         detail = question.detail;
         assert!(
             !turn_over(&def, &mut reader),
@@ -153,6 +157,15 @@ fn a_command_wrapped_over_rows_is_read_whole_or_said_to_be_cut() {
             ),
         "{detail:?}"
     );
+}
+
+#[test]
+fn a_write_is_asked_about_with_its_file() {
+    for (folder, preset) in [("qwen-write", "qwen-tui"), ("gemini-write", "gemini-tui")] {
+        let (answer, detail) = replay_asking(folder, preset);
+        assert_eq!(answer, "DONE written");
+        assert_eq!(detail, Some(whole("Writing to made.txt")), "{folder}");
+    }
 }
 
 /// The built binary with preset `preset`, its command `cli` on PATH being the recorded

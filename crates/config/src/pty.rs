@@ -67,7 +67,8 @@ pub struct PtyDef {
     pub tool_activity: Option<Pattern>,
     /// The agent shows an error: the turn fails with the matching line.
     pub error: Option<Pattern>,
-    /// The agent asks for approval; groups `tool` and `detail` name what it asks about.
+    /// The agent asks for approval; groups `tool` and `detail` (or `whole`, when it matched)
+    /// name what it asks about.
     pub approval: Option<Pattern>,
     /// The agent clips a wrapped detail's rows at its box's edge instead of wrapping them
     /// whole (`approval_clips`): a detail row that reaches the edge may have lost characters.

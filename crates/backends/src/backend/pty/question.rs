@@ -27,7 +27,7 @@ pub struct Question {
     pub range: Range<usize>,
     /// Its `tool` group, trimmed.
     pub tool: Option<String>,
-    /// Its `detail` group, read whole.
+    /// Its `whole` group if that matched, else its `detail` group; read whole.
     pub detail: Option<Detail>,
 }
 
@@ -37,8 +37,11 @@ pub fn question(def: &PtyDef, screen: &str) -> Option<Question> {
     Some(Question {
         range: caps.get(0).expect("a match has group 0").range(),
         tool: caps.name("tool").map(|m| m.as_str().trim().to_string()),
+        // A pattern may take the detail from a row that cuts it short (a title), and the
+        // whole of it from the rows where the agent shows it all, when they are there.
         detail: caps
-            .name("detail")
+            .name("whole")
+            .or_else(|| caps.name("detail"))
             .map(|m| detail(screen, m.range(), def.cols.into(), def.approval_clips)),
     })
 }

@@ -7,7 +7,8 @@
 # command allowed (--yes), then refused by a
 # run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
 # it), one denied in a fresh HOME (exit 4, `[not done` on stderr), one too long for a row
-# denied (its note quotes the command whole, or says it is cut), and one its own settings
+# denied (its note quotes the command whole, or says it is cut), one taller than the screen
+# (said to be cut), and one its own settings
 # allow (gemini's `tools.allowed`, qwen's `permissions.allow`), refused all the same without
 # --yes (the preset's guard, docs/acp.md), each through agent-loop; then `doctor` for each,
 # and the TUI's own answer time measured on a screen recording (record-pty.py --measure).
@@ -112,6 +113,16 @@ for cli in "${clis[@]}"; do
   if [ "$cli" = qwen ]; then shown='(approval of [cut: '; else shown="(approval of $long: denied"; fi
   check "a long command: asked about whole, or said to be cut; denied, nothing ran" \
     "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && grep -qF "$shown" <<<"$asked"; echo $?)"
+
+  # A command taller than the screen, without --yes: said to be cut (gemini hides its first
+  # rows), or denied unread (qwen's question is taller than the screen); nothing ran.
+  tall=$(cd scripts/record-fixtures && python3 -c 'from mock_tools import TALL_COMMAND; print(TALL_COMMAND)')
+  fresh "$cli" shell --shell-command "$tall"
+  agent_loop --backend "$preset" --display plain "$touch_it"
+  asked=$(grep -m1 '(approval of' <<<"$err" || true)
+  echo "a command taller than the screen: exit $code: ${asked:0:160}..."
+  check "a command taller than the screen: said to be cut, nothing ran" \
+    "$([ "$code" != 0 ] && [ ! -e "$work/made.txt" ] && grep -qF '(approval of [cut: ' <<<"$asked"; echo $?)"
 
   # Its own settings allow the command: without --yes, refused all the same.
   fresh "$cli" shell

@@ -16,6 +16,9 @@ LONG_COMMAND = ("touch made.txt && printf '%s\\n' alpha bravo charlie delta echo
                 "hotel india juliett kilo lima mike november oscar papa quebec romeo sierra "
                 "tango uniform victor whiskey xray yankee zulu > words.txt && mkdir -p "
                 "a-rather-long-folder-name-that-a-row-may-cut/and-one-more-level-below-it")
+# A command taller than a TUI's screen (record-pty.py's `tall` case).
+TALL_COMMAND = "touch made.txt && " + " && ".join(
+    "echo line%03d-abcdefghijklmnopqrstuvwxyz" % i for i in range(120)) + " && echo the-end"
 
 
 class Call(tuple):

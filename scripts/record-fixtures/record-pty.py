@@ -2,7 +2,7 @@
 """Record the raw pseudo-terminal byte stream of a real interactive agent TUI, one turn,
 against the scripted mock provider (mock_provider.py), for the `type = "pty"` presets.
 
-    scripts/record-fixtures/record-pty.py [--case answer|allow|deny|wrap|write] [--measure] CLI PROGRAM
+    scripts/record-fixtures/record-pty.py [--case answer|allow|deny|wrap|tall|write] [--measure] CLI PROGRAM
     scripts/record-fixtures/record-pty.py --case allow qwen /path/to/qwen
 
 CLI is `qwen` or `gemini`. Cases: `answer` (scenario `plain`: "The answer is 42."), `allow`
@@ -10,8 +10,9 @@ and `deny` (scenario `shell`: the model calls the TUI's shell tool to run `touch
 the TUI asks for approval, which is answered with Enter (its first option, allow once) or
 Escape (no); allowed, the model then answers "DONE touched"), `wrap` (as `allow`, with a
 command longer than the TUI's approval box is wide, mock_tools.LONG_COMMAND, which it wraps
-over rows), and `write` (scenario `write`: the TUI's write tool writes made.txt, asked about
-and allowed; "DONE written").
+over rows), `tall` (the same with mock_tools.TALL_COMMAND, taller than the screen), and
+`write` (scenario `write`: the TUI's write tool writes made.txt, asked about and allowed;
+"DONE written").
 
 The CLI runs on a 120x40 pty with TERM=xterm-256color, in a fresh HOME and working folder
 under $REC_TMP (default /var/tmp/agent-loop-rec-pty) whose settings turn self-update off.
@@ -44,7 +45,7 @@ import termios
 import fcntl
 import time
 
-from mock_tools import LONG_COMMAND
+from mock_tools import LONG_COMMAND, TALL_COMMAND
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -57,10 +58,12 @@ CASES = {
     "deny": ("shell", "Create the file made.txt with touch.", b"\x1b", None),
     "wrap": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
     "write": ("write", "Write the file made.txt.", b"\r", "DONE written"),
+    "tall": ("shell", "Create the file made.txt with touch.", b"\r", "DONE touched"),
 }
 # What each case gives the mock besides its scenario ({work}: the working folder; qwen's
 # write tool takes only an absolute path).
 MOCK_ARGS = {"wrap": ["--shell-command", LONG_COMMAND],
+             "tall": ["--shell-command", TALL_COMMAND],
              "write": ["--write-path", "{work}/made.txt"]}
 APPROVAL = rb"Allow execution of|Apply this change\?"
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]")

@@ -28,6 +28,7 @@ done_regex = '^✓ done'
 busy_regex = 'esc to cancel'
 skip_lines = ['fake-tui \|', '^Fake TUI v1', 'Type your message']
 approval_regex = 'Allow (?P<tool>shell) command: ?(?P<detail>(?s:.+?)) ?\[y/n\]'
+approval_end_regex = '^\[y/n\]$'
 tool_activity_regex = '✓ ran: (?P<activity>.+)'
 idle_ms = 1000
 {exit}
@@ -209,6 +210,24 @@ fn a_question_wrapped_over_rows_is_asked_whole_and_the_turn_goes_on() {
         .collect();
     assert_eq!(asked, LONG, "{screen}");
     assert!(screen.contains("Done: created made.txt."), "{screen}");
+    assert!(ws.work().join("made.txt").exists());
+    ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_question_taller_than_the_screen_is_denied_unread() {
+    let ws = tui("timeout_s = 60");
+    // Its box has more rows than the fake's screen shows: its start scrolls off.
+    let message = format!("run touch made.txt && echo{}", " word".repeat(400));
+    let run = ws.run(&["--backend", "tui", &message]);
+    run.expect_code(0);
+    let note = "[tui] (approval of [cut: the question's start is off the agent's screen]: \
+                denied: its start is off the agent's screen";
+    assert!(run.stderr().contains(note), "{}", run.stderr());
+    assert!(!ws.work().join("made.txt").exists());
+    // --yes allows everything, this too.
+    let run = ws.run(&["--backend", "tui", "--yes", &message]);
+    run.expect_code(0);
     assert!(ws.work().join("made.txt").exists());
     ws.assert_no_leftovers();
 }

@@ -160,6 +160,20 @@ fn a_command_wrapped_over_rows_is_read_whole_or_said_to_be_cut() {
 }
 
 #[test]
+fn a_command_taller_than_the_screen_is_said_to_be_cut() {
+    // gemini hides its first rows, and says so in their place.
+    let (answer, detail) = replay_asking("gemini-tall", "gemini-tui");
+    assert_eq!(answer, "DONE touched");
+    let detail = detail.unwrap();
+    assert!(detail.cut, "{detail:?}");
+    assert!(
+        detail.text.starts_with("... first 34 lines hidden")
+            && detail.text.ends_with("echo the-end"),
+        "{detail:?}"
+    );
+}
+
+#[test]
 fn a_write_is_asked_about_with_its_file() {
     for (folder, preset) in [("qwen-write", "qwen-tui"), ("gemini-write", "gemini-tui")] {
         let (answer, detail) = replay_asking(folder, preset);

@@ -68,11 +68,14 @@ pub struct PtyDef {
     /// The agent shows an error: the turn fails with the matching line.
     pub error: Option<Pattern>,
     /// The agent asks for approval; groups `tool` and `detail` (or `whole`, when it matched)
-    /// name what it asks about.
+    /// name what it asks about; a `cut` group matched says part of it is hidden.
     pub approval: Option<Pattern>,
     /// The agent clips a wrapped detail's rows at its box's edge instead of wrapping them
     /// whole (`approval_clips`): a detail row that reaches the edge may have lost characters.
     pub approval_clips: bool,
+    /// An approval question's own row, seen where `approval` does not match: the question is
+    /// taller than the screen, its start cut off (`approval_end_regex`).
+    pub approval_end: Option<Pattern>,
     pub approve_keys: String,
     pub deny_keys: String,
     /// What keeps the agent asking whatever its own settings allow (`[backends.NAME.guard]`,
@@ -112,6 +115,7 @@ impl RawBackend {
             ("busy_regex", self.busy_regex.is_some()),
             ("approval_regex", self.approval_regex.is_some()),
             ("approval_clips", self.approval_clips.is_some()),
+            ("approval_end_regex", self.approval_end_regex.is_some()),
             ("approve_keys", self.approve_keys.is_some()),
             ("deny_keys", self.deny_keys.is_some()),
             ("exit_keys", self.exit_keys.is_some()),
@@ -245,6 +249,7 @@ pub(super) fn resolve(
         error: regex(&raw.error_regex, "error_regex")?,
         approval: regex(&raw.approval_regex, "approval_regex")?,
         approval_clips: raw.approval_clips.unwrap_or(false),
+        approval_end: regex(&raw.approval_end_regex, "approval_end_regex")?,
         approve_keys: raw
             .approve_keys
             .unwrap_or_else(|| DEFAULT_APPROVE_KEYS.into()),

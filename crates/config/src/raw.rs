@@ -119,6 +119,7 @@ pub struct RawBackend {
     pub busy_regex: Option<Located>,
     pub approval_regex: Option<Located>,
     pub approval_clips: Option<bool>,
+    pub approval_end_regex: Option<Located>,
     pub approve_keys: Option<String>,
     pub deny_keys: Option<String>,
     pub exit_keys: Option<String>,
@@ -215,6 +216,7 @@ impl Overlay for RawBackend {
             busy_regex,
             approval_regex,
             approval_clips,
+            approval_end_regex,
             approve_keys,
             deny_keys,
             exit_keys,
@@ -330,6 +332,7 @@ impl RawBackend {
             &mut self.done_regex,
             &mut self.busy_regex,
             &mut self.approval_regex,
+            &mut self.approval_end_regex,
         ]
         .into_iter()
         .flatten()

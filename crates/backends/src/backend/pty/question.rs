@@ -2,8 +2,9 @@
 //! box (or its screen) is wrapped over several rows, and the person approving must see all of
 //! what runs: the rows `approval_regex`'s `detail` group covers are joined as the agent wrapped
 //! them, with their box borders and padding left out. A detail the screen does not show whole
-//! (rows the agent clipped, `approval_clips`, or a row it cut short with `…`) is marked cut,
-//! never shown as if whole.
+//! (rows the agent clipped, `approval_clips`, a row it cut short with `…`, a `cut` group) is
+//! marked cut, never shown as if whole; a question whose start is off the screen
+//! (`approval_end_regex`) cannot be read at all.
 
 use std::ops::Range;
 
@@ -29,20 +30,38 @@ pub struct Question {
     pub tool: Option<String>,
     /// Its `whole` group if that matched, else its `detail` group; read whole.
     pub detail: Option<Detail>,
+    /// Only `approval_end_regex` matched: the question is taller than the screen, and nothing
+    /// of what it asks can be read.
+    pub start_cut: bool,
 }
 
-/// The approval question `def`'s `approval_regex` finds on `screen`, if any.
+/// The approval question `def`'s `approval_regex` finds on `screen`, else the end of one
+/// its `approval_end_regex` finds.
 pub fn question(def: &PtyDef, screen: &str) -> Option<Question> {
-    let caps = def.approval.as_ref()?.captures(screen)?;
+    let Some(caps) = def.approval.as_ref()?.captures(screen) else {
+        let end = def.approval_end.as_ref()?.find(screen)?;
+        return Some(Question {
+            range: end.range(),
+            tool: None,
+            detail: None,
+            start_cut: true,
+        });
+    };
     Some(Question {
         range: caps.get(0).expect("a match has group 0").range(),
         tool: caps.name("tool").map(|m| m.as_str().trim().to_string()),
         // A pattern may take the detail from a row that cuts it short (a title), and the
         // whole of it from the rows where the agent shows it all, when they are there.
+        // A `cut` group marks what says part of it is hidden (`... first 34 lines hidden ...`).
         detail: caps
             .name("whole")
             .or_else(|| caps.name("detail"))
-            .map(|m| detail(screen, m.range(), def.cols.into(), def.approval_clips)),
+            .map(|m| detail(screen, m.range(), def.cols.into(), def.approval_clips))
+            .map(|d| Detail {
+                cut: d.cut || caps.name("cut").is_some(),
+                ..d
+            }),
+        start_cut: false,
     })
 }
 

@@ -476,8 +476,9 @@ impl<'a> Turn<'a> {
             .unwrap_or_default()
             .trim()
             .to_string();
-        let tool = asked.tool.unwrap_or_else(|| self.def.name.clone());
+        let tool = asked.tool.clone().unwrap_or_else(|| self.def.name.clone());
         let detail = match asked.detail {
+            _ if asked.start_cut => "[cut: the question's start is off the agent's screen]".into(),
             // Not shown as if whole; and a rule that names the command's start
             // (`--allow shell:touch*`) does not match it.
             Some(read) if read.cut => format!(
@@ -497,11 +498,23 @@ impl<'a> Turn<'a> {
             summary: detail,
             change: None,
         };
-        let asked = Instant::now();
-        let decision = self.host.approve(&request).await;
+        let asked_at = Instant::now();
+        let decision = if !asked.start_cut {
+            self.host.approve(&request).await
+        } else if self.host.approves_all() {
+            // --yes: everything is allowed, this too.
+            Decision::Once
+        } else {
+            // Nothing of what it asks can be read: it is put to nobody.
+            Decision::Deny(
+                "its start is off the agent's screen, so what it asks cannot be read (a taller \
+                 `size` shows it)"
+                    .into(),
+            )
+        };
         // The user's time is not the agent's.
-        self.deadline += asked.elapsed();
-        self.next_tick += asked.elapsed();
+        self.deadline += asked_at.elapsed();
+        self.next_tick += asked_at.elapsed();
         let (keys, said) = match decision {
             Decision::Once | Decision::Always => (self.def.approve_keys.clone(), "allowed".into()),
             Decision::Deny(why) => {

@@ -18,7 +18,7 @@ pub const CUT: char = '…';
 #[derive(Debug, PartialEq)]
 pub struct Detail {
     pub text: String,
-    /// Part of it is not on the screen (`CUT` marks where).
+    /// Part of it is not on the screen (`CUT` marks where rows were clipped).
     pub cut: bool,
 }
 

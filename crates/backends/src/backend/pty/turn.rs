@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::extract::{needle, Progress};
-use super::question::{question, CUT};
+use super::question::question;
 use super::session::{Session, Wake};
 use crate::backend::{agent_failed, Host};
 use crate::config::PtyDef;
@@ -70,6 +70,8 @@ pub struct Turn<'a> {
     /// The keys typed to answer the approval question on the screen, and whether they were
     /// typed a second time; cleared once the question is gone.
     answered: Option<(String, bool)>,
+    /// The approval question as read, and since when it has read so.
+    reading: Option<(String, Instant)>,
     approvals: u32,
 }
 
@@ -97,6 +99,7 @@ impl<'a> Turn<'a> {
             progress: Progress::default(),
             last_activity: None,
             answered: None,
+            reading: None,
             approvals: 0,
         }
     }
@@ -366,7 +369,14 @@ impl<'a> Turn<'a> {
             let quiet_decides = (self.def.done.is_none() && !self.def.done_when_ready)
                 || (self.def.done_when_ready && !self.session.reader.echoed())
                 || self.answered.as_ref().is_some_and(|(_, again)| !again);
-            let until = quiet_decides.then(|| self.idle_at());
+            let settled = self.reading.as_ref().filter(|_| self.answered.is_none());
+            let until = [
+                quiet_decides.then(|| self.idle_at()),
+                settled.map(|(_, since)| *since + self.def.idle),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             self.step(until, "the answer to be complete (done_regex)")
                 .await?;
         }
@@ -457,6 +467,7 @@ impl<'a> Turn<'a> {
     async fn approval(&mut self, screen: &str) -> Result<(), Error> {
         let Some(asked) = question(self.def, screen) else {
             self.answered = None;
+            self.reading = None;
             return Ok(());
         };
         if let Some((keys, again)) = self.answered.clone() {
@@ -482,12 +493,26 @@ impl<'a> Turn<'a> {
             // Not shown as if whole; and a rule that names the command's start
             // (`--allow shell:touch*`) does not match it.
             Some(read) if read.cut => format!(
-                "[cut: {CUT} marks what the agent's screen does not show] {}",
+                "[cut: the agent's screen does not show all of it] {}",
                 read.text
             ),
             Some(read) => read.text,
             None => question,
         };
+        // What is shown must be what stays: a TUI may draw a question before it has measured
+        // it (gemini draws a tall command's first rows with no sign of the rest, then draws
+        // it again with its end). It is asked once it has read the same for idle_ms.
+        let read = format!("{tool}\n{detail}");
+        if !self.host.approves_all() {
+            match &self.reading {
+                Some((was, since)) if *was == read && since.elapsed() >= self.def.idle => {}
+                Some((was, _)) if *was == read => return Ok(()),
+                _ => {
+                    self.reading = Some((read, Instant::now()));
+                    return Ok(());
+                }
+            }
+        }
         self.approvals += 1;
         let request = ApprovalRequest {
             call: ToolCall {

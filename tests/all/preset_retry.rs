@@ -145,3 +145,18 @@ fn a_rate_limit_the_conversation_mentions_is_not_retried() {
         assert_eq!(err.contains("[retrying gemini"), retried, "{err}");
     }
 }
+
+/// Claude Code retries a failed request itself, ten times over about three minutes, a wrong
+/// key's 401 too, showing only that it waits (against the mock: 174 s and 11 requests before
+/// the error). The preset lets it try twice (2 s and 3 requests) and retries the rest itself.
+#[test]
+fn claude_gives_up_soon_on_its_own_and_agent_loop_retries_what_is_worth_it() {
+    let config = Config::from_sources(&[Source::builtin()]).expect("built-in file loads");
+    let Definition::Cli(def) = config.backend("claude").unwrap() else {
+        panic!("claude is a CLI")
+    };
+    let tries = def.env.get("CLAUDE_CODE_MAX_RETRIES").map(String::as_str);
+    assert_eq!(tries, Some("2"));
+    assert_eq!(def.retry.retries, 4);
+    assert_eq!(def.retry.base, std::time::Duration::from_secs(2));
+}

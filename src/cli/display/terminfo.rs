@@ -124,16 +124,20 @@ impl TerminfoDisplay {
         if self.caps.can_redraw_lines() {
             lines.extend(live.window.iter().map(|l| fit(l, width)));
         }
-        let mut spinner = format!(
-            "{} {} {}s",
-            FRAMES[live.frame % FRAMES.len()],
-            live.backend,
-            live.started.elapsed().as_secs()
-        );
+        let mut after = format!(" {}s", live.started.elapsed().as_secs());
         if !live.detail.is_empty() {
-            spinner.push(' ');
-            spinner.push_str(&live.detail);
+            after.push(' ');
+            after.push_str(&live.detail);
         }
+        // The time and the progress stay in sight; a long name gives way. Counted as fit
+        // counts, a non-ASCII character as two columns (the `…` too, hence one more).
+        let after_width = after
+            .chars()
+            .map(|c| if c.is_ascii() { 1 } else { 2 })
+            .sum::<usize>();
+        let room = width.saturating_sub(3 + after_width).max(1);
+        let name = crate::cli::text::shortened(&live.backend, room);
+        let spinner = format!("{} {name}{after}", FRAMES[live.frame % FRAMES.len()]);
         let mut bytes = lines.join("\n").into_bytes();
         if !lines.is_empty() {
             bytes.push(b'\n');
@@ -555,6 +559,20 @@ mod tests {
             err.text(),
             "{hide}{fg6}| t 0s{sgr0}{cr}{el}{fg6}| t 0s 1/4 (25%) go{sgr0}\
              {cr}{el}{fg6}| t 0s 2/4 (50%) go{sgr0}{cr}{el}{show}  copied\n"
+        );
+        // At 20 columns a long name gives way to the time and the progress.
+        let (mut d, _, err) = display(caps(FULL), 0);
+        d.render(&Event::ToolProgress {
+            call_id: "c2".into(),
+            tool: "mcp.ev.trigger-long-running".into(),
+            progress: 3.0,
+            total: Some(4.0),
+            message: None,
+        });
+        assert!(
+            err.text().contains("| mc… 0s 3/4 (75%){sgr0}"),
+            "{}",
+            err.text()
         );
     }
 

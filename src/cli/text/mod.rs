@@ -12,7 +12,7 @@ use agent_loop::event::{CutReason, PlanEntry};
 use agent_loop::text::sanitize;
 
 pub use approval::{asked, fold, line_count, not_shown, shown_lines};
-pub use progress::{progress_text, PLAIN_EVERY};
+pub use progress::{progress_text, shortened, PLAIN_EVERY};
 
 /// What the display says of an answer cut short.
 pub fn cut_short(backend: &str, reason: CutReason) -> String {

@@ -25,6 +25,25 @@ pub fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -
     text
 }
 
+/// `name` in at most `room` columns, its end given up for `…`: on a narrow screen a long tool
+/// name would push the time and the progress after it off the line.
+pub fn shortened(name: &str, room: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if unicode_width::UnicodeWidthStr::width(name) <= room {
+        return name.to_string();
+    }
+    let mut used = 0;
+    let mut kept: String = name
+        .chars()
+        .take_while(|c| {
+            used += c.width().unwrap_or(0);
+            used < room
+        })
+        .collect();
+    kept.push('…');
+    kept
+}
+
 /// A number as people write it: `3`, `2.5`, at most two decimals.
 fn number(n: f64) -> String {
     let text = format!("{n:.2}");
@@ -44,5 +63,13 @@ mod tests {
         assert_eq!(progress_text(2.5, None, None), "2.5");
         assert_eq!(progress_text(1.0, Some(3.0), Some("  ")), "1/3 (33%)");
         assert_eq!(progress_text(0.1 + 0.2, Some(0.0), None), "0.3");
+    }
+
+    #[test]
+    fn a_long_name_gives_way_to_what_follows_it() {
+        let name = "mcp.ev.trigger-long-running-operation";
+        assert_eq!(shortened(name, 12), "mcp.ev.trig…");
+        assert_eq!(shortened("ls", 12), "ls");
+        assert_eq!(shortened(name, 1), "…");
     }
 }

@@ -131,10 +131,7 @@ impl TerminfoDisplay {
         }
         // The time and the progress stay in sight; a long name gives way. Counted as fit
         // counts, a non-ASCII character as two columns (the `…` too, hence one more).
-        let after_width = after
-            .chars()
-            .map(|c| if c.is_ascii() { 1 } else { 2 })
-            .sum::<usize>();
+        let after_width = after.chars().map(fit_columns).sum::<usize>();
         let room = width.saturating_sub(3 + after_width).max(1);
         let name = crate::cli::text::shortened(&live.backend, room);
         let spinner = format!("{} {name}{after}", FRAMES[live.frame % FRAMES.len()]);
@@ -327,6 +324,11 @@ fn seq(cap: &Option<Vec<u8>>) -> &[u8] {
     cap.as_deref().unwrap_or_default()
 }
 
+/// The columns `fit` counts for `c`: two for any non-ASCII character, as some are wide.
+fn fit_columns(c: char) -> usize {
+    1 + usize::from(!c.is_ascii())
+}
+
 /// One line of the live region: no control character, no tab, and never wider than `width`
 /// columns, so it cannot wrap and throw off the redraw. Non-ASCII characters count as two
 /// columns (some are wide); at worst a line is cut early, and it is printed whole later.
@@ -336,7 +338,7 @@ fn fit(text: &str, width: usize) -> String {
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
         .take_while(|c| {
-            used += if c.is_ascii() { 1 } else { 2 };
+            used += fit_columns(*c);
             used <= width
         })
         .collect()

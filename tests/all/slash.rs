@@ -236,6 +236,31 @@ fn export_into_a_missing_folder_is_refused() {
     assert!(!ws.work().join("nodir").exists());
 }
 
+/// `/export` onto a file that is there (Tab completes to one) is refused, naming the file and
+/// the way to replace it; `/export --force` does replace it.
+#[test]
+fn export_over_a_file_needs_force() {
+    let ws = Workspace::new();
+    ws.reply(1, "first answer\n");
+    std::fs::write(ws.work().join("README.md"), "mine\n").unwrap();
+    let keys = "one\n/export README.md\n/export --force README.md\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains(
+            "error: /export README.md: README.md is there already; to replace it, \
+             /export --force README.md"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("[wrote 2 messages to README.md]"),
+        "{screen}"
+    );
+    let md = std::fs::read_to_string(ws.work().join("README.md")).unwrap();
+    assert!(md.contains("first answer"), "{md}");
+}
+
 /// `--model` for a backend with nowhere to put a model is said to be unused, not dropped
 /// unsaid; the run goes on.
 #[test]

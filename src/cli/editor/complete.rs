@@ -75,6 +75,11 @@ impl Completer {
             .find(|c| c.name == name || c.aliases.contains(&name))
             .and_then(|c| c.args)
             .map(|a| a.kind);
+        // `/export --force FILE` completes FILE as `/export FILE` does.
+        let args = match kind {
+            Some(ArgKind::File) => args.trim_start().strip_prefix("--force ").unwrap_or(args),
+            _ => args,
+        };
         // Only the first argument is completed (the rest of `/all a,b TASK` is the task).
         let first_arg = !args.trim_start().contains(' ');
         let choices = match kind {
@@ -209,6 +214,8 @@ mod tests {
         let typed = format!("/image {}/wo", dir.path().display());
         assert_eq!(tab(&completer, &typed).0, format!("{typed}rk/"));
         let typed = format!("/image {}/work/p", dir.path().display());
+        assert_eq!(tab(&completer, &typed).0, format!("{}icture.png ", typed));
+        let typed = format!("/export --force {}/work/p", dir.path().display());
         assert_eq!(tab(&completer, &typed).0, format!("{}icture.png ", typed));
     }
 

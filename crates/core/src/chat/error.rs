@@ -105,6 +105,8 @@ pub enum ChatError {
     },
     #[error("/export {path}: name a .md or .json file")]
     ExportType { path: String },
+    #[error("/export {path}: {path} is there already; to replace it, /export --force {path}")]
+    ExportExists { path: String },
     #[error("{source}")]
     ExportJson { source: serde_json::Error },
     #[error("cannot write {path}: {source}")]

@@ -179,8 +179,10 @@ impl Chat {
         Ok(out.trim_end().to_string())
     }
 
-    /// `/export FILE`: the conversation as markdown (`.md`) or JSON (`.json`), redacted.
-    pub fn export(&self, path: &str) -> Result<String, Error> {
+    /// `/export FILE`: the conversation as markdown (`.md`) or JSON (`.json`), redacted. A
+    /// file that is there is refused unless `replace` (`/export --force FILE`): Tab completes
+    /// to existing files, so one Enter would otherwise lose a README.md.
+    pub fn export(&self, path: &str, replace: bool) -> Result<String, Error> {
         let messages = &self.agent.conversation.messages;
         let text = if path.ends_with(".json") {
             serde_json::to_string_pretty(messages)
@@ -201,6 +203,12 @@ impl Chat {
             return Err(ChatError::Export {
                 path: path.to_string(),
                 source,
+            }
+            .into());
+        }
+        if !replace && std::fs::symlink_metadata(path).is_ok() {
+            return Err(ChatError::ExportExists {
+                path: path.to_string(),
             }
             .into());
         }

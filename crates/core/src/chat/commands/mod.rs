@@ -172,7 +172,16 @@ impl Chat {
                     false => "[commit failed: see the result above]".into(),
                 })
             }
-            C::Export => self.export(rest).map(Outcome::Reply),
+            C::Export => {
+                let forced = rest
+                    .strip_prefix("--force")
+                    .filter(|path| path.starts_with(char::is_whitespace));
+                match forced {
+                    Some(path) => self.export(path.trim_start(), true),
+                    None => self.export(rest, false),
+                }
+                .map(Outcome::Reply)
+            }
             C::Start | C::New | C::Status | C::Stop | C::Help | C::Image | C::Exit => {
                 Ok(Outcome::Unknown(format!("/{}", spec.name)))
             }

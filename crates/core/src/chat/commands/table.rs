@@ -377,7 +377,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         C::Export,
         "export",
         required("FILE", K::File),
-        "write the conversation to FILE.md (markdown) or FILE.json",
+        "write the conversation to a new FILE.md (markdown) or FILE.json; --force FILE replaces one",
         EVERYWHERE,
     ),
 ];

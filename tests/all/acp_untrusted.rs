@@ -5,6 +5,8 @@
 //! driving `agent-loop acp` is held to the same cap on one line.
 
 use crate::acp::acp;
+use crate::common::Pty;
+use crate::view::wait_screen;
 
 #[test]
 fn an_agents_command_asks_like_bash_with_the_whole_command_shown() {
@@ -361,4 +363,44 @@ fn nothing_is_passed_over_while_the_turn_reads() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "You said: bigfirst\n");
     assert!(!run.stderr().contains("passed over"), "{}", run.stderr());
+}
+
+/// An agent's question to edit a file says so, not "It asks to run", and shows the lines
+/// agent-loop made of its title, file and input without a `\n` at each end (as qwen-acp's
+/// write was asked in the view).
+#[test]
+fn an_agents_edit_question_says_edit_with_its_lines_unmarked() {
+    let ws = acp("");
+    let args = ["--backend", "acp", "--display", "view"];
+    let mut pty = Pty::spawn_after(
+        &ws,
+        &[("TERM", "xterm-256color")],
+        "stty rows 24 cols 80",
+        &args,
+    );
+    wait_screen(&pty, "the input line", |r| r[23].starts_with("You:"));
+    pty.send("permission\r");
+    let shown = wait_screen(&pty, "the question", |r| {
+        r.iter().any(|l| l.contains("[y]es once"))
+    });
+    let at = shown
+        .iter()
+        .position(|l| l.starts_with("Allow edit?"))
+        .unwrap_or_else(|| panic!("{shown:#?}"));
+    assert_eq!(
+        shown[at],
+        "Allow edit? It asks to edit notes.txt (3 lines):"
+    );
+    assert_eq!(shown[at + 1], "  | WriteFile notes.txt [edit]");
+    let file = ws.work().canonicalize().unwrap().join("notes.txt");
+    assert_eq!(shown[at + 2], format!("  |   file: {}", file.display()));
+    assert!(shown[at + 3].starts_with("  |   input: {"), "{shown:#?}");
+    assert!(!shown.iter().any(|l| l.ends_with("\\n")), "{shown:#?}");
+    pty.send("n\r");
+    wait_screen(&pty, "the answer", |r| {
+        r.iter().any(|l| l.contains("permission: cancel"))
+    });
+    pty.send("\x04");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
 }

@@ -25,14 +25,19 @@ impl ToolCall {
     }
 }
 
-/// What a file tool's call puts into its file, which the approval question shows below the
-/// path: a yes to a write of a `Makefile` or `.envrc` is a yes to code run later.
+/// What a call does, as its approval question shows it: what a file tool puts into its file,
+/// below the path (a yes to a write of a `Makefile` or `.envrc` is a yes to code run later),
+/// or what an agent's own question asks. Without one, the question is to run the summary.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// The file's whole new content (write).
     Write(String),
     /// The text replaced and its replacement (edit); `all`: every occurrence of it.
     Edit { old: String, new: String, all: bool },
+    /// An ACP agent's permission question, which agent-loop words: what it asks to do (`edit
+    /// made.txt`, `run`) and the lines made of the agent's title, files and input. A line end
+    /// inside one of them is the agent's and is shown; those between them are agent-loop's.
+    Asked { what: String, lines: Vec<String> },
 }
 
 impl Change {
@@ -44,6 +49,10 @@ impl Change {
                 old: f(old),
                 new: f(new),
                 all: *all,
+            },
+            Change::Asked { what, lines } => Change::Asked {
+                what: f(what),
+                lines: lines.iter().map(|line| f(line)).collect(),
             },
         }
     }

@@ -6,6 +6,7 @@
 //! (`␠×400`). Longer than a screen, it is shown with its line count, and `v` shows it all.
 //! A file tool's question shows what the call puts into the file (write's content, edit's
 //! old and new text), not only the path: a yes to a `Makefile` is a yes to code run later.
+//! An ACP agent's own question says what it asks (`edit notes.txt`), its lines agent-loop's.
 //! Both the plain and the terminfo display ask through [`prompt`]; the Telegram bot shows
 //! its questions through [`shown_lines`] and [`fold`] too.
 
@@ -78,6 +79,10 @@ pub fn asked(request: &ApprovalRequest, width: usize) -> (String, Vec<String>) {
             lines.extend(marked("+ ", new));
             let what = format!("edit {path}, replacing {every}the - lines with the + lines");
             (what, lines)
+        }
+        Some(Change::Asked { what, lines }) => {
+            let lines = lines.iter().flat_map(|l| shown_lines(l, width)).collect();
+            (inline(what), lines)
         }
     }
 }
@@ -247,6 +252,27 @@ mod tests {
         assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
         let all = prompt(&request(&script), 80, true);
         assert!(all.contains("echo 100\\n"), "{all}");
+    }
+
+    /// An agent's own question says what it asks (an edit, not a run) and shows agent-loop's
+    /// lines without a `\n` at each end; a line end in the agent's title is still shown.
+    #[test]
+    fn an_agents_question_marks_only_its_own_line_ends() {
+        let asked = Change::Asked {
+            what: "edit made.txt".into(),
+            lines: vec![
+                "Writing to made.txt\nand more [edit]".into(),
+                "  file: /w/made.txt".into(),
+            ],
+        };
+        let shown = prompt(&file_request("edit", "made.txt", asked), 80, false);
+        assert!(
+            shown.starts_with(
+                "Allow edit? It asks to edit made.txt (3 lines):\n  | Writing to made.txt\\n\n  \
+                 | and more [edit]\n  |   file: /w/made.txt\n[y]es once"
+            ),
+            "{shown}"
+        );
     }
 
     /// A wide character takes two columns: a line of them wraps at the screen's width, not at

@@ -230,13 +230,12 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
         .chain(paths.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let mut summary = format!("{title} [{kind}]");
-    for path in &paths {
-        summary.push_str(&format!("\n  file: {path}"));
-    }
+    let mut lines = vec![format!("{title} [{kind}]")];
+    lines.extend(paths.iter().map(|path| format!("  file: {path}")));
     if !input.is_empty() {
-        summary.push_str(&format!("\n  input: {input}"));
+        lines.push(format!("  input: {input}"));
     }
+    let what = asks(kind, &paths, host.tool_context().as_ref());
     let request = ApprovalRequest {
         call: ToolCall {
             id: call["toolCallId"].as_str().unwrap_or("").to_string(),
@@ -248,8 +247,8 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
                 "input": call["rawInput"],
             }),
         },
-        summary,
-        change: None,
+        summary: lines.join("\n"),
+        change: Some(Change::Asked { what, lines }),
     };
     // The agent's "always" options are not chosen where a "once" is offered: agents keep
     // them beyond the session (in their settings, or as a mode: Claude Code's plan exit), so
@@ -273,6 +272,31 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
     match chosen {
         Some(id) => json!({ "outcome": { "outcome": "selected", "optionId": id } }),
         None => json!({ "outcome": { "outcome": "cancelled" } }),
+    }
+}
+
+/// What a permission question of `kind` naming `paths` asks to do, as the approval question
+/// says it: `edit made.txt` (the path as rules see it), `run` for a command, `use a tool`
+/// for a kind that says nothing.
+fn asks(kind: &str, paths: &[String], ctx: Option<&ToolContext>) -> String {
+    let verb = match kind {
+        "execute" => return "run".into(),
+        "read" | "edit" | "delete" | "move" | "search" | "fetch" => kind,
+        _ => "use a tool on",
+    };
+    let shown = |path: &String| {
+        let rule = ctx.map(|ctx| ctx.rule_path(path)).unwrap_or_default();
+        if rule.is_empty() {
+            path.clone()
+        } else {
+            rule
+        }
+    };
+    match paths {
+        [] if verb == "use a tool on" => "use a tool".into(),
+        [] => verb.into(),
+        [one] => format!("{verb} {}", shown(one)),
+        many => format!("{verb} {} files", many.len()),
     }
 }
 

@@ -130,6 +130,7 @@ impl Connection {
         let mut group = None;
         let mut child = None;
         let mut reader = None;
+        let mut stray = None;
         let cwd = place.cwd.as_path();
         let handler = Handler::new(&def.name, &place.root);
         let tools_changed = handler.tools_changed.clone();
@@ -160,11 +161,12 @@ impl Connection {
                     // No inherited secrets; what its own `env` names, it gets.
                     env_policy.apply(&mut cmd);
                     cmd.envs(env);
-                    let (transport, started, err) =
-                        stdio::start(cmd, breach.clone()).map_err(|source| StartError::Spawn {
+                    let (transport, started, err, watched) = stdio::start(cmd, breach.clone())
+                        .map_err(|source| StartError::Spawn {
                             command: command.clone(),
                             source,
                         })?;
+                    stray = Some(watched);
                     group = Some(GroupGuard::new(started.id()));
                     child = Some(started);
                     reader = err.map(|err| tokio::spawn(stdio::keep_tail(err, stderr.clone())));
@@ -248,6 +250,7 @@ impl Connection {
             Ok(Err(e)) => e,
             Err(_) => StartError::Timeout {
                 secs: def.startup_timeout.as_secs(),
+                stray: stray.and_then(|s| s.shown()),
             },
         };
         // Kill what is left, so the stderr pipe reaches its end and its last lines are known.

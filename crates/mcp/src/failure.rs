@@ -187,8 +187,16 @@ pub enum StartError {
     Handshake { url: Option<String>, why: String },
     #[error("listing its tools failed: {0}")]
     List(ListError),
-    #[error("no answer within {secs}s (its startup_timeout_s)")]
-    Timeout { secs: u64 },
+    /// No answer in time; `stray`: the start of the first line it wrote on stdout that is not
+    /// JSON (a banner, a log line), shown, which rmcp passes over.
+    #[error(
+        "no answer within {secs}s (its startup_timeout_s){}",
+        stray.as_ref().map(|line| format!(
+            "; on stdout it wrote {line}, which is not JSON-RPC (a server writes its logs on \
+             stderr)"
+        )).unwrap_or_default()
+    )]
+    Timeout { secs: u64, stray: Option<String> },
 }
 
 /// A server that could not be started, as the user reads it: what failed, then the end of

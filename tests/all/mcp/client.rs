@@ -4,7 +4,7 @@
 //! no tools, a timed-out call cancelled on the server, tools listed in pages and listed again
 //! when they change, a tool name given twice, the session and revision headers of Streamable
 //! HTTP, an event stream resumed from its last event, a session the server forgot begun again,
-//! and a redirect to another origin.
+//! a redirect to another origin, and a server whose only output is a banner on stdout.
 
 use serde_json::{json, Value};
 
@@ -450,4 +450,29 @@ fn a_command_that_is_there_but_cannot_be_run_says_so() {
         "{err}"
     );
     assert!(!err.contains("is not on PATH"), "{err}");
+}
+
+/// A server that writes a banner on stdout and then never answers: the timeout names the
+/// line it wrote, which rmcp passed over as not JSON-RPC, escaped and cut short.
+#[test]
+fn a_server_that_only_writes_a_banner_is_told_by_it() {
+    let ws = Workspace::new();
+    let script = r"printf 'Banner \\033[1mv2\\033[0m %0200d\\n' 0; cat";
+    ws.add_config(&format!(
+        "\n[mcp.servers.chatty]\ncommand = 'sh'\nargs = [\"-c\", \"{script}\"]\n\
+         startup_timeout_s = 1\n"
+    ));
+    ws.reply(1, "Fine without it.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    let shown = format!(r#""Banner \u{{1b}}[1mv2\u{{1b}}[0m {}"…"#, "0".repeat(62));
+    assert!(
+        err.contains(&format!(
+            "MCP server `chatty` did not start, its tools are left out: no answer within 1s \
+             (its startup_timeout_s); on stdout it wrote {shown}, which is not JSON-RPC"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "{err}");
 }

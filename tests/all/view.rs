@@ -2,8 +2,9 @@
 //! bytes a vt100 screen shows, with the terminfo entries of xterm, tmux and screen, and
 //! inside tmux itself (a real terminal, where many Termux users run agent-loop). Keys are
 //! typed; what the screen shows after them is asserted: the three parts, PgUp reaching the
-//! first turn of a long session, a resize keeping the input on the last row, and after
-//! leaving a visible cursor, a whole scroll region and the conversation in the scrollback.
+//! first turn of a long session, a resize keeping the input on the last row (on one or two
+//! rows too, an approval's question with it), and after leaving a visible cursor, a whole
+//! scroll region and the conversation in the scrollback.
 
 use std::process::Command;
 
@@ -170,6 +171,50 @@ fn a_resize_keeps_the_input_on_the_last_row() {
     );
     pty.send("\x15exit\r");
     assert_eq!(pty.finish().0, 0);
+}
+
+/// On a screen of two rows the status line gives way (drawn over the input row, it hid an
+/// approval's question until a key was typed), on one row the conversation too: the input
+/// line, with the question, always stays.
+#[test]
+fn on_one_or_two_rows_the_input_line_and_its_question_stay() {
+    for height in [2u16, 1] {
+        let ws = Workspace::new();
+        let args = ["--backend", "demo", "--display", "view"];
+        let size = format!("stty rows {height} cols {COLS}");
+        let mut pty = Pty::spawn_after(&ws, &[("TERM", "xterm-256color")], &size, &args);
+        let wait = |pty: &Pty, what: &str, check: &dyn Fn(&[String]) -> bool| {
+            let seen = || {
+                let mut parser = vt100::Parser::new(nz(height), nz(COLS), 0);
+                parser.process(&pty.output());
+                rows(&parser)
+            };
+            poll(|| Some(seen()).filter(|r| check(r)))
+                .unwrap_or_else(|| panic!("{height} rows: never saw {what}: {:?}", seen()))
+        };
+        wait(&pty, "the input line", &|r| {
+            r.last().is_some_and(|l| l == "You:")
+        });
+        pty.send("run echo hi\r");
+        let asked = wait(&pty, "the question", &|r| {
+            r.last()
+                .is_some_and(|l| l == "[y]es once, [a]lways for bash, [n]o:")
+        });
+        if height == 2 {
+            assert_eq!(asked[0], "  | echo hi");
+        }
+        pty.send("y\r");
+        let done = wait(&pty, "the input line again", &|r| {
+            r.last().is_some_and(|l| l == "You:") && (height == 1 || r[0].starts_with("[context"))
+        });
+        assert!(!done.iter().any(|l| is_status(l)), "{done:?}");
+        pty.send("\x04");
+        let (code, bytes) = pty.finish();
+        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+        // Leaving prints the conversation, the answer the screen had no room for too.
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("Done. For \"run echo hi\""), "{text}");
+    }
 }
 
 /// Inside tmux, where the view is drawn with tmux's own entry.

@@ -7,7 +7,9 @@
 //! cursor is hidden and stays at the end of the conversation, so the next piece needs no
 //! cursor motion, but where a word that does not fit is moved from the end of the last row
 //! to a new one (`cup` to rub it out, `el`). A screen of three rows has no scroll region: its
-//! one row of conversation is repainted.
+//! one row of conversation is repainted. On two rows the status line gives way (it would
+//! be drawn over the input, hiding an approval's question), on one the conversation too:
+//! the input line always stays.
 
 use std::io::Write;
 
@@ -68,9 +70,15 @@ impl Draw {
         }
     }
 
-    /// Rows of the conversation's region.
+    /// Rows of the conversation's region: none on a screen of one row.
     pub(super) fn region(&self) -> usize {
-        self.rows.saturating_sub(1 + self.input_rows).max(1)
+        self.rows
+            .saturating_sub(self.status_rows() + self.input_rows)
+    }
+
+    /// The status line's row, when the conversation keeps one beside it and the input.
+    fn status_rows(&self) -> usize {
+        usize::from(self.rows >= 2 + self.input_rows)
     }
 
     fn put(&mut self, cap: fn(&Caps) -> &Option<Vec<u8>>) {
@@ -173,7 +181,7 @@ impl Draw {
             }
             self.put(|c| &c.el);
         }
-        self.at_end = self.back == 0 && end > 0;
+        self.at_end = self.back == 0 && end > 0 && region > 0;
     }
 
     /// Writes `row` from byte `from` on, in its style, and resets the style.
@@ -233,7 +241,7 @@ impl Draw {
 
     /// Rewrites the status line if its text changed.
     pub fn paint_status(&mut self) {
-        if !self.on {
+        if !self.on || self.status_rows() == 0 {
             return;
         }
         let mut text = self.status.text(self.back);

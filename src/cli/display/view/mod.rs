@@ -153,7 +153,7 @@ impl ViewDisplay {
     pub fn resize(&mut self) {
         let (cols, rows) = (self.size)().unwrap_or((self.draw.cols, self.draw.rows));
         self.plain.width = cols;
-        self.draw.relayout(cols, rows.max(2));
+        self.draw.relayout(cols, rows.max(1));
         self.draw.flush();
     }
 

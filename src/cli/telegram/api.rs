@@ -1,6 +1,7 @@
 //! The Telegram Bot API, the part the bot uses: typed requests and replies with the Bot API's
 //! own field names, sent as JSON over reqwest (already a dependency; a Bot API crate would add
-//! a second HTTP stack or hundreds of types for the seven methods used here). Calls go to
+//! a second HTTP stack or hundreds of types for the eight methods used here), a document as a
+//! form upload. Calls go to
 //! `{base}/bot{token}/{method}`, file downloads to `{base}/file/bot{token}/{file_path}`. A
 //! 429 is waited out as `retry_after` says and the call sent again; a network error is
 //! retried with a growing pause. Errors never carry the URL, which holds the token.
@@ -17,6 +18,17 @@ pub const DEFAULT_BASE: &str = "https://api.telegram.org";
 const NETWORK_RETRIES: u32 = 4;
 /// How many 429s in a row a call waits out before it gives up.
 const RATE_LIMIT_RETRIES: u32 = 20;
+
+/// A call's body.
+enum Payload<'a> {
+    Json(Vec<u8>),
+    /// `sendDocument`'s form: the chat and the file.
+    Document {
+        chat_id: i64,
+        name: &'a str,
+        bytes: &'a [u8],
+    },
+}
 
 #[derive(Debug, Clone)]
 pub struct Api {
@@ -263,18 +275,43 @@ impl Api {
         timeout: Duration,
         network_retries: u32,
     ) -> Result<T, ApiError> {
-        let url = format!("{}/{method}", self.root);
         let body = serde_json::to_vec(body).map_err(|e| ApiError::Network(e.to_string()))?;
+        self.send(method, &Payload::Json(body), timeout, network_retries)
+            .await
+    }
+
+    /// [`Api::call`] with its body made: JSON, or a form with a file.
+    async fn send<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        payload: &Payload<'_>,
+        timeout: Duration,
+        network_retries: u32,
+    ) -> Result<T, ApiError> {
+        let url = format!("{}/{method}", self.root);
         let (mut failures, mut limited) = (0, 0);
         loop {
-            let sent = self
-                .client
-                .post(&url)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.clone())
-                .timeout(timeout)
-                .send()
-                .await;
+            let request = self.client.post(&url).timeout(timeout);
+            // A form is made again for each try: it is read as it is sent.
+            let request = match payload {
+                Payload::Json(body) => request
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(body.clone()),
+                Payload::Document {
+                    chat_id,
+                    name,
+                    bytes,
+                } => request.multipart(
+                    reqwest::multipart::Form::new()
+                        .text("chat_id", chat_id.to_string())
+                        .part(
+                            "document",
+                            reqwest::multipart::Part::bytes(bytes.to_vec())
+                                .file_name(name.to_string()),
+                        ),
+                ),
+            };
+            let sent = request.send().await;
             let reply = match sent {
                 Ok(response) => response.bytes().await.map(|bytes| {
                     serde_json::from_slice::<Reply<T>>(&bytes).map_err(|e| {
@@ -353,6 +390,24 @@ impl Api {
             .call("sendMessage", &body, REQUEST_TIMEOUT, NETWORK_RETRIES)
             .await?;
         Ok(sent.message_id)
+    }
+
+    /// Sends `bytes` to the chat as a document named `name`.
+    pub async fn send_document(
+        &self,
+        chat_id: i64,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(), ApiError> {
+        let payload = Payload::Document {
+            chat_id,
+            name,
+            bytes,
+        };
+        let _: Message = self
+            .send("sendDocument", &payload, UPLOAD_TIMEOUT, NETWORK_RETRIES)
+            .await?;
+        Ok(())
     }
 
     /// Replaces a message's text (and drops its buttons).
@@ -474,6 +529,8 @@ const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long one call other than a long poll may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// An upload: a long conversation on a phone's slow connection.
+const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The pause before the next try after `failures` failed ones: 1, 2, 4, … up to 30 s.
 pub fn backoff(failures: u32) -> Duration {

@@ -261,6 +261,9 @@ impl Worker {
 
     async fn command(&mut self, command: Invocation) {
         let Some(chat) = &mut self.chat else { return };
+        if command.command == SlashCommand::Export {
+            return self.export(&command.args).await;
+        }
         if command.spec().run_by == RunBy::Chat {
             return self.library(&command).await;
         }
@@ -272,6 +275,31 @@ impl Worker {
                 commands::new(chat, &session).unwrap_or_else(|e| format!("error: {e}"))
             }
             _ => commands::help(),
+        };
+        self.send_plain(&text).await;
+    }
+
+    /// `/export NAME.md` (or `.json`): the conversation sent to the chat as a document. It is
+    /// not written on the bot's machine: a chat names no place there, and a file the bot's
+    /// user could write outside `--root`, asked for by a chat, would pass the tools' confinement.
+    async fn export(&mut self, args: &str) {
+        let Some(chat) = &self.chat else { return };
+        let name = commands::export_name(args);
+        let text = match chat.export_text(&name) {
+            Ok(text) if text.len() > commands::DOCUMENT_LIMIT => format!(
+                "error: the conversation is {} bytes, more than Telegram takes in a document",
+                text.len()
+            ),
+            Ok(text) => match self
+                .shared
+                .api
+                .send_document(self.chat_id, &name, text.as_bytes())
+                .await
+            {
+                Ok(()) => return,
+                Err(e) => format!("error: cannot send {name}: {e}"),
+            },
+            Err(e) => format!("error: {e}"),
         };
         self.send_plain(&text).await;
     }

@@ -11,14 +11,34 @@ use agent_loop::Error;
 
 use super::api::BotCommand;
 
-/// The commands, as `setMyCommands` registers them and `/help` lists them.
+/// The commands, as `setMyCommands` registers them and `/help` lists them. `/export` sends
+/// the conversation to the chat, where the REPL writes a file.
 pub fn commands() -> Vec<BotCommand> {
     offered(FrontEnd::Telegram)
         .map(|c| BotCommand {
             command: c.name,
-            description: c.help,
+            description: match c.command {
+                SlashCommand::Export => EXPORT_HELP,
+                _ => c.help,
+            },
         })
         .collect()
+}
+
+const EXPORT_HELP: &str = "send the conversation here as a file: NAME.md (markdown) or NAME.json";
+
+/// The most bytes the Bot API takes in an uploaded document.
+pub const DOCUMENT_LIMIT: usize = 50 * 1024 * 1024;
+
+/// The document's name of `/export ARGS`: the last part of a path (a chat names no place on
+/// the bot's machine); `--force` (the REPL's, to replace a file) changes nothing here.
+pub fn export_name(args: &str) -> String {
+    let args = args.trim();
+    let path = match args.strip_prefix("--force") {
+        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => rest.trim(),
+        _ => args,
+    };
+    path.rsplit('/').next().unwrap_or_default().to_string()
 }
 
 /// The command a message is, if it starts with `/` (`/status@MyBot` too); `None` inside
@@ -129,5 +149,15 @@ mod tests {
         );
         assert_eq!(command("/clear"), bare(SlashCommand::New));
         assert_eq!(command("list the files"), None);
+    }
+
+    #[test]
+    fn an_export_names_a_document_not_a_place() {
+        assert_eq!(export_name(" chat.md "), "chat.md");
+        assert_eq!(export_name("--force chat.json"), "chat.json");
+        assert_eq!(export_name("/home/me/.config/app.json"), "app.json");
+        assert_eq!(export_name("../../x.md"), "x.md");
+        assert_eq!(export_name("--forced.md"), "--forced.md");
+        assert_eq!(export_name("dir/"), "");
     }
 }

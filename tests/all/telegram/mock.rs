@@ -335,7 +335,7 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
         }
         return (200, answer);
     }
-    if method == "sendMessage" {
+    if method == "sendMessage" || method == "sendDocument" {
         s.next_message += 1;
         call.message_id = s.next_message;
     }
@@ -349,6 +349,8 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
             json!({"message_id": call.message_id, "date": 0,
                    "chat": {"id": call.chat(), "type": "private"}, "text": call.text()})
         }
+        "sendDocument" => json!({"message_id": call.message_id, "date": 0,
+                   "chat": {"id": call.chat(), "type": "private"}}),
         "editMessageText" => json!({"message_id": call.body["message_id"], "date": 0,
                    "chat": {"id": call.chat(), "type": "private"}, "text": call.text()}),
         "getFile" => {
@@ -368,9 +370,42 @@ fn answer(path: &str, body: Value, state: &(Mutex<State>, Condvar)) -> (u16, Val
     (200, json!({"ok": true, "result": result}))
 }
 
-/// One request: its path and JSON body.
+/// One request: its path and JSON body (a form's fields as one: a file as its `filename`
+/// and `content`).
 fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
     let request = crate::http::server::read_request(stream)?;
-    let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let boundary = request
+        .header("content-type")
+        .and_then(|t| t.strip_prefix("multipart/form-data; boundary="))
+        .map(str::to_string);
+    let body = match boundary {
+        Some(boundary) => form(&request.body, &boundary),
+        None => serde_json::from_slice(&request.body).unwrap_or(Value::Null),
+    };
     Some((request.path, body))
+}
+
+/// A `multipart/form-data` body's fields; `chat_id` as a number, as in JSON.
+fn form(body: &[u8], boundary: &str) -> Value {
+    let text = String::from_utf8_lossy(body);
+    let mut fields = serde_json::Map::new();
+    for part in text.split(&format!("--{boundary}")) {
+        let Some((head, content)) = part.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let content = content.strip_suffix("\r\n").unwrap_or(content);
+        let quoted = |key: &str| {
+            let start = head.find(&format!("{key}=\""))? + key.len() + 2;
+            let end = head[start..].find('"')? + start;
+            Some(head[start..end].to_string())
+        };
+        let Some(name) = quoted("name") else { continue };
+        let value = match (quoted("filename"), content.parse::<i64>()) {
+            (Some(filename), _) => json!({"filename": filename, "content": content}),
+            (None, Ok(number)) => json!(number),
+            (None, Err(_)) => json!(content),
+        };
+        fields.insert(name, value);
+    }
+    Value::Object(fields)
 }

@@ -4,6 +4,7 @@
 
 mod acp;
 mod budget;
+mod export;
 mod lifecycle;
 mod mock;
 mod photos;

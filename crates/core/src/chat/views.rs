@@ -179,23 +179,31 @@ impl Chat {
         Ok(out.trim_end().to_string())
     }
 
-    /// `/export FILE`: the conversation as markdown (`.md`) or JSON (`.json`), redacted. A
-    /// file that is there is refused unless `replace` (`/export --force FILE`): Tab completes
-    /// to existing files, so one Enter would otherwise lose a README.md.
-    pub fn export(&self, path: &str, replace: bool) -> Result<String, Error> {
+    /// The conversation as `/export NAME` writes it, by NAME's extension: markdown (`.md`,
+    /// `.markdown`) or JSON (`.json`), redacted. A front end that delivers it elsewhere (the
+    /// Telegram bot sends it to the chat as a document) takes it from here.
+    pub fn export_text(&self, name: &str) -> Result<String, Error> {
         let messages = &self.agent.conversation.messages;
-        let text = if path.ends_with(".json") {
+        let text = if name.ends_with(".json") {
             serde_json::to_string_pretty(messages)
                 .map_err(|source| ChatError::ExportJson { source })?
-        } else if path.ends_with(".md") || path.ends_with(".markdown") {
+        } else if name.ends_with(".md") || name.ends_with(".markdown") {
             self.markdown()
         } else {
             return Err(ChatError::ExportType {
-                path: path.to_string(),
+                path: name.to_string(),
             }
             .into());
         };
-        let text = self.redactor.redact(&text);
+        Ok(self.redactor.redact(&text))
+    }
+
+    /// `/export FILE`: [`Chat::export_text`] written to FILE. A file that is there is refused
+    /// unless `replace` (`/export --force FILE`): Tab completes to existing files, so one
+    /// Enter would otherwise lose a README.md.
+    pub fn export(&self, path: &str, replace: bool) -> Result<String, Error> {
+        let messages = &self.agent.conversation.messages;
+        let text = self.export_text(path)?;
         // As `>` in a shell: a folder that is not there is a mistake, not a tree to make.
         let parent = std::path::Path::new(path).parent();
         if let Some(parent) = parent.filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {

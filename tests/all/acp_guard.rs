@@ -224,6 +224,14 @@ fn a_guard_that_cannot_work_is_a_config_error() {
             "env = { A = \"x\" }\nreplaces = \"/etc/a.json\"\n",
             "`replaces` is set, but no variable of `env` is `{file}`",
         ),
+        (
+            "keep_env_from = [\"~/.env\"]\n",
+            "`keep_env_from` is set, but `keep_env` names no variable",
+        ),
+        (
+            "per_name = { files = [\"~/c.toml\"], table = \"t\", args = [\"-c\"] }\n",
+            "`per_name` needs a `table` and `args` that name `{name}`",
+        ),
     ] {
         let ws = widened(guard);
         let run = ws.run(&["--backend", "acp", "hello"]);

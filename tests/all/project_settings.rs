@@ -13,13 +13,22 @@ use crate::common::{fixture, Workspace};
 /// How the preset `preset`, run in `loop` mode by a fake replaying `recording`, was started:
 /// its arguments, and its environment followed by its guard's files (replay.sh's format).
 fn loop_start(preset: &str, recording: &str) -> (Vec<String>, String) {
-    let ws = Workspace::new();
-    ws.add_config(&format!(
+    loop_start_in(&Workspace::new(), preset, recording)
+}
+
+/// `loop_start` in `ws`.
+fn loop_start_in(ws: &Workspace, preset: &str, recording: &str) -> (Vec<String>, String) {
+    let entry = format!(
         "\n[backends.{preset}]\ncommand = \"{}\"\ntimeout_s = 20\n",
         fixture("agents/replay.sh").display()
-    ));
+    );
+    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap_or_default();
+    if !config.contains(&entry) {
+        ws.add_config(&entry);
+    }
     let mut cmd = ws.cmd(&["--backend", preset, "--no-save", "hi"]);
     cmd.env("REPLAY", fixture(recording))
+        .env("REPLAY_DOTENV", "1")
         .env("REPLAY_SAVE", ws.path("fake/sent"))
         .env("REPLAY_SAVE_START", ws.path("fake/start"));
     ws.run_cmd(cmd).expect_code(0);
@@ -172,4 +181,94 @@ fn opencode_acp_is_not_started_in_a_project_with_its_own_config() {
         assert!(run.stderr().contains("not started: "), "{}", run.stderr());
         assert!(!ws.path("fake/started").exists());
     }
+}
+
+/// The value of `name` in an environment replay.sh saved; `None` where it was not set.
+fn var<'a>(start: &'a str, name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
+    start.lines().find_map(|l| l.strip_prefix(prefix.as_str()))
+}
+
+#[test]
+fn a_projects_env_file_does_not_name_the_providers_address() {
+    for (preset, recording, name, own) in [
+        ("qwen", "qwen/json", "OPENAI_BASE_URL", ".qwen/.env"),
+        (
+            "gemini",
+            "gemini/json",
+            "GOOGLE_GEMINI_BASE_URL",
+            ".gemini/.env",
+        ),
+    ] {
+        // The fake takes the project's .env where the variable is not set, as the CLI does:
+        // the address is your own .env's, or none (the CLI's default) where it names none.
+        let ws = Workspace::new();
+        let project = format!("{name}=http://project.example\n");
+        std::fs::write(ws.work().join(".env"), &project).unwrap();
+        let (_, start) = loop_start_in(&ws, preset, recording);
+        assert_eq!(var(&start, name), Some(""), "{preset}: {start}");
+        let own_file = ws.path("home").join(own);
+        std::fs::create_dir_all(own_file.parent().unwrap()).unwrap();
+        std::fs::write(&own_file, format!("# mine\n{name}='http://mine.example'\n")).unwrap();
+        let (_, start) = loop_start_in(&ws, preset, recording);
+        assert_eq!(var(&start, name), Some("http://mine.example"), "{preset}");
+        // Set in your environment, it is yours as it stands.
+        let mut cmd = ws.cmd(&["--backend", preset, "--no-save", "hi"]);
+        cmd.env(name, "http://set.example")
+            .env("REPLAY", fixture(recording))
+            .env("REPLAY_DOTENV", "1")
+            .env("REPLAY_SAVE_START", ws.path("fake/start"));
+        ws.run_cmd(cmd).expect_code(0);
+        let start = std::fs::read_to_string(ws.path("fake/start")).unwrap();
+        assert_eq!(var(&start, name), Some("http://set.example"), "{preset}");
+    }
+    // The same in their own-tools modes, while approval asks.
+    for (preset, name) in [
+        ("qwen-acp", "OPENAI_BASE_URL"),
+        ("gemini-acp", "GOOGLE_GEMINI_BASE_URL"),
+    ] {
+        let start = &acp_starts(preset, &[])[0];
+        assert_eq!(start["env"][name], "", "{preset}: {start}");
+    }
+}
+
+#[test]
+fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
+    // Each server of your config.toml is turned off by name: codex has no switch for all,
+    // and a name it has not got is an error to it.
+    let ws = Workspace::new();
+    let config = ws.path("home/.codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        "model = \"m\"\n[mcp_servers.mine]\ncommand = \"x\"\n\
+         default_tools_approval_mode = \"approve\"\n[mcp_servers.\"a.b\"]\nurl = \"u\"\n",
+    )
+    .unwrap();
+    let (args, _) = loop_start_in(&ws, "codex", "codex/json");
+    let set: Vec<&str> = args
+        .iter()
+        .zip(args.iter().skip(1))
+        .filter(|(flag, _)| *flag == "-c")
+        .map(|(_, v)| v.as_str())
+        .filter(|v| v.starts_with("mcp_servers"))
+        .collect();
+    assert_eq!(
+        set,
+        [
+            "mcp_servers.\"a.b\".enabled=false",
+            "mcp_servers.mine.enabled=false"
+        ],
+        "{args:?}"
+    );
+    // Where CODEX_HOME names another folder, its config.toml is the one read.
+    let other = ws.path("codex-home");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut cmd = ws.cmd(&["--backend", "codex", "--no-save", "hi"]);
+    cmd.env("CODEX_HOME", &other)
+        .env("REPLAY", fixture("codex/json"))
+        .env("REPLAY_SAVE", ws.path("fake/sent"));
+    ws.run_cmd(cmd).expect_code(0);
+    let sent = std::fs::read_to_string(ws.path("fake/sent")).unwrap();
+    assert!(!sent.contains("mcp_servers"), "{sent}");
 }

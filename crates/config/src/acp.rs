@@ -57,6 +57,26 @@ pub struct Guard {
     /// the agent is not started, for it would run what they hold unasked and nothing it can
     /// be passed turns that off.
     pub refuse: Vec<String>,
+    /// Variables passed as you set them (`keep_env`): where neither agent-loop's environment
+    /// nor the entry's `env` has one, it is set to what the first of `keep_env_from` (your
+    /// own dotenv files) that exists gives it, or to nothing. An agent that reads a
+    /// project's `.env` for what is not set already then takes none of these from it: a
+    /// provider's address there would receive your key and the conversation.
+    pub keep_env: Vec<String>,
+    pub keep_env_from: Vec<String>,
+    /// Arguments added for each name under a table of your own TOML files (`per_name`).
+    pub per_name: Option<PerName>,
+}
+
+/// Arguments added for each name under `table` in those of `files` that exist (paths as
+/// `own_files::expand` reads them), `{name}` replaced by the name as a TOML key: codex's MCP
+/// servers turned off one by one (`-c mcp_servers.{name}.enabled=false`), for it has no
+/// switch that drops them all, and a name it does not have is an error to it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PerName {
+    pub files: Vec<String>,
+    pub table: String,
+    pub args: Vec<String>,
 }
 
 /// The placeholder for the guard file's path.
@@ -66,6 +86,9 @@ pub const GUARD_FILE: &str = "{file}";
 /// or, where it gives none, a name no server has: what an allow-list of server names is set
 /// to, so that the agent starts none of its settings' servers (a project's among them).
 pub const GUARD_MCP_SERVERS: &str = "{mcp_servers}";
+
+/// The placeholder, in `per_name.args`, for a name found.
+pub const GUARD_NAME: &str = "{name}";
 
 impl Guard {
     /// Checks a guard table; `meta` only where the agent speaks ACP (`acp`), for only
@@ -88,6 +111,13 @@ impl Guard {
             replaces: raw.replaces,
             meta: raw.meta,
             refuse: raw.refuse.unwrap_or_default(),
+            keep_env: raw.keep_env.unwrap_or_default(),
+            keep_env_from: raw.keep_env_from.unwrap_or_default(),
+            per_name: raw.per_name.map(|p| PerName {
+                files: p.files,
+                table: p.table,
+                args: p.args,
+            }),
         };
         let names_file = guard
             .args
@@ -109,6 +139,15 @@ impl Guard {
             }) =>
             {
                 Some("`refuse` holds paths inside a project folder, not absolute or with `..`")
+            }
+            _ if !guard.keep_env_from.is_empty() && guard.keep_env.is_empty() => {
+                Some("`keep_env_from` is set, but `keep_env` names no variable")
+            }
+            _ if guard.per_name.as_ref().is_some_and(|p| {
+                p.table.is_empty() || !p.args.iter().any(|a| a.contains(GUARD_NAME))
+            }) =>
+            {
+                Some("`per_name` needs a `table` and `args` that name `{name}`")
             }
             _ => None,
         };

@@ -26,6 +26,7 @@ mod http;
 mod keys;
 mod launch;
 pub mod mcp;
+pub mod own_files;
 mod presets;
 mod pty;
 pub(crate) mod raw;
@@ -50,7 +51,7 @@ use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
-pub use acp::{AcpDef, Guard, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS};
+pub use acp::{AcpDef, Guard, PerName, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS, GUARD_NAME};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
 pub use http::{shown_url, HttpDef, RetrySettings, WireFormat};

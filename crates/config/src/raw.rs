@@ -435,6 +435,18 @@ pub struct RawGuard {
     pub replaces: Option<String>,
     pub meta: Option<toml::Table>,
     pub refuse: Option<Vec<String>>,
+    pub keep_env: Option<Vec<String>>,
+    pub keep_env_from: Option<Vec<String>>,
+    pub per_name: Option<RawPerName>,
+}
+
+/// `per_name` of a guard as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPerName {
+    pub files: Vec<String>,
+    pub table: String,
+    pub args: Vec<String>,
 }
 
 #[cfg(test)]

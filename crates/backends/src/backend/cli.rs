@@ -130,7 +130,7 @@ impl CliBackend {
         // Kept alive, as the prompt file, until the child is done.
         let start = crate::backend::guard::start(guard, args, &def.env, &[]).map_err(|e| {
             self.spawn_error(std::io::Error::other(format!(
-                "cannot write the file of its guard: {e}"
+                "cannot set up its guard: {e}"
             )))
         })?;
         let spec = Spec {

@@ -11,7 +11,8 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use crate::config::{Guard, GUARD_FILE, GUARD_MCP_SERVERS};
+use crate::config::own_files;
+use crate::config::{Guard, GUARD_FILE, GUARD_MCP_SERVERS, GUARD_NAME};
 
 /// Why an agent started without its guard (under `--yes`) is started again once
 /// agent-loop's approval asks (`/yes off`).
@@ -68,7 +69,50 @@ pub fn start(
     start
         .env
         .extend(guard.env.iter().map(|(k, v)| (k.clone(), put(v))));
+    start.args.extend(per_name(guard)?);
+    for name in &guard.keep_env {
+        if !start.env.contains_key(name) && std::env::var_os(name).is_none() {
+            start.env.insert(name.clone(), your_own(guard, name));
+        }
+    }
     Ok(start)
+}
+
+/// The guard's `per_name` arguments, once for each name its files hold.
+fn per_name(guard: &Guard) -> std::io::Result<Vec<String>> {
+    let Some(per) = &guard.per_name else {
+        return Ok(Vec::new());
+    };
+    let mut names = Vec::new();
+    for path in per.files.iter().filter_map(|f| own_files::expand(f)) {
+        for name in own_files::table_names(&path, &per.table)? {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    Ok(names
+        .iter()
+        .flat_map(|name| {
+            let key = own_files::toml_key(name);
+            per.args.iter().map(move |a| a.replace(GUARD_NAME, &key))
+        })
+        .collect())
+}
+
+/// What your own dotenv file gives `name`: the first of `keep_env_from` that exists, the
+/// one file the agent would read where the project has none; nothing where it does not say
+/// (nor where that file cannot be read: the agent then takes nothing from it either).
+fn your_own(guard: &Guard, name: &str) -> String {
+    let first = guard
+        .keep_env_from
+        .iter()
+        .filter_map(|f| own_files::expand(f))
+        .find(|p| p.exists());
+    first
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|text| own_files::dotenv_value(&text, name))
+        .unwrap_or_default()
 }
 
 /// The first of the guard's `refuse` paths found in `dir` or a folder above it, up to the

@@ -155,7 +155,7 @@ impl AcpBackend {
             .map(|s| s.name.as_str())
             .collect();
         let start = guard::start(guard, self.args(cwd), &self.def.env, &servers)
-            .map_err(|e| cannot(&format!("cannot write the file of its guard: {e}")))?;
+            .map_err(|e| cannot(&format!("cannot set up its guard: {e}")))?;
         let mut agent = Agent::spawn(&self.program, &start.args, &start.env, &dir)
             .await
             .map_err(|e| cannot(&e))?;

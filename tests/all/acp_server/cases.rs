@@ -483,3 +483,27 @@ fn an_empty_prompt_is_refused_and_kept_commands_say_why() {
         seen.message()
     );
 }
+
+/// An editor's session works in its own folder, which need not be agent-loop's: `/export`
+/// with a relative name writes there, beside the files its tools see.
+#[test]
+fn an_export_in_an_editors_session_lands_in_the_sessions_folder() {
+    let ws = Workspace::new();
+    ws.reply(1, "Hello there.\n");
+    let project = ws.work().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let script = json!({"steps": [
+        {"op": "initialize"},
+        {"op": "new", "cwd": project},
+        {"op": "prompt", "session": 0, "text": "hello"},
+        {"op": "prompt", "session": 0, "text": "/export notes.md"},
+    ]});
+    let seen = drive(&ws, script, &["--backend", "fake", "--no-save"]);
+    assert!(
+        seen.message().contains("[wrote 2 messages to notes.md]"),
+        "{}",
+        seen.message()
+    );
+    assert!(project.join("notes.md").is_file());
+    assert!(!ws.work().join("notes.md").exists());
+}

@@ -198,34 +198,33 @@ impl Chat {
         Ok(self.redactor.redact(&text))
     }
 
-    /// `/export FILE`: [`Chat::export_text`] written to FILE. A file that is there is refused
-    /// unless `replace` (`/export --force FILE`): Tab completes to existing files, so one
-    /// Enter would otherwise lose a README.md.
+    /// `/export FILE`: [`Chat::export_text`] written to FILE, a relative one in the chat's
+    /// working folder (an editor's session has its own, not agent-loop's). A file that is
+    /// there is refused unless `replace` (`/export --force FILE`): Tab completes to existing
+    /// files, so one Enter would otherwise lose a README.md.
     pub fn export(&self, path: &str, replace: bool) -> Result<String, Error> {
         let messages = &self.agent.conversation.messages;
         let text = self.export_text(path)?;
+        let file = self.agent.options().cwd.join(path);
+        let failed = |source| ChatError::Export {
+            path: path.to_string(),
+            source,
+        };
         // As `>` in a shell: a folder that is not there is a mistake, not a tree to make.
-        let parent = std::path::Path::new(path).parent();
-        if let Some(parent) = parent.filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
-            let source = std::io::Error::other(format!("no folder {}", parent.display()));
-            return Err(ChatError::Export {
-                path: path.to_string(),
-                source,
+        let folder = std::path::Path::new(path).parent();
+        if let Some(folder) = folder.filter(|f| !f.as_os_str().is_empty()) {
+            if !file.parent().is_some_and(std::path::Path::is_dir) {
+                let why = format!("no folder {}", folder.display());
+                return Err(failed(std::io::Error::other(why)).into());
             }
-            .into());
         }
-        if !replace && std::fs::symlink_metadata(path).is_ok() {
+        if !replace && std::fs::symlink_metadata(&file).is_ok() {
             return Err(ChatError::ExportExists {
                 path: path.to_string(),
             }
             .into());
         }
-        crate::tools::write_atomic(std::path::Path::new(path), text.as_bytes()).map_err(
-            |source| ChatError::Export {
-                path: path.to_string(),
-                source,
-            },
-        )?;
+        crate::tools::write_atomic(&file, text.as_bytes()).map_err(failed)?;
         Ok(format!(
             "[wrote {} to {path}]",
             crate::plural::count(messages.len(), "message", "messages")

@@ -81,13 +81,20 @@ TOML
 # (opencode), each appending its name to $run/project-ran when it runs. Sets $kept_off, a
 # pattern of those the preset keeps from starting without --yes, $left, a note on those it
 # cannot, and $refused when the preset is not started there at all (docs/acp.md, "A
-# project's settings that run commands").
+# project's settings that run commands"). For qwen and gemini also a `.env` naming another
+# provider's address, while the mock's is no longer in the environment but in the HOME's own
+# `.env` (until the next start_mock): $address names the variable.
 plant_project() {
   local ran=$run/project-ran
-  left= refused=
+  left= refused= address=
   case $1 in
   qwen | gemini)
     mkdir -p "$work/.$1"
+    address=OPENAI_BASE_URL
+    [ "$1" = qwen ] || address=GOOGLE_GEMINI_BASE_URL
+    echo "$address=http://127.0.0.1:9" >"$work/.env"
+    echo "$address=${!address}" >"$home/.$1/.env"
+    unset "$address"
     python3 - "$work/.$1/settings.json" "$ran" "$1" <<'PY'
 import json, shlex, sys
 path, ran, cli = sys.argv[1:]
@@ -128,6 +135,9 @@ project_kept_off() {
   fi
   check "the project's settings started nothing it keeps off" \
     "$([ "$code" = 0 ] && ! grep -Eqs "$kept_off" "$run/project-ran"; echo $?)"
+  [ -z "$address" ] ||
+    check "the project's .env did not name the provider's address ($address): the mock was asked" \
+      "$([ "$code" = 0 ] && [ -s "$run/mock.log" ]; echo $?)"
 }
 
 # Runs agent-loop with arguments "$@" in $work with the fresh HOME, stdin closed, stderr in

@@ -3,7 +3,8 @@
 # provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the TUI's own
 # clean-up run to its end when it was closed, the time from the answer's end to agent-loop's
 # exit, and the same stdout with --debug; a project whose settings start an MCP server and
-# hooks, which start nothing without --yes (gemini's hooks excepted: printed); a shell
+# hooks, which start nothing without --yes (gemini's hooks excepted: printed), and whose
+# `.env` names another provider's address, not taken (the HOME's own `.env` names the mock's); a shell
 # command allowed (--yes), then refused by a
 # run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
 # it), one denied in a fresh HOME (exit 4, `[not done` on stderr), one too long for a row

@@ -217,6 +217,38 @@ fn on_one_or_two_rows_the_input_line_and_its_question_stay() {
     }
 }
 
+/// On a short, narrow screen (a phone with its keyboard open) the approval's answers do not
+/// fit the one input row: they are shown short, where the row showed only the long line's
+/// end or the cursor's empty row.
+#[test]
+fn on_a_short_narrow_screen_the_answers_are_shortened() {
+    const NARROW: u16 = 30;
+    for height in [2u16, 4] {
+        let ws = Workspace::new();
+        let args = ["--backend", "demo", "--display", "view"];
+        let size = format!("stty rows {height} cols {NARROW}");
+        let mut pty = Pty::spawn_after(&ws, &[("TERM", "xterm-256color")], &size, &args);
+        let seen = |pty: &Pty| {
+            let mut parser = vt100::Parser::new(nz(height), nz(NARROW), 0);
+            parser.process(&pty.output());
+            rows(&parser)
+        };
+        poll(|| seen(&pty).last().filter(|l| *l == "You:").cloned())
+            .unwrap_or_else(|| panic!("{height} rows: no input line: {:?}", seen(&pty)));
+        pty.send("run echo hi\r");
+        poll(|| seen(&pty).last().filter(|l| *l == "[y/a/n]:").cloned())
+            .unwrap_or_else(|| panic!("{height} rows: no short answers: {:?}", seen(&pty)));
+        pty.send("y\r");
+        poll(|| seen(&pty).last().filter(|l| *l == "You:").cloned())
+            .unwrap_or_else(|| panic!("{height} rows: no input line after: {:?}", seen(&pty)));
+        pty.send("\x04");
+        let (code, bytes) = pty.finish();
+        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("Done. For \"run echo hi\""), "{text}");
+    }
+}
+
 /// Inside tmux, where the view is drawn with tmux's own entry.
 #[test]
 fn inside_tmux_pgup_resize_and_leaving() {

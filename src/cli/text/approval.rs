@@ -34,6 +34,15 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     out
 }
 
+/// The answers of [`prompt`]'s last line, `line`, in short (`[y/a/n]: `, `[y/a/n/v]: `): for
+/// a screen too small to show that line whole.
+pub fn short_answers(line: &str) -> String {
+    match line.ends_with(", [v]iew all: ") {
+        true => "[y/a/n/v]: ".into(),
+        false => "[y/a/n]: ".into(),
+    }
+}
+
 /// The question without its answers: the tool, how long the call is and its lines (folded
 /// unless `full`, `how` saying how to see the rest), each line ending in a newline; and
 /// whether it is longer than a screen. The MCP server's elicitation asks with it too.
@@ -340,5 +349,17 @@ mod tests {
         );
         assert!(folded.contains("70 more lines not shown"), "{folded}");
         assert!(folded.ends_with("[n]o, [v]iew all: "), "{folded}");
+    }
+
+    #[test]
+    fn the_short_answers_keep_view_all_when_the_long_ones_have_it() {
+        assert_eq!(
+            short_answers("[y]es once, [a]lways for bash, [n]o: "),
+            "[y/a/n]: "
+        );
+        assert_eq!(
+            short_answers("[y]es once, [a]lways for write, [n]o, [v]iew all: "),
+            "[y/a/n/v]: "
+        );
     }
 }

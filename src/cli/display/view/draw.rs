@@ -33,6 +33,10 @@ pub struct Draw {
     drawn_status: String,
     /// What the input line shows before the text: `You: `, an approval's question.
     pub label: String,
+    /// A shorter label for the one it names (`[y/a/n]: ` for an approval's answers), shown
+    /// when that one would not fit the input rows: on a short, narrow screen (a phone with
+    /// its keyboard open) the long one's last row, or only the cursor's, would be all of it.
+    pub short_label: Option<(String, String)>,
     pub input: Line,
     pub cols: usize,
     pub rows: usize,
@@ -58,6 +62,7 @@ impl Draw {
             status: Status::default(),
             drawn_status: String::new(),
             label: String::new(),
+            short_label: None,
             input: Line::default(),
             cols,
             rows,
@@ -157,7 +162,14 @@ impl Draw {
     }
 
     fn input_layout(&self) -> (Vec<String>, usize, usize) {
-        keys::layout(&self.label, &self.input.text, self.input.cursor, self.cols)
+        let layout = |label| keys::layout(label, &self.input.text, self.input.cursor, self.cols);
+        let full = layout(&self.label);
+        match &self.short_label {
+            Some((long, short)) if *long == self.label && full.0.len() > self.max_input() => {
+                layout(short)
+            }
+            _ => full,
+        }
     }
 
     /// The furthest the view can be scrolled back.

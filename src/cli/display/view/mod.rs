@@ -29,6 +29,7 @@ mod status;
 use super::super::editor::complete::{Completed, Completer};
 use super::super::editor::history::{History, Search, Searched};
 use super::super::editor::{keys, term};
+use super::super::text::approval;
 pub use term::size;
 
 use std::io::Write;
@@ -348,6 +349,7 @@ impl Renderer for ViewDisplay {
         // The question's last line is the input line's label; the rest, the conversation's.
         let (body, question) = text.rsplit_once('\n').unwrap_or(("", &text));
         self.draw.label = question.to_string();
+        self.draw.short_label = Some((question.to_string(), approval::short_answers(question)));
         self.draw.status.approval = true;
         let yellow = Style::Colour(super::caps::Colour::Yellow);
         self.add(&format!("{body}\n"), yellow);

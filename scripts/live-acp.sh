@@ -10,7 +10,8 @@
 # 4, `[not done` on stderr); the agent's own settings allowing its writes and commands
 # (`widen`): without --yes both are still refused (the preset's guard, docs/acp.md), with
 # --yes they run; a project whose settings start an MCP server, hooks or a plugin: without
-# --yes none starts (gemini's hooks excepted: printed), opencode-acp is not started there,
+# --yes none starts, gemini and opencode-acp are not started there (gemini: for its hooks,
+# then again without them),
 # and its `.env` naming another provider's address is not taken (qwen, gemini); a
 # turn cancelled with Ctrl-C (SIGINT); `doctor`. Prints each outcome and
 # its time. Not part of CI: it installs npm packages and takes a few minutes.
@@ -135,6 +136,10 @@ for cli in "${clis[@]}"; do
     plant_project "$cli"
     agent_loop --backend "$preset" --display plain "$ask"
     project_kept_off
+    if without_hooks; then
+      agent_loop --backend "$preset" --display plain "$ask"
+      project_kept_off
+    fi
   fi
 
   fresh "$cli" write

@@ -83,10 +83,11 @@ TOML
 # cannot, and $refused when the preset is not started there at all (docs/acp.md, "A
 # project's settings that run commands"). For qwen and gemini also a `.env` naming another
 # provider's address, while the mock's is no longer in the environment but in the HOME's own
-# `.env` (until the next start_mock): $address names the variable.
+# `.env` (until the next start_mock): $address names the variable. gemini is not started
+# where the project has hooks: without_hooks then takes them out for a run of the rest.
 plant_project() {
   local ran=$run/project-ran
-  left= refused= address=
+  left= refused= address= hooks_refused=
   case $1 in
   qwen | gemini)
     mkdir -p "$work/.$1"
@@ -108,7 +109,7 @@ settings = {"mcpServers": {"x": {"command": "sh", "args": ["-c", run("mcp-server
 json.dump(settings, open(path, "w"))
 PY
     kept_off='mcp-server|hook'
-    [ "$1" = qwen ] || { kept_off='mcp-server' left="its hooks (in a folder it trusts)"; } ;;
+    [ "$1" = qwen ] || refused=1 hooks_refused=1 ;;
   opencode)
     mkdir -p "$work/.opencode/plugin"
     printf '{"mcp": {"x": {"type": "local", "command": ["sh", "-c", "echo mcp-server >> %s; cat"]}}}\n' \
@@ -119,6 +120,22 @@ PY
     [ "$preset" != opencode-acp ] || refused=1 ;;
   *) kept_off= ;;
   esac
+}
+
+# After a run refused for the hooks plant_project wrote (gemini): takes them out of the
+# project's settings, so that a run of the same in that folder checks the rest; false where
+# no run was refused so.
+without_hooks() {
+  [ -n "$hooks_refused" ] || return 1
+  python3 - "$work/.gemini/settings.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+settings = json.load(open(path))
+del settings["hooks"]
+json.dump(settings, open(path, "w"))
+PY
+  refused= hooks_refused=
+  rm -f "$run/project-ran"
 }
 
 # After a run in a folder plant_project wrote: prints what of the project ran, and checks

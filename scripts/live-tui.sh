@@ -3,7 +3,8 @@
 # provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py): an answer, the TUI's own
 # clean-up run to its end when it was closed, the time from the answer's end to agent-loop's
 # exit, and the same stdout with --debug; a project whose settings start an MCP server and
-# hooks, which start nothing without --yes (gemini's hooks excepted: printed), and whose
+# hooks, which start nothing without --yes (gemini is not started for its hooks: then again
+# without them), and whose
 # `.env` names another provider's address, not taken (the HOME's own `.env` names the mock's); a shell
 # command allowed (--yes), then refused by a
 # run without --yes in the same HOME and folder (nothing the TUI kept of the --yes run widens
@@ -82,6 +83,10 @@ for cli in "${clis[@]}"; do
   plant_project "$cli"
   agent_loop --backend "$preset" --display plain "$ask"
   project_kept_off
+  if without_hooks; then
+    agent_loop --backend "$preset" --display plain "$ask"
+    project_kept_off
+  fi
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain --yes "$touch_it"

@@ -225,6 +225,10 @@ fn a_guard_that_cannot_work_is_a_config_error() {
             "`replaces` is set, but no variable of `env` is `{file}`",
         ),
         (
+            "refuse_keys = { \"../s.json\" = [\"hooks\"] }\n",
+            "`refuse_keys` hold paths inside a project folder",
+        ),
+        (
             "keep_env_from = [\"~/.env\"]\n",
             "`keep_env_from` is set, but `keep_env` names no variable",
         ),

@@ -272,3 +272,59 @@ fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
     let sent = std::fs::read_to_string(ws.path("fake/sent")).unwrap();
     assert!(!sent.contains("mcp_servers"), "{sent}");
 }
+
+#[test]
+fn gemini_is_not_started_where_a_projects_settings_have_hooks() {
+    // gemini runs a trusted project's hooks whatever it is passed (only a system settings
+    // file root owns turns them off).
+    let hooks = "{\"hooks\": {\"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}]}}";
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.work().join(".gemini")).unwrap();
+    let settings = ws.work().join(".gemini/settings.json");
+    std::fs::write(&settings, format!("// mine\n{hooks}")).unwrap();
+    ws.add_config(&format!(
+        "\n[backends.gemini]\ncommand = \"{}\"\ntimeout_s = 20\n",
+        fixture("agents/replay.sh").display()
+    ));
+    let run = |flags: &[&str]| {
+        let mut args = vec!["--backend", "gemini", "--no-save"];
+        args.extend(flags);
+        args.push("hi");
+        let mut cmd = ws.cmd(&args);
+        cmd.env("REPLAY", fixture("gemini/json"))
+            .env("REPLAY_SAVE", ws.path("fake/sent"));
+        let _ = std::fs::remove_file(ws.path("fake/sent"));
+        ws.run_cmd(cmd)
+    };
+    // In `loop` mode, --yes too: agent-loop runs the tools there.
+    for flags in [&[][..], &["--yes"]] {
+        let out = run(flags);
+        assert_ne!(out.code(), 0);
+        let err = out.stderr();
+        let found = format!("not started: with `hooks` in {} here", settings.display());
+        assert!(err.contains(&found), "{err}");
+        assert!(err.contains("remove it to run this backend here"), "{err}");
+        assert!(!ws.path("fake/sent").exists());
+    }
+    // Settings without hooks (or with none in them) are no reason.
+    std::fs::write(&settings, "{\"hooks\": {}, \"mcpServers\": {}}").unwrap();
+    run(&[]).expect_code(0);
+    // An own-tools preset starts under --yes, as its own settings say.
+    std::fs::write(&settings, hooks).unwrap();
+    let ws = Workspace::new();
+    ws.add_config(&format!(
+        "\n[backends.gemini-acp]\ncommand = \"{}\"\nargs = []\n",
+        fixture("agents/fake-acp.py").display()
+    ));
+    std::fs::create_dir_all(ws.work().join(".gemini")).unwrap();
+    std::fs::write(ws.work().join(".gemini/settings.json"), hooks).unwrap();
+    let out = ws.run(&["--backend", "gemini-acp", "hi"]);
+    assert!(
+        out.stderr().contains("not started: with `hooks` in"),
+        "{}",
+        out.stderr()
+    );
+    assert!(!ws.path("fake/started").exists());
+    ws.run(&["--backend", "gemini-acp", "--yes", "hi"])
+        .expect_code(0);
+}

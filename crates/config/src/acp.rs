@@ -57,6 +57,9 @@ pub struct Guard {
     /// the agent is not started, for it would run what they hold unasked and nothing it can
     /// be passed turns that off.
     pub refuse: Vec<String>,
+    /// Settings files (JSON) relative to a project folder, each with keys: where one of them
+    /// is set in such a file found so, likewise (gemini's `.gemini/settings.json` `hooks`).
+    pub refuse_keys: BTreeMap<String, Vec<String>>,
     /// Variables passed as you set them (`keep_env`): where neither agent-loop's environment
     /// nor the entry's `env` has one, it is set to what the first of `keep_env_from` (your
     /// own dotenv files) that exists gives it, or to nothing. An agent that reads a
@@ -111,6 +114,7 @@ impl Guard {
             replaces: raw.replaces,
             meta: raw.meta,
             refuse: raw.refuse.unwrap_or_default(),
+            refuse_keys: raw.refuse_keys.unwrap_or_default(),
             keep_env: raw.keep_env.unwrap_or_default(),
             keep_env_from: raw.keep_env_from.unwrap_or_default(),
             per_name: raw.per_name.map(|p| PerName {
@@ -133,12 +137,12 @@ impl Guard {
             _ if guard.replaces.is_some() && !guard.env.values().any(|v| v == GUARD_FILE) => {
                 Some("`replaces` is set, but no variable of `env` is `{file}`")
             }
-            _ if guard.refuse.iter().any(|p| {
+            _ if guard.refuse.iter().chain(guard.refuse_keys.keys()).any(|p| {
                 let p = std::path::Path::new(p);
                 p.is_absolute() || p.components().any(|c| c.as_os_str() == "..")
             }) =>
             {
-                Some("`refuse` holds paths inside a project folder, not absolute or with `..`")
+                Some("`refuse` and `refuse_keys` hold paths inside a project folder, not absolute or with `..`")
             }
             _ if !guard.keep_env_from.is_empty() && guard.keep_env.is_empty() => {
                 Some("`keep_env_from` is set, but `keep_env` names no variable")

@@ -435,6 +435,7 @@ pub struct RawGuard {
     pub replaces: Option<String>,
     pub meta: Option<toml::Table>,
     pub refuse: Option<Vec<String>>,
+    pub refuse_keys: Option<BTreeMap<String, Vec<String>>>,
     pub keep_env: Option<Vec<String>>,
     pub keep_env_from: Option<Vec<String>>,
     pub per_name: Option<RawPerName>,

@@ -124,7 +124,8 @@ impl CliBackend {
             None => request.cwd.to_path_buf(),
         };
         if let Some(found) = crate::backend::guard::refused(guard, &dir) {
-            let why = crate::backend::guard::refusal(&found);
+            // In `loop` mode its guard stands under --yes too.
+            let why = crate::backend::guard::refusal(&found, false);
             return Err(self.spawn_error(std::io::Error::other(why)));
         }
         // Kept alive, as the prompt file, until the child is done.

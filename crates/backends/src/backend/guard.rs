@@ -115,18 +115,25 @@ fn your_own(guard: &Guard, name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The first of the guard's `refuse` paths found in `dir` or a folder above it, up to the
-/// project's root (the folder holding `.git`), your home folder left out (what it holds is
-/// your own): the agent reads its project files from all of them, and would run what that
-/// path holds unasked, with nothing to pass it that turns that off. `None` without a guard.
-pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let refuse = &guard?.refuse;
+/// The first of the guard's `refuse` paths found in `dir` or a folder above it, or of its
+/// `refuse_keys` files that sets one of their keys, up to the project's root (the folder
+/// holding `.git`), your home folder left out (what it holds is your own): the agent reads
+/// its project files from all of them, and would run what that path holds unasked, with
+/// nothing to pass it that turns that off. `None` without a guard; else what was found.
+pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<String> {
+    let guard = guard?;
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     for folder in dir.ancestors() {
         if home.as_deref() != Some(folder) {
-            let found = refuse.iter().map(|p| folder.join(p));
+            let found = guard.refuse.iter().map(|p| folder.join(p));
             if let Some(found) = found.into_iter().find(|p| p.symlink_metadata().is_ok()) {
-                return Some(found);
+                return Some(found.display().to_string());
+            }
+            for (file, keys) in &guard.refuse_keys {
+                let path = folder.join(file);
+                if let Some(key) = sets(&path, keys) {
+                    return Some(format!("`{key}` in {}", path.display()));
+                }
             }
         }
         if folder.join(".git").symlink_metadata().is_ok() {
@@ -136,13 +143,32 @@ pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<std::path
     None
 }
 
-/// Why an agent is not started: `found`, one of its guard's `refuse` paths.
-pub fn refusal(found: &std::path::Path) -> String {
+/// The first of `keys` that the settings file at `path` (JSON with comments) sets to
+/// something not empty; `None` where it sets none, or is missing or not JSON (which the
+/// agent refuses itself).
+fn sets<'a>(path: &std::path::Path, keys: &'a [String]) -> Option<&'a str> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let settings: Value = serde_json::from_str(&super::commented::uncommented(&text)).ok()?;
+    let set = |key: &&String| match settings.get(key.as_str()) {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(_) => true,
+    };
+    keys.iter().find(set).map(String::as_str)
+}
+
+/// Why an agent is not started: `found`, of its guard's `refuse` or `refuse_keys`; `yes`:
+/// whether `--yes` starts it (its guard is left out then), not so in `loop` mode.
+pub fn refusal(found: &str, yes: bool) -> String {
+    let otherwise = if yes {
+        "remove it, or pass --yes to start the agent as its own settings say"
+    } else {
+        "remove it to run this backend here"
+    };
     format!(
-        "not started: with {} here the agent can run a project's code as it starts, unasked, \
-         and nothing agent-loop can pass it turns that off; remove it, or pass --yes to start \
-         the agent as its own settings say",
-        found.display()
+        "not started: with {found} here the agent can run a project's code as it starts, \
+         unasked, and nothing agent-loop can pass it turns that off; {otherwise}"
     )
 }
 

@@ -145,7 +145,7 @@ impl AcpBackend {
             self.error(format!("cannot run {}: {e}", self.program.display()))
         };
         if let Some(found) = guard::refused(guard, &dir) {
-            return Err(self.error(guard::refusal(&found)));
+            return Err(self.error(guard::refusal(&found, true)));
         }
         // Its `session/new` names agent-loop's MCP servers: the ones the guard lets it start.
         let servers: Vec<&str> = self

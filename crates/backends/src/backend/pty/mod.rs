@@ -130,7 +130,7 @@ impl PtyBackend {
                 None => cwd.to_path_buf(),
             };
             let spawned = match guard::refused(guard, &dir) {
-                Some(found) => Err(std::io::Error::other(guard::refusal(&found))),
+                Some(found) => Err(std::io::Error::other(guard::refusal(&found, true))),
                 None => guard::start(guard, self.args(cwd), &self.def.env, &[]),
             }
             .and_then(|start| {

@@ -133,7 +133,25 @@ impl App {
                 self.frontend.notice(&format!("error: {e}"));
             }
         }
+        if self.chat.prompt_stays() && matches!(outcome, Outcome::Done(Err(_))) {
+            self.prompt_stays();
+        }
         outcome
+    }
+
+    /// After a failed turn: the shown error was the event's, without the library's word that
+    /// the prompt stays. A one-shot run has no `/retry`: its session is named to go on in.
+    fn prompt_stays(&mut self) {
+        let session = &self.chat.session().name;
+        let note = match self.frontend.repl {
+            true => agent_loop::chat::PROMPT_STAYS.to_string(),
+            false if self.chat.is_kept() => format!(
+                "[the prompt stays in session {session}, unanswered: in `agent-loop -s \
+                 {session}`, /retry sends it again, /undo drops it]"
+            ),
+            false => return,
+        };
+        self.frontend.notice(&note);
     }
 
     /// Runs `task` on every backend in `names` at once (`--backend a,b`, `/compare`); a

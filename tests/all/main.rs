@@ -28,6 +28,7 @@ mod docs_cover;
 mod doctor;
 mod editor;
 mod editor_signals;
+mod failed_prompt;
 mod fanout;
 mod faults;
 mod gemini_stream;

@@ -55,6 +55,8 @@ const CHAT: &[&str] = &[
     "crate: pub use options::{ChatOptions, HttpClients, SessionChoice};",
     "crate: pub use settings::RunSettings;",
     "crate: pub struct Chat",
+    // What a failed turn's error ends with: the prompt stays in the conversation.
+    "crate: pub const PROMPT_STAYS",
     "crate: pub struct Status",
 ];
 

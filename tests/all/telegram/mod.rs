@@ -5,6 +5,7 @@
 mod acp;
 mod budget;
 mod export;
+mod failed;
 mod lifecycle;
 mod mock;
 mod photos;

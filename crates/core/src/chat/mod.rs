@@ -90,7 +90,14 @@ pub struct Chat {
     compared: Option<Compared>,
     /// The last save failed: the session file lacks what the chat holds.
     save_failed: bool,
+    /// The last turn failed after its prompt was recorded: the prompt stays unanswered.
+    prompt_stays: bool,
 }
+
+/// Said with a turn's error when its prompt stays in the conversation: else the next prompt
+/// would go glued to it without a word (the model answering both).
+pub const PROMPT_STAYS: &str =
+    "[the prompt stays in the conversation: /retry sends it again, /undo drops it]";
 
 /// What a comparison left for `/pick`: each backend's name and conversation if it answered.
 type Compared = Vec<(String, Option<crate::context::Conversation>)>;
@@ -157,7 +164,9 @@ impl Chat {
     ///
     /// `prompt` is text (`&str`, `String`) or a [`Prompt`] with images; images to a backend
     /// that takes none, and a prompt whose request would pass the context budget, are refused
-    /// before anything is sent, the conversation and the session file unchanged.
+    /// before anything is sent, the conversation and the session file unchanged. A turn that
+    /// fails after that leaves its prompt in the conversation (nothing the user typed is
+    /// lost): its error ends with [`PROMPT_STAYS`], and [`Chat::prompt_stays`] says so.
     pub async fn turn(
         &mut self,
         prompt: impl Into<Prompt>,
@@ -194,6 +203,11 @@ impl Chat {
         if result.is_err() && self.agent.turns() == turns {
             return result;
         }
+        self.prompt_stays = result.is_err();
+        let result = result.map_err(|mut e| {
+            e.message = format!("{}\n{PROMPT_STAYS}", e.message);
+            e
+        });
         self.saved_after(result, observer)
     }
 
@@ -524,6 +538,11 @@ impl Chat {
     /// last save did not fail (a front end may then close the chat and open it again).
     pub fn is_kept(&self) -> bool {
         self.store.is_some() && !self.save_failed && self.session.turns > 0
+    }
+
+    /// Whether the last turn failed with its prompt left in the conversation, unanswered.
+    pub fn prompt_stays(&self) -> bool {
+        self.prompt_stays
     }
 
     pub fn redactor(&self) -> &Redactor {

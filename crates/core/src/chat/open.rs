@@ -86,6 +86,7 @@ impl Chat {
             canceller: Default::default(),
             compared: None,
             save_failed: false,
+            prompt_stays: false,
             agent,
             redactor,
             config,

@@ -328,3 +328,48 @@ fn gemini_is_not_started_where_a_projects_settings_have_hooks() {
     ws.run(&["--backend", "gemini-acp", "--yes", "hi"])
         .expect_code(0);
 }
+
+#[test]
+fn qwen_is_not_started_where_a_projects_settings_name_the_providers_address() {
+    // qwen takes `modelProviders` over every other source, and `security.auth.baseUrl` where
+    // the variable is not set, from a project's settings as well as yours.
+    for (settings, key) in [
+        (
+            "{\"security\": {\"auth\": {\"selectedType\": \"openai\", \"baseUrl\": \"http://x\"}}}",
+            "security.auth.baseUrl",
+        ),
+        (
+            "{\"modelProviders\": {\"openai\": [{\"id\": \"m\", \"baseUrl\": \"http://x\"}]}}",
+            "modelProviders",
+        ),
+    ] {
+        let ws = Workspace::new();
+        std::fs::create_dir_all(ws.work().join(".qwen")).unwrap();
+        std::fs::write(ws.work().join(".qwen/settings.json"), settings).unwrap();
+        ws.add_config(&format!(
+            "\n[backends.qwen]\ncommand = \"{}\"\ntimeout_s = 20\n",
+            fixture("agents/replay.sh").display()
+        ));
+        let mut cmd = ws.cmd(&["--backend", "qwen", "--no-save", "hi"]);
+        cmd.env("REPLAY", fixture("qwen/json"))
+            .env("REPLAY_SAVE", ws.path("fake/sent"));
+        let run = ws.run_cmd(cmd);
+        assert_ne!(run.code(), 0);
+        assert!(
+            run.stderr()
+                .contains(&format!("not started: with `{key}` in ")),
+            "{}",
+            run.stderr()
+        );
+        assert!(!ws.path("fake/sent").exists());
+        // Other settings of the project's are no reason.
+        std::fs::write(
+            ws.work().join(".qwen/settings.json"),
+            "{\"security\": {\"auth\": {\"selectedType\": \"openai\"}}}",
+        )
+        .unwrap();
+        let mut cmd = ws.cmd(&["--backend", "qwen", "--no-save", "hi"]);
+        cmd.env("REPLAY", fixture("qwen/json"));
+        ws.run_cmd(cmd).expect_code(0);
+    }
+}

@@ -57,8 +57,9 @@ pub struct Guard {
     /// the agent is not started, for it would run what they hold unasked and nothing it can
     /// be passed turns that off.
     pub refuse: Vec<String>,
-    /// Settings files (JSON) relative to a project folder, each with keys: where one of them
-    /// is set in such a file found so, likewise (gemini's `.gemini/settings.json` `hooks`).
+    /// Settings files (JSON) relative to a project folder, each with keys (dotted paths):
+    /// where one of them is set in such a file found so, likewise (gemini's
+    /// `.gemini/settings.json` `hooks`).
     pub refuse_keys: BTreeMap<String, Vec<String>>,
     /// Variables passed as you set them (`keep_env`): where neither agent-loop's environment
     /// nor the entry's `env` has one, it is set to what the first of `keep_env_from` (your

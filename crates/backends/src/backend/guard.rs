@@ -143,13 +143,14 @@ pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<String> {
     None
 }
 
-/// The first of `keys` that the settings file at `path` (JSON with comments) sets to
-/// something not empty; `None` where it sets none, or is missing or not JSON (which the
-/// agent refuses itself).
+/// The first of `keys` (a dotted path: `security.auth.baseUrl`) that the settings file at
+/// `path` (JSON with comments) sets to something not empty; `None` where it sets none, or is
+/// missing or not JSON (which the agent refuses itself).
 fn sets<'a>(path: &std::path::Path, keys: &'a [String]) -> Option<&'a str> {
     let text = std::fs::read_to_string(path).ok()?;
     let settings: Value = serde_json::from_str(&super::commented::uncommented(&text)).ok()?;
-    let set = |key: &&String| match settings.get(key.as_str()) {
+    let at = |key: &str| key.split('.').try_fold(&settings, |v, k| v.get(k));
+    let set = |key: &&String| match at(key) {
         None | Some(Value::Null) => false,
         Some(Value::Object(o)) => !o.is_empty(),
         Some(Value::Array(a)) => !a.is_empty(),
@@ -167,8 +168,9 @@ pub fn refusal(found: &str, yes: bool) -> String {
         "remove it to run this backend here"
     };
     format!(
-        "not started: with {found} here the agent can run a project's code as it starts, \
-         unasked, and nothing agent-loop can pass it turns that off; {otherwise}"
+        "not started: with {found} here the agent acts on the project's settings unasked (runs \
+         its code as it starts, or sends your key and the conversation to its host), and \
+         nothing agent-loop can pass it turns that off; {otherwise}"
     )
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::keys::DEFAULT_TIMEOUT_S;
 use super::raw::RawBackend;
+use super::source::Located;
 use super::ConfigError;
 
 const DEFAULT_CONNECT_TIMEOUT_S: u64 = 10;
@@ -55,6 +56,47 @@ impl WireFormat {
             WireFormat::OpenAi => "https://api.openai.com/v1",
             WireFormat::Ollama => "http://localhost:11434",
         }
+    }
+}
+
+/// What tool-call ids an API takes (`tool_call_ids`). The conversation keeps each call's id
+/// as its first backend gave it; a request to another API carries ids made to fit this rule
+/// (`backend::http::ids`), while the ids that already fit are sent as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallIds {
+    /// Any id, sent as kept (`any`): OpenAI and most compatible servers, some of which
+    /// (Kimi's) want their own ids back exactly, repeats included.
+    Any,
+    /// Letters, digits, `_` and `-`, unique over the request (`anthropic`): the Anthropic
+    /// Messages API.
+    Anthropic,
+    /// Exactly 9 letters or digits, unique over the request (`alnum9`): Mistral's API.
+    Alnum9,
+}
+
+impl ToolCallIds {
+    const ALL: [(&'static str, ToolCallIds); 3] = [
+        ("any", ToolCallIds::Any),
+        ("anthropic", ToolCallIds::Anthropic),
+        ("alnum9", ToolCallIds::Alnum9),
+    ];
+
+    fn parse(value: &Located, backend: &str) -> Result<Self, ConfigError> {
+        Self::ALL
+            .into_iter()
+            .find(|(name, _)| *name == value.value)
+            .map(|(_, ids)| ids)
+            .ok_or_else(|| {
+                ConfigError::key(
+                    value.at(),
+                    backend,
+                    "tool_call_ids",
+                    format!(
+                        "unknown rule `{}`; the rules are any, anthropic (letters, digits, _ and -) and alnum9 (9 letters or digits)",
+                        value.value
+                    ),
+                )
+            })
     }
 }
 
@@ -154,6 +196,8 @@ pub struct HttpDef {
     /// Whether the model takes images (`images`): a prompt with images to one that does not
     /// is refused before anything is sent.
     pub images: bool,
+    /// What tool-call ids the API takes.
+    pub tool_call_ids: ToolCallIds,
     pub connect_timeout: Duration,
     /// For the whole request, streamed body included.
     pub timeout: Duration,
@@ -244,6 +288,11 @@ pub(super) fn resolve(
     let max_tokens = raw
         .max_tokens
         .or((format == WireFormat::Anthropic).then_some(DEFAULT_ANTHROPIC_MAX_TOKENS));
+    let tool_call_ids = match &raw.tool_call_ids {
+        Some(value) => ToolCallIds::parse(value, name)?,
+        None if format == WireFormat::Anthropic => ToolCallIds::Anthropic,
+        None => ToolCallIds::Any,
+    };
     let prices = super::keys::prices(&raw);
     let context = super::keys::context_settings(&raw, name, &bad)?;
     check_timeouts(&raw, &bad)?;
@@ -266,6 +315,7 @@ pub(super) fn resolve(
         // Every current Claude model takes images; of the OpenAI-compatible and Ollama
         // models only some do, so those say so in their entry.
         images: raw.images.unwrap_or(format == WireFormat::Anthropic),
+        tool_call_ids,
         connect_timeout: Duration::from_secs(
             raw.connect_timeout_s
                 .unwrap_or(DEFAULT_CONNECT_TIMEOUT_S)
@@ -350,6 +400,20 @@ mod tests {
         assert_eq!(def.connect_timeout, Duration::from_secs(2));
         assert_eq!(def.timeout, Duration::from_secs(30));
         assert_eq!(def.temperature, Some(0.5));
+        assert_eq!(def.tool_call_ids, ToolCallIds::Any);
+        assert_eq!(
+            http(&config, "claude-api").tool_call_ids,
+            ToolCallIds::Anthropic
+        );
+        let config = load("[backends.m]\ntype = \"openai\"\ntool_call_ids = \"alnum9\"\n").unwrap();
+        assert_eq!(http(&config, "m").tool_call_ids, ToolCallIds::Alnum9);
+        let err =
+            load("[backends.m]\ntype = \"openai\"\n\ntool_call_ids = \"mistral\"\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("my.toml:4: backend `m`: key `tool_call_ids`: unknown rule `mistral`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub use source::{Located, Overlay, Source};
 pub use acp::{AcpDef, Guard, PerName, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS, GUARD_NAME};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
-pub use http::{shown_url, HttpDef, RetrySettings, WireFormat};
+pub use http::{shown_url, HttpDef, RetrySettings, ToolCallIds, WireFormat};
 pub use launch::Launch;
 pub use pty::{PtyDef, PtyExit, PTY_TYPE};
 

@@ -90,6 +90,8 @@ pub struct RawBackend {
     pub temperature: Option<f64>,
     pub stream: Option<bool>,
     pub images: Option<bool>,
+    /// What tool-call ids the API takes, see `config::http::ToolCallIds`.
+    pub tool_call_ids: Option<Located>,
     pub connect_timeout_s: Option<u64>,
     pub retries: Option<u32>,
     pub retry_base_ms: Option<u64>,
@@ -188,6 +190,7 @@ impl Overlay for RawBackend {
             temperature,
             stream,
             images,
+            tool_call_ids,
             connect_timeout_s,
             retries,
             retry_base_ms,
@@ -293,6 +296,7 @@ impl RawBackend {
             ("temperature", self.temperature.is_some()),
             ("stream", self.stream.is_some()),
             ("images", self.images.is_some()),
+            ("tool_call_ids", self.tool_call_ids.is_some()),
             ("connect_timeout_s", self.connect_timeout_s.is_some()),
         ])
     }
@@ -306,6 +310,7 @@ impl RawBackend {
             &mut self.base_url,
             &mut self.api_key_env,
             &mut self.base_url_env,
+            &mut self.tool_call_ids,
             &mut self.context,
             &mut self.context_format,
             &mut self.output,

@@ -9,6 +9,7 @@ pub(crate) mod images;
 mod ratelimit;
 pub mod server;
 mod stops;
+mod switch_ids;
 mod thinking;
 
 use std::process::Command;
@@ -101,7 +102,12 @@ pub(crate) fn setup(format: Format, answers: Vec<Answer>, extra: &str) -> (Works
 
 /// The command for backend `api` with the key set.
 pub(crate) fn cmd(ws: &Workspace, args: &[&str]) -> Command {
-    let mut cmd = ws.cmd(&[&["--backend", "api"][..], args].concat());
+    cmd_for(ws, "api", args)
+}
+
+/// The command for `backend` with the key set.
+pub(crate) fn cmd_for(ws: &Workspace, backend: &str, args: &[&str]) -> Command {
+    let mut cmd = ws.cmd(&[&["--backend", backend][..], args].concat());
     cmd.env(KEY_ENV, KEY);
     // The server is on 127.0.0.1: no proxy of the machine's may stand in between.
     for var in ["http_proxy", "https_proxy", "all_proxy"] {

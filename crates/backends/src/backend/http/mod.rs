@@ -8,6 +8,7 @@ mod anthropic;
 mod clients;
 mod count;
 mod failure;
+mod ids;
 mod ollama;
 mod openai;
 mod plain;
@@ -114,6 +115,7 @@ impl HttpBackend {
         if !self.def.images {
             wire::images_as_notes(&mut messages, &self.def.name);
         }
+        ids::fit(&mut messages, self.def.tool_call_ids);
         let body = self.wire.body(&BodyInput {
             base_url: &self.def.base_url,
             model: &self.model,

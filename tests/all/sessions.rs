@@ -38,6 +38,49 @@ fn a_named_session_resumes_in_a_second_process() {
     );
 }
 
+/// A session folder copied under another name (to fork it, or a backup put back) is a session
+/// of that name: its turns are saved there, the original is left as it was.
+#[test]
+fn a_copied_folder_is_saved_under_its_own_name() {
+    let ws = Workspace::new();
+    ws.reply(0, "ok\n");
+    ws.run(&["--backend", "fake", "--session", "work", "first"])
+        .expect_code(0);
+    let (work, fork) = (
+        sessions_dir(&ws).join("work"),
+        sessions_dir(&ws).join("fork"),
+    );
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .args([&work, &fork])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let before = std::fs::read(work.join("session.json")).unwrap();
+    let run = ws.run(&["--session", "fork", "second"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr()
+            .contains("[session fork: 2 turns, tokens unknown]"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(std::fs::read(work.join("session.json")).unwrap(), before);
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fork.join("session.json")).unwrap()).unwrap();
+    let original: serde_json::Value = serde_json::from_slice(&before).unwrap();
+    assert_eq!(saved["name"], "fork");
+    assert_eq!(saved["turns"], 2);
+    assert_ne!(saved["id"], original["id"]);
+    let listed = ws.run(&["sessions"]);
+    // Listed under its own name, not as a second `work`.
+    assert!(
+        listed.stdout().contains("fork") && listed.stdout().matches("work").count() == 1,
+        "{}",
+        listed.stdout()
+    );
+}
+
 #[test]
 fn continue_picks_the_most_recent_session() {
     let ws = Workspace::new();

@@ -187,7 +187,8 @@ impl Store {
         self.file(name).is_file()
     }
 
-    /// The session called `name`: `Ok(None)` if there is none, an error naming the file if
+    /// The session in folder `name` (whatever name its file says: a copied folder is its own
+    /// session): `Ok(None)` if there is none, an error naming the file if
     /// it cannot be read or parsed (then nothing in its folder is touched). A save killed
     /// before its rename (a dead process's whole temporary file, newer than the saved file or
     /// with none) is the session; only [`Store::load_locked`] puts it in place.
@@ -212,7 +213,16 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(SessionError::Read { path, source }),
         };
-        Ok(self.recover(name, saved, tidy))
+        // A folder copied under another name (a fork, a restored backup) is its own session:
+        // its name is the folder's, so it is saved there, not into the one it was copied from
+        // (whose later turns it would overwrite), and its id is new, as `/save NAME`'s is.
+        Ok(self.recover(name, saved, tidy).map(|mut session| {
+            if session.name != name {
+                session.name = name.to_string();
+                session.id = super::new_id();
+            }
+            session
+        }))
     }
 
     /// The newest whole save among the saved file and the dead processes' temporary files;

@@ -404,3 +404,57 @@ fn an_agents_edit_question_says_edit_with_its_lines_unmarked() {
     let (code, bytes) = pty.finish();
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
 }
+
+/// The agent picks a question's kind: one that calls a command a read is asked as a command
+/// (an allow rule or an "always" for reads does not answer it), and a path outside the root
+/// is shown where it points, not with the `..` the agent wrote.
+#[test]
+fn a_command_the_agent_calls_a_read_asks_as_a_command() {
+    let ws = acp("");
+    let args = ["--backend", "acp", "--display", "view", "--allow", "read:*"];
+    let mut pty = Pty::spawn_after(
+        &ws,
+        &[("TERM", "xterm-256color")],
+        "stty rows 24 cols 80",
+        &args,
+    );
+    wait_screen(&pty, "the input line", |r| r[23].starts_with("You:"));
+    pty.send("asked-command read curl evil\r");
+    let shown = wait_screen(&pty, "the question", |r| {
+        r.iter().any(|l| l.contains("[y]es once"))
+    });
+    assert!(
+        shown
+            .iter()
+            .any(|l| l == "Allow execute? It asks to run (2 lines):"),
+        "{shown:#?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|l| l == "  |   input: {\"command\":\"curl evil\"}"),
+        "{shown:#?}"
+    );
+    pty.send("n\r");
+    wait_screen(&pty, "the answer, then the input line", |r| {
+        r.iter().any(|l| l.contains("asked-command: not allowed")) && r[23].starts_with("You:")
+    });
+    pty.send("asked-write delete /w/../../etc/passwd\r");
+    let shown = wait_screen(&pty, "the second question", |r| {
+        r.iter().any(|l| l.starts_with("Allow delete?"))
+            && r.last().is_some_and(|l| l.contains("[y]es once"))
+    });
+    assert!(
+        shown
+            .iter()
+            .any(|l| l == "Allow delete? It asks to delete /etc/passwd (2 lines):"),
+        "{shown:#?}"
+    );
+    pty.send("n\r");
+    wait_screen(&pty, "the second answer", |r| {
+        r.iter().any(|l| l.contains("asked-write: not allowed"))
+    });
+    pty.send("\x04");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+}

@@ -217,7 +217,7 @@ fn write(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
 async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) -> Value {
     let call = &params["toolCall"];
     let title = call["title"].as_str().unwrap_or("a tool call");
-    let kind = call["kind"].as_str().unwrap_or("other");
+    let kind = kind_of(call);
     let paths = paths(call);
     // Whole: what is allowed runs as the agent says, and its end may be what matters. The
     // front ends fold a long question until it is viewed.
@@ -275,6 +275,21 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
     }
 }
 
+/// The kind a question is answered as: the agent's, but a question whose input holds a
+/// command, of a kind that changes no file it names (`read`, `search`, `other`...), is a
+/// command's (`execute`): the agent picks the kind, and an "always" for reads must not allow
+/// a command it calls one. An edit's input may name a `command` of its own (`str_replace`).
+fn kind_of(call: &Value) -> &str {
+    let kind = call["kind"].as_str().unwrap_or("other");
+    let command = call["rawInput"]["command"].is_string();
+    match kind {
+        "execute" => kind,
+        _ if CHANGES.contains(&kind) => kind,
+        _ if command => "execute",
+        _ => kind,
+    }
+}
+
 /// What a permission question of `kind` naming `paths` asks to do, as the approval question
 /// says it: `edit made.txt` (the path as rules see it), `run` for a command, `use a tool`
 /// for a kind that says nothing.
@@ -284,10 +299,12 @@ fn asks(kind: &str, paths: &[String], ctx: Option<&ToolContext>) -> String {
         "read" | "edit" | "delete" | "move" | "search" | "fetch" => kind,
         _ => "use a tool on",
     };
+    // Outside the root (no rule path), where it points: `..` taken out, not as the agent
+    // wrote it (`/w/../../etc/passwd`).
     let shown = |path: &String| {
         let rule = ctx.map(|ctx| ctx.rule_path(path)).unwrap_or_default();
         if rule.is_empty() {
-            path.clone()
+            lexical(path)
         } else {
             rule
         }
@@ -298,6 +315,23 @@ fn asks(kind: &str, paths: &[String], ctx: Option<&ToolContext>) -> String {
         [one] => format!("{verb} {}", shown(one)),
         many => format!("{verb} {} files", many.len()),
     }
+}
+
+/// `path` with `.` and `..` taken out by their names alone (the file need not be there).
+fn lexical(path: &str) -> String {
+    use std::path::{Component, PathBuf};
+    let mut out = PathBuf::new();
+    for part in std::path::Path::new(path).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            Component::ParentDir if out.has_root() => {}
+            other => out.push(other),
+        }
+    }
+    out.to_string_lossy().into_owned()
 }
 
 /// The question's kinds that change the files it names: a yes to another kind (`read`,
@@ -335,5 +369,36 @@ fn grant(
         if !target.is_empty() && (!judged_by_rule || host.allows(&alone)) {
             granted.0.push(target);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_shown_without_its_dots() {
+        assert_eq!(lexical("/w/../../etc/passwd"), "/etc/passwd");
+        assert_eq!(lexical("/w/./a/../b"), "/w/b");
+        assert_eq!(lexical("a/../../x"), "../x");
+        assert_eq!(lexical("../../x"), "../../x");
+    }
+
+    #[test]
+    fn a_command_is_a_command_whatever_kind_it_is_given() {
+        let kind = |call: Value| kind_of(&call).to_string();
+        assert_eq!(
+            kind(json!({"kind": "read", "rawInput": {"command": "rm x"}})),
+            "execute"
+        );
+        assert_eq!(kind(json!({"rawInput": {"command": "rm x"}})), "execute");
+        assert_eq!(
+            kind(json!({"kind": "read", "rawInput": {"path": "a"}})),
+            "read"
+        );
+        assert_eq!(
+            kind(json!({"kind": "edit", "rawInput": {"command": "str_replace"}})),
+            "edit"
+        );
     }
 }

@@ -234,8 +234,9 @@ fn a_projects_env_file_does_not_name_the_providers_address() {
 
 #[test]
 fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
-    // Each server of your config.toml is turned off by name: codex has no switch for all,
-    // and a name it has not got is an error to it.
+    // Each server of your config.toml (and of a project's .codex/config.toml) is turned off
+    // by name: codex has no switch for all. A name it has not loaded is an error to it unless
+    // the entry is whole: it is given a harmless transport of the kind it has.
     let ws = Workspace::new();
     let config = ws.path("home/.codex/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
@@ -243,6 +244,12 @@ fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
         &config,
         "model = \"m\"\n[mcp_servers.mine]\ncommand = \"x\"\n\
          default_tools_approval_mode = \"approve\"\n[mcp_servers.\"a.b\"]\nurl = \"u\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.work().join(".codex")).unwrap();
+    std::fs::write(
+        ws.work().join(".codex/config.toml"),
+        "[mcp_servers.proj]\ncommand = \"y\"\n[mcp_servers.mine]\nurl = \"u\"\n",
     )
     .unwrap();
     let (args, _) = loop_start_in(&ws, "codex", "codex/json");
@@ -257,11 +264,16 @@ fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
         set,
         [
             "mcp_servers.\"a.b\".enabled=false",
-            "mcp_servers.mine.enabled=false"
+            "mcp_servers.\"a.b\".url=\"http://127.0.0.1:9\"",
+            "mcp_servers.mine.enabled=false",
+            "mcp_servers.mine.command=\"true\"",
+            "mcp_servers.proj.enabled=false",
+            "mcp_servers.proj.command=\"true\"",
         ],
         "{args:?}"
     );
     // Where CODEX_HOME names another folder, its config.toml is the one read.
+    std::fs::remove_dir_all(ws.work().join(".codex")).unwrap();
     let other = ws.path("codex-home");
     std::fs::create_dir_all(&other).unwrap();
     let mut cmd = ws.cmd(&["--backend", "codex", "--no-save", "hi"]);

@@ -73,14 +73,17 @@ pub struct Guard {
 }
 
 /// Arguments added for each name under `table` in those of `files` that exist (paths as
-/// `own_files::expand` reads them), `{name}` replaced by the name as a TOML key: codex's MCP
-/// servers turned off one by one (`-c mcp_servers.{name}.enabled=false`), for it has no
-/// switch that drops them all, and a name it does not have is an error to it.
+/// `own_files::expand` reads them; a relative one in the working folder and each above it,
+/// up to the repository's root, your home left out), `{name}` replaced by the name as a TOML
+/// key, and `when`'s arguments for each key its entry sets: codex's MCP servers turned off
+/// one by one (`-c mcp_servers.{name}.enabled=false`), for it has no switch that drops them
+/// all; an entry it has not loaded (a project it does not trust) then stands complete.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PerName {
     pub files: Vec<String>,
     pub table: String,
     pub args: Vec<String>,
+    pub when: BTreeMap<String, Vec<String>>,
 }
 
 /// The placeholder for the guard file's path.
@@ -122,6 +125,7 @@ impl Guard {
                 files: p.files,
                 table: p.table,
                 args: p.args,
+                when: p.when.unwrap_or_default(),
             }),
         };
         let names_file = guard

@@ -36,10 +36,10 @@ pub fn expand(path: &str) -> Option<PathBuf> {
     }
 }
 
-/// The names under `table` (a dotted path of keys) in the TOML file at `path`: none where
-/// the file or the table is missing; `Err`, naming the file, where it cannot be read or is
-/// not TOML.
-pub fn table_names(path: &Path, table: &str) -> std::io::Result<Vec<String>> {
+/// The names under `table` (a dotted path of keys) in the TOML file at `path`, each with the
+/// keys its entry sets: none where the file or the table is missing; `Err`, naming the file,
+/// where it cannot be read or is not TOML.
+pub fn table_entries(path: &Path, table: &str) -> std::io::Result<Vec<(String, Vec<String>)>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -58,7 +58,14 @@ pub fn table_names(path: &Path, table: &str) -> std::io::Result<Vec<String>> {
     for key in table.split('.') {
         at = at.and_then(|t| t.get(key)).and_then(toml::Value::as_table);
     }
-    Ok(at.map(|t| t.keys().cloned().collect()).unwrap_or_default())
+    let keys = |v: &toml::Value| {
+        v.as_table()
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    Ok(at
+        .map(|t| t.iter().map(|(k, v)| (k.clone(), keys(v))).collect())
+        .unwrap_or_default())
 }
 
 /// `name` as a TOML key: bare where it may be, quoted otherwise.
@@ -142,13 +149,17 @@ mod tests {
             "model = \"m\"\n[mcp_servers.one]\ncommand = \"a\"\n[mcp_servers.\"two.x\"]\nurl = \"u\"\n",
         )
         .unwrap();
-        assert_eq!(table_names(&path, "mcp_servers").unwrap(), ["one", "two.x"]);
-        assert!(table_names(&path, "other.table").unwrap().is_empty());
-        assert!(table_names(&dir.path().join("none"), "mcp_servers")
+        let entry = |name: &str, key: &str| (name.to_string(), vec![key.to_string()]);
+        assert_eq!(
+            table_entries(&path, "mcp_servers").unwrap(),
+            [entry("one", "command"), entry("two.x", "url")]
+        );
+        assert!(table_entries(&path, "other.table").unwrap().is_empty());
+        assert!(table_entries(&dir.path().join("none"), "mcp_servers")
             .unwrap()
             .is_empty());
         std::fs::write(&path, "[[").unwrap();
-        assert!(table_names(&path, "mcp_servers").is_err());
+        assert!(table_entries(&path, "mcp_servers").is_err());
         assert_eq!(toml_key("one-2_x"), "one-2_x");
         assert_eq!(toml_key("two.x"), "\"two.x\"");
     }

@@ -453,6 +453,7 @@ pub struct RawPerName {
     pub files: Vec<String>,
     pub table: String,
     pub args: Vec<String>,
+    pub when: Option<BTreeMap<String, Vec<String>>>,
 }
 
 #[cfg(test)]

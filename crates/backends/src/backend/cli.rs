@@ -129,11 +129,12 @@ impl CliBackend {
             return Err(self.spawn_error(std::io::Error::other(why)));
         }
         // Kept alive, as the prompt file, until the child is done.
-        let start = crate::backend::guard::start(guard, args, &def.env, &[]).map_err(|e| {
-            self.spawn_error(std::io::Error::other(format!(
-                "cannot set up its guard: {e}"
-            )))
-        })?;
+        let start =
+            crate::backend::guard::start(guard, args, &def.env, &[], &dir).map_err(|e| {
+                self.spawn_error(std::io::Error::other(format!(
+                    "cannot set up its guard: {e}"
+                )))
+            })?;
         let spec = Spec {
             program: self.program.clone(),
             args: start.args.clone(),

@@ -27,14 +27,16 @@ pub struct Start {
     pub folder: Option<tempfile::TempDir>,
 }
 
-/// The agent's start with `guard` added; `Err` when its file cannot be written.
-/// `mcp_servers` names the MCP servers agent-loop gives the agent itself (an ACP agent's
-/// `session/new`), the only ones `{mcp_servers}` lets it start.
+/// The agent's start in `dir` with `guard` added; `Err` when its file cannot be written or
+/// a file it reads is not what it should be. `mcp_servers` names the MCP servers agent-loop
+/// gives the agent itself (an ACP agent's `session/new`), the only ones `{mcp_servers}` lets
+/// it start.
 pub fn start(
     guard: Option<&Guard>,
     args: Vec<String>,
     env: &BTreeMap<String, String>,
     mcp_servers: &[&str],
+    dir: &std::path::Path,
 ) -> std::io::Result<Start> {
     let mut start = Start {
         args,
@@ -69,7 +71,7 @@ pub fn start(
     start
         .env
         .extend(guard.env.iter().map(|(k, v)| (k.clone(), put(v))));
-    start.args.extend(per_name(guard)?);
+    start.args.extend(per_name(guard, dir)?);
     for name in &guard.keep_env {
         if !start.env.contains_key(name) && std::env::var_os(name).is_none() {
             start.env.insert(name.clone(), your_own(guard, name));
@@ -78,26 +80,58 @@ pub fn start(
     Ok(start)
 }
 
-/// The guard's `per_name` arguments, once for each name its files hold.
-fn per_name(guard: &Guard) -> std::io::Result<Vec<String>> {
+/// The guard's `per_name` arguments, once for each name its files hold (a relative path in
+/// each of `dir`'s project folders), with `when`'s for the keys its first entry sets.
+fn per_name(guard: &Guard, dir: &std::path::Path) -> std::io::Result<Vec<String>> {
     let Some(per) = &guard.per_name else {
         return Ok(Vec::new());
     };
-    let mut names = Vec::new();
-    for path in per.files.iter().filter_map(|f| own_files::expand(f)) {
-        for name in own_files::table_names(&path, &per.table)? {
-            if !names.contains(&name) {
-                names.push(name);
+    let mut paths = Vec::new();
+    for file in &per.files {
+        if std::path::Path::new(file).is_relative() && !file.starts_with(['~', '$']) {
+            paths.extend(project_folders(dir).iter().map(|f| f.join(file)));
+        } else {
+            paths.extend(own_files::expand(file));
+        }
+    }
+    let mut entries: Vec<(String, Vec<String>)> = Vec::new();
+    for path in paths {
+        for (name, keys) in own_files::table_entries(&path, &per.table)? {
+            // A name again (in a file of higher precedence) keeps its first entry's keys.
+            if !entries.iter().any(|(n, _)| *n == name) {
+                entries.push((name, keys));
             }
         }
     }
-    Ok(names
-        .iter()
-        .flat_map(|name| {
-            let key = own_files::toml_key(name);
-            per.args.iter().map(move |a| a.replace(GUARD_NAME, &key))
-        })
-        .collect())
+    let mut args = Vec::new();
+    for (name, keys) in &entries {
+        let key = own_files::toml_key(name);
+        let when = keys.iter().filter_map(|k| per.when.get(k)).flatten();
+        args.extend(
+            per.args
+                .iter()
+                .chain(when)
+                .map(|a| a.replace(GUARD_NAME, &key)),
+        );
+    }
+    Ok(args)
+}
+
+/// `dir` and each folder above it up to the project's root (the folder holding `.git`),
+/// your home folder left out (what it holds is your own): where an agent reads a project's
+/// files from.
+fn project_folders(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut folders = Vec::new();
+    for folder in dir.ancestors() {
+        if home.as_deref() != Some(folder) {
+            folders.push(folder.to_path_buf());
+        }
+        if folder.join(".git").symlink_metadata().is_ok() {
+            break;
+        }
+    }
+    folders
 }
 
 /// What your own dotenv file gives `name`: the first of `keep_env_from` that exists, the
@@ -122,22 +156,16 @@ fn your_own(guard: &Guard, name: &str) -> String {
 /// nothing to pass it that turns that off. `None` without a guard; else what was found.
 pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<String> {
     let guard = guard?;
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    for folder in dir.ancestors() {
-        if home.as_deref() != Some(folder) {
-            let found = guard.refuse.iter().map(|p| folder.join(p));
-            if let Some(found) = found.into_iter().find(|p| p.symlink_metadata().is_ok()) {
-                return Some(found.display().to_string());
-            }
-            for (file, keys) in &guard.refuse_keys {
-                let path = folder.join(file);
-                if let Some(key) = sets(&path, keys) {
-                    return Some(format!("`{key}` in {}", path.display()));
-                }
-            }
+    for folder in project_folders(dir) {
+        let found = guard.refuse.iter().map(|p| folder.join(p));
+        if let Some(found) = found.into_iter().find(|p| p.symlink_metadata().is_ok()) {
+            return Some(found.display().to_string());
         }
-        if folder.join(".git").symlink_metadata().is_ok() {
-            break;
+        for (file, keys) in &guard.refuse_keys {
+            let path = folder.join(file);
+            if let Some(key) = sets(&path, keys) {
+                return Some(format!("`{key}` in {}", path.display()));
+            }
         }
     }
     None
@@ -266,6 +294,11 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
+    /// `start` with `guard` in `/`, with no arguments or servers of agent-loop's.
+    fn bare(guard: &Guard, env: &BTreeMap<String, String>) -> Start {
+        start(Some(guard), vec![], env, &[], Path::new("/")).unwrap()
+    }
+
     /// A guard as an entry of backends.toml gives it.
     fn guard() -> Guard {
         let text = "[backends.a]\ntype = \"acp\"\ncommand = \"a\"\n[backends.a.guard]\n\
@@ -286,7 +319,14 @@ mod tests {
     #[test]
     fn the_file_is_written_privately_named_and_removed_with_the_start() {
         let env = [("KEEP".to_string(), "1".to_string())].into();
-        let start = start(Some(&guard()), vec!["--acp".into()], &env, &[]).unwrap();
+        let start = start(
+            Some(&guard()),
+            vec!["--acp".into()],
+            &env,
+            &[],
+            std::path::Path::new("/"),
+        )
+        .unwrap();
         let path = &start.args[2];
         assert_eq!(start.args[..2], ["--acp", "--policy"]);
         assert!(path.ends_with("/ask.toml"), "{path}");
@@ -301,7 +341,14 @@ mod tests {
         drop(start);
         assert!(!folder.exists());
         // No guard: as given.
-        let start = super::start(None, vec!["--acp".into()], &env, &[]).unwrap();
+        let start = super::start(
+            None,
+            vec!["--acp".into()],
+            &env,
+            &[],
+            std::path::Path::new("/"),
+        )
+        .unwrap();
         assert_eq!(start.args, ["--acp"]);
         assert!(start.folder.is_none());
     }
@@ -323,7 +370,7 @@ mod tests {
             let text = std::fs::read_to_string(&start.env["SYSTEM"]).unwrap();
             serde_json::from_str::<Value>(&text).unwrap()
         };
-        let start = start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
+        let start = bare(&guard, &BTreeMap::new());
         assert_eq!(
             read(&start),
             json!({ "permissions": { "ask": ["Mine", "Bash"], "deny": ["Bash(rm *)"] } })
@@ -332,27 +379,33 @@ mod tests {
         let other = dir.path().join("other.json");
         std::fs::write(&other, r#"{"theme":"dark"}"#).unwrap();
         let env = [("SYSTEM".to_string(), other.display().to_string())].into();
-        let start = super::start(Some(&guard), vec![], &env, &[]).unwrap();
+        let start = bare(&guard, &env);
         assert_eq!(
             read(&start),
             json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
         );
         // None there: the guard's alone. Not JSON: the agent is not started.
         guard.replaces = Some(dir.path().join("none.json").display().to_string());
-        let start = super::start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
+        let start = bare(&guard, &BTreeMap::new());
         assert_eq!(read(&start), json!({ "permissions": { "ask": ["Bash"] } }));
         // Commented, as the agent reads it.
         std::fs::write(&system, "// a comment\n{\"theme\": \"dark\" /* mine */}").unwrap();
         guard.replaces = Some(system.display().to_string());
-        let start = super::start(Some(&guard), vec![], &BTreeMap::new(), &[]).unwrap();
+        let start = bare(&guard, &BTreeMap::new());
         assert_eq!(
             read(&start),
             json!({ "theme": "dark", "permissions": { "ask": ["Bash"] } })
         );
         std::fs::write(&system, "{ oops }").unwrap();
-        let e = super::start(Some(&guard), vec![], &BTreeMap::new(), &[])
-            .err()
-            .unwrap();
+        let e = super::start(
+            Some(&guard),
+            vec![],
+            &BTreeMap::new(),
+            &[],
+            std::path::Path::new("/"),
+        )
+        .err()
+        .unwrap();
         assert!(
             e.to_string().contains("which its guard takes the place of"),
             "{e}"
@@ -366,16 +419,18 @@ mod tests {
         guard.args = vec!["--allowed-mcp-server-names".into(), "{mcp_servers}".into()];
         guard.env = [("ALLOWED".to_string(), "{mcp_servers}".to_string())].into();
         guard.file = None;
-        let given = start(Some(&guard), vec![], &BTreeMap::new(), &["docs", "db"]).unwrap();
+        let given = start(
+            Some(&guard),
+            vec![],
+            &BTreeMap::new(),
+            &["docs", "db"],
+            std::path::Path::new("/"),
+        )
+        .unwrap();
         assert_eq!(given.args, ["--allowed-mcp-server-names", "docs,db"]);
         assert_eq!(given.env["ALLOWED"], "docs,db");
         // None given: a name drawn for each start, which a project cannot have chosen.
-        let none = |_| {
-            start(Some(&guard), vec![], &BTreeMap::new(), &[])
-                .unwrap()
-                .args[1]
-                .clone()
-        };
+        let none = |_| bare(&guard, &BTreeMap::new()).args[1].clone();
         let (first, second) = (none(1), none(2));
         assert!(first.starts_with("agent-loop-none-"), "{first}");
         assert_ne!(first, second);

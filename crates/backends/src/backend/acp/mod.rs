@@ -154,7 +154,7 @@ impl AcpBackend {
             .iter()
             .map(|s| s.name.as_str())
             .collect();
-        let start = guard::start(guard, self.args(cwd), &self.def.env, &servers)
+        let start = guard::start(guard, self.args(cwd), &self.def.env, &servers, &dir)
             .map_err(|e| cannot(&format!("cannot set up its guard: {e}")))?;
         let mut agent = Agent::spawn(&self.program, &start.args, &start.env, &dir)
             .await

@@ -131,7 +131,7 @@ impl PtyBackend {
             };
             let spawned = match guard::refused(guard, &dir) {
                 Some(found) => Err(std::io::Error::other(guard::refusal(&found, true))),
-                None => guard::start(guard, self.args(cwd), &self.def.env, &[]),
+                None => guard::start(guard, self.args(cwd), &self.def.env, &[], &dir),
             }
             .and_then(|start| {
                 Session::spawn(&self.def, &self.program, start, guard.is_some(), &dir)

@@ -237,15 +237,24 @@ fn export_into_a_missing_folder_is_refused() {
 }
 
 /// `/export` onto a file that is there (Tab completes to one) is refused, naming the file and
-/// the way to replace it; `/export --force` does replace it.
+/// the way to replace it; `/export --force` does replace it. A guessed `-f` is refused, not
+/// taken as the start of a file name.
 #[test]
 fn export_over_a_file_needs_force() {
     let ws = Workspace::new();
     ws.reply(1, "first answer\n");
     std::fs::write(ws.work().join("README.md"), "mine\n").unwrap();
-    let keys = "one\n/export README.md\n/export --force README.md\n/exit\n";
+    let keys = "one\n/export README.md\n/export -f README.md\n/export --force README.md\n/exit\n";
     let (code, screen) = repl(&ws, "--backend fake", keys);
     assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains(
+            "error: /export -f: unknown option (/export --force FILE replaces a file that is \
+             there; write a FILE whose name starts with - as ./-f...)"
+        ),
+        "{screen}"
+    );
+    assert!(!ws.work().join("-f README.md").exists());
     assert!(
         screen.contains(
             "error: /export README.md: README.md is there already; to replace it, \

@@ -284,13 +284,15 @@ impl Worker {
     /// user could write outside `--root`, asked for by a chat, would pass the tools' confinement.
     async fn export(&mut self, args: &str) {
         let Some(chat) = &self.chat else { return };
-        let name = commands::export_name(args);
-        let text = match chat.export_text(&name) {
-            Ok(text) if text.len() > commands::DOCUMENT_LIMIT => format!(
+        let text = match commands::export_name(args).and_then(|name| {
+            let text = chat.export_text(&name)?;
+            Ok((name, text))
+        }) {
+            Ok((_, text)) if text.len() > commands::DOCUMENT_LIMIT => format!(
                 "error: the conversation is {} bytes, more than Telegram takes in a document",
                 text.len()
             ),
-            Ok(text) => match self
+            Ok((name, text)) => match self
                 .shared
                 .api
                 .send_document(self.chat_id, &name, text.as_bytes())

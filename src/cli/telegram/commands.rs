@@ -32,13 +32,9 @@ pub const DOCUMENT_LIMIT: usize = 50 * 1024 * 1024;
 
 /// The document's name of `/export ARGS`: the last part of a path (a chat names no place on
 /// the bot's machine); `--force` (the REPL's, to replace a file) changes nothing here.
-pub fn export_name(args: &str) -> String {
-    let args = args.trim();
-    let path = match args.strip_prefix("--force") {
-        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => rest.trim(),
-        _ => args,
-    };
-    path.rsplit('/').next().unwrap_or_default().to_string()
+pub fn export_name(args: &str) -> Result<String, agent_loop::Error> {
+    let (path, _) = agent_loop::chat::commands::export_args(args)?;
+    Ok(path.rsplit('/').next().unwrap_or_default().to_string())
 }
 
 /// The command a message is, if it starts with `/` (`/status@MyBot` too); `None` inside
@@ -153,11 +149,16 @@ mod tests {
 
     #[test]
     fn an_export_names_a_document_not_a_place() {
-        assert_eq!(export_name(" chat.md "), "chat.md");
-        assert_eq!(export_name("--force chat.json"), "chat.json");
-        assert_eq!(export_name("/home/me/.config/app.json"), "app.json");
-        assert_eq!(export_name("../../x.md"), "x.md");
-        assert_eq!(export_name("--forced.md"), "--forced.md");
-        assert_eq!(export_name("dir/"), "");
+        let name = |args| export_name(args).map_err(|e| e.to_string());
+        assert_eq!(name(" chat.md "), Ok("chat.md".into()));
+        assert_eq!(name("--force chat.json"), Ok("chat.json".into()));
+        assert_eq!(name("/home/me/.config/app.json"), Ok("app.json".into()));
+        assert_eq!(name("../../x.md"), Ok("x.md".into()));
+        assert_eq!(name("./-x.md"), Ok("-x.md".into()));
+        assert!(name("-f notes.md")
+            .unwrap_err()
+            .contains("-f: unknown option"));
+        assert!(name("--forced.md").is_err());
+        assert_eq!(name("dir/"), Ok(String::new()));
     }
 }

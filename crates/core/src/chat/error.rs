@@ -103,6 +103,11 @@ pub enum ChatError {
         started_by: Option<String>,
         instead: String,
     },
+    #[error(
+        "/export {option}: unknown option (/export --force FILE replaces a file that is there; \
+         write a FILE whose name starts with - as ./{option}...)"
+    )]
+    ExportOption { option: String },
     #[error("/export {path}: name a .md or .json file")]
     ExportType { path: String },
     #[error("/export {path}: {path} is there already; to replace it, /export --force {path}")]

@@ -19,6 +19,21 @@ pub use table::{
     SlashCommand, UnknownCommand, COMMANDS,
 };
 
+/// `/export`'s arguments: the file, and whether `--force` replaces one that is there. Another
+/// word starting with `-` is refused: a guessed `-f` would else write a file named `-f notes.md`.
+pub fn export_args(rest: &str) -> Result<(&str, bool), Error> {
+    let rest = rest.trim();
+    let (path, force) = match rest.strip_prefix("--force") {
+        Some(path) if path.starts_with(char::is_whitespace) => (path.trim_start(), true),
+        _ => (rest, false),
+    };
+    if path.starts_with('-') {
+        let option = path.split_whitespace().next().unwrap_or(path).to_string();
+        return Err(ChatError::ExportOption { option }.into());
+    }
+    Ok((path, force))
+}
+
 /// What a front end does after [`Chat::command`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -173,14 +188,8 @@ impl Chat {
                 })
             }
             C::Export => {
-                let forced = rest
-                    .strip_prefix("--force")
-                    .filter(|path| path.starts_with(char::is_whitespace));
-                match forced {
-                    Some(path) => self.export(path.trim_start(), true),
-                    None => self.export(rest, false),
-                }
-                .map(Outcome::Reply)
+                let (path, force) = export_args(rest)?;
+                self.export(path, force).map(Outcome::Reply)
             }
             C::Start | C::New | C::Status | C::Stop | C::Help | C::Image | C::Exit => {
                 Ok(Outcome::Unknown(format!("/{}", spec.name)))

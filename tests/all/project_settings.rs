@@ -222,6 +222,25 @@ fn a_projects_env_file_does_not_name_the_providers_address() {
         let start = std::fs::read_to_string(ws.path("fake/start")).unwrap();
         assert_eq!(var(&start, name), Some("http://set.example"), "{preset}");
     }
+    // qwen also takes your own settings' `env` where no .env names the variable.
+    let ws = Workspace::new();
+    std::fs::write(
+        ws.work().join(".env"),
+        "OPENAI_BASE_URL=http://project.example\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path("home/.qwen")).unwrap();
+    std::fs::write(
+        ws.path("home/.qwen/settings.json"),
+        "// mine\n{\"env\": {\"OPENAI_BASE_URL\": \"http://settings.example\"}}",
+    )
+    .unwrap();
+    std::fs::write(ws.path("home/.qwen/.env"), "OPENAI_MODEL=m\n").unwrap();
+    let (_, start) = loop_start_in(&ws, "qwen", "qwen/json");
+    assert_eq!(
+        var(&start, "OPENAI_BASE_URL"),
+        Some("http://settings.example")
+    );
     // The same in their own-tools modes, while approval asks.
     for (preset, name) in [
         ("qwen-acp", "OPENAI_BASE_URL"),

@@ -134,19 +134,31 @@ fn project_folders(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     folders
 }
 
-/// What your own dotenv file gives `name`: the first of `keep_env_from` that exists, the
-/// one file the agent would read where the project has none; nothing where it does not say
-/// (nor where that file cannot be read: the agent then takes nothing from it either).
+/// What your own files of `keep_env_from` give `name`: the first dotenv file of them that
+/// exists (the one file the agent would read where the project has none), then each settings
+/// file (`PATH#KEY`: JSON with comments, the variables an object holds, as qwen's `env`);
+/// nothing where none says (nor where a file cannot be read: the agent takes nothing then).
 fn your_own(guard: &Guard, name: &str) -> String {
-    let first = guard
-        .keep_env_from
-        .iter()
+    let (settings, dotenv): (Vec<_>, Vec<_>) =
+        guard.keep_env_from.iter().partition(|f| f.contains('#'));
+    let first = dotenv
+        .into_iter()
         .filter_map(|f| own_files::expand(f))
         .find(|p| p.exists());
-    first
+    let from_dotenv = first
         .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|text| own_files::dotenv_value(&text, name))
-        .unwrap_or_default()
+        .and_then(|text| own_files::dotenv_value(&text, name));
+    let from_settings = || {
+        settings.into_iter().find_map(|f| {
+            let (path, key) = f.split_once('#')?;
+            let text = std::fs::read_to_string(own_files::expand(path)?).ok()?;
+            let settings: Value =
+                serde_json::from_str(&super::commented::uncommented(&text)).ok()?;
+            let vars = key.split('.').try_fold(&settings, |v, k| v.get(k))?;
+            vars.get(name)?.as_str().map(String::from)
+        })
+    };
+    from_dotenv.or_else(from_settings).unwrap_or_default()
 }
 
 /// The first of the guard's `refuse` paths found in `dir` or a folder above it, or of its

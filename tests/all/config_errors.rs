@@ -290,3 +290,26 @@ fn a_backend_that_is_not_a_table_says_what_one_is() {
         "{err}"
     );
 }
+
+/// A script whose `#!` interpreter is not there (`#!/bin/sh` on Termux) is not "No such
+/// file", as the system says of it: the interpreter is named, with the fix.
+#[test]
+fn a_script_whose_interpreter_is_missing_names_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    let script = ws.path("unfixed-agent");
+    std::fs::write(&script, "#!/nonexistent/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ws.config(&format!("[backends.x]\ncommand = '{}'\n", script.display()));
+    let run = ws.run(&["--backend", "x", "task"]);
+    assert_ne!(run.code(), 0);
+    let err = run.stderr();
+    assert!(
+        err.contains("its #! line names /nonexistent/bin/sh, which is not there"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("termux-fix-shebang {}", script.display())),
+        "{err}"
+    );
+}

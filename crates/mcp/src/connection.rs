@@ -164,7 +164,7 @@ impl Connection {
                     let (transport, started, err, watched) = stdio::start(cmd, breach.clone())
                         .map_err(|source| StartError::Spawn {
                             command: command.clone(),
-                            source,
+                            source: crate::process::explained(&program, source),
                         })?;
                     stray = Some(watched);
                     group = Some(GroupGuard::new(started.id()));

@@ -483,6 +483,7 @@ impl CliBackend {
             }
             .into()
         } else {
+            let source = crate::process::explained(&program, source);
             BackendError::Spawn {
                 backend,
                 program,

@@ -10,11 +10,13 @@ mod ahead;
 pub mod capped;
 mod capture;
 mod group;
+mod interpreter;
 mod isolate;
 pub mod watchdog;
 
 pub use capture::Capture;
 pub use group::GroupGuard;
+pub use interpreter::explained;
 pub use isolate::{isolate, tied};
 
 use std::collections::BTreeMap;

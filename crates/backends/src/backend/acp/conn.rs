@@ -79,7 +79,9 @@ impl Agent {
         // Its own session and group: Ctrl-C at the terminal reaches agent-loop only (which
         // sends `session/cancel`), and killing the group takes what the agent started.
         crate::process::isolate(&mut cmd);
-        let mut child = cmd.spawn()?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| crate::process::explained(program, e))?;
         let group = GroupGuard::new(child.id());
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(SpawnError::NoPipes);

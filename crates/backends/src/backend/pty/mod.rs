@@ -139,7 +139,7 @@ impl PtyBackend {
             let session = spawned.map_err(|source| BackendError::Spawn {
                 backend: self.def.name.clone(),
                 program: self.program.clone(),
-                source,
+                source: crate::process::explained(&self.program, source),
             })?;
             how = format!(
                 "started {} on a new pseudo-terminal",

@@ -275,3 +275,28 @@ fn a_refused_first_message_says_the_session_was_not_saved() {
     assert!(err.contains("[session s: 1 turn, "), "{err}");
     assert!(!err.contains("not saved"), "{err}");
 }
+
+#[test]
+fn a_trimmed_anthropic_request_opens_with_a_user_message() {
+    // Long prompts, short answers: a cut by tokens alone falls at an answer, which Bedrock
+    // and other Anthropic-format endpoints refuse as a first message.
+    use crate::http::{run_api, setup, whole, Format};
+    let turns = 6;
+    let answers = (0..turns)
+        .map(|_| whole(Format::Anthropic, "text"))
+        .collect();
+    let (ws, server) = setup(Format::Anthropic, answers, "stream = false\n");
+    budget(&ws, 2500);
+    for i in 0..turns {
+        let prompt = format!("{i} {}", "word ".repeat(240));
+        run_api(&ws, &["--session", "s", &prompt]).expect_code(0);
+    }
+    let last = server.requests().last().unwrap().json();
+    let messages = last["messages"].as_array().unwrap();
+    assert!(
+        messages.len() < 2 * turns - 1,
+        "not trimmed: {} messages",
+        messages.len()
+    );
+    assert_eq!(messages[0]["role"], "user", "{last}");
+}

@@ -276,7 +276,9 @@ mod across_turns {
     }
 
     /// Three turns of 600-character messages under a budget of 1,000 tokens: the third
-    /// request passes it. Runs: turn 1, turn 2, the summary request, turn 3.
+    /// request passes it. Runs: turn 1, turn 2, the summary request, turn 3. The kept part
+    /// starts at a user message, the third; the summary request has room for the second
+    /// exchange only (the first is dropped unsummarised, as in a history far over budget).
     fn three_long_turns(ws: &Workspace) -> (Vec<Event>, impl Fn(&str) -> String) {
         let long = |tag: &str| format!("{tag} {}", "x".repeat(600));
         ws.reply(1, format!("{}\n", long("answer1")));
@@ -298,20 +300,19 @@ mod across_turns {
         assert!(
             events.contains(&Event::Summarized {
                 backend: "fake".into(),
-                messages: 3
+                messages: 2
             }),
             "{events:?}"
         );
         let asked = ws.prompt(3);
         assert!(asked.contains("No tools are available"), "{asked}");
-        assert!(asked.contains("\nUser: first xxx"), "{asked}");
+        assert!(asked.contains("\nUser: second xxx"), "{asked}");
         assert!(asked.ends_with("call no tool.\n\nAssistant:"), "{asked}");
         assert_eq!(
             conversation(&ws.prompt(4)),
             format!(
                 "\nSummary of earlier messages:\nThe user asked twice; the agent answered.\n\n\
-                 Assistant: {}\n\nUser: {}\n\nAssistant:",
-                long("answer2"),
+                 User: {}\n\nAssistant:",
                 long("third")
             )
         );
@@ -326,14 +327,14 @@ mod across_turns {
             events
                 .iter()
                 .any(|e| matches!(e, Event::ContextNotice { message }
-                if message.starts_with("could not summarise 3 older messages"))),
+                if message.starts_with("could not summarise 2 older messages"))),
             "{events:?}"
         );
         let prompt = ws.prompt(4);
         let sent = conversation(&prompt);
         assert!(
             sent.starts_with(
-                "\n(3 earlier messages of this conversation are left out.)\n\nAssistant: answer2 "
+                "\n(4 earlier messages of this conversation are left out.)\n\nUser: third "
             ),
             "{sent}"
         );

@@ -1,8 +1,11 @@
 //! Which messages one request carries: the mode picks the history, the token budget trims it.
 //!
 //! The rules: the preamble (instructions, tools, memory file) and the current user message
-//! are always sent; a cut never falls between a tool call and its results (a kept part starts
-//! at a user or assistant message, never at a tool result); when the request would pass the
+//! are always sent; a kept part of the history starts at a user message, so a request never
+//! opens with an answer whose question was dropped (Bedrock and other Anthropic-format
+//! endpoints refuse a first message that is not the user's) nor with a tool result whose call
+//! was; within the current exchange, sent after its user message, a cut never falls between
+//! a tool call and its results (it starts at an assistant message); when the request would pass the
 //! budget, the oldest messages go first, down to [`TARGET_PERCENT`] of the budget, so the next
 //! few requests fit without cutting again (the start of the kept part is remembered: the
 //! `hint`); and nothing is sent above the budget: if even the preamble, the user's message
@@ -90,12 +93,27 @@ pub fn current_user(conversation: &Conversation) -> usize {
         .unwrap_or(0)
 }
 
-/// Whether a kept part may start at `i`: not at a tool result, which would lose its call.
-fn starts_group(conversation: &Conversation, i: usize) -> bool {
+/// Whether a kept part within the current exchange (its user message sent ahead) may start
+/// at `i`: not at a tool result, which would lose its call.
+pub fn starts_group(conversation: &Conversation, i: usize) -> bool {
     !matches!(
         conversation.messages.get(i),
         Some(Message::ToolResult { .. })
     )
+}
+
+/// Whether a kept part of the history may start at `i`: at a user message, so the request
+/// opens with the user's turn and every answer comes with its question.
+pub fn opens_exchange(conversation: &Conversation, i: usize) -> bool {
+    matches!(conversation.messages.get(i), Some(Message::User { .. }))
+}
+
+/// `i`, moved back to the user message of its exchange (or to 0).
+fn exchange_start(conversation: &Conversation, mut i: usize) -> usize {
+    while i > 0 && !opens_exchange(conversation, i) {
+        i -= 1;
+    }
+    i
 }
 
 /// `i`, moved back to the tool call whose results it falls among.
@@ -110,15 +128,15 @@ fn sum_tokens(conversation: &Conversation, range: std::ops::Range<usize>, bpt: M
     range.map(|i| conversation.size(i).tokens(bpt)).sum()
 }
 
-/// The smallest `s` in `lo..=hi` where a kept part may start and `s..end` takes at most
-/// `room` tokens. `s == end` (nothing kept) counts when `hi >= end`.
+/// The smallest `s` in `lo..=hi` where a kept part may start (`may_start`: [`opens_exchange`]
+/// or [`starts_group`]) and `s..end` takes at most `room` tokens. `s == end` (nothing kept)
+/// counts when `hi >= end`.
 pub fn fit_start(
     conversation: &Conversation,
-    lo: usize,
-    hi: usize,
-    end: usize,
+    (lo, hi, end): (usize, usize, usize),
     room: u64,
     measure: Measure,
+    may_start: fn(&Conversation, usize) -> bool,
 ) -> Option<usize> {
     let mut best = (lo <= end && hi >= end).then_some(end);
     let mut sum = 0u64;
@@ -127,7 +145,7 @@ pub fn fit_start(
         if sum > room {
             break;
         }
-        if s <= hi && starts_group(conversation, s) {
+        if s <= hi && may_start(conversation, s) {
             best = Some(s);
         }
     }
@@ -160,7 +178,7 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
     };
     let mut apart = start > user;
     if !apart {
-        start = start.max(limits.hint.min(user));
+        start = exchange_start(conversation, start.max(limits.hint.min(user)));
     }
     let cost = |start: usize, apart: bool| {
         fixed + if apart { user_tokens } else { 0 } + sum_tokens(conversation, start..n, bpt)
@@ -171,7 +189,7 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
         let target = limits.max_tokens * TARGET_PERCENT / 100;
         if !apart {
             let room = target.saturating_sub(fixed);
-            match fit_start(conversation, start, user, n, room, bpt) {
+            match fit_start(conversation, (start, user, n), room, bpt, opens_exchange) {
                 Some(s) => start = s,
                 None if cost(user, false) <= limits.max_tokens => start = user,
                 None => apart = true,
@@ -186,8 +204,9 @@ pub fn plan(conversation: &Conversation, limits: &Limits) -> Result<Plan, Contex
             let from = (user + 1).max(start);
             let hi = if user + 1 == n { n } else { n - 1 };
             let room = |limit: u64| limit.saturating_sub(fixed + user_tokens);
-            start = fit_start(conversation, from, hi, n, room(target), bpt)
-                .or_else(|| fit_start(conversation, from, hi, n, room(limits.max_tokens), bpt))
+            let fit = |room| fit_start(conversation, (from, hi, n), room, bpt, starts_group);
+            start = fit(room(target))
+                .or_else(|| fit(room(limits.max_tokens)))
                 .ok_or_else(|| too_big(conversation, limits, fixed, user, bpt, true))?;
         }
         tokens = cost(start, apart);
@@ -294,10 +313,10 @@ mod tests {
         // Starting at a result moves back to its call.
         let p = plan(&c, &limits(ContextMode::Sliding(1), 100_000)).unwrap();
         assert_eq!((p.start, p.user), (11, Some(8)));
-        // A window reaching back before the current exchange needs nothing apart.
+        // A window reaching back before the current exchange needs nothing apart, and starts
+        // at the user message of the exchange it reaches into.
         let p = plan(&c, &limits(ContextMode::Sliding(7), 100_000)).unwrap();
-        assert_eq!((p.start, p.user, p.omitted), (6, None, 6));
-        assert_eq!(p.start, group_start(&c, 6));
+        assert_eq!((p.start, p.user, p.omitted), (5, None, 5));
     }
 
     #[test]
@@ -344,6 +363,43 @@ mod tests {
                 }
                 Err(_) => assert!(budget < least, "{budget}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_trimmed_request_opens_with_a_user_message() {
+        // Short questions, long answers: a cut by tokens alone would often fall at an answer.
+        let mut c = Conversation::new();
+        for i in 0..12 {
+            c.push(Message::user(format!("q{i}")));
+            c.push(Message::Assistant {
+                text: "answer ".repeat(40 + 7 * i),
+                tool_calls: vec![],
+            });
+        }
+        c.push(Message::user("now"));
+        let all = plan(&c, &limits(ContextMode::Continue, 1_000_000)).unwrap();
+        let mut trimmed = 0;
+        for budget in (110..all.tokens).step_by(5) {
+            for hint in [0, 3] {
+                let p = plan(
+                    &c,
+                    &Limits {
+                        hint,
+                        ..limits(ContextMode::Continue, budget)
+                    },
+                )
+                .unwrap();
+                let first = p.user.unwrap_or(p.start);
+                assert!(opens_exchange(&c, first), "{budget}: {p:?}");
+                assert!(p.tokens <= budget, "{budget}: {p:?}");
+                trimmed += usize::from(p.trimmed);
+            }
+        }
+        assert!(trimmed > 20, "{trimmed}");
+        for k in 1..c.len() {
+            let p = plan(&c, &limits(ContextMode::Sliding(k), 1_000_000)).unwrap();
+            assert!(opens_exchange(&c, p.user.unwrap_or(p.start)), "{k}: {p:?}");
         }
     }
 

@@ -280,11 +280,12 @@ mod tests {
     #[test]
     fn plain_sliding_keeps_the_pair_and_the_task_and_says_what_is_left_out() {
         let c = answered();
-        // The last 3 messages start at the result of call_1: its call comes along.
+        // The last 3 messages start at the result of call_1: its call comes along, and the
+        // user message it answers.
         assert_eq!(
             render(&c, ContextMode::Sliding(3), ContextFormat::Plain),
             format!(
-                "{HEAD}\n(3 earlier messages of this conversation are left out.)\n\nAssistant: Looking.\n{CALL}\n\n\
+                "{HEAD}\n(2 earlier messages of this conversation are left out.)\n\nUser: list <files>\n\nAssistant: Looking.\n{CALL}\n\n\
                  Tool result:\n<tool_result id=\"call_1\" name=\"ls\" status=\"ok\">\na.txt\nb & c.txt\n</tool_result>\n\n\
                  Assistant: Two files.\n\nUser: thanks\n\nAssistant:"
             )

@@ -3,7 +3,7 @@
 //! verbatim. Which part is summarised, and the instruction, are decided here; the agent makes
 //! the call (`agent::summarize`) and falls back to trimming when it fails.
 
-use super::budget::{current_user, fit_start, Limits, TARGET_PERCENT};
+use super::budget::{current_user, fit_start, opens_exchange, Limits, TARGET_PERCENT};
 use super::tokens::estimate;
 use super::Conversation;
 
@@ -25,7 +25,15 @@ pub fn summary_range(conversation: &Conversation, limits: &Limits) -> Option<(us
     let keep_room = target
         .saturating_sub(estimate(limits.fixed_bytes, bpt))
         .saturating_sub(limits.max_tokens * SUMMARY_PERCENT / 100);
-    let cut = fit_start(conversation, base, user, n, keep_room, measure).unwrap_or(user);
+    // Both parts start at a user message: the summarisation request and the kept part.
+    let cut = fit_start(
+        conversation,
+        (base, user, n),
+        keep_room,
+        measure,
+        opens_exchange,
+    )
+    .unwrap_or(user);
     if cut <= base {
         return None;
     }
@@ -33,7 +41,13 @@ pub fn summary_range(conversation: &Conversation, limits: &Limits) -> Option<(us
     // that switched to this mode late) loses its oldest part unsummarised.
     let overhead = REQUEST_OVERHEAD + old.map_or(0, |s| s.text.len());
     let room = target.saturating_sub(estimate(overhead, bpt));
-    let from = fit_start(conversation, base, cut, cut, room, measure)?;
+    let from = fit_start(
+        conversation,
+        (base, cut, cut),
+        room,
+        measure,
+        opens_exchange,
+    )?;
     (from < cut).then_some((from, cut))
 }
 
@@ -72,10 +86,12 @@ mod tests {
         let c = chat(10);
         let (from, cut) = summary_range(&c, &limits(2_000)).unwrap();
         assert_eq!(from, 0);
-        // Kept: within 75% - 10% of 2,000 less the preamble, 1,200 tokens: the task and 11.
-        assert_eq!(cut, 9);
+        // Kept: within 75% - 10% of 2,000 less the preamble, 1,200 tokens: the task and the
+        // 5 exchanges before it, from a user message.
+        assert_eq!(cut, 10);
         let kept: u64 = (cut..21).map(|i| c.size(i).tokens(4.0)).sum();
-        assert!(kept <= 1_200 && kept + c.size(cut - 1).tokens(4.0) > 1_200);
+        let exchange_before: u64 = (cut - 2..cut).map(|i| c.size(i).tokens(4.0)).sum();
+        assert!(kept <= 1_200 && kept + exchange_before > 1_200);
     }
 
     #[test]
@@ -86,7 +102,7 @@ mod tests {
             upto: 4,
         });
         let (from, cut) = summary_range(&c, &limits(2_000)).unwrap();
-        assert_eq!((from, cut), (4, 9));
+        assert_eq!((from, cut), (4, 10));
     }
 
     #[test]

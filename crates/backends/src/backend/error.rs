@@ -62,6 +62,9 @@ pub enum BackendError {
     Request {
         backend: String,
         url: String,
+        /// The HTTP status of the reply that ended it (401: the key, 429: the rate, 5xx:
+        /// the server), where a reply came; `None` for a connection or a reply that failed.
+        status: Option<u16>,
         why: String,
     },
     /// The file a CLI backend reads its prompt from could not be written.

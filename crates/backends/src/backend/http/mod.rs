@@ -13,6 +13,8 @@ mod ollama;
 mod openai;
 mod plain;
 mod reply;
+#[cfg(test)]
+mod status_tests;
 mod stream;
 mod wire;
 
@@ -222,7 +224,7 @@ impl HttpBackend {
             if let (Some(limiter), Ok(response)) = (&self.limiter, &sent) {
                 limiter.observe(response.headers(), std::time::Instant::now());
             }
-            let (failure, retry_reason, server_wait) = match sent {
+            let (status, failure, retry_reason, server_wait) = match sent {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status();
@@ -235,6 +237,7 @@ impl HttpBackend {
                         None => format!("HTTP {code}"),
                     };
                     (
+                        Some(code),
                         format!("{status_line}: {}", wire::error_message(&text)),
                         retry::retryable_status(code).then(|| format!("HTTP {code}")),
                         wait,
@@ -249,7 +252,12 @@ impl HttpBackend {
                     }
                     .into());
                 }
-                Err(e) => (self.transport_failure(&e), transport_retry_reason(&e), None),
+                Err(e) => (
+                    None,
+                    self.transport_failure(&e),
+                    transport_retry_reason(&e),
+                    None,
+                ),
             };
             let plan = retry::plan(&settings, tries, server_wait);
             match (retry_reason, plan) {
@@ -269,7 +277,7 @@ impl HttpBackend {
                         _ if tries > 1 => format!(" (gave up after {tries} tries)"),
                         _ => String::new(),
                     };
-                    return Err(self.error(&format!("{failure}{gave_up}")));
+                    return Err(self.failed(status, &format!("{failure}{gave_up}")));
                 }
             }
         }
@@ -299,9 +307,15 @@ impl HttpBackend {
     /// A message naming the backend and the URL; the key, should a provider echo it, is
     /// masked.
     fn error(&self, why: &str) -> Error {
+        self.failed(None, why)
+    }
+
+    /// [`HttpBackend::error`] of a reply with an HTTP `status`.
+    fn failed(&self, status: Option<u16>, why: &str) -> Error {
         BackendError::Request {
             backend: self.def.name.clone(),
             url: self.redact(self.url.clone()),
+            status,
             why: self.redact(why.to_string()),
         }
         .into()

@@ -28,7 +28,7 @@ Examples:
       List saved sessions; `agent-loop sessions rm NAME` removes one.
   ANTHROPIC_API_KEY=... agent-loop --backend claude-api \"explain src/main.rs\"
       Call an LLM API directly (presets: claude-api, openai, openrouter, deepseek,
-      ollama); the reply streams to stdout as it arrives.
+      mistral, ollama); the reply streams to stdout as it arrives.
   agent-loop --backend ollama --model qwen3 --temp 0.2 --no-stream \"list the files\"
       Pick the model and temperature for this run, and take the reply whole.
   agent-loop --backend claude,codex \"add a --json flag\"

@@ -128,7 +128,7 @@ fn unknown_backend_lists_the_configured_ones() {
     run.expect_code(2);
     assert!(
         run.stderr()
-            .contains("no backend named `nope`; configured backends: aider, claude, claude-acp, claude-api, codex, codex-acp, coro, crush, deepseek, demo, fake, gemini, gemini-acp, gemini-tui, llm, ollama, ollama-cli, openai, opencode, opencode-acp, openrouter, qwen, qwen-acp, qwen-tui"),
+            .contains("no backend named `nope`; configured backends: aider, claude, claude-acp, claude-api, codex, codex-acp, coro, crush, deepseek, demo, fake, gemini, gemini-acp, gemini-tui, llm, mistral, ollama, ollama-cli, openai, opencode, opencode-acp, openrouter, qwen, qwen-acp, qwen-tui"),
         "{}",
         run.stderr()
     );

@@ -18,7 +18,7 @@ fn commands_that_inspect_and_switch() {
         "Multi-line input: end a line with \\ to continue it",
         "[session slash: 1 turn, tokens in 100 / out 5]",
         "You: save my work\nAssistant: noted",
-        "[backend fake; configured: aider, claude, claude-acp, claude-api, codex, codex-acp, coro, crush, deepseek, demo, fake, gemini, gemini-acp, gemini-tui, llm, ollama, ollama-cli, openai, opencode, opencode-acp, openrouter, qwen, qwen-acp, qwen-tui]",
+        "[backend fake; configured: aider, claude, claude-acp, claude-api, codex, codex-acp, coro, crush, deepseek, demo, fake, gemini, gemini-acp, gemini-tui, llm, mistral, ollama, ollama-cli, openai, opencode, opencode-acp, openrouter, qwen, qwen-acp, qwen-tui]",
         "[backend demo]",
         "error: backend demo takes no model: its entry has no `model_args`, nor {model} in its `args`",
         "[tool ls] .",

@@ -365,6 +365,7 @@ mod tests {
             ("openai", WireFormat::OpenAi, Some("OPENAI_API_KEY")),
             ("openrouter", WireFormat::OpenAi, Some("OPENROUTER_API_KEY")),
             ("deepseek", WireFormat::OpenAi, Some("DEEPSEEK_API_KEY")),
+            ("mistral", WireFormat::OpenAi, Some("MISTRAL_API_KEY")),
             ("ollama", WireFormat::Ollama, None),
         ] {
             let def = http(&config, name);
@@ -405,6 +406,7 @@ mod tests {
             http(&config, "claude-api").tool_call_ids,
             ToolCallIds::Anthropic
         );
+        assert_eq!(http(&config, "mistral").tool_call_ids, ToolCallIds::Alnum9);
         let config = load("[backends.m]\ntype = \"openai\"\ntool_call_ids = \"alnum9\"\n").unwrap();
         assert_eq!(http(&config, "m").tool_call_ids, ToolCallIds::Alnum9);
         let err =

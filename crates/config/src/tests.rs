@@ -309,8 +309,8 @@ fn auto_order_tries_keyed_apis_then_every_cli_preset() {
     let config = Config::from_sources(&[Source::builtin()]).unwrap();
     let order = &config.auto_order;
     assert_eq!(
-        order[..4],
-        ["claude-api", "openai", "openrouter", "deepseek"]
+        order[..5],
+        ["claude-api", "openai", "openrouter", "deepseek", "mistral"]
     );
     for (name, def) in config.definitions().unwrap() {
         let listed = order.iter().any(|n| n == name);

@@ -162,6 +162,10 @@ fn api_backend(
     if needs_key {
         table.key("api_key_env", key_variable(format, &base_url));
     }
+    // Mistral's API refuses any tool-call id but 9 letters or digits (the `mistral` preset's).
+    if base_url.contains("api.mistral.ai") {
+        table.key("tool_call_ids", "alnum9");
+    }
     for prop in props {
         let Some((functor, args)) = prop.functor() else {
             t.unsupported(table, line, what, prop, "not a property");

@@ -344,10 +344,17 @@ mod tests {
     fn api_format_from_auth_header_and_keys_by_provider() {
         let spec = "agent_backend(x, [type(api), endpoint(\"https://proxy.example/llm\"), auth_header(\"x-api-key\")]).\n\
                     agent_backend(r, [type(api), endpoint(\"https://openrouter.ai/api/v1/chat/completions\")]).\n\
-                    agent_backend(l, [type(api), endpoint(\"http://h:8080/v1/chat/completions\"), auth_required(false)]).\n";
+                    agent_backend(l, [type(api), endpoint(\"http://h:8080/v1/chat/completions\"), auth_required(false)]).\n\
+                    agent_backend(m, [type(api), endpoint(\"https://api.mistral.ai/v1/chat/completions\")]).\n";
         let out = import(spec, "s.pl").unwrap();
         assert!(out.toml.contains("[backends.x]\ntype = \"anthropic\"\nbase_url = \"https://proxy.example/llm\"\napi_key_env = \"ANTHROPIC_API_KEY\"\n"), "{}", out.toml);
         assert!(out.toml.contains("base_url = \"https://openrouter.ai/api/v1\"\napi_key_env = \"OPENROUTER_API_KEY\"\n"), "{}", out.toml);
+        assert!(
+            out.toml
+                .contains("api_key_env = \"MISTRAL_API_KEY\"\ntool_call_ids = \"alnum9\"\n"),
+            "{}",
+            out.toml
+        );
         assert!(
             out.toml
                 .contains("[backends.l]\ntype = \"openai\"\nbase_url = \"http://h:8080/v1\"\n"),

@@ -192,6 +192,7 @@ fn a_missing_key_is_a_config_error_before_any_request() {
         ("openai", "OPENAI_API_KEY"),
         ("openrouter", "OPENROUTER_API_KEY"),
         ("deepseek", "DEEPSEEK_API_KEY"),
+        ("mistral", "MISTRAL_API_KEY"),
     ] {
         let stderr = expect_missing_key(&ws, ws.cmd(&["--backend", preset, "hi"]), preset, var);
         // docs/http.md shows this one as it is, the line of the built-in file included.

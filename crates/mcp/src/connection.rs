@@ -32,7 +32,7 @@ use super::oauth;
 use super::stdio::{self, StderrTail};
 use super::transport::AnyTransport;
 use crate::config::mcp::{ServerDef, Transport};
-use crate::failure::{BadUrl, Failed, ListError, RefreshFailed, StartError};
+use crate::failure::{self, BadUrl, Failed, ListError, RefreshFailed, StartError};
 use crate::process::GroupGuard;
 use crate::redact::Redactor;
 use crate::tools::{EnvPolicy, ProgressSink};
@@ -210,7 +210,10 @@ impl Connection {
                     let server = def.name.clone();
                     return StartError::LoginNeeded { server };
                 }
-                let why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
+                let mut why = lock(&breach).clone().unwrap_or_else(|| init_error(e));
+                if let Some(line) = stray.as_ref().and_then(stdio::Stray::shown) {
+                    why.push_str(&failure::stray_note(&line));
+                }
                 let url = match &def.transport {
                     Transport::Http { url, .. } => Some(url.clone()),
                     Transport::Stdio { .. } => None,

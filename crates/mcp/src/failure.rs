@@ -188,15 +188,21 @@ pub enum StartError {
     #[error("listing its tools failed: {0}")]
     List(ListError),
     /// No answer in time; `stray`: the start of the first line it wrote on stdout that is not
-    /// JSON (a banner, a log line), shown, which rmcp passes over.
+    /// a JSON-RPC message (a banner, a log line, JSON or not), shown, which rmcp passes over.
     #[error(
         "no answer within {secs}s (its startup_timeout_s){}",
-        stray.as_ref().map(|line| format!(
-            "; on stdout it wrote {line}, which is not JSON-RPC (a server writes its logs on \
-             stderr)"
-        )).unwrap_or_default()
+        stray.as_deref().map(stray_note).unwrap_or_default()
     )]
     Timeout { secs: u64, stray: Option<String> },
+}
+
+/// What is said of the first line a server wrote on stdout that is not JSON-RPC (`line`, as
+/// shown), after why it did not start: rmcp passes over a line that is not JSON, and refuses
+/// one that is JSON but no message (`Invalid request`), naming neither.
+pub fn stray_note(line: &str) -> String {
+    format!(
+        "; on stdout it wrote {line}, which is not JSON-RPC (a server writes its logs on stderr)"
+    )
 }
 
 /// A server that could not be started, as the user reads it: what failed, then the end of

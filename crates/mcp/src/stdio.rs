@@ -2,8 +2,9 @@
 //! transport on its stdin and stdout. agent-loop starts the child itself (rmcp's child-process
 //! transport cannot reach into the output it reads) so that its stdout is read through
 //! [`CappedLines`], and its stderr drained into a bounded tail for error messages. rmcp
-//! passes over a line that is not JSON: the first such line's start is kept ([`Stray`]), so
-//! a server that printed a banner on stdout and then never answered is told as that.
+//! passes over a line that is not a JSON-RPC message: the first such line's start is kept
+//! ([`Stray`]), so a server that printed a banner or a log line on stdout and then never
+//! answered is told as that.
 
 use std::pin::Pin;
 use std::process::Stdio as Pipe;
@@ -21,18 +22,18 @@ use super::lock;
 pub type Transport =
     AsyncRwTransport<RoleClient, Watched<CappedLines<tokio::process::ChildStdout>>, ChildStdin>;
 
-/// The bytes kept of the first line on stdout that is not JSON: enough to know it by.
+/// The bytes kept of the first line on stdout that is not JSON-RPC: enough to know it by.
 const STRAY_START: usize = 80;
 
-/// The start of a line that is not JSON, and whether it went on beyond that start.
+/// The start of a line that is not JSON-RPC, and whether it went on beyond that start.
 #[derive(Debug, Clone)]
 struct Line {
     start: Vec<u8>,
     cut: bool,
 }
 
-/// The first line a server wrote on stdout that is not JSON (it does not start with `{` or
-/// `[`), as far as it was read.
+/// The first line a server wrote on stdout that is not a JSON-RPC message, as far as it was
+/// read.
 #[derive(Debug, Clone, Default)]
 pub struct Stray(Arc<Mutex<Option<Line>>>);
 
@@ -48,17 +49,44 @@ impl Stray {
     }
 }
 
+/// What marks a line as JSON-RPC: the key every message has. A log line that is JSON
+/// (pino's `{"level":30,"msg":"started"}`) lacks it; one that quotes it in a string has it
+/// escaped (`\"jsonrpc\"`), so not as this.
+const RPC_KEY: &[u8] = b"\"jsonrpc\"";
+
 /// Where a line of the output being watched is.
 enum Place {
     /// Only blanks so far.
     Start,
-    /// A line of JSON (or one after the first stray line was kept): passed over.
+    /// A JSON-RPC line (or one after the first stray line was kept): passed over.
     Skipped,
+    /// A line that starts as JSON does, not yet known to be JSON-RPC: its start, and how much
+    /// of [`RPC_KEY`] its last bytes match.
+    Json(Line, usize),
     /// The first stray line so far.
     Stray(Line),
 }
 
-/// A server's stdout, read through unchanged, watched for the first line that is not JSON.
+impl Line {
+    fn new(byte: u8) -> Line {
+        Line {
+            start: vec![byte],
+            cut: false,
+        }
+    }
+
+    fn push(&mut self, byte: u8) {
+        match self.start.len() < STRAY_START {
+            true => self.start.push(byte),
+            false => self.cut = true,
+        }
+    }
+}
+
+/// A server's stdout, read through unchanged, watched for the first line that is not a
+/// JSON-RPC message: one that does not start with `{` or `[`, or that does but has no
+/// `"jsonrpc"` key (a JSON log line). Only a line's start is kept: the watch is bounded
+/// however long the lines.
 pub struct Watched<R> {
     inner: R,
     stray: Stray,
@@ -81,7 +109,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
         }
         for &byte in &buf.filled()[before..] {
             this.place = match (std::mem::replace(&mut this.place, Place::Skipped), byte) {
-                (Place::Stray(mut line), b'\n') => {
+                (Place::Stray(mut line) | Place::Json(mut line, _), b'\n') => {
                     if line.start.last() == Some(&b'\r') {
                         line.start.pop();
                     }
@@ -91,21 +119,31 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
                 }
                 (_, b'\n') => Place::Start,
                 (Place::Start, b' ' | b'\t' | b'\r') => Place::Start,
-                (Place::Start, b'{' | b'[') | (Place::Skipped, _) => Place::Skipped,
-                (Place::Start, byte) => Place::Stray(Line {
-                    start: vec![byte],
-                    cut: false,
-                }),
-                (Place::Stray(mut line), byte) => {
-                    match line.start.len() < STRAY_START {
-                        true => line.start.push(byte),
-                        false => line.cut = true,
+                (Place::Skipped, _) => Place::Skipped,
+                (Place::Start, b'{' | b'[') => Place::Json(Line::new(byte), 0),
+                (Place::Start, byte) => Place::Stray(Line::new(byte)),
+                (Place::Json(mut line, matched), byte) => {
+                    line.push(byte);
+                    // A mismatch goes back to the start of the key: its `"` is its only
+                    // repeated byte, and only at either end.
+                    let matched = match (RPC_KEY[matched] == byte, byte == b'"') {
+                        (true, _) => matched + 1,
+                        (false, true) => 1,
+                        (false, false) => 0,
+                    };
+                    match matched == RPC_KEY.len() {
+                        true => Place::Skipped,
+                        false => Place::Json(line, matched),
                     }
+                }
+                (Place::Stray(mut line), byte) => {
+                    line.push(byte);
                     Place::Stray(line)
                 }
             };
         }
-        // A stray line that has not ended (a prompt without its newline) is known so far.
+        // A stray line that has not ended (a prompt without its newline) is known so far; a
+        // line that starts as JSON is judged once it ends.
         if let Place::Stray(line) = &this.place {
             *lock(&this.stray.0) = Some(line.clone());
         }
@@ -115,7 +153,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
 
 /// Starts `command` with piped stdin, stdout and stderr: the transport, the child (killed
 /// when dropped, with `kill_on_drop`), its stderr (the caller's to read) and what it wrote
-/// on stdout that is not JSON.
+/// on stdout that is not JSON-RPC.
 pub fn start(
     mut command: Command,
     breach: Breach,

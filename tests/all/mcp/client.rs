@@ -476,3 +476,45 @@ fn a_server_that_only_writes_a_banner_is_told_by_it() {
     );
     assert!(!err.contains('\x1b'), "{err}");
 }
+
+/// A log line on stdout that starts as JSON does (`[INFO] ...`, a JSON logger's record) is no
+/// JSON-RPC message either: the failure names it too.
+#[test]
+fn a_log_line_that_looks_like_json_is_named() {
+    let ws = Workspace::new();
+    for (name, line) in [
+        ("bracket", "[INFO] server listening on stdio"),
+        ("pino", r#"{"level":30,"msg":"started"}"#),
+    ] {
+        let script = format!("echo '{line}'; cat");
+        ws.add_config(&format!(
+            "\n[mcp.servers.{name}]\ncommand = 'sh'\nargs = [\"-c\", {}]\n\
+             startup_timeout_s = 1\n",
+            toml_string(&script)
+        ));
+    }
+    ws.reply(1, "Fine without them.\n");
+    let run = ws.run(&["--backend", "fake", "go"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    assert!(
+        err.contains(
+            "MCP server `bracket` did not start, its tools are left out: no answer within 1s \
+             (its startup_timeout_s); on stdout it wrote \"[INFO] server listening on stdio\", \
+             which is not JSON-RPC"
+        ),
+        "{err}"
+    );
+    // rmcp refuses a JSON line that is no message at once, and says only that.
+    assert!(
+        err.contains(
+            r#"MCP server `pino` did not start, its tools are left out: Invalid request; on stdout it wrote "{\"level\":30,\"msg\":\"started\"}", which is not JSON-RPC"#
+        ),
+        "{err}"
+    );
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}

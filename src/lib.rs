@@ -47,7 +47,7 @@
 //!   already has, audited once (`unsafe` lives in one module of the workspace): the watchdog
 //!   that kills what the library started when the program is killed, children in their own
 //!   process group, lines read under a cap, the one TLS set-up, private files, the XDG
-//!   folders;
+//!   folders, and whether this program answers `demo-agent` (the `demo` backend's `{self}`);
 //! - [`import`]: the Prolog spec import of `agent-loop import-spec`, a layer of its own
 //!   beside the chat.
 //!
@@ -106,6 +106,7 @@ pub mod text {
 
 /// The process plumbing of a front end that is a program: the library's own, audited once.
 pub mod process {
+    pub use agent_loop_backends::backend::this_program_serves_demo_agent;
     pub use agent_loop_config::dirs::xdg_home;
     pub use agent_loop_tools::process::{capped, isolate, watchdog, GroupGuard};
     pub use agent_loop_tools::{private, tls};

@@ -35,6 +35,8 @@ pub fn main() -> i32 {
     {
         return super::demo_agent::run();
     }
+    // This program is the one the `demo` backend's `{self}` names.
+    agent_loop::process::this_program_serves_demo_agent();
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => return usage_error(e),

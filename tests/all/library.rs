@@ -64,6 +64,47 @@ fn the_example_says_how_to_call_it() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: one_turn BACKEND TASK"));
 }
 
+/// The `demo` backend in a program that embeds the library: `{self}` is not that program
+/// (started as `one_turn demo-agent`, it would run again with an argument it does not know),
+/// but the `agent-loop` on PATH; with none there, the error says so.
+#[test]
+fn the_demo_backend_in_an_embedding_program_runs_agent_loop_not_itself() {
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("notes.txt"), "hello\n").unwrap();
+    let run = |path: Option<std::ffi::OsString>| {
+        let mut cmd = Command::new(example());
+        ws.hermetic(&mut cmd)
+            .current_dir(ws.work())
+            .args(["demo", "list the files here"])
+            .stdin(Stdio::null());
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+        cmd.output().expect("run examples/one_turn")
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("this program is not it, and no `agent-loop` is on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("usage: one_turn"),
+        "it ran itself: {stderr}"
+    );
+    let shims = ws.path("shims");
+    std::fs::create_dir_all(&shims).unwrap();
+    std::os::unix::fs::symlink(crate::common::bin(), shims.join("agent-loop")).unwrap();
+    let out = run(Some(crate::common::path_with(&[&shims])));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("notes.txt"),
+        "{stderr}"
+    );
+}
+
 /// The line chat runs turns and the library's commands: /undo drops a turn, /retry sends the
 /// last message again, /model sets the model, an unknown command is not offered.
 #[test]

@@ -36,6 +36,7 @@ const FACE: &[&str] = &[
     "text: pub use agent_loop_protocol::{plural, shown};",
     "text: pub use agent_loop_tools::Throttle;",
     "crate: pub mod process",
+    "process: pub use agent_loop_backends::backend::this_program_serves_demo_agent;",
     "process: pub use agent_loop_config::dirs::xdg_home;",
     "process: pub use agent_loop_tools::process::{capped, isolate, watchdog, GroupGuard};",
     "process: pub use agent_loop_tools::{private, tls};",

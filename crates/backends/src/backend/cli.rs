@@ -545,10 +545,7 @@ fn with_note(message: &str, note: &str) -> String {
 /// `{self}` is this executable; a name without `/` is looked up on `PATH`.
 fn resolve_command(def: &BackendDef) -> Result<PathBuf, BackendError> {
     if def.command == "{self}" {
-        return std::env::current_exe().map_err(|source| BackendError::OwnExecutable {
-            backend: def.name.clone(),
-            source,
-        });
+        return super::own_program::resolve(&def.name, std::env::var_os("PATH").as_deref());
     }
     if def.command.contains('/') {
         return Ok(PathBuf::from(&def.command));

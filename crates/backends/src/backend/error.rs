@@ -98,6 +98,14 @@ pub enum BackendError {
         backend: String,
         source: std::io::Error,
     },
+    /// `{self}` as a command, in a program that is not agent-loop, with no `agent-loop` on
+    /// PATH.
+    #[error(
+        "backend `{backend}` runs the agent-loop program (`{{self}}`, which answers \
+         `demo-agent`): this program is not it, and no `agent-loop` is on PATH; install \
+         agent-loop, or call `this_program_serves_demo_agent` where this program serves `demo-agent` itself"
+    )]
+    NotSelf { backend: String },
     /// A CLI backend's program is not found through PATH.
     #[error(
         "backend `{backend}`: command `{command}` is not on PATH; install it, or fix `command` \
@@ -171,7 +179,8 @@ impl BackendError {
             | BackendError::NoKey { .. }
             | BackendError::KeyNotUnicode { .. }
             | BackendError::KeyNotHeader { .. }
-            | BackendError::NotOnPath { .. } => ErrorKind::Config,
+            | BackendError::NotOnPath { .. }
+            | BackendError::NotSelf { .. } => ErrorKind::Config,
             _ => ErrorKind::Backend,
         }
     }

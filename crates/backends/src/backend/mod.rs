@@ -13,6 +13,7 @@ mod guard;
 mod http;
 mod kept;
 mod lines;
+mod own_program;
 mod pty;
 pub mod ratelimit;
 pub mod retry;
@@ -25,6 +26,7 @@ pub use cli::{CliBackend, Probe};
 use error::{agent_failed, turn_timed_out};
 pub use error::{BackendError, CountError};
 pub use http::{decode_recorded, token_method, HttpBackend, HttpClients};
+pub use own_program::this_program_serves_demo_agent;
 pub use pty::{question, Detail, PtyBackend, PtyProbe, Question, ScreenReader};
 pub use system::effective_system_prompt;
 

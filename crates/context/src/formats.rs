@@ -3,12 +3,13 @@
 //! backend's own `tool_call_format` (inside the assistant's message, or as a `tool_calls`
 //! array in JSON), so a model that imitates the history writes calls the backend parses.
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::{Message, ToolCall};
+use super::{Image, Message, ToolCall};
 use crate::UnknownValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +77,26 @@ pub fn write_messages(
     }
 }
 
+/// A user message's text, each of its images a note in its place: a transcript is text, and
+/// a model reading answers about an image it never knew of would be lost (an HTTP backend
+/// that takes no images gets the like).
+fn user_text<'a>(text: &'a str, images: &[Image]) -> Cow<'a, str> {
+    if images.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut text = text.to_string();
+    for image in images {
+        let name = image.name.as_deref().unwrap_or("an image");
+        let _ = write!(
+            text,
+            "\n[{name} ({}) was attached here; not sent: this conversation reaches the backend \
+             as text]",
+            image.mime
+        );
+    }
+    Cow::Owned(text)
+}
+
 fn write_calls(out: &mut String, calls: &[ToolCall], style: &PromptStyle) {
     for call in calls {
         out.push_str(&style.format_call(&call.name, &call.args));
@@ -90,8 +111,8 @@ fn plain(out: &mut String, summary: Option<&str>, messages: &[&Message], style: 
     for message in messages {
         out.push('\n');
         match message {
-            Message::User { text, .. } => {
-                let _ = writeln!(out, "User: {text}");
+            Message::User { text, images } => {
+                let _ = writeln!(out, "User: {}", user_text(text, images));
             }
             Message::Assistant { text, tool_calls } => {
                 out.push_str("Assistant:");
@@ -130,8 +151,8 @@ fn markdown(out: &mut String, summary: Option<&str>, messages: &[&Message], styl
     }
     for message in messages {
         match message {
-            Message::User { text, .. } => {
-                let _ = writeln!(out, "\n## User\n\n{text}");
+            Message::User { text, images } => {
+                let _ = writeln!(out, "\n## User\n\n{}", user_text(text, images));
             }
             Message::Assistant { text, tool_calls } => {
                 out.push_str("\n## Assistant\n\n");
@@ -176,7 +197,7 @@ enum JsonMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     Assistant {
         content: &'a str,
@@ -197,7 +218,9 @@ fn json(out: &mut String, summary: Option<&str>, messages: &[&Message]) {
         .into_iter()
         .chain(messages.iter().map(|m| {
             match m {
-                Message::User { text, .. } => JsonMessage::User { content: text },
+                Message::User { text, images } => JsonMessage::User {
+                    content: user_text(text, images),
+                },
                 Message::Assistant { text, tool_calls } => JsonMessage::Assistant {
                     content: text,
                     tool_calls: tool_calls
@@ -253,9 +276,9 @@ fn xml(out: &mut String, summary: Option<&str>, messages: &[&Message], style: &P
     }
     for message in messages {
         match message {
-            Message::User { text, .. } => {
+            Message::User { text, images } => {
                 out.push_str("<message role=\"user\">\n");
-                escape(out, text, false);
+                escape(out, &user_text(text, images), false);
                 out.push('\n');
             }
             Message::Assistant { text, tool_calls } => {

@@ -211,3 +211,31 @@ fn the_rate_limiter_counts_an_image_as_its_tokens() {
     assert!(!run.stderr().contains("[waiting"), "{}", run.stderr());
     assert_eq!(server.requests().len(), 2);
 }
+
+/// An image in the history reaches an agent CLI, which takes text, as a note in its place (as
+/// an API that takes none gets): the model is not left reading answers about an image it
+/// cannot know was there.
+#[test]
+fn an_agent_cli_is_told_of_an_image_in_the_history() {
+    let (ws, _server) = with_image(Anthropic, vec![streamed(Anthropic, "text")], "");
+    ws.add_config(&format!(
+        "[backends.fake]\ncommand = \"{}\"\ntimeout_s = 300\n",
+        fixture("agents/scripted.sh").display()
+    ));
+    ws.reply(1, "It was a pixel.\n");
+    run_api(
+        &ws,
+        &["--session", "pic", "--image", "shot.jpg", "what is this?"],
+    )
+    .expect_code(0);
+    let run = ws.run(&["--session", "pic", "--backend", "fake", "and now?"]);
+    run.expect_code(0);
+    let prompt = ws.prompt(1);
+    assert!(
+        prompt.contains(
+            "User: what is this?\n[shot.jpg (image/png) was attached here; not sent: this \
+             conversation reaches the backend as text]\n"
+        ),
+        "{prompt}"
+    );
+}

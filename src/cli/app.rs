@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use agent_loop::chat::Chat;
 use agent_loop::chat::{Image, Prompt};
-use agent_loop::Error;
+use agent_loop::{Error, ErrorKind};
 
 use super::frontend::Frontend;
 pub use super::outcome::Outcome;
@@ -117,6 +117,7 @@ impl App {
             }
             return self.compare(&names, &prompt.text).await;
         }
+        let attached: Vec<String> = prompt.images.iter().map(Image::label).collect();
         let screen = self.frontend.display.clone();
         screen.talking_to(self.chat.backend_name(), self.chat.model().as_deref());
         let outcome = tokio::select! {
@@ -133,8 +134,18 @@ impl App {
                 self.frontend.notice(&format!("error: {e}"));
             }
         }
-        if self.chat.prompt_stays() && matches!(outcome, Outcome::Done(Err(_))) {
-            self.prompt_stays();
+        if let Outcome::Done(Err(e)) = &outcome {
+            if self.chat.prompt_stays() {
+                self.prompt_stays();
+            } else if self.frontend.repl && !attached.is_empty() && e.kind != ErrorKind::Cancelled {
+                // Refused (a backend that takes no images): the prompt is in the input
+                // history, but the images went with it.
+                self.frontend.notice(&format!(
+                    "{} not kept with the refused prompt: /image attaches again, on a backend \
+                     that takes images",
+                    attached.join(" ")
+                ));
+            }
         }
         outcome
     }

@@ -66,3 +66,32 @@ fn an_editor_is_told_in_the_error() {
         .unwrap_or_default();
     assert!(message.ends_with(STAYS), "{}", seen.result(2));
 }
+
+/// A prompt refused before it was sent (an image to an agent CLI) is not in the conversation:
+/// no word of it staying, even after a failed turn; the images that went with it are said
+/// to be gone, so the user knows to attach them again.
+#[test]
+fn a_refused_prompt_after_a_failed_one_says_its_images_are_gone() {
+    let ws = failing_first();
+    std::fs::copy(
+        crate::common::fixture("images/pixel.png"),
+        ws.work().join("shot.png"),
+    )
+    .unwrap();
+    let keys = "this one fails\n/image shot.png\nlook\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend fake --no-save", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(screen.matches(STAYS).count(), 1, "{screen}");
+    assert!(
+        screen.contains("backend `fake` takes text only"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            "[image shot.png (image/png, 70 bytes)] not kept with the refused prompt: /image \
+             attaches again, on a backend that takes images"
+        ),
+        "{screen}"
+    );
+    assert_eq!(ws.runs(), 1, "the refused prompt never reached the agent");
+}

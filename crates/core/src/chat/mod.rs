@@ -175,6 +175,7 @@ impl Chat {
         let prompt = prompt.into();
         let turns = self.agent.turns();
         self.compared = None;
+        self.prompt_stays = false;
         let cancelled = self.canceller.cancelled();
         // Servers that said their tools changed are read again before the turn.
         for note in self.mcp.refresh(self.agent.tools_mut()).await {

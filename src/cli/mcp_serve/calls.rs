@@ -254,7 +254,7 @@ impl Server {
                 "max_iterations",
                 format!("{}\n\n[agent-loop: {e}]", observer.so_far),
             ),
-            (Err(e), _) => return Err(e),
+            (Err(e), _) => return Err(stays_said(chat, e)),
             (Ok(answer), _) => (
                 match observer.cut {
                     Some(CutReason::MaxTokens) => "max_tokens",
@@ -377,6 +377,22 @@ async fn backends(shared: &Shared) -> CallToolResult {
         "backends": list,
     }));
     result
+}
+
+/// A failed turn's error, whose prompt stays in the session, says so in a client's terms: it
+/// has no `/retry` nor `/undo`, and a reply in the session goes after that prompt.
+fn stays_said(chat: &Chat, mut e: Error) -> Error {
+    if let Some(message) = e.message.strip_suffix(agent_loop::chat::PROMPT_STAYS) {
+        e.message = message.trim_end().to_string();
+        if chat.is_kept() {
+            e.message.push_str(&format!(
+                "\n[the prompt stays in session {}, unanswered: a reply in the session goes \
+                 after it]",
+                chat.session().name
+            ));
+        }
+    }
+    e
 }
 
 fn no_session(name: &str) -> Error {

@@ -335,3 +335,26 @@ fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
         client.close().await;
     });
 }
+
+/// A failed turn's prompt stays in its session: the error says so in a client's terms (it has
+/// no /retry nor /undo), not in the REPL's.
+#[test]
+fn a_failed_turn_says_its_prompt_stays_in_the_session() {
+    let ws = Workspace::new();
+    ws.fake_file("rc.1", "1\n");
+    block(async {
+        let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
+        let failed = client
+            .call("ask", json!({"prompt": "this one fails", "session": "s"}))
+            .await;
+        assert_eq!(failed.is_error, Some(true), "{failed:?}");
+        let said = text(&failed);
+        assert!(
+            said.ends_with(
+                "\n[the prompt stays in session s, unanswered: a reply in the session goes after it]"
+            ) && !said.contains("/retry"),
+            "{said}"
+        );
+        client.close().await;
+    });
+}

@@ -27,22 +27,31 @@ pub fn run(action: Option<SessionsAction>) -> Result<(), Error> {
                 "{:<28} {:<14} {:>5} {:>10} {:>9}  LAST USED\n",
                 "NAME", "BACKEND", "TURNS", "TOKENS IN", "OUT"
             );
+            let mut partial = false;
             for row in rows {
                 let _ = match row {
-                    Listing::Ok(s) => writeln!(
-                        out,
-                        "{:<28} {:<14} {:>5} {:>10} {:>9}  {}",
-                        s.name,
-                        s.backend,
-                        s.turns,
-                        s.usage.input,
-                        s.usage.output,
-                        format_time(s.updated)
-                    ),
+                    Listing::Ok(s) => {
+                        // A count some calls did not report is at least what is shown.
+                        let more = if s.usage.uncounted > 0 { "+" } else { "" };
+                        partial |= s.usage.uncounted > 0;
+                        writeln!(
+                            out,
+                            "{:<28} {:<14} {:>5} {:>10} {:>9}  {}",
+                            s.name,
+                            s.backend,
+                            s.turns,
+                            format!("{}{more}", s.usage.input),
+                            format!("{}{more}", s.usage.output),
+                            format_time(s.updated)
+                        )
+                    }
                     Listing::Broken { name, path, .. } => {
                         writeln!(out, "{name:<28} (unreadable: {})", path.display())
                     }
                 };
+            }
+            if partial {
+                out.push_str("(+: some backend calls of the session reported no token count)\n");
             }
             super::stdout::print(&out)?;
         }

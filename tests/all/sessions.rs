@@ -480,3 +480,32 @@ fn a_session_continued_elsewhere_names_its_folder() {
     );
     assert!(run.stderr().contains(&said), "{}", run.stderr());
 }
+
+/// A session whose backends counted some calls only: its totals say how many were not
+/// counted, where they read as if those had cost nothing (one turn on a backend with no
+/// token count, one on the demo, which counts).
+#[test]
+fn totals_over_backends_say_what_they_leave_out() {
+    let ws = Workspace::new();
+    ws.reply(0, "answered\n");
+    ws.run(&["--backend", "fake", "-s", "mix", "hello"])
+        .expect_code(0);
+    std::fs::write(ws.work().join("notes.txt"), "hi\n").unwrap();
+    let run = ws.run(&["--backend", "demo", "-s", "mix", "list the files here"]);
+    run.expect_code(0);
+    let err = run.stderr();
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("[session mix: 2 turns, tokens in "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.ends_with(" (1 backend call not counted)]"), "{line}");
+    let list = ws.run(&["sessions"]);
+    list.expect_code(0);
+    let out = list.stdout();
+    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
+    assert_eq!(row.matches('+').count(), 2, "{row}");
+    assert!(
+        out.contains("(+: some backend calls of the session reported no token count)"),
+        "{out}"
+    );
+}

@@ -31,14 +31,30 @@ pub struct Totals {
     pub cost: f64,
     /// Backend calls counted.
     pub calls: u32,
+    /// Backend calls that reported no token count (an agent CLI without one, a fake): the
+    /// totals leave them out, and say so, not as if they cost nothing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncounted: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Totals {
     pub fn add(&mut self, usage: &Usage) {
+        if usage.input.is_none() && usage.output.is_none() {
+            self.uncounted += 1;
+        }
         self.input += usage.input.unwrap_or(0);
         self.output += usage.output.unwrap_or(0);
         self.cost += usage.cost.unwrap_or(0.0);
         self.calls += 1;
+    }
+
+    /// A backend call that reported no usage at all.
+    pub fn add_uncounted(&mut self) {
+        self.uncounted += 1;
     }
 }
 

@@ -365,6 +365,8 @@ impl Agent {
                     usage,
                     latency_ms: elapsed_ms,
                 });
+            } else {
+                self.totals.add_uncounted();
             }
             if final_answer {
                 return Ok((iteration, reply.text));

@@ -41,6 +41,14 @@ impl Chat {
                 crate::plural::tokens(Some(t.input), Some(t.output))
             ),
         };
+        // Counts of some calls only: the rest are not zero, they are unknown.
+        let done = match t.uncounted > 0 && (t.input > 0 || t.output > 0) {
+            true => format!(
+                "{done} ({} not counted)",
+                crate::plural::count(t.uncounted, "backend call", "backend calls")
+            ),
+            false => done,
+        };
         let mut line = format!("[session {}: {done}", status.session);
         if t.cost > 0.0 {
             let _ = write!(line, ", ${:.4}", t.cost);

@@ -175,26 +175,48 @@ pub fn refused(guard: Option<&Guard>, dir: &std::path::Path) -> Option<String> {
         }
         for (file, keys) in &guard.refuse_keys {
             let path = folder.join(file);
-            if let Some(key) = sets(&path, keys) {
-                return Some(format!("`{key}` in {}", path.display()));
+            match sets(&path, keys) {
+                Some(UNREAD) => return Some(format!("{} ({UNREAD})", path.display())),
+                Some(key) => return Some(format!("`{key}` in {}", path.display())),
+                None => {}
             }
         }
     }
     None
 }
 
-/// The first of `keys` (a dotted path: `security.auth.baseUrl`) that the settings file at
-/// `path` (JSON with comments) sets to something not empty; `None` where it sets none, or is
-/// missing or not JSON (which the agent refuses itself).
+/// A settings file that is there but that agent-loop cannot read as JSON: the agent's own
+/// reader may take it (Node's takes a lone `\ud800` and any depth), so it counts as setting
+/// what is refused.
+const UNREAD: &str = "its settings, which agent-loop cannot read as JSON";
+
+/// The first of `keys` that the file at `path` sets: in a dotenv file (a name ending in
+/// `.env`) a variable with a value; in a settings file (JSON with comments) a dotted path
+/// (`security.auth.baseUrl`) holding anything but null, `{}`, `[]`, `""`, `false` or `0`. `None` where it sets
+/// none or is missing; [`UNREAD`] where it is there but cannot be read.
 fn sets<'a>(path: &std::path::Path, keys: &'a [String]) -> Option<&'a str> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let settings: Value = serde_json::from_str(&super::commented::uncommented(&text)).ok()?;
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => return Some(UNREAD),
+    };
+    if path.to_string_lossy().ends_with(".env") {
+        let set =
+            |key: &&String| own_files::dotenv_value(&text, key).is_some_and(|v| !v.is_empty());
+        return keys.iter().find(set).map(String::as_str);
+    }
+    let Ok(settings) = serde_json::from_str::<Value>(&super::commented::uncommented(&text)) else {
+        return Some(UNREAD);
+    };
     let at = |key: &str| key.split('.').try_fold(&settings, |v, k| v.get(k));
     let set = |key: &&String| match at(key) {
         None | Some(Value::Null) => false,
         Some(Value::Object(o)) => !o.is_empty(),
         Some(Value::Array(a)) => !a.is_empty(),
-        Some(_) => true,
+        // As the agent's JavaScript reads it: "", false and 0 say nothing.
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
     };
     keys.iter().find(set).map(String::as_str)
 }

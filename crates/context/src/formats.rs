@@ -86,7 +86,12 @@ fn user_text<'a>(text: &'a str, images: &[Image]) -> Cow<'a, str> {
     }
     let mut text = text.to_string();
     for image in images {
-        let name = image.name.as_deref().unwrap_or("an image");
+        // Escaped: a line end in a file's name would start a line of its own in the
+        // transcript (a `User:` that nobody typed).
+        let name = image
+            .name
+            .as_deref()
+            .map_or("an image".into(), |n| n.escape_debug().to_string());
         let _ = write!(
             text,
             "\n[{name} ({}) was attached here; not sent: this conversation reaches the backend \

@@ -453,14 +453,15 @@ fn a_command_that_is_there_but_cannot_be_run_says_so() {
 }
 
 /// A server that writes a banner on stdout and then never answers: the timeout names the
-/// line it wrote, which rmcp passed over as not JSON-RPC, escaped and cut short.
+/// line it wrote, which rmcp passed over as not JSON-RPC, escaped and cut short. (3 s: the
+/// line is read as soon as the server writes it, well within that on a loaded machine.)
 #[test]
 fn a_server_that_only_writes_a_banner_is_told_by_it() {
     let ws = Workspace::new();
     let script = r"printf 'Banner \\033[1mv2\\033[0m %0200d\\n' 0; cat";
     ws.add_config(&format!(
         "\n[mcp.servers.chatty]\ncommand = 'sh'\nargs = [\"-c\", \"{script}\"]\n\
-         startup_timeout_s = 1\n"
+         startup_timeout_s = 3\n"
     ));
     ws.reply(1, "Fine without it.\n");
     let run = ws.run(&["--backend", "fake", "go"]);
@@ -469,7 +470,7 @@ fn a_server_that_only_writes_a_banner_is_told_by_it() {
     let shown = format!(r#""Banner \u{{1b}}[1mv2\u{{1b}}[0m {}"…"#, "0".repeat(62));
     assert!(
         err.contains(&format!(
-            "MCP server `chatty` did not start, its tools are left out: no answer within 1s \
+            "MCP server `chatty` did not start, its tools are left out: no answer within 3s \
              (its startup_timeout_s); on stdout it wrote {shown}, which is not JSON-RPC"
         )),
         "{err}"
@@ -489,7 +490,7 @@ fn a_log_line_that_looks_like_json_is_named() {
         let script = format!("echo '{line}'; cat");
         ws.add_config(&format!(
             "\n[mcp.servers.{name}]\ncommand = 'sh'\nargs = [\"-c\", {}]\n\
-             startup_timeout_s = 1\n",
+             startup_timeout_s = 3\n",
             toml_string(&script)
         ));
     }
@@ -499,7 +500,7 @@ fn a_log_line_that_looks_like_json_is_named() {
     let err = run.stderr();
     assert!(
         err.contains(
-            "MCP server `bracket` did not start, its tools are left out: no answer within 1s \
+            "MCP server `bracket` did not start, its tools are left out: no answer within 3s \
              (its startup_timeout_s); on stdout it wrote \"[INFO] server listening on stdio\", \
              which is not JSON-RPC"
         ),

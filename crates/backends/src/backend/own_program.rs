@@ -26,8 +26,17 @@ pub fn resolve(backend: &str, path: Option<&std::ffi::OsStr>) -> Result<PathBuf,
             source,
         });
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    which::which_in("agent-loop", path, cwd).map_err(|_| BackendError::NotSelf {
+    // Absolute folders only: a relative one would be looked up in the project's folder,
+    // where a cloned repository could hold an `agent-loop` of its own.
+    let folders: Vec<PathBuf> = path
+        .map(|p| {
+            std::env::split_paths(p)
+                .filter(|d| d.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    let path = std::env::join_paths(folders).ok();
+    which::which_in("agent-loop", path, "/").map_err(|_| BackendError::NotSelf {
         backend: backend.to_string(),
     })
 }

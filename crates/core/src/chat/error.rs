@@ -108,6 +108,8 @@ pub enum ChatError {
          write a FILE whose name starts with - as ./{option}...)"
     )]
     ExportOption { option: String },
+    #[error("/export --force: name the FILE to replace (/export --force FILE)")]
+    ExportForceAlone,
     #[error("/export {path}: name a .md or .json file")]
     ExportType { path: String },
     #[error("/export {path}: {path} is there already; to replace it, /export --force {path}")]

@@ -14,6 +14,17 @@ pub fn explained(program: &Path, error: Error) -> Error {
     let Some(interpreter) = interpreter(program) else {
         return error;
     };
+    // A file written with Windows line ends names `/bin/sh\r`, which is never there.
+    if let Some(named) = interpreter.strip_suffix('\r') {
+        return Error::new(
+            ErrorKind::NotFound,
+            format!(
+                "{error}: its #! line ends in a carriage return (Windows line ends), so it \
+                 names `{named}\\r`, which is not there; `dos2unix {}` mends it",
+                program.display()
+            ),
+        );
+    }
     if Path::new(&interpreter).exists() {
         return error;
     }
@@ -35,7 +46,12 @@ fn interpreter(program: &Path) -> Option<String> {
     let line = head[..read].strip_prefix(b"#!")?;
     let line = line.split(|&b| b == b'\n').next()?;
     let line = String::from_utf8_lossy(line);
-    line.split_whitespace().next().map(str::to_string)
+    // Up to a blank, a carriage return kept: the kernel takes it as part of the name.
+    let line = line.trim_start_matches([' ', '\t']);
+    line.split([' ', '\t'])
+        .next()
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -54,6 +70,16 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("termux-fix-shebang"), "{shown}");
+    }
+
+    #[test]
+    fn a_carriage_return_after_the_interpreter_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("agent");
+        std::fs::write(&script, "#!/bin/sh\r\necho hi\r\n").unwrap();
+        let shown = explained(&script, Error::from(ErrorKind::NotFound)).to_string();
+        assert!(shown.contains("ends in a carriage return"), "{shown}");
+        assert!(shown.contains("`/bin/sh\\r`"), "{shown}");
     }
 
     #[test]

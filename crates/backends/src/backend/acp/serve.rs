@@ -281,7 +281,11 @@ async fn permission(params: &Value, host: &mut dyn Host, granted: &mut Granted) 
 /// a command it calls one. An edit's input may name a `command` of its own (`str_replace`).
 fn kind_of(call: &Value) -> &str {
     let kind = call["kind"].as_str().unwrap_or("other");
-    let command = call["rawInput"]["command"].is_string();
+    // A command line or an argv (codex's shape), under either name agents give it.
+    let input = &call["rawInput"];
+    let command = ["command", "cmd"]
+        .iter()
+        .any(|key| input[key].is_string() || input[key].is_array());
     match kind {
         "execute" => kind,
         _ if CHANGES.contains(&kind) => kind,
@@ -392,6 +396,12 @@ mod tests {
             "execute"
         );
         assert_eq!(kind(json!({"rawInput": {"command": "rm x"}})), "execute");
+        let argv = json!({"kind": "fetch", "rawInput": {"command": ["sh", "-c", "x"]}});
+        assert_eq!(kind(argv), "execute");
+        assert_eq!(
+            kind(json!({"kind": "other", "rawInput": {"cmd": "rm x"}})),
+            "execute"
+        );
         assert_eq!(
             kind(json!({"kind": "read", "rawInput": {"path": "a"}})),
             "read"

@@ -89,7 +89,12 @@ pub fn images_as_notes(messages: &mut [Message], backend: &str) {
     for message in messages {
         if let Message::User { text, images } = message {
             for image in images.drain(..) {
-                let name = image.name.as_deref().unwrap_or("an image");
+                // Escaped: a line end in a file's name would start a line of its own in the
+                // transcript (a `User:` that nobody typed).
+                let name = image
+                    .name
+                    .as_deref()
+                    .map_or("an image".into(), |n| n.escape_debug().to_string());
                 text.push_str(&format!(
                     "\n[{name} ({}) was attached here; not sent: backend `{backend}` takes no images]",
                     image.mime

@@ -24,6 +24,7 @@ pub use table::{
 pub fn export_args(rest: &str) -> Result<(&str, bool), Error> {
     let rest = rest.trim();
     let (path, force) = match rest.strip_prefix("--force") {
+        Some("") => return Err(ChatError::ExportForceAlone.into()),
         Some(path) if path.starts_with(char::is_whitespace) => (path.trim_start(), true),
         _ => (rest, false),
     };
@@ -217,6 +218,16 @@ fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_takes_force_before_a_file_only() {
+        assert_eq!(export_args(" a.md ").unwrap(), ("a.md", false));
+        assert_eq!(export_args("--force a.md").unwrap(), ("a.md", true));
+        let alone = export_args("--force").unwrap_err().to_string();
+        assert!(alone.contains("name the FILE to replace"), "{alone}");
+        let guessed = export_args("-f a.md").unwrap_err().to_string();
+        assert!(guessed.contains("-f: unknown option"), "{guessed}");
+    }
 
     #[test]
     fn quoting_survives_quotes() {

@@ -68,19 +68,6 @@ pub fn table_entries(path: &Path, table: &str) -> std::io::Result<Vec<(String, V
         .unwrap_or_default())
 }
 
-/// `name` as a TOML key: bare where it may be, quoted otherwise.
-pub fn toml_key(name: &str) -> String {
-    let bare = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        name.to_string()
-    } else {
-        toml::Value::String(name.to_string()).to_string()
-    }
-}
-
 /// The value `text`, a dotenv file, gives `key`, as Node's `dotenv` (which qwen and gemini
 /// use) parses it: `KEY=value` or `export KEY=value`, the last one standing; a value in
 /// quotes kept as it is inside them (`\n` in double quotes a newline), an unquoted one up to
@@ -160,8 +147,6 @@ mod tests {
             .is_empty());
         std::fs::write(&path, "[[").unwrap();
         assert!(table_entries(&path, "mcp_servers").is_err());
-        assert_eq!(toml_key("one-2_x"), "one-2_x");
-        assert_eq!(toml_key("two.x"), "\"two.x\"");
     }
 
     #[test]

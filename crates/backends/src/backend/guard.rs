@@ -104,14 +104,16 @@ fn per_name(guard: &Guard, dir: &std::path::Path) -> std::io::Result<Vec<String>
         }
     }
     let mut args = Vec::new();
-    for (name, keys) in &entries {
-        let key = own_files::toml_key(name);
+    // codex splits a `-c` key at every dot, quotes or not: a name with one cannot be
+    // named there (a quoted one made codex refuse its whole configuration), so it is left
+    // as it is (docs/security.md).
+    for (key, keys) in entries.iter().filter(|(name, _)| !name.contains('.')) {
         let when = keys.iter().filter_map(|k| per.when.get(k)).flatten();
         args.extend(
             per.args
                 .iter()
                 .chain(when)
-                .map(|a| a.replace(GUARD_NAME, &key)),
+                .map(|a| a.replace(GUARD_NAME, key)),
         );
     }
     Ok(args)

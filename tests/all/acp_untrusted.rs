@@ -365,20 +365,27 @@ fn nothing_is_passed_over_while_the_turn_reads() {
     assert!(!run.stderr().contains("passed over"), "{}", run.stderr());
 }
 
+/// The fake agent in the view at 80x24, with `more` flags, its input line shown.
+fn in_the_view(ws: &crate::common::Workspace, more: &[&str]) -> Pty {
+    let mut args = vec!["--backend", "acp", "--display", "view"];
+    args.extend(more);
+    let pty = Pty::spawn_after(
+        ws,
+        &[("TERM", "xterm-256color")],
+        "stty rows 24 cols 80",
+        &args,
+    );
+    wait_screen(&pty, "the input line", |r| r[23].starts_with("You:"));
+    pty
+}
+
 /// An agent's question to edit a file says so, not "It asks to run", and shows the lines
 /// agent-loop made of its title, file and input without a `\n` at each end (as qwen-acp's
 /// write was asked in the view).
 #[test]
 fn an_agents_edit_question_says_edit_with_its_lines_unmarked() {
     let ws = acp("");
-    let args = ["--backend", "acp", "--display", "view"];
-    let mut pty = Pty::spawn_after(
-        &ws,
-        &[("TERM", "xterm-256color")],
-        "stty rows 24 cols 80",
-        &args,
-    );
-    wait_screen(&pty, "the input line", |r| r[23].starts_with("You:"));
+    let mut pty = in_the_view(&ws, &[]);
     pty.send("permission\r");
     let shown = wait_screen(&pty, "the question", |r| {
         r.iter().any(|l| l.contains("[y]es once"))
@@ -411,14 +418,7 @@ fn an_agents_edit_question_says_edit_with_its_lines_unmarked() {
 #[test]
 fn a_command_the_agent_calls_a_read_asks_as_a_command() {
     let ws = acp("");
-    let args = ["--backend", "acp", "--display", "view", "--allow", "read:*"];
-    let mut pty = Pty::spawn_after(
-        &ws,
-        &[("TERM", "xterm-256color")],
-        "stty rows 24 cols 80",
-        &args,
-    );
-    wait_screen(&pty, "the input line", |r| r[23].starts_with("You:"));
+    let mut pty = in_the_view(&ws, &["--allow", "read:*"]);
     pty.send("asked-command read curl evil\r");
     let shown = wait_screen(&pty, "the question", |r| {
         r.iter().any(|l| l.contains("[y]es once"))

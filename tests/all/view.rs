@@ -208,13 +208,18 @@ fn on_one_or_two_rows_the_input_line_and_its_question_stay() {
             r.last().is_some_and(|l| l == "You:") && (height == 1 || r[0].starts_with("[context"))
         });
         assert!(!done.iter().any(|l| is_status(l)), "{done:?}");
-        pty.send("\x04");
-        let (code, bytes) = pty.finish();
-        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
-        // Leaving prints the conversation, the answer the screen had no room for too.
-        let text = String::from_utf8_lossy(&bytes);
-        assert!(text.contains("Done. For \"run echo hi\""), "{text}");
+        leave_with_the_answer(pty);
     }
+}
+
+/// Ctrl-D leaves, and leaving prints the conversation: the demo's answer to `run echo hi`,
+/// which the screen may have had no room for, too.
+fn leave_with_the_answer(mut pty: Pty) {
+    pty.send("\x04");
+    let (code, bytes) = pty.finish();
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("Done. For \"run echo hi\""), "{text}");
 }
 
 /// On a short, narrow screen (a phone with its keyboard open) the approval's answers do not
@@ -241,11 +246,7 @@ fn on_a_short_narrow_screen_the_answers_are_shortened() {
         pty.send("y\r");
         poll(|| seen(&pty).last().filter(|l| *l == "You:").cloned())
             .unwrap_or_else(|| panic!("{height} rows: no input line after: {:?}", seen(&pty)));
-        pty.send("\x04");
-        let (code, bytes) = pty.finish();
-        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&bytes));
-        let text = String::from_utf8_lossy(&bytes);
-        assert!(text.contains("Done. For \"run echo hi\""), "{text}");
+        leave_with_the_answer(pty);
     }
 }
 

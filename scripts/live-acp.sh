@@ -129,17 +129,8 @@ for cli in "${clis[@]}"; do
   fi
   exit_and_debug --backend "$preset" --display plain "$ask"
 
-  # A project whose settings start commands unasked: without --yes the preset's guard keeps
-  # them from starting (docs/acp.md, "A project's settings that run commands").
   if [[ $cli =~ ^(gemini|qwen|opencode)$ ]]; then
-    fresh "$cli" plain
-    plant_project "$cli"
-    agent_loop --backend "$preset" --display plain "$ask"
-    project_kept_off
-    if without_hooks; then
-      agent_loop --backend "$preset" --display plain "$ask"
-      project_kept_off
-    fi
+    planted_project_kept_off "$cli" "$preset" "$ask"
   fi
 
   fresh "$cli" write

@@ -138,6 +138,21 @@ PY
   rm -f "$run/project-ran"
 }
 
+# A project whose settings start commands unasked, for CLI $1 through preset $2 asked $3:
+# without --yes the preset's guard keeps them from starting (docs/acp.md, "A project's
+# settings that run commands"); again without the hooks where those refused the start.
+# Calls the sourcing script's `fresh`.
+planted_project_kept_off() {
+  fresh "$1" plain
+  plant_project "$1"
+  agent_loop --backend "$2" --display plain "$3"
+  project_kept_off
+  if without_hooks; then
+    agent_loop --backend "$2" --display plain "$3"
+    project_kept_off
+  fi
+}
+
 # After a run in a folder plant_project wrote: prints what of the project ran, and checks
 # that nothing agent-loop keeps from starting did.
 project_kept_off() {

@@ -77,16 +77,7 @@ for cli in "${clis[@]}"; do
   check "the TUI's clean-up ran to its end (its SessionEnd hook ran)" "$([ -s "$run/session-ended" ]; echo $?)"
   exit_and_debug --backend "$preset" --display plain "$ask"
 
-  # A project whose settings start commands unasked: without --yes the preset's guard keeps
-  # them from starting (docs/acp.md, "A project's settings that run commands").
-  fresh "$cli" plain
-  plant_project "$cli"
-  agent_loop --backend "$preset" --display plain "$ask"
-  project_kept_off
-  if without_hooks; then
-    agent_loop --backend "$preset" --display plain "$ask"
-    project_kept_off
-  fi
+  planted_project_kept_off "$cli" "$preset" "$ask"
 
   fresh "$cli" shell
   agent_loop --backend "$preset" --display plain --yes "$touch_it"

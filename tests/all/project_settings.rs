@@ -481,5 +481,9 @@ fn gemini_and_qwen_are_not_started_where_a_project_runs_commands_or_redirects_th
         };
         std::fs::write(&path, harmless).unwrap();
         run(&ws).expect_code(0);
+        // Nor is a folder of that name (a Python project's `.env` virtualenv).
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        run(&ws).expect_code(0);
     }
 }

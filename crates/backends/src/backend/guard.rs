@@ -197,9 +197,13 @@ const UNREAD: &str = "its settings, which agent-loop cannot read as JSON";
 /// (`security.auth.baseUrl`) holding anything but null, `{}`, `[]`, `""`, `false` or `0`. `None` where it sets
 /// none or is missing; [`UNREAD`] where it is there but cannot be read.
 fn sets<'a>(path: &std::path::Path, keys: &'a [String]) -> Option<&'a str> {
+    // Only a file is read as one, by the agent too: a folder of that name (a Python
+    // project's `.env` virtualenv) says nothing.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(_) => return Some(UNREAD),
     };
     if path.to_string_lossy().ends_with(".env") {

@@ -53,7 +53,8 @@ async fn main() -> Result<(), agent_loop::Error> {
         };
         match reply {
             Ok(text) => println!("{text}"),
-            Err(e) => println!("error: {e}"),
+            // A failed turn's prompt stays, and the user is told how to retry or drop it.
+            Err(e) => println!("error: {}", chat.with_prompt_stays(e)),
         }
     }
     Ok(())

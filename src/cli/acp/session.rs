@@ -256,19 +256,28 @@ impl Worker {
                 None => StopReason::EndTurn,
             }),
             Err(e) if e.kind == ErrorKind::Cancelled => Ok(StopReason::Cancelled),
+            Err(e) => self.failed(e),
+        }
+    }
+
+    /// How a turn that failed ends: its error, with the prompt's fate, as ACP's stop or as
+    /// the request's error.
+    fn failed(&self, e: agent_loop::Error) -> Result<StopReason, RpcError> {
+        let e = self.chat.with_prompt_stays(e);
+        match e {
             // A turn that could not go on ends as ACP's stops say, with why as the message.
-            Err(e) if matches!(e.kind, ErrorKind::IterationCap | ErrorKind::Repeated) => {
+            e if matches!(e.kind, ErrorKind::IterationCap | ErrorKind::Repeated) => {
                 self.notifier.message(&format!("\n\n{e}"));
                 Ok(StopReason::MaxTurnRequests)
             }
-            Err(e) if e.kind == ErrorKind::ContextFull => {
+            e if e.kind == ErrorKind::ContextFull => {
                 self.notifier.message(&format!("\n\n{e}"));
                 Ok(StopReason::MaxTokens)
             }
             // Refused before it started (images to a backend that takes none): the
             // editor's request was what could not be done.
-            Err(e) if e.kind == ErrorKind::Config => Err(invalid(e)),
-            Err(e) => Err(internal(e)),
+            e if e.kind == ErrorKind::Config => Err(invalid(e)),
+            e => Err(internal(e)),
         }
     }
 

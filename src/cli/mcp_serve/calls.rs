@@ -382,15 +382,12 @@ async fn backends(shared: &Shared) -> CallToolResult {
 /// A failed turn's error, whose prompt stays in the session, says so in a client's terms: it
 /// has no `/retry` nor `/undo`, and a reply in the session goes after that prompt.
 fn stays_said(chat: &Chat, mut e: Error) -> Error {
-    if let Some(message) = e.message.strip_suffix(agent_loop::chat::PROMPT_STAYS) {
-        e.message = message.trim_end().to_string();
-        if chat.is_kept() {
-            e.message.push_str(&format!(
-                "\n[the prompt stays in session {}, unanswered: a reply in the session goes \
-                 after it]",
-                chat.session().name
-            ));
-        }
+    if chat.prompt_stays() && chat.is_kept() {
+        e.message.push_str(&format!(
+            "\n[the prompt stays in session {}, unanswered: a reply in the session goes \
+             after it]",
+            chat.session().name
+        ));
     }
     e
 }

@@ -431,7 +431,10 @@ impl Worker {
                 return self.send_answer(&answer).await;
             }
             Ok(Err(e)) if e.kind == agent_loop::ErrorKind::Cancelled => "Stopped.".to_string(),
-            Ok(Err(e)) => format!("error: {}", chat.redactor().redact(&e.to_string())),
+            Ok(Err(e)) => {
+                let e = chat.with_prompt_stays(e);
+                format!("error: {}", chat.redactor().redact(&e.to_string()))
+            }
             Err(why) if compare.is_some() => format!("{why} The conversation is unchanged."),
             Err(why) => {
                 if let Err(e) = chat.cancelled() {

@@ -94,8 +94,9 @@ pub struct Chat {
     prompt_stays: bool,
 }
 
-/// Said with a turn's error when its prompt stays in the conversation: else the next prompt
-/// would go glued to it without a word (the model answering both).
+/// Said after a turn's error when its prompt stays in the conversation ([`Chat::prompt_stays`]):
+/// else the next prompt would go glued to it without a word (the model answering both). In
+/// the words of a front end that has `/retry` and `/undo`; one that has not says its own.
 pub const PROMPT_STAYS: &str =
     "[the prompt stays in the conversation: /retry sends it again, /undo drops it]";
 
@@ -205,10 +206,6 @@ impl Chat {
             return result;
         }
         self.prompt_stays = result.is_err();
-        let result = result.map_err(|mut e| {
-            e.message = format!("{}\n{PROMPT_STAYS}", e.message);
-            e
-        });
         self.saved_after(result, observer)
     }
 
@@ -544,6 +541,15 @@ impl Chat {
     /// Whether the last turn failed with its prompt left in the conversation, unanswered.
     pub fn prompt_stays(&self) -> bool {
         self.prompt_stays
+    }
+
+    /// `e`, the last turn's error, with [`PROMPT_STAYS`] after it where its prompt stays: for
+    /// a front end that shows the error as it is (an editor, a chat).
+    pub fn with_prompt_stays(&self, mut e: Error) -> Error {
+        if self.prompt_stays {
+            e.message = format!("{}\n{PROMPT_STAYS}", e.message);
+        }
+        e
     }
 
     pub fn redactor(&self) -> &Redactor {

@@ -88,6 +88,17 @@ fn backend_list_runs_each_in_its_own_folder_and_keeps_the_first() {
         session.contains("Answer a.") && !session.contains("Answer b."),
         "{session}"
     );
+    // Both backends' tokens are the session's, each under its own name.
+    let session: serde_json::Value = serde_json::from_str(&session).unwrap();
+    assert_eq!(session["usage"]["input"], 60, "{session}");
+    for name in ["a", "b"] {
+        let spent = &session["usage_by_backend"][name];
+        assert_eq!(
+            (&spent["input"], &spent["output"]),
+            (&30.into(), &5.into()),
+            "{session}"
+        );
+    }
 }
 
 #[test]

@@ -509,3 +509,42 @@ fn totals_over_backends_say_what_they_leave_out() {
         "{out}"
     );
 }
+
+/// `/tokens` of a session that two backends answered says what each spent, and so does a
+/// later run that continues it: the split is kept in the session file.
+#[test]
+fn tokens_are_told_by_backend() {
+    let ws = Workspace::new();
+    ws.reply(0, "noted\nTokens: 100 in, 5 out\n");
+    std::fs::write(ws.work().join("notes.txt"), "hi\n").unwrap();
+    ws.run(&["--backend", "fake", "-s", "split", "hello"])
+        .expect_code(0);
+    let one = ws.saved_session();
+    assert_eq!(one["usage_by_backend"]["fake"]["input"], 100, "{one}");
+    ws.run(&["--backend", "demo", "-s", "split", "list the files here"])
+        .expect_code(0);
+    let both = ws.saved_session();
+    let demo_in = both["usage_by_backend"]["demo"]["input"].as_u64().unwrap();
+    assert!(demo_in > 0, "{both}");
+    assert_eq!(
+        both["usage"]["input"].as_u64(),
+        Some(100 + demo_in),
+        "{both}"
+    );
+    let (code, screen) = crate::repl::repl(&ws, "--backend demo -s split", "/tokens\n/exit\n");
+    assert_eq!(code, 0, "{screen}");
+    let total = format!(
+        "[session split: 2 turns, tokens in {} / out ",
+        100 + demo_in
+    );
+    let demo = format!("[backend demo: tokens in {demo_in} / out ");
+    for expected in [&total, &demo, "[backend fake: tokens in 100 / out 5]"] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    // A session of one backend has nothing to split.
+    let (_, alone) = crate::repl::repl(&ws, "--backend fake -s alone", "hi\n/tokens\n/exit\n");
+    assert!(!alone.contains("[backend fake:"), "{alone}");
+}

@@ -15,7 +15,7 @@ pub use agent_loop_scan::{render_terminal, strip_ansi};
 pub use json::{JsonFields, JsonPath, OutputFormat};
 pub use pattern::Pattern;
 pub use render::Render;
-pub use tokens::{parse_count, Prices, Totals, Usage};
+pub use tokens::{parse_count, ByBackend, Prices, Totals, Usage};
 pub use tool_calls::{RawArgs, RawCall};
 
 use std::borrow::Cow;

@@ -3,7 +3,7 @@
 
 use super::Pattern;
 
-pub use agent_loop_protocol::usage::{Prices, Totals, Usage};
+pub use agent_loop_protocol::usage::{ByBackend, Prices, Totals, Usage};
 
 /// Parses a count such as `1,234`, `2.1k` or `1.2M`; `None` if it is not a number.
 pub fn parse_count(s: &str) -> Option<u64> {

@@ -37,6 +37,11 @@ pub struct Totals {
     pub uncounted: u32,
 }
 
+/// [`Totals`] by the name of the backend that made the calls: a session that changed backend
+/// tells what each cost. Ordered by name, so `/tokens` and the session file list them alike
+/// at every run.
+pub type ByBackend = std::collections::BTreeMap<String, Totals>;
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -55,6 +60,15 @@ impl Totals {
     /// A backend call that reported no usage at all.
     pub fn add_uncounted(&mut self) {
         self.uncounted += 1;
+    }
+
+    /// Adds the calls `other` counts (a comparison's backend into the session's totals).
+    pub fn merge(&mut self, other: &Totals) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cost += other.cost;
+        self.calls += other.calls;
+        self.uncounted += other.uncounted;
     }
 }
 
@@ -107,6 +121,29 @@ impl Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_totals_keep_the_calls_that_were_not_counted() {
+        let mut lane = Totals::default();
+        lane.add(&Usage {
+            input: Some(10),
+            output: Some(2),
+            cost: Some(0.5),
+            ..Usage::default()
+        });
+        lane.add_uncounted();
+        let mut session = Totals::default();
+        session.merge(&lane);
+        session.merge(&lane);
+        let expected = Totals {
+            input: 20,
+            output: 4,
+            cost: 1.0,
+            calls: 2,
+            uncounted: 2,
+        };
+        assert_eq!(session, expected);
+    }
 
     fn usage(total: u64, thinking: u64) -> Usage {
         Usage {

@@ -388,7 +388,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
             tool_calls: vec![],
         });
     }
-    agent.restore(long, 40, Default::default());
+    agent.restore(long, 40, Default::default(), Default::default());
     block_on(agent.run_turn("and now?", &mut Recorder::default())).unwrap();
     let trimmed = agent.context_stats().unwrap();
     assert!(trimmed.messages < trimmed.history, "{trimmed:?}");
@@ -399,7 +399,7 @@ fn a_restored_conversation_is_not_trimmed_at_the_old_point() {
         text: "hello".into(),
         tool_calls: vec![],
     });
-    agent.restore(short, 1, Default::default());
+    agent.restore(short, 1, Default::default(), Default::default());
     let mut rec = Recorder::default();
     block_on(agent.run_turn("more", &mut rec)).unwrap();
     // The request carried the whole short history and the new message.

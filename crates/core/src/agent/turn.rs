@@ -14,7 +14,7 @@ use crate::context::{
     ToolCall, Window,
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
-use crate::parse::{RawArgs, RawCall, Totals};
+use crate::parse::{ByBackend, RawArgs, RawCall, Totals};
 use crate::tools::{
     ProgressReports, ProgressSink, Registry, Root, ToolContext, ToolOutput, WebOptions,
 };
@@ -60,6 +60,9 @@ pub struct Agent {
     turn: u32,
     /// Tokens and cost of every backend call so far.
     pub totals: Totals,
+    /// The same, split by the backend that made the call (`/tokens` of a session that
+    /// changed backend).
+    pub by_backend: ByBackend,
     /// The editor the file tools go through, if a front end gave one.
     files: crate::tools::Files,
 }
@@ -83,6 +86,7 @@ impl Agent {
             options,
             turn: 0,
             totals: Totals::default(),
+            by_backend: ByBackend::new(),
             files: Default::default(),
         }
     }
@@ -92,11 +96,18 @@ impl Agent {
         self.files = files;
     }
 
-    /// Continues a saved conversation.
-    pub fn restore(&mut self, conversation: Conversation, turns: u32, totals: Totals) {
+    /// Continues a saved conversation, with its counts.
+    pub fn restore(
+        &mut self,
+        conversation: Conversation,
+        turns: u32,
+        totals: Totals,
+        by_backend: ByBackend,
+    ) {
         self.conversation = conversation;
         self.turn = turns;
         self.totals = totals;
+        self.by_backend = by_backend;
         // The trim point belongs to the history it was computed on.
         self.context.clear();
         self.count_local();
@@ -357,8 +368,10 @@ impl Agent {
                     final_answer,
                 });
             }
+            let split = self.by_backend.entry(name.clone()).or_default();
             if let Some(usage) = reply.usage {
                 self.totals.add(&usage);
+                split.add(&usage);
                 self.context.observe_usage(&name, &plan, &usage);
                 obs.event(&Event::Usage {
                     backend: name.clone(),
@@ -367,6 +380,7 @@ impl Agent {
                 });
             } else {
                 self.totals.add_uncounted();
+                split.add_uncounted();
             }
             if final_answer {
                 return Ok((iteration, reply.text));

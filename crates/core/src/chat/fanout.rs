@@ -175,6 +175,7 @@ impl Chat {
     /// tokens.
     fn keep(&mut self, lanes: Vec<Lane>) -> Result<Kept, Error> {
         let mut totals = self.agent.totals;
+        let mut by_backend = self.agent.by_backend.clone();
         let mut kept = None;
         let mut first_error = None;
         let mut saved = Vec::new();
@@ -185,10 +186,10 @@ impl Chat {
                 result,
                 ..
             } = lane;
-            totals.input += agent.totals.input;
-            totals.output += agent.totals.output;
-            totals.cost += agent.totals.cost;
-            totals.calls += agent.totals.calls;
+            totals.merge(&agent.totals);
+            for (backend, spent) in &agent.by_backend {
+                by_backend.entry(backend.clone()).or_default().merge(spent);
+            }
             match result {
                 Some(Ok(answer)) => {
                     if kept.is_none() {
@@ -206,10 +207,10 @@ impl Chat {
         let turns = self.agent.turns() + 1;
         let Some((i, answer, conversation)) = kept else {
             let conversation = self.agent.conversation.clone();
-            self.agent.restore(conversation, turns, totals);
+            self.agent.restore(conversation, turns, totals, by_backend);
             return Err(first_error.unwrap_or_else(|| ChatError::NoAnswer.into()));
         };
-        self.agent.restore(conversation, turns, totals);
+        self.agent.restore(conversation, turns, totals, by_backend);
         let backend = saved[i].0.clone();
         self.compared = Some(saved);
         Ok(Kept {

@@ -44,7 +44,7 @@ use crate::context::{Artifacts, Prompt};
 use crate::event::{Event, Observer};
 use crate::jsonl::Body;
 use crate::mcp::McpServers;
-use crate::parse::Totals;
+use crate::parse::{ByBackend, Totals};
 use crate::session::{
     validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionError,
     SessionLock, Store,
@@ -114,6 +114,8 @@ pub struct Status {
     pub turns: u32,
     pub messages: usize,
     pub totals: Totals,
+    /// The same totals by backend, for the calls made since sessions kept them apart.
+    pub by_backend: ByBackend,
     /// When the session was last saved (Unix milliseconds).
     pub updated: u64,
     /// Whether the session is in the store: saving, and saved once (a session whose only
@@ -264,6 +266,7 @@ impl Chat {
         }
         self.session.turns = self.agent.turns();
         self.session.usage = self.agent.totals;
+        self.session.usage_by_backend = self.agent.by_backend.clone();
         self.session.backend = self.def.name().to_string();
         self.session.model = self.model();
         self.session.context = Some(self.agent.context_settings().mode.to_string());
@@ -386,8 +389,12 @@ impl Chat {
     pub fn start_session(&mut self, name: &str) -> Result<(), Error> {
         validate_name(name)?;
         self.session = Session::new(name, self.def.name());
-        self.agent
-            .restore(Default::default(), 0, Default::default());
+        self.agent.restore(
+            Default::default(),
+            0,
+            Default::default(),
+            Default::default(),
+        );
         self.agent.policy_mut().forget_answers();
         // An ACP agent starts a new session of its own too.
         self.agent.resume_agent_session(None, 0);
@@ -484,6 +491,7 @@ impl Chat {
             self.agent.conversation.clone(),
             self.agent.turns(),
             Totals::default(),
+            Default::default(),
         );
         Ok(agent)
     }
@@ -509,6 +517,7 @@ impl Chat {
             turns: self.agent.turns(),
             messages: self.agent.conversation.messages.len(),
             totals: self.agent.totals,
+            by_backend: self.agent.by_backend.clone(),
             updated: self.session.updated,
             saved: self
                 .store

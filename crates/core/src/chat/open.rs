@@ -508,8 +508,12 @@ impl Chat {
     /// tools answered "always" (its own, not those of the session before).
     pub(super) fn resume_state(&mut self, session: &mut Session) {
         let conversation = std::mem::take(&mut session.conversation);
-        self.agent
-            .restore(conversation, session.turns, session.usage);
+        self.agent.restore(
+            conversation,
+            session.turns,
+            session.usage,
+            std::mem::take(&mut session.usage_by_backend),
+        );
         if let Some(mode) = session.context.as_deref().and_then(|m| m.parse().ok()) {
             // Resumed with another backend, a mode that was only the old backend's own
             // (`fresh` for an agent that keeps its own conversation) gives way to the new

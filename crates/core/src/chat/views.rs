@@ -38,26 +38,58 @@ impl Chat {
             false => format!(
                 "{}, {}",
                 crate::plural::count(status.turns, "turn", "turns"),
-                crate::plural::tokens(Some(t.input), Some(t.output))
+                spent(t)
             ),
-        };
-        // Counts of some calls only: the rest are not zero, they are unknown.
-        let done = match t.uncounted > 0 && (t.input > 0 || t.output > 0) {
-            true => format!(
-                "{done} ({} not counted)",
-                crate::plural::count(t.uncounted, "backend call", "backend calls")
-            ),
-            false => done,
         };
         let mut line = format!("[session {}: {done}", status.session);
-        if t.cost > 0.0 {
-            let _ = write!(line, ", ${:.4}", t.cost);
-        }
         if !status.saved {
             line.push_str(", not saved");
         }
         line.push(']');
         line
+    }
+
+    /// `/tokens`' lines of a session that more than one backend answered: what each spent,
+    /// `[backend claude: tokens in 1234 / out 56, $0.0123]`, and what calls made before
+    /// sessions kept the split add up to. None when one backend made every call, or when the
+    /// session's calls were all made before.
+    pub fn backend_lines(&self) -> Vec<String> {
+        let status = self.status();
+        let mut split = crate::parse::Totals::default();
+        for spent in status.by_backend.values() {
+            split.merge(spent);
+        }
+        let one = status.by_backend.len() == 1 && split == status.totals;
+        if status.by_backend.is_empty() || one {
+            return Vec::new();
+        }
+        let mut lines: Vec<String> = (status.by_backend.iter())
+            .map(|(name, t)| format!("[backend {name}: {}]", spent(t)))
+            .collect();
+        let t = &status.totals;
+        let earlier = crate::parse::Totals {
+            input: t.input.saturating_sub(split.input),
+            output: t.output.saturating_sub(split.output),
+            cost: (t.cost - split.cost).max(0.0),
+            calls: t.calls.saturating_sub(split.calls),
+            uncounted: t.uncounted.saturating_sub(split.uncounted),
+        };
+        if earlier != crate::parse::Totals::default() {
+            lines.push(format!(
+                "[earlier calls, not kept by backend: {}]",
+                spent(&earlier)
+            ));
+        }
+        lines
+    }
+
+    /// `/tokens`: the session's totals, each backend's when more than one answered, and what
+    /// the context holds.
+    pub fn tokens_text(&self) -> String {
+        let mut lines = vec![self.summary_line()];
+        lines.extend(self.backend_lines());
+        lines.push(self.context_line());
+        lines.join("\n")
     }
 
     /// `[context continue: 12 messages, 3.4k tokens, 4% of 80k; tokens exact, o200k_base]`.
@@ -275,6 +307,20 @@ impl Chat {
         }
         out
     }
+}
+
+/// `tokens in 1234 / out 56, $0.0123`, with the calls that reported no count said apart: the
+/// others' counts are not zero, they are unknown (`(1 backend call not counted)`).
+fn spent(t: &crate::parse::Totals) -> String {
+    let mut text = crate::plural::tokens(Some(t.input), Some(t.output));
+    if t.uncounted > 0 && (t.input > 0 || t.output > 0) {
+        let calls = crate::plural::count(t.uncounted, "backend call", "backend calls");
+        let _ = write!(text, " ({calls} not counted)");
+    }
+    if t.cost > 0.0 {
+        let _ = write!(text, ", ${:.4}", t.cost);
+    }
+    text
 }
 
 /// `body` in a fenced code block whose fence is longer than any run of backticks in it, so no

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Redactor;
 use super::SessionError;
 use crate::context::Conversation;
-use crate::parse::Totals;
+use crate::parse::{ByBackend, Totals};
 
 const SESSION_FILE: &str = "session.json";
 const FORMAT_VERSION: u32 = 1;
@@ -31,6 +31,9 @@ pub struct Session {
     pub turns: u32,
     #[serde(default)]
     pub usage: Totals,
+    /// `usage` by backend name; empty in files from before it was kept.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub usage_by_backend: ByBackend,
     /// The messages, in the file; empty in a chat's own session (`Chat::session`), whose
     /// conversation is the chat's (`Chat::messages`).
     pub conversation: Conversation,
@@ -73,6 +76,7 @@ impl Session {
             updated: now,
             turns: 0,
             usage: Totals::default(),
+            usage_by_backend: Default::default(),
             conversation: Conversation::new(),
             context: None,
             system: None,

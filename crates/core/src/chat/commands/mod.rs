@@ -112,7 +112,7 @@ impl Chat {
                 reply(format!("[context mode {mode}]"))
             }
             C::Compact => self.compact(observer).await.map(Outcome::Reply),
-            C::Tokens => reply(format!("{}\n{}", self.summary_line(), self.context_line())),
+            C::Tokens => reply(self.tokens_text()),
             C::History => self.history(rest).map(Outcome::Reply),
             C::Save => {
                 self.save_as(rest)?;

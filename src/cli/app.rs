@@ -130,7 +130,12 @@ impl App {
             if stop != Stop::Closed {
                 self.frontend.notice(&cancelled_notice(stop));
             }
-            if let Err(e) = self.chat.cancelled() {
+            // Ctrl-C is the user's; a signal from elsewhere is named in the conversation.
+            let why = match stop {
+                Stop::Interrupt => None,
+                _ => Some(format!("cancelled by {}", stop.name())),
+            };
+            if let Err(e) = self.chat.cancelled(why.as_deref(), &mut self.frontend) {
                 self.frontend.notice(&format!("error: {e}"));
             }
         }

@@ -179,7 +179,7 @@ impl Screen {
 
     /// Shows an error outside a turn; returns its exit code.
     pub fn fail(&self, error: &Error) -> i32 {
-        self.lock().fatal(&error.message);
+        self.lock().fatal(error);
         super::outcome::exit_code(error)
     }
 

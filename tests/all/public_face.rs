@@ -55,10 +55,10 @@ const CHAT: &[&str] = &[
     "crate: pub use fanout::Kept;",
     "crate: pub use options::{ChatOptions, HttpClients, SessionChoice};",
     "crate: pub use settings::RunSettings;",
+    "crate: pub use views::Status;",
     "crate: pub struct Chat",
     // What a failed turn's error ends with: the prompt stays in the conversation.
     "crate: pub const PROMPT_STAYS",
-    "crate: pub struct Status",
 ];
 
 /// The exports of a crate root written as src/lib.rs is: `pub use` statements at the top and

@@ -5,8 +5,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// What kind of failure an [`Error`] is; each maps to one documented exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What kind of failure an [`Error`] is; each maps to one documented exit code. Its name in
+/// a log's `error` record (`error_kind`) is the variant's in snake case: `config`,
+/// `iteration_cap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// Bad command line, configuration file or backend definition (exit 2).
     Config,

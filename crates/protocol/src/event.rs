@@ -260,6 +260,9 @@ pub enum Event {
     Error {
         #[serde(rename = "error")]
         message: String,
+        /// What kind of failure it is, from which the CLI's exit code follows.
+        #[serde(rename = "error_kind")]
+        kind: crate::ErrorKind,
     },
     // The two variants whose kind of record depends on the tool, last as serde wants its
     // untagged variants: their functions write `event` themselves.
@@ -475,8 +478,9 @@ impl Event {
                     data: serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
                 }
             }
-            Event::Error { message } => Event::Error {
+            Event::Error { message, kind } => Event::Error {
                 message: f(message),
+                kind: *kind,
             },
             Event::OwnTool { backend, activity } => Event::OwnTool {
                 backend: backend.clone(),

@@ -88,7 +88,7 @@ pub const SCHEMA: [(&str, &str, &[&str]); 22] = [
             "latency_ms",
         ],
     ),
-    ("error", "system", &["error"]),
+    ("error", "system", &["error", "error_kind"]),
     ("notice", "system", &["text"]),
     ("turn_end", "system", &["ok", "iterations"]),
     ("rate_limit_wait", "system", &["wait_ms", "limit"]),

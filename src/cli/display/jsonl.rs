@@ -55,9 +55,10 @@ impl Renderer for JsonlDisplay {
 
     fn prompt(&mut self, _text: &str) {}
 
-    fn fatal(&mut self, message: &str) {
+    fn fatal(&mut self, error: &agent_loop::Error) {
         self.write(Event::Error {
-            message: message.to_string(),
+            message: error.message.clone(),
+            kind: error.kind,
         });
     }
 
@@ -101,7 +102,7 @@ mod tests {
     fn display_writes_one_parseable_line_per_record() {
         let out = Captured::default();
         let mut display = JsonlDisplay::new(out.boxed());
-        display.fatal("bad config");
+        display.fatal(&agent_loop::Error::config("bad config"));
         display.session_start("s1", "work", "fake", Some("m1"), 0);
         display.render(&Event::TurnStarted {
             turn: 1,

@@ -41,8 +41,8 @@ impl Renderer for QuietDisplay {
         self.plain.prompt(text);
     }
 
-    fn fatal(&mut self, message: &str) {
-        self.plain.notice(&format!("agent-loop: error: {message}"));
+    fn fatal(&mut self, error: &agent_loop::Error) {
+        self.plain.notice(&format!("agent-loop: error: {error}"));
     }
 }
 
@@ -66,6 +66,7 @@ mod tests {
             },
             Event::Error {
                 message: "boom".into(),
+                kind: agent_loop::ErrorKind::Backend,
             },
             Event::Text {
                 text: "42".into(),

@@ -27,8 +27,8 @@ pub trait Renderer: Send {
     fn prompt(&mut self, text: &str);
 
     /// An error outside any turn: bad configuration, unreadable input.
-    fn fatal(&mut self, message: &str) {
-        self.notice(&format!("agent-loop: error: {message}"));
+    fn fatal(&mut self, error: &agent_loop::Error) {
+        self.notice(&format!("agent-loop: error: {error}"));
     }
 
     /// Session `name` (`id` in logs), `turns` turns in, is ready: it talks to `backend` (with

@@ -291,11 +291,11 @@ impl Renderer for TerminfoDisplay {
         self.styled(style, |plain| plain.prompt(text));
     }
 
-    fn fatal(&mut self, message: &str) {
+    fn fatal(&mut self, error: &agent_loop::Error) {
         self.stop();
         let style = self.caps.colour(Colour::Red);
         self.styled(style, |plain| {
-            plain.notice(&format!("agent-loop: error: {message}"))
+            plain.notice(&format!("agent-loop: error: {error}"))
         });
     }
 
@@ -493,6 +493,7 @@ mod tests {
         d.render(&started());
         d.render(&Event::Error {
             message: "boom".into(),
+            kind: agent_loop::ErrorKind::Backend,
         });
         assert_eq!(
             err.text(),

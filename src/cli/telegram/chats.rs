@@ -422,6 +422,13 @@ impl Worker {
             () = stopped => Err("Stopped."),
             _ = cancel_all.wait_for(|cancel| *cancel) => Err("Cancelled: the bot is shutting down."),
         };
+        // A turn dropped (the bot shutting down) is recorded as cancelled; a comparison
+        // leaves the conversation as it was.
+        if outcome.is_err() && compare.is_none() {
+            if let Err(e) = chat.cancelled(Some("cancelled as the bot shut down"), &mut observer) {
+                eprintln!("agent-loop telegram: chat {}: {e}", self.chat_id);
+            }
+        }
         drop(observer);
         let _ = reporter.await;
         self.busy.set(false);
@@ -436,12 +443,7 @@ impl Worker {
                 format!("error: {}", chat.redactor().redact(&e.to_string()))
             }
             Err(why) if compare.is_some() => format!("{why} The conversation is unchanged."),
-            Err(why) => {
-                if let Err(e) = chat.cancelled() {
-                    eprintln!("agent-loop telegram: chat {}: {e}", self.chat_id);
-                }
-                why.to_string()
-            }
+            Err(why) => why.to_string(),
         };
         self.send_plain(&reply).await;
     }

@@ -32,8 +32,47 @@ fn sigterm_during_a_backend_call_kills_it_and_exits_143() {
     );
     assert!(wait_gone(sleep), "the backend survived SIGTERM");
     let saved = ws.saved_messages();
-    assert!(saved.contains("[turn cancelled by the user]"), "{saved}");
+    assert!(saved.contains("[turn cancelled by SIGTERM]"), "{saved}");
     ws.assert_no_leftovers();
+}
+
+/// A cancelled turn ends in the records as a failed one does, `--output jsonl` and the
+/// session's log alike: an `error` of kind `cancelled`, then `turn_end` not ok, so a reader
+/// tells it from a stream cut short.
+#[test]
+fn a_cancelled_turn_ends_its_records() {
+    let ws = Workspace::new();
+    ws.fake_file("hang.1", "");
+    let mut cmd = ws.cmd(&[
+        "--backend",
+        "fake",
+        "-s",
+        "cut",
+        "--output",
+        "jsonl",
+        "wait",
+    ]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    ws.wait_for_process("sleep");
+    send_signal(child.id(), libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let stdout: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for records in [stdout, ws.session_log("cut")] {
+        let [.., error, end] = &records[..] else {
+            panic!("{records:?}")
+        };
+        assert_eq!(error["event"], "error", "{records:?}");
+        assert_eq!(error["error_kind"], "cancelled", "{records:?}");
+        assert_eq!(error["error"], "the turn was cancelled by SIGTERM");
+        assert_eq!(end["event"], "turn_end", "{records:?}");
+        assert_eq!((&end["ok"], &end["iterations"]), (&false.into(), &1.into()));
+    }
 }
 
 /// SIGHUP (the terminal closed) during a tool in the REPL: the tool is killed, the session
@@ -62,7 +101,7 @@ fn sighup_during_a_tool_in_the_repl_ends_it_with_129() {
     assert!(
         saved["conversation"]
             .to_string()
-            .contains("[turn cancelled by the user]"),
+            .contains("[turn cancelled by SIGHUP]"),
         "{saved}"
     );
     ws.assert_no_leftovers();

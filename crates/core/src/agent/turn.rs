@@ -10,8 +10,7 @@ use super::error::AgentError;
 use super::host::LoopHost;
 use crate::backend::{Backend, Request};
 use crate::context::{
-    Artifacts, ContextManager, ContextSettings, ContextStats, Conversation, Message, Prompt,
-    ToolCall, Window,
+    Artifacts, ContextManager, ContextSettings, Conversation, Message, Prompt, ToolCall, Window,
 };
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::parse::{ByBackend, RawArgs, RawCall, Totals};
@@ -26,6 +25,7 @@ mod count;
 mod gate;
 mod images;
 mod recorded;
+mod settings;
 
 /// Settings of an [`Agent`].
 #[derive(Debug, Clone)]
@@ -63,6 +63,9 @@ pub struct Agent {
     /// The same, split by the backend that made the call (`/tokens` of a session that
     /// changed backend).
     pub by_backend: ByBackend,
+    /// The backend calls of the turn under way, from its start to its end: a cancelled
+    /// turn's record says how many it made.
+    running: Option<u32>,
     /// The editor the file tools go through, if a front end gave one.
     files: crate::tools::Files,
 }
@@ -87,6 +90,7 @@ impl Agent {
             turn: 0,
             totals: Totals::default(),
             by_backend: ByBackend::new(),
+            running: None,
             files: Default::default(),
         }
     }
@@ -139,26 +143,6 @@ impl Agent {
         &mut self.options.policy
     }
 
-    /// How much history the next requests carry (`/context MODE`).
-    pub fn set_context_mode(&mut self, mode: crate::context::ContextMode) {
-        self.context.set_mode(mode);
-    }
-
-    /// The context settings from now on (another backend's, on `/backend`).
-    pub fn set_context_settings(&mut self, settings: ContextSettings) {
-        self.context.set_settings(settings);
-    }
-
-    /// The context settings in force.
-    pub fn context_settings(&self) -> ContextSettings {
-        *self.context.settings()
-    }
-
-    /// Cut tool outputs are saved in this folder from now on (`/clear`, `/load`).
-    pub fn set_artifacts(&mut self, artifacts: Artifacts) {
-        self.context.set_artifacts(artifacts);
-    }
-
     /// Whether the backend takes images, where known without asking (see
     /// [`crate::backend::Backend::images_known`]).
     pub fn images_known(&self) -> Option<bool> {
@@ -181,21 +165,6 @@ impl Agent {
     }
 
     /// The tools that exist for this session.
-    /// The user's system prompt, sent with every request from now on.
-    pub fn set_system_prompt(&mut self, system: Option<crate::context::SystemPrompt>) {
-        self.context.set_system(system);
-    }
-
-    /// Where `max_context_tokens` was set (`is set in FILE:LINE`), for the refusal of a
-    /// request over it.
-    pub fn set_budget_origin(&mut self, origin: impl Into<String>) {
-        self.context.set_budget_origin(origin);
-    }
-
-    pub fn system_prompt(&self) -> Option<&crate::context::SystemPrompt> {
-        self.context.system()
-    }
-
     pub fn tools(&self) -> &Registry {
         &self.tools
     }
@@ -238,18 +207,6 @@ impl Agent {
         self.context.clear();
     }
 
-    /// What the next request would carry (for `/tokens`).
-    pub fn context_stats(&self) -> Result<ContextStats, Error> {
-        let recipient = admit::recipient(&*self.backend);
-        self.context
-            .stats(&self.conversation, self.backend.name(), recipient)
-    }
-
-    /// Adds `* note` to the memory file of the working directory (for `/memory`).
-    pub fn remember(&self, note: &str) -> Result<PathBuf, Error> {
-        Ok(crate::context::memory::append(&self.options.cwd, note)?)
-    }
-
     /// Runs one turn for `input` and returns the final answer. Dropping the future cancels the
     /// turn: a running backend or tool process group is killed.
     ///
@@ -262,6 +219,7 @@ impl Agent {
     ) -> Result<String, Error> {
         let notices = self.admit(prompt.into(), obs).await?;
         self.turn += 1;
+        self.running = Some(0);
         let turn = self.turn;
         if let Some(Message::User { text, images }) = self.conversation.messages.last() {
             obs.event(&Event::TurnStarted {
@@ -282,10 +240,12 @@ impl Agent {
             Err((n, e)) => {
                 obs.event(&Event::Error {
                     message: e.message.clone(),
+                    kind: e.kind,
                 });
                 (n, Err(e))
             }
         };
+        self.running = None;
         obs.event(&Event::TurnFinished {
             turn,
             iterations,
@@ -299,6 +259,7 @@ impl Agent {
         let name = self.backend.name().to_string();
         let mut gate = gate::Gate::new(self.options.max_tool_calls);
         for iteration in 1..=max {
+            self.running = Some(iteration);
             obs.event(&Event::BackendStarted {
                 backend: name.clone(),
                 iteration,

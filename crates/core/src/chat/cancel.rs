@@ -1,13 +1,50 @@
-//! A handle that cancels a chat's running turn from elsewhere: another task (the ACP
-//! server's `session/cancel`, a bot's `/stop`) holds a clone while [`Chat::turn`] runs.
-//! Dropping the turn's future cancels it too; the handle is for a front end that does not own
-//! that future.
-//!
-//! [`Chat::turn`]: super::Chat::turn
+//! Cancelling a chat's running turn, and what is recorded of it. A [`Canceller`] cancels it
+//! from elsewhere: another task (the ACP server's `session/cancel`, a bot's `/stop`) holds a
+//! clone while [`Chat::turn`] runs. Dropping the turn's future cancels it too; the handle is
+//! for a front end that does not own that future.
 
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
+
+use super::{Chat, Logged};
+use crate::event::{Event, Observer};
+use crate::{Error, ErrorKind};
+
+impl Chat {
+    /// Records that the running turn was cancelled, `why` (`cancelled by SIGTERM`; else the
+    /// canceller's reason, else `cancelled by the user`): the conversation says so, and the
+    /// log and `observer` get the turn's end as a failed turn's, an `Error` of kind
+    /// [`ErrorKind::Cancelled`] and a `TurnFinished` that is not ok, so a reader of the log
+    /// tells a cancelled turn from a cut one. Saves. A front end that dropped the turn's
+    /// future calls this; [`Chat::turn`] does for a [`Canceller`].
+    pub fn cancelled(
+        &mut self,
+        why: Option<&str>,
+        observer: &mut (dyn Observer + '_),
+    ) -> Result<(), Error> {
+        let theirs = self.canceller.take_why();
+        let why = why.or(theirs.as_deref()).unwrap_or("cancelled by the user");
+        if let Some(iterations) = self.agent.mark_cancelled(Some(why)) {
+            let mut logged = Logged {
+                inner: observer,
+                log: self.log.as_mut(),
+                context: &mut self.context,
+                redactor: &self.redactor,
+            };
+            logged.event(&Event::Error {
+                message: format!("the turn was {why}"),
+                kind: ErrorKind::Cancelled,
+            });
+            logged.event(&Event::TurnFinished {
+                turn: self.agent.turns(),
+                iterations,
+                ok: false,
+            });
+        }
+        self.save()
+    }
+}
 
 /// Cancels the turn running when [`Canceller::cancel`] is called; a cancel with no turn
 /// running is not kept for the next one.

@@ -33,6 +33,7 @@ pub use error::ChatError;
 pub use fanout::Kept;
 pub use options::{ChatOptions, HttpClients, SessionChoice};
 pub use settings::RunSettings;
+pub use views::Status;
 
 use std::path::{Path, PathBuf};
 
@@ -44,7 +45,7 @@ use crate::context::{Artifacts, Prompt};
 use crate::event::{Event, Observer};
 use crate::jsonl::Body;
 use crate::mcp::McpServers;
-use crate::parse::{ByBackend, Totals};
+use crate::parse::Totals;
 use crate::session::{
     validate_name, Contended, EventLog, Log, LogContext, Redactor, Session, SessionError,
     SessionLock, Store,
@@ -102,26 +103,6 @@ pub const PROMPT_STAYS: &str =
 
 /// What a comparison left for `/pick`: each backend's name and conversation if it answered.
 type Compared = Vec<(String, Option<crate::context::Conversation>)>;
-
-/// What a front end shows as the chat's state (`/status`, `/tokens`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    pub session: String,
-    /// The session's random id (`session_id` in logs).
-    pub id: String,
-    pub backend: String,
-    pub model: Option<String>,
-    pub turns: u32,
-    pub messages: usize,
-    pub totals: Totals,
-    /// The same totals by backend, for the calls made since sessions kept them apart.
-    pub by_backend: ByBackend,
-    /// When the session was last saved (Unix milliseconds).
-    pub updated: u64,
-    /// Whether the session is in the store: saving, and saved once (a session whose only
-    /// message was refused never was).
-    pub saved: bool,
-}
 
 impl Chat {
     /// Whether the current backend takes images: `None` for an ACP agent not started yet
@@ -199,7 +180,7 @@ impl Chat {
             }
         };
         let Some(result) = result else {
-            self.cancelled()?;
+            self.cancelled(None, observer)?;
             return Err(ChatError::Cancelled.into());
         };
         // A refused prompt (images a backend does not take, a request over the budget)
@@ -225,13 +206,6 @@ impl Chat {
             redactor: &self.redactor,
         };
         self.agent.run_user_tool(name, args, &mut logged).await
-    }
-
-    /// Records that the running turn was cancelled (for its canceller's reason, if any); saves.
-    pub fn cancelled(&mut self) -> Result<(), Error> {
-        self.agent
-            .mark_cancelled(self.canceller.take_why().as_deref());
-        self.save()
     }
 
     /// Saves after a turn; a failure to save is told to `observer`, and fails a turn that
@@ -506,24 +480,6 @@ impl Chat {
             redactor: &self.redactor,
         }
         .event(event);
-    }
-
-    pub fn status(&self) -> Status {
-        Status {
-            session: self.session.name.clone(),
-            id: self.session.id.clone(),
-            backend: self.def.name().to_string(),
-            model: self.model(),
-            turns: self.agent.turns(),
-            messages: self.agent.conversation.messages.len(),
-            totals: self.agent.totals,
-            by_backend: self.agent.by_backend.clone(),
-            updated: self.session.updated,
-            saved: self
-                .store
-                .as_ref()
-                .is_some_and(|store| store.has(&self.session.name)),
-        }
     }
 
     pub(crate) fn config(&self) -> &Config {

@@ -1,4 +1,4 @@
-//! What the read-only commands show of a chat (`/tokens`, `/context`, `/history`, `/tools`,
+//! What the read-only commands show of a chat (`/status`, `/tokens`, `/context`, `/history`, `/tools`,
 //! `/system`, `/export`), as text every front end shows as it is.
 
 use std::fmt::Write as _;
@@ -8,8 +8,47 @@ use crate::context::{Message, SystemMode};
 use crate::Error;
 
 use super::{Chat, ChatError};
+use crate::parse::{ByBackend, Totals};
+
+/// What a front end shows as the chat's state (`/status`, `/tokens`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub session: String,
+    /// The session's random id (`session_id` in logs).
+    pub id: String,
+    pub backend: String,
+    pub model: Option<String>,
+    pub turns: u32,
+    pub messages: usize,
+    pub totals: Totals,
+    /// The same totals by backend, for the calls made since sessions kept them apart.
+    pub by_backend: ByBackend,
+    /// When the session was last saved (Unix milliseconds).
+    pub updated: u64,
+    /// Whether the session is in the store: saving, and saved once (a session whose only
+    /// message was refused never was).
+    pub saved: bool,
+}
 
 impl Chat {
+    pub fn status(&self) -> Status {
+        Status {
+            session: self.session.name.clone(),
+            id: self.session.id.clone(),
+            backend: self.def.name().to_string(),
+            model: self.model(),
+            turns: self.agent.turns(),
+            messages: self.agent.conversation.messages.len(),
+            totals: self.agent.totals,
+            by_backend: self.agent.by_backend.clone(),
+            updated: self.session.updated,
+            saved: self
+                .store
+                .as_ref()
+                .is_some_and(|store| store.has(&self.session.name)),
+        }
+    }
+
     /// `answer` redacted, and when longer than `max_chars` characters its head and tail with
     /// a note where it is saved whole: the session's artifacts, as a long tool result is
     /// (a front end that hands answers to another program, `agent-loop mcp serve`).

@@ -142,8 +142,9 @@ fn every_kind_has_its_stable_keys() {
         (
             Event::Error {
                 message: "boom".into(),
+                kind: crate::ErrorKind::Backend,
             },
-            json!({"event": "error", "error": "boom"}),
+            json!({"event": "error", "error": "boom", "error_kind": "backend"}),
         ),
         (
             Event::TurnFinished {
@@ -304,7 +305,10 @@ fn every_event() -> Vec<Event> {
             iterations: 1,
             ok: true,
         },
-        Event::Error { message: s() },
+        Event::Error {
+            message: s(),
+            kind: crate::ErrorKind::Backend,
+        },
         Event::ToolCall {
             call: call("bash"),
             summary: s(),

@@ -247,7 +247,13 @@ impl PlainDisplay {
             Event::Notice { message } => {
                 self.own(&sanitize(message))?;
             }
-            Event::Error { message } => {
+            // The front end that cancelled says so in its own words (naming the signal); the
+            // event is for the log and `--output jsonl`.
+            Event::Error {
+                kind: agent_loop::ErrorKind::Cancelled,
+                ..
+            } => {}
+            Event::Error { message, .. } => {
                 self.own(&format!("error: {}", lines_escaped(message)))?;
             }
             Event::TurnStarted { .. }

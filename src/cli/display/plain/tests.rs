@@ -124,6 +124,7 @@ fn crlf_split_across_deltas_is_one_newline_and_a_lone_cr_becomes_one() {
     d.render(&delta("c\r"));
     d.render(&Event::Error {
         message: "cut".into(),
+        kind: agent_loop::ErrorKind::Backend,
     });
     assert_eq!(out.text(), "a\nb\nc\n");
 }
@@ -246,6 +247,7 @@ fn errors_and_backend_lines_show_a_bare_cr_and_start_no_line() {
     let (mut d, _, err) = display();
     d.render(&Event::Error {
         message: "HTTP 401: bad key \u{1b}[31mred line\rX\nstderr: two".into(),
+        kind: agent_loop::ErrorKind::Backend,
     });
     d.render(&Event::BackendOutput {
         backend: "tui".into(),

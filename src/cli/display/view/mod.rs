@@ -375,8 +375,8 @@ impl Renderer for ViewDisplay {
         self.draw.flush();
     }
 
-    fn fatal(&mut self, message: &str) {
-        self.plain.notice(&format!("agent-loop: error: {message}"));
+    fn fatal(&mut self, error: &agent_loop::Error) {
+        self.plain.notice(&format!("agent-loop: error: {error}"));
         self.take(Style::Colour(super::caps::Colour::Red));
     }
 
@@ -532,8 +532,8 @@ impl Renderer for ViewHandle {
     fn prompt(&mut self, text: &str) {
         self.lock().prompt(text);
     }
-    fn fatal(&mut self, message: &str) {
-        self.lock().fatal(message);
+    fn fatal(&mut self, error: &agent_loop::Error) {
+        self.lock().fatal(error);
     }
     fn session_start(
         &mut self,

@@ -39,6 +39,7 @@ impl Agent {
         let refuse = |obs: &mut dyn Observer, e: Error| {
             obs.event(&Event::Error {
                 message: e.message.clone(),
+                kind: e.kind,
             });
             Err(e)
         };

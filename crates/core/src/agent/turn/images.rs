@@ -25,6 +25,7 @@ impl Agent {
         if let Err(e) = &checked {
             obs.event(&Event::Error {
                 message: e.message.clone(),
+                kind: e.kind,
             });
         }
         checked

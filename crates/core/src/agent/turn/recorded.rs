@@ -9,8 +9,9 @@ impl Agent {
     /// Records that the running turn was cancelled (its future was dropped), by the user
     /// unless `why` says otherwise (`stopped after 30s (--timeout)`): every tool call left
     /// without a result gets one saying so, and a note ends the turn, so the next prompt is
-    /// well formed and the model knows what happened.
-    pub fn mark_cancelled(&mut self, why: Option<&str>) {
+    /// well formed and the model knows what happened. Returns the backend calls the turn
+    /// made, when one was under way.
+    pub fn mark_cancelled(&mut self, why: Option<&str>) -> Option<u32> {
         let why = why.unwrap_or("cancelled by the user");
         let answered: std::collections::HashSet<String> = self
             .conversation
@@ -58,6 +59,7 @@ impl Agent {
             text,
             tool_calls: Vec::new(),
         });
+        self.running.take()
     }
 
     /// The slash commands of the backend's agent (an ACP agent's), with what each does.

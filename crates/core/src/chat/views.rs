@@ -1,5 +1,5 @@
-//! What the read-only commands show of a chat (`/status`, `/tokens`, `/context`, `/history`, `/tools`,
-//! `/system`, `/export`), as text every front end shows as it is.
+//! What the read-only commands show of a chat (`/status`, `/tokens`, `/context`, `/history`,
+//! `/tools`, `/system`, `/export`), as text every front end shows as it is.
 
 use std::fmt::Write as _;
 

@@ -233,8 +233,8 @@ fn a_guard_that_cannot_work_is_a_config_error() {
             "`keep_env_from` is set, but `keep_env` names no variable",
         ),
         (
-            "per_name = { files = [\"~/c.toml\"], table = \"t\", args = [\"-c\"] }\n",
-            "`per_name` needs a `table` and `args` that name `{name}`",
+            "per_name = { files = [\"~/c.toml\"], table = \"t\", args = [\"-c\", \"t.{name}\"] }\n",
+            "`per_name` needs a `table` and `args` that name `{entries}`",
         ),
     ] {
         let ws = widened(guard);

@@ -166,6 +166,15 @@ fn the_clis_own_tools_are_off_in_loop_mode_and_on_with_tools_own() {
         ("claude", "claude/json", ["--tools", ""]),
         ("codex", "codex/json", ["--disable", "shell_tool"]),
         ("codex", "codex/json", ["--sandbox", "read-only"]),
+        // What your config (or a trusted project's) adds, run unasked in exec mode: an
+        // installed plugin's MCP servers, a ChatGPT login's connectors, sub-agents, the
+        // model's JavaScript, file copies.
+        ("codex", "codex/json", ["--disable", "plugins"]),
+        ("codex", "codex/json", ["--disable", "apps"]),
+        ("codex", "codex/json", ["--disable", "multi_agent_v2"]),
+        ("codex", "codex/json", ["--disable", "code_mode"]),
+        ("codex", "codex/json", ["--disable", "code_mode_only"]),
+        ("codex", "codex/json", ["--disable", "multi_env_copy_file"]),
         ("gemini", "gemini/json", ["--approval-mode", "default"]),
         ("qwen", "qwen/json", ["--core-tools", "none"]),
         ("opencode", "opencode/json", ["--agent", "agent-loop"]),

@@ -253,11 +253,11 @@ fn a_projects_env_file_does_not_name_the_providers_address() {
 
 #[test]
 fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
-    // Each server of your config.toml (and of a project's .codex/config.toml) is turned off
-    // by name: codex has no switch for all. A name it has not loaded is an error to it unless
-    // the entry is whole: it is given a harmless transport of the kind it has. A name with a
-    // dot cannot be named (codex splits -c keys at every dot; quoted, codex 0.171 refused its
-    // whole configuration): it is left out, a name with a blank is passed as it is.
+    // Every server of your config.toml (and of a project's .codex/config.toml) is turned off
+    // by name, all in one inline table: codex has no switch for all, splits a -c key at every
+    // dot (so `mcp_servers.a.b.enabled` cannot name "a.b"), and a second `-c mcp_servers=`
+    // replaces the first. A name it has not loaded is an error to it unless the entry is
+    // whole: it is given a harmless transport of the kind it has.
     let ws = Workspace::new();
     let config = ws.path("home/.codex/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
@@ -265,7 +265,7 @@ fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
         &config,
         "model = \"m\"\n[mcp_servers.mine]\ncommand = \"x\"\n\
          default_tools_approval_mode = \"approve\"\n[mcp_servers.\"a.b\"]\nurl = \"u\"\n\
-         [mcp_servers.\"sp ace\"]\ncommand = \"z\"\n",
+         [mcp_servers.\"sp ace\"]\ncommand = \"z\"\n[mcp_servers.'q\"uote']\ncommand = \"q\"\n",
     )
     .unwrap();
     std::fs::create_dir_all(ws.work().join(".codex")).unwrap();
@@ -282,18 +282,27 @@ fn codex_starts_none_of_your_own_mcp_servers_in_loop_mode() {
         .map(|(_, v)| v.as_str())
         .filter(|v| v.starts_with("mcp_servers"))
         .collect();
-    assert_eq!(
-        set,
-        [
-            "mcp_servers.mine.enabled=false",
-            "mcp_servers.mine.command=\"true\"",
-            "mcp_servers.sp ace.enabled=false",
-            "mcp_servers.sp ace.command=\"true\"",
-            "mcp_servers.proj.enabled=false",
-            "mcp_servers.proj.command=\"true\"",
-        ],
-        "{args:?}"
-    );
+    let [set] = set[..] else {
+        panic!("one -c for them all: {args:?}")
+    };
+    // As codex reads it: the value after `=` parsed as TOML.
+    let value = set.strip_prefix("mcp_servers=").expect("the whole table");
+    let servers: toml::Table = format!("v = {value}").parse().unwrap();
+    let servers = servers["v"].as_table().unwrap();
+    let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+    assert_eq!(names, ["a.b", "mine", "proj", "q\"uote", "sp ace"], "{set}");
+    for (name, entry) in servers {
+        assert_eq!(entry["enabled"].as_bool(), Some(false), "{name}: {set}");
+        // The kind of the first entry found (your own `mine` runs a command).
+        let kind = if name == "a.b" { "url" } else { "command" };
+        let entry = entry.as_table().unwrap();
+        assert!(
+            entry.len() == 2 && entry.contains_key(kind),
+            "{name}: {set}"
+        );
+    }
+    assert_eq!(servers["a.b"]["url"].as_str(), Some("http://127.0.0.1:9"));
+    assert_eq!(servers["proj"]["command"].as_str(), Some("true"));
     // Where CODEX_HOME names another folder, its config.toml is the one read.
     std::fs::remove_dir_all(ws.work().join(".codex")).unwrap();
     let other = ws.path("codex-home");

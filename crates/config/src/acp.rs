@@ -72,18 +72,85 @@ pub struct Guard {
     pub per_name: Option<PerName>,
 }
 
-/// Arguments added for each name under `table` in those of `files` that exist (paths as
-/// `own_files::expand` reads them; a relative one in the working folder and each above it,
-/// up to the repository's root, your home left out), `{name}` replaced by the name as a TOML
-/// key, and `when`'s arguments for each key its entry sets: codex's MCP servers turned off
-/// one by one (`-c mcp_servers.{name}.enabled=false`), for it has no switch that drops them
-/// all; an entry it has not loaded (a project it does not trust) then stands complete.
+/// Arguments added once where a name is under `table` in those of `files` that exist (paths
+/// as `own_files::expand` reads them; a relative one in the working folder and each above it,
+/// up to the repository's root, your home left out), `{entries}` replaced by one TOML inline
+/// table that holds, for each name, `entry` with `when`'s tables for the keys its entry sets:
+/// codex's MCP servers turned off (`-c mcp_servers={entries}`), for it has no switch that
+/// drops them all. One table, each name a quoted key: codex splits a `-c` key at every dot,
+/// so `mcp_servers.NAME.enabled` cannot name `a.b`, and a second `-c mcp_servers=` would
+/// replace the first. Tables merge with its files', so a server keeps its own keys; an entry
+/// it has not loaded (a project it does not trust) stands complete through `when`.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PerName {
     pub files: Vec<String>,
     pub table: String,
     pub args: Vec<String>,
-    pub when: BTreeMap<String, Vec<String>>,
+    pub entry: toml::Table,
+    pub when: BTreeMap<String, toml::Table>,
+}
+
+impl PerName {
+    /// The arguments for `found`, each name with the keys its entry sets (none where
+    /// nothing was found).
+    pub fn args_for(&self, found: &[(String, Vec<String>)]) -> Vec<String> {
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let entries: Vec<(&str, toml::Value)> = found
+            .iter()
+            .map(|(name, keys)| {
+                let mut entry = self.entry.clone();
+                for when in keys.iter().filter_map(|k| self.when.get(k)) {
+                    entry.extend(when.clone());
+                }
+                (name.as_str(), toml::Value::Table(entry))
+            })
+            .collect();
+        let entries = inline(&entries);
+        self.args
+            .iter()
+            .map(|a| a.replace(GUARD_ENTRIES, &entries))
+            .collect()
+    }
+}
+
+/// `items` as a TOML inline table on one line, every key quoted (a name with a dot or a
+/// blank stays one key).
+fn inline(items: &[(&str, toml::Value)]) -> String {
+    let items: Vec<String> = items
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                toml::Value::Table(table) => {
+                    let items: Vec<_> =
+                        table.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                    inline(&items)
+                }
+                value => value.to_string(),
+            };
+            format!("{}={value}", quoted(key))
+        })
+        .collect();
+    format!("{{{}}}", items.join(","))
+}
+
+/// `key` as a TOML basic string on one line (a key cannot be a multi-line string, which is
+/// how the `toml` crate writes a newline).
+fn quoted(key: &str) -> String {
+    let mut out = String::from('"');
+    for c in key.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The placeholder for the guard file's path.
@@ -94,8 +161,8 @@ pub const GUARD_FILE: &str = "{file}";
 /// to, so that the agent starts none of its settings' servers (a project's among them).
 pub const GUARD_MCP_SERVERS: &str = "{mcp_servers}";
 
-/// The placeholder, in `per_name.args`, for a name found.
-pub const GUARD_NAME: &str = "{name}";
+/// The placeholder, in `per_name.args`, for the inline table of the names found.
+pub const GUARD_ENTRIES: &str = "{entries}";
 
 impl Guard {
     /// Checks a guard table; `meta` only where the agent speaks ACP (`acp`), for only
@@ -125,6 +192,7 @@ impl Guard {
                 files: p.files,
                 table: p.table,
                 args: p.args,
+                entry: p.entry.unwrap_or_default(),
                 when: p.when.unwrap_or_default(),
             }),
         };
@@ -153,10 +221,10 @@ impl Guard {
                 Some("`keep_env_from` is set, but `keep_env` names no variable")
             }
             _ if guard.per_name.as_ref().is_some_and(|p| {
-                p.table.is_empty() || !p.args.iter().any(|a| a.contains(GUARD_NAME))
+                p.table.is_empty() || !p.args.iter().any(|a| a.contains(GUARD_ENTRIES))
             }) =>
             {
-                Some("`per_name` needs a `table` and `args` that name `{name}`")
+                Some("`per_name` needs a `table` and `args` that name `{entries}`")
             }
             _ => None,
         };
@@ -274,5 +342,40 @@ mod tests {
         };
         let notice = codex.notice.as_ref().expect("codex-acp has a notice_regex");
         notice.warm();
+    }
+
+    #[test]
+    fn per_name_names_every_name_as_one_key_of_one_table() {
+        let per = super::PerName {
+            args: vec!["-c".into(), "t={entries}".into()],
+            entry: toml::toml! { off = true },
+            when: [("cmd".to_string(), toml::toml! { cmd = "true" })].into(),
+            ..Default::default()
+        };
+        assert!(per.args_for(&[]).is_empty());
+        let names = [
+            "a.b",
+            "q\"uote",
+            "it's",
+            "new\nline",
+            "back\\slash",
+            "sp ace",
+            "plain",
+        ];
+        let found: Vec<_> = names
+            .iter()
+            .map(|n| (n.to_string(), vec!["cmd".to_string()]))
+            .collect();
+        let args = per.args_for(&found);
+        assert_eq!(args[0], "-c");
+        // As codex reads a `-c` value: TOML, on one line.
+        let value = args[1].strip_prefix("t=").unwrap();
+        assert!(!value.contains('\n'), "{value}");
+        let table: toml::Table = format!("v = {value}").parse().unwrap();
+        let table = table["v"].as_table().unwrap();
+        assert_eq!(table.len(), names.len(), "{value}");
+        for name in names {
+            assert_eq!(table[name], toml::toml! { off = true cmd = "true" }.into());
+        }
     }
 }

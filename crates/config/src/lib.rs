@@ -51,7 +51,7 @@ use mcp::{RawServer, ServerDef};
 use raw::RawBackend;
 pub use source::{Located, Overlay, Source};
 
-pub use acp::{AcpDef, Guard, PerName, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS, GUARD_NAME};
+pub use acp::{AcpDef, Guard, PerName, ACP_TYPE, GUARD_FILE, GUARD_MCP_SERVERS};
 pub use cli::{BackendDef, PromptVia};
 pub use error::ConfigError;
 pub use http::{shown_url, HttpDef, RetrySettings, ToolCallIds, WireFormat};

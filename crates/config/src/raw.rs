@@ -453,7 +453,8 @@ pub struct RawPerName {
     pub files: Vec<String>,
     pub table: String,
     pub args: Vec<String>,
-    pub when: Option<BTreeMap<String, Vec<String>>>,
+    pub entry: Option<toml::Table>,
+    pub when: Option<BTreeMap<String, toml::Table>>,
 }
 
 #[cfg(test)]

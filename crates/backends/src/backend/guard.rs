@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::config::own_files;
-use crate::config::{Guard, GUARD_FILE, GUARD_MCP_SERVERS, GUARD_NAME};
+use crate::config::{Guard, GUARD_FILE, GUARD_MCP_SERVERS};
 
 /// Why an agent started without its guard (under `--yes`) is started again once
 /// agent-loop's approval asks (`/yes off`).
@@ -80,8 +80,8 @@ pub fn start(
     Ok(start)
 }
 
-/// The guard's `per_name` arguments, once for each name its files hold (a relative path in
-/// each of `dir`'s project folders), with `when`'s for the keys its first entry sets.
+/// The guard's `per_name` arguments for the names its files hold (a relative path in each
+/// of `dir`'s project folders), each with the keys its first entry sets.
 fn per_name(guard: &Guard, dir: &std::path::Path) -> std::io::Result<Vec<String>> {
     let Some(per) = &guard.per_name else {
         return Ok(Vec::new());
@@ -103,20 +103,7 @@ fn per_name(guard: &Guard, dir: &std::path::Path) -> std::io::Result<Vec<String>
             }
         }
     }
-    let mut args = Vec::new();
-    // codex splits a `-c` key at every dot, quotes or not: a name with one cannot be
-    // named there (a quoted one made codex refuse its whole configuration), so it is left
-    // as it is (docs/security.md).
-    for (key, keys) in entries.iter().filter(|(name, _)| !name.contains('.')) {
-        let when = keys.iter().filter_map(|k| per.when.get(k)).flatten();
-        args.extend(
-            per.args
-                .iter()
-                .chain(when)
-                .map(|a| a.replace(GUARD_NAME, key)),
-        );
-    }
-    Ok(args)
+    Ok(per.args_for(&entries))
 }
 
 /// `dir` and each folder above it up to the project's root (the folder holding `.git`),

@@ -4,10 +4,11 @@
 # settings.json, the `mcp` entry of opencode.json), each CLI pointed at the scripted mock
 # provider on 127.0.0.1 (scripts/record-fixtures/mock_provider.py, scenario `ask`): its model
 # calls agent-loop's `ask` tool, agent-loop runs the turn on its `openai` preset against the
-# same mock, and the CLI answers with the mock's text. Checked: the CLI's answer, the session
-# agent-loop saved (the question it was asked), and the mock's log (a request from
-# agent-loop). Prints each outcome and its time. Not part of CI: it installs npm packages and
-# takes a few minutes.
+# same mock (whose answer carries a mark), and the CLI answers with the mock's text, which says
+# whether the tool's result the CLI gave its model held that answer. Checked: the CLI's answer
+# (its model was shown agent-loop's answer), the session agent-loop saved (the question it was
+# asked), and the mock's log (a request from agent-loop). Prints each outcome and its time.
+# Not part of CI: it installs npm packages and takes a few minutes.
 #
 #   scripts/live-mcp-serve.sh [claude|codex|gemini|qwen|opencode ...]   (default: all five)
 #
@@ -125,8 +126,8 @@ tool_timeout_sec = 900' "$home/.codex/config.toml"
       timed opencode run "$prompt" ;;
   esac
   echo "answer: exit $code in ${seconds}s: $(tail -n 3 <<<"$out")"
-  check "the CLI answered with the mock's text after the tool" \
-    "$([ "$code" = 0 ] && grep -q 'DONE asked' <<<"$out"; echo $?)"
+  check "the CLI answered after the tool, its model shown agent-loop's answer" \
+    "$([ "$code" = 0 ] && grep -q 'DONE asked: the answer reached the model' <<<"$out"; echo $?)"
   saved=$(cat "$home"/.local/share/agent-loop/sessions/*/session.json 2>/dev/null || true)
   check "agent-loop ran the turn and saved it" \
     "$(grep -q 'asked through agent-loop' <<<"$saved"; echo $?)"

@@ -29,8 +29,10 @@ The reply text depends only on the scenario given on the command line:
   ask       a call of the MCP tool `ask` (agent-loop mcp serve: `ask`, `mcp__agent-loop__ask`,
             `mcp_agent-loop_ask`, `ask` in Codex's Responses API namespace
             `mcp__agent_loop`) asking backend `openai` a question, after Qwen Code's
-            `tool_search` where the tool is only named; once the conversation holds its
-            result, and to every request offering no such tool, "DONE asked"
+            `tool_search` where the tool is only named; to a request that has called no
+            `ask` (agent-loop's own turn), an answer with a mark; once the conversation
+            holds the call's result, "DONE asked: the answer reached the model" when that
+            result holds the mark, else "DONE asked: the tool result held no answer"
 
 Apart from `shell`, `write` and `ask`, the mock never returns native tool_use / function
 calls, so a CLI's own tools are never invoked. Requests that ask for structured JSON output (a response
@@ -56,7 +58,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from mock_tools import SHELL_COMMAND, WRITE_PATH, own_tool
+from mock_tools import SHELL_COMMAND, WRITE_PATH, ask_reply, own_tool
 
 TOOL_CALL_LINE = '<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>'
 
@@ -72,8 +74,8 @@ SCENARIOS = {
     # Text once the shell tool has run; before, a call of it (see shell_tool).
     "shell": ("DONE touched", 1611, 4),
     "write": ("DONE written", 1611, 4),
-    # A call of agent-loop's MCP tool `ask` where a request offers it; then (and to
-    # agent-loop's own request, which offers no such tool) "DONE asked".
+    # A call of agent-loop's MCP tool `ask` where a request offers it; the text depends on
+    # the request (mock_tools.ask_reply).
     "ask": ("DONE asked", 1611, 4),
 }
 
@@ -272,8 +274,10 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- scenario text --------------------------------------------------
 
-    def reply(self, schema=None):
+    def reply(self, req, schema=None):
         text, tin, tout = SCENARIOS[self.server.scenario]
+        if self.server.scenario == "ask":
+            text = ask_reply(req)
         if schema is not None:
             text = compact(fake_from_schema(schema))
             tout = max(1, len(text) // 4)
@@ -286,7 +290,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json({"type": "error", "error": {
                 "type": "authentication_error", "message": "invalid x-api-key"}},
                 401, [("request-id", "req_mock%06d" % next_id())])
-        text, tin, tout = self.reply()
+        text, tin, tout = self.reply(req)
         model = req.get("model") or self.server.model
         mid = "msg_mock%06d" % next_id()
         usage_start = {"input_tokens": tin, "cache_creation_input_tokens": 0,
@@ -353,7 +357,7 @@ class Handler(BaseHTTPRequestHandler):
             schema = (rf.get("json_schema") or {}).get("schema") or {}
         elif rf.get("type") == "json_object":
             schema = {}
-        text, tin, tout = self.reply(schema)
+        text, tin, tout = self.reply(req, schema)
         model = req.get("model") or self.server.model
         cid = "chatcmpl-mock%06d" % next_id()
         tool = schema is None and own_tool(req, self.server.scenario)
@@ -416,7 +420,7 @@ class Handler(BaseHTTPRequestHandler):
         fmt = ((req.get("text") or {}).get("format") or {})
         if fmt.get("type") == "json_schema":
             schema = fmt.get("schema") or {}
-        text, tin, tout = self.reply(schema)
+        text, tin, tout = self.reply(req, schema)
         model = req.get("model") or self.server.model
         n = next_id()
         rid, mid = "resp_mock%06d" % n, "msg_mock%06d" % n
@@ -505,7 +509,7 @@ class Handler(BaseHTTPRequestHandler):
         schema = None
         if gc.get("responseMimeType") == "application/json":
             schema = gc.get("responseJsonSchema") or gc.get("responseSchema") or {}
-        text, tin, tout = self.reply(schema)
+        text, tin, tout = self.reply(req, schema)
         rid = "mockresp%06d" % next_id()
 
         def usage(out):

@@ -62,6 +62,24 @@ def own_tool(req, scenario):
 WRITE_PATH = ["made.txt"]
 # What the `ask` scenario asks agent-loop's MCP tool `ask`.
 ASK_PROMPT = "What is six times seven? (asked through agent-loop)"
+# What agent-loop's own turn answers it: a mark the CLI's model must be shown in the tool's
+# result (a client that gives its model something else than the answer shows in its reply).
+ASK_ANSWER = "Forty-two (ANSWER-6x7-MARK)."
+ASK_MARK = "ANSWER-6x7-MARK"
+# What the CLI's model answers once the conversation holds the result of `ask`, as the result
+# holds agent-loop's answer or not.
+ASK_SEEN = "DONE asked: the answer reached the model"
+ASK_UNSEEN = "DONE asked: the tool result held no answer"
+
+
+def ask_reply(req):
+    """The text of the `ask` scenario for `req`: after a call of `ask`, ASK_SEEN when the
+    conversation holds agent-loop's answer (in whatever shape the client passed the tool's
+    result on), else ASK_UNSEEN; to a request that has called no `ask` (agent-loop's own turn,
+    a CLI's side request), ASK_ANSWER."""
+    if not any(is_ask(name) for name in called_tools(req)):
+        return ASK_ANSWER
+    return ASK_SEEN if ASK_MARK in json.dumps(req) else ASK_UNSEEN
 
 
 def ask_call(req):

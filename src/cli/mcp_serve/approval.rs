@@ -6,7 +6,7 @@
 //! policy decides those before asking), everything else is refused with a reason the model
 //! reads.
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{ClientCapabilities, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::json;
 
@@ -22,10 +22,13 @@ const ONCE: &str = "allow";
 const ALWAYS: &str = "always";
 const DENY: &str = "deny";
 
-/// Whether the client can be asked: it declared elicitation in form mode.
-pub fn can_elicit(peer: &Peer<RoleServer>) -> bool {
-    peer.supported_elicitation_modes()
-        .contains(&rmcp::service::ElicitationMode::Form)
+/// Whether the client can be asked: its capabilities (those of the call, else of
+/// `initialize`) declare elicitation in form mode, or without a mode, which means form (as
+/// rmcp's `supported_elicitation_modes` reads it).
+pub fn can_elicit(capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|c| c.elicitation.as_ref())
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 /// Asks the client whether the call may run, or refuses it when the client cannot be asked.
@@ -93,6 +96,21 @@ fn schema(tool: &str) -> ElicitationSchema {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn form_mode_is_declared_or_implied() {
+        let with = |elicitation: Value| {
+            let caps: ClientCapabilities =
+                serde_json::from_value(json!({ "elicitation": elicitation })).unwrap();
+            can_elicit(Some(&caps))
+        };
+        assert!(with(json!({"form": {}, "url": {}})));
+        assert!(with(json!({})), "no mode named: form");
+        assert!(!with(json!({"url": {}})), "URL mode only");
+        assert!(!can_elicit(Some(&ClientCapabilities::default())));
+        assert!(!can_elicit(None));
+    }
 
     #[test]
     fn the_form_offers_three_answers() {

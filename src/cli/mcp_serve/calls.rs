@@ -3,14 +3,16 @@
 //! so the CLI can continue the session between calls. Calls on different sessions run side
 //! by side; calls on one session wait their turn in order (its lane), so two turns never
 //! interleave in one conversation. A cancel (`notifications/cancelled`) or `--timeout`
-//! stops the turn and its process group, keeping what was answered so far.
+//! stops the turn and its process group, keeping what was answered so far. A turn's result
+//! is one object (the answer, how the turn ended, the calls refused, the session), given
+//! both as the structured content and as its text.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use rmcp::model::{CallToolResult, ContentBlock, ProgressToken};
+use rmcp::model::{CallToolResult, ClientCapabilities, ContentBlock, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
@@ -32,6 +34,9 @@ pub struct Call {
     /// Cancelled by the client's `notifications/cancelled`, or when the connection ends.
     pub cancelled: CancellationToken,
     pub progress: Option<ProgressToken>,
+    /// What the client can do (roots, elicitation): the call's own `_meta` says, else what
+    /// it declared in `initialize`.
+    pub capabilities: Option<ClientCapabilities>,
     pub answer: oneshot::Sender<CallToolResult>,
 }
 
@@ -64,12 +69,13 @@ async fn handle(server: Rc<Server>, call: Call) {
         peer,
         cancelled,
         progress,
+        capabilities,
         answer,
     } = call;
     let result = match request {
         Request::Backends => backends(&server.shared).await,
         Request::Turn(turn) => server
-            .turn(turn, &peer, &cancelled, progress)
+            .turn(turn, &peer, capabilities.as_ref(), &cancelled, progress)
             .await
             .unwrap_or_else(|e| failed(&e)),
     };
@@ -101,6 +107,7 @@ impl Server {
         &self,
         turn: Turn,
         peer: &Peer<RoleServer>,
+        capabilities: Option<&ClientCapabilities>,
         cancelled: &CancellationToken,
         progress: Option<ProgressToken>,
     ) -> Result<CallToolResult, Error> {
@@ -129,7 +136,7 @@ impl Server {
         // The client's root is asked for before the session's lane is taken, so a client
         // that never answers holds up only its own call, which a cancel or ROOTS_WAIT ends.
         let root = tokio::select! {
-            root = tokio::time::timeout(ROOTS_WAIT, client_root(peer)) => root.map_err(|_| {
+            root = tokio::time::timeout(ROOTS_WAIT, client_root(peer, capabilities)) => root.map_err(|_| {
                 Error::config(format!(
                     "the MCP client did not answer roots/list within {} s",
                     ROOTS_WAIT.as_secs()
@@ -187,7 +194,14 @@ impl Server {
             eprintln!("{notice}");
         }
         let result = self
-            .run_turn(&mut chat, &turn.prompt, peer, cancelled, progress)
+            .run_turn(
+                &mut chat,
+                &turn.prompt,
+                peer,
+                capabilities,
+                cancelled,
+                progress,
+            )
             .await;
         chat.shutdown().await;
         result
@@ -199,11 +213,12 @@ impl Server {
         chat: &mut Chat,
         prompt: &str,
         peer: &Peer<RoleServer>,
+        capabilities: Option<&ClientCapabilities>,
         cancelled: &CancellationToken,
         progress: Option<ProgressToken>,
     ) -> Result<CallToolResult, Error> {
         let shared = &self.shared;
-        let elicit = super::approval::can_elicit(peer);
+        let elicit = super::approval::can_elicit(capabilities);
         let mut observer = CallObserver::new(peer.clone(), elicit, progress);
         let canceller = chat.canceller();
         let mut stop = None;
@@ -240,19 +255,23 @@ impl Server {
             }
         };
         observer.finish().await;
-        let (stop_reason, text) = match (result, stop) {
-            (_, Some(Stop::Timeout)) => (
-                "timeout",
-                format!(
-                    "{}\n\n[agent-loop: the turn was stopped after {}s (--timeout); the answer so far is above]",
-                    observer.so_far,
-                    shared.timeout.unwrap_or_default().as_secs()
-                ),
-            ),
-            (Err(e), _) if e.kind == ErrorKind::Cancelled => ("cancelled", observer.so_far.clone()),
+        let secs = shared.timeout.unwrap_or_default().as_secs();
+        let (stop_reason, answer, note) = match (result, stop) {
+            (_, Some(Stop::Timeout)) => {
+                let answered = !observer.so_far.trim().is_empty();
+                (
+                    "timeout",
+                    observer.so_far.clone(),
+                    Some(timeout_note(secs, answered)),
+                )
+            }
+            (Err(e), _) if e.kind == ErrorKind::Cancelled => {
+                ("cancelled", observer.so_far.clone(), None)
+            }
             (Err(e), _) if e.kind == ErrorKind::IterationCap => (
                 "max_iterations",
-                format!("{}\n\n[agent-loop: {e}]", observer.so_far),
+                observer.so_far.clone(),
+                Some(e.to_string()),
             ),
             (Err(e), _) => return Err(stays_said(chat, e)),
             (Ok(answer), _) => (
@@ -262,20 +281,48 @@ impl Server {
                     None => "end_turn",
                 },
                 answer,
+                None,
             ),
         };
         let status = chat.status();
-        let text = chat.fit_answer(text.trim_start(), shared.max_answer_chars);
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(json!({
+        let answer = answer.trim_start();
+        let whole_chars = chat.redactor().redact(answer).chars().count();
+        let answer_cut = whole_chars > shared.max_answer_chars;
+        let answer = chat.fit_answer(answer, shared.max_answer_chars);
+        let refused: Vec<_> = observer
+            .refused
+            .iter()
+            .map(|r| json!({"tool": r.tool, "call": r.call, "reason": r.reason}))
+            .collect();
+        let structured = json!({
+            "answer": answer,
+            "answer_cut": answer_cut,
+            "stop_reason": stop_reason,
+            "note": note,
+            "refused": refused,
             "session": shared.options.save.then_some(status.session),
             "backend": status.backend,
             "model": status.model,
-            "stop_reason": stop_reason,
             "tokens": {"input": observer.input, "output": observer.output},
             "cost_usd": observer.cost,
-        }));
+        });
+        // The text is the same object serialised, as MCP asks of a tool with an output
+        // schema: clients that give their model the structured content (Claude Code, Codex)
+        // and those that give it the text (Gemini CLI, Qwen Code, opencode) show the same
+        // answer, session and stop reason.
+        let mut result = CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
+        result.structured_content = Some(structured);
         Ok(result)
+    }
+}
+
+/// What `note` says of a turn `--timeout` stopped after `secs` seconds, as it had answered
+/// something or not.
+fn timeout_note(secs: u64, answered: bool) -> String {
+    if answered {
+        format!("the turn was stopped after {secs}s (--timeout): `answer` is what it had answered by then")
+    } else {
+        format!("the turn was stopped after {secs}s (--timeout), before it had answered anything")
     }
 }
 
@@ -303,14 +350,14 @@ fn within_root(client: Option<PathBuf>, given: Option<&Path>) -> Result<Option<P
     }
 }
 
-/// The client's first root (`roots/list`), when it offers roots: the working directory and
-/// the folder the file tools are confined to.
+/// The client's first root (`roots/list`), when its capabilities offer roots: the working
+/// directory and the folder the file tools are confined to.
 #[allow(deprecated)] // Roots are deprecated in the newest revision, not in today's clients.
-async fn client_root(peer: &Peer<RoleServer>) -> Result<Option<PathBuf>, Error> {
-    let offers = peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.roots.is_some());
-    if !offers {
+async fn client_root(
+    peer: &Peer<RoleServer>,
+    capabilities: Option<&ClientCapabilities>,
+) -> Result<Option<PathBuf>, Error> {
+    if capabilities.is_none_or(|c| c.roots.is_none()) {
         return Ok(None);
     }
     let roots = peer
@@ -408,4 +455,21 @@ fn not_offered(backend: &str, shared: &Shared) -> Error {
 /// A call that failed: the reason, for the calling model to read.
 fn failed(error: &Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!("agent-loop: {error}"))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timeout_note;
+
+    #[test]
+    fn the_timeout_note_says_whether_anything_was_answered() {
+        assert_eq!(
+            timeout_note(3, true),
+            "the turn was stopped after 3s (--timeout): `answer` is what it had answered by then"
+        );
+        assert_eq!(
+            timeout_note(3, false),
+            "the turn was stopped after 3s (--timeout), before it had answered anything"
+        );
+    }
 }

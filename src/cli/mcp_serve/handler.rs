@@ -3,11 +3,12 @@
 //! to talk back to the client (the peer, the request's cancellation token, its progress
 //! token). rmcp runs each request as a task of its own, so calls wait side by side.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -54,6 +55,16 @@ impl ServerHandler for Handler {
         Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
     }
 
+    /// Up to 2025-11-25, not 2026-07-28: that revision forbids a server's own requests to
+    /// the client (rmcp refuses to send them), so a turn could neither ask its approval
+    /// questions nor list the client's roots. A client that offers 2026-07-28 and older
+    /// ones (Claude Code) then connects with `initialize`.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
     }
@@ -67,6 +78,7 @@ impl ServerHandler for Handler {
             .meta
             .get_progress_token()
             .or_else(|| request.meta.as_ref()?.get_progress_token());
+        let capabilities = context.client_capabilities();
         let parsed = super::tools::parse(&request.name, request.arguments.unwrap_or_default())?;
         let (answer, answered) = oneshot::channel();
         let call = Call {
@@ -74,6 +86,7 @@ impl ServerHandler for Handler {
             peer: context.peer,
             cancelled: context.ct,
             progress,
+            capabilities,
             answer,
         };
         self.calls

@@ -41,6 +41,17 @@ pub struct CallObserver {
     /// backend that reports none gives null, not a count of 0.
     pub input: Option<u64>,
     pub output: Option<u64>,
+    /// The calls whose approval was refused: the calling model is told which did not run,
+    /// beside an answer that may not say so.
+    pub refused: Vec<Refused>,
+}
+
+/// A tool call agent-loop did not let run, its approval refused.
+pub struct Refused {
+    pub tool: String,
+    /// The call in a few words (`echo hi`), redacted as the question was.
+    pub call: String,
+    pub reason: String,
 }
 
 struct Progress {
@@ -82,6 +93,7 @@ impl CallObserver {
             cost: None,
             input: None,
             output: None,
+            refused: Vec::new(),
         }
     }
 
@@ -197,7 +209,17 @@ impl Observer for CallObserver {
     }
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(super::approval::ask(&self.peer, self.elicit, request))
+        Box::pin(async move {
+            let decision = super::approval::ask(&self.peer, self.elicit, request).await;
+            if let Decision::Deny(reason) = &decision {
+                self.refused.push(Refused {
+                    tool: request.call.name.clone(),
+                    call: request.summary.clone(),
+                    reason: reason.clone(),
+                });
+            }
+            decision
+        })
     }
 }
 

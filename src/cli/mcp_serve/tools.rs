@@ -177,7 +177,7 @@ pub fn list(offered: &Offered, own_only: bool) -> Vec<Tool> {
     vec![
         Tool::new(
             ASK,
-            "Run one turn of another agent or model through agent-loop, tool rounds included, and return its answer. The structured result names the session (continue it with `reply`), the backend, the tokens, the cost where known and the stop reason.",
+            "Run one turn of another agent or model through agent-loop, tool rounds included, and return its answer, with the session (continue it with `reply`), the stop reason, the tool calls refused, the backend, the tokens and the cost where known.",
             ask,
         )
         .with_title("Ask an agent")
@@ -207,13 +207,29 @@ fn turn_output() -> Arc<JsonObject> {
     object(json!({
         "type": "object",
         "properties": {
-            "session": {"type": ["string", "null"], "description": "The session's name (null when sessions are not saved)"},
-            "backend": {"type": "string"},
-            "model": {"type": ["string", "null"]},
+            "answer": {"type": "string", "description": "The agent's answer (what it had answered, when the turn was stopped); one longer than --max-answer-chars keeps its head and tail, a note between them saying where the whole answer is saved"},
+            "answer_cut": {"type": "boolean", "description": "Whether the answer was cut to --max-answer-chars"},
             "stop_reason": {
                 "type": "string",
                 "enum": ["end_turn", "max_tokens", "refusal", "max_iterations", "cancelled", "timeout"],
             },
+            "note": {"type": ["string", "null"], "description": "Why the turn ended early (max_iterations, timeout); null otherwise"},
+            "refused": {
+                "type": "array",
+                "description": "The tool calls agent-loop did not let run, their approval refused (denied, declined, or the client could not be asked)",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "tool": {"type": "string"},
+                        "call": {"type": "string", "description": "The call in a few words"},
+                        "reason": {"type": "string"},
+                    },
+                    "required": ["tool", "call", "reason"],
+                },
+            },
+            "session": {"type": ["string", "null"], "description": "The session's name (null when sessions are not saved)"},
+            "backend": {"type": "string"},
+            "model": {"type": ["string", "null"]},
             "tokens": {
                 "type": "object",
                 "properties": {
@@ -225,7 +241,7 @@ fn turn_output() -> Arc<JsonObject> {
             },
             "cost_usd": {"type": ["number", "null"], "description": "null when the backend reports no cost and none could be priced"},
         },
-        "required": ["session", "backend", "model", "stop_reason", "tokens", "cost_usd"],
+        "required": ["answer", "answer_cut", "stop_reason", "note", "refused", "session", "backend", "model", "tokens", "cost_usd"],
     }))
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{block, call, start, structured, text, Behaviour};
+use super::{answer, block, call, start, structured, text, Behaviour};
 use crate::common::Workspace;
 use crate::http::{KEY, KEY_ENV};
 
@@ -29,7 +29,7 @@ fn an_elicitation_allowed_runs_the_call() {
     block(async {
         let client = start(&ws, &["--backend", "fake"], behaviour, &[]).await;
         let result = client.call("ask", json!({"prompt": "write it"})).await;
-        assert_eq!(text(&result), "done", "{result:?}");
+        assert_eq!(answer(&result), "done", "{result:?}");
         let asked = client.seen.asked.lock().unwrap().clone();
         assert_eq!(asked.len(), 1, "{asked:?}");
         // What the write puts into the file is shown, not only its path.
@@ -57,6 +57,12 @@ fn an_elicitation_declined_refuses_the_call_and_the_model_is_told() {
         let client = start(&ws, &["--backend", "fake"], behaviour, &[]).await;
         let result = client.call("ask", json!({"prompt": "write it"})).await;
         assert_eq!(structured(&result)["stop_reason"], "end_turn");
+        // The calling model is told which call did not run, whatever the answer says.
+        assert_eq!(answer(&result), "done");
+        assert_eq!(
+            structured(&result)["refused"],
+            json!([{"tool": "write", "call": "out.txt", "reason": "the user declined it"}])
+        );
         assert_eq!(client.seen.asked.lock().unwrap().len(), 1);
         client.close().await;
     });
@@ -74,7 +80,16 @@ fn without_elicitation_only_what_a_rule_allows_runs() {
     writes(&ws);
     block(async {
         let client = start(&ws, &["--backend", "fake"], Behaviour::default(), &[]).await;
-        client.call("ask", json!({"prompt": "write it"})).await;
+        let result = client.call("ask", json!({"prompt": "write it"})).await;
+        let refused = &structured(&result)["refused"];
+        assert_eq!(refused[0]["tool"], "write", "{result:?}");
+        assert!(
+            refused[0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("offers no elicitation"),
+            "{result:?}"
+        );
         client.close().await;
     });
     assert!(!ws.work().join("out.txt").exists());
@@ -94,7 +109,7 @@ fn without_elicitation_only_what_a_rule_allows_runs() {
         )
         .await;
         let result = client.call("ask", json!({"prompt": "write it"})).await;
-        assert_eq!(text(&result), "done");
+        assert_eq!(answer(&result), "done");
         client.close().await;
     });
     assert!(ws.work().join("out.txt").exists());
@@ -112,7 +127,7 @@ fn acp_permission(args: &[&str], behaviour: Behaviour) -> (String, Vec<String>) 
         let result = client.call("ask", json!({"prompt": "permission"})).await;
         let asked = client.seen.asked.lock().unwrap().clone();
         client.close().await;
-        (text(&result), asked)
+        (answer(&result), asked)
     })
 }
 
@@ -175,7 +190,7 @@ fn the_clients_root_is_where_the_file_tools_work_and_stay() {
     block(async {
         let client = start(&ws, &["--backend", "fake", "--yes"], behaviour, &[]).await;
         let result = client.call("ask", json!({"prompt": "write"})).await;
-        assert_eq!(text(&result), "done", "{result:?}");
+        assert_eq!(answer(&result), "done", "{result:?}");
         client.close().await;
     });
     assert!(root.join("inside.txt").exists());
@@ -201,7 +216,7 @@ fn a_clients_root_outside_the_given_root_is_refused() {
             let client = start(&ws, &args, behaviour, &[]).await;
             let result = client.call("ask", json!({"prompt": "hi"})).await;
             if runs {
-                assert_eq!(text(&result), "done", "{result:?}");
+                assert_eq!(answer(&result), "done", "{result:?}");
             } else {
                 assert_eq!(result.is_error, Some(true), "{result:?}");
                 assert!(text(&result).contains("is not inside --root"), "{result:?}");
@@ -225,7 +240,7 @@ fn progress_tells_the_client_of_the_tool_calls_as_they_run() {
         )
         .await;
         let result = client.call("ask", json!({"prompt": "write it"})).await;
-        assert_eq!(text(&result), "done");
+        assert_eq!(answer(&result), "done");
         // The first one is never held back by the rate limit.
         let seen = client.seen.progress.clone();
         let first = super::eventually(move || seen.lock().unwrap().first().cloned()).await;

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{block, start, structured, text, Behaviour, Client};
+use super::{answer, block, start, structured, text, Behaviour, Client};
 use crate::common::Workspace;
 use crate::http::server::{response, Server};
 use crate::http::{KEY, KEY_ENV};
@@ -25,7 +25,7 @@ fn tools_are_listed_and_an_ask_runs_a_demo_turn_in_a_saved_session() {
         assert!(ask.output_schema.is_some());
         let result = client.call("ask", json!({"prompt": "hello there"})).await;
         assert_eq!(result.is_error, Some(false), "{result:?}");
-        assert!(text(&result).contains("offline demo agent"), "{result:?}");
+        assert!(answer(&result).contains("offline demo agent"), "{result:?}");
         let meta = structured(&result);
         assert_eq!(meta["backend"], "demo");
         assert_eq!(meta["stop_reason"], "end_turn");
@@ -57,7 +57,7 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
         let result = client
             .call("ask", json!({"prompt": "what is the key?"}))
             .await;
-        let answer = text(&result);
+        let answer = answer(&result);
         assert!(answer.contains("the key is [REDACTED]."), "{answer}");
         assert!(!format!("{result:?}").contains(KEY), "{result:?}");
         let meta = structured(&result);
@@ -78,20 +78,20 @@ fn an_ask_through_an_http_api_counts_its_tokens_and_keeps_the_key_out() {
 /// chat of its own, is sent on the connection the first one opened, as an API keeps it open.
 #[test]
 fn asks_share_the_connection_to_the_api() {
-    let answer = |text: &str| {
+    let completion = |text: &str| {
         format!(
             "{{\"id\":\"c1\",\"object\":\"chat.completion\",\"model\":\"test-model\",\"choices\":[{{\"index\":0,\
              \"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}"
         )
     };
-    let server = Server::keep_alive(vec![answer("first."), answer("second.")]);
+    let server = Server::keep_alive(vec![completion("first."), completion("second.")]);
     let ws = Workspace::new();
     let answers = block(async {
         let client = start_on_api(&ws, &server.url).await;
         let mut answers = Vec::new();
         for prompt in ["one", "two"] {
             let result = client.call("ask", json!({ "prompt": prompt })).await;
-            answers.push((text(&result), structured(&result)["session"].clone()));
+            answers.push((answer(&result), structured(&result)["session"].clone()));
         }
         client.close().await;
         answers
@@ -228,7 +228,7 @@ fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
         let result = client
             .call("ask", json!({"prompt": "long", "session": "big"}))
             .await;
-        let answer = text(&result);
+        let answer = answer(&result);
         assert!(
             answer.starts_with("line 1\n") && answer.ends_with("line 200"),
             "{answer}"

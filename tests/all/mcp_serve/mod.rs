@@ -3,7 +3,8 @@
 //! through the scripted fake agent and the HTTP mock, a reply that moves to another backend,
 //! approval through elicitation (allowed, declined) and without it, for agent-loop's tools and
 //! an ACP agent backend's own questions, the client's root, progress, cancel, the timeout,
-//! and calls on two sessions side by side and on one in turn.
+//! and calls on two sessions side by side and on one in turn; and, line by line, the opening
+//! of a client that offers protocol revision 2026-07-28 first (Claude Code's).
 
 // Roots are deprecated in the newest revision of MCP, not in the clients of today.
 #![allow(deprecated)]
@@ -12,6 +13,7 @@ mod approval;
 mod cases;
 mod docs;
 mod turns;
+mod wire;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -214,6 +216,20 @@ pub fn text(result: &CallToolResult) -> String {
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The answer of a turn (`ask`, `reply`): the structured content's `answer`, once the text
+/// content is checked to be that same object serialised (what a client that reads only the
+/// text gives its model).
+pub fn answer(result: &CallToolResult) -> String {
+    let structured = structured(result);
+    let text: Value = serde_json::from_str(&text(result))
+        .unwrap_or_else(|e| panic!("the text is not JSON ({e}): {result:?}"));
+    assert_eq!(&text, structured, "the text is not the structured content");
+    let answer = structured["answer"].as_str();
+    answer
+        .unwrap_or_else(|| panic!("no answer: {result:?}"))
+        .to_string()
 }
 
 /// The result's structured content.

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::{block, start, structured, text, wait_file, Behaviour};
+use super::{answer, block, start, structured, text, wait_file, Behaviour};
 use crate::common::{process_gone, wait_gone, Workspace};
 
 /// A second scripted backend on the same fake agent.
@@ -38,7 +38,7 @@ fn a_reply_continues_the_session_on_another_backend() {
                 json!({"prompt": "first question", "session": "task"}),
             )
             .await;
-        assert_eq!(text(&first), "The first answer.", "{first:?}");
+        assert_eq!(answer(&first), "The first answer.", "{first:?}");
         assert_eq!(structured(&first)["session"], "task");
         assert_eq!(structured(&first)["backend"], "fake");
         let second = client
@@ -47,7 +47,7 @@ fn a_reply_continues_the_session_on_another_backend() {
                 json!({"session": "task", "prompt": "second question", "backend": "fake2"}),
             )
             .await;
-        assert_eq!(text(&second), "The second answer.", "{second:?}");
+        assert_eq!(answer(&second), "The second answer.", "{second:?}");
         let meta = structured(&second);
         assert_eq!(meta["backend"], "fake2");
         assert_eq!(meta["tokens"], json!({"input": 30, "output": 3}));
@@ -111,7 +111,7 @@ fn only_the_servers_own_sessions_are_continued() {
         let own = client
             .call("ask", json!({"session": "own", "prompt": "hi"}))
             .await;
-        assert_eq!(text(&own), "The server's answer.", "{own:?}");
+        assert_eq!(answer(&own), "The server's answer.", "{own:?}");
         client.close().await;
     });
     assert_eq!(ws.runs(), 2, "the refused calls ran nothing");
@@ -178,7 +178,7 @@ fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
         let next = client
             .call("ask", json!({"prompt": "again", "session": "long"}))
             .await;
-        assert_eq!(text(&next), "Back again.", "{next:?}");
+        assert_eq!(answer(&next), "Back again.", "{next:?}");
         client.close().await;
     });
     assert!(
@@ -187,6 +187,25 @@ fn a_cancel_stops_the_turn_and_its_agent_and_the_server_goes_on() {
         ws.saved_messages()
     );
     ws.assert_no_leftovers();
+}
+
+#[test]
+fn a_turn_at_its_iteration_cap_says_why_it_stopped() {
+    let ws = Workspace::new();
+    ws.reply(1, super::call("ls", json!({"path": "."})));
+    block(async {
+        let args = ["--backend", "fake", "--max-iterations", "1"];
+        let client = start(&ws, &args, Behaviour::default(), &[]).await;
+        let result = client.call("ask", json!({"prompt": "look"})).await;
+        assert_eq!(
+            structured(&result)["stop_reason"],
+            "max_iterations",
+            "{result:?}"
+        );
+        let note = structured(&result)["note"].as_str().unwrap().to_string();
+        assert!(note.contains("(the --max-iterations cap)"), "{note}");
+        client.close().await;
+    });
 }
 
 #[test]
@@ -203,9 +222,11 @@ fn a_call_over_its_timeout_is_stopped_and_says_so() {
         .await;
         let result = client.call("ask", json!({"prompt": "wait"})).await;
         assert_eq!(structured(&result)["stop_reason"], "timeout", "{result:?}");
-        assert!(
-            text(&result).contains("the turn was stopped after 1s (--timeout)"),
-            "{result:?}"
+        // Nothing was answered, and the note does not pretend otherwise.
+        assert_eq!(answer(&result), "", "{result:?}");
+        assert_eq!(
+            structured(&result)["note"],
+            "the turn was stopped after 1s (--timeout), before it had answered anything"
         );
         client.close().await;
     });
@@ -257,11 +278,11 @@ fn a_reply_waits_for_the_ask_that_starts_its_session() {
                 reply.await_response().await.unwrap()
             }
         );
-        assert_eq!(text(&first), "released a");
+        assert_eq!(answer(&first), "released a");
         let rmcp::model::ServerResult::CallToolResult(second) = second else {
             panic!("{second:?}")
         };
-        assert_eq!(text(&second), "released b", "{second:?}");
+        assert_eq!(answer(&second), "released b", "{second:?}");
         client.close().await;
     });
 }
@@ -329,9 +350,9 @@ fn two_sessions_run_side_by_side_and_one_session_runs_one_call_at_a_time() {
                 release(&ws, "a");
                 release_when_started(&ws, "b").await;
             });
-        assert_eq!(text(&first), "released a");
-        assert_eq!(text(&second), "released b");
-        assert_eq!(text(&other), "released c");
+        assert_eq!(answer(&first), "released a");
+        assert_eq!(answer(&second), "released b");
+        assert_eq!(answer(&other), "released c");
         client.close().await;
     });
 }

@@ -1,6 +1,7 @@
 //! Wiring: parse flags, run a subcommand, or build the app (backends, session, front end) and
 //! run one turn (a task was given or piped) or the REPL (a terminal and no task). Maps every
-//! outcome to the documented exit code.
+//! outcome to the documented exit code; output that met a closed pipe makes a success 141
+//! (see [`super::stdout`]).
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
@@ -27,6 +28,14 @@ use super::repl;
 use super::screen::{jsonl_requested, Screen};
 
 pub fn main() -> i32 {
+    let code = command();
+    if code == 0 && super::stdout::was_closed() {
+        return super::signals::Stop::Closed.exit_code();
+    }
+    code
+}
+
+fn command() -> i32 {
     // The demo agent behind the `demo` backend is reached before clap, not as a (hidden)
     // subcommand: shell completions would offer a hidden one, and no user types it.
     if std::env::args_os()
@@ -149,9 +158,16 @@ fn usage_error(e: clap::Error) -> i32 {
     if let Some(unquoted) = unquoted(&e, &argv) {
         return early_fail(&unquoted);
     }
-    if matches!(e.kind(), DisplayHelp | DisplayVersion)
-        || !jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref())
-    {
+    if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+        // Printed here, not by `e.exit()`, which would take a closed pipe for success.
+        return match e.print() {
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                super::signals::Stop::Closed.exit_code()
+            }
+            _ => e.exit_code(),
+        };
+    }
+    if !jsonl_requested(&argv, std::env::var_os("AGENT_LOOP_OUTPUT").as_deref()) {
         e.exit();
     }
     let text = e.render().to_string();

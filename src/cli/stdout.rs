@@ -1,9 +1,11 @@
 //! The one writer of what agent-loop prints on stdout. A reader that has read enough closes
-//! the pipe (`agent-loop config | head -1`): the output ends there, quietly, and the command
-//! exits as it would have, as other Unix tools do. A turn whose answer nobody reads any more
-//! (`agent-loop TASK | head -1`) is stopped as a signal would stop it ([`closed`]): its
-//! backend and tools would otherwise run on, spending tokens and changing files for nobody.
-//! Any other failure to write (a full disk) is an error that names stdout.
+//! the pipe (`agent-loop config | head -1`): the output ends there, quietly, and a command
+//! that would have exited 0 exits 141 ([`was_closed`]), as SIGPIPE ends other Unix tools
+//! (`cat big | head -c 10`): a script learns that its output was not all read, whether the
+//! pipe closed during a turn or during the answer's last write. A turn whose answer nobody
+//! reads any more (`agent-loop TASK | head -1`) is stopped as a signal would stop it
+//! ([`closed`]): its backend and tools would otherwise run on, spending tokens and changing
+//! files for nobody. Any other failure to write (a full disk) is an error that names stdout.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +30,11 @@ pub async fn closed() {
         return;
     }
     woken.await;
+}
+
+/// Whether a write found stdout's pipe closed: what was to be printed was not all read.
+pub fn was_closed() -> bool {
+    CLOSED.load(Ordering::SeqCst)
 }
 
 fn mark_closed() {

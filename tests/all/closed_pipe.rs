@@ -1,9 +1,10 @@
 //! A reader that has read enough closes the pipe (`agent-loop config | head -1`): every
-//! subcommand, `--help` and the main run then end quietly, with no panic, as other Unix
-//! tools do: exit 0 when what was asked is done, 141 (as SIGPIPE) when a turn was stopped
-//! because nobody read its output any more. Each run here writes to a pipe whose reading end
-//! is closed before the program starts, so its first write meets the closed pipe, every time;
-//! the last test closes it in the middle of a turn.
+//! subcommand, `--help` and the main run then end quietly, with no panic, and exit 141 as
+//! SIGPIPE ends other tools (`cat big | head -c 10`), whether a turn was stopped because
+//! nobody read its output any more or was done when its answer met the closed pipe: a script
+//! learns its output was not all read either way. Each run here writes to a pipe whose
+//! reading end is closed before the program starts, so its first write meets the closed pipe,
+//! every time; the last test closes it in the middle of a turn.
 
 use std::io::{BufRead, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -19,13 +20,8 @@ fn assert_runs_at_most(ws: &Workspace, n: usize) {
     assert!(runs <= n, "{runs} runs");
 }
 
-/// Runs `cmd` with stdout a pipe nobody reads; checks it ended quietly with exit 0.
-fn into_closed_pipe(ws: &Workspace, cmd: Command, what: &str) -> Run {
-    into_closed_pipe_ending(ws, cmd, what, 0)
-}
-
-/// [`into_closed_pipe`], ending with `code`.
-fn into_closed_pipe_ending(ws: &Workspace, mut cmd: Command, what: &str, code: i32) -> Run {
+/// Runs `cmd` with stdout a pipe nobody reads; checks it ended quietly with exit 141.
+fn into_closed_pipe(ws: &Workspace, mut cmd: Command, what: &str) -> Run {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
     cmd.stdout(writer).stderr(Stdio::piped());
@@ -34,7 +30,7 @@ fn into_closed_pipe_ending(ws: &Workspace, mut cmd: Command, what: &str, code: i
     for bad in ["panicked", "Broken pipe", "broken pipe", "error"] {
         assert!(!err.contains(bad), "{what}: {bad:?} on stderr:\n{err}");
     }
-    assert_eq!(run.code(), code, "{what}: exit code; stderr:\n{err}");
+    assert_eq!(run.code(), 141, "{what}: exit code; stderr:\n{err}");
     run
 }
 
@@ -72,16 +68,22 @@ fn every_subcommand_ends_quietly_on_a_closed_pipe() {
 fn the_answer_of_a_run_ends_quietly_on_a_closed_pipe_in_every_output_mode() {
     let ws = Workspace::new();
     ws.reply(0, "The answer is 42.\n");
-    // The answer is the first thing these write to stdout: the turn is done by then.
+    // The answer is the first thing these write to stdout: the turn is done by then, and
+    // kept as done, but its answer was not read.
     for mode in [&[][..], &["--quiet"]] {
-        let args = [&["--backend", "fake"], mode, &["task"]].concat();
+        let args = [&["--backend", "fake", "--session", "s"], mode, &["task"]].concat();
         into_closed_pipe(&ws, ws.cmd(&args), &args.join(" "));
+        let session =
+            std::fs::read_to_string(ws.path("data/agent-loop/sessions/s/session.json")).unwrap();
+        assert!(session.contains("The answer is 42."), "{session}");
+        assert!(!session.contains("cancelled"), "{session}");
+        std::fs::remove_dir_all(ws.path("data/agent-loop/sessions/s")).unwrap();
     }
     // JSON lines start at once: nobody reads them, so the turn is stopped, its backend at the
     // latest as it starts (it may be killed while it counts its run: an empty count).
     let runs = ws.runs();
     let args = ["--backend", "fake", "--output", "jsonl", "task"];
-    into_closed_pipe_ending(&ws, ws.cmd(&args), &args.join(" "), 141);
+    into_closed_pipe(&ws, ws.cmd(&args), &args.join(" "));
     let count = std::fs::read_to_string(ws.path("fake/count")).unwrap_or_default();
     assert!(
         count.trim().parse().unwrap_or(runs) <= runs + 1,

@@ -506,6 +506,7 @@ fn progress(shared: &Shared, chat_id: i64, chat: &Chat) -> (Progress, JoinHandle
         lines,
         redactor: chat.redactor().clone(),
         debug: shared.debug,
+        calls: Default::default(),
     };
     (observer, reporter)
 }

@@ -44,8 +44,11 @@ pub fn call_title(tool: &str, summary: &str) -> String {
     format!("{tool}: {summary}")
 }
 
-/// The progress line of a tool call that starts running, escaped as the approval question
-/// is: a summary is the model's text.
-pub fn running(summary: &str) -> String {
-    format!("running: {}", shown_lines(summary, usize::MAX).join(" "))
+/// A tool call's progress line, [`call_title`] escaped as the approval question is: the
+/// tool's name and the summary are the model's text.
+pub fn call_line(tool: &str, summary: &str) -> String {
+    call_title(
+        &shown_lines(tool, usize::MAX).concat(),
+        &shown_lines(summary, usize::MAX).join(" "),
+    )
 }

@@ -32,6 +32,16 @@ impl Call {
     pub fn text(&self) -> &str {
         self.body["text"].as_str().unwrap_or("")
     }
+
+    /// The callback data of the button labelled `label` under this question.
+    pub fn button(&self, label: &str) -> String {
+        self.body["reply_markup"]["inline_keyboard"][0]
+            .as_array()
+            .and_then(|row| row.iter().find(|b| b["text"] == label))
+            .and_then(|b| b["callback_data"].as_str())
+            .unwrap_or_else(|| panic!("no {label} button under {}", self.body))
+            .to_string()
+    }
 }
 
 type Matcher = Box<dyn Fn(&Call) -> bool + Send>;
@@ -239,6 +249,17 @@ impl Mock {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Waits until the `n`th question with buttons (from 0) is sent; returns it.
+    pub fn question(&self, n: usize) -> Call {
+        self.wait_for(&format!("question {n}"), |calls| {
+            calls
+                .iter()
+                .filter(|c| c.method == "sendMessage" && !c.body["reply_markup"].is_null())
+                .nth(n)
+                .cloned()
+        })
     }
 
     /// Waits until a `sendMessage` to `chat` contains `needle`; returns its text.

@@ -9,6 +9,7 @@ mod failed;
 mod lifecycle;
 mod mock;
 mod photos;
+mod progress;
 mod safety;
 
 use std::path::PathBuf;
@@ -152,10 +153,10 @@ fn a_tool_round_trip_from_an_allowed_user() {
     // is added, or sent with both when they came together (its own task sends it, which may
     // be after the answer).
     mock.wait_for("one progress message with both calls", |calls| {
-        let both = |c: &&Call| c.text().starts_with("running: notes.txt\nrunning: ");
+        let both = |c: &&Call| c.text().starts_with("read: notes.txt\nls: ");
         let sent: Vec<&Call> = calls
             .iter()
-            .filter(|c| c.method == "sendMessage" && c.text().starts_with("running: "))
+            .filter(|c| c.method == "sendMessage" && c.text().starts_with("read: "))
             .collect();
         let first = *sent.first()?;
         (sent.len() == 1

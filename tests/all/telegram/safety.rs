@@ -79,17 +79,8 @@ fn the_question_shows_everything_the_call_will_run_sanitised_and_folded() {
     let mock = Mock::start();
     let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
     mock.message(ME, ME, "go");
-    let question = |n: usize| {
-        mock.wait_for("the question", |calls| {
-            calls
-                .iter()
-                .filter(|c| c.method == "sendMessage" && !c.body["reply_markup"].is_null())
-                .nth(n)
-                .cloned()
-        })
-    };
-    let deny = |q: &Call| mock.press(ME, ME, q.message_id, &button_of(q, "Deny"));
-    let first = question(0);
+    let deny = |q: &Call| mock.press(ME, ME, q.message_id, &q.button("Deny"));
+    let first = mock.question(0);
     assert!(
         first
             .text()
@@ -98,7 +89,7 @@ fn the_question_shows_everything_the_call_will_run_sanitised_and_folded() {
         first.text()
     );
     deny(&first);
-    let second = question(1);
+    let second = mock.question(1);
     let text = second.text();
     assert!(
         text.contains("echo hi\u{2420}\u{d7}300\\n\u{d7}40\n\\u{202e}\\u{200b}; touch tail"),
@@ -109,11 +100,11 @@ fn the_question_shows_everything_the_call_will_run_sanitised_and_folded() {
         "{text:?}"
     );
     deny(&second);
-    let third = question(2);
+    let third = mock.question(2);
     let text = third.text().to_string();
     assert!(text.contains("70 more lines not shown"), "{text}");
     assert!(!text.contains("echo 100"), "{text}");
-    let view = button_of(&third, "View all");
+    let view = third.button("View all");
     mock.press(ME, ME, third.message_id, &view);
     mock.wait_sent(ME, "echo 100\\n");
     deny(&third);
@@ -125,7 +116,7 @@ fn the_question_shows_everything_the_call_will_run_sanitised_and_folded() {
     assert!(
         texts
             .iter()
-            .any(|t| t.contains("running: echo hi\u{2420}\u{d7}300")),
+            .any(|t| t.contains("bash: echo hi\u{2420}\u{d7}300")),
         "{texts:?}"
     );
     assert!(texts.iter().all(|t| !t.contains('\u{202e}')), "{texts:?}");
@@ -181,26 +172,10 @@ fn always_ends_with_the_conversation() {
     mock.message(ME, ME, "/new");
     mock.wait_sent(ME, "New conversation");
     mock.message(ME, ME, "again");
-    let second = mock.wait_for("a second question", |calls| {
-        calls
-            .iter()
-            .filter(|c| c.method == "sendMessage" && !c.body["reply_markup"].is_null())
-            .nth(1)
-            .cloned()
-    });
-    mock.press(ME, ME, second.message_id, &button_of(&second, "Deny"));
+    let second = mock.question(1);
+    mock.press(ME, ME, second.message_id, &second.button("Deny"));
     mock.wait_sent(ME, "done two");
     assert!(ws.work().join("first.txt").exists());
     assert!(!ws.work().join("second.txt").exists());
     assert_eq!(bot.terminate(), 0);
-}
-
-/// The callback data of the button labelled `label` under the question `q`.
-fn button_of(q: &Call, label: &str) -> String {
-    q.body["reply_markup"]["inline_keyboard"][0]
-        .as_array()
-        .and_then(|row| row.iter().find(|b| b["text"] == label))
-        .and_then(|b| b["callback_data"].as_str())
-        .unwrap_or_else(|| panic!("no {label} button under {}", q.body))
-        .to_string()
 }

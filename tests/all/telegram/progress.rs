@@ -1,0 +1,84 @@
+//! The progress message of a turn whose calls need approval: a call is named with its tool
+//! (`read: small.txt`), says it awaits approval while the question waits (never that it
+//! runs), then whether the person allowed or denied it; a denied call is not a failure.
+
+use super::mock::{Call, Mock};
+use super::{Bot, ME};
+use crate::common::Workspace;
+
+/// Waits until a message sent or edited in the chat ends with `line`.
+fn wait_shown(mock: &Mock, line: &str) {
+    mock.wait_for(&format!("a progress line {line:?}"), |calls| {
+        calls
+            .iter()
+            .any(|c| c.chat() == ME && c.text().ends_with(line))
+            .then_some(())
+    });
+}
+
+#[test]
+fn a_call_awaiting_approval_says_so_and_then_what_was_decided() {
+    let ws = Workspace::new();
+    std::fs::write(ws.work().join("small.txt"), "small\n").unwrap();
+    let call = |tool: &str, args: &str| {
+        format!("<tool_call>{{\"name\":\"{tool}\",\"arguments\":{args}}}</tool_call>\n")
+    };
+    ws.reply(
+        1,
+        call("read", r#"{"path":"small.txt"}"#)
+            + &call("bash", r#"{"command":"touch denied.txt"}"#),
+    );
+    ws.reply(2, call("bash", r#"{"command":"touch allowed.txt"}"#));
+    ws.reply(3, "done\n");
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake"]);
+    mock.message(ME, ME, "go");
+    // While a question waits, its call's line says so (the reporter sends it on its own).
+    let first = mock.question(0);
+    wait_shown(&mock, "\nbash: touch denied.txt (awaiting approval)");
+    mock.press(ME, ME, first.message_id, &first.button("Deny"));
+    let second = mock.question(1);
+    wait_shown(&mock, "\nbash: touch allowed.txt (awaiting approval)");
+    mock.press(ME, ME, second.message_id, &second.button("Allow"));
+    mock.wait_sent(ME, "done");
+    assert!(!ws.work().join("denied.txt").exists());
+    assert!(ws.work().join("allowed.txt").exists());
+    // What the chat shows at the end: the questions with their answers, one progress message
+    // with every call, sent with the first and edited since, and the answer.
+    let shown = mock.shown(ME);
+    let progress: Vec<&String> = shown.iter().filter(|t| t.starts_with("read: ")).collect();
+    assert_eq!(
+        progress,
+        ["read: small.txt\nbash: touch denied.txt (denied)\nbash: touch allowed.txt (allowed)"],
+        "{shown:#?}"
+    );
+    assert_eq!(shown.last().unwrap(), "done");
+    // At no time did a line say a call runs, or that the denied one failed.
+    let calls = mock.calls();
+    for text in calls.iter().map(Call::text) {
+        assert!(
+            !text.contains("running") && !text.contains("failed"),
+            "{text:?}"
+        );
+    }
+    assert_eq!(bot.terminate(), 0);
+}
+
+/// A call that fails is still told as failing; one that needs no approval has no state.
+#[test]
+fn a_failed_call_is_told_and_an_allowed_tool_has_no_state() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"exit 3\"}}</tool_call>\n",
+    );
+    ws.reply(2, "it failed\n");
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake", "--yes"]);
+    mock.message(ME, ME, "fail");
+    mock.wait_sent(ME, "it failed");
+    let shown = mock.shown(ME);
+    let answer = shown.iter().position(|t| t == "it failed").unwrap();
+    assert_eq!(shown[answer - 1], "bash: exit 3\nbash failed", "{shown:#?}");
+    assert_eq!(bot.terminate(), 0);
+}

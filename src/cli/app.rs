@@ -126,6 +126,7 @@ impl App {
             stop = self.signals.next() => Outcome::Cancelled(stop),
         };
         if let Outcome::Cancelled(stop) = outcome {
+            self.frontend.question_cut();
             // Nobody reads any more: quietly, as a closed pipe ends other tools.
             if stop != Stop::Closed {
                 self.frontend.notice(&cancelled_notice(stop));
@@ -187,6 +188,7 @@ impl App {
             Err(stop) => Outcome::Cancelled(stop),
         };
         if let Outcome::Cancelled(_) = outcome {
+            self.frontend.question_cut();
             self.frontend.notice(
                 "[comparison cancelled: every backend and running tool were stopped; the conversation is unchanged]",
             );

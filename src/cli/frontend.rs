@@ -21,6 +21,10 @@ pub struct Frontend {
     /// a one-shot run with one says so in its exit code, whatever the backend type (an
     /// agent's own questions come here too).
     pub refused: u32,
+    /// An approval question waits for its answer. A signal that cancels the turn drops the
+    /// wait with this still set: the question's line, where the terminal echoed `^C`, is
+    /// still open.
+    pub asking: bool,
 }
 
 impl Frontend {
@@ -32,6 +36,15 @@ impl Frontend {
             debug: false,
             repl: false,
             refused: 0,
+            asking: false,
+        }
+    }
+
+    /// After a signal cancelled the turn: a question still waiting for its answer has its
+    /// line ended, so that the notice that follows starts a line of its own.
+    pub fn question_cut(&mut self) {
+        if std::mem::take(&mut self.asking) {
+            self.display.end_question_line();
         }
     }
 
@@ -75,7 +88,10 @@ impl Observer for Frontend {
             let mut full = false;
             loop {
                 self.display.approval_prompt(request, full);
-                let Some(answer) = self.input.line().await else {
+                self.asking = true;
+                let answer = self.input.line().await;
+                self.asking = false;
+                let Some(answer) = answer else {
                     return Decision::Deny("the user closed the input instead of answering".into());
                 };
                 match answer.trim().to_ascii_lowercase().as_str() {

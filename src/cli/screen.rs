@@ -169,6 +169,16 @@ impl Screen {
         self.lock().notice(text);
     }
 
+    /// Ends the line of an approval question left unanswered, on which the terminal echoed
+    /// the `^C` that cancelled the turn. The view's question is its input line, which it
+    /// redraws: nothing to end there.
+    pub fn end_question_line(&self) {
+        if self.1.is_none() {
+            let _drawing = self.lock();
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\n");
+        }
+    }
+
     pub fn aside(&self, text: &str) {
         self.lock().aside(text);
     }

@@ -27,6 +27,7 @@ mod demo;
 mod docs_cover;
 mod doctor;
 mod editor;
+mod editor_lines;
 mod editor_signals;
 mod failed_prompt;
 mod fanout;

@@ -14,6 +14,7 @@ use std::io::Write;
 
 use unicode_width::UnicodeWidthChar;
 
+use super::super::text::wrap::break_long;
 use super::keys::layout;
 use super::line::Line;
 use super::Editor;
@@ -132,12 +133,16 @@ impl Editor {
         }
     }
 
-    /// Lists Tab's candidates below the entry, then draws it again under them.
+    /// Lists Tab's candidates below the entry, then draws it again under them. The list is
+    /// broken at spaces as agent-loop's own lines are (one column short of the width), so
+    /// that no name is cut in two.
     pub(super) fn list(&mut self, label: &str, line: &Line, choices: &[String]) {
         let mut end = line.clone();
         end.cursor = end.text.len();
         self.draw(label, &end);
-        write(format!("\r\n{}\r\n", choices.join("  ")).as_bytes());
+        let list =
+            break_long(&choices.join("  "), self.cols().saturating_sub(1)).replace('\n', "\r\n");
+        write(format!("\r\n{list}\r\n").as_bytes());
         self.cursor_row = 0;
         self.shown = None;
     }

@@ -1,9 +1,10 @@
 //! The entries typed before, shared by the REPL's line editor and the view's input line: Up
-//! and Down recall them (the line being typed is kept while they are looked at), Ctrl-R
-//! searches them, and they are kept across runs in `$XDG_STATE_HOME/agent-loop/history`
-//! (0600 in a 0700 folder; the newest [`LIMIT`] entries are recalled). As in the shells, an
-//! entry that starts with a space is not kept; a value the redactor knows (an API key pasted
-//! into a task) is written to the file masked, never as it is.
+//! and Down recall them (the line being typed is kept while they are looked at, and when it
+//! is one line, Up shows only the entries that start with it), Ctrl-R searches them, and
+//! they are kept across runs in `$XDG_STATE_HOME/agent-loop/history` (0600 in a 0700 folder;
+//! the newest [`LIMIT`] entries are recalled). As in the shells, an entry that starts with a
+//! space is not kept; a value the redactor knows (an API key pasted into a task) is written
+//! to the file masked, never as it is.
 //!
 //! The file holds one entry a line, with `\` and newlines escaped (`\\`, `\n`), so a pasted
 //! block is one entry. Entries are appended as they are typed; a file grown past twice the
@@ -29,8 +30,11 @@ pub const LIMIT: usize = 1000;
 #[derive(Debug, Default)]
 pub struct History {
     entries: Vec<String>,
-    /// The entry shown, counted from the newest; `None` for the line being typed.
-    at: Option<usize>,
+    /// The entries shown by Up since the line being typed was left, each counted from the
+    /// newest; the last is the one shown. Empty while the line being typed is shown.
+    shown: Vec<usize>,
+    /// What the entries Up shows start with: the line being typed, when it was one line.
+    prefix: String,
     /// The line being typed, kept whole (its cursor, its undo steps) while entries are shown.
     draft: Line,
     /// Where entries are kept; `None` keeps them for this run only.
@@ -62,7 +66,7 @@ impl History {
 
     /// Keeps a typed entry (and ends any recall).
     pub fn keep(&mut self, entry: &str) {
-        self.at = None;
+        self.shown.clear();
         // What Tab added after the last word (a space) is not part of what was meant.
         let entry = entry.trim_end();
         if entry.trim().is_empty() || entry.starts_with(' ') {
@@ -81,26 +85,60 @@ impl History {
     /// The line shown is the one being typed again (Ctrl-C cleared it, or a search's match
     /// was taken): Up starts from the newest entry, and keeps what is typed then as the draft.
     pub fn end_recall(&mut self) {
-        self.at = None;
+        self.shown.clear();
         self.draft = Line::default();
     }
 
-    /// Up (`older`) or Down: the entry to show in `line`.
-    pub fn step(&mut self, line: &mut Line, older: bool) {
-        let n = self.entries.len();
-        let next = match (self.at, older) {
-            (None, true) if n > 0 => Some(0),
-            (Some(i), true) if i + 1 < n => Some(i + 1),
-            (Some(0), false) => None,
-            (Some(i), false) => Some(i - 1),
-            (at, _) => return self.at = at,
-        };
-        if self.at.is_none() {
-            self.draft = line.clone();
+    /// Up (`older`) or Down, as in zsh and fish: in an entry of several lines the cursor
+    /// moves to the line above (below); from the first (last) line, the history.
+    pub fn up_down(&mut self, line: &mut Line, older: bool) {
+        if !line.vertical(older) {
+            self.step(line, older);
         }
-        self.at = next;
-        match next {
-            Some(i) => line.set(self.entries[n - 1 - i].clone()),
+    }
+
+    /// The entry to show in `line` for Up (`older`) or Down. The first Up takes the line
+    /// being typed as the draft, and when it is one line, as a prefix: Up shows only the
+    /// entries that start with it (all of them, for an empty line), newer to older, each
+    /// text once and never the draft's own. Down goes back through those shown, and past the
+    /// newest to the draft, as it was. Up at the oldest match, and Down at the draft, leave
+    /// the line as it is.
+    fn step(&mut self, line: &mut Line, older: bool) {
+        if self.shown.is_empty() {
+            if !older {
+                return;
+            }
+            self.prefix = match line.text.contains('\n') {
+                true => String::new(),
+                false => line.text.clone(),
+            };
+        }
+        if older {
+            let n = self.entries.len();
+            let from = self.shown.last().map_or(0, |i| i + 1);
+            let seen = |e: &String| {
+                *e == self.prefix || self.shown.iter().any(|&i| self.entries[n - 1 - i] == *e)
+            };
+            let Some(i) = (from..n).find(|&i| {
+                let e = &self.entries[n - 1 - i];
+                e.starts_with(&self.prefix) && !seen(e)
+            }) else {
+                return;
+            };
+            if self.shown.is_empty() {
+                self.draft = line.clone();
+            }
+            self.shown.push(i);
+            line.set(self.entries[n - 1 - i].clone());
+            return;
+        }
+        self.shown.pop();
+        match self.shown.last() {
+            Some(&i) => {
+                line.set(self.entries[self.entries.len() - 1 - i].clone());
+                // Down goes on through an entry of several lines from its first.
+                line.cursor = line.text.find('\n').unwrap_or(line.text.len());
+            }
             None => line.restore(std::mem::take(&mut self.draft)),
         }
     }
@@ -291,43 +329,94 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    #[test]
-    fn up_and_down_recall_entries_and_give_the_draft_back() {
+    fn kept(entries: &[&str]) -> History {
         let mut history = History::default();
-        for entry in ["one", " secret", "two", "two"] {
+        for entry in entries {
             history.keep(entry);
         }
+        history
+    }
+
+    #[test]
+    fn up_and_down_recall_entries_and_give_the_draft_back() {
+        let mut history = kept(&["one", " secret", "two", "two"]);
         let mut line = Line::default();
-        line.edit(&Key::Paste("draft".into()));
-        line.edit(&Key::Left);
-        history.step(&mut line, true);
+        history.up_down(&mut line, false);
+        assert_eq!(line.text, "", "Down at the draft stays");
+        history.up_down(&mut line, true);
         assert_eq!(line.text, "two");
-        history.step(&mut line, true);
-        history.step(&mut line, true);
-        assert_eq!(line.text, "one");
-        history.step(&mut line, false);
-        history.step(&mut line, false);
-        // The draft whole: its cursor, and its edit to undo.
-        assert_eq!((line.text.as_str(), line.cursor), ("draft", 4));
-        line.edit(&Key::Ctrl('_'));
+        history.up_down(&mut line, true);
+        history.up_down(&mut line, true);
+        assert_eq!(line.text, "one", "Up at the oldest stays");
+        history.up_down(&mut line, false);
+        assert_eq!(line.text, "two");
+        history.up_down(&mut line, false);
         assert_eq!(line.text, "");
     }
 
     #[test]
-    fn after_a_recall_ends_up_starts_again_from_the_newest_and_keeps_the_new_draft() {
-        let mut history = History::default();
-        for entry in ["one", "two"] {
-            history.keep(entry);
+    fn up_after_a_prefix_shows_the_entries_that_start_with_it_each_once() {
+        let mut history = kept(&["read a.txt", "run ls", "read b.txt", "read a.txt", "run x"]);
+        let mut line = Line::default();
+        line.edit(&Key::Paste("read".into()));
+        line.edit(&Key::Left);
+        let mut shown = Vec::new();
+        for _ in 0..3 {
+            history.up_down(&mut line, true);
+            shown.push(line.text.clone());
         }
-        let mut line = Line::at("old draft".into(), 9);
-        history.step(&mut line, true);
-        line.take();
-        history.end_recall();
-        line.insert("new text");
-        history.step(&mut line, true);
-        assert_eq!(line.text, "two");
-        history.step(&mut line, false);
-        assert_eq!(line.text, "new text");
+        assert_eq!(shown, ["read a.txt", "read b.txt", "read b.txt"]);
+        history.up_down(&mut line, false);
+        assert_eq!(line.text, "read a.txt");
+        history.up_down(&mut line, false);
+        // The draft whole: its cursor, and its edit to undo.
+        assert_eq!((line.text.as_str(), line.cursor), ("read", 3));
+        line.edit(&Key::Ctrl('_'));
+        assert_eq!(line.text, "");
+        // The draft's own text is not shown again; nothing matching leaves the line alone.
+        let mut line = Line::at("run ls".into(), 6);
+        history.up_down(&mut line, true);
+        assert_eq!(line.text, "run ls");
+        history.up_down(&mut line, false);
+        let mut line = Line::at("run".into(), 3);
+        history.up_down(&mut line, true);
+        assert_eq!(line.text, "run x");
+    }
+
+    #[test]
+    fn up_and_down_move_between_an_entrys_lines_before_the_history() {
+        let mut history = kept(&["older", "one\ntwo\nthree"]);
+        // Column 4 of the last line: at the end of the shorter middle one, then 4 again.
+        let mut line = Line::at("first line\nab\nlast line".into(), 18);
+        history.up_down(&mut line, true);
+        assert_eq!(line.cursor, 13);
+        history.up_down(&mut line, true);
+        assert_eq!(line.cursor, 4);
+        // The first line's Up is the history's (the lines of a multi-line draft are no
+        // prefix); a recalled entry's cursor is at its end, and Up goes on within it.
+        history.up_down(&mut line, true);
+        assert_eq!(line.text, "one\ntwo\nthree");
+        assert_eq!(line.cursor, line.text.len());
+        history.up_down(&mut line, true);
+        assert_eq!(line.cursor, 7, "the end of \"two\"");
+        history.up_down(&mut line, false);
+        history.up_down(&mut line, false);
+        assert_eq!(line.text, "first line\nab\nlast line");
+        assert_eq!(line.cursor, 4, "the draft's cursor");
+        for want in [13, 18, 18] {
+            history.up_down(&mut line, false);
+            assert_eq!(
+                line.cursor, want,
+                "Down, and on the last line no newer entry"
+            );
+        }
+        // Down from an older entry into a newer one of several lines starts at its first.
+        for _ in 0..6 {
+            history.up_down(&mut line, true);
+        }
+        assert_eq!(line.text, "older");
+        history.up_down(&mut line, false);
+        assert_eq!(line.cursor, 3, "the end of the entry's first line");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! characters is one edit.
 
 use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 use super::keys::Key;
 
@@ -31,6 +32,9 @@ pub struct Line {
     undo: Vec<(String, usize)>,
     /// The last edit typed a character: the next one is part of the same undo step.
     typing: bool,
+    /// The column Up and Down keep to (display columns from the start of the cursor's line),
+    /// set by the first of them in a row: passing a shorter line does not lose it.
+    goal: Option<usize>,
 }
 
 /// Which end of `killed` a kill adds to: its text was before the cursor, or after it.
@@ -61,6 +65,7 @@ impl Line {
         self.text = text;
         self.undo.clear();
         (self.killing, self.typing) = (false, false);
+        self.goal = None;
     }
 
     /// Takes `other`'s text and cursor (a search's match), keeping what was killed here.
@@ -77,6 +82,7 @@ impl Line {
             killed,
             killing: false,
             typing: false,
+            goal: None,
             ..draft
         };
     }
@@ -92,6 +98,7 @@ impl Line {
     /// completion, a line continued), undone by Ctrl-_.
     pub fn replace(&mut self, range: std::ops::Range<usize>, with: &str) {
         (self.killing, self.typing) = (false, false);
+        self.goal = None;
         self.change(|l| {
             l.text.replace_range(range.clone(), with);
             l.cursor = range.start + with.len();
@@ -102,6 +109,7 @@ impl Line {
     pub fn edit(&mut self, key: &Key) -> bool {
         let (killing, typing) = (self.killing, self.typing);
         (self.killing, self.typing) = (false, false);
+        self.goal = None;
         let before = self.prev(self.cursor);
         let after = self.next(self.cursor);
         match key {
@@ -145,6 +153,41 @@ impl Line {
             Key::Backspace | Key::Delete | Key::Ctrl('Y') => {}
             _ => return false,
         }
+        true
+    }
+
+    /// Up (`up`) or Down within the text: the cursor to the line above (below), at the
+    /// column it was on, counted in display columns (a wide character takes two), or at that
+    /// line's end when it is shorter; false on the first (last) line, where it stays.
+    /// Lines are those the text's newlines make, not the rows the screen wraps them into, as
+    /// in zsh and fish.
+    pub fn vertical(&mut self, up: bool) -> bool {
+        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+        let target = match up {
+            true if start == 0 => return false,
+            true => self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1),
+            false => match self.text[self.cursor..].find('\n') {
+                Some(i) => self.cursor + i + 1,
+                None => return false,
+            },
+        };
+        let goal = *self
+            .goal
+            .get_or_insert_with(|| self.text[start..self.cursor].width());
+        let end = self.text[target..]
+            .find('\n')
+            .map_or(self.text.len(), |i| target + i);
+        let mut at = target;
+        let mut cols = 0;
+        for (i, g) in self.text[target..end].grapheme_indices(true) {
+            cols += g.width();
+            if cols > goal {
+                break;
+            }
+            at = target + i + g.len();
+        }
+        (self.killing, self.typing) = (false, false);
+        self.cursor = at;
         true
     }
 
@@ -434,5 +477,21 @@ mod tests {
         line.set("from the history".into());
         line.edit(&Key::Ctrl('_'));
         assert_eq!(line.text, "from the history");
+    }
+
+    #[test]
+    fn the_column_kept_is_in_display_columns() {
+        // Column 4 (after "abcd") is after 日本 above it, and in the middle of 本 above that:
+        // the cursor stays before it.
+        let mut line = Line::at("x日本y\n日本\nabcdef".into(), 20);
+        assert!(line.vertical(true));
+        assert_eq!(line.cursor, 15, "after 日本");
+        assert!(line.vertical(true));
+        assert_eq!(line.cursor, 4, "x日: three columns, 本 would pass four");
+        assert!(!line.vertical(true));
+        let mut line = Line::at("日本\nabcde".into(), 12);
+        assert!(line.vertical(true));
+        assert!(line.vertical(false));
+        assert_eq!(line.cursor, 12, "back to the goal column");
     }
 }

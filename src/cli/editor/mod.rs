@@ -209,7 +209,7 @@ impl Editor {
                         self.history.end_recall();
                     }
                     Key::Suspend => raw = self.suspend(raw, label, &line).await,
-                    Key::Up | Key::Down => self.history.step(&mut line, key == Key::Up),
+                    Key::Up | Key::Down => self.history.up_down(&mut line, key == Key::Up),
                     Key::Ctrl('R') => {
                         let s = Box::new(Search::new(line.clone()));
                         let (label, shown) = s.shown();

@@ -273,7 +273,7 @@ impl ViewDisplay {
             Key::End if self.draw.back > 0 => self.draw.scroll(None),
             Key::Ctrl('L') => self.resize(),
             Key::Up | Key::Down => {
-                self.history.step(&mut self.draw.input, *key == Key::Up);
+                self.history.up_down(&mut self.draw.input, *key == Key::Up);
                 self.draw.paint_input();
                 self.draw.settle();
             }
@@ -366,8 +366,10 @@ impl Renderer for ViewDisplay {
 
     fn prompt(&mut self, text: &str) {
         self.draw.label = text.to_string();
-        // A prompt is shown between turns.
+        // A prompt is shown between turns; no question waits (one a signal left unanswered
+        // would otherwise keep the status, and keep the next entry out of the history).
         self.draw.status.running = None;
+        self.draw.status.approval = false;
         self.start();
         self.draw.paint_input();
         self.draw.paint_status();

@@ -548,3 +548,50 @@ fn tokens_are_told_by_backend() {
     let (_, alone) = crate::repl::repl(&ws, "--backend fake -s alone", "hi\n/tokens\n/exit\n");
     assert!(!alone.contains("[backend fake:"), "{alone}");
 }
+
+/// Costs summed in another order than the calls were made differ in their last bits: that is
+/// no sign of calls made before the split was kept. A session file from before it was kept,
+/// continued, has its earlier calls told on a line of their own.
+#[test]
+fn tokens_by_backend_tell_earlier_calls_by_their_counts() {
+    let ws = Workspace::new();
+    let price = "price_input_per_mtok = 1.0\nprice_output_per_mtok = 0.0\n";
+    ws.add_config(&format!(
+        "{price}\n[backends.other]\ncommand = \"{}\"\n{}{price}",
+        crate::common::fixture("agents/scripted.sh").display(),
+        crate::common::TOKENS
+    ));
+    for (n, backend, input) in [
+        (1, "fake", 100000),
+        (2, "other", 200000),
+        (3, "fake", 10000),
+    ] {
+        ws.reply(n, format!("ok\nTokens: {input} in, 0 out\n"));
+        ws.run(&["--backend", backend, "-s", "fl", "hi"])
+            .expect_code(0);
+    }
+    let (_, screen) = crate::repl::repl(&ws, "--backend fake -s fl", "/tokens\n/exit\n");
+    assert!(
+        screen.contains("[backend fake: tokens in 110000 / out 0, $0.1100]"),
+        "{screen}"
+    );
+    assert!(!screen.contains("[earlier calls"), "{screen}");
+    // The same file as an older version wrote it: no split.
+    let file = ws.path("data/agent-loop/sessions/fl/session.json");
+    let mut old = ws.saved_session();
+    old.as_object_mut().unwrap().remove("usage_by_backend");
+    std::fs::write(&file, old.to_string()).unwrap();
+    ws.reply(0, "ok\nTokens: 5 in, 0 out\n");
+    ws.run(&["--backend", "other", "-s", "fl", "hi"])
+        .expect_code(0);
+    let (_, screen) = crate::repl::repl(&ws, "--backend fake -s fl", "/tokens\n/exit\n");
+    for expected in [
+        "[backend other: tokens in 5 / out 0, $0.0000]",
+        "[earlier calls, not kept by backend: tokens in 310000 / out 0, $0.3100]",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+}

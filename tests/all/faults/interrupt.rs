@@ -37,41 +37,57 @@ fn sigterm_during_a_backend_call_kills_it_and_exits_143() {
 }
 
 /// A cancelled turn ends in the records as a failed one does, `--output jsonl` and the
-/// session's log alike: an `error` of kind `cancelled`, then `turn_end` not ok, so a reader
-/// tells it from a stream cut short.
+/// session's log alike: the result its running tool call got, an `error` of kind
+/// `cancelled`, then `turn_end` not ok, so a reader tells it from a stream cut short.
 #[test]
 fn a_cancelled_turn_ends_its_records() {
-    let ws = Workspace::new();
-    ws.fake_file("hang.1", "");
-    let mut cmd = ws.cmd(&[
-        "--backend",
-        "fake",
-        "-s",
-        "cut",
-        "--output",
-        "jsonl",
-        "wait",
-    ]);
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    ws.wait_for_process("sleep");
-    send_signal(child.id(), libc::SIGTERM);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(143));
-    let stdout: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    for records in [stdout, ws.session_log("cut")] {
-        let [.., error, end] = &records[..] else {
-            panic!("{records:?}")
-        };
-        assert_eq!(error["event"], "error", "{records:?}");
-        assert_eq!(error["error_kind"], "cancelled", "{records:?}");
-        assert_eq!(error["error"], "the turn was cancelled by SIGTERM");
-        assert_eq!(end["event"], "turn_end", "{records:?}");
-        assert_eq!((&end["ok"], &end["iterations"]), (&false.into(), &1.into()));
+    // Cancelled while the backend runs, then while a tool runs.
+    for tool in [false, true] {
+        let ws = Workspace::new();
+        match tool {
+            false => ws.fake_file("hang.1", ""),
+            true => ws.reply(1, SLEEP_CALL),
+        }
+        let args = [
+            "--backend",
+            "fake",
+            "--yes",
+            "-s",
+            "cut",
+            "--output",
+            "jsonl",
+            "go",
+        ];
+        let mut cmd = ws.cmd(&args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        ws.wait_for_process("sleep");
+        send_signal(child.id(), libc::SIGTERM);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(143));
+        let stdout: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        for records in [stdout, ws.session_log("cut")] {
+            let [.., before, error, end] = &records[..] else {
+                panic!("{records:?}")
+            };
+            if tool {
+                assert_eq!(before["event"], "tool_result", "{records:?}");
+                let not_run = "not run: the turn was cancelled by SIGTERM";
+                assert_eq!(
+                    (&before["ok"], &before["output"]),
+                    (&false.into(), &not_run.into())
+                );
+            }
+            assert_eq!(error["event"], "error", "{records:?}");
+            assert_eq!(error["error_kind"], "cancelled", "{records:?}");
+            assert_eq!(error["error"], "the turn was cancelled by SIGTERM");
+            assert_eq!(end["event"], "turn_end", "{records:?}");
+            assert_eq!((&end["ok"], &end["iterations"]), (&false.into(), &1.into()));
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 use super::{Chat, Logged};
+use crate::context::Message;
 use crate::event::{Event, Observer};
 use crate::{Error, ErrorKind};
 
@@ -25,13 +26,31 @@ impl Chat {
     ) -> Result<(), Error> {
         let theirs = self.canceller.take_why();
         let why = why.or(theirs.as_deref()).unwrap_or("cancelled by the user");
-        if let Some(iterations) = self.agent.mark_cancelled(Some(why)) {
+        if let Some((iterations, results)) = self.agent.mark_cancelled(Some(why)) {
             let mut logged = Logged {
                 inner: observer,
                 log: self.log.as_mut(),
                 context: &mut self.context,
                 redactor: &self.redactor,
             };
+            // Each call the log shows has its result: the one the conversation got.
+            for result in results {
+                if let Message::ToolResult {
+                    call_id,
+                    name,
+                    ok,
+                    output,
+                } = result
+                {
+                    logged.event(&Event::ToolResult {
+                        call_id,
+                        tool: name,
+                        ok,
+                        output,
+                        exit_code: None,
+                    });
+                }
+            }
             logged.event(&Event::Error {
                 message: format!("the turn was {why}"),
                 kind: ErrorKind::Cancelled,

@@ -98,22 +98,28 @@ impl Chat {
         for spent in status.by_backend.values() {
             split.merge(spent);
         }
-        let one = status.by_backend.len() == 1 && split == status.totals;
-        if status.by_backend.is_empty() || one {
+        let t = &status.totals;
+        // Told apart by the counts: the costs, summed in another order, may differ in their
+        // last bits.
+        let earlier = crate::parse::Totals {
+            input: t.input.saturating_sub(split.input),
+            output: t.output.saturating_sub(split.output),
+            cost: 0.0,
+            calls: t.calls.saturating_sub(split.calls),
+            uncounted: t.uncounted.saturating_sub(split.uncounted),
+        };
+        let any_earlier = earlier != crate::parse::Totals::default();
+        if status.by_backend.is_empty() || (status.by_backend.len() == 1 && !any_earlier) {
             return Vec::new();
         }
         let mut lines: Vec<String> = (status.by_backend.iter())
             .map(|(name, t)| format!("[backend {name}: {}]", spent(t)))
             .collect();
-        let t = &status.totals;
-        let earlier = crate::parse::Totals {
-            input: t.input.saturating_sub(split.input),
-            output: t.output.saturating_sub(split.output),
-            cost: (t.cost - split.cost).max(0.0),
-            calls: t.calls.saturating_sub(split.calls),
-            uncounted: t.uncounted.saturating_sub(split.uncounted),
-        };
-        if earlier != crate::parse::Totals::default() {
+        if any_earlier {
+            let earlier = crate::parse::Totals {
+                cost: (t.cost - split.cost).max(0.0),
+                ..earlier
+            };
             lines.push(format!(
                 "[earlier calls, not kept by backend: {}]",
                 spent(&earlier)

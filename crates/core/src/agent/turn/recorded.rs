@@ -9,9 +9,9 @@ impl Agent {
     /// Records that the running turn was cancelled (its future was dropped), by the user
     /// unless `why` says otherwise (`stopped after 30s (--timeout)`): every tool call left
     /// without a result gets one saying so, and a note ends the turn, so the next prompt is
-    /// well formed and the model knows what happened. Returns the backend calls the turn
-    /// made, when one was under way.
-    pub fn mark_cancelled(&mut self, why: Option<&str>) -> Option<u32> {
+    /// well formed and the model knows what happened. Returns, when a turn was under way, the
+    /// backend calls it made and the results given to its calls left without one.
+    pub fn mark_cancelled(&mut self, why: Option<&str>) -> Option<(u32, Vec<Message>)> {
         let why = why.unwrap_or("cancelled by the user");
         let answered: std::collections::HashSet<String> = self
             .conversation
@@ -38,13 +38,16 @@ impl Agent {
                 .filter(|c| !answered.contains(&c.id))
                 .collect(),
         };
-        for call in pending {
-            self.conversation.push(Message::ToolResult {
+        let results: Vec<Message> = (pending.into_iter())
+            .map(|call| Message::ToolResult {
                 call_id: call.id,
                 name: call.name,
                 ok: false,
                 output: format!("not run: the turn was {why}"),
-            });
+            })
+            .collect();
+        for result in &results {
+            self.conversation.push(result.clone());
         }
         // An agent's answer so far (an ACP agent's) is kept, marked as cut short.
         let mut text = String::new();
@@ -59,7 +62,7 @@ impl Agent {
             text,
             tool_calls: Vec::new(),
         });
-        self.running.take()
+        self.running.take().map(|iterations| (iterations, results))
     }
 
     /// The slash commands of the backend's agent (an ACP agent's), with what each does.

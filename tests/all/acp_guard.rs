@@ -234,7 +234,8 @@ fn a_guard_that_cannot_work_is_a_config_error() {
         ),
         (
             "per_name = { files = [\"~/c.toml\"], table = \"t\", args = [\"-c\", \"t.{name}\"] }\n",
-            "`per_name` needs a `table` and `args` that name `{entries}`",
+            "`per_name` needs a `table` and `args` that name `{entries}`, the one table of \
+             every name (`{name}`, one name an argument, is no longer taken",
         ),
     ] {
         let ws = widened(guard);

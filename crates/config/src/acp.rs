@@ -224,7 +224,11 @@ impl Guard {
                 p.table.is_empty() || !p.args.iter().any(|a| a.contains(GUARD_ENTRIES))
             }) =>
             {
-                Some("`per_name` needs a `table` and `args` that name `{entries}`")
+                Some(
+                    "`per_name` needs a `table` and `args` that name `{entries}`, the one \
+                     table of every name (`{name}`, one name an argument, is no longer taken: \
+                     `args = [\"-c\", \"mcp_servers={entries}\"]`, `entry = { enabled = false }`)",
+                )
             }
             _ => None,
         };

@@ -196,7 +196,8 @@ fn an_entry_taller_than_the_screen_is_edited_in_a_window_around_the_cursor() {
         }
     };
     wait_parser(&pty, "the last 23 rows", &window(17, 39, 39, 14));
-    pty.send("\x01");
+    // Ctrl-A to the last line's start, then again to the entry's.
+    pty.send("\x01\x01");
     wait_parser(&pty, "the first 23 rows", &window(0, 22, 0, 5));
     pty.send("X");
     let mut marked = lines.clone();

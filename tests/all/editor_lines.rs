@@ -1,7 +1,8 @@
 //! The REPL's entries of several lines and what is listed under them, as a person sees them
 //! on a vt100 screen fed the pty's bytes: Up and Down move between an entry's lines before
 //! they reach the history, in the line editor and the view's input line alike, and Up after a
-//! prefix shows only the entries that start with it; Tab's list is broken at spaces on a
+//! prefix shows only the entries that start with it, and Home, End and the kills act on the
+//! cursor's line; Tab's list is broken at spaces on a
 //! phone's 40 columns; Ctrl-C at an approval question starts its notice on a line of its own.
 
 use crate::common::{poll, Pty, Workspace};
@@ -77,6 +78,11 @@ fn up_and_down(pty: &mut Pty) {
     wait_lines(pty, "Down to the draft", &draft, (0, 7));
     pty.send("\x1b[B");
     wait_lines(pty, "Down: the middle line", &draft, (1, 2));
+    // Ctrl-E, Ctrl-A and Ctrl-K act on that line, not on the whole entry.
+    pty.send("\x05");
+    wait_lines(pty, "Ctrl-E: the line's end", &draft, (1, 7));
+    pty.send("\x01\x0b");
+    wait_lines(pty, "Ctrl-K: the line", &["You: aaa", "", "cc"], (1, 0));
     // A prefix: only the entries that start with it, then Down back to it.
     pty.send("\x03re\x1b[A");
     wait_lines(pty, "Up after `re`", &["You: read b.txt"], (0, 15));

@@ -131,12 +131,34 @@ impl Line {
             }
             Key::Left | Key::Ctrl('B') => self.cursor = before,
             Key::Right | Key::Ctrl('F') => self.cursor = after,
-            Key::Home | Key::Ctrl('A') => self.cursor = 0,
-            Key::End | Key::Ctrl('E') => self.cursor = self.text.len(),
+            // Pressed again at the line's edge, to the entry's.
+            Key::Home | Key::Ctrl('A') => match self.line_start() {
+                at if at == self.cursor => self.cursor = 0,
+                at => self.cursor = at,
+            },
+            Key::End | Key::Ctrl('E') => match self.line_end() {
+                at if at == self.cursor => self.cursor = self.text.len(),
+                at => self.cursor = at,
+            },
             Key::WordLeft => self.cursor = self.word_start(),
             Key::WordRight => self.cursor = self.word_end(),
-            Key::Ctrl('U') => self.kill(0, killing, Side::Before),
-            Key::Ctrl('K') => self.kill(self.text.len(), killing, Side::After),
+            // At a line's edge they take the line break, as emacs' kill-line: pressed again,
+            // they go on through an entry of several lines.
+            Key::Ctrl('U') => {
+                let start = match self.line_start() {
+                    0 => 0,
+                    at if at == self.cursor => at - 1,
+                    at => at,
+                };
+                self.kill(start, killing, Side::Before);
+            }
+            Key::Ctrl('K') => {
+                let end = match self.line_end() {
+                    at if at == self.cursor && at < self.text.len() => at + 1,
+                    at => at,
+                };
+                self.kill(end, killing, Side::After);
+            }
             Key::Ctrl('W') => self.kill(self.word_start(), killing, Side::Before),
             Key::KillWordLeft => self.kill(self.alnum_start(), killing, Side::Before),
             Key::KillWordRight => self.kill(self.alnum_end(), killing, Side::After),
@@ -156,13 +178,23 @@ impl Line {
         true
     }
 
+    /// Where the cursor's line starts and ends: Home, End and the kills act on the line of an
+    /// entry of several, as in zsh and fish (one line: the whole entry).
+    fn line_start(&self) -> usize {
+        self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self) -> usize {
+        (self.text[self.cursor..].find('\n')).map_or(self.text.len(), |i| self.cursor + i)
+    }
+
     /// Up (`up`) or Down within the text: the cursor to the line above (below), at the
     /// column it was on, counted in display columns (a wide character takes two), or at that
     /// line's end when it is shorter; false on the first (last) line, where it stays.
     /// Lines are those the text's newlines make, not the rows the screen wraps them into, as
     /// in zsh and fish.
     pub fn vertical(&mut self, up: bool) -> bool {
-        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+        let start = self.line_start();
         let target = match up {
             true if start == 0 => return false,
             true => self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1),
@@ -344,6 +376,41 @@ mod tests {
         line.edit(&Key::Home);
         line.edit(&Key::Delete);
         assert_eq!(line.text, "örl");
+    }
+
+    #[test]
+    fn home_end_and_the_kills_act_on_the_cursors_line_of_an_entry_of_several() {
+        let mut line = typed("one\ntwo three\nfour");
+        line.vertical(true);
+        line.edit(&Key::Home);
+        line.edit(&Key::Ctrl('K'));
+        assert_eq!(
+            (line.text.as_str(), line.killed.as_str()),
+            ("one\n\nfour", "two three")
+        );
+        // At the line's end, the line break goes: the lines join.
+        line.edit(&Key::Ctrl('K'));
+        assert_eq!(line.text, "one\nfour");
+        line.edit(&Key::End);
+        assert_eq!(line.cursor, line.text.len());
+        line.edit(&Key::Ctrl('U'));
+        assert_eq!(line.text, "one\n");
+        line.edit(&Key::Ctrl('U'));
+        assert_eq!(line.text, "one");
+        line.edit(&Key::Ctrl('A'));
+        assert_eq!(line.cursor, 0);
+        line.edit(&Key::Ctrl('E'));
+        assert_eq!(line.cursor, 3);
+        // Again at a line's edge: the entry's.
+        let mut line = typed("one\ntwo\nthree");
+        line.vertical(true);
+        line.edit(&Key::Home);
+        assert_eq!(line.cursor, 4);
+        line.edit(&Key::Home);
+        assert_eq!(line.cursor, 0);
+        line.edit(&Key::End);
+        line.edit(&Key::End);
+        assert_eq!(line.cursor, line.text.len());
     }
 
     #[test]

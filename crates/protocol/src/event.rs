@@ -224,13 +224,19 @@ pub enum Event {
         usage: Usage,
         latency_ms: u64,
     },
-    /// An agent CLI with `tools = "own"` ran a tool of its own (`Bash(ls)`), as its output
-    /// showed; agent-loop only reports it.
+    /// An agent ran a tool of its own (`Bash(ls)`), as its output showed (an agent CLI with
+    /// `tools = "own"`, a terminal agent), or reported a call of its own (an ACP agent's
+    /// `tool_call`, which may wait for approval yet); agent-loop only reports it.
     OwnTool {
         #[serde(skip)]
         backend: String,
         #[serde(rename = "text")]
         activity: String,
+        /// The agent's id of the call (an ACP agent's `toolCallId`), which its approval
+        /// question names too, so a front end can show both on one line; `None` where the
+        /// output names no call.
+        #[serde(skip)]
+        call_id: Option<String>,
     },
     /// What the turn's last backend call carried of the conversation (once per turn).
     #[serde(skip)]
@@ -482,9 +488,14 @@ impl Event {
                 message: f(message),
                 kind: *kind,
             },
-            Event::OwnTool { backend, activity } => Event::OwnTool {
+            Event::OwnTool {
+                backend,
+                activity,
+                call_id,
+            } => Event::OwnTool {
                 backend: backend.clone(),
                 activity: f(activity),
+                call_id: call_id.clone(),
             },
             Event::ThinkingDelta { backend, text } => Event::ThinkingDelta {
                 backend: backend.clone(),

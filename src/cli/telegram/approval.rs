@@ -93,6 +93,13 @@ impl Approvals {
     }
 }
 
+/// What became of a question: the decision, and whether a button gave it (if not, the call
+/// is denied though nobody pressed Deny: the time ran out, or the question was not sent).
+pub struct Asked {
+    pub decision: Decision,
+    pub answered: bool,
+}
+
 /// Asks in `chat_id` whether the call may run; waits for a button up to `timeout`.
 pub async fn ask(
     api: &Api,
@@ -100,7 +107,7 @@ pub async fn ask(
     chat_id: i64,
     request: &ApprovalRequest,
     timeout: Duration,
-) -> Decision {
+) -> Asked {
     let (id, mut answers) = approvals.register(chat_id);
     // The same escaping and folding as the terminal's prompt: the summary is everything the
     // call will use.
@@ -136,13 +143,18 @@ pub async fn ask(
         Ok(message) => message,
         Err(e) => {
             approvals.forget(id);
-            return Decision::Deny(format!("the question could not be sent to Telegram: {e}"));
+            return Asked {
+                decision: Decision::Deny(format!(
+                    "the question could not be sent to Telegram: {e}"
+                )),
+                answered: false,
+            };
         }
     };
     let deadline = tokio::time::Instant::now() + timeout;
-    let decision = loop {
+    let (decision, answered) = loop {
         match tokio::time::timeout_at(deadline, answers.recv()).await {
-            Ok(Some(Answer::Decided(decision))) => break decision,
+            Ok(Some(Answer::Decided(decision))) => break (decision, true),
             Ok(Some(Answer::ViewAll)) => {
                 for piece in split(&lines.join("\n"), MESSAGE_LIMIT - 16) {
                     let piece = format!("<pre>{}</pre>", escape(&piece));
@@ -150,10 +162,8 @@ pub async fn ask(
                 }
             }
             _ => {
-                break Decision::Deny(format!(
-                    "nobody answered on Telegram within {} s",
-                    timeout.as_secs()
-                ))
+                let why = format!("nobody answered on Telegram within {} s", timeout.as_secs());
+                break (Decision::Deny(why), false);
             }
         }
     };
@@ -172,5 +182,5 @@ pub async fn ask(
             Mode::Html,
         )
         .await;
-    decision
+    Asked { decision, answered }
 }

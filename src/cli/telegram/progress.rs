@@ -2,16 +2,21 @@
 //! turns tool activity into short progress lines ("bash: ls -la"), which a reporter task
 //! sends as one message and edits in place as lines are added, while "typing…" is renewed
 //! every 4 s. A call that needs approval is announced before it is judged: its line says
-//! "(awaiting approval)" while the question waits, then "(allowed)" or "(denied)", so that no
-//! line says a command runs while the person is asked whether it may, and a Deny is not shown
-//! as the tool failing. A running tool's progress ("mcp.fs.copy: 3/10 (30%)") replaces its
-//! line before, so a server that reports often edits one line rather than pushing the others
-//! out. An ACP agent's plan and an answer cut short (output limit, refusal) are lines too, as
-//! the CLI shows them. The turn waits for the reporter to send every line before its answer
-//! goes out, so the progress message is complete, above the answer. Approval questions go out
-//! with buttons (see `approval`).
+//! "(awaiting approval)" while the question waits, then "(allowed)", "(denied)", "(not
+//! answered)" (the time ran out) or "(cancelled)" (the turn ended first), so that no line
+//! says a command runs while the person is asked whether it may, or that they decided what
+//! they did not, and a refusal is not shown as the tool failing. An agent's own tool is its
+//! activity as the agent reports it, with no verb either, as an ACP agent reports a call
+//! (status `pending`) before it asks about it; an ACP call's line is keyed by the agent's
+//! call id, which its question names, so the states edit that line. A terminal agent's
+//! screen names no call, so its question is a line of its own. A running tool's progress
+//! ("mcp.fs.copy: 3/10 (30%)") replaces its line before, so a server that reports often
+//! edits one line rather than pushing the others out. An ACP agent's plan and an answer cut
+//! short (output limit, refusal) are lines too, as the CLI shows them. The turn waits for the
+//! reporter to send every line before its answer goes out, so the progress message is
+//! complete, above the answer. Approval questions go out with buttons (see `approval`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -43,52 +48,110 @@ pub enum Line {
     Call { key: u64, text: String },
 }
 
+/// The state of a call's approval, said after its line's text.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum State {
+    Awaiting,
+    Allowed,
+    /// The person pressed Deny.
+    Denied,
+    /// Denied for want of an answer: the time ran out, or the question was not sent.
+    NotAnswered,
+    /// The turn ended (/stop, shutdown) while the question waited.
+    Cancelled,
+}
+
+impl State {
+    fn text(self) -> &'static str {
+        match self {
+            State::Awaiting => "awaiting approval",
+            State::Allowed => "allowed",
+            State::Denied => "denied",
+            State::NotAnswered => "not answered",
+            State::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The latest line of a call id.
+struct Entry {
+    key: u64,
+    /// Without the approval's state.
+    text: String,
+    state: Option<State>,
+}
+
 /// The tool calls of a turn, as their lines show them. A line is keyed by the observer, not by
 /// the call's id: an id is the model's, and one used twice must not take over the first line.
 #[derive(Default)]
 pub struct Calls {
-    /// Call id → the key and text (without the approval's state) of its latest line.
-    lines: HashMap<String, (u64, String)>,
+    /// Call id → its latest line.
+    lines: HashMap<String, Entry>,
     next: u64,
-    /// The calls the person denied: their result ("not run: …") is no failure to show.
-    denied: HashSet<u64>,
 }
 
-/// The state of a call the person denied.
-const DENIED: &str = "denied";
-
 impl Calls {
-    /// A new line for call `id`.
-    fn add(&mut self, id: &str, tool: &str, summary: &str) -> Line {
+    /// A new line `text` for call `id`.
+    fn add(&mut self, id: &str, text: String) -> Line {
         self.next += 1;
-        let text = cut(call_line(tool, summary));
-        self.lines.insert(id.to_string(), (self.next, text.clone()));
-        Line::Call {
-            key: self.next,
-            text,
-        }
+        let key = self.next;
+        let entry = Entry {
+            key,
+            text: cut(text),
+            state: None,
+        };
+        let text = entry.text.clone();
+        self.lines.insert(id.to_string(), entry);
+        Line::Call { key, text }
     }
 
-    /// The line of call `id` with `state` (`awaiting approval`, [`DENIED`]) after it.
-    fn with_state(&mut self, id: &str, tool: &str, summary: &str, state: &str) -> Line {
+    /// The line of call `id` with `state` after it (a new line if `id` has none).
+    fn with_state(&mut self, id: &str, tool: &str, summary: &str, state: State) -> Line {
         if !self.lines.contains_key(id) {
-            self.add(id, tool, summary);
+            self.add(id, call_line(tool, summary));
         }
-        let (key, text) = &self.lines[id];
-        if state == DENIED {
-            self.denied.insert(*key);
-        }
+        let entry = self.lines.get_mut(id).expect("added above");
+        entry.state = Some(state);
         Line::Call {
-            key: *key,
-            text: format!("{text} ({state})"),
+            key: entry.key,
+            text: format!("{} ({})", entry.text, state.text()),
         }
     }
 
-    /// Whether the latest call `id` was denied.
-    fn denied(&self, id: &str) -> bool {
+    /// Whether call `id` has a line.
+    fn known(&self, id: &str) -> bool {
+        self.lines.contains_key(id)
+    }
+
+    /// Whether the latest call `id` was refused (denied, or not answered in time): its result
+    /// ("not run: …") is no failure to show.
+    fn refused(&self, id: &str) -> bool {
         self.lines
             .get(id)
-            .is_some_and(|(key, _)| self.denied.contains(key))
+            .is_some_and(|e| matches!(e.state, Some(State::Denied | State::NotAnswered)))
+    }
+
+    /// The line of call `id` as cancelled, if its question still waits: the turn ended before
+    /// it was answered (the result a cancelled turn gives the call says "not run").
+    fn cancel(&mut self, id: &str) -> Option<Line> {
+        let entry = self.lines.get_mut(id)?;
+        if entry.state != Some(State::Awaiting) {
+            return None;
+        }
+        entry.state = Some(State::Cancelled);
+        Some(Line::Call {
+            key: entry.key,
+            text: format!("{} ({})", entry.text, State::Cancelled.text()),
+        })
+    }
+
+    /// The lines of every call whose question still waits, as cancelled, in the order shown.
+    fn cancel_all(&mut self) -> Vec<Line> {
+        let mut ids: Vec<(u64, String)> = (self.lines.iter())
+            .map(|(id, e)| (e.key, id.clone()))
+            .collect();
+        ids.sort();
+        ids.iter().filter_map(|(_, id)| self.cancel(id)).collect()
     }
 }
 
@@ -122,18 +185,44 @@ impl Observer for Progress {
         let progress = matches!(event, Event::ToolProgress { .. });
         let line = match event {
             Event::ToolCall { call, summary } => {
-                let line = self.calls.add(&call.id, &call.name, summary);
+                let line = self.calls.add(&call.id, call_line(&call.name, summary));
                 let _ = self.lines.send(line);
                 return;
             }
             Event::ApprovalNeeded { call, summary } => {
-                let line =
-                    self.calls
-                        .with_state(&call.id, &call.name, summary, "awaiting approval");
+                let state = State::Awaiting;
+                let line = self.calls.with_state(&call.id, &call.name, summary, state);
                 let _ = self.lines.send(line);
                 return;
             }
-            Event::ToolResult { call_id, .. } if self.calls.denied(call_id) => return,
+            Event::ToolResult {
+                call_id, ok, tool, ..
+            } => {
+                // A refused call's result ("not run: …") is no failure to show, nor is the
+                // result a cancelled turn gives a call whose question still waits.
+                if self.calls.refused(call_id) || *ok {
+                    return;
+                }
+                if let Some(line) = self.calls.cancel(call_id) {
+                    let _ = self.lines.send(line);
+                    return;
+                }
+                format!("{tool} failed")
+            }
+            // An ACP agent's call: its first line is the one its question's states edit,
+            // and what it reports of a call it was refused (`failed`) is no failure to show.
+            Event::OwnTool {
+                call_id: Some(id), ..
+            } if self.calls.refused(id) => return,
+            Event::OwnTool {
+                activity,
+                call_id: Some(id),
+                ..
+            } if !self.calls.known(id) => {
+                let line = self.calls.add(id, activity.clone());
+                let _ = self.lines.send(line);
+                return;
+            }
             Event::ToolProgress {
                 tool,
                 progress,
@@ -144,12 +233,9 @@ impl Observer for Progress {
                 "{tool}: {}",
                 progress_text(*progress, *total, message.as_deref())
             ),
-            Event::OwnTool { activity, .. } => format!("running: {activity}"),
+            Event::OwnTool { activity, .. } => activity.clone(),
             Event::Plan { entries, .. } => format!("plan: {}", plan_text(entries)),
             Event::CutShort { backend, reason } => cut_short(backend, *reason),
-            Event::ToolResult {
-                ok: false, tool, ..
-            } => format!("{tool} failed"),
             Event::Retrying {
                 retry,
                 retries,
@@ -170,7 +256,7 @@ impl Observer for Progress {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let shown = request.map_text(&|text| self.redactor.redact(text));
-            let decision = ask(
+            let asked = ask(
                 &self.api,
                 &self.approvals,
                 self.chat_id,
@@ -178,16 +264,28 @@ impl Observer for Progress {
                 self.approval_timeout,
             )
             .await;
-            let state = match decision {
-                Decision::Once | Decision::Always => "allowed",
-                Decision::Deny(_) => DENIED,
+            let state = match (&asked.decision, asked.answered) {
+                (Decision::Once | Decision::Always, _) => State::Allowed,
+                (Decision::Deny(_), true) => State::Denied,
+                (Decision::Deny(_), false) => State::NotAnswered,
             };
             let line =
                 self.calls
                     .with_state(&shown.call.id, &shown.call.name, &shown.summary, state);
             let _ = self.lines.send(line);
-            decision
+            asked.decision
         })
+    }
+}
+
+/// A turn dropped or cancelled while a question waited never hears its answer, and an agent's
+/// own call gets no result from agent-loop to tell it: the line says so before the reporter's
+/// last edit, rather than awaiting approval forever.
+impl Drop for Progress {
+    fn drop(&mut self) {
+        for line in self.calls.cancel_all() {
+            let _ = self.lines.send(line);
+        }
     }
 }
 
@@ -305,5 +403,20 @@ mod tests {
             shown.text(),
             "bash: rm x (denied)\nretrying (1/3): HTTP 429\nbash: rm x (awaiting approval)"
         );
+    }
+
+    /// A turn that ends while a question waits has that call's line say "cancelled"; a
+    /// decided call keeps its state, and a call not answered in time is refused, not denied.
+    #[test]
+    fn only_a_waiting_question_is_cancelled() {
+        let mut calls = Calls::default();
+        calls.add("a", "bash: ls".into());
+        calls.with_state("b", "bash", "rm x", State::Awaiting);
+        calls.with_state("c", "bash", "rm y", State::Awaiting);
+        let line = calls.with_state("c", "bash", "rm y", State::NotAnswered);
+        assert_eq!(line, call(3, "bash: rm y (not answered)"));
+        assert_eq!(calls.cancel_all(), [call(2, "bash: rm x (cancelled)")]);
+        assert!(calls.refused("c") && !calls.refused("b") && !calls.refused("a"));
+        assert_eq!(calls.cancel_all(), []);
     }
 }

@@ -1,11 +1,12 @@
 //! An ACP agent (fixtures/agents/fake-acp.py) behind the bot: /stop cancels its turn through
 //! the chat's canceller (the agent gets `session/cancel`, the answer so far is kept), and a
-//! permission question nobody answers gets the agent's reject option; its plan and an
-//! answer cut short are told in the progress message.
+//! permission question nobody answers gets the agent's reject option; the call it asks
+//! about is one progress line, which the question's states edit; its plan and an answer cut
+//! short are told in the progress message.
 
 use serde_json::Value;
 
-use super::mock::Mock;
+use super::mock::{Call, Mock};
 use super::{Bot, ME};
 use crate::common::{fixture, poll, Workspace};
 
@@ -68,6 +69,26 @@ fn stop_sends_session_cancel_and_keeps_the_answer_so_far() {
     );
 }
 
+/// The progress message above `answer`, once the answer is in. It may be sent with all its
+/// lines or sent and edited, at any pace; the turn's progress is all sent before its answer,
+/// so the progress message comes before the answer.
+fn progress_before(mock: &Mock, answer: &str) -> String {
+    mock.wait_sent(ME, answer);
+    let shown = mock.shown(ME);
+    let at = shown.iter().position(|t| t.contains(answer)).unwrap();
+    assert!(at > 0, "no progress before {answer:?}: {shown:#?}");
+    shown[at - 1].clone()
+}
+
+/// The progress message that shows the `permission` call, as the chat shows it: there is one.
+/// The question and the progress message go out at once, in either order.
+fn call_line(mock: &Mock) -> String {
+    let mut shown = mock.shown(ME);
+    shown.retain(|t| t.starts_with("WriteFile notes.txt ("));
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    shown.remove(0)
+}
+
 #[test]
 fn an_unanswered_permission_question_gets_the_agents_reject_option() {
     let ws = acp();
@@ -75,6 +96,45 @@ fn an_unanswered_permission_question_gets_the_agents_reject_option() {
     let mut bot = Bot::start(&ws, &mock, &["--backend", "acp", "--approval-timeout", "1"]);
     mock.message(ME, ME, "permission");
     mock.wait_sent(ME, "permission: cancel");
+    // Nobody pressed Deny: the line does not say anybody did.
+    let progress = call_line(&mock);
+    assert!(progress.ends_with(") (not answered)"), "{progress}");
+    assert_eq!(bot.terminate(), 0);
+}
+
+/// Real agents report a call (status `pending`) before they ask about it: its line is the
+/// one that says it awaits approval (never that it runs), then that it was denied, and the
+/// agent's `failed` report of the call it was refused is no failure to show.
+#[test]
+fn the_call_an_agent_asks_about_is_one_line_with_the_questions_states() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    mock.message(ME, ME, "permission");
+    let question = mock.question(0);
+    let waiting = mock.wait_for("the call awaiting approval", |calls| {
+        calls
+            .iter()
+            .find(|c| c.chat() == ME && c.text().ends_with(") (awaiting approval)"))
+            .map(|c| c.text().to_string())
+    });
+    let path = ws.work().canonicalize().unwrap().join("notes.txt");
+    let line = format!("WriteFile notes.txt ({})", path.display());
+    assert_eq!(waiting, format!("{line} (awaiting approval)"));
+    mock.press(ME, ME, question.message_id, &question.button("Deny"));
+    mock.wait_sent(ME, "permission: cancel");
+    assert_eq!(call_line(&mock), format!("{line} (denied)"));
+    let progress = mock.calls();
+    let progress = progress
+        .iter()
+        .filter(|c| c.chat() == ME && c.body["reply_markup"].is_null())
+        .map(Call::text);
+    for text in progress {
+        assert!(
+            !text.contains("running") && !text.contains("failed"),
+            "{text:?}"
+        );
+    }
     assert_eq!(bot.terminate(), 0);
 }
 
@@ -83,27 +143,40 @@ fn a_plan_and_an_answer_cut_short_are_told_in_the_progress() {
     let ws = acp();
     let mock = Mock::start();
     let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
-    // The progress message may be sent with all its lines or sent and edited, at any pace:
-    // what is asserted is what the chat shows once the answer is in. The turn's progress is
-    // all sent before its answer, so the progress message comes before the answer.
-    let progress_before = |answer: &str| {
-        mock.wait_sent(ME, answer);
-        let shown = mock.shown(ME);
-        let at = shown.iter().position(|t| t.contains(answer)).unwrap();
-        assert!(at > 0, "no progress before {answer:?}: {shown:#?}");
-        shown[at - 1].clone()
-    };
     mock.message(ME, ME, "tool please");
-    let progress = progress_before("You said: tool please");
+    let progress = progress_before(&mock, "You said: tool please");
     assert!(
-        progress.contains("running: Shell: ls") && progress.contains("plan: [x] look; [~] answer"),
+        progress.contains("Shell: ls") && progress.contains("plan: [x] look; [~] answer"),
         "{progress}"
     );
     mock.message(ME, ME, "max_tokens");
-    let progress = progress_before("cut here");
+    let progress = progress_before(&mock, "cut here");
     assert_eq!(
         progress,
         "acp: the answer was cut short: the model reached its output limit (max_tokens)"
     );
+    assert_eq!(bot.terminate(), 0);
+}
+
+/// /stop while the agent's question waits: the agent is cancelled, and the call's line says
+/// so rather than awaiting approval still (no result of agent-loop's tells of it: the call
+/// is the agent's).
+#[test]
+fn a_question_left_open_by_stop_says_cancelled() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    mock.message(ME, ME, "permission");
+    mock.question(0);
+    mock.wait_for("the call awaiting approval", |calls| {
+        calls
+            .iter()
+            .any(|c| c.chat() == ME && c.text().ends_with(") (awaiting approval)"))
+            .then_some(())
+    });
+    mock.message(ME, ME, "/stop");
+    mock.wait_sent(ME, "Stopped.");
+    let progress = call_line(&mock);
+    assert!(progress.ends_with(") (cancelled)"), "{progress}");
     assert_eq!(bot.terminate(), 0);
 }

@@ -1,10 +1,11 @@
 //! The progress message of a turn whose calls need approval: a call is named with its tool
 //! (`read: small.txt`), says it awaits approval while the question waits (never that it
-//! runs), then whether the person allowed or denied it; a denied call is not a failure.
+//! runs), then whether the person allowed or denied it; a denied call is not a failure, and
+//! one whose turn ended while its question waited says it was cancelled.
 
 use super::mock::{Call, Mock};
 use super::{Bot, ME};
-use crate::common::Workspace;
+use crate::common::{send_signal, Workspace};
 
 /// Waits until a message sent or edited in the chat ends with `line`.
 fn wait_shown(mock: &Mock, line: &str) {
@@ -81,4 +82,43 @@ fn a_failed_call_is_told_and_an_allowed_tool_has_no_state() {
     let answer = shown.iter().position(|t| t == "it failed").unwrap();
     assert_eq!(shown[answer - 1], "bash: exit 3\nbash failed", "{shown:#?}");
     assert_eq!(bot.terminate(), 0);
+}
+
+/// A turn that ends while its question waits, by /stop or by the bot shutting down: the
+/// call's line says it was cancelled, not that it awaits approval still.
+#[test]
+fn a_question_the_turn_left_open_says_cancelled() {
+    for stop in ["/stop", "SIGTERM"] {
+        let ws = Workspace::new();
+        ws.reply(
+            1,
+            "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"touch never.txt\"}}</tool_call>\n",
+        );
+        let mock = Mock::start();
+        let mut bot = Bot::start(&ws, &mock, &["--backend", "fake", "--drain-timeout", "0"]);
+        mock.message(ME, ME, "go");
+        mock.question(0);
+        wait_shown(&mock, "bash: touch never.txt (awaiting approval)");
+        let end = match stop {
+            "/stop" => {
+                mock.message(ME, ME, "/stop");
+                mock.wait_sent(ME, "Stopped.")
+            }
+            _ => {
+                send_signal(bot.child.id(), libc::SIGTERM);
+                assert_eq!(bot.wait(), 0, "{}", bot.stderr());
+                mock.wait_sent(ME, "shutting down")
+            }
+        };
+        let shown = mock.shown(ME);
+        let progress: Vec<&String> = shown.iter().filter(|t| t.starts_with("bash: ")).collect();
+        assert_eq!(
+            progress,
+            ["bash: touch never.txt (cancelled)"],
+            "{stop}: {shown:#?}"
+        );
+        assert_eq!(shown.last(), Some(&end), "{stop}");
+        assert!(!ws.work().join("never.txt").exists());
+        assert_eq!(bot.terminate(), 0);
+    }
 }

@@ -219,6 +219,7 @@ impl CliBackend {
                 emit(Event::OwnTool {
                     backend: name.clone(),
                     activity,
+                    call_id: None,
                 });
             }
         };

@@ -284,6 +284,7 @@ fn every_event() -> Vec<Event> {
         Event::OwnTool {
             backend: b(),
             activity: s(),
+            call_id: Some(s()),
         },
         Event::Context {
             stats: ContextStats {

@@ -180,7 +180,9 @@ impl PlainDisplay {
                 line.push(']');
                 self.own(&line)?;
             }
-            Event::OwnTool { backend, activity } => {
+            Event::OwnTool {
+                backend, activity, ..
+            } => {
                 writeln!(
                     self.err,
                     "[{} ran] {}",

@@ -93,12 +93,13 @@ impl Gathered {
                 let id = update["toolCallId"].as_str().unwrap_or("").to_string();
                 let no_input = update["rawInput"].as_object().is_none_or(|i| i.is_empty());
                 if no_input && paths(update).is_empty() {
-                    self.bare.insert(id);
+                    self.bare.insert(id.clone());
                 }
                 let call = self.call(update);
                 emit(Event::OwnTool {
                     backend: backend.to_string(),
                     activity: activity(&title(call), call),
+                    call_id: Some(id),
                 });
             }
             "tool_call_update" => {
@@ -123,6 +124,7 @@ impl Gathered {
                     emit(Event::OwnTool {
                         backend: backend.to_string(),
                         activity,
+                        call_id: Some(id),
                     });
                 }
             }

@@ -458,6 +458,7 @@ impl<'a> Turn<'a> {
                 self.host.event(Event::OwnTool {
                     backend: self.def.name.clone(),
                     activity,
+                    call_id: None,
                 });
             }
         }

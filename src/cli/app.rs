@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use agent_loop::chat::Chat;
 use agent_loop::chat::{Image, Prompt};
+use agent_loop::event::Event;
 use agent_loop::{Error, ErrorKind};
 
 use super::frontend::Frontend;
@@ -172,14 +173,31 @@ impl App {
     }
 
     /// Runs `task` on every backend in `names` at once (`--backend a,b`, `/compare`); a
-    /// signal stops every backend and leaves the conversation unchanged.
+    /// signal stops every backend and leaves the conversation unchanged. Under `--quiet` only
+    /// the kept answer goes to stdout. Tool calls refused for want of a way to ask count only
+    /// in the kept answer's backend: another backend's refusal does not make it short.
     pub async fn compare(&mut self, names: &[String], task: &str) -> Outcome {
+        let refused = self.frontend.refused;
+        let quiet = self.frontend.display.answers_only();
+        self.frontend.holding_answers = quiet;
         let result = tokio::select! {
             result = self.chat.compare(names, task, &mut self.frontend) => Ok(result),
             stop = self.signals.next() => Err(stop),
         };
+        self.frontend.holding_answers = false;
         let outcome = match result {
             Ok(result) => Outcome::Done(result.map(|kept| {
+                // When a call was refused, approval could not be asked at all in this run:
+                // every call denied in the kept backend was refused.
+                if self.frontend.refused > refused {
+                    self.frontend.refused = refused + kept.denied;
+                }
+                if quiet {
+                    self.frontend.display.render(&Event::Text {
+                        text: kept.answer.clone(),
+                        final_answer: true,
+                    });
+                }
                 // `/pick` exists only in the REPL; a one-shot run has nothing to pick with.
                 let repl = self.frontend.repl;
                 self.frontend.notice(&kept.notice(repl));

@@ -25,6 +25,9 @@ pub struct Frontend {
     /// wait with this still set: the question's line, where the terminal echoed `^C`, is
     /// still open.
     pub asking: bool,
+    /// A comparison runs under `--quiet`: the backends' headings and answers are held back,
+    /// for only the answer it keeps goes to stdout.
+    pub holding_answers: bool,
 }
 
 impl Frontend {
@@ -37,6 +40,7 @@ impl Frontend {
             repl: false,
             refused: 0,
             asking: false,
+            holding_answers: false,
         }
     }
 
@@ -61,6 +65,17 @@ impl Observer for Frontend {
             // Beside the answer, never in it: stdout's bytes are the same without --debug. The
             // debug form, as not every event has a record.
             self.display.aside(&format!("debug: event {event:?}"));
+        }
+        if self.holding_answers
+            && matches!(
+                event,
+                Event::Text {
+                    final_answer: true,
+                    ..
+                }
+            )
+        {
+            return;
         }
         self.display.render(event);
     }

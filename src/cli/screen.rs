@@ -212,6 +212,10 @@ impl Screen {
         self.lock().session_clear(name);
     }
 
+    pub fn answers_only(&self) -> bool {
+        self.lock().answers_only()
+    }
+
     pub fn asks_approval(&self) -> bool {
         self.lock().asks_approval()
     }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{fixture, Workspace};
+use crate::common::{fixture, Run, Workspace};
 use crate::repl::repl;
 
 /// Two scripted backends, `a` and `b`, each with its own script folder: a `write` call of
@@ -35,6 +35,14 @@ fn two_backends() -> Workspace {
     ws
 }
 
+/// Runs agent-loop with `args` in `ws`, the comparison's copies going under `ws`'s `tmp`.
+fn run_in_tmp(ws: &Workspace, args: &[&str]) -> Run {
+    std::fs::create_dir_all(ws.path("tmp")).unwrap();
+    let mut cmd = ws.cmd(args);
+    cmd.env("TMPDIR", ws.path("tmp"));
+    ws.run_cmd(cmd)
+}
+
 /// The folder a heading says backend N worked in.
 fn folder(text: &str, n: usize) -> PathBuf {
     let start = text
@@ -48,10 +56,10 @@ fn folder(text: &str, n: usize) -> PathBuf {
 #[test]
 fn backend_list_runs_each_in_its_own_folder_and_keeps_the_first() {
     let ws = two_backends();
-    std::fs::create_dir_all(ws.path("tmp")).unwrap();
-    let mut cmd = ws.cmd(&["--backend", "a,b", "--yes", "--session", "fan", "write it"]);
-    cmd.env("TMPDIR", ws.path("tmp"));
-    let run = ws.run_cmd(cmd);
+    let run = run_in_tmp(
+        &ws,
+        &["--backend", "a,b", "--yes", "--session", "fan", "write it"],
+    );
     run.expect_code(0);
     let out = run.stdout();
     // The answers in the order the backends were named, each under its heading.
@@ -164,11 +172,8 @@ fn switching_backend_mid_conversation_sends_the_history_in_the_new_format() {
 #[test]
 fn approvals_are_asked_one_backend_at_a_time_and_named() {
     let ws = two_backends();
-    std::fs::create_dir_all(ws.path("tmp")).unwrap();
     // No --yes and no terminal: each write is asked for, and refused.
-    let mut cmd = ws.cmd(&["--backend", "a,b", "--no-save", "write it"]);
-    cmd.env("TMPDIR", ws.path("tmp"));
-    let run = ws.run_cmd(cmd);
+    let run = run_in_tmp(&ws, &["--backend", "a,b", "--no-save", "write it"]);
     // Every call refused, in every backend: the exit code says nothing ran.
     run.expect_code(4);
     let err = run.stderr();
@@ -247,4 +252,108 @@ fn a_folder_too_big_to_copy_is_refused_before_copying() {
     );
     let left: Vec<_> = std::fs::read_dir(ws.path("tmp")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// `/pick` applies only to the conversation the comparison left: after `/undo`, `/clear` or
+/// `/load` it would write the comparison's conversation over another one (another session's,
+/// on disk). It says there is nothing to pick; two picks in a row still go back and forth.
+#[test]
+fn pick_after_the_conversation_moved_on_has_nothing_to_pick() {
+    let ws = two_backends();
+    for name in ["a", "b"] {
+        for n in [1, 2] {
+            std::fs::remove_file(ws.path(&format!("fake-{name}/reply.{n}"))).unwrap();
+        }
+    }
+    ws.run(&["--backend", "a", "-s", "mywork", "earlier task"])
+        .expect_code(0);
+    let keys = "/compare a,b one\n/pick 2\n/pick 1\n/undo\n/pick 2\n\
+                /compare a,b two\n/clear\n/pick 2\n\
+                /compare a,b three\n/load mywork\n/pick 2\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend a --session cmp", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("[kept answer 2 (b)]\n") && screen.contains("[kept answer 1 (a)]\n"),
+        "{screen}"
+    );
+    // No session took b's answer: each holds what its own turns left.
+    let sessions = ws.path("data/agent-loop/sessions");
+    for entry in std::fs::read_dir(&sessions).unwrap() {
+        let file = entry.unwrap().path().join("session.json");
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains("Later b."), "{}: {text}", file.display());
+    }
+    let mywork = std::fs::read_to_string(sessions.join("mywork/session.json")).unwrap();
+    let mywork: serde_json::Value = serde_json::from_str(&mywork).unwrap();
+    let messages = mywork["conversation"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{mywork}");
+    assert!(mywork.to_string().contains("earlier task"), "{mywork}");
+    let nothing = "error: /pick: nothing to pick: it keeps another answer of the last /compare";
+    assert_eq!(screen.matches(nothing).count(), 3, "{screen}");
+}
+
+/// A refused tool call counts against the answer kept, not against another backend's that
+/// was dropped: the run's exit code follows the kept answer.
+#[test]
+fn the_exit_code_follows_the_kept_answer() {
+    let ws = two_backends();
+    std::fs::write(ws.path("fake-b/reply.1"), "Answer b.\n").unwrap();
+    // No --yes and no terminal: a's write is refused; b answers without a tool.
+    for (list, code) in [("b,a", 0), ("a,b", 4)] {
+        for name in ["a", "b"] {
+            let _ = std::fs::remove_file(ws.path(&format!("fake-{name}/count")));
+        }
+        let run = run_in_tmp(&ws, &["--backend", list, "--no-save", "write it"]);
+        let err = run.stderr();
+        assert!(
+            err.contains("[2] a asks:") || err.contains("[1] a asks:"),
+            "{err}"
+        );
+        run.expect_code(code);
+        let not_done = "[not done: 1 tool call refused";
+        assert_eq!(err.contains(not_done), code == 4, "{list}: {err}");
+    }
+}
+
+/// Each heading says what its backend cost, as the session's footer does.
+#[test]
+fn the_heading_shows_the_cost() {
+    let ws = two_backends();
+    let config = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
+    ws.config(&config.replace(
+        "[backends.a]\n",
+        "[backends.a]\nprice_input_per_mtok = 1000.0\nprice_output_per_mtok = 0.0\n",
+    ));
+    let run = run_in_tmp(&ws, &["--backend", "a,b", "--yes", "--no-save", "write it"]);
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(
+        out.contains("tokens in 30 / out 5, $0.0300; worked in"),
+        "{out}"
+    );
+    // b has no price: its heading names none.
+    let b = &out[out.find("=== [2] b: ").expect(&out)..];
+    assert!(
+        b.lines().next().unwrap().ends_with(" ===") && !b.contains('$'),
+        "{out}"
+    );
+}
+
+/// `-q` is the final answer alone on stdout: with several backends, the one kept.
+#[test]
+fn quiet_prints_only_the_kept_answer() {
+    let ws = two_backends();
+    let run = run_in_tmp(
+        &ws,
+        &["--backend", "a,b", "--yes", "--no-save", "-q", "write it"],
+    );
+    run.expect_code(0);
+    assert_eq!(run.stdout(), "Answer a.\n");
+    assert_eq!(run.stderr(), "");
+    // Both still ran, each in its copy.
+    let compare = std::fs::read_dir(ws.path("tmp")).unwrap().next().unwrap();
+    for copy in ["1-a", "2-b"] {
+        let out = compare.as_ref().unwrap().path().join(copy).join("out.txt");
+        assert!(out.is_file(), "{}", out.display());
+    }
 }

@@ -37,6 +37,10 @@ impl Renderer for QuietDisplay {
 
     fn notice(&mut self, _text: &str) {}
 
+    fn answers_only(&self) -> bool {
+        true
+    }
+
     fn prompt(&mut self, text: &str) {
         self.plain.prompt(text);
     }

@@ -50,6 +50,12 @@ pub trait Renderer: Send {
     /// Session `name` ended here (`/clear`); a [`Renderer::session_start`] follows.
     fn session_clear(&mut self, _name: &str) {}
 
+    /// Only the final answer goes out (`--quiet`): a comparison then shows the answer it
+    /// kept, not every backend's under its heading.
+    fn answers_only(&self) -> bool {
+        false
+    }
+
     /// Whether a person can be asked to approve tools through this display.
     fn asks_approval(&self) -> bool {
         true

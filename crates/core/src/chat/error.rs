@@ -54,7 +54,10 @@ pub enum ChatError {
     McpUsage,
     #[error("/history takes a number, not `{arg}`")]
     HistoryNumber { arg: String },
-    #[error("/pick: no comparison to pick from (run /compare first)")]
+    #[error(
+        "/pick: nothing to pick: it keeps another answer of the last /compare, until the \
+         conversation moves on (another turn, /undo, /retry, /clear, /new, /load)"
+    )]
     NothingToPick,
     #[error("/pick takes a number from 1 to {max}")]
     PickNumber { max: usize },

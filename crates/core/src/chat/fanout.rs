@@ -2,7 +2,8 @@
 //! Each backend gets its own agent, with its own tool loop, working in its own copy of the
 //! working directory; their events are held back and passed on backend by backend, under a
 //! heading with the time and tokens, once all are done, so a display stays append-only.
-//! The conversation keeps the first answer that succeeded; [`Chat::pick`] keeps another.
+//! The conversation keeps the first answer that succeeded; [`Chat::pick`] keeps another, while
+//! the conversation is still the one the comparison left.
 //! Dropping the future of [`Chat::compare`] stops every backend; the conversation is then
 //! unchanged.
 
@@ -13,7 +14,7 @@ use crate::agent::Agent;
 use crate::event::{ApprovalRequest, Decision, Event, Observer};
 use crate::{BoxFuture, Error};
 
-use super::{Chat, ChatError};
+use super::{Chat, ChatError, Compared};
 
 /// The most a working directory may hold to be copied for each backend.
 const MAX_COPY_BYTES: u64 = 200 * 1024 * 1024;
@@ -25,6 +26,10 @@ pub struct Kept {
     pub number: usize,
     pub backend: String,
     pub answer: String,
+    /// Tool calls of this backend the front end denied when asked: a front end that cannot
+    /// ask (no terminal) tells by this whether the answer it kept is short of one, whatever
+    /// the other backends met.
+    pub denied: u32,
 }
 
 impl Kept {
@@ -47,6 +52,8 @@ struct Lane {
     events: Vec<Event>,
     result: Option<Result<String, Error>>,
     elapsed: Duration,
+    /// Tool calls the front end denied when asked.
+    denied: u32,
 }
 
 impl Chat {
@@ -124,6 +131,7 @@ impl Chat {
                 events: Vec::new(),
                 result: None,
                 elapsed: Duration::ZERO,
+                denied: 0,
             });
         }
         let shared = tokio::sync::Mutex::new(&mut *observer);
@@ -133,12 +141,14 @@ impl Chat {
                 let mut observer = LaneObserver {
                     label: format!("[{}] {}", i + 1, lane.name),
                     events: Vec::new(),
+                    denied: 0,
                     shared,
                 };
                 let started = Instant::now();
                 let result = lane.agent.run_turn(task, &mut observer).await;
                 lane.elapsed = started.elapsed();
                 lane.events = observer.events;
+                lane.denied = observer.denied;
                 lane.result = Some(result);
             }
         });
@@ -158,7 +168,7 @@ impl Chat {
             i + 1,
             lane.name,
             lane.elapsed.as_secs_f64(),
-            crate::plural::tokens(Some(t.input), Some(t.output)),
+            super::views::spent(&t),
             lane.folder.display()
         );
         // A final answer's text, so a terminal puts it on stdout with the answers.
@@ -184,6 +194,7 @@ impl Chat {
                 name,
                 agent,
                 result,
+                denied,
                 ..
             } = lane;
             totals.merge(&agent.totals);
@@ -193,7 +204,7 @@ impl Chat {
             match result {
                 Some(Ok(answer)) => {
                     if kept.is_none() {
-                        kept = Some((i, answer, agent.conversation.clone()));
+                        kept = Some((i, answer, agent.conversation.clone(), denied));
                     }
                     saved.push((name, Some(agent.conversation)));
                 }
@@ -205,32 +216,45 @@ impl Chat {
             }
         }
         let turns = self.agent.turns() + 1;
-        let Some((i, answer, conversation)) = kept else {
+        let Some((i, answer, conversation, denied)) = kept else {
             let conversation = self.agent.conversation.clone();
             self.agent.restore(conversation, turns, totals, by_backend);
             return Err(first_error.unwrap_or_else(|| ChatError::NoAnswer.into()));
         };
         self.agent.restore(conversation, turns, totals, by_backend);
         let backend = saved[i].0.clone();
-        self.compared = Some(saved);
+        self.compared = Some(Compared {
+            session_id: self.session.id.clone(),
+            answers: saved,
+            current: i,
+        });
         Ok(Kept {
             number: i + 1,
             backend,
             answer,
+            denied,
         })
     }
 
-    /// `/pick N`: the conversation takes the N-th answer of the last comparison instead.
+    /// `/pick N`: the conversation takes the N-th answer of the last comparison instead, if
+    /// it is still the one that comparison left (not another session's, nor one a turn,
+    /// `/undo` or `/clear` changed since).
     pub fn pick(&mut self, arg: &str) -> Result<String, Error> {
-        let compared = self.compared.as_ref().ok_or(ChatError::NothingToPick)?;
+        let current = &self.agent.conversation.messages;
+        let left = self.compared.take().filter(|c| {
+            let holds = c.answers[c.current].1.as_ref().map(|c| &c.messages);
+            c.session_id == self.session.id && holds == Some(current)
+        });
+        self.compared = left;
+        let compared = self.compared.as_mut().ok_or(ChatError::NothingToPick)?;
         let n: usize = arg
             .parse()
             .ok()
-            .filter(|n| (1..=compared.len()).contains(n))
+            .filter(|n| (1..=compared.answers.len()).contains(n))
             .ok_or(ChatError::PickNumber {
-                max: compared.len(),
+                max: compared.answers.len(),
             })?;
-        let (name, conversation) = &compared[n - 1];
+        let (name, conversation) = &compared.answers[n - 1];
         let conversation = conversation
             .clone()
             .ok_or_else(|| ChatError::PickedFailed {
@@ -238,6 +262,7 @@ impl Chat {
                 backend: name.clone(),
             })?;
         let name = name.clone();
+        compared.current = n - 1;
         self.agent.conversation = conversation;
         self.save()?;
         Ok(format!("[kept answer {n} ({name})]"))
@@ -249,6 +274,7 @@ impl Chat {
 struct LaneObserver<'a, O: Observer + ?Sized> {
     label: String,
     events: Vec<Event>,
+    denied: u32,
     shared: &'a tokio::sync::Mutex<&'a mut O>,
 }
 
@@ -270,7 +296,11 @@ impl<O: Observer + ?Sized> Observer for LaneObserver<'_, O> {
             observer.event(&Event::Notice {
                 message: format!("{} asks:", self.label),
             });
-            observer.approve(request).await
+            let decision = observer.approve(request).await;
+            if let Decision::Deny(_) = decision {
+                self.denied += 1;
+            }
+            decision
         })
     }
 }

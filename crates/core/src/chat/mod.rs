@@ -87,7 +87,7 @@ pub struct Chat {
     wait_session: bool,
     /// Cancels the running turn from another task.
     canceller: Canceller,
-    /// The last comparison's answers, for `/pick` (until the next turn).
+    /// The last comparison's answers, for `/pick` while the conversation is the one it left.
     compared: Option<Compared>,
     /// The last save failed: the session file lacks what the chat holds.
     save_failed: bool,
@@ -101,8 +101,15 @@ pub struct Chat {
 pub const PROMPT_STAYS: &str =
     "[the prompt stays in the conversation: /retry sends it again, /undo drops it]";
 
-/// What a comparison left for `/pick`: each backend's name and conversation if it answered.
-type Compared = Vec<(String, Option<crate::context::Conversation>)>;
+/// What a comparison left for `/pick`: each backend's name and conversation if it answered,
+/// with the session it was made in and which answer the conversation holds now. `/pick`
+/// applies only while that session's conversation is still that answer's: after a turn,
+/// `/undo`, `/clear` or `/load` it would put the comparison's conversation over another one.
+struct Compared {
+    session_id: String,
+    answers: Vec<(String, Option<crate::context::Conversation>)>,
+    current: usize,
+}
 
 impl Chat {
     /// Whether the current backend takes images: `None` for an ACP agent not started yet

@@ -356,7 +356,7 @@ impl Chat {
 
 /// `tokens in 1234 / out 56, $0.0123`, with the calls that reported no count said apart: the
 /// others' counts are not zero, they are unknown (`(1 backend call not counted)`).
-fn spent(t: &crate::parse::Totals) -> String {
+pub(super) fn spent(t: &crate::parse::Totals) -> String {
     let mut text = crate::plural::tokens(Some(t.input), Some(t.output));
     if t.uncounted > 0 && (t.input > 0 || t.output > 0) {
         let calls = crate::plural::count(t.uncounted, "backend call", "backend calls");

@@ -189,13 +189,13 @@ fn context_and_memory_commands() {
 }
 
 /// `/compact` summarises what came before the last turn with the backend; the next request
-/// carries the summary in place of those messages.
+/// carries the summary in place of those messages. The summary call's tokens are counted.
 #[test]
 fn compact_summarises_the_older_turns() {
     let ws = Workspace::new();
     ws.reply(1, "first answer\n");
     ws.reply(2, "second answer\n");
-    ws.reply(3, "We talked about apples.\n");
+    ws.reply(3, "We talked about apples.\nTokens: 100 in, 7 out\n");
     ws.reply(4, "third answer\n");
     let keys = "/compact\none about apples\ntwo\n/compact\nthree\n/exit\n";
     let (code, screen) = repl(&ws, "--backend fake --session packed", keys);
@@ -221,6 +221,21 @@ fn compact_summarises_the_older_turns() {
         fourth.contains("User: two") && fourth.contains("User: three"),
         "{fourth}"
     );
+    // The only call that reported tokens is the summary's.
+    assert!(
+        screen.contains("[context: fake summarised 2 older messages]")
+            && screen.contains("[tokens in 100 / out 7]"),
+        "{screen}"
+    );
+    let usage = &ws.saved_session()["usage"];
+    assert_eq!(
+        (&usage["input"], &usage["output"]),
+        (&100.into(), &7.into())
+    );
+    let logged = ws.session_log("packed");
+    let usage: Vec<_> = logged.iter().filter(|r| r["event"] == "usage").collect();
+    assert_eq!(usage.len(), 1, "{logged:?}");
+    assert_eq!(usage[0]["input_tokens"], 100);
 }
 
 /// `/export` into a folder that is not there is refused, as `>` in a shell is: a typo does

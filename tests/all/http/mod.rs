@@ -9,6 +9,7 @@ pub(crate) mod images;
 mod ratelimit;
 pub mod server;
 mod stops;
+mod summary;
 mod switch_ids;
 mod thinking;
 

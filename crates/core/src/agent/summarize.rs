@@ -1,6 +1,9 @@
 //! `summarize` mode, the agent's part: planning a request may need one extra backend call
 //! that summarises the older messages (`context::summarize` decides which, and how to ask).
 //! When that call fails, the older part is trimmed instead and an event says so.
+//! The call is the agent's own business, not an answer: its streamed text never reaches the
+//! observer (a display would print it as the answer, `--output jsonl` would make it
+//! `assistant_delta`), but what it cost does, counted like any other call.
 
 use std::path::Path;
 
@@ -11,8 +14,16 @@ use crate::context::conversation::{Conversation, Message, Summary};
 use crate::context::manager::ContextManager;
 use crate::context::summarize::instruction;
 use crate::context::window::Window;
-use crate::event::Event;
+use crate::event::{Event, OutputStream};
+use crate::parse::{ByBackend, Totals};
 use crate::Error;
+
+/// Where a summary call's tokens and cost are added up: the agent's totals, and its split by
+/// backend.
+pub struct Counts<'a> {
+    pub totals: &'a mut Totals,
+    pub by_backend: &'a mut ByBackend,
+}
 
 /// Plans the next request to `backend`, having the older part summarised first when the
 /// context mode asks for it.
@@ -21,6 +32,7 @@ pub async fn prepare(
     conversation: &mut Conversation,
     backend: &dyn Backend,
     cwd: &Path,
+    counts: Counts<'_>,
     emit: &mut Emit<'_>,
 ) -> Result<Plan, Error> {
     let name = backend.name().to_string();
@@ -30,15 +42,11 @@ pub async fn prepare(
     // history, and in a new session take the place of the conversation.
     if let Some(range) = range.filter(|_| !backend.keeps_conversation()) {
         let max = context.settings().max_tokens;
-        match summarize(backend, conversation, range, max, cwd, emit).await {
+        match summarize(backend, conversation, range, max, cwd, counts, emit).await {
             Ok(text) => {
                 conversation.set_summary(Summary {
                     text,
                     upto: range.1,
-                });
-                emit(Event::Summarized {
-                    backend: name.clone(),
-                    messages: range.1 - range.0,
                 });
                 plan = context.plan(conversation, &name)?;
             }
@@ -73,14 +81,20 @@ impl super::Agent {
             return Ok(0);
         }
         let max = self.context.settings().max_tokens;
+        let cwd = self.options().cwd.clone();
         let text = {
             let mut emit = |e: Event| obs.event(&e);
+            let counts = Counts {
+                totals: &mut self.totals,
+                by_backend: &mut self.by_backend,
+            };
             summarize(
                 &*self.backend,
                 &self.conversation,
                 (from, cut),
                 max,
-                &self.options().cwd,
+                &cwd,
+                counts,
                 &mut emit,
             )
             .await?
@@ -88,21 +102,20 @@ impl super::Agent {
         self.conversation.set_summary(Summary { text, upto: cut });
         self.context
             .set_mode(crate::context::ContextMode::Summarize);
-        obs.event(&Event::Summarized {
-            backend: self.backend.name().to_string(),
-            messages: cut - from,
-        });
         Ok(cut - from)
     }
 }
 
 /// Asks `backend` to summarise messages `from..cut` (after the previous summary, if any).
+/// Emits [`Event::Summarized`] when it did, then the call's [`Event::Usage`] (also when the
+/// summary came back empty: the call was made), and adds that usage to `counts`.
 pub async fn summarize(
     backend: &dyn Backend,
     conversation: &Conversation,
     (from, cut): (usize, usize),
     max_tokens: u64,
     cwd: &Path,
+    counts: Counts<'_>,
     emit: &mut Emit<'_>,
 ) -> Result<String, Error> {
     let ask = Message::user(instruction(max_tokens));
@@ -125,12 +138,57 @@ pub async fn summarize(
         tools: &[],
         cwd,
     };
-    let reply = backend.call(request, emit).await?;
+    let started = std::time::Instant::now();
+    let reply = {
+        let mut progress = |e: Event| {
+            if is_progress(&e) {
+                emit(e)
+            }
+        };
+        backend.call(request, &mut progress).await?
+    };
+    let latency_ms = started.elapsed().as_millis() as u64;
     let text = reply.text.trim();
+    let name = backend.name().to_string();
+    if !text.is_empty() {
+        emit(Event::Summarized {
+            backend: name.clone(),
+            messages: cut - from,
+        });
+    }
+    let split = counts.by_backend.entry(name.clone()).or_default();
+    if let Some(usage) = reply.usage {
+        counts.totals.add(&usage);
+        split.add(&usage);
+        emit(Event::Usage {
+            backend: name,
+            usage,
+            latency_ms,
+        });
+    } else {
+        counts.totals.add_uncounted();
+        split.add_uncounted();
+    }
     if text.is_empty() {
         return Err(AgentError::NoSummary.into());
     }
     Ok(text.to_string())
+}
+
+/// Whether an event of the summary call reaches the observer: what tells the user it is
+/// waiting, retrying or failing does; the model's text, thinking, plan and stdout (records
+/// `assistant_delta` in `--output jsonl` and the log) do not, as they are no answer.
+fn is_progress(event: &Event) -> bool {
+    match event {
+        Event::BackendOutput { stream, .. } => {
+            matches!(stream, OutputStream::Stderr | OutputStream::Screen)
+        }
+        Event::Waiting { .. }
+        | Event::RateLimitWait { .. }
+        | Event::Retrying { .. }
+        | Event::Notice { .. } => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -207,7 +265,12 @@ mod tests {
     ) -> (Plan, Vec<Event>) {
         let mut events = Vec::new();
         let mut emit = |e: Event| events.push(e);
-        let plan = super::prepare(m, c, backend, Path::new("/w"), &mut emit)
+        let (mut totals, mut by_backend) = (Totals::default(), ByBackend::new());
+        let counts = Counts {
+            totals: &mut totals,
+            by_backend: &mut by_backend,
+        };
+        let plan = super::prepare(m, c, backend, Path::new("/w"), counts, &mut emit)
             .await
             .unwrap();
         (plan, events)

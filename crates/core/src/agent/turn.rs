@@ -271,11 +271,16 @@ impl Agent {
             let plan = {
                 let mut emit = |e: Event| obs.event(&e);
                 let backend = &*self.backend;
+                let counts = super::summarize::Counts {
+                    totals: &mut self.totals,
+                    by_backend: &mut self.by_backend,
+                };
                 super::summarize::prepare(
                     &mut self.context,
                     &mut self.conversation,
                     backend,
                     &self.options.cwd,
+                    counts,
                     &mut emit,
                 )
                 .await

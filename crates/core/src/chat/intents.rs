@@ -147,10 +147,11 @@ impl Chat {
                 context: &mut self.context,
                 redactor: &self.redactor,
             };
-            self.agent.compact(&mut logged).await?
+            self.agent.compact(&mut logged).await
         };
+        // Saved even when the summary failed: a call that was made has its cost counted.
         self.save()?;
-        Ok(match compacted {
+        Ok(match compacted? {
             0 => "[nothing to compact: the conversation holds at most one turn]".into(),
             n => format!(
                 "[compacted {} into a summary; context mode summarize]",

@@ -118,7 +118,9 @@ pub struct Run {
 
     /// Extra backends.toml, read after the built-in and user files; its entries add backends
     /// or override single keys.
-    #[arg(hide_short_help = true, long, value_name = "FILE")]
+    // Global: it names the file every subcommand reads backends from, so it is taken before
+    // or after the subcommand's name (`agent-loop doctor --config mine.toml`).
+    #[arg(hide_short_help = true, long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
     /// Your system prompt, from FILE.
@@ -397,10 +399,6 @@ pub struct ServeRun {
     /// Backend to use, by its name in backends.toml.
     #[arg(short, long, value_name = "NAME")]
     pub backend: Option<String>,
-
-    /// Extra backends.toml, read after the built-in and user files.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
 
     #[command(flatten)]
     pub tooling: Tooling,

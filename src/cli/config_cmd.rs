@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use agent_loop::chat::Chat;
+use agent_loop::chat::{Chat, LoadedConfig};
 use agent_loop::Error;
 
 use super::args::Args;
@@ -13,7 +13,7 @@ use super::screen::Screen;
 
 /// Prints the table and the files; the exit code.
 pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
-    check(args, settings)?;
+    let config = check(args, settings)?;
     let mut out = settings.describe();
     out.push_str(&Chat::describe_setup(
         args.run.config.as_deref(),
@@ -24,22 +24,27 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
         "agent-loop's own environment (its keys): {}",
         own_environment()
     );
-    super::stdout::print(&out)
+    // The backends the `backend` setting names are checked after the table is printed: a
+    // misspelt one is the mistake whose row (the value and where it came from) the user
+    // needs to see; the error a run would give follows, with its exit code.
+    let backends = match &settings.run.backend {
+        Some(setting) => Chat::check_backend_setting(&config, setting),
+        None => Ok(()),
+    };
+    super::stdout::print(&out)?;
+    backends
 }
 
 /// What a run checks beyond the values' types (each value was parsed as the settings were
 /// read), in the order a run does, so the first bad one gives the same error: the display,
-/// then the backend files and the backend named (`Chat::open`).
-fn check(args: &Args, settings: &Settings) -> Result<(), Error> {
+/// then the backend files; the configuration they hold.
+fn check(args: &Args, settings: &Settings) -> Result<LoadedConfig, Error> {
     Screen::for_args(args, &settings.screen)?;
     let config = Chat::load_config(args.run.config.as_deref())?;
-    if let Some(name) = &settings.run.backend {
-        Chat::check_backends(&config, &name.value)?;
-    }
     if settings.run.max_iterations.as_ref().map(|s| s.value) == Some(0) {
         return Err(Error::config("max_iterations must be at least 1"));
     }
-    Ok(())
+    Ok(config)
 }
 
 /// Whether a command agent-loop runs could read agent-loop's environment through

@@ -102,7 +102,7 @@ impl Observer for Frontend {
             self.input.discard_typeahead();
             let mut full = false;
             loop {
-                self.display.approval_prompt(request, full);
+                let offers_view = self.display.approval_prompt(request, full);
                 self.asking = true;
                 let answer = self.input.line().await;
                 self.asking = false;
@@ -113,10 +113,11 @@ impl Observer for Frontend {
                     "y" | "yes" => return Decision::Once,
                     "a" | "always" => return Decision::Always,
                     "n" | "no" => return Decision::Deny("the user said no".into()),
-                    "v" | "view" => full = true,
+                    "v" | "view" if offers_view => full = true,
                     // An aside: an answer's open line on stdout (an ACP agent asks in the
-                    // middle of its answer) keeps its bytes.
-                    _ => self.display.aside("Please answer y, a, n or v."),
+                    // middle of its answer) keeps its bytes. Only the answers offered.
+                    _ if offers_view => self.display.aside("Please answer y, a, n or v."),
+                    _ => self.display.aside("Please answer y, a or n."),
                 }
             }
         })

@@ -153,7 +153,7 @@ pub fn merged(top: &Args, sub: &ServeRun) -> Args {
         run: Run {
             task: None,
             backend: sub.backend.clone().or_else(|| top.run.backend.clone()),
-            config: sub.config.clone().or_else(|| top.run.config.clone()),
+            config: top.run.config.clone(),
             system: top.run.system.clone(),
             help: None,
             display: None,

@@ -299,13 +299,19 @@ async fn doctor_report(
     let name = match name {
         Some(name) => name.clone(),
         // The backend a run would take.
-        None => Chat::backend_to_run(&config, load_run_settings(args)?.0.backend.map(|s| s.value))
-            .ok_or_else(|| {
+        None => {
+            let setting = load_run_settings(args)?.0.backend;
+            if let Some(setting) = &setting {
+                Chat::check_backend_setting(&config, setting)?;
+            }
+            Chat::backend_to_run(&config, setting.map(|s| s.value)).ok_or_else(|| {
                 Error::config(
                     "no backend chosen, and none of the configured ones is available: \
-                     name one (`agent-loop doctor NAME`); `agent-loop backends` lists them",
+                     name one (`agent-loop doctor NAME`; `agent-loop doctor demo` checks the \
+                     built-in offline demo); `agent-loop backends` lists them",
                 )
-            })?,
+            })?
+        }
     };
     let model = args.request.model.clone();
     Chat::doctor(&config, &name, model).await

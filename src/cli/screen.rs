@@ -161,8 +161,9 @@ impl Screen {
         self.lock().render(event);
     }
 
-    pub fn approval_prompt(&self, request: &ApprovalRequest, full: bool) {
-        self.lock().approval_prompt(request, full);
+    /// Whether `[v]iew all` was offered.
+    pub fn approval_prompt(&self, request: &ApprovalRequest, full: bool) -> bool {
+        self.lock().approval_prompt(request, full)
     }
 
     pub fn notice(&self, text: &str) {

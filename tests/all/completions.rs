@@ -109,7 +109,7 @@ fn deferred_subcommands_still_complete_and_show_their_help() {
     assert!(
         script
             .stdout()
-            .contains("opts=\"-h --help serve login logout help\""),
+            .contains("opts=\"-h --config --help serve login logout help\""),
         "no completion of `agent-loop mcp`'s subcommands"
     );
     for args in [&["help", "mcp", "serve"][..], &["mcp", "serve", "--help"]] {

@@ -61,12 +61,44 @@ fn unknown_key() {
     );
 }
 
+/// A misspelt key gets the nearest key, as a misspelt backend name does, and not the
+/// paragraph of every key a backend takes.
+#[test]
+fn unknown_key_suggests_the_nearest() {
+    let (err, file) = config_error("[backends.x]\ncomand = 'true'\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:2: backend `x`: unknown field `comand` (did you mean `command`?); a \
+             backend's keys are in docs/backends-and-presets.md"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("`tool_call_regex`"), "{err}");
+    let (err, _) = config_error("[backends.x]\ncommand = 'true'\nzzzz = 1\n");
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+/// `[backend.x]` for `[backends.x]`: the top level's keys are few, so they are listed, and
+/// `backends` is suggested.
+#[test]
+fn singular_table_name_suggests_backends() {
+    let (err, file) = config_error("[backend.x]\ncommand = 'true'\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:1: unknown field `backend` (did you mean `backends`?), expected one of \
+             `default_backend`"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn wrong_type() {
     let (err, file) = config_error("[backends.x]\ncommand = 'true'\ntimeout_s = 'soon'\n");
     assert!(
         err.contains(&format!(
-            "{file}:3: backend `x`: invalid type: string \"soon\", expected u64"
+            "{file}:3: backend `x`: invalid type: string \"soon\", expected a whole number from 0, \
+             written without quotes"
         )),
         "{err}"
     );
@@ -312,4 +344,37 @@ fn a_script_whose_interpreter_is_missing_names_it() {
         err.contains(&format!("termux-fix-shebang {}", script.display())),
         "{err}"
     );
+}
+
+/// A bad `tool_call_format` names its own line, as a bad regex key does, not its table's.
+#[test]
+fn tool_call_format_names_its_line() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true'\n\ntool_call_format = 'xml'\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:4: backend `x`: key `tool_call_format`: must contain {{json}}"
+        )),
+        "{err}"
+    );
+}
+
+/// `max_iterations =` with no value: said so, not the parser's guess that a string lacks
+/// its quotes.
+#[test]
+fn a_setting_without_a_value() {
+    let ws = Workspace::new();
+    let file = ws.path("xdg/agent-loop/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "approval = \"never\"\nmax_iterations = \n").unwrap();
+    let run = ws.run(&["--backend", "demo", "hi"]);
+    run.expect_code(2);
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!(
+            "{}:2: setting `max_iterations` = ``: no value after `=`",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("quoted"), "{err}");
 }

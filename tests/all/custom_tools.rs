@@ -241,11 +241,11 @@ fn bad_definitions_name_file_line_and_key() {
         ),
         (
             "[tools.t]\ndescription = \"d\"\ncommand = [\"true\"]\ntimeout_s = \"soon\"\n",
-            "backends.toml:4: tool `t`: key `timeout_s`: invalid type: string \"soon\", expected u64",
+            "backends.toml:4: tool `t`: key `timeout_s`: invalid type: string \"soon\", expected a whole number from 0, written without quotes",
         ),
         (
             "[tools.t]\ndescription = \"d\"\ncommand = [\"true\"]\nconfrim = true\n",
-            "backends.toml:4: tool `t`: key `confrim`: unknown field `confrim`",
+            "backends.toml:4: tool `t`: key `confrim`: unknown field `confrim` (did you mean `confirm`?), expected",
         ),
     ];
     for (text, expected) in cases {

@@ -177,7 +177,9 @@ fn every_sh_command_runs() {
             run.stderr()
         );
         ran += 1;
-        if line.contains("line-counter") {
+        if line.contains(" doctor ") {
+            assert!(run.stdout().ends_with("\nok\n"), "{line}: {}", run.stdout());
+        } else if line.contains("line-counter") {
             let out = run.stdout();
             let n: Option<u32> = out
                 .strip_prefix("Your prompt has ")

@@ -312,3 +312,33 @@ fn the_worked_example_of_the_docs() {
         results[3]
     );
 }
+
+/// A skill written after the chat started (here by the backend's own `write` call) is not
+/// loaded: `/skills` names it and says to restart, instead of asking for the file that is
+/// already there.
+#[test]
+fn the_skills_command_names_a_skill_added_since_the_start() {
+    let ws = Workspace::new();
+    let file = ".agents/skills/release-notes/SKILL.md";
+    let content = "---\\nname: release-notes\\ndescription: Write release notes.\\n---\\nx\\n";
+    ws.reply(
+        1,
+        format!(
+            "<tool_call>{{\"name\":\"write\",\"arguments\":{{\"path\":\"{file}\",\"content\":\"{content}\"}}}}</tool_call>\n"
+        ),
+    );
+    ws.reply(2, "Written.\n");
+    let (code, screen) = crate::repl::repl(
+        &ws,
+        "--backend fake --yes",
+        "add the skill\n/skills\n/exit\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(ws.work().join(file).exists(), "{screen}");
+    assert!(
+        screen.contains("no skills were found when this chat started; added since: release-notes"),
+        "{screen}"
+    );
+    assert!(screen.contains("restart agent-loop"), "{screen}");
+    assert!(!screen.contains("put one in"), "{screen}");
+}

@@ -204,15 +204,19 @@ pub(super) fn resolve(
         .flatten()
         .map(|r| pattern(Some(r), "", name, "skip_lines"))
         .collect::<Result<Vec<_>, _>>()?;
-    let tool_call_format = raw
-        .tool_call_format
-        .unwrap_or_else(|| DEFAULT_TOOL_CALL_FORMAT.into());
-    if !tool_call_format.contains("{json}") && !tool_call_format.contains("{name}") {
-        return Err(bad(
-            "tool_call_format",
-            "must contain {json}, or {name} and {args}".into(),
-        ));
-    }
+    let tool_call_format = match raw.tool_call_format {
+        // The key's own line, as a regex key's: the table's may be far above it.
+        Some(format) if !format.value.contains("{json}") && !format.value.contains("{name}") => {
+            return Err(ConfigError::key(
+                format.at(),
+                name,
+                "tool_call_format",
+                "must contain {json}, or {name} and {args}",
+            ));
+        }
+        Some(format) => format.value,
+        None => DEFAULT_TOOL_CALL_FORMAT.into(),
+    };
     let style = PromptStyle {
         tool_call_format,
         format: format.unwrap_or_default(),

@@ -19,7 +19,7 @@ pub enum ConfigError {
     },
     /// A file is not TOML, or not the schema; `place` is the file, the line when known, and
     /// the backend, tool (and key) or MCP server that line is in.
-    #[error("{place}: {}", source.message())]
+    #[error("{place}: {}", plain_words(source.message()))]
     Syntax {
         place: String,
         source: toml::de::Error,
@@ -157,8 +157,86 @@ impl ConfigError {
     }
 }
 
+/// serde's message in a newcomer's words. Its unknown key lists every key the table takes (85
+/// for a backend) and suggests none; here the nearest is suggested, as a misspelt backend name
+/// gets, and the keys are listed only when they are few. Its `u64` is Rust's name for a
+/// whole number.
+fn plain_words(message: &str) -> String {
+    let Some((name, expected)) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once("`, "))
+    else {
+        return whole_numbers(message);
+    };
+    // `expected one of `a`, `b``, `expected `a` or `b``: the names are every other piece.
+    let keys: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let mut out = format!("unknown field `{name}`");
+    if let Some(near) = crate::closest(name, keys.iter().copied()) {
+        out.push_str(&format!(" (did you mean `{near}`?)"));
+    }
+    if keys.len() <= MAX_KEYS_LISTED {
+        out.push_str(&format!(", {expected}"));
+    } else {
+        out.push_str(
+            "; a backend's keys are in docs/backends-and-presets.md, docs/http.md and \
+             docs/pty.md",
+        );
+    }
+    out
+}
+
+/// The most keys an unknown-key message lists: a short table's every key (the top level's
+/// five, a tool's ten) is worth reading; a backend's 85 is a paragraph nobody reads.
+const MAX_KEYS_LISTED: usize = 16;
+
+fn whole_numbers(message: &str) -> String {
+    ["u64", "u32", "u16", "u8", "usize"]
+        .iter()
+        .fold(message.to_string(), |m, ty| {
+            m.replace(
+                &format!("expected {ty}"),
+                "expected a whole number from 0, written without quotes",
+            )
+        })
+}
+
 impl From<ConfigError> for Error {
     fn from(e: ConfigError) -> Self {
         Error::caused(e.kind(), e.to_string(), e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn an_unknown_key_gets_the_nearest_and_a_short_list() {
+        assert_eq!(
+            plain_words("unknown field `sever`, expected `servers`"),
+            "unknown field `sever` (did you mean `servers`?), expected `servers`"
+        );
+        assert_eq!(
+            plain_words("unknown field `x`, expected one of `a`, `b`"),
+            "unknown field `x`, expected one of `a`, `b`"
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("`key{i}`")).collect();
+        let long = plain_words(&format!(
+            "unknown field `ky3`, expected one of {}",
+            many.join(", ")
+        ));
+        assert!(
+            long.starts_with("unknown field `ky3` (did you mean `key3`?); "),
+            "{long}"
+        );
+        assert!(!long.contains("key19"), "{long}");
+    }
+
+    #[test]
+    fn rust_integer_names_become_words() {
+        assert_eq!(
+            plain_words("invalid type: string \"5\", expected u64"),
+            "invalid type: string \"5\", expected a whole number from 0, written without quotes"
+        );
     }
 }

@@ -391,6 +391,28 @@ impl Config {
         Ok(names)
     }
 
+    /// The backends the `backend` setting names (`a,b`), each checked. A name that is not
+    /// configured is an error saying where the setting came from (config.toml:LINE, the
+    /// variable): the user did not type it on this command line, and would have to guess.
+    pub fn setting_backends(
+        &self,
+        setting: &settings::Setting<String>,
+    ) -> Result<Vec<String>, ConfigError> {
+        self.backend_list(&setting.value)
+            .map_err(|e| match (&e, &setting.origin) {
+                (
+                    ConfigError::UnknownBackend { .. },
+                    settings::Origin::File(_) | settings::Origin::Env(_),
+                ) => ConfigError::BadSetting {
+                    origin: setting.origin.clone(),
+                    name: "backend".into(),
+                    value: setting.value.clone(),
+                    why: e.to_string(),
+                },
+                _ => e,
+            })
+    }
+
     /// The names of every configured backend, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.backends.keys().map(String::as_str)

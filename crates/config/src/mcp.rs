@@ -337,7 +337,9 @@ mod tests {
         );
         let err = error("[mcp]\nserver = 1\n");
         assert!(
-            err.starts_with("my.toml:2: unknown field `server`, expected `servers`"),
+            err.starts_with(
+                "my.toml:2: unknown field `server` (did you mean `servers`?), expected `servers`"
+            ),
             "{err}"
         );
     }

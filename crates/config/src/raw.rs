@@ -50,7 +50,7 @@ pub struct RawBackend {
     pub max_output_bytes: Option<u64>,
     pub model: Option<String>,
     pub tool_call_regex: Option<Located>,
-    pub tool_call_format: Option<String>,
+    pub tool_call_format: Option<Located>,
     pub tokens_regex: Option<Located>,
     pub skip_lines: Option<Vec<Located>>,
     /// `text` (the default), `json` or `jsonl`; see `parse::json`.
@@ -318,6 +318,7 @@ impl RawBackend {
             &mut self.json_input_tokens,
             &mut self.json_output_tokens,
             &mut self.json_total_tokens,
+            &mut self.tool_call_format,
             &mut self.json_thinking_tokens,
             &mut self.json_cache_read_tokens,
             &mut self.json_cache_write_tokens,

@@ -346,9 +346,24 @@ impl Layers {
             source,
         })?;
         let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map_or(String::new(), |s| {
-                format!(":{}", super::source::line_of(&text, s.start))
-            });
+            let number = e.span().map(|s| super::source::line_of(&text, s.start));
+            // `key =` with nothing after it: the parser guesses an unquoted string, which
+            // misleads for a number or a flag.
+            if let Some((key, "")) = number
+                .and_then(|n| text.lines().nth(n.checked_sub(1)?))
+                .and_then(|l| l.split('#').next()?.split_once('='))
+                .map(|(k, v)| (k.trim(), v.trim()))
+            {
+                return ConfigError::BadSetting {
+                    origin: Origin::File(format!("{name}:{}", number.unwrap_or_default())),
+                    name: key.trim_matches('"').to_string(),
+                    value: String::new(),
+                    why: "no value after `=`: write one (a number, true or false, or \"text\" \
+                          in quotes), or remove the line"
+                        .into(),
+                };
+            }
+            let line = number.map_or(String::new(), |n| format!(":{n}"));
             ConfigError::Syntax {
                 place: format!("{name}{line}"),
                 source: e,

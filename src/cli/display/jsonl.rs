@@ -49,7 +49,9 @@ impl Renderer for JsonlDisplay {
         self.meta.model = model.map(str::to_string);
     }
 
-    fn approval_prompt(&mut self, _request: &ApprovalRequest, _full: bool) {}
+    fn approval_prompt(&mut self, _request: &ApprovalRequest, _full: bool) -> bool {
+        false
+    }
 
     fn notice(&mut self, _text: &str) {}
 

@@ -31,8 +31,8 @@ impl Renderer for QuietDisplay {
         }
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        self.plain.approval_prompt(request, full);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
+        self.plain.approval_prompt(request, full)
     }
 
     fn notice(&mut self, _text: &str) {}

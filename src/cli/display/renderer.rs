@@ -11,8 +11,9 @@ pub trait Renderer: Send {
     fn render(&mut self, event: &Event);
 
     /// Asks whether a tool may run; the caller reads the answer. `full`: all of a command
-    /// longer than a screen (the user answered `v`).
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool);
+    /// longer than a screen (the user answered `v`). Whether `[v]iew all` was offered, for
+    /// the retry after an answer that is none of the offered ones.
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool;
 
     /// A line of the front end's own (REPL banner, notices).
     fn notice(&mut self, text: &str);

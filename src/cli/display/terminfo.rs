@@ -188,17 +188,18 @@ impl TerminfoDisplay {
     }
 
     /// Writes through the plain display in `colour` (if any), above the live region.
-    fn styled(&mut self, style: Option<Vec<u8>>, write: impl FnOnce(&mut PlainDisplay)) {
+    fn styled<T>(&mut self, style: Option<Vec<u8>>, w: impl FnOnce(&mut PlainDisplay) -> T) -> T {
         self.erase();
         if let Some(style) = &style {
             self.write(style);
         }
-        write(&mut self.plain);
+        let out = w(&mut self.plain);
         if style.is_some() {
             let sgr0 = seq(&self.caps.sgr0).to_vec();
             self.write(&sgr0);
         }
         self.draw();
+        out
     }
 
     fn style_of(&self, event: &Event) -> Option<Vec<u8>> {
@@ -268,11 +269,11 @@ impl Renderer for TerminfoDisplay {
         self.styled(style, |plain| plain.render(event));
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
         self.stop();
         self.plain.width = (self.width)().or(self.caps.cols).unwrap_or(DEFAULT_WIDTH);
         let style = self.caps.colour(Colour::Yellow);
-        self.styled(style, |plain| plain.approval_prompt(request, full));
+        self.styled(style, |plain| plain.approval_prompt(request, full))
     }
 
     fn notice(&mut self, text: &str) {

@@ -34,10 +34,15 @@ pub fn prompt(request: &ApprovalRequest, width: usize, full: bool) -> String {
     out
 }
 
+/// Whether [`prompt`]'s text offers `[v]iew all` (a command longer than a screen).
+pub fn offers_view(prompt: &str) -> bool {
+    prompt.ends_with(", [v]iew all: ")
+}
+
 /// The answers of [`prompt`]'s last line, `line`, in short (`[y/a/n]: `, `[y/a/n/v]: `): for
 /// a screen too small to show that line whole.
 pub fn short_answers(line: &str) -> String {
-    match line.ends_with(", [v]iew all: ") {
+    match offers_view(line) {
         true => "[y/a/n/v]: ".into(),
         false => "[y/a/n]: ".into(),
     }

@@ -206,6 +206,16 @@ impl Chat {
         Ok(())
     }
 
+    /// That every backend the `backend` setting names is configured; the error for one that
+    /// is not says where the setting came from (config.toml:LINE, AGENT_LOOP_BACKEND).
+    pub fn check_backend_setting(
+        config: &LoadedConfig,
+        setting: &crate::config::settings::Setting<String>,
+    ) -> Result<(), Error> {
+        config.0.setting_backends(setting)?;
+        Ok(())
+    }
+
     /// The backend the settings choose: `setting` (the `backend` setting), else the
     /// backends files' default.
     pub fn configured_backend(config: &LoadedConfig, setting: Option<String>) -> Option<String> {

@@ -306,7 +306,10 @@ fn choose_backend(
             .ok_or_else(|| no_backend(config))?,
     };
     // `a,b,c`: several backends; the first one is the session's.
-    let names = config.backend_list(&name)?;
+    let names = match &settings.backend {
+        Some(setting) if setting.value == name => config.setting_backends(setting)?,
+        _ => config.backend_list(&name)?,
+    };
     let name = names.first().cloned().unwrap_or(name);
     let def = config.backend(&name)?.clone();
     // The model likewise: a flag, then the model the resumed session ran with (on the

@@ -35,15 +35,46 @@ pub(super) fn load(cwd: &Path, skill_dirs: &[String]) -> (Option<SharedLibrary>,
 impl super::Chat {
     /// `/skills`.
     pub fn skills_text(&self) -> String {
+        if self.agent.skills().is_none() {
+            return none_loaded(&self.agent.options().cwd);
+        }
         list(self.agent.skills(), &self.agent.conversation)
     }
+}
+
+const NO_SKILLS: &str = "no skills: put one in .agents/skills/NAME/SKILL.md (docs/skills.md)";
+
+/// `/skills` in a chat that started with none: a skill is loaded only at the start (the
+/// catalog is part of the system prompt, the `skill` tool is offered or not), so one added
+/// since is found again in the usual places and the user told to restart, rather than to
+/// add the file they have just added.
+fn none_loaded(cwd: &Path) -> String {
+    let (since, _) = load(cwd, &[]);
+    let names: Vec<String> = since
+        .as_ref()
+        .and_then(|l| l.read().ok())
+        .map(|l| {
+            l.skills()
+                .iter()
+                .map(|s| format!("{} ({})", s.name(), s.file.display()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if names.is_empty() {
+        return NO_SKILLS.into();
+    }
+    format!(
+        "no skills were found when this chat started; added since: {}. Skills are loaded at \
+         the start: restart agent-loop to use them (`agent-loop -c` continues this session)",
+        names.join(", ")
+    )
 }
 
 /// `/skills`: each skill with its origin, whether the conversation activated it, and its
 /// `SKILL.md`; then the files skipped.
 fn list(library: Option<&SharedLibrary>, conversation: &Conversation) -> String {
     let Some(library) = library.and_then(|l| l.read().ok()) else {
-        return "no skills: put one in .agents/skills/NAME/SKILL.md (docs/skills.md)".into();
+        return NO_SKILLS.into();
     };
     let active = activated(&conversation.messages);
     let mut out = String::new();

@@ -343,8 +343,8 @@ impl PlainDisplay {
 
     /// Asks whether a tool may run; the answer is read by the caller.
     /// Asks whether the call may run, showing all of it (super::approval); `full`: even a
-    /// command longer than a screen.
-    pub fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
+    /// command longer than a screen. Whether `[v]iew all` was offered.
+    pub fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
         // The terminal's width of the moment (a phone turned since the start counts).
         let width = (self.fit_width)().unwrap_or(self.width);
         let text = crate::cli::text::approval::prompt(request, width, full);
@@ -353,6 +353,7 @@ impl PlainDisplay {
         let open = self.aside_break();
         let _ = write!(self.err, "{open}{}", sanitize(&text));
         let _ = self.err.flush();
+        crate::cli::text::approval::offers_view(&text)
     }
 
     /// The line break that starts a line on stderr while an answer's line is open on stdout
@@ -449,8 +450,8 @@ impl Renderer for PlainDisplay {
         PlainDisplay::render(self, event);
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        PlainDisplay::approval_prompt(self, request, full);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
+        PlainDisplay::approval_prompt(self, request, full)
     }
 
     fn notice(&mut self, text: &str) {

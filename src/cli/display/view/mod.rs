@@ -343,8 +343,8 @@ impl Renderer for ViewDisplay {
         }
     }
 
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        self.plain.approval_prompt(request, full);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
+        let view = self.plain.approval_prompt(request, full);
         let text = self.sink.take();
         // The question's last line is the input line's label; the rest, the conversation's.
         let (body, question) = text.rsplit_once('\n').unwrap_or(("", &text));
@@ -357,6 +357,7 @@ impl Renderer for ViewDisplay {
         self.draw.paint_status();
         self.draw.settle();
         self.draw.flush();
+        view
     }
 
     fn notice(&mut self, text: &str) {
@@ -525,8 +526,8 @@ impl Renderer for ViewHandle {
     fn render(&mut self, event: &Event) {
         self.lock().render(event);
     }
-    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) {
-        self.lock().approval_prompt(request, full);
+    fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
+        self.lock().approval_prompt(request, full)
     }
     fn notice(&mut self, text: &str) {
         self.lock().notice(text);

@@ -318,8 +318,25 @@ fn the_worked_example_of_the_docs() {
 /// already there.
 #[test]
 fn the_skills_command_names_a_skill_added_since_the_start() {
+    // In a usual place, then in a folder of the `skill_dirs` setting.
+    for file in [
+        ".agents/skills/release-notes/SKILL.md",
+        "more/release-notes/SKILL.md",
+    ] {
+        added_since(file);
+    }
+}
+
+fn added_since(file: &str) {
     let ws = Workspace::new();
-    let file = ".agents/skills/release-notes/SKILL.md";
+    let settings = ws.path("xdg/agent-loop/config.toml");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let more = ws.work().join("more");
+    std::fs::write(
+        &settings,
+        format!("skill_dirs = [{:?}]\n", more.display().to_string()),
+    )
+    .unwrap();
     let content = "---\\nname: release-notes\\ndescription: Write release notes.\\n---\\nx\\n";
     ws.reply(
         1,

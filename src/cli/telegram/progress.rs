@@ -88,6 +88,9 @@ pub struct Calls {
     /// Call id → its latest line.
     lines: HashMap<String, Entry>,
     next: u64,
+    /// The turn was cancelled: the results its calls get from then on ("not run") are the
+    /// cancel's, no failure of theirs.
+    stopped: bool,
 }
 
 impl Calls {
@@ -105,12 +108,17 @@ impl Calls {
         Line::Call { key, text }
     }
 
-    /// The line of call `id` with `state` after it (a new line if `id` has none).
+    /// The line of call `id` with `state` after it (a new line if `id` has none), in the
+    /// question's words, its first line (the question's message has the rest): what an
+    /// agent reported earlier under the same id (it picks its ids) is not what the person
+    /// is asked about.
     fn with_state(&mut self, id: &str, tool: &str, summary: &str, state: State) -> Line {
+        let text = call_line(tool, summary.lines().next().unwrap_or_default());
         if !self.lines.contains_key(id) {
-            self.add(id, call_line(tool, summary));
+            self.add(id, text.clone());
         }
         let entry = self.lines.get_mut(id).expect("added above");
+        entry.text = cut(text);
         entry.state = Some(state);
         Line::Call {
             key: entry.key,
@@ -138,6 +146,17 @@ impl Calls {
         if entry.state != Some(State::Awaiting) {
             return None;
         }
+        entry.state = Some(State::Cancelled);
+        Some(Line::Call {
+            key: entry.key,
+            text: format!("{} ({})", entry.text, State::Cancelled.text()),
+        })
+    }
+
+    /// The line of call `id` as cancelled, unless it was refused: its result came from a
+    /// cancelled turn. None for a call never shown.
+    fn stop(&mut self, id: &str) -> Option<Line> {
+        let entry = self.lines.get_mut(id)?;
         entry.state = Some(State::Cancelled);
         Some(Line::Call {
             key: entry.key,
@@ -198,16 +217,25 @@ impl Observer for Progress {
             Event::ToolResult {
                 call_id, ok, tool, ..
             } => {
-                // A refused call's result ("not run: …") is no failure to show, nor is the
-                // result a cancelled turn gives a call whose question still waits.
+                // A refused call's result ("not run: …") is no failure to show, nor are the
+                // results a cancelled turn gives its calls: a shown call's line says so.
                 if self.calls.refused(call_id) || *ok {
                     return;
                 }
-                if let Some(line) = self.calls.cancel(call_id) {
-                    let _ = self.lines.send(line);
+                if self.calls.stopped {
+                    if let Some(line) = self.calls.stop(call_id) {
+                        let _ = self.lines.send(line);
+                    }
                     return;
                 }
                 format!("{tool} failed")
+            }
+            Event::Error {
+                kind: agent_loop::ErrorKind::Cancelled,
+                ..
+            } => {
+                self.calls.stopped = true;
+                return;
             }
             // An ACP agent's call: its first line is the one its question's states edit,
             // and what it reports of a call it was refused (`failed`) is no failure to show.

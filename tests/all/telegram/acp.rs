@@ -84,7 +84,7 @@ fn progress_before(mock: &Mock, answer: &str) -> String {
 /// The question and the progress message go out at once, in either order.
 fn call_line(mock: &Mock) -> String {
     let mut shown = mock.shown(ME);
-    shown.retain(|t| t.starts_with("WriteFile notes.txt ("));
+    shown.retain(|t| t.starts_with("edit: WriteFile notes.txt [edit]"));
     assert_eq!(shown.len(), 1, "{shown:#?}");
     shown.remove(0)
 }
@@ -98,7 +98,7 @@ fn an_unanswered_permission_question_gets_the_agents_reject_option() {
     mock.wait_sent(ME, "permission: cancel");
     // Nobody pressed Deny: the line does not say anybody did.
     let progress = call_line(&mock);
-    assert!(progress.ends_with(") (not answered)"), "{progress}");
+    assert!(progress.ends_with("] (not answered)"), "{progress}");
     assert_eq!(bot.terminate(), 0);
 }
 
@@ -115,11 +115,12 @@ fn the_call_an_agent_asks_about_is_one_line_with_the_questions_states() {
     let waiting = mock.wait_for("the call awaiting approval", |calls| {
         calls
             .iter()
-            .find(|c| c.chat() == ME && c.text().ends_with(") (awaiting approval)"))
+            .find(|c| c.chat() == ME && c.text().ends_with("] (awaiting approval)"))
             .map(|c| c.text().to_string())
     });
-    let path = ws.work().canonicalize().unwrap().join("notes.txt");
-    let line = format!("WriteFile notes.txt ({})", path.display());
+    // In the question's words, its first line: what the agent reported under the call's id
+    // before is the agent's to choose.
+    let line = "edit: WriteFile notes.txt [edit]";
     assert_eq!(waiting, format!("{line} (awaiting approval)"));
     mock.press(ME, ME, question.message_id, &question.button("Deny"));
     mock.wait_sent(ME, "permission: cancel");
@@ -171,12 +172,12 @@ fn a_question_left_open_by_stop_says_cancelled() {
     mock.wait_for("the call awaiting approval", |calls| {
         calls
             .iter()
-            .any(|c| c.chat() == ME && c.text().ends_with(") (awaiting approval)"))
+            .any(|c| c.chat() == ME && c.text().ends_with("] (awaiting approval)"))
             .then_some(())
     });
     mock.message(ME, ME, "/stop");
     mock.wait_sent(ME, "Stopped.");
     let progress = call_line(&mock);
-    assert!(progress.ends_with(") (cancelled)"), "{progress}");
+    assert!(progress.ends_with("] (cancelled)"), "{progress}");
     assert_eq!(bot.terminate(), 0);
 }

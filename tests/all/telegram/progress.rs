@@ -122,3 +122,26 @@ fn a_question_the_turn_left_open_says_cancelled() {
         assert_eq!(bot.terminate(), 0);
     }
 }
+
+/// /stop while a tool runs: its line says it was cancelled, and the result the cancelled turn
+/// gives it ("not run") is no failure to show.
+#[test]
+fn a_running_tool_stopped_says_cancelled_not_failed() {
+    let ws = Workspace::new();
+    ws.reply(
+        1,
+        "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"sleep 30\"}}</tool_call>\n",
+    );
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "fake", "--yes"]);
+    mock.message(ME, ME, "go");
+    wait_shown(&mock, "bash: sleep 30");
+    ws.wait_for_process("sleep");
+    mock.message(ME, ME, "/stop");
+    let end = mock.wait_sent(ME, "Stopped.");
+    let shown = mock.shown(ME);
+    let progress: Vec<&String> = shown.iter().filter(|t| t.starts_with("bash")).collect();
+    assert_eq!(progress, ["bash: sleep 30 (cancelled)"], "{shown:#?}");
+    assert_eq!(shown.last(), Some(&end));
+    assert_eq!(bot.terminate(), 0);
+}

@@ -16,8 +16,9 @@ impl Chat {
     /// Records that the running turn was cancelled, `why` (`cancelled by SIGTERM`; else the
     /// canceller's reason, else `cancelled by the user`): the conversation says so, and the
     /// log and `observer` get the turn's end as a failed turn's, an `Error` of kind
-    /// [`ErrorKind::Cancelled`] and a `TurnFinished` that is not ok, so a reader of the log
-    /// tells a cancelled turn from a cut one. Saves. A front end that dropped the turn's
+    /// [`ErrorKind::Cancelled`], then the result each call left without one got ("not run"),
+    /// then a `TurnFinished` that is not ok, so a reader of the log tells a cancelled turn
+    /// from a cut one, and pairs every call with a result. Saves. A front end that dropped the turn's
     /// future calls this; [`Chat::turn`] does for a [`Canceller`].
     pub fn cancelled(
         &mut self,
@@ -33,7 +34,12 @@ impl Chat {
                 context: &mut self.context,
                 redactor: &self.redactor,
             };
-            // Each call the log shows has its result: the one the conversation got.
+            logged.event(&Event::Error {
+                message: format!("the turn was {why}"),
+                kind: ErrorKind::Cancelled,
+            });
+            // Each call the log shows has its result, the one the conversation got, after the
+            // error: a front end knows it for the cancel's, no failure of the call's own.
             for result in results {
                 if let Message::ToolResult {
                     call_id,
@@ -51,10 +57,6 @@ impl Chat {
                     });
                 }
             }
-            logged.event(&Event::Error {
-                message: format!("the turn was {why}"),
-                kind: ErrorKind::Cancelled,
-            });
             logged.event(&Event::TurnFinished {
                 turn: self.agent.turns(),
                 iterations,

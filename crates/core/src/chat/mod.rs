@@ -91,6 +91,8 @@ pub struct Chat {
     compared: Option<Compared>,
     /// The last save failed: the session file lacks what the chat holds.
     save_failed: bool,
+    /// The settings' `skill_dirs`, where `/skills` looks for skills added since the start.
+    skill_dirs: Vec<String>,
     /// The last turn failed after its prompt was recorded: the prompt stays unanswered.
     prompt_stays: bool,
 }

@@ -104,6 +104,7 @@ impl Chat {
             fanout: (chosen.names.len() > 1).then_some(chosen.names),
             lock,
             wait_session: options.wait_session,
+            skill_dirs: (settings.skill_dirs.as_ref()).map_or_else(Vec::new, |s| s.value.0.clone()),
         };
         chat.ready(resumed_state, notice)
     }

@@ -36,7 +36,7 @@ impl super::Chat {
     /// `/skills`.
     pub fn skills_text(&self) -> String {
         if self.agent.skills().is_none() {
-            return none_loaded(&self.agent.options().cwd);
+            return none_loaded(&self.agent.options().cwd, &self.skill_dirs);
         }
         list(self.agent.skills(), &self.agent.conversation)
     }
@@ -48,8 +48,8 @@ const NO_SKILLS: &str = "no skills: put one in .agents/skills/NAME/SKILL.md (doc
 /// catalog is part of the system prompt, the `skill` tool is offered or not), so one added
 /// since is found again in the usual places and the user told to restart, rather than to
 /// add the file they have just added.
-fn none_loaded(cwd: &Path) -> String {
-    let (since, _) = load(cwd, &[]);
+fn none_loaded(cwd: &Path, skill_dirs: &[String]) -> String {
+    let (since, _) = load(cwd, skill_dirs);
     let names: Vec<String> = since
         .as_ref()
         .and_then(|l| l.read().ok())

@@ -44,6 +44,9 @@ pub struct PlainDisplay {
     pub progress: Throttle,
     /// Streamed thinking not yet shown (`--verbose`): the backend's name and the line so far.
     thinking: Option<(String, String)>,
+    /// The turn was cancelled: the results its calls get then ("not run") are the cancel's,
+    /// which the front end has told.
+    cancelled: bool,
 }
 
 impl PlainDisplay {
@@ -60,6 +63,7 @@ impl PlainDisplay {
             fit_width: || None,
             progress: Throttle::new(PLAIN_EVERY),
             thinking: None,
+            cancelled: false,
         }
     }
 
@@ -130,6 +134,7 @@ impl PlainDisplay {
                     one_line(summary)
                 )?;
             }
+            Event::ToolResult { ok: false, .. } if self.cancelled => {}
             Event::ToolResult { ok, output, .. } => {
                 let mut lines = output.lines();
                 if !ok {
@@ -254,12 +259,12 @@ impl PlainDisplay {
             Event::Error {
                 kind: agent_loop::ErrorKind::Cancelled,
                 ..
-            } => {}
+            } => self.cancelled = true,
             Event::Error { message, .. } => {
                 self.own(&format!("error: {}", lines_escaped(message)))?;
             }
-            Event::TurnStarted { .. }
-            | Event::BackendOutput { .. }
+            Event::TurnStarted { .. } => self.cancelled = false,
+            Event::BackendOutput { .. }
             | Event::TextDelta { .. }
             | Event::ThinkingDelta { .. }
             | Event::BackendFinished { .. }

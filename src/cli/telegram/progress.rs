@@ -203,6 +203,9 @@ impl Observer for Progress {
         }
         let progress = matches!(event, Event::ToolProgress { .. });
         let line = match event {
+            // A call reported after its question was refused (an ACP agent's file write, under
+            // the question's id) has its line already.
+            Event::ToolCall { call, .. } if self.calls.refused(&call.id) => return,
             Event::ToolCall { call, summary } => {
                 let line = self.calls.add(&call.id, call_line(&call.name, summary));
                 let _ = self.lines.send(line);

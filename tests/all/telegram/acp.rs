@@ -181,3 +181,29 @@ fn a_question_left_open_by_stop_says_cancelled() {
     assert!(progress.ends_with("] (cancelled)"), "{progress}");
     assert_eq!(bot.terminate(), 0);
 }
+
+/// An agent's file write that agent-loop serves asks first (into `.git/`, always): denied,
+/// the question's line says so, and the write the agent then reports refused adds no line of
+/// its own, nor a failure.
+#[test]
+fn a_denied_file_write_of_the_agent_is_one_line() {
+    let ws = acp();
+    std::fs::create_dir_all(ws.work().join(".git/hooks")).unwrap();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    mock.message(ME, ME, "write .git/hooks/pre-commit");
+    let question = mock.question(0);
+    mock.press(ME, ME, question.message_id, &question.button("Deny"));
+    mock.wait_sent(ME, "write refused");
+    let shown = mock.shown(ME);
+    let lines: Vec<&str> = (shown.iter().flat_map(|t| t.lines()))
+        .filter(|l| l.starts_with("write"))
+        .collect();
+    assert!(
+        lines.len() == 2 && lines[0].starts_with("write: ") && lines[0].ends_with("(denied)"),
+        "{shown:#?}"
+    );
+    assert!(lines[1].starts_with("write refused"), "{shown:#?}");
+    assert!(!ws.work().join(".git/hooks/pre-commit").exists());
+    assert_eq!(bot.terminate(), 0);
+}

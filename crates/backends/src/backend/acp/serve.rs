@@ -65,29 +65,32 @@ pub async fn answer(
         )));
     };
     match method {
-        "fs/read_text_file" => logged(backend, "read", params, host, read(params, &ctx)),
+        "fs/read_text_file" => logged(backend, "read", params, host, read(params, &ctx), None),
         "fs/write_text_file" => {
-            let written = match write_allowed(params, &ctx, host, granted).await {
-                Ok(()) => write(params, &ctx),
-                Err(why) => Err(why),
+            let (written, asked) = match write_allowed(params, &ctx, host, granted).await {
+                Ok(()) => (write(params, &ctx), None),
+                Err((asked, why)) => (Err(why), Some(asked)),
             };
-            logged(backend, "write", params, host, written)
+            logged(backend, "write", params, host, written, asked)
         }
         m if m.starts_with("terminal/") => terminals.answer(m, params, &ctx, host).await,
         _ => Err(acp::Error::method_not_found().data(json!({ "method": method }))),
     }
 }
 
-/// Reports a file access in the events (and so the log), and its outcome.
+/// Reports a file access in the events (and so the log), and its outcome: a write refused by
+/// its question under the question's id (`asked`), so a front end knows it for the refusal
+/// it has shown, not for a write that failed.
 fn logged(
     backend: &str,
     tool: &str,
     params: &Value,
     host: &mut dyn Host,
     result: Result<Value, Refusal>,
+    asked: Option<String>,
 ) -> Result<Value, acp::Error> {
     let path = params["path"].as_str().unwrap_or("").to_string();
-    let id = format!("{backend}-{tool}-{}", uniq());
+    let id = asked.unwrap_or_else(|| format!("{backend}-{tool}-{}", uniq()));
     host.event(Event::ToolCall {
         call: ToolCall {
             id: id.clone(),
@@ -165,13 +168,14 @@ fn read(params: &Value, ctx: &ToolContext) -> Result<Value, Refusal> {
 /// A write asks first, as the write tool's do (`--yes` and `--allow 'write:GLOB'` apply),
 /// unless the user allowed the agent to change that file in this turn: an agent's own
 /// settings can let it write without asking anyone. A write into `.git/` (hooks, config:
-/// code git runs) asks in any case, unless a rule names `.git`; `Err` is the refusal.
+/// code git runs) asks in any case, unless a rule names `.git`; `Err` is the question's id
+/// and the refusal.
 async fn write_allowed(
     params: &Value,
     ctx: &ToolContext,
     host: &mut dyn Host,
     granted: &Granted,
-) -> Result<(), Refusal> {
+) -> Result<(), (String, Refusal)> {
     let target = ctx.rule_path(params["path"].as_str().unwrap_or(""));
     let into_git = std::path::Path::new(&target)
         .components()
@@ -196,7 +200,7 @@ async fn write_allowed(
             .map(|content| Change::Write(content.to_string())),
     };
     match host.approve(&request).await {
-        Decision::Deny(why) => Err(Refusal::Denied(why)),
+        Decision::Deny(why) => Err((request.call.id, Refusal::Denied(why))),
         _ => Ok(()),
     }
 }

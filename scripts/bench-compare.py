@@ -10,7 +10,8 @@ binary's own time is its run minus the floor's in the same round, and the change
 difference of the two binaries in the same round. Each is reported as the median of the
 rounds with a distribution-free 95 % interval (order statistics of the binomial), and, where
 valgrind is installed, with the instructions agent-loop's own process runs (callgrind), the
-figure to claim a change by.
+figure to claim a change by. The CLI call's rounds also run coreutils' `timeout` around the
+bare agent: what any supervising process costs on this machine, to read the figures by.
 
     scripts/bench-compare.py [--rounds N] A_BINARY B_BINARY [A_LABEL B_LABEL]
 """
@@ -59,10 +60,13 @@ def run_ms(argv, env):
     return took
 
 
-def paired(floor, a, b, rounds, env):
-    """Own times of A and B (run minus floor) and B minus A, per round, in a random order."""
+def paired(floor, a, b, rounds, env, reference=None):
+    """Own times of A and B (run minus floor) and B minus A, per round, in a random order;
+    with a `reference` program, its own time too, run in the same rounds (else [])."""
     runs = {"floor": floor, "a": a, "b": b}
-    own_a, own_b, change = [], [], []
+    if reference:
+        runs["reference"] = reference
+    own_a, own_b, change, own_reference = [], [], [], []
     for r in range(rounds + 3):
         order = list(runs)
         random.shuffle(order)
@@ -72,7 +76,9 @@ def paired(floor, a, b, rounds, env):
         own_a.append(took["a"] - took["floor"])
         own_b.append(took["b"] - took["floor"])
         change.append(took["b"] - took["a"])
-    return own_a, own_b, change
+        if reference:
+            own_reference.append(took["reference"] - took["floor"])
+    return own_a, own_b, change, own_reference
 
 
 def instructions(argv, env):
@@ -114,12 +120,20 @@ def main():
             f.write(text)
         cli = lambda binary: [binary, "--no-save", "--config", config, "--backend", "sleepy",
                               "--display", "plain", PROMPT]
-        rows = []
-        for name, floor_name, floor, argv in (
-            ("`--version`", "`/bin/true`", ["/bin/true"], lambda binary: [binary, "--version"]),
-            ("a CLI call", "the bare agent", [AGENT], cli),
+        # What any supervising program pays on this machine: coreutils' `timeout`, a small C
+        # program that only starts the agent and waits for it. Machines differ several-fold in
+        # what a process costs; this line says how this one compares.
+        timeout = shutil.which("timeout", path=env["PATH"])
+        reference = [timeout, "600", AGENT] if timeout else None
+        rows, notes = [], []
+        for name, floor_name, floor, argv, ref in (
+            ("`--version`", "`/bin/true`", ["/bin/true"], lambda binary: [binary, "--version"], None),
+            ("a CLI call", "the bare agent", [AGENT], cli, reference),
         ):
-            own_a, own_b, change = paired(floor, argv(a), argv(b), args.rounds, env)
+            own_a, own_b, change, own_ref = paired(floor, argv(a), argv(b), args.rounds, env, ref)
+            if own_ref:
+                notes.append(f"In the same rounds, coreutils' `timeout` (a C program that only starts the agent "
+                             f"and waits for it) took {fmt(interval(own_ref))} above the bare agent.")
             ins = [instructions(argv(binary), env) for binary in (a, b)]
             ins_text = "" if None in ins else \
                 f"{ins[0] / 1e6:.2f} M | {ins[1] / 1e6:.2f} M ({(ins[1] - ins[0]) / ins[0] * 100:+.1f} %)"
@@ -133,6 +147,9 @@ def main():
         for row in rows:
             cells = list(row[:4]) + (row[4].split(" | ") if row[4] else ["no valgrind", ""])
             print("| " + " | ".join(cells) + " |")
+        for note in notes:
+            print()
+            print(note)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

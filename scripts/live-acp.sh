@@ -32,8 +32,8 @@ clis=("$@")
 
 # claude-agent-acp brings Claude Code with it (@anthropic-ai/claude-agent-sdk), codex-acp
 # Codex (a native binary per platform): neither needs the CLI's own package.
-declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10
-  [opencode]=opencode-ai@1.18.33 [claude]=@zed-industries/claude-agent-acp@0.23.1
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.24.4
+  [opencode]=opencode-ai@1.18.33 [claude]=@agentclientprotocol/claude-agent-acp@0.101.0
   [codex]=@zed-industries/codex-acp@0.16.0)
 declare -A command=([claude]=claude-agent-acp [codex]=codex-acp)
 # gemini without -m asks a router model first: the preset with the mock's model named.

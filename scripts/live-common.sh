@@ -21,6 +21,9 @@ install_clis() {
     npm install --prefix "$dir/npm" --no-audit --no-fund --loglevel=error "${missing[@]}"
   fi
   bin=$dir/npm/node_modules/.bin
+  for cli in "${clis[@]}"; do
+    python3 scripts/record-fixtures/node_enough.py "$dir/npm" "${package[$cli]}" || exit 2
+  done
 }
 
 mock_pid=

@@ -28,8 +28,8 @@ dir=${LIVE_MCP_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-mcp}
 clis=("$@")
 [ ${#clis[@]} -gt 0 ] || clis=(claude codex gemini qwen opencode)
 
-declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10
-  [claude]=@anthropic-ai/claude-code@2.1.332 [codex]=@openai/codex@0.171.0
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.24.4
+  [claude]=@anthropic-ai/claude-code@2.1.337 [codex]=@openai/codex@0.171.0
   [opencode]=opencode-ai@1.18.33)
 
 . scripts/live-common.sh

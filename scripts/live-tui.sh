@@ -29,6 +29,9 @@ dir=${LIVE_TUI_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-tui}
 clis=("$@")
 [ ${#clis[@]} -gt 0 ] || clis=(gemini qwen)
 
+# qwen-tui is checked with 0.15.10: 0.24.4 draws another screen (no `? for shortcuts`, a
+# `◆︎` before the answer, an approval question without its box) that the preset does not
+# read yet.
 declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
 
 . scripts/live-common.sh

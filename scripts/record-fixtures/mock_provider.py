@@ -29,7 +29,8 @@ The reply text depends only on the scenario given on the command line:
   ask       a call of the MCP tool `ask` (agent-loop mcp serve: `ask`, `mcp__agent-loop__ask`,
             `mcp_agent-loop_ask`, `ask` in Codex's Responses API namespace
             `mcp__agent_loop`) asking backend `openai` a question, after Qwen Code's
-            `tool_search` where the tool is only named; to a request that has called no
+            `tool_search` where the tool is only named (then through its `tool_call`
+            where the tool stays hidden: 0.24); to a request that has called no
             `ask` (agent-loop's own turn), an answer with a mark; once the conversation
             holds the call's result, "DONE asked: the answer reached the model" when that
             result holds the mark, else "DONE asked: the tool result held no answer"

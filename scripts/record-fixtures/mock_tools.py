@@ -1,7 +1,8 @@
 """Which of a CLI's own tools the mock provider's `shell`, `write` and `ask` scenarios call,
 and with what arguments: the tools a request offers differ in every API and every CLI (`Write`
 with `file_path`, opencode's `write` with `filePath`, Codex's freeform `apply_patch`, Codex's
-MCP tools inside a Responses API `namespace`, Qwen Code's MCP tools behind its `tool_search`),
+MCP tools inside a Responses API `namespace`, Qwen Code's MCP tools behind its `tool_search`
+and, from 0.24, its `tool_call`),
 so the choice lives apart from the wire formats in mock_provider.py."""
 
 import json
@@ -86,17 +87,23 @@ def ask_call(req):
     """The call of agent-loop's MCP tool `ask` (scripts/live-mcp-serve.sh) while `req` offers
     it and the conversation has not called it yet. A CLI that offers its MCP tools only by
     name until its search tool loads them (Qwen Code's `tool_search`, given `select:NAME`)
-    gets that search called first, once."""
+    gets that search called first, once; one that then keeps it hidden and calls it through
+    its `tool_call` tool (Qwen Code 0.24) gets `ask` called that way."""
     called = list(called_tools(req))
     if any(is_ask(name) for name in called):
         return None
-    tool = next((t for t in offered_tools(req) if is_ask(t[0])), None)
+    args = {"prompt": ASK_PROMPT, "backend": "openai"}
+    offered = list(offered_tools(req))
+    tool = next((t for t in offered if is_ask(t[0])), None)
     if tool:
-        return Call(tool[0], {"prompt": ASK_PROMPT, "backend": "openai"}, tool[2])
-    search = next((t for t in offered_tools(req) if t[0] == "tool_search"), None)
+        return Call(tool[0], args, tool[2])
     deferred = re.search(r"mcp__[A-Za-z0-9_.-]+?__ask\b", json.dumps(req.get("messages") or []))
-    if search and deferred and "tool_search" not in called:
+    if not deferred or not any(t[0] == "tool_search" for t in offered):
+        return None
+    if "tool_search" not in called:
         return Call("tool_search", {"query": "select:" + deferred.group(0)})
+    if any(t[0] == "tool_call" for t in offered):
+        return Call("tool_call", {"name": deferred.group(0), "arguments": args})
     return None
 
 
@@ -109,7 +116,13 @@ def called_tools(req):
     """The names of the tools the conversation in `req` has called, in any API."""
     for m in req.get("messages") or []:
         for call in m.get("tool_calls") or []:  # Chat Completions
-            yield (call.get("function") or {}).get("name", "")
+            fn = call.get("function") or {}
+            yield fn.get("name", "")
+            if fn.get("name") == "tool_call":  # Qwen Code 0.24: a hidden tool, by its name
+                try:
+                    yield (json.loads(fn.get("arguments") or "{}") or {}).get("name", "")
+                except (ValueError, AttributeError):
+                    pass
         content = m.get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":  # Anthropic

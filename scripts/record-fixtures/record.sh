@@ -41,13 +41,18 @@ PIECE_DELAY=${PIECE_DELAY:-0}
 REC_TMP=${REC_TMP:-/var/tmp/agent-loop-rec}
 TIMEOUT=${TIMEOUT:-120}
 PY=${PYTHON:-python3}
+# The runs get a PATH of their own: the node on this one goes in it (qwen-code 0.24 and
+# claude-code 2.1.337 need Node 22, which may not be the system's: put its bin folder first
+# on PATH; node_enough.py says so when the node found is too old).
+NODE_DIR=$(dirname "$(command -v node 2>/dev/null || echo /usr/bin/node)")
+case $NODE_DIR in /usr/bin | /usr/local/bin | /bin) NODE_DIR= ;; *) NODE_DIR=$NODE_DIR: ;; esac
 
 # ---- pinned versions --------------------------------------------------------
 declare -A NPM_PKG=(
-  [claude]=@anthropic-ai/claude-code@2.1.197
+  [claude]=@anthropic-ai/claude-code@2.1.337  # needs Node 22 (see below)
   [codex]=@openai/codex@0.169.0
   [gemini]=@google/gemini-cli@0.61.0
-  [qwen]=@qwen-code/qwen-code@0.15.10   # newer versions need Node 22
+  [qwen]=@qwen-code/qwen-code@0.24.4    # needs Node 22 (see below)
   [opencode]=opencode-ai@1.18.33
   [crush]=@charmland/crush@0.96.1       # postinstall downloads from GitHub: fails here
 )
@@ -154,7 +159,8 @@ setup_gemini() {
 setup_qwen() {
   # No self-update from npm when it starts.
   mkdir -p "$H/.qwen"
-  echo '{"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}' >"$H/.qwen/settings.json"
+  echo '{"general":{"enableAutoUpdate":false,"disableAutoUpdate":true,"disableUpdateNag":true}}' \
+    >"$H/.qwen/settings.json"
   CONFIG_FILES+=("$H/.qwen/settings.json")
   ENV_VARS+=(OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_API_KEY=mock-key
     OPENAI_MODEL=mock-model)
@@ -315,7 +321,7 @@ record_one() {  # record_one CLI SCENARIO
     (cd "$W" && git init -q && git add . && git -c user.name=rec -c user.email=rec@localhost commit -qm init)
   fi
   local bindir; bindir=$(dirname "$(bin_of "$cli")")
-  ENV_VARS=(PATH="$bindir:/usr/local/bin:/usr/bin:/bin" HOME="$H" USER=root
+  ENV_VARS=(PATH="$bindir:$NODE_DIR/usr/local/bin:/usr/bin:/bin" HOME="$H" USER=root
     LANG=C.UTF-8 TERM=xterm-256color TMPDIR="$RUN_DIR/tmp")
   CONFIG_FILES=()
   CMD=()
@@ -325,6 +331,10 @@ record_one() {  # record_one CLI SCENARIO
   if is_preset "$cli" "$scen"; then
     [[ $scen == model ]] && MODEL=$(model_for "$cli")
     local args=() a kv
+    mkdir -p "$RUN_DIR/guard"
+    export GUARD_FILE
+    GUARD_FILE=$("$PY" "$HERE/preset.py" guard-file "$cli" "$RUN_DIR/guard")
+    [[ -z $GUARD_FILE ]] || CONFIG_FILES+=("$GUARD_FILE")
     mapfile -t args < <("$PY" "$HERE/preset.py" args "$cli" "$MODEL")
     while IFS= read -r kv; do ENV_VARS+=("$kv"); done < <("$PY" "$HERE/preset.py" env "$cli")
     printf '%s' "$PROMPT" >"$RUN_DIR/prompt.txt"
@@ -378,6 +388,9 @@ record_one() {  # record_one CLI SCENARIO
 record_cli() {
   local cli=$1
   install_cli "$cli" || return 1
+  if [[ -n ${NPM_PKG[$cli]:-} ]]; then
+    "$PY" "$HERE/node_enough.py" "$CACHE/npm/$cli" "${NPM_PKG[$cli]}" || return 1
+  fi
   local out="$FIXTURES/$cli"
   mkdir -p "$out"
   rm -f "$out/COMMAND.tmp"
@@ -394,7 +407,7 @@ record_cli() {
   sed -e "s#$CACHE/#scripts/record-fixtures/.cache/#g" -e "s#$ROOT/##g" "$out/COMMAND.tmp" >"$out/COMMAND"
   rm -f "$out/COMMAND.tmp"
   rm -rf "$REC_TMP/version"; mkdir -p "$REC_TMP/version/home" "$REC_TMP/version/tmp"
-  (cd "$REC_TMP/version" && env -i PATH="$(dirname "$(bin_of "$cli")"):/usr/bin:/bin" \
+  (cd "$REC_TMP/version" && env -i PATH="$(dirname "$(bin_of "$cli")"):$NODE_DIR/usr/bin:/bin" \
     HOME="$REC_TMP/version/home" TMPDIR="$REC_TMP/version/tmp" \
     timeout 30 "$(bin_of "$cli")" --version </dev/null 2>&1 | head -n 3) >"$out/VERSION"
 }

@@ -245,7 +245,7 @@ fn a_tool_calls_markup_is_never_shown_and_the_turn_goes_on() {
     assert!(ws.prompt(2).contains("a.txt"), "{}", ws.prompt(2));
 }
 
-/// The `claude` preset on what Claude Code 2.1.197 printed with its command line against
+/// The `claude` preset on what Claude Code 2.1.337 printed with its command line against
 /// the mock provider (fixtures/claude/COMMAND): the answer's pieces as `assistant_delta`
 /// records and nothing of the CLI's own lines, then the answer, its tokens and cost.
 #[test]

@@ -65,6 +65,11 @@ fn in_loop_mode_no_project_settings_start_a_server_hook_or_plugin() {
         .expect("its file");
     let file: Value = serde_json::from_str(file.lines().next().unwrap()).unwrap();
     assert_eq!(file["disableAllHooks"], true, "{file}");
+    // And its memory off: a sub-agent with its shell and its writes, asking the model after
+    // each answer (qwen 0.24.4's fixtures/qwen/plain.requests).
+    for key in ["enableManagedAutoMemory", "enableManagedAutoDream"] {
+        assert_eq!(file["memory"][key], false, "{file}");
+    }
     // gemini: the same allow-list, beside its policy.
     let (args, _) = loop_start("gemini", "gemini/json");
     let name = after(&args, "--allowed-mcp-server-names").expect("gemini's allow-list");

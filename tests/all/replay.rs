@@ -25,7 +25,7 @@ fn claude_json_answer_and_exact_tokens_through_the_binary() {
     run.expect_code(0);
     assert_eq!(run.stdout(), "The answer is 42.\n");
     assert!(
-        run.stderr().contains("[tokens in 1523 / out 9 / $0.0078]"),
+        run.stderr().contains("[tokens in 1523 / out 9 / $0.0063]"),
         "{}",
         run.stderr()
     );

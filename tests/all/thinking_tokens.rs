@@ -30,8 +30,8 @@ fn presets_read_thinking_tokens_where_their_recorded_json_has_them() {
         ("gemini", "gemini/json", serde_json::json!(0)),
         ("qwen", "qwen/json", serde_json::json!(0)),
         ("opencode", "opencode/json", serde_json::json!(0)),
-        // Claude's JSON does not report thinking apart from its output tokens.
-        ("claude", "claude/json", serde_json::Value::Null),
+        // Claude Code 2.1.337 (not 2.1.197) reports them within its output tokens.
+        ("claude", "claude/json", serde_json::json!(0)),
     ] {
         let ws = Workspace::new();
         ws.add_config(&format!(

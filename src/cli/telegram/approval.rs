@@ -3,7 +3,10 @@
 //! as counts, a long command folded) with Allow / Deny / Always under it, and View all when
 //! folded; the `callback_query` of the button pressed answers the question waiting for it
 //! (View all sends the whole of it and keeps waiting). No answer within the timeout denies
-//! the call.
+//! the call. A question closed is edited to say what became of it, in its call's progress
+//! line's words, and loses its buttons: also when the turn ends first (/stop, shutdown, an
+//! agent that withdraws its question), for live buttons under a question nothing waits for
+//! any more would look as if a press still decided something.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -43,6 +46,35 @@ enum Answer {
 const CHOICES: [(&str, &str); 3] = [("allow", "Allow"), ("deny", "Deny"), ("always", "Always")];
 /// The button of a folded question.
 const VIEW: (&str, &str) = ("view", "View all");
+
+/// What a press under a question that no longer waits is told: Telegram shows a spinner
+/// until a press is answered.
+pub const CLOSED: &str = "This question is no longer open: the press changed nothing.";
+
+/// The state of a call's approval, as its progress line and its question's message say it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum State {
+    Awaiting,
+    Allowed,
+    /// The person pressed Deny.
+    Denied,
+    /// Denied for want of an answer: the time ran out, or the question was not sent.
+    NotAnswered,
+    /// The turn ended (/stop, shutdown) while the question waited.
+    Cancelled,
+}
+
+impl State {
+    pub fn text(self) -> &'static str {
+        match self {
+            State::Awaiting => "awaiting approval",
+            State::Allowed => "allowed",
+            State::Denied => "denied",
+            State::NotAnswered => "not answered",
+            State::Cancelled => "cancelled",
+        }
+    }
+}
 
 /// The width the question's lines are wrapped to: a phone's screen of monospace text.
 const WIDTH: usize = 60;
@@ -100,13 +132,69 @@ pub struct Asked {
     pub answered: bool,
 }
 
-/// Asks in `chat_id` whether the call may run; waits for a button up to `timeout`.
+/// A question's message, closed before its answer came: to be edited to `html`, without its
+/// buttons.
+#[derive(Debug, PartialEq)]
+pub struct Closed {
+    pub message: i64,
+    pub html: String,
+}
+
+/// What has a closed question's message edited, when the ask cannot (it was dropped).
+pub type Closer<'a> = Box<dyn FnOnce(Closed) + Send + 'a>;
+
+/// A question sent and still open. Dropped before [`Open::close`] (the turn that asked ended
+/// first), it is closed as cancelled: no longer waited for, and its message edited by
+/// `closer` (the turn's progress reporter, which the turn waits for before its reply goes
+/// out).
+struct Open<'a> {
+    approvals: &'a Approvals,
+    id: u64,
+    message: i64,
+    question: String,
+    /// None once [`Open::close`] took over: a drop while its edit is under way changes nothing.
+    closer: Option<Closer<'a>>,
+}
+
+impl Open<'_> {
+    /// The question's text with what became of it under it, in place of its buttons.
+    fn closed_text(&self, state: State, detail: &str) -> String {
+        format!("{}\n({}{})", self.question, state.text(), escape(detail))
+    }
+
+    async fn close(mut self, api: &Api, chat_id: i64, state: State, detail: &str) {
+        self.closer = None;
+        self.approvals.forget(self.id);
+        // Edited without a keyboard: the buttons go.
+        let text = self.closed_text(state, detail);
+        let _ = api
+            .edit_message_text(chat_id, self.message, &text, Mode::Html)
+            .await;
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        let Some(closer) = self.closer.take() else {
+            return;
+        };
+        self.approvals.forget(self.id);
+        closer(Closed {
+            message: self.message,
+            html: self.closed_text(State::Cancelled, ""),
+        });
+    }
+}
+
+/// Asks in `chat_id` whether the call may run; waits for a button up to `timeout`. `closer`
+/// has the question's message edited if the ask is dropped before it closes it.
 pub async fn ask(
     api: &Api,
     approvals: &Approvals,
     chat_id: i64,
     request: &ApprovalRequest,
     timeout: Duration,
+    closer: Closer<'_>,
 ) -> Asked {
     let (id, mut answers) = approvals.register(chat_id);
     // The same escaping and folding as the terminal's prompt: the summary is everything the
@@ -151,6 +239,13 @@ pub async fn ask(
             };
         }
     };
+    let open = Open {
+        approvals,
+        id,
+        message,
+        question,
+        closer: Some(closer),
+    };
     let deadline = tokio::time::Instant::now() + timeout;
     let (decision, answered) = loop {
         match tokio::time::timeout_at(deadline, answers.recv()).await {
@@ -167,20 +262,15 @@ pub async fn ask(
             }
         }
     };
-    approvals.forget(id);
-    let verdict = match &decision {
-        Decision::Once => "allowed".to_string(),
-        Decision::Always => format!("allowed, and every later {} call", request.call.name),
-        Decision::Deny(why) => format!("denied: {why}"),
+    let (state, detail) = match &decision {
+        Decision::Once => (State::Allowed, String::new()),
+        Decision::Always => (
+            State::Allowed,
+            format!(", and every later {} call", request.call.name),
+        ),
+        Decision::Deny(_) if answered => (State::Denied, String::new()),
+        Decision::Deny(_) => (State::NotAnswered, format!(" in {} s", timeout.as_secs())),
     };
-    // The buttons go; the question stays with its answer under it.
-    let _ = api
-        .edit_message_text(
-            chat_id,
-            message,
-            &format!("{question}\n{}", escape(&verdict)),
-            Mode::Html,
-        )
-        .await;
+    open.close(api, chat_id, state, &detail).await;
     Asked { decision, answered }
 }

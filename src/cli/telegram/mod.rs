@@ -217,9 +217,9 @@ fn handle(chats: &Chats, approvals: &Approvals, users: &[i64], update: Update, d
             (false, _, _) => "You are not allowed to answer this.".to_string(),
             (true, Some(chat_id), Some(data)) => match approvals.answer(data, chat_id) {
                 Some(label) => label.to_string(),
-                None => "This question is no longer waiting.".to_string(),
+                None => approval::CLOSED.to_string(),
             },
-            _ => "This question is no longer waiting.".to_string(),
+            _ => approval::CLOSED.to_string(),
         };
         let api = chats.api().clone();
         tokio::task::spawn_local(async move {

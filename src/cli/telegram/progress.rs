@@ -28,7 +28,7 @@ use agent_loop::BoxFuture;
 use crate::cli::text::{call_line, cut_short, plan_text, progress_text};
 
 use super::api::{Api, Mode};
-use super::approval::{ask, Approvals};
+use super::approval::{ask, Approvals, Closed, State};
 
 /// How often "typing…" is sent again (Telegram shows it for about 5 s).
 const TYPING_EVERY: Duration = Duration::from_secs(4);
@@ -46,31 +46,9 @@ pub enum Line {
     Progress(String),
     /// A tool call's line: replaces the line of the same call (`key`) where it is, else added.
     Call { key: u64, text: String },
-}
-
-/// The state of a call's approval, said after its line's text.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum State {
-    Awaiting,
-    Allowed,
-    /// The person pressed Deny.
-    Denied,
-    /// Denied for want of an answer: the time ran out, or the question was not sent.
-    NotAnswered,
-    /// The turn ended (/stop, shutdown) while the question waited.
-    Cancelled,
-}
-
-impl State {
-    fn text(self) -> &'static str {
-        match self {
-            State::Awaiting => "awaiting approval",
-            State::Allowed => "allowed",
-            State::Denied => "denied",
-            State::NotAnswered => "not answered",
-            State::Cancelled => "cancelled",
-        }
-    }
+    /// Not a progress line: an approval question's message, closed as the turn ended before
+    /// its answer, to edit.
+    Question(Closed),
 }
 
 /// The latest line of a call id.
@@ -293,6 +271,9 @@ impl Observer for Progress {
                 self.chat_id,
                 &shown,
                 self.approval_timeout,
+                Box::new(|closed| {
+                    let _ = self.lines.send(Line::Question(closed));
+                }),
             )
             .await;
             let state = match (&asked.decision, asked.answered) {
@@ -330,10 +311,21 @@ pub async fn report(api: Api, chat_id: i64, mut lines: mpsc::UnboundedReceiver<L
         tokio::select! {
             line = lines.recv() => {
                 let Some(line) = line else { return };
-                shown.push(line);
                 // Lines that came meanwhile go in the same edit.
-                while let Ok(line) = lines.try_recv() {
-                    shown.push(line);
+                let mut changed = false;
+                for line in std::iter::once(line).chain(std::iter::from_fn(|| lines.try_recv().ok())) {
+                    match line {
+                        Line::Question(Closed { message, html }) => {
+                            let _ = api.edit_message_text(chat_id, message, &html, Mode::Html).await;
+                        }
+                        line => {
+                            shown.push(line);
+                            changed = true;
+                        }
+                    }
+                }
+                if !changed {
+                    continue;
                 }
                 let text = shown.text();
                 message = match message {
@@ -384,6 +376,8 @@ impl Shown {
                     }
                 }
             }
+            // The reporter edits the question's message instead.
+            Line::Question(_) => {}
         }
     }
 

@@ -159,8 +159,8 @@ fn a_plan_and_an_answer_cut_short_are_told_in_the_progress() {
     assert_eq!(bot.terminate(), 0);
 }
 
-/// /stop while the agent's question waits: the agent is cancelled, and the call's line says
-/// so rather than awaiting approval still (no result of agent-loop's tells of it: the call
+/// /stop while the agent's question waits: the agent is cancelled, and the call's line and
+/// the question say so rather than awaiting approval still (no result of agent-loop's tells of it: the call
 /// is the agent's).
 #[test]
 fn a_question_left_open_by_stop_says_cancelled() {
@@ -168,7 +168,7 @@ fn a_question_left_open_by_stop_says_cancelled() {
     let mock = Mock::start();
     let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
     mock.message(ME, ME, "permission");
-    mock.question(0);
+    let question = mock.question(0);
     mock.wait_for("the call awaiting approval", |calls| {
         calls
             .iter()
@@ -179,6 +179,11 @@ fn a_question_left_open_by_stop_says_cancelled() {
     mock.wait_sent(ME, "Stopped.");
     let progress = call_line(&mock);
     assert!(progress.ends_with("] (cancelled)"), "{progress}");
+    // The question says so too, its buttons gone.
+    assert!(mock.calls().iter().any(|c| c.method == "editMessageText"
+        && c.body["message_id"] == question.message_id
+        && c.text() == format!("{}\n(cancelled)", question.text())
+        && c.body["reply_markup"].is_null()));
     assert_eq!(bot.terminate(), 0);
 }
 

@@ -403,7 +403,8 @@ fn approval_through_a_callback() {
     assert_eq!(answered.text(), "Allow");
     assert!(calls.iter().any(|c| c.method == "editMessageText"
         && c.body["message_id"] == message
-        && c.text().ends_with("allowed")));
+        && c.text().ends_with("\n(allowed)")
+        && c.body["reply_markup"].is_null()));
     // The same button again: the question is no longer waiting.
     mock.press(ME, ME, message, &data);
     mock.wait_for("the second answer", |calls| {
@@ -431,6 +432,11 @@ fn an_unanswered_approval_is_denied() {
     );
     mock.message(ME, ME, "make a file");
     mock.wait_sent(ME, "could not");
+    let question = mock.question(0);
+    assert_eq!(
+        mock.shown(ME)[0],
+        format!("{}\n(not answered in 1 s)", question.text())
+    );
     assert!(!ws.work().join("denied.txt").exists());
     assert!(ws.prompt(2).contains("nobody answered"), "{}", ws.prompt(2));
     assert_eq!(bot.terminate(), 0);

@@ -85,7 +85,9 @@ fn a_failed_call_is_told_and_an_allowed_tool_has_no_state() {
 }
 
 /// A turn that ends while its question waits, by /stop or by the bot shutting down: the
-/// call's line says it was cancelled, not that it awaits approval still.
+/// call's line says it was cancelled, not that it awaits approval still, and so does the
+/// question, its buttons gone. A press on one of them after /stop is answered (Telegram
+/// shows a spinner until it is) and changes nothing.
 #[test]
 fn a_question_the_turn_left_open_says_cancelled() {
     for stop in ["/stop", "SIGTERM"] {
@@ -97,7 +99,7 @@ fn a_question_the_turn_left_open_says_cancelled() {
         let mock = Mock::start();
         let mut bot = Bot::start(&ws, &mock, &["--backend", "fake", "--drain-timeout", "0"]);
         mock.message(ME, ME, "go");
-        mock.question(0);
+        let question = mock.question(0);
         wait_shown(&mock, "bash: touch never.txt (awaiting approval)");
         let end = match stop {
             "/stop" => {
@@ -118,8 +120,39 @@ fn a_question_the_turn_left_open_says_cancelled() {
             "{stop}: {shown:#?}"
         );
         assert_eq!(shown.last(), Some(&end), "{stop}");
+        let calls = mock.calls();
+        let edits: Vec<&Call> = (calls.iter())
+            .filter(|c| {
+                c.method == "editMessageText" && c.body["message_id"] == question.message_id
+            })
+            .collect();
+        assert!(
+            edits.len() == 1
+                && edits[0].text() == format!("{}\n(cancelled)", question.text())
+                && edits[0].body["reply_markup"].is_null(),
+            "{stop}: {edits:#?}"
+        );
+        if stop == "/stop" {
+            let before = calls.len();
+            mock.press(ME, ME, question.message_id, &question.button("Allow"));
+            let answered = mock.wait_for("the stale press answered", |calls| {
+                (calls.iter())
+                    .find(|c| c.method == "answerCallbackQuery")
+                    .cloned()
+            });
+            assert!(answered.text().contains("no longer open"), "{answered:?}");
+            // Answering it was all the press did: no run, no message, no edit.
+            assert_eq!(bot.terminate(), 0);
+            let after = mock.calls();
+            let others: Vec<&Call> = (after[before..].iter())
+                .filter(|c| !["answerCallbackQuery", "sendChatAction"].contains(&c.method.as_str()))
+                .collect();
+            assert!(others.is_empty(), "{others:#?}");
+            assert_eq!(ws.runs(), 1);
+        } else {
+            assert_eq!(bot.terminate(), 0);
+        }
         assert!(!ws.work().join("never.txt").exists());
-        assert_eq!(bot.terminate(), 0);
     }
 }
 

@@ -58,6 +58,7 @@ const CHAT: &[&str] = &[
     "crate: pub use views::Status;",
     "crate: pub struct Chat",
     // What a failed turn's error ends with: the prompt stays in the conversation.
+    "crate: pub fn unsaved_artifacts",
     "crate: pub const PROMPT_STAYS",
 ];
 

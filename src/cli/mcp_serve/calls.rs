@@ -182,7 +182,7 @@ impl Server {
         let mut chat = Chat::open(&settings, &options, &mut |n| eprintln!("{n}"))?;
         let backend = chat.status().backend;
         if !shared.offered.has(&backend) {
-            chat.shutdown().await;
+            chat.stop().await;
             return Err(Error::config(format!(
                 "session {} runs on {backend}, which this server does not offer: name a \
                  backend ({})",
@@ -203,7 +203,7 @@ impl Server {
                 progress,
             )
             .await;
-        chat.shutdown().await;
+        chat.stop().await;
         result
     }
 

@@ -104,8 +104,15 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
         timeout: serve.timeout.map(Duration::from_secs),
         max_answer_chars: serve.max_answer_chars.max(1),
     };
+    let save = shared.options.save;
     let local = tokio::task::LocalSet::new();
-    match local.run_until(serve_stdio(shared)).await {
+    let result = local.run_until(serve_stdio(shared)).await;
+    // The calls' chats leave their cut outputs and answers there (`Chat::stop`), for the
+    // calling model to read while the server runs.
+    if !save {
+        let _ = std::fs::remove_dir_all(agent_loop::chat::unsaved_artifacts());
+    }
+    match result {
         Ok(()) => 0,
         Err(e) => fail(&e),
     }

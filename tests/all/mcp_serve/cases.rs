@@ -217,7 +217,7 @@ fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
     let ws = Workspace::new();
     let long: String = (1..=200).map(|i| format!("line {i}\n")).collect();
     ws.reply(1, &long);
-    block(async {
+    let answer = block(async {
         let client = start(
             &ws,
             &["--backend", "fake", "--max-answer-chars", "300"],
@@ -233,15 +233,76 @@ fn a_long_answer_is_cut_and_saved_whole_in_the_session() {
             answer.starts_with("line 1\n") && answer.ends_with("line 200"),
             "{answer}"
         );
-        assert!(answer.contains("characters cut here"), "{answer}");
         assert!(answer.chars().count() < 800, "{answer}");
         client.close().await;
+        answer
     });
     let artifacts = ws.path("data/agent-loop/sessions/big/artifacts");
     let saved: Vec<_> = std::fs::read_dir(&artifacts).unwrap().collect();
     assert_eq!(saved.len(), 1);
-    let whole = std::fs::read_to_string(saved[0].as_ref().unwrap().path()).unwrap();
+    let path = saved[0].as_ref().unwrap().path();
+    let whole = std::fs::read_to_string(&path).unwrap();
     assert_eq!(whole.trim_end(), long.trim_end());
+    // The note is for the calling model, whose tools are its own: what the cut kept, the
+    // file's path, and to read it with its own file-reading tool.
+    let note = answer
+        .lines()
+        .find(|l| l.starts_with("[... answer cut here"))
+        .unwrap_or_else(|| panic!("no note in {answer}"));
+    let kept = |part: &str| part.chars().count().to_string();
+    let (head, tail) = answer.split_once(note).unwrap();
+    assert!(
+        note.contains(&format!(
+            "kept are the {} characters before this note",
+            kept(head)
+        )) && note.contains(&format!(
+            "the {} after it",
+            kept(tail.trim_start_matches('\n'))
+        )) && note.contains(&format!(
+            "The whole answer is saved in the file {}: to read what was cut, open that file \
+                 with your own file-reading tool",
+            path.display()
+        )),
+        "{note}"
+    );
+}
+
+/// Without saving, the whole answer the note names is in the server's temporary folder: it is
+/// still there when the calling model reads the answer (the call's chat has ended by then),
+/// and gone once the server exits.
+#[test]
+fn without_saving_a_cut_answers_file_lasts_as_long_as_the_server() {
+    let ws = Workspace::new();
+    let long: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+    ws.reply(1, &long);
+    let path = block(async {
+        let client = start(
+            &ws,
+            &[
+                "--backend",
+                "fake",
+                "--no-save",
+                "--max-answer-chars",
+                "300",
+            ],
+            Behaviour::default(),
+            &[],
+        )
+        .await;
+        let result = client.call("ask", json!({"prompt": "long"})).await;
+        let answer = answer(&result);
+        let path = answer
+            .split_once("saved in the file ")
+            .and_then(|(_, rest)| rest.split_once(": to read"))
+            .map(|(path, _)| std::path::PathBuf::from(path))
+            .unwrap_or_else(|| panic!("no file named in {answer}"));
+        assert!(path.starts_with(ws.path("tmp")), "{}", path.display());
+        let whole = std::fs::read_to_string(&path).expect("the whole answer, while serving");
+        assert_eq!(whole.trim_end(), long.trim_end());
+        client.close().await;
+        path
+    });
+    assert!(!path.parent().unwrap().exists(), "{}", path.display());
 }
 
 #[test]

@@ -97,6 +97,12 @@ pub struct Chat {
     prompt_stays: bool,
 }
 
+/// Where the cut tool outputs (and answers) of the sessions that are not saved go: one
+/// temporary folder per process.
+pub fn unsaved_artifacts() -> PathBuf {
+    std::env::temp_dir().join(format!("agent-loop-{}-artifacts", std::process::id()))
+}
+
 /// Said after a turn's error when its prompt stays in the conversation ([`Chat::prompt_stays`]):
 /// else the next prompt would go glued to it without a word (the model answering both). In
 /// the words of a front end that has `/retry` and `/undo`; one that has not says its own.
@@ -142,11 +148,19 @@ impl Chat {
     /// process group is killed), and removes the cut tool outputs of a session that is not
     /// saved: nothing would ever point to them again.
     pub async fn shutdown(&mut self) {
-        self.mcp.shutdown();
-        self.agent.shutdown().await;
+        self.stop().await;
         if self.store.is_none() {
             let _ = std::fs::remove_dir_all(self.artifacts().dir());
         }
+    }
+
+    /// [`Chat::shutdown`], leaving the cut outputs of a session that is not saved in
+    /// [`unsaved_artifacts`]: for a front end whose chats end while what they answered points
+    /// into that folder, and that serves other chats from it meanwhile (`mcp serve`, one chat
+    /// per call). It removes the folder when it exits.
+    pub async fn stop(&mut self) {
+        self.mcp.shutdown();
+        self.agent.shutdown().await;
     }
 
     /// Runs one turn: the events go through the log to `observer`; the session is saved
@@ -298,9 +312,7 @@ impl Chat {
     fn artifacts(&self) -> Artifacts {
         match &self.store {
             Some(store) => Artifacts::new(store.folder(&self.session.name).join("artifacts")),
-            None => Artifacts::new(
-                std::env::temp_dir().join(format!("agent-loop-{}-artifacts", std::process::id())),
-            ),
+            None => Artifacts::new(unsaved_artifacts()),
         }
     }
 

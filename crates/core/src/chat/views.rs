@@ -51,12 +51,13 @@ impl Chat {
 
     /// `answer` redacted, and when longer than `max_chars` characters its head and tail with
     /// a note where it is saved whole: the session's artifacts, as a long tool result is
-    /// (a front end that hands answers to another program, `agent-loop mcp serve`).
+    /// (a front end that hands answers to another program's model, `agent-loop mcp serve`;
+    /// the note tells that model to read the file with its own tool).
     pub fn fit_answer(&self, answer: &str, max_chars: usize) -> String {
         let answer = self.redactor.redact(answer);
         let artifacts = self.artifacts();
         let id = format!("answer-{}", self.agent.turns());
-        crate::context::truncate::fit_tool_output(answer, max_chars, |full| {
+        crate::context::truncate::fit_answer(answer, max_chars, |full| {
             Ok(artifacts.save(&id, "answer", full)?)
         })
     }

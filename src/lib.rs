@@ -46,7 +46,8 @@
 //! - [`process`]: the process plumbing a front end that is a program needs and the library
 //!   already has, audited once (`unsafe` lives in one module of the workspace): the watchdog
 //!   that kills what the library started when the program is killed, children in their own
-//!   process group, lines read under a cap, the one TLS set-up, private files, the XDG
+//!   process group, lines read under a cap (one past it ends them, or is replaced), the one
+//!   TLS set-up, private files, the XDG
 //!   folders, and whether this program answers `demo-agent` (the `demo` backend's `{self}`);
 //! - [`import`]: the Prolog spec import of `agent-loop import-spec`, a layer of its own
 //!   beside the chat.
@@ -108,7 +109,7 @@ pub mod text {
 pub mod process {
     pub use agent_loop_backends::backend::this_program_serves_demo_agent;
     pub use agent_loop_config::dirs::xdg_home;
-    pub use agent_loop_tools::process::{capped, isolate, watchdog, GroupGuard};
+    pub use agent_loop_tools::process::{capped, isolate, oversize, watchdog, GroupGuard};
     pub use agent_loop_tools::{private, tls};
 }
 

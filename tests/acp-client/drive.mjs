@@ -5,7 +5,7 @@
 // every line the agent wrote on stdout (checked to be JSON-RPC by the tests).
 //
 // Steps: {op:"initialize", fs? (true, "read" or "write": what it offers), terminal?}, {op:"new", cwd, mcpServers?}, {op:"load",
-// sessionId or session, cwd}, {op:"prompt", session, text, wait?=true}, {op:"await", session or key},
+// sessionId or session, cwd}, {op:"prompt", session, text, repeat?=1 (times the text), wait?=true}, {op:"await", session or key},
 // {op:"close", session, wait?=true, key?} (not waited for: its answer awaited by `key`), {op:"setMode", session, mode}, {op:"setConfig", session, value} (the
 // backend), {op:"waitGone", pidFile} (every pid the file lists has exited), {op:"alive",
 // pidFile} (whether every one still runs),
@@ -208,7 +208,7 @@ await app.connectWith(acp.ndJsonStream(output, input), async (agent) => {
         const started = now();
         const p = call("session/prompt", {
           sessionId,
-          prompt: step.prompt ?? [{ type: "text", text: step.text }],
+          prompt: step.prompt ?? [{ type: "text", text: step.text.repeat(step.repeat ?? 1) }],
         }).then((r) => ({ ...r, ms: now() - started, answeredAt: now() }));
         if (step.wait === false) {
           pending.set(step.session, p);

@@ -38,7 +38,7 @@ const FACE: &[&str] = &[
     "crate: pub mod process",
     "process: pub use agent_loop_backends::backend::this_program_serves_demo_agent;",
     "process: pub use agent_loop_config::dirs::xdg_home;",
-    "process: pub use agent_loop_tools::process::{capped, isolate, watchdog, GroupGuard};",
+    "process: pub use agent_loop_tools::process::{capped, isolate, oversize, watchdog, GroupGuard};",
     "process: pub use agent_loop_tools::{private, tls};",
     "crate: pub mod import",
     "import: pub use agent_loop_import::{import, write};",

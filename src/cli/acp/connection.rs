@@ -2,8 +2,9 @@
 //! the SDK's dispatch loop, which must not wait on a turn: each one hands its message (with
 //! the responder that answers it) to [`Server`], which runs on this thread beside it.
 //! Malformed JSON and unknown methods are answered by the SDK with JSON-RPC errors, and the
-//! connection goes on. stdin is read through the client side's [`CappedLines`]: a line
-//! longer than the cap on one message ends the connection instead of growing memory with it.
+//! connection goes on. stdin is read under the cap on one message: a longer line (a huge
+//! prompt) is dropped as it comes, and its request answered with an error ([`super::oversize`]),
+//! instead of growing memory with it or ending the connection and every session.
 
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest,
@@ -13,6 +14,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use agent_loop::process::capped::{self, Breach, CappedLines};
+use agent_loop::process::oversize::OversizeLines;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
@@ -20,6 +22,7 @@ use agent_loop::Error;
 
 use crate::cli::signals::{Signals, Stop};
 
+use super::oversize::{self, Dropped};
 use super::server::{Incoming, Server};
 use super::shared::Shared;
 
@@ -63,6 +66,14 @@ pub async fn serve(shared: Shared) -> Result<Option<Stop>, Error> {
     let builder = forward!(builder, tx, SetConfig, SetSessionConfigOptionRequest);
     let builder = forward!(builder, tx, Close, CloseSessionRequest);
     drop(tx);
+    // Answered here, in the dispatch loop: it waits on nothing.
+    let builder = builder.on_receive_request(
+        async move |dropped: Dropped, responder, _cx| {
+            let _ = responder.respond_with_error(oversize::refusal(&dropped, capped::LINE));
+            Ok(())
+        },
+        agent_client_protocol::on_receive_request!(),
+    );
     let builder = builder.on_receive_notification(
         async move |cancel: CancelNotification, _cx| {
             let _ = cancel_tx.send(Incoming::Cancel(cancel));
@@ -83,7 +94,13 @@ pub async fn serve(shared: Shared) -> Result<Option<Stop>, Error> {
         let _ = stop_tx.send(signals.next().await);
     });
     let breach = Breach::default();
-    let stdin = CappedLines::new(tokio::io::stdin(), capped::LINE, breach.clone());
+    // Within the cap every line is, the capped reader mends what is not UTF-8.
+    let stdin = OversizeLines::new(
+        tokio::io::stdin(),
+        capped::LINE,
+        oversize::replace(capped::LINE),
+    );
+    let stdin = CappedLines::new(stdin, capped::LINE, breach.clone());
     let transport = ByteStreams::new(tokio::io::stdout().compat_write(), stdin.compat());
     let seen = stopped.clone();
     let connection = builder.connect_with(transport, async move |cx: ConnectionTo<Client>| {

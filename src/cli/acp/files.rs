@@ -19,8 +19,8 @@ use super::terminal::ClientTerminal;
 use super::updates::Notifier;
 
 /// The largest file read through the editor: its answer is one JSON-RPC line, and a line past
-/// the connection's cap on one message (16 MiB, text escaped as JSON) would end the whole
-/// connection, every session with it.
+/// the connection's cap on one message (16 MiB, text escaped as JSON) is not read: the read
+/// would fail ([`super::oversize`]), where reading the file from disk succeeds.
 const EDITOR_READ_CAP: u64 = 8 * 1024 * 1024;
 
 pub struct ClientFiles {

@@ -13,6 +13,7 @@ mod content;
 mod editor_mcp;
 mod files;
 mod opener;
+mod oversize;
 mod room;
 mod server;
 mod session;

@@ -28,9 +28,10 @@ fn driver() -> PathBuf {
     root.join("drive.mjs")
 }
 
-/// What the client saw.
+/// What the client saw, and what agent-loop wrote on stderr.
 pub struct Seen {
     pub all: Value,
+    pub stderr: String,
 }
 
 impl Seen {
@@ -111,7 +112,8 @@ pub fn drive_with(ws: &Workspace, script: Value, args: &[&str], env: &[(&str, &s
             "not a JSON-RPC message: {line}"
         );
     }
-    Seen { all }
+    let stderr = stderr.into_owned();
+    Seen { all, stderr }
 }
 
 /// The steps that open one session in the workspace's working directory.

@@ -1,5 +1,6 @@
 //! Sessions across connections: `session/load` replays a saved conversation as it was shown
-//! live and goes on; a session another run holds is refused with what an editor's user can do.
+//! live and goes on; a session another run holds is refused with what an editor's user can do;
+//! a prompt too big to read is refused, and its session goes on.
 
 use serde_json::json;
 
@@ -200,5 +201,51 @@ fn sigterm_cancels_and_saves_the_running_turn() {
     assert!(
         saved.contains("wait for me") && saved.contains("cancelled"),
         "{saved}"
+    );
+}
+
+/// A prompt past the cap on one message (16 MiB: something huge pasted in) is answered with
+/// an error that says how big it was and by how much, and stderr says so; the connection and
+/// the session go on, and the next prompt is answered in it.
+#[test]
+fn a_prompt_past_the_cap_is_refused_and_the_session_goes_on() {
+    let ws = Workspace::new();
+    ws.reply(1, "After the big one.\n");
+    let seen = drive(
+        &ws,
+        steps(
+            &ws,
+            vec![
+                json!({"op": "prompt", "session": 0, "text": "x", "repeat": 17 * 1024 * 1024}),
+                json!({"op": "prompt", "session": 0, "text": "a small question"}),
+            ],
+        ),
+        &["--backend", "fake"],
+    );
+    let refused = seen.result(2)["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        refused.starts_with("the prompt is too big: 17.0 MiB (")
+            && refused
+                .contains(" bytes), 1.0 MiB more than the 16 MiB agent-loop takes in one message"),
+        "{}",
+        seen.result(2)
+    );
+    assert_eq!(
+        seen.result(3)["result"]["stopReason"],
+        "end_turn",
+        "{}",
+        seen.result(3)
+    );
+    assert_eq!(seen.message(), "After the big one.");
+    assert_eq!(ws.runs(), 1);
+    assert!(ws.prompt(1).contains("a small question") && !ws.prompt(1).contains("xxxx"));
+    assert!(
+        seen.stderr.contains(
+            "the editor sent a session/prompt request of 17.0 MiB: it was answered with an error"
+        ),
+        "{}",
+        seen.stderr
     );
 }

@@ -12,6 +12,7 @@ mod capture;
 mod group;
 mod interpreter;
 mod isolate;
+pub mod oversize;
 pub mod watchdog;
 
 pub use capture::Capture;

@@ -73,11 +73,12 @@ pub mod chat {
 
 /// What [`chat::Chat::open`] reads ([`chat::RunSettings`]) is made of: the layers of text
 /// settings are read from, a front end's own keys, each setting's typed value and origin, and
-/// the types of those values.
+/// the types of those values; a whole number read as the settings read one, for a flag.
 pub mod settings {
     pub use agent_loop_config::bool_setting::Flag;
     pub use agent_loop_config::settings::{
-        by_flag, table, FrontEndKeys, Key, Layers, List, Origin, Setting, Shown,
+        by_flag, table, whole_number, FrontEndKeys, Key, Layers, List, NotWhole, Origin, Setting,
+        Shown, Whole,
     };
     pub use agent_loop_config::user_settings_path;
     pub use agent_loop_context::{ContextMode, CountTokens};

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use super::display::{DisplayMode, OutputFormat};
 
 use agent_loop::settings::ContextMode;
-use agent_loop::settings::{AllowRule, ApprovalMode};
+use agent_loop::settings::{whole_number, AllowRule, ApprovalMode, NotWhole, Whole};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -117,9 +117,11 @@ pub struct Run {
     pub backend: Option<String>,
 
     /// Extra backends.toml, read after the built-in and user files; its entries add backends
-    /// or override single keys.
-    // Global: it names the file every subcommand reads backends from, so it is taken before
-    // or after the subcommand's name (`agent-loop doctor --config mine.toml`).
+    /// or override single keys. sessions, completions and import-spec read no backends and
+    /// ignore it.
+    // Global: it names the file the subcommands that read backends read, so it is taken
+    // before or after the subcommand's name (`agent-loop doctor --config mine.toml`); the
+    // others take it too, unread, so that a shell alias holding it works for every one.
     #[arg(hide_short_help = true, long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
 
@@ -170,7 +172,7 @@ pub struct Run {
 
     /// In terminfo mode, show the last N lines of the backend's output in place while it
     /// runs; all of it is printed when the call ends.
-    #[arg(hide_short_help = true, long, value_name = "N")]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = whole::<usize>(0), allow_negative_numbers = true)]
     pub tail: Option<usize>,
 }
 
@@ -218,7 +220,7 @@ pub struct Tooling {
 
     /// Backend calls allowed in one turn before it stops with an error (exit 3).
     /// [default: 10]
-    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = whole::<u32>(1), allow_negative_numbers = true)]
     pub max_iterations: Option<u32>,
 
     /// Internal tracing (settings and their origins, every event as JSON) on stderr; never
@@ -431,12 +433,12 @@ pub struct McpServe {
 
     /// The longest one call (one turn) may take; then the turn is cancelled and what it had
     /// answered is returned [default: no limit].
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = whole::<u64>(1), allow_negative_numbers = true)]
     pub timeout: Option<u64>,
 
     /// Longer answers are cut (head and tail kept) and saved whole in the session's
     /// artifacts, the cut answer saying where.
-    #[arg(long, value_name = "N", default_value_t = 60_000)]
+    #[arg(long, value_name = "N", default_value_t = 60_000, value_parser = whole::<usize>(0), allow_negative_numbers = true)]
     pub max_answer_chars: usize,
 
     /// Do not save the sessions or their logs (then `reply` has nothing to continue).
@@ -457,7 +459,7 @@ pub struct Telegram {
 
     /// A Telegram user id the bot answers; repeatable. Also AGENT_LOOP_TELEGRAM_USERS=1,2
     /// and `allowed_users` in config.toml's [telegram] table.
-    #[arg(long = "allow-user", value_name = "ID")]
+    #[arg(long = "allow-user", value_name = "ID", value_parser = parse_user)]
     pub allow_user: Vec<i64>,
 
     /// Answer anyone who finds the bot (a warning is printed): without an allowlist the bot
@@ -466,20 +468,20 @@ pub struct Telegram {
     pub allow_anyone: bool,
 
     /// Chats whose turns run at the same time; more wait their turn [default: 4].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = whole::<u32>(1), allow_negative_numbers = true)]
     pub max_concurrent: Option<u32>,
 
     /// On SIGTERM or SIGINT, how long running turns may take to finish and send their
     /// answers before they are cancelled.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = whole::<u64>(0), allow_negative_numbers = true)]
     pub drain_timeout: u64,
 
     /// How long an approval question waits for a button before the call is denied.
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = whole::<u64>(0), allow_negative_numbers = true)]
     pub approval_timeout: u64,
 
     /// The `timeout` of each getUpdates long poll.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = whole::<u64>(0), allow_negative_numbers = true)]
     pub poll_timeout: u64,
 }
 
@@ -517,6 +519,22 @@ pub enum SessionsAction {
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
     },
+}
+
+/// A whole-number flag's value, at least `min`, refused in words: clap's own parser passes
+/// on Rust's "invalid digit found in string", and takes a `-1` for a flag (so
+/// `allow_negative_numbers` goes with it, to give the `-1` here).
+fn whole<T: Whole + Send + Sync + 'static>(
+    min: u64,
+) -> impl Fn(&str) -> Result<T, NotWhole> + Clone + Send + Sync + 'static {
+    move |text| whole_number(text, min)
+}
+
+/// A Telegram user id (`--allow-user`, and the `telegram_users` setting's items), refused in
+/// words: clap's own parser passes on Rust's "invalid digit found in string".
+pub fn parse_user(text: &str) -> Result<i64, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a Telegram user id (a whole number)"))
 }
 
 /// A temperature: a finite number from 0.

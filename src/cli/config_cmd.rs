@@ -26,10 +26,11 @@ pub fn run(args: &Args, settings: &Settings) -> Result<(), Error> {
     );
     // The backends the `backend` setting names are checked after the table is printed: a
     // misspelt one is the mistake whose row (the value and where it came from) the user
-    // needs to see; the error a run would give follows, with its exit code.
+    // needs to see; the error a run would give follows, with its exit code. Without the
+    // setting, a run takes `default_backend`, which is checked the same way.
     let backends = match &settings.run.backend {
         Some(setting) => Chat::check_backend_setting(&config, setting),
-        None => Ok(()),
+        None => Chat::check_default_backend(&config),
     };
     super::stdout::print(&out)?;
     backends

@@ -301,8 +301,9 @@ async fn doctor_report(
         // The backend a run would take.
         None => {
             let setting = load_run_settings(args)?.0.backend;
-            if let Some(setting) = &setting {
-                Chat::check_backend_setting(&config, setting)?;
+            match &setting {
+                Some(setting) => Chat::check_backend_setting(&config, setting)?,
+                None => Chat::check_default_backend(&config)?,
             }
             Chat::backend_to_run(&config, setting.map(|s| s.value)).ok_or_else(|| {
                 Error::config(

@@ -1,7 +1,8 @@
 //! A backend named by config.toml's `backend` or by AGENT_LOOP_BACKEND that is not configured:
 //! the error says where the name came from (the file and line, or the variable), since the
 //! user did not type it on this command line; `agent-loop config` still prints its table,
-//! the row showing the value and its origin, then the error a run gives (exit 2).
+//! the row showing the value and its origin, then the error a run gives (exit 2). So does
+//! `default_backend` of a backends.toml, naming that file and line.
 
 use crate::common::Workspace;
 
@@ -110,4 +111,36 @@ fn doctor_without_a_backend_offers_the_demo() {
         "{}",
         run.stdout()
     );
+}
+
+/// A workspace whose own backends.toml sets `default_backend = "demoo"` on its second line;
+/// that file.
+fn misspelt_default_backend() -> (Workspace, String) {
+    let ws = Workspace::new();
+    ws.config("# mine\ndefault_backend = \"demoo\"\n");
+    let file = ws.path("backends.toml").display().to_string();
+    (ws, file)
+}
+
+#[test]
+fn a_misspelt_default_backend_names_its_file_and_line() {
+    let (ws, file) = misspelt_default_backend();
+    let said = format!("{file}:2: setting `default_backend` = `demoo`: {NOT_CONFIGURED}");
+    let run = ws.run(&["hi"]);
+    run.expect_code(2);
+    assert!(run.stderr().contains(&said), "{}", run.stderr());
+    let run = ws.run(&["doctor"]);
+    run.expect_code(2);
+    assert!(
+        run.stdout().contains(&format!("failed: {said}")),
+        "{}",
+        run.stdout()
+    );
+    // `config` checks it as a run would, after its table.
+    let run = ws.run(&["config"]);
+    run.expect_code(2);
+    assert!(run.stdout().contains("SETTING"), "{}", run.stdout());
+    assert!(run.stderr().contains(&said), "{}", run.stderr());
+    // Unused, it stops nothing: a flag or the `backend` setting chooses instead.
+    ws.run(&["--backend", "demo", "hi"]).expect_code(0);
 }

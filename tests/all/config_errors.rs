@@ -97,8 +97,8 @@ fn wrong_type() {
     let (err, file) = config_error("[backends.x]\ncommand = 'true'\ntimeout_s = 'soon'\n");
     assert!(
         err.contains(&format!(
-            "{file}:3: backend `x`: invalid type: string \"soon\", expected a whole number from 0, \
-             written without quotes"
+            "{file}:3: backend `x`: key `timeout_s`: invalid type: string \"soon\", expected a \
+             whole number from 1, written without quotes"
         )),
         "{err}"
     );
@@ -377,4 +377,47 @@ fn a_setting_without_a_value() {
         "{err}"
     );
     assert!(!err.contains("quoted"), "{err}");
+}
+
+/// `timeout_s =` with no value in a backends.toml, the user's or `--config`'s: said as
+/// config.toml's is, with the key, not the parser's guess that a string lacks its quotes.
+#[test]
+fn a_backend_key_without_a_value() {
+    let (err, file) = config_error("[backends.x]\ncommand = 'true'\ntimeout_s =\n");
+    assert!(
+        err.contains(&format!(
+            "{file}:3: backend `x`: key `timeout_s`: no value after `=`: write one"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("quoted"), "{err}");
+    let ws = Workspace::new();
+    let user = ws.path("xdg/agent-loop/backends.toml");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "default_backend = # later\n").unwrap();
+    let run = ws.run(&["--backend", "fake", "task"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains(&format!(
+            "{}:1: key `default_backend`: no value after `=`",
+            user.display()
+        )),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// A backend's whole-number key given a negative number, a fraction or a number too large
+/// for it says what it takes: from 1 where 0 is refused too, from 0 where it is not.
+#[test]
+fn a_backend_whole_number_says_what_it_takes() {
+    for (value, said) in [
+        ("timeout_s = -1", "key `timeout_s`: invalid value: integer `-1`, expected a whole number from 1"),
+        ("timeout_s = 1.5", "key `timeout_s`: invalid type: floating point `1.5`, expected a whole number from 1"),
+        ("retries = -1", "key `retries`: invalid value: integer `-1`, expected a whole number from 0"),
+        ("retries = 5000000000", "key `retries`: invalid value: integer `5000000000`, expected a whole number from 0 to 4294967295"),
+    ] {
+        let (err, file) = config_error(&format!("[backends.x]\ncommand = 'true'\n{value}\n"));
+        assert!(err.contains(&format!("{file}:3: backend `x`: {said}")), "{err}");
+    }
 }

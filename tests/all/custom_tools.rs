@@ -241,7 +241,7 @@ fn bad_definitions_name_file_line_and_key() {
         ),
         (
             "[tools.t]\ndescription = \"d\"\ncommand = [\"true\"]\ntimeout_s = \"soon\"\n",
-            "backends.toml:4: tool `t`: key `timeout_s`: invalid type: string \"soon\", expected a whole number from 0, written without quotes",
+            "backends.toml:4: tool `t`: key `timeout_s`: invalid type: string \"soon\", expected a whole number from 1, written without quotes",
         ),
         (
             "[tools.t]\ndescription = \"d\"\ncommand = [\"true\"]\nconfrim = true\n",

@@ -1,6 +1,8 @@
-//! `--config FILE` names the backends.toml every subcommand reads, so it is taken after the
+//! `--config FILE` names the backends.toml the subcommands read, so it is taken after the
 //! subcommand's name as well as before it (`agent-loop doctor --config mine.toml`): a newcomer
 //! checking their own file types it there, and clap's `-- --config` tip was wrong for them.
+//! The subcommands that read no backends take it too, unread, for a shell alias that holds
+//! it (`alias al='agent-loop --config ~/x.toml'`, then `al sessions`).
 
 use std::process::Command;
 
@@ -73,4 +75,36 @@ fn before_the_subcommand_too() {
     let run = ws.run(&["backends"]);
     run.expect_code(0);
     assert!(run.stdout().contains("mine"), "{}", run.stdout());
+}
+
+/// `sessions`, `completions` and `import-spec` read no backends: with `--config` before their
+/// name, as an alias puts it, a broken file stops none of them, and their help says that
+/// they ignore it rather than describe a file they would read.
+#[test]
+fn the_subcommands_that_read_no_backends_ignore_it() {
+    let ws = Workspace::new();
+    ws.config("[backends.x]\ncomand = \"sh\"\n");
+    let spec = crate::common::fixture("unifyweaver/agent_loop_spec.pl");
+    for args in [
+        vec!["sessions"],
+        vec!["completions", "bash"],
+        vec!["import-spec", spec.to_str().unwrap()],
+    ] {
+        let run = ws.run(&args);
+        run.expect_code(0);
+        let all = format!("{}{}", run.stdout(), run.stderr());
+        assert!(!all.is_empty(), "{args:?}");
+        assert!(!all.contains("comand"), "{args:?}: {all}");
+    }
+    let help = ws.run(&["sessions", "--help"]);
+    help.expect_code(0);
+    let text = help
+        .stdout()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("sessions, completions and import-spec read no backends and ignore it"),
+        "{text}"
+    );
 }

@@ -76,3 +76,4 @@ mod usage;
 mod versions;
 mod view;
 mod web;
+mod whole_numbers;

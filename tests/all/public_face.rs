@@ -19,7 +19,7 @@ const FACE: &[&str] = &[
     "chat: pub use agent_loop_core::session::{Listing, Session, SessionError, Summary};",
     "crate: pub mod settings",
     "settings: pub use agent_loop_config::bool_setting::Flag;",
-    "settings: pub use agent_loop_config::settings::{by_flag, table, FrontEndKeys, Key, Layers, List, Origin, Setting, Shown};",
+    "settings: pub use agent_loop_config::settings::{by_flag, table, whole_number, FrontEndKeys, Key, Layers, List, NotWhole, Origin, Setting, Shown, Whole};",
     "settings: pub use agent_loop_config::user_settings_path;",
     "settings: pub use agent_loop_context::{ContextMode, CountTokens};",
     "settings: pub use agent_loop_core::agent::{AllowRule, ApprovalMode};",

@@ -124,7 +124,7 @@ fn bad_settings_name_their_origin() {
     run.expect_code(2);
     assert!(
         run.stderr()
-            .contains("config.toml:2: setting `max_iterations` = `many`: invalid digit"),
+            .contains("config.toml:2: setting `max_iterations` = `many`: expected a whole"),
         "{}",
         run.stderr()
     );

@@ -17,11 +17,12 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// A file is not TOML, or not the schema; `place` is the file, the line when known, and
-    /// the backend, tool (and key) or MCP server that line is in.
-    #[error("{place}: {}", plain_words(source.message()))]
+    /// A file is not TOML, or not the schema. `message` says where (the file, the line when
+    /// known, the backend, tool or MCP server that line is in, and the key when it helps)
+    /// and what, the parser's message in a newcomer's words; `source` is that message's.
+    #[error("{message}")]
     Syntax {
-        place: String,
+        message: String,
         source: toml::de::Error,
     },
     /// `--backend`, a setting or a list names a backend that is not configured; `near` is the
@@ -151,6 +152,16 @@ impl ConfigError {
         }
     }
 
+    /// A file that is not TOML or not the schema, at `place`; `key`, when the line's key is
+    /// known, sets the least whole number a message about one asks for (some keys' is 1).
+    pub(crate) fn syntax(place: String, key: Option<&str>, source: toml::de::Error) -> Self {
+        let min = u64::from(key.is_some_and(|k| FROM_ONE.contains(&k)));
+        ConfigError::Syntax {
+            message: format!("{place}: {}", plain_words(source.message(), min)),
+            source,
+        }
+    }
+
     /// Every one is a configuration, a command line or an environment to fix: exit 2.
     pub fn kind(&self) -> ErrorKind {
         ErrorKind::Config
@@ -160,13 +171,13 @@ impl ConfigError {
 /// serde's message in a newcomer's words. Its unknown key lists every key the table takes (85
 /// for a backend) and suggests none; here the nearest is suggested, as a misspelt backend name
 /// gets, and the keys are listed only when they are few. Its `u64` is Rust's name for a
-/// whole number.
-fn plain_words(message: &str) -> String {
+/// whole number, here one from `min`.
+fn plain_words(message: &str, min: u64) -> String {
     let Some((name, expected)) = message
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split_once("`, "))
     else {
-        return whole_numbers(message);
+        return whole_numbers(message, min);
     };
     // `expected one of `a`, `b``, `expected `a` or `b``: the names are every other piece.
     let keys: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
@@ -189,15 +200,47 @@ fn plain_words(message: &str) -> String {
 /// five, a tool's ten) is worth reading; a backend's 85 is a paragraph nobody reads.
 const MAX_KEYS_LISTED: usize = 16;
 
-fn whole_numbers(message: &str) -> String {
-    ["u64", "u32", "u16", "u8", "usize"]
-        .iter()
-        .fold(message.to_string(), |m, ty| {
-            m.replace(
-                &format!("expected {ty}"),
-                "expected a whole number from 0, written without quotes",
-            )
-        })
+/// The whole-number keys of backend and tool tables that must be at least 1: each is
+/// refused at 0 when its entry is checked, so a `-1` is told the same least value.
+const FROM_ONE: &[&str] = &[
+    "timeout_s",
+    "connect_timeout_s",
+    "progress_s",
+    "max_output_bytes",
+    "max_tokens",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "tool_result_max_chars",
+];
+
+/// `…, expected u32` in words: a whole number from `min`, the largest one named when the
+/// number was too large, and without quotes when it was written in them.
+fn whole_numbers(message: &str, min: u64) -> String {
+    let types = [
+        ("u64", u64::MAX),
+        ("u32", u64::from(u32::MAX)),
+        ("u16", u64::from(u16::MAX)),
+        ("u8", u64::from(u8::MAX)),
+        ("usize", usize::MAX as u64),
+    ];
+    for (ty, max) in types {
+        let Some(written) = message.strip_suffix(&format!(", expected {ty}")) else {
+            continue;
+        };
+        let too_large = written
+            .strip_prefix("invalid value: integer `")
+            .and_then(|n| n.strip_suffix('`')?.parse::<i64>().ok())
+            .is_some_and(|n| n > 0);
+        let mut out = format!("{written}, expected a whole number from {min}");
+        if too_large {
+            out.push_str(&format!(" to {max}"));
+        }
+        if written.starts_with("invalid type: string") {
+            out.push_str(", written without quotes");
+        }
+        return out;
+    }
+    message.to_string()
 }
 
 impl From<ConfigError> for Error {
@@ -213,18 +256,18 @@ mod tests {
     #[test]
     fn an_unknown_key_gets_the_nearest_and_a_short_list() {
         assert_eq!(
-            plain_words("unknown field `sever`, expected `servers`"),
+            plain_words("unknown field `sever`, expected `servers`", 0),
             "unknown field `sever` (did you mean `servers`?), expected `servers`"
         );
         assert_eq!(
-            plain_words("unknown field `x`, expected one of `a`, `b`"),
+            plain_words("unknown field `x`, expected one of `a`, `b`", 0),
             "unknown field `x`, expected one of `a`, `b`"
         );
         let many: Vec<String> = (0..20).map(|i| format!("`key{i}`")).collect();
-        let long = plain_words(&format!(
-            "unknown field `ky3`, expected one of {}",
-            many.join(", ")
-        ));
+        let long = plain_words(
+            &format!("unknown field `ky3`, expected one of {}", many.join(", ")),
+            0,
+        );
         assert!(
             long.starts_with("unknown field `ky3` (did you mean `key3`?); "),
             "{long}"
@@ -235,8 +278,20 @@ mod tests {
     #[test]
     fn rust_integer_names_become_words() {
         assert_eq!(
-            plain_words("invalid type: string \"5\", expected u64"),
+            plain_words("invalid type: string \"5\", expected u64", 0),
             "invalid type: string \"5\", expected a whole number from 0, written without quotes"
+        );
+        assert_eq!(
+            plain_words("invalid value: integer `-1`, expected u64", 1),
+            "invalid value: integer `-1`, expected a whole number from 1"
+        );
+        assert_eq!(
+            plain_words("invalid type: floating point `1.5`, expected u64", 1),
+            "invalid type: floating point `1.5`, expected a whole number from 1"
+        );
+        assert_eq!(
+            plain_words("invalid value: integer `99999999999`, expected u32", 0),
+            "invalid value: integer `99999999999`, expected a whole number from 0 to 4294967295"
         );
     }
 }

@@ -168,7 +168,8 @@ enum Entry {
 pub struct Config {
     /// Every configured backend, by name.
     backends: BTreeMap<String, Entry>,
-    pub default_backend: Option<String>,
+    /// `default_backend` of the last backends file that sets it, and that file and line.
+    pub default_backend: Option<settings::Setting<String>>,
     /// Built-in backends tried, in this order, when none is named (`auto_order`).
     pub auto_order: Vec<String>,
     /// Backends the user's files define or change, in the order of those files.
@@ -316,7 +317,10 @@ impl Config {
         }
         Ok(Config {
             backends,
-            default_backend,
+            default_backend: default_backend.map(|d: Located| settings::Setting {
+                origin: settings::Origin::File(d.at()),
+                value: d.value,
+            }),
             auto_order,
             user_order,
             mcp_servers,
@@ -398,6 +402,22 @@ impl Config {
         &self,
         setting: &settings::Setting<String>,
     ) -> Result<Vec<String>, ConfigError> {
+        self.named_backends("backend", setting)
+    }
+
+    /// The backends a backends file's `default_backend` names, each checked; an unknown one
+    /// is an error naming that file and line, as the `backend` setting's names its origin.
+    pub fn default_backends(&self) -> Result<Option<Vec<String>>, ConfigError> {
+        let named = |setting| self.named_backends("default_backend", setting);
+        self.default_backend.as_ref().map(named).transpose()
+    }
+
+    /// The backends of `setting` (called `name`), each checked, an error naming its origin.
+    fn named_backends(
+        &self,
+        name: &str,
+        setting: &settings::Setting<String>,
+    ) -> Result<Vec<String>, ConfigError> {
         self.backend_list(&setting.value)
             .map_err(|e| match (&e, &setting.origin) {
                 (
@@ -405,7 +425,7 @@ impl Config {
                     settings::Origin::File(_) | settings::Origin::Env(_),
                 ) => ConfigError::BadSetting {
                     origin: setting.origin.clone(),
-                    name: "backend".into(),
+                    name: name.into(),
                     value: setting.value.clone(),
                     why: e.to_string(),
                 },

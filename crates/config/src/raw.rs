@@ -15,8 +15,9 @@ use super::ConfigError;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFile {
-    /// The backend used when neither `--backend` nor the `backend` setting names one.
-    pub default_backend: Option<String>,
+    /// The backend used when neither `--backend` nor the `backend` setting names one; it
+    /// keeps its line, for the message when it names no backend.
+    pub default_backend: Option<Located>,
     /// Backends tried in order when none is named (the built-in file sets it).
     pub auto_order: Option<Vec<String>>,
     /// Each name keeps where it is first written, for messages.
@@ -357,31 +358,13 @@ fn set_keys(keys: &[(&'static str, bool)]) -> Vec<&'static str> {
         .collect()
 }
 
-/// Parses one file; a syntax or schema error names the file, the line and the backend or
-/// MCP server it is in.
+/// Parses one file; a syntax or schema error names the file, the line and the backend, tool
+/// or MCP server it is in.
 pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, ConfigError> {
-    let mut file: RawFile = toml::from_str(&source.text).map_err(|e| {
-        let line = e.span().map(|s| lines.line(s.start));
-        let mut msg = source.name.clone();
-        if let Some(line) = line {
-            msg.push_str(&format!(":{line}"));
-            match table_at(&source.text, line) {
-                Some((BACKENDS, b)) => msg.push_str(&format!(": backend `{b}`")),
-                Some((TOOLS, t)) => {
-                    msg.push_str(&format!(": tool `{t}`"));
-                    if let Some(key) = key_at(&source.text, line) {
-                        msg.push_str(&format!(": key `{key}`"));
-                    }
-                }
-                Some((_, s)) => msg.push_str(&format!(": MCP server `{s}`")),
-                None => {}
-            }
-        }
-        ConfigError::Syntax {
-            place: msg,
-            source: e,
-        }
-    })?;
+    let mut file: RawFile = toml::from_str(&source.text).map_err(|e| syntax(source, lines, e))?;
+    if let Some(default) = file.default_backend.as_mut() {
+        default.locate(lines);
+    }
     for backend in file.backends.values_mut() {
         backend.locate(lines);
     }
@@ -392,6 +375,46 @@ pub fn parse(source: &Source, lines: &Lines) -> Result<RawFile, ConfigError> {
         tool.locate(lines);
     }
     Ok(file)
+}
+
+/// Where a syntax or schema error is, and what it is. A value of the wrong type names its
+/// key too (a backend's whole-number key says from what number), and `key =` with no value
+/// says so, as config.toml's does.
+fn syntax(source: &Source, lines: &Lines, e: toml::de::Error) -> ConfigError {
+    let Some(line) = e.span().map(|s| lines.line(s.start)) else {
+        return ConfigError::syntax(source.name.clone(), None, e);
+    };
+    let mut place = format!("{}:{line}", source.name);
+    let table = table_at(&source.text, line);
+    match &table {
+        Some((BACKENDS, b)) => place.push_str(&format!(": backend `{b}`")),
+        Some((TOOLS, t)) => place.push_str(&format!(": tool `{t}`")),
+        Some((_, s)) => place.push_str(&format!(": MCP server `{s}`")),
+        None => {}
+    }
+    if let Some(key) = super::source::key_without_value(&source.text, line) {
+        return ConfigError::Syntax {
+            message: format!("{place}: key `{key}`: {}", super::source::NO_VALUE),
+            source: e,
+        };
+    }
+    let key = key_at(&source.text, line);
+    let wrong_type = ["invalid type: ", "invalid value: "]
+        .iter()
+        .any(|p| e.message().starts_with(p));
+    // A tool's line always names its key; a backend's or server's when the value is of the
+    // wrong type (a line of `[backends]` itself names a backend, and says so already).
+    let tool = matches!(table, Some((TOOLS, _)));
+    if let Some(key) = key
+        .as_ref()
+        .filter(|_| tool || (wrong_type && table.is_some()))
+    {
+        place.push_str(&format!(": key `{key}`"));
+    }
+    // The least whole number is a backend's or a tool's key's: an MCP server's are read
+    // from 0.
+    let own_key = matches!(table, Some((BACKENDS | TOOLS, _)));
+    ConfigError::syntax(place, key.as_deref().filter(|_| own_key), e)
 }
 
 /// The prefix of backend tables.

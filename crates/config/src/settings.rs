@@ -11,6 +11,9 @@ use std::str::FromStr;
 
 use super::ConfigError;
 
+mod whole;
+pub use whole::{whole_number, NotWhole, Whole};
+
 /// One known setting: its key in `config.toml`, its environment variable, its flag, its
 /// built-in default and what it does.
 #[derive(Debug)]
@@ -347,27 +350,16 @@ impl Layers {
         })?;
         let doc: toml::Spanned<toml::Table> = toml::from_str(&text).map_err(|e| {
             let number = e.span().map(|s| super::source::line_of(&text, s.start));
-            // `key =` with nothing after it: the parser guesses an unquoted string, which
-            // misleads for a number or a flag.
-            if let Some((key, "")) = number
-                .and_then(|n| text.lines().nth(n.checked_sub(1)?))
-                .and_then(|l| l.split('#').next()?.split_once('='))
-                .map(|(k, v)| (k.trim(), v.trim()))
-            {
+            if let Some(key) = number.and_then(|n| super::source::key_without_value(&text, n)) {
                 return ConfigError::BadSetting {
                     origin: Origin::File(format!("{name}:{}", number.unwrap_or_default())),
-                    name: key.trim_matches('"').to_string(),
+                    name: key.to_string(),
                     value: String::new(),
-                    why: "no value after `=`: write one (a number, true or false, or \"text\" \
-                          in quotes), or remove the line"
-                        .into(),
+                    why: super::source::NO_VALUE.into(),
                 };
             }
             let line = number.map_or(String::new(), |n| format!(":{n}"));
-            ConfigError::Syntax {
-                place: format!("{name}{line}"),
-                source: e,
-            }
+            ConfigError::syntax(format!("{name}{line}"), None, e)
         })?;
         for (k, v) in flatten(doc.into_inner()) {
             let leaf = k.rsplit('.').next().unwrap_or(&k);
@@ -452,6 +444,15 @@ impl Layers {
             return Ok(None);
         };
         typed(name, text, text.0.parse()).map(Some)
+    }
+
+    /// A whole-number setting, at least `min`; a value that is not one says what is
+    /// expected, in words.
+    pub fn whole<T: Whole>(&self, name: &str, min: u64) -> Result<Option<Setting<T>>, ConfigError> {
+        let Some(text) = self.values.get(name) else {
+            return Ok(None);
+        };
+        typed(name, text, whole_number(&text.0, min)).map(Some)
     }
 
     /// A list setting, typed item by item: config.toml's array as its items, the text of

@@ -77,6 +77,20 @@ impl<'de> Deserialize<'de> for Located {
     }
 }
 
+/// What to do about `key =` with nothing after it, in config.toml and backends.toml alike.
+pub(crate) const NO_VALUE: &str = "no value after `=`: write one (a number, true or false, or \
+                                   \"text\" in quotes), or remove the line";
+
+/// The key of line `line` (from 1) of `text` when that line is `key =` with nothing after
+/// the `=` but a comment. The TOML parser's message for it guesses an unquoted string
+/// ("string values must be quoted"), which misleads for a number or a flag.
+pub(crate) fn key_without_value(text: &str, line: usize) -> Option<&str> {
+    let written = text.lines().nth(line.checked_sub(1)?)?;
+    let (key, value) = written.split('#').next()?.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    (value.trim().is_empty() && !key.is_empty() && !key.starts_with('[')).then_some(key)
+}
+
 /// 1-based line number of byte offset `pos`.
 pub(crate) fn line_of(text: &str, pos: usize) -> usize {
     text.as_bytes()[..pos.min(text.len())]

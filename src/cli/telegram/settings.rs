@@ -42,7 +42,7 @@ pub struct BotSettings {
     pub users: Vec<i64>,
     /// The variable holding the token.
     pub token_env: String,
-    /// Chats whose turns run at once, at least one.
+    /// Chats whose turns run at once, at least one (a 0 is refused where it is read).
     pub max_concurrent: usize,
 }
 
@@ -56,14 +56,14 @@ impl BotSettings {
             "--allow-user",
         );
         let mut max_concurrent: Option<Setting<usize>> =
-            layers.setting("telegram_max_concurrent")?;
+            layers.whole("telegram_max_concurrent", 1)?;
         let flagged = bot.max_concurrent.map(|n| n as usize);
         by_flag(&mut max_concurrent, flagged, "--max-concurrent");
         let token_env: Option<Setting<String>> = layers.setting("telegram_token_env")?;
         Ok(BotSettings {
             users: users.map_or(Vec::new(), |u| u.value.0.into_iter().map(|u| u.0).collect()),
             token_env: token_env.map_or_else(|| "TELEGRAM_BOT_TOKEN".into(), |t| t.value),
-            max_concurrent: max_concurrent.map_or(4, |n| n.value).max(1),
+            max_concurrent: max_concurrent.map_or(4, |n| n.value),
         })
     }
 }
@@ -75,9 +75,7 @@ pub struct UserId(pub i64);
 impl std::str::FromStr for UserId {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        s.parse()
-            .map(UserId)
-            .map_err(|_| format!("`{s}` is not a Telegram user id (a number)"))
+        crate::cli::args::parse_user(s).map(UserId)
     }
 }
 

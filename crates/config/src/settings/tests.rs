@@ -83,8 +83,8 @@ fn bad_values_and_keys_name_their_origin() {
     );
     let env = |k: &str| (k == "AGENT_LOOP_MAX_ITERATIONS").then(|| "lots".to_string());
     let s = Layers::load(None, &env).unwrap();
-    let err = s.setting::<u32>("max_iterations").unwrap_err();
-    assert_eq!(err.to_string(), "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: invalid digit found in string");
+    let err = s.whole::<u32>("max_iterations", 1).unwrap_err();
+    assert_eq!(err.to_string(), "environment AGENT_LOOP_MAX_ITERATIONS: setting `max_iterations` = `lots`: expected a whole number from 1");
 }
 
 /// A front end's settings are known only to a run that passes them: from its table, the

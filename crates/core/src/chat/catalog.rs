@@ -216,10 +216,17 @@ impl Chat {
         Ok(())
     }
 
+    /// That every backend `default_backend` names, if a backends file sets it, is
+    /// configured; the error for one that is not names that file and line.
+    pub fn check_default_backend(config: &LoadedConfig) -> Result<(), Error> {
+        config.0.default_backends()?;
+        Ok(())
+    }
+
     /// The backend the settings choose: `setting` (the `backend` setting), else the
     /// backends files' default.
     pub fn configured_backend(config: &LoadedConfig, setting: Option<String>) -> Option<String> {
-        setting.or_else(|| config.0.default_backend.clone())
+        setting.or_else(|| config.0.default_backend.as_ref().map(|d| d.value.clone()))
     }
 
     /// The backend a run takes when none is named on its command line: the configured one,

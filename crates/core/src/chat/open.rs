@@ -302,13 +302,21 @@ fn choose_backend(
     let name = match flagged_backend.flatten().or(resumed_backend) {
         Some(name) => name,
         None => value(&settings.backend)
-            .or_else(|| config.default_backend.clone())
+            .or_else(|| config.default_backend.as_ref().map(|d| d.value.clone()))
             .or_else(|| config.first_available())
             .ok_or_else(|| no_backend(config))?,
     };
     // `a,b,c`: several backends; the first one is the session's.
     let names = match &settings.backend {
         Some(setting) if setting.value == name => config.setting_backends(setting)?,
+        // Named by a backends file: a mistake in it is told with its file and line.
+        _ if config
+            .default_backend
+            .as_ref()
+            .is_some_and(|d| d.value == name) =>
+        {
+            config.default_backends()?.unwrap_or_default()
+        }
         _ => config.backend_list(&name)?,
     };
     let name = names.first().cloned().unwrap_or(name);

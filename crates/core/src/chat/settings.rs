@@ -65,27 +65,28 @@ impl RunSettings {
     }
 
     /// Each setting parsed from the layers; the first bad value is an error naming where it
-    /// came from.
+    /// came from. A whole number is read from the least that works: a limit of 0 calls,
+    /// characters, bytes or seconds would stop every turn or read at once.
     pub fn read(layers: &Layers) -> Result<Self, ConfigError> {
         let settings = RunSettings {
             backend: layers.setting("backend")?,
             model: layers.setting("model")?,
-            max_iterations: layers.setting("max_iterations")?,
-            max_tool_calls: layers.setting("max_tool_calls")?,
+            max_iterations: layers.whole("max_iterations", 1)?,
+            max_tool_calls: layers.whole("max_tool_calls", 1)?,
             approval: layers.setting("approval")?,
             allow: layers.list("allow")?,
             context: layers.setting("context")?,
-            max_context_tokens: layers.setting("max_context_tokens")?,
-            tool_result_max_chars: layers.setting("tool_result_max_chars")?,
+            max_context_tokens: layers.whole("max_context_tokens", 0)?,
+            tool_result_max_chars: layers.whole("tool_result_max_chars", 1)?,
             count_tokens: layers.setting("count_tokens")?,
             env_keep: layers.list("tools.bash.env_keep")?,
             env_remove: layers.list("tools.bash.env_remove")?,
             system_prompt: layers.setting("system_prompt")?,
             system_mode: layers.setting("system_mode")?,
             skill_dirs: layers.list("skill_dirs")?,
-            web_connect_timeout: layers.setting("web_connect_timeout")?,
-            web_timeout: layers.setting("web_timeout")?,
-            web_max_bytes: layers.setting("web_max_bytes")?,
+            web_connect_timeout: layers.whole("web_connect_timeout", 1)?,
+            web_timeout: layers.whole("web_timeout", 1)?,
+            web_max_bytes: layers.whole("web_max_bytes", 1)?,
             web_keep_chrome: layers.setting("web_keep_chrome")?,
             debug: layers.setting("debug")?,
         };
@@ -96,19 +97,6 @@ impl RunSettings {
                     name: "max_context_tokens".into(),
                     value: value.to_string(),
                     why,
-                });
-            }
-        }
-        for (name, setting) in [
-            ("max_tool_calls", &settings.max_tool_calls),
-            ("max_iterations", &settings.max_iterations),
-        ] {
-            if let Some(Setting { value: 0, origin }) = setting {
-                return Err(ConfigError::BadSetting {
-                    origin: origin.clone(),
-                    name: name.into(),
-                    value: "0".into(),
-                    why: "must be at least 1".into(),
                 });
             }
         }

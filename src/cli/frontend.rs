@@ -7,6 +7,7 @@ use agent_loop::BoxFuture;
 
 use super::input::Input;
 use super::screen::Screen;
+use super::text::CallState;
 
 pub struct Frontend {
     pub display: Screen,
@@ -57,6 +58,58 @@ impl Frontend {
         let text = self.redactor.redact(text);
         self.display.notice(&text);
     }
+
+    /// Asks the user about `request`, if anyone can be asked: the decision, and what became
+    /// of the call, for the display.
+    async fn ask(&mut self, request: &ApprovalRequest) -> (Decision, CallState) {
+        if !self.display.asks_approval() {
+            self.refused += 1;
+            return (
+                Decision::Deny(format!(
+                    "agent-loop does not ask for approval with --output jsonl and --yes was \
+                     not given, so {} was not allowed to run",
+                    request.call.name
+                )),
+                CallState::NotAnswered,
+            );
+        }
+        if !self.input.interactive {
+            self.refused += 1;
+            return (
+                Decision::Deny(format!(
+                    "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \
+                     not given, so {} was not allowed to run",
+                    request.call.name
+                )),
+                CallState::NotAnswered,
+            );
+        }
+        // Only what is typed after the question answers it.
+        self.input.discard_typeahead();
+        let mut full = false;
+        loop {
+            let offers_view = self.display.approval_prompt(request, full);
+            self.asking = true;
+            let answer = self.input.line().await;
+            self.asking = false;
+            let Some(answer) = answer else {
+                let why = "the user closed the input instead of answering";
+                return (Decision::Deny(why.into()), CallState::NotAnswered);
+            };
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return (Decision::Once, CallState::Allowed),
+                "a" | "always" => return (Decision::Always, CallState::Allowed),
+                "n" | "no" => {
+                    return (Decision::Deny("the user said no".into()), CallState::Denied)
+                }
+                "v" | "view" if offers_view => full = true,
+                // An aside: an answer's open line on stdout (an ACP agent asks in the
+                // middle of its answer) keeps its bytes. Only the answers offered.
+                _ if offers_view => self.display.aside("Please answer y, a, n or v."),
+                _ => self.display.aside("Please answer y, a or n."),
+            }
+        }
+    }
 }
 
 impl Observer for Frontend {
@@ -82,44 +135,9 @@ impl Observer for Frontend {
 
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            if !self.display.asks_approval() {
-                self.refused += 1;
-                return Decision::Deny(format!(
-                    "agent-loop does not ask for approval with --output jsonl and --yes was \
-                     not given, so {} was not allowed to run",
-                    request.call.name
-                ));
-            }
-            if !self.input.interactive {
-                self.refused += 1;
-                return Decision::Deny(format!(
-                    "agent-loop cannot ask for approval (stdin is not a terminal) and --yes was \
-                     not given, so {} was not allowed to run",
-                    request.call.name
-                ));
-            }
-            // Only what is typed after the question answers it.
-            self.input.discard_typeahead();
-            let mut full = false;
-            loop {
-                let offers_view = self.display.approval_prompt(request, full);
-                self.asking = true;
-                let answer = self.input.line().await;
-                self.asking = false;
-                let Some(answer) = answer else {
-                    return Decision::Deny("the user closed the input instead of answering".into());
-                };
-                match answer.trim().to_ascii_lowercase().as_str() {
-                    "y" | "yes" => return Decision::Once,
-                    "a" | "always" => return Decision::Always,
-                    "n" | "no" => return Decision::Deny("the user said no".into()),
-                    "v" | "view" if offers_view => full = true,
-                    // An aside: an answer's open line on stdout (an ACP agent asks in the
-                    // middle of its answer) keeps its bytes. Only the answers offered.
-                    _ if offers_view => self.display.aside("Please answer y, a, n or v."),
-                    _ => self.display.aside("Please answer y, a or n."),
-                }
-            }
+            let (decision, state) = self.ask(request).await;
+            self.display.answered(request, state);
+            decision
         })
     }
 }

@@ -166,6 +166,11 @@ impl Screen {
         self.lock().approval_prompt(request, full)
     }
 
+    /// What became of the call asked about (see [`Renderer::answered`]).
+    pub fn answered(&self, request: &ApprovalRequest, state: crate::cli::text::CallState) {
+        self.lock().answered(request, state);
+    }
+
     pub fn notice(&self, text: &str) {
         self.lock().notice(text);
     }

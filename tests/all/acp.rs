@@ -111,9 +111,9 @@ fn the_agents_tools_plan_and_thinking_are_shown_as_progress() {
     let run = ws.run(&["--backend", "acp", "--verbose", "tool please"]);
     run.expect_code(0);
     let err = run.stderr();
-    assert!(err.contains("[acp ran] Shell: ls\n"), "{err}");
+    assert!(err.contains("[acp] Shell: ls\n"), "{err}");
     assert!(
-        err.contains("[acp ran] Edit notes.txt (/w/notes.txt)\n"),
+        err.contains("[acp] Edit notes.txt (/w/notes.txt)\n"),
         "{err}"
     );
     assert!(err.contains("plan: [x] look; [~] answer"), "{err}");
@@ -495,8 +495,8 @@ fn models_as_a_config_option_string_ids_and_files_named_late() {
     run.expect_code(0);
     let err = run.stderr();
     let notes = ws.work().join("notes.txt");
-    assert!(err.contains("[acp ran] Write\n"), "{err}");
-    let named = format!("[acp ran] Write notes.txt ({})\n", notes.display());
+    assert!(err.contains("[acp] Write\n"), "{err}");
+    let named = format!("[acp] Write notes.txt ({})\n", notes.display());
     assert!(err.contains(&named), "{err}");
     assert!(!err.contains("()"), "{err}");
 }

@@ -4,6 +4,7 @@
 mod common;
 
 mod acp;
+mod acp_calls;
 mod acp_docs;
 mod acp_exit;
 mod acp_guard;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use agent_loop::event::{ApprovalRequest, Event};
 
+use crate::cli::text::CallState;
+
 /// What a front end needs from a display. Write errors (a closed pipe) are ignored by every
 /// method: the loop goes on.
 pub trait Renderer: Send {
@@ -14,6 +16,10 @@ pub trait Renderer: Send {
     /// longer than a screen (the user answered `v`). Whether `[v]iew all` was offered, for
     /// the retry after an answer that is none of the offered ones.
     fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool;
+
+    /// The question about `request` was answered (or could not be asked): what became of the
+    /// call. An agent's own call, whose line came before its question, gets a line saying so.
+    fn answered(&mut self, _request: &ApprovalRequest, _state: CallState) {}
 
     /// A line of the front end's own (REPL banner, notices).
     fn notice(&mut self, text: &str);

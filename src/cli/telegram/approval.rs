@@ -51,30 +51,9 @@ const VIEW: (&str, &str) = ("view", "View all");
 /// until a press is answered.
 pub const CLOSED: &str = "This question is no longer open: the press changed nothing.";
 
-/// The state of a call's approval, as its progress line and its question's message say it.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub enum State {
-    Awaiting,
-    Allowed,
-    /// The person pressed Deny.
-    Denied,
-    /// Denied for want of an answer: the time ran out, or the question was not sent.
-    NotAnswered,
-    /// The turn ended (/stop, shutdown) while the question waited.
-    Cancelled,
-}
-
-impl State {
-    pub fn text(self) -> &'static str {
-        match self {
-            State::Awaiting => "awaiting approval",
-            State::Allowed => "allowed",
-            State::Denied => "denied",
-            State::NotAnswered => "not answered",
-            State::Cancelled => "cancelled",
-        }
-    }
-}
+/// The state of a call's approval, as its progress line and its question's message say it:
+/// the words every front end says.
+pub use crate::cli::text::CallState as State;
 
 /// The width the question's lines are wrapped to: a phone's screen of monospace text.
 const WIDTH: usize = 60;

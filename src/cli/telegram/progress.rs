@@ -114,7 +114,7 @@ impl Calls {
     fn refused(&self, id: &str) -> bool {
         self.lines
             .get(id)
-            .is_some_and(|e| matches!(e.state, Some(State::Denied | State::NotAnswered)))
+            .is_some_and(|e| e.state.is_some_and(State::refused))
     }
 
     /// The line of call `id` as cancelled, if its question still waits: the turn ended before

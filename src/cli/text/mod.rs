@@ -1,8 +1,9 @@
-//! Front-end text, written once: the approval question, a running tool's progress, an answer
+//! Front-end text, written once: the approval question and what became of it, a running tool's progress, an answer
 //! cut short, a plan, and the one-line title of a tool call. The terminal displays, the
 //! Telegram bot and the ACP server all say these things in these words, so a change of
 //! wording is made here and reaches every front end.
 
+mod answer;
 pub mod approval;
 mod progress;
 pub mod wrap;
@@ -11,6 +12,7 @@ use agent_loop::event::{CutReason, PlanEntry};
 
 use agent_loop::text::sanitize;
 
+pub use answer::CallState;
 pub use approval::{asked, fold, line_count, not_shown, shown_lines};
 pub use progress::{progress_text, shortened, PLAIN_EVERY};
 

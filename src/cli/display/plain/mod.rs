@@ -4,12 +4,13 @@
 //! goes to stdout piece by piece as it arrives (so, streamed, the text that comes with tool
 //! calls lands there too), and is not repeated when the whole text follows.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use super::renderer::Renderer;
 use super::sanitize;
 use crate::cli::text::wrap::break_long;
-use crate::cli::text::{cut_short, plan_text, progress_text, PLAIN_EVERY};
+use crate::cli::text::{call_line, cut_short, plan_text, progress_text, CallState, PLAIN_EVERY};
 use agent_loop::event::{ApprovalRequest, Event, OutputStream};
 use agent_loop::text::Throttle;
 
@@ -47,6 +48,15 @@ pub struct PlainDisplay {
     /// The turn was cancelled: the results its calls get then ("not run") are the cancel's,
     /// which the front end has told.
     cancelled: bool,
+    /// The agent's own calls of this turn that have a line, by the agent's call id: the
+    /// backend that reported it, and what became of it at its question.
+    agent_calls: HashMap<String, AgentCall>,
+}
+
+/// An agent's own call (an ACP agent's `tool_call`), shown as the agent reported it.
+struct AgentCall {
+    backend: String,
+    state: Option<CallState>,
 }
 
 impl PlainDisplay {
@@ -64,6 +74,7 @@ impl PlainDisplay {
             progress: Throttle::new(PLAIN_EVERY),
             thinking: None,
             cancelled: false,
+            agent_calls: HashMap::new(),
         }
     }
 
@@ -185,8 +196,30 @@ impl PlainDisplay {
                 line.push(']');
                 self.own(&line)?;
             }
+            // What an agent reports of a call refused at its question (`failed`) is no
+            // failure of the call: the line after the question said what became of it.
             Event::OwnTool {
-                backend, activity, ..
+                call_id: Some(id), ..
+            } if self.agent_call_refused(id) => {}
+            // An agent's call with an id (an ACP agent's) may be pending yet, about to be
+            // asked about: its line says no verb. Its answer adds a line (`answered`).
+            Event::OwnTool {
+                backend,
+                activity,
+                call_id: Some(id),
+            } => {
+                self.agent_calls.entry(id.clone()).or_insert(AgentCall {
+                    backend: backend.clone(),
+                    state: None,
+                });
+                writeln!(self.err, "[{}] {}", sanitize(backend), one_line(activity))?;
+            }
+            // What an agent's output showed (a CLI's `tools = "own"`, a terminal agent's
+            // screen) has run.
+            Event::OwnTool {
+                backend,
+                activity,
+                call_id: None,
             } => {
                 writeln!(
                     self.err,
@@ -263,7 +296,10 @@ impl PlainDisplay {
             Event::Error { message, .. } => {
                 self.own(&format!("error: {}", lines_escaped(message)))?;
             }
-            Event::TurnStarted { .. } => self.cancelled = false,
+            Event::TurnStarted { .. } => {
+                self.cancelled = false;
+                self.agent_calls.clear();
+            }
             Event::BackendOutput { .. }
             | Event::TextDelta { .. }
             | Event::ThinkingDelta { .. }
@@ -272,6 +308,34 @@ impl PlainDisplay {
             | Event::TurnFinished { .. } => {}
         }
         self.err.flush()
+    }
+
+    /// Whether the agent's call `id` was refused at its question.
+    fn agent_call_refused(&self, id: &str) -> bool {
+        (self.agent_calls.get(id)).is_some_and(|c| c.state.is_some_and(CallState::refused))
+    }
+
+    /// The question about `request` was answered: an agent's own call shown before it gets a
+    /// line saying what became of it, in the question's words (the agent picks its ids and
+    /// the words it reported; the question's are agent-loop's). Other calls say it by their
+    /// result.
+    pub fn answered(&mut self, request: &ApprovalRequest, state: CallState) {
+        let Some(call) = self.agent_calls.get_mut(&request.call.id) else {
+            return;
+        };
+        call.state = Some(state);
+        let summary = request.summary.lines().next().unwrap_or_default();
+        let line = format!(
+            "[{}] {} ({})",
+            sanitize(&call.backend),
+            one_line(&call_line(&request.call.name, summary)),
+            state.text()
+        );
+        // An aside: an answer's open line on stdout keeps its bytes (an ACP agent asks in the
+        // middle of its answer).
+        let open = self.aside_break();
+        let _ = writeln!(self.err, "{open}{line}");
+        let _ = self.err.flush();
     }
 
     /// Shows the model's thinking on stderr a line at a time, `[backend thinking] ...`.
@@ -457,6 +521,10 @@ impl Renderer for PlainDisplay {
 
     fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
         PlainDisplay::approval_prompt(self, request, full)
+    }
+
+    fn answered(&mut self, request: &ApprovalRequest, state: CallState) {
+        PlainDisplay::answered(self, request, state);
     }
 
     fn notice(&mut self, text: &str) {

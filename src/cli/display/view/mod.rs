@@ -43,6 +43,8 @@ use super::plain::PlainDisplay;
 use super::renderer::Renderer;
 use super::terminfo::colour_of;
 use agent_loop::event::{ApprovalRequest, Event};
+
+use crate::cli::text::CallState;
 use draw::Draw;
 use keys::Key;
 use lines::Style;
@@ -360,6 +362,11 @@ impl Renderer for ViewDisplay {
         view
     }
 
+    fn answered(&mut self, request: &ApprovalRequest, state: CallState) {
+        self.plain.answered(request, state);
+        self.take(Style::Plain);
+    }
+
     fn notice(&mut self, text: &str) {
         self.plain.notice(text);
         self.take(Style::Plain);
@@ -528,6 +535,9 @@ impl Renderer for ViewHandle {
     }
     fn approval_prompt(&mut self, request: &ApprovalRequest, full: bool) -> bool {
         self.lock().approval_prompt(request, full)
+    }
+    fn answered(&mut self, request: &ApprovalRequest, state: CallState) {
+        self.lock().answered(request, state);
     }
     fn notice(&mut self, text: &str) {
         self.lock().notice(text);

@@ -19,7 +19,7 @@ fn keys_of(event: &str) -> &'static [&'static str] {
         "assistant_message" => &["text", "final_answer"],
         "tool_call" => &["call_id", "tool", "args"],
         "tool_result" => &["call_id", "tool", "ok", "output", "exit_code"],
-        "usage" => &["input_tokens", "output_tokens", "latency_ms"],
+        "usage" => &["input_tokens", "output_tokens", "latency_ms", "for"],
         "error" => &["error"],
         "turn_end" => &["ok"],
         other => panic!("unknown event {other:?}"),
@@ -215,4 +215,51 @@ fn errors_before_the_loop_starts_are_json_too() {
         "{}",
         bad_setting.stdout()
     );
+}
+
+/// The summary call's `usage` record says what the call was for (`"for": "summary"`), the
+/// model steps' `"for": "answer"`, in `--output jsonl` and in the session's log alike: a
+/// program adding up the answers' tokens can leave the summary out.
+#[test]
+fn the_summary_calls_usage_says_what_it_was_for() {
+    let ws = Workspace::new();
+    let entry = std::fs::read_to_string(ws.path("backends.toml")).unwrap();
+    ws.config(&format!(
+        "{entry}context = \"summarize\"\nmax_context_tokens = 1600\n"
+    ));
+    let long = |tag: &str| format!("{tag} {}", "x".repeat(600));
+    // Counts the first answers do not report: a count would calibrate the estimate down.
+    ws.reply(1, format!("{}\n", long("answer1")));
+    ws.reply(2, format!("{}\n", long("answer2")));
+    // The third turn's request passes the budget: the summary call comes first.
+    ws.reply(3, "The user asked twice.\nTokens: 100 in, 7 out\n");
+    ws.reply(4, "Third answer.\nTokens: 30 in, 4 out\n");
+    let mut stream = Vec::new();
+    for task in ["first", "second", "third"] {
+        let args = [
+            "--output",
+            "jsonl",
+            "--backend",
+            "fake",
+            "--session",
+            "packed",
+        ];
+        let run = ws.run(&[&args[..], &[long(task).as_str()]].concat());
+        run.expect_code(0);
+        stream = records(&run);
+    }
+    assert_eq!(ws.runs(), 4);
+    let usage = |records: &[Value]| -> Vec<(Value, Value)> {
+        (records.iter())
+            .filter(|r| r["event"] == "usage")
+            .map(|r| (r["for"].clone(), r["input_tokens"].clone()))
+            .collect()
+    };
+    let summary = ("summary".into(), 100.into());
+    assert_eq!(
+        usage(&stream),
+        [summary.clone(), ("answer".into(), 30.into())]
+    );
+    let logged = usage(&ws.session_log("packed"));
+    assert_eq!(logged, usage(&stream));
 }

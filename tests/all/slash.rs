@@ -236,6 +236,7 @@ fn compact_summarises_the_older_turns() {
     let usage: Vec<_> = logged.iter().filter(|r| r["event"] == "usage").collect();
     assert_eq!(usage.len(), 1, "{logged:?}");
     assert_eq!(usage[0]["input_tokens"], 100);
+    assert_eq!(usage[0]["for"], "summary");
 }
 
 /// `/export` into a folder that is not there is refused, as `>` in a shell is: a typo does

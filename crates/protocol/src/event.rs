@@ -95,6 +95,19 @@ pub struct Attached {
     pub bytes: u64,
 }
 
+/// What a backend call was for: the `for` of its `usage` record, so that a program adding up
+/// a turn's calls can tell the summary call (`summarize` mode, `/compact`), which is no step
+/// of the answer, from the model steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPurpose {
+    /// A model step of the turn: an answer, or tool calls on the way to one.
+    #[default]
+    Answer,
+    /// The summary of older messages that replaces them in the context.
+    Summary,
+}
+
 /// Everything the loop does, in the order it happens.
 ///
 /// Serialised, an event is the body of its record in the public JSON lines schema
@@ -216,13 +229,14 @@ pub enum Event {
         level: String,
         data: serde_json::Value,
     },
-    /// The tokens of one backend call, and how long the call took (`elapsed_ms` of the
-    /// [`Event::BackendFinished`] before it).
+    /// The tokens of one backend call, how long the call took (`elapsed_ms` of the
+    /// [`Event::BackendFinished`] before it), and what the call was for (the record's `for`).
     #[serde(serialize_with = "wire::usage")]
     Usage {
         backend: String,
         usage: Usage,
         latency_ms: u64,
+        purpose: CallPurpose,
     },
     /// An agent ran a tool of its own (`Bash(ls)`), as its output showed (an agent CLI with
     /// `tools = "own"`, a terminal agent), or reported a call of its own (an ACP agent's

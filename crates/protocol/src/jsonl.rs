@@ -86,6 +86,7 @@ pub const SCHEMA: [(&str, &str, &[&str]); 22] = [
             "cache_write_tokens",
             "cost_usd",
             "latency_ms",
+            "for",
         ],
     ),
     ("error", "system", &["error", "error_kind"]),

@@ -14,7 +14,7 @@ use crate::context::conversation::{Conversation, Message, Summary};
 use crate::context::manager::ContextManager;
 use crate::context::summarize::instruction;
 use crate::context::window::Window;
-use crate::event::{Event, OutputStream};
+use crate::event::{CallPurpose, Event, OutputStream};
 use crate::parse::{ByBackend, Totals};
 use crate::Error;
 
@@ -164,6 +164,7 @@ pub async fn summarize(
             backend: name,
             usage,
             latency_ms,
+            purpose: CallPurpose::Summary,
         });
     } else {
         counts.totals.add_uncounted();

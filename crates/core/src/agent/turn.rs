@@ -12,7 +12,7 @@ use crate::backend::{Backend, Request};
 use crate::context::{
     Artifacts, ContextManager, ContextSettings, Conversation, Message, Prompt, ToolCall, Window,
 };
-use crate::event::{ApprovalRequest, Decision, Event, Observer};
+use crate::event::{ApprovalRequest, CallPurpose, Decision, Event, Observer};
 use crate::parse::{ByBackend, RawArgs, RawCall, Totals};
 use crate::tools::{
     ProgressReports, ProgressSink, Registry, Root, ToolContext, ToolOutput, WebOptions,
@@ -343,6 +343,7 @@ impl Agent {
                     backend: name.clone(),
                     usage,
                     latency_ms: elapsed_ms,
+                    purpose: CallPurpose::Answer,
                 });
             } else {
                 self.totals.add_uncounted();

@@ -7,7 +7,7 @@
 use serde::ser::{Error, SerializeMap};
 use serde::Serializer;
 
-use super::OutputStream;
+use super::{CallPurpose, OutputStream};
 use crate::usage::Usage;
 use crate::ToolCall;
 
@@ -72,14 +72,16 @@ pub fn tool_result<S: Serializer>(
 }
 
 /// [`super::Event::Usage`]: every count under its record's name, `null` when not reported;
-/// `prompt_tokens` and `completion_tokens` repeat input and output.
+/// `prompt_tokens` and `completion_tokens` repeat input and output; `for`, what the call was
+/// for (`answer`, `summary`).
 pub fn usage<S: Serializer>(
     _backend: &String,
     usage: &Usage,
     latency_ms: &u64,
+    purpose: &CallPurpose,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    let mut map = s.serialize_map(Some(10))?;
+    let mut map = s.serialize_map(Some(11))?;
     map.serialize_entry("input_tokens", &usage.input)?;
     map.serialize_entry("output_tokens", &usage.output)?;
     map.serialize_entry("total_tokens", &usage.total)?;
@@ -90,6 +92,7 @@ pub fn usage<S: Serializer>(
     map.serialize_entry("cache_write_tokens", &usage.cache_write)?;
     map.serialize_entry("cost_usd", &usage.cost)?;
     map.serialize_entry("latency_ms", latency_ms)?;
+    map.serialize_entry("for", purpose)?;
     map.end()
 }
 

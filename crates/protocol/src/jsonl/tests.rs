@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::event::{CutReason, OutputStream, PlanEntry};
+use crate::event::{CallPurpose, CutReason, OutputStream, PlanEntry};
 use crate::metrics::ContextStats;
 use crate::usage::Usage;
 use crate::ToolCall;
@@ -133,11 +133,26 @@ fn every_kind_has_its_stable_keys() {
                     ..Default::default()
                 },
                 latency_ms: 1500,
+                purpose: CallPurpose::Answer,
             },
             json!({"event": "usage", "input_tokens": 10, "output_tokens": 2,
                    "total_tokens": null, "prompt_tokens": 10, "completion_tokens": 2,
                    "thinking_tokens": null, "cache_read_tokens": null,
-                   "cache_write_tokens": null, "cost_usd": null, "latency_ms": 1500}),
+                   "cache_write_tokens": null, "cost_usd": null, "latency_ms": 1500,
+                   "for": "answer"}),
+        ),
+        (
+            Event::Usage {
+                backend: "fake".into(),
+                usage: Usage::default(),
+                latency_ms: 20,
+                purpose: CallPurpose::Summary,
+            },
+            json!({"event": "usage", "input_tokens": null, "output_tokens": null,
+                   "total_tokens": null, "prompt_tokens": null, "completion_tokens": null,
+                   "thinking_tokens": null, "cache_read_tokens": null,
+                   "cache_write_tokens": null, "cost_usd": null, "latency_ms": 20,
+                   "for": "summary"}),
         ),
         (
             Event::Error {
@@ -280,6 +295,7 @@ fn every_event() -> Vec<Event> {
             backend: b(),
             usage: Usage::default(),
             latency_ms: 1,
+            purpose: CallPurpose::Summary,
         },
         Event::OwnTool {
             backend: b(),

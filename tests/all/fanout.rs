@@ -357,3 +357,37 @@ fn quiet_prints_only_the_kept_answer() {
         assert!(out.is_file(), "{}", out.display());
     }
 }
+
+/// `/compact` after a comparison summarises the turns before it, which every answer shares:
+/// `/pick` still keeps another answer, and the summary with it (the next request carries the
+/// summary, not the turns it replaced), back and forth.
+#[test]
+fn pick_after_compact_keeps_the_summary() {
+    let ws = two_backends();
+    for name in ["a", "b"] {
+        for n in [1, 2] {
+            std::fs::remove_file(ws.path(&format!("fake-{name}/reply.{n}"))).unwrap();
+        }
+    }
+    // a's runs: the first turn, its lane, the summary, the turn after the picks.
+    std::fs::write(ws.path("fake-a/reply.3"), "We talked about one.\n").unwrap();
+    let keys = "one\n/compare a,b two\n/compact\n/pick 2\n/pick 1\n/pick 2\nthree\n/exit\n";
+    let (code, screen) = repl(&ws, "--backend a --session cmp", keys);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("[compacted 2 messages into a summary"),
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches("[kept answer 2 (b)]\n").count(),
+        2,
+        "{screen}"
+    );
+    let prompt = std::fs::read_to_string(ws.path("fake-a/prompt.4")).unwrap();
+    let sent = &prompt[prompt.find("# Conversation").expect(&prompt)..];
+    assert_eq!(
+        sent,
+        "# Conversation\n\nSummary of earlier messages:\nWe talked about one.\n\n\
+         User: two\n\nAssistant: Later b.\n\nUser: three\n\nAssistant:"
+    );
+}

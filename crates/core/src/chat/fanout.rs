@@ -238,7 +238,8 @@ impl Chat {
 
     /// `/pick N`: the conversation takes the N-th answer of the last comparison instead, if
     /// it is still the one that comparison left (not another session's, nor one a turn,
-    /// `/undo` or `/clear` changed since).
+    /// `/undo` or `/clear` changed since). A summary made since (`/compact`) is kept: it
+    /// covers the turns before the comparison, which every answer shares.
     pub fn pick(&mut self, arg: &str) -> Result<String, Error> {
         let current = &self.agent.conversation.messages;
         let left = self.compared.take().filter(|c| {
@@ -254,14 +255,20 @@ impl Chat {
             .ok_or(ChatError::PickNumber {
                 max: compared.answers.len(),
             })?;
+        let left_summary =
+            (compared.answers[compared.current].1.as_ref()).and_then(|c| c.summary().cloned());
         let (name, conversation) = &compared.answers[n - 1];
-        let conversation = conversation
+        let mut conversation = conversation
             .clone()
             .ok_or_else(|| ChatError::PickedFailed {
                 number: n,
                 backend: name.clone(),
             })?;
         let name = name.clone();
+        let now = self.agent.conversation.summary();
+        if let Some(summary) = now.filter(|s| Some(*s) != left_summary.as_ref()) {
+            conversation.set_summary(summary.clone());
+        }
         compared.current = n - 1;
         self.agent.conversation = conversation;
         self.save()?;

@@ -1,6 +1,6 @@
 //! Every REPL slash command and multi-line input, typed on a pseudo-terminal.
 
-use crate::common::Workspace;
+use crate::common::{Pty, Workspace};
 use crate::repl::{dialogue_in, repl};
 
 #[test]
@@ -284,6 +284,53 @@ fn export_over_a_file_needs_force() {
     );
     let md = std::fs::read_to_string(ws.work().join("README.md")).unwrap();
     assert!(md.contains("first answer"), "{md}");
+}
+
+/// A write that fails loses nothing: `/export --force` writes a temporary file beside the
+/// old one and puts it in its place only once written whole, and a new file that could not
+/// be written whole is not left half-written. The failure is a file size limit set on the
+/// running REPL (SIGXFSZ ignored, so the write fails with EFBIG), which binds root too.
+#[test]
+fn an_export_that_fails_to_write_leaves_the_old_file_whole() {
+    let ws = Workspace::new();
+    ws.reply(1, format!("first answer {}\n", "x".repeat(1500)));
+    std::fs::write(ws.work().join("README.md"), "mine\n").unwrap();
+    let setup = "stty -onlcr; trap '' XFSZ; echo $$ > ../repl.pid";
+    let mut pty = Pty::spawn_after(
+        &ws,
+        &[],
+        setup,
+        &["--display", "plain", "--backend", "fake"],
+    );
+    pty.wait_for("agent-loop with backend");
+    pty.send("one\n");
+    pty.wait_for_nth("You: ", 2);
+    let pid: i32 = std::fs::read_to_string(ws.path("repl.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pid = rustix::process::Pid::from_raw(pid).unwrap();
+    let small = rustix::process::Rlimit {
+        current: Some(1024),
+        maximum: None,
+    };
+    rustix::process::prlimit(Some(pid), rustix::process::Resource::Fsize, small).unwrap();
+    pty.send("/export --force README.md\n/export new.md\n/exit\n");
+    let (code, bytes) = pty.finish();
+    let screen = String::from_utf8_lossy(&bytes);
+    assert_eq!(code, 0, "{screen}");
+    for name in ["README.md", "new.md"] {
+        let failed = format!("error: cannot write {name}: File too large");
+        assert!(screen.contains(&failed), "{failed:?} in {screen}");
+    }
+    let readme = std::fs::read_to_string(ws.work().join("README.md")).unwrap();
+    assert_eq!(readme, "mine\n");
+    let left: Vec<_> = std::fs::read_dir(ws.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["README.md"]);
 }
 
 /// `--model` for a backend with nowhere to put a model is said to be unused, not dropped

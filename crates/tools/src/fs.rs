@@ -1,5 +1,6 @@
 //! File-system helpers shared by the file tools: resolving paths against the working
-//! directory, telling text from binary, and writing atomically.
+//! directory, telling text from binary, writing atomically, and writing a file that must not
+//! be there yet.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,7 +52,45 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Writes `content` to `path`, which must not exist: the file is created exclusively
+/// (`O_EXCL`), so one that appeared since the caller looked is never overwritten, nor a link
+/// there followed (`AlreadyExists`). A write that fails removes the file it made, which held
+/// nothing of anyone's.
+pub fn write_new(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let result = file.write_all(content).and_then(|()| file.sync_all());
+    if result.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
 /// `.`: the default folder of the tools that take one.
 pub fn working_dir() -> String {
     ".".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_new_never_replaces_a_file_or_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out.md");
+        write_new(&file, b"first").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"first");
+        let again = write_new(&file, b"second").unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&file).unwrap(), b"first");
+        // A dangling link is there too: its target is not made.
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(dir.path().join("target.md"), &link).unwrap();
+        let linked = write_new(&link, b"x").unwrap_err();
+        assert_eq!(linked.kind(), std::io::ErrorKind::AlreadyExists);
+        assert!(!dir.path().join("target.md").exists());
+    }
 }

@@ -42,7 +42,7 @@ pub use beneath::{
 pub use editor::{Editor, Files, Terminal};
 pub use env::{secret_name, EnvPolicy};
 pub use error::{EditorError, FileError, RegistryError, RootError};
-pub use fs::write_atomic;
+pub use fs::{write_atomic, write_new};
 pub use progress::{Progress, ProgressReports, ProgressSink, Throttle, ToolLog, ToolLogs};
 pub use root::Root;
 pub use tool::{

@@ -287,7 +287,9 @@ impl Chat {
     /// `/export FILE`: [`Chat::export_text`] written to FILE, a relative one in the chat's
     /// working folder (an editor's session has its own, not agent-loop's). A file that is
     /// there is refused unless `replace` (`/export --force FILE`): Tab completes to existing
-    /// files, so one Enter would otherwise lose a README.md.
+    /// files, so one Enter would otherwise lose a README.md. FILE is created exclusively, so
+    /// no file is replaced that appeared after a look; a replacement goes to a temporary file
+    /// beside it first, then takes its place, so a write that fails leaves the old file whole.
     pub fn export(&self, path: &str, replace: bool) -> Result<String, Error> {
         let messages = &self.agent.conversation.messages;
         let text = self.export_text(path)?;
@@ -304,13 +306,19 @@ impl Chat {
                 return Err(failed(std::io::Error::other(why)).into());
             }
         }
-        if !replace && std::fs::symlink_metadata(&file).is_ok() {
-            return Err(ChatError::ExportExists {
-                path: path.to_string(),
+        let written = match replace {
+            true => crate::tools::write_atomic(&file, text.as_bytes()),
+            false => crate::tools::write_new(&file, text.as_bytes()),
+        };
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && !replace => {
+                return Err(ChatError::ExportExists {
+                    path: path.to_string(),
+                }
+                .into());
             }
-            .into());
+            written => written.map_err(failed)?,
         }
-        crate::tools::write_atomic(&file, text.as_bytes()).map_err(failed)?;
         Ok(format!(
             "[wrote {} to {path}]",
             crate::plural::count(messages.len(), "message", "messages")

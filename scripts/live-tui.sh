@@ -29,10 +29,7 @@ dir=${LIVE_TUI_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-loop/live-tui}
 clis=("$@")
 [ ${#clis[@]} -gt 0 ] || clis=(gemini qwen)
 
-# qwen-tui is checked with 0.15.10: 0.24.4 draws another screen (no `? for shortcuts`, a
-# `◆︎` before the answer, an approval question without its box) that the preset does not
-# read yet.
-declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.15.10)
+declare -A package=([gemini]=@google/gemini-cli@0.61.0 [qwen]=@qwen-code/qwen-code@0.24.4)
 
 . scripts/live-common.sh
 prepare
@@ -104,15 +101,18 @@ for cli in "${clis[@]}"; do
       grep -q '^\[not done' <<<"$err"; echo $?)"
 
   # A command too long for a row, denied in a pipe: the note quotes what was asked, whole
-  # (gemini), or says it is cut (qwen clips the rows it wraps).
+  # (gemini, qwen 0.24), or says it is cut (qwen 0.15 clips the rows it wraps).
   long=$(cd scripts/record-fixtures && python3 -c 'from mock_tools import LONG_COMMAND; print(LONG_COMMAND)')
   fresh "$cli" shell --shell-command "$long"
   agent_loop --backend "$preset" --display plain "$touch_it"
   asked=$(grep -m1 '(approval of' <<<"$err" || true)
   echo "a long command, denied: exit $code: ${asked:0:160}..."
-  if [ "$cli" = qwen ]; then shown='(approval of [cut: '; else shown="(approval of $long: denied"; fi
+  whole="(approval of $long: denied"
+  cut='(approval of [cut: '
+  [ "$cli" = qwen ] || cut=$whole
   check "a long command: asked about whole, or said to be cut; denied, nothing ran" \
-    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && grep -qF "$shown" <<<"$asked"; echo $?)"
+    "$([ "$code" = 4 ] && [ ! -e "$work/made.txt" ] && { grep -qF "$whole" <<<"$asked" ||
+      grep -qF "$cut" <<<"$asked"; }; echo $?)"
 
   # A command taller than the screen, without --yes: said to be cut (gemini hides its first
   # rows), or denied unread (qwen's question is taller than the screen); nothing ran.

@@ -114,6 +114,16 @@ fn qwen_tui_reads_the_recorded_answer() {
     assert_eq!(replay("qwen", "qwen-tui"), "The answer is 42.");
 }
 
+/// Qwen Code 0.24.4 (fixtures/pty/qwen24*) draws another screen: its input box's last rows
+/// are its folder and model and its mode (`(shift + tab to cycle)`, no `? for shortcuts`),
+/// the answer starts `◆︎ `, and an approval question has no box around it.
+#[test]
+fn qwen_tui_reads_0_24_as_it_read_0_15() {
+    assert_eq!(replay("qwen24", "qwen-tui"), "The answer is 42.");
+    assert_eq!(replay("qwen24-allow", "qwen-tui"), "DONE touched");
+    assert_eq!(replay("qwen24-deny", "qwen-tui"), "");
+}
+
 #[test]
 fn gemini_tui_reads_the_recorded_answer() {
     assert_eq!(replay("gemini", "gemini-tui"), "The answer is 42.");
@@ -157,6 +167,11 @@ fn a_command_wrapped_over_rows_is_read_whole_or_said_to_be_cut() {
             ),
         "{detail:?}"
     );
+    // qwen 0.24.4 wraps its tool's row too, without a box, then shows the command whole:
+    // read from there, not from the tool's first row.
+    let (answer, detail) = replay_asking("qwen24-wrap", "qwen-tui");
+    assert_eq!(answer, "DONE touched");
+    assert_eq!(detail, Some(whole(LONG_COMMAND)));
 }
 
 #[test]

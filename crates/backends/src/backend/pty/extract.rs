@@ -9,8 +9,13 @@
 use crate::parse::Pattern;
 
 /// Markers TUIs put before a prompt or an answer (`> hi`, `✦ The answer`), taken off a row's
-/// start when a space follows.
-const MARKERS: [char; 6] = ['>', '❯', '›', '✦', '⏺', '$'];
+/// start when a space follows (after a variation selector, as qwen 0.24's `◆︎`).
+const MARKERS: [char; 7] = ['>', '❯', '›', '✦', '◆', '⏺', '$'];
+
+/// Whether `c` takes no column of its own: a variation selector after a marker (`◆︎`).
+fn zero_width(c: char) -> bool {
+    matches!(c, '\u{fe0e}' | '\u{fe0f}')
+}
 
 /// What is not part of an answer.
 pub struct Chrome<'a> {
@@ -98,15 +103,18 @@ pub fn trim_row(row: &str) -> Option<String> {
     }
     let start = inner.len() - inner.trim_start().len();
     let mut chars = inner[start..].chars();
-    let text = match (chars.next(), chars.next()) {
+    let first = chars.next();
+    let mut len = first.map_or(0, char::len_utf8);
+    let mut next = chars.next();
+    if let Some(selector) = next.filter(|c| zero_width(*c)) {
+        len += selector.len_utf8();
+        next = chars.next();
+    }
+    let text = match (first, next) {
         (Some(c), Some(' ')) if MARKERS.contains(&c) => {
             // The marker's column becomes indentation, so an answer's later lines, indented
             // under the first, keep their place relative to it.
-            format!(
-                "{}{}",
-                " ".repeat(start + 2),
-                &inner[start + c.len_utf8() + 1..]
-            )
+            format!("{}{}", " ".repeat(start + 2), &inner[start + len + 1..])
         }
         _ => inner.to_string(),
     };
@@ -152,8 +160,8 @@ fn model_rows(rows: &[String], marker: &Pattern) -> Vec<String> {
     let mut text_col: Option<usize> = None;
     for row in rows {
         if let Some(m) = marker.find(row) {
-            // Where the text after the marker starts, in characters.
-            let col = row[..m.end()].chars().count();
+            // Where the text after the marker starts, in columns.
+            let col = row[..m.end()].chars().filter(|c| !zero_width(*c)).count();
             text_col = Some(col);
             out.push(row.clone());
             continue;
@@ -267,6 +275,14 @@ mod tests {
         );
         let tool_only = rows("│ -  Shell touch made.txt │\n\nℹ Request cancelled.");
         assert_eq!(answer(&tool_only, &chrome), "");
+        // qwen 0.24's marker has a variation selector, which takes no column.
+        let after = rows("  ◆\u{fe0e} DONE touched,\n    and a second line.\n  ✓ Shell ls\n");
+        let marker = Pattern::compile("^\\s*◆\\x{FE0E}? ", true).unwrap();
+        let chrome = Chrome {
+            answer: Some(&marker),
+            ..chrome
+        };
+        assert_eq!(answer(&after, &chrome), "DONE touched,\nand a second line.");
     }
 
     #[test]

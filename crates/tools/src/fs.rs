@@ -25,7 +25,10 @@ pub fn as_text(bytes: Vec<u8>) -> Option<String> {
 
 /// Writes `content` to `path` atomically: a temporary file in the same folder, then a rename,
 /// so a crash never leaves a half-written file. Parent folders are created; an existing file
-/// keeps its permissions.
+/// keeps its permissions. The temporary file is made exclusively (`O_EXCL`), after whatever
+/// has its name is removed: its name is predictable, and a link planted there by a program
+/// that shares the folder (an agent, a command) would otherwise be followed, and the write go
+/// to the link's target.
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -37,8 +40,14 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
     let tmp = dir.join(format!(".{name}.agent-loop-{}.tmp", std::process::id()));
+    // A link or a file left there goes first (the link itself, not what it names); one
+    // planted again in between makes the exclusive create fail, which writes nothing.
+    let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         file.write_all(content)?;
         file.sync_all()?;
         if let Ok(meta) = std::fs::metadata(path) {
@@ -76,6 +85,24 @@ pub fn working_dir() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_atomic_never_writes_through_a_link_at_its_temporary_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let victim = elsewhere.path().join("victim");
+        std::fs::write(&victim, b"kept").unwrap();
+        let file = dir.path().join("out.md");
+        let tmp = dir
+            .path()
+            .join(format!(".out.md.agent-loop-{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomic(&file, b"written").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"kept");
+        assert_eq!(std::fs::read(&file).unwrap(), b"written");
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+        assert!(std::fs::symlink_metadata(&tmp).is_err(), "the link is gone");
+    }
 
     #[test]
     fn write_new_never_replaces_a_file_or_follows_a_link() {

@@ -433,10 +433,23 @@ fn an_unanswered_approval_is_denied() {
     mock.message(ME, ME, "make a file");
     mock.wait_sent(ME, "could not");
     let question = mock.question(0);
+    // The question's own message is edited (the turn's progress line, a message of its own,
+    // may come before or after it).
+    let edited = mock.wait_for("the question edited", |calls| {
+        calls
+            .iter()
+            .find(|c| {
+                c.method == "editMessageText"
+                    && c.body["message_id"] == question.message_id
+                    && c.text().ends_with("(not answered in 1 s)")
+            })
+            .cloned()
+    });
     assert_eq!(
-        mock.shown(ME)[0],
+        edited.text(),
         format!("{}\n(not answered in 1 s)", question.text())
     );
+    assert!(edited.body["reply_markup"].is_null(), "{edited:?}");
     assert!(!ws.work().join("denied.txt").exists());
     assert!(ws.prompt(2).contains("nobody answered"), "{}", ws.prompt(2));
     assert_eq!(bot.terminate(), 0);

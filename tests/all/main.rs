@@ -45,6 +45,7 @@ mod log_schema;
 mod mcp;
 mod mcp_serve;
 mod modes;
+mod offered_tools;
 mod policy;
 mod preset_args;
 mod preset_retry;

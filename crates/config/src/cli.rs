@@ -302,7 +302,7 @@ fn json_fields(
             ));
         }
     }
-    let [text, input, output_tokens, total, thinking, cache_read, cache_write, cost, error, text_delta] =
+    let [text, input, output_tokens, total, thinking, cache_read, cache_write, cost, error, text_delta, offered_tools] =
         keys.map(|(key, value)| {
             value
                 .map(|v| {
@@ -323,6 +323,7 @@ fn json_fields(
         cost: cost?,
         error: error?,
         text_delta: text_delta?,
+        offered_tools: offered_tools?,
     };
     // Without `json_text`, the pieces of `json_text_delta` are the answer.
     if fields.text.is_none() && fields.text_delta.is_none() {

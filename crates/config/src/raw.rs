@@ -72,6 +72,9 @@ pub struct RawBackend {
     pub json_error: Option<Located>,
     /// With `output = "jsonl"`: the answer's pieces in a line, shown as the CLI prints them.
     pub json_text_delta: Option<Located>,
+    /// Where the CLI lists the tools it offers its model (Claude Code's and Qwen Code's init
+    /// record): in `loop` mode a tool listed there stops the turn (`backend::offered`).
+    pub json_offered_tools: Option<Located>,
     pub error_regex: Option<Located>,
     /// `loop` (the default: agent-loop runs the tools) or `own` (the CLI runs its own).
     pub tools: Option<Located>,
@@ -179,6 +182,7 @@ impl Overlay for RawBackend {
             json_cost,
             json_error,
             json_text_delta,
+            json_offered_tools,
             error_regex,
             tools,
             tool_activity_regex,
@@ -265,7 +269,7 @@ impl RawBackend {
     }
 
     /// The `json_*` field paths, by key.
-    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 10] {
+    pub fn json_keys(&self) -> [(&'static str, Option<&Located>); 11] {
         [
             ("json_text", self.json_text.as_ref()),
             ("json_input_tokens", self.json_input_tokens.as_ref()),
@@ -283,6 +287,7 @@ impl RawBackend {
             ("json_cost", self.json_cost.as_ref()),
             ("json_error", self.json_error.as_ref()),
             ("json_text_delta", self.json_text_delta.as_ref()),
+            ("json_offered_tools", self.json_offered_tools.as_ref()),
         ]
     }
 
@@ -326,6 +331,7 @@ impl RawBackend {
             &mut self.json_cost,
             &mut self.json_error,
             &mut self.json_text_delta,
+            &mut self.json_offered_tools,
             &mut self.error_regex,
             &mut self.retry_regex,
             &mut self.tools,

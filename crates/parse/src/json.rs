@@ -176,6 +176,20 @@ impl JsonPath {
         &self.text
     }
 
+    /// Whether a document written as `text` may hold a value the path reaches: one of its
+    /// paths has no key, or `text` names that path's last key.
+    fn may_reach(&self, text: &[u8]) -> bool {
+        self.alternatives.iter().any(|steps| {
+            let last_key = steps.iter().rev().find_map(|step| match step {
+                Step::Key(key) => Some(key.as_str()),
+                _ => None,
+            });
+            last_key.is_none_or(|key| {
+                memchr::memmem::find(text, format!("\"{key}\"").as_bytes()).is_some()
+            })
+        })
+    }
+
     /// Every value the path reaches in `root`, those of each of its paths in turn.
     pub fn select<'a>(&self, root: &'a Value) -> Vec<&'a Value> {
         let mut found = Vec::new();
@@ -253,6 +267,8 @@ pub struct JsonFields {
     /// The pieces of the answer a JSONL stream carries as it is written
     /// (`json_text_delta`), shown as they come.
     pub text_delta: Option<JsonPath>,
+    /// Where the CLI lists the tools it offers its model (`json_offered_tools`).
+    pub offered_tools: Option<JsonPath>,
 }
 
 impl JsonFields {
@@ -327,6 +343,49 @@ impl JsonFields {
             cost: Self::sum(self.cost.as_ref(), docs),
         };
         (usage != Usage::default()).then_some(usage)
+    }
+
+    /// The tools the CLI says it offers its model (`json_offered_tools`): each string the
+    /// path reaches, and each element of an array it reaches (a name, or an object's `name`).
+    /// Empty without the path, or where the list it reaches is empty.
+    pub fn offered_tools(&self, docs: &[Value]) -> Vec<String> {
+        let Some(path) = &self.offered_tools else {
+            return Vec::new();
+        };
+        let name = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            Value::Object(map) => Some(match map.get("name") {
+                Some(Value::String(name)) => name.clone(),
+                _ => v.to_string(),
+            }),
+            other => Some(other.to_string()),
+        };
+        let mut names = Vec::new();
+        for value in docs.iter().flat_map(|d| path.select(d)) {
+            match value {
+                Value::Array(items) => names.extend(items.iter().filter_map(name)),
+                other => names.extend(name(other)),
+            }
+        }
+        names
+    }
+
+    /// As [`Self::offered_tools`], for one line of a JSONL stream, read as it comes: a line
+    /// that does not hold the path's last key (`"tools"`) is not parsed, so a stream's
+    /// other lines, some megabytes long, cost a search and no more.
+    pub fn offered_in_line(&self, line: &[u8]) -> Vec<String> {
+        let Some(path) = &self.offered_tools else {
+            return Vec::new();
+        };
+        let line = line.trim_ascii_start();
+        if !line.starts_with(b"{") || !path.may_reach(line) {
+            return Vec::new();
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(doc) => self.offered_tools(std::slice::from_ref(&doc)),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// The CLI's error message, if the error path reaches a value that is set: a non-empty
@@ -490,5 +549,34 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(fields.error(&docs).as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn offered_tools_are_names_or_objects_and_a_line_without_the_key_is_not_parsed() {
+        let fields = JsonFields {
+            offered_tools: Some(path("[type=system][subtype=init].tools")),
+            ..Default::default()
+        };
+        let init = json!({"type": "system", "subtype": "init",
+                          "tools": ["exec", {"name": "tool_call"}, {"id": 1}]});
+        let offered = ["exec", "tool_call", "{\"id\":1}"];
+        assert_eq!(fields.offered_tools(std::slice::from_ref(&init)), offered);
+        // qwen's `-o json`: one array, the init record in it.
+        let array = json!([init, {"type": "result", "result": "r"}]);
+        assert_eq!(fields.offered_tools(&[array]), offered);
+        let line = format!("  {init}\n");
+        assert_eq!(fields.offered_in_line(line.as_bytes()), offered);
+        let empty = json!({"type": "system", "subtype": "init", "tools": []}).to_string();
+        assert!(fields.offered_in_line(empty.as_bytes()).is_empty());
+        // Not the key's line, not JSON, a line cut short: nothing, and no error.
+        let other = json!({"type": "system", "subtype": "init", "tool": ["exec"]}).to_string();
+        assert!(fields.offered_in_line(other.as_bytes()).is_empty());
+        assert!(fields.offered_in_line(&line.as_bytes()[..20]).is_empty());
+        assert!(JsonFields::default()
+            .offered_in_line(line.as_bytes())
+            .is_empty());
+        assert!(path("a.tools").may_reach(b"{\"tools\":1}"));
+        assert!(!path("a.tools").may_reach(b"{\"tool\":1}"));
+        assert!(path("a.tools | [x=y]").may_reach(b"{}"));
     }
 }

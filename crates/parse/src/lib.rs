@@ -62,6 +62,9 @@ pub struct Parsed {
     pub error: Option<String>,
     /// The CLI's own tool activity (`tools = "own"`), one line per tool run.
     pub activity: Vec<String>,
+    /// In `loop` mode, the tools of its own the CLI said it offered its model
+    /// (`json_offered_tools`): it should offer none.
+    pub offered_tools: Vec<String>,
 }
 
 impl Parsers {
@@ -139,10 +142,14 @@ impl Parsers {
     }
 
     fn parse_text(&self, stdout: Cow<str>, stderr: &str, mut pieces: String) -> Parsed {
+        let mut offered_tools = Vec::new();
         let (json_text, json_usage, json_error) = match self.output {
             OutputFormat::Text => (None, None, None),
             OutputFormat::Json | OutputFormat::Jsonl => {
                 let out_docs = json::documents(&stdout);
+                if !self.own_tools {
+                    offered_tools = self.json.offered_tools(&out_docs);
+                }
                 let mut all = out_docs.clone();
                 all.extend(json::documents(stderr));
                 pieces.push_str(&self.json.text(&out_docs).unwrap_or_default());
@@ -184,6 +191,7 @@ impl Parsers {
             usage,
             error,
             activity,
+            offered_tools,
         }
     }
 

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use crate::backend::kept::Kept;
 use crate::backend::lines::LineSplitter;
-use crate::backend::retry::{self, Plan};
+use crate::backend::offered;
+use crate::backend::retry::{self, with_note, Plan};
 use crate::backend::streamed::Streamed;
 use crate::backend::{Backend, BackendError, Emit, Reply, Request};
 use crate::config::{BackendDef, PromptVia};
@@ -176,7 +177,16 @@ impl CliBackend {
         // The bytes of the lines taken as pieces that were reported as lines (--verbose,
         // --tail): up to the cap, as the lines kept are.
         let mut piece_lines = 0;
+        // In `loop` mode, the tools of its own it lists: its process group is killed at once.
+        let (watch, stop) = (offered::watched(def), tokio::sync::Notify::new());
+        let offered = std::sync::OnceLock::new();
         let mut stdout_line = |line: &[u8], ended: bool, emit: &mut Emit<'_>| {
+            if watch && offered.get().is_none() {
+                let tools = def.parsers.json.offered_in_line(line);
+                if !tools.is_empty() && offered.set(tools).is_ok() {
+                    stop.notify_one();
+                }
+            }
             // A piece of the answer is shown, not kept: the answer's own line says it again.
             // Past the room for pieces and the cap, a flood's line costs a copy at most.
             let mut text = None;
@@ -223,7 +233,7 @@ impl CliBackend {
                 });
             }
         };
-        let mut finished = {
+        let finished = {
             let mut progress = |p: Progress| match p {
                 // The patterns are compiled while the CLI runs, not after it printed.
                 Progress::Started => def.parsers.warm(),
@@ -238,9 +248,18 @@ impl CliBackend {
                     elapsed_s: elapsed.as_secs(),
                 }),
             };
-            process::run(&spec, &mut progress).await
+            // Dropping the run kills the CLI's process group.
+            tokio::select! {
+                finished = process::run(&spec, &mut progress) => Some(finished),
+                _ = stop.notified() => None,
+            }
+        };
+        if let Some(tools) = offered.get() {
+            return Err(offered::error(def, tools, finished.is_none()));
         }
-        .map_err(|e| self.spawn_error(e))?;
+        let mut finished = finished
+            .expect("stopped only once it offered tools")
+            .map_err(|e| self.spawn_error(e))?;
         out_lines.finish(&mut |l| stdout_line(l, false, emit));
         if let Some(s) = streamed.as_mut().filter(|_| kept.text_dropped()) {
             s.text_dropped();
@@ -377,6 +396,9 @@ impl CliBackend {
             }
             None => (def.parsers.parse(&stdout, &stderr), Some(stdout)),
         };
+        if !parsed.offered_tools.is_empty() {
+            return Err(offered::error(def, &parsed.offered_tools, false).into());
+        }
         if let Some(message) = parsed.error.take() {
             let retry = self.retry_reason(kept_stdout.as_deref().unwrap_or(&message), &stderr);
             return Err(Failed {
@@ -528,21 +550,6 @@ impl<E: Into<Error>> From<E> for Failed {
     }
 }
 
-/// `message` with agent-loop's `note` in brackets: before the lines it quotes of the CLI's
-/// output (`; its stderr ended with:`), so that the note is not read as the CLI's, else at
-/// its end.
-fn with_note(message: &str, note: &str) -> String {
-    let at = message.find("; its ").filter(|&at| {
-        message[at..]
-            .split_once('\n')
-            .is_some_and(|(line, _)| line.ends_with(" ended with:"))
-    });
-    match at {
-        Some(at) => format!("{} ({note}){}", &message[..at], &message[at..]),
-        None => format!("{message} ({note})"),
-    }
-}
-
 /// `{self}` is this executable; a name without `/` is looked up on `PATH`.
 fn resolve_command(def: &BackendDef) -> Result<PathBuf, BackendError> {
     if def.command == "{self}" {
@@ -567,27 +574,4 @@ fn quote_tail(label: &str, text: &str) -> String {
     }
     let tail = &lines[lines.len().saturating_sub(ERROR_TAIL_LINES)..];
     format!("; its {label} ended with:\n{}", tail.join("\n"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_note;
-
-    #[test]
-    fn a_note_goes_before_the_quoted_output_so_it_is_not_read_as_the_clis() {
-        assert_eq!(
-            with_note(
-                "backend `f` exited with status 1; its stderr ended with:\nboom",
-                "after 2 tries"
-            ),
-            "backend `f` exited with status 1 (after 2 tries); its stderr ended with:\nboom"
-        );
-        assert_eq!(
-            with_note(
-                "backend `f` reported an error: overloaded; its own words",
-                "x"
-            ),
-            "backend `f` reported an error: overloaded; its own words (x)"
-        );
-    }
 }

@@ -188,6 +188,12 @@ const NO_ANSWER: &str = "no answer was read from the output (see the sections ab
 
 /// Why what was read from a reply is not a working backend's answer, if it is not.
 fn parsed_failure(parsed: &crate::parse::Parsed) -> Option<String> {
+    if !parsed.offered_tools.is_empty() {
+        return Some(format!(
+            "the backend offered its model tools of its own in loop mode (json_offered_tools), which would run without agent-loop's approval: {}",
+            sanitize(&parsed.offered_tools.join(", "))
+        ));
+    }
     if let Some(error) = &parsed.error {
         return Some(format!(
             "the backend reported an error: {}",

@@ -139,6 +139,23 @@ pub enum BackendError {
         status: i32,
         tail: String,
     },
+    /// A CLI backend in `loop` mode said it offers its model tools of its own
+    /// (`json_offered_tools`), which would run without agent-loop's approval; `when` says
+    /// whether it was stopped before its model could call them (see `backend::offered`).
+    #[error(
+        "backend `{backend}` offered its model tools of its own in loop mode, where agent-loop \
+         runs every tool with its approval: {tools}. {when} Its loop_args ({at}) do not turn \
+         these off: `{command}` is likely newer than the preset knows; report it, with what \
+         `{command} --version` says. To let `{command}` run its own tools under its own \
+         approvals instead, set `tools = \"own\"` for `{backend}` in your backends.toml"
+    )]
+    OwnToolsOffered {
+        backend: String,
+        tools: String,
+        when: &'static str,
+        at: String,
+        command: String,
+    },
     /// A CLI backend exited with 0 and printed nothing usable.
     #[error("backend `{backend}` exited successfully but printed no answer on stdout{tail}")]
     NoAnswer { backend: String, tail: String },

@@ -13,6 +13,7 @@ mod guard;
 mod http;
 mod kept;
 mod lines;
+mod offered;
 mod own_program;
 mod pty;
 pub mod ratelimit;

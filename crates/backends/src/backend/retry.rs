@@ -135,6 +135,21 @@ fn random_fraction() -> f64 {
     (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// `message` with agent-loop's `note` in brackets: before the lines it quotes of the CLI's
+/// output (`; its stderr ended with:`), so that the note is not read as the CLI's, else at
+/// its end.
+pub fn with_note(message: &str, note: &str) -> String {
+    let at = message.find("; its ").filter(|&at| {
+        message[at..]
+            .split_once('\n')
+            .is_some_and(|(line, _)| line.ends_with(" ended with:"))
+    });
+    match at {
+        Some(at) => format!("{} ({note}){}", &message[..at], &message[at..]),
+        None => format!("{message} ({note})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +252,23 @@ mod tests {
         );
         assert_eq!(wait(&[("retry-after", "later")]), None);
         assert_eq!(wait(&[]), None);
+    }
+
+    #[test]
+    fn a_note_goes_before_the_quoted_output_so_it_is_not_read_as_the_clis() {
+        assert_eq!(
+            with_note(
+                "backend `f` exited with status 1; its stderr ended with:\nboom",
+                "after 2 tries"
+            ),
+            "backend `f` exited with status 1 (after 2 tries); its stderr ended with:\nboom"
+        );
+        assert_eq!(
+            with_note(
+                "backend `f` reported an error: overloaded; its own words",
+                "x"
+            ),
+            "backend `f` reported an error: overloaded; its own words (x)"
+        );
     }
 }

@@ -59,7 +59,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from mock_tools import SHELL_COMMAND, WRITE_PATH, ask_reply, own_tool
+from mock_tools import SHELL_COMMAND, WRITE_PATH, ask_reply, fake_from_schema, own_tool
 
 TOOL_CALL_LINE = '<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>'
 
@@ -102,33 +102,6 @@ def chunks_of(text):
 
 def compact(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
-def fake_from_schema(schema, depth=0):
-    """Build a small value that satisfies a JSON schema (for side requests)."""
-    if not isinstance(schema, dict) or depth > 8:
-        return "ok"
-    if "enum" in schema and schema["enum"]:
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if key in schema and schema[key]:
-            return fake_from_schema(schema[key][0], depth + 1)
-    t = schema.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), t[0] if t else "string")
-    if isinstance(t, str):
-        t = t.lower()
-    if t == "object" or "properties" in schema:
-        props = schema.get("properties") or {}
-        required = schema.get("required") or list(props)
-        return {k: fake_from_schema(props.get(k, {}), depth + 1) for k in required}
-    if t == "array":
-        return [fake_from_schema(schema.get("items", {}), depth + 1)]
-    if t in ("integer", "number"):
-        return 1
-    if t == "boolean":
-        return False
-    return "ok"
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -3,7 +3,8 @@ and with what arguments: the tools a request offers differ in every API and ever
 with `file_path`, opencode's `write` with `filePath`, Codex's freeform `apply_patch`, Codex's
 MCP tools inside a Responses API `namespace`, Qwen Code's MCP tools behind its `tool_search`
 and, from 0.24, its `tool_call`),
-so the choice lives apart from the wire formats in mock_provider.py."""
+so the choice lives apart from the wire formats in mock_provider.py; and a value for the JSON
+schema of a CLI's side request (a title, a memory note), whatever the CLI asks."""
 
 import json
 import re
@@ -195,3 +196,30 @@ def shell_tool(req, word="shell"):
 
     ranked = sorted((r, i, t) for i, t in enumerate(tools) if (r := rank(t)) is not None)
     return ranked[0][2] if ranked else None
+
+
+def fake_from_schema(schema, depth=0):
+    """Build a small value that satisfies a JSON schema (for side requests)."""
+    if not isinstance(schema, dict) or depth > 8:
+        return "ok"
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema and schema[key]:
+            return fake_from_schema(schema[key][0], depth + 1)
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), t[0] if t else "string")
+    if isinstance(t, str):
+        t = t.lower()
+    if t == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        required = schema.get("required") or list(props)
+        return {k: fake_from_schema(props.get(k, {}), depth + 1) for k in required}
+    if t == "array":
+        return [fake_from_schema(schema.get("items", {}), depth + 1)]
+    if t in ("integer", "number"):
+        return 1
+    if t == "boolean":
+        return False
+    return "ok"

@@ -371,7 +371,7 @@ fn a_setting_without_a_value() {
     let err = run.stderr();
     assert!(
         err.contains(&format!(
-            "{}:2: setting `max_iterations` = ``: no value after `=`",
+            "{}:2: setting `max_iterations`: no value after `=`",
             file.display()
         )),
         "{err}"

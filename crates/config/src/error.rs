@@ -127,13 +127,21 @@ pub enum ConfigError {
     },
     /// A setting whose value is not of its type; `origin` is the file and line, the
     /// environment variable or the flag that gave it.
-    #[error("{origin}: setting `{name}` = `{value}`: {why}")]
+    #[error("{origin}: setting `{name}`{}: {why}", said(.value))]
     BadSetting {
         origin: Origin,
         name: String,
         value: String,
         why: String,
     },
+}
+
+/// ` = `VALUE`` after a setting's name; nothing for a setting given no value (its error says so).
+fn said(value: &str) -> String {
+    match value {
+        "" => String::new(),
+        value => format!(" = `{value}`"),
+    }
 }
 
 impl ConfigError {

@@ -25,11 +25,13 @@ pub fn as_text(bytes: Vec<u8>) -> Option<String> {
 
 /// Writes `content` to `path` atomically: a temporary file in the same folder, then a rename,
 /// so a crash never leaves a half-written file. Parent folders are created; an existing file
-/// keeps its permissions. The temporary file is made exclusively (`O_EXCL`), after whatever
-/// has its name is removed: its name is predictable, and a link planted there by a program
-/// that shares the folder (an agent, a command) would otherwise be followed, and the write go
-/// to the link's target.
+/// keeps its permissions (without set-id bits). The temporary file has a random name and is
+/// made exclusively (`O_EXCL`, by `tempfile`), and its mode is set through its open handle:
+/// a predictable name would let a program sharing the folder (an agent, a command) plant a
+/// link there for the write, or the mode, to follow, and two writes of one file at once
+/// (two chats exporting it) would share it.
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -39,26 +41,19 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.agent-loop-{}.tmp", std::process::id()));
-    // A link or a file left there goes first (the link itself, not what it names); one
-    // planted again in between makes the exclusive create fail, which writes nothing.
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        file.write_all(content)?;
-        file.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    // Dropped without `persist` (any error below), the temporary file is removed.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.agent-loop-"))
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    tmp.write_all(content)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mode = meta.permissions().mode() & 0o777;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
-    result
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Writes `content` to `path`, which must not exist: the file is created exclusively
@@ -87,21 +82,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn write_atomic_never_writes_through_a_link_at_its_temporary_name() {
+    fn write_atomic_replaces_whole_keeps_the_mode_and_leaves_no_temporary_file() {
+        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
-        let elsewhere = tempfile::tempdir().unwrap();
-        let victim = elsewhere.path().join("victim");
-        std::fs::write(&victim, b"kept").unwrap();
         let file = dir.path().join("out.md");
-        let tmp = dir
-            .path()
-            .join(format!(".out.md.agent-loop-{}.tmp", std::process::id()));
-        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
-        write_atomic(&file, b"written").unwrap();
-        assert_eq!(std::fs::read(&victim).unwrap(), b"kept");
-        assert_eq!(std::fs::read(&file).unwrap(), b"written");
-        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
-        assert!(std::fs::symlink_metadata(&tmp).is_err(), "the link is gone");
+        std::fs::write(&file, b"old").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o4751)).unwrap();
+        write_atomic(&file, b"new").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o751, "kept, without the set-id bit");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out.md"]);
+    }
+
+    #[test]
+    fn two_writes_of_one_file_at_once_each_land_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out.md");
+        let (a, b) = (vec![b'a'; 1 << 20], vec![b'b'; 1 << 20]);
+        std::thread::scope(|s| {
+            for content in [&a, &b] {
+                let file = &file;
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        write_atomic(file, content).unwrap();
+                    }
+                });
+            }
+        });
+        let got = std::fs::read(&file).unwrap();
+        assert!(
+            got == a || got == b,
+            "a mixed or cut file of {} bytes",
+            got.len()
+        );
     }
 
     #[test]

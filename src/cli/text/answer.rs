@@ -1,6 +1,7 @@
 //! What became of a call that needed approval, in the words every front end says after its
 //! line: the Telegram bot edits a call's line (and its question's message) to it, the
-//! terminal displays add a line with it once an agent's own call is answered. A pending call is never said to have run.
+//! terminal displays add a line with it once an agent's own call is answered. A pending call
+//! is never said to have run.
 
 /// The state of a call's approval, said after its line's text.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -438,7 +438,7 @@ pub struct McpServe {
 
     /// Longer answers are cut (head and tail kept) and saved whole in the session's
     /// artifacts, the cut answer saying where.
-    #[arg(long, value_name = "N", default_value_t = 60_000, value_parser = whole::<usize>(0), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", default_value_t = 60_000, value_parser = whole::<usize>(1), allow_negative_numbers = true)]
     pub max_answer_chars: usize,
 
     /// Do not save the sessions or their logs (then `reply` has nothing to continue).

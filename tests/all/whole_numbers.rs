@@ -101,6 +101,11 @@ fn in_flags() {
             vec!["mcp", "serve", "--timeout", "0.5"],
             "'0.5' for '--timeout <SECS>': expected a whole number from 1",
         ),
+        // An answer of no characters cannot say where the whole one is.
+        (
+            vec!["mcp", "serve", "--max-answer-chars", "0"],
+            "'0' for '--max-answer-chars <N>': must be at least 1",
+        ),
     ] {
         let ws = Workspace::new();
         let run = ws.run(&args);

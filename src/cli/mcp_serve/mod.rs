@@ -8,6 +8,11 @@
 //! The official SDK (rmcp) runs the connection; its handlers must be `Send`, so they only
 //! hand each call to [`calls`], which runs the chats on this thread. stdout carries JSON-RPC
 //! only; notices go to stderr.
+//!
+//! MCP clients commonly stop a stdio server with a signal rather than by closing its input.
+//! SIGTERM, SIGINT and SIGHUP end it as the end of input does, the running calls cancelled at
+//! once (their chats saved, their answers sent), and, without saving, its folder of cut
+//! answers removed: their default action would leave every answer of its lifetime in $TMPDIR.
 
 mod approval;
 mod calls;
@@ -27,6 +32,7 @@ use agent_loop::{Error, ErrorKind};
 
 use super::args::{Args, McpServe};
 use super::options::{chat_options, load_run_settings, merged};
+use super::signals::{Signals, Stop};
 
 /// The mark of the sessions `mcp serve` starts (`started_by` in session.json).
 const STARTED_BY: &str = "mcp serve";
@@ -102,7 +108,7 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
         options,
         offered,
         timeout: serve.timeout.map(Duration::from_secs),
-        max_answer_chars: serve.max_answer_chars.max(1),
+        max_answer_chars: serve.max_answer_chars,
     };
     let save = shared.options.save;
     let local = tokio::task::LocalSet::new();
@@ -113,14 +119,15 @@ pub async fn run(top: &Args, serve: &McpServe) -> i32 {
         let _ = std::fs::remove_dir_all(agent_loop::chat::unsaved_artifacts());
     }
     match result {
-        Ok(()) => 0,
+        Ok(None) => 0,
+        Ok(Some(stop)) => stop.exit_code(),
         Err(e) => fail(&e),
     }
 }
 
-/// Serves MCP on stdio until the client closes it; then the calls still running are
-/// cancelled (rmcp cancels their requests) and their chats saved.
-async fn serve_stdio(shared: Shared) -> Result<(), Error> {
+/// Serves MCP on stdio until the client closes it or a signal comes (which it returns); then
+/// the calls still running are cancelled (rmcp cancels their requests) and their chats saved.
+async fn serve_stdio(shared: Shared) -> Result<Option<Stop>, Error> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let handler = handler::Handler::new(
         tx,
@@ -132,20 +139,40 @@ async fn serve_stdio(shared: Shared) -> Result<(), Error> {
     // memory with it.
     let stdin = CappedLines::new(tokio::io::stdin(), capped::LINE, breach.clone());
     let io_error = |e: String| Error::new(ErrorKind::Io, format!("MCP connection on stdio: {e}"));
-    let result = match handler.serve((stdin, tokio::io::stdout())).await {
-        Ok(service) => service
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|e| io_error(e.to_string())),
-        Err(e) => Err(io_error(e.to_string())),
+    // Installed before the handshake, so that a signal during it ends the server too.
+    let mut signals = Signals::install();
+    let mut stop = None;
+    let result = tokio::select! {
+        served = handler.serve((stdin, tokio::io::stdout())) => match served {
+            Ok(service) => {
+                let cancel = service.cancellation_token();
+                let waiting = service.waiting();
+                tokio::pin!(waiting);
+                let quit = tokio::select! {
+                    quit = &mut waiting => quit,
+                    signalled = signals.next() => {
+                        stop = Some(signalled);
+                        // As at the end of input: the requests' tokens are cancelled and
+                        // their answers sent before the service lets stdout go.
+                        cancel.cancel();
+                        waiting.await
+                    }
+                };
+                quit.map(drop).map_err(|e| io_error(e.to_string()))
+            }
+            Err(e) => Err(io_error(e.to_string())),
+        },
+        signalled = signals.next() => {
+            stop = Some(signalled);
+            Ok(())
+        }
     };
     // The handler (the last sender) is gone with the service: the calls end.
     let _ = server.await;
     if let Some(why) = breach.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(io_error(why));
     }
-    result
+    result.map(|()| stop)
 }
 
 /// The backends offered: `--backend` and every `--allow-backend`, else every backend that can

@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use super::wait_file;
 use super::{answer, block, start, structured, text, Behaviour, Client};
-use crate::common::Workspace;
+use crate::common::{process_gone, Workspace};
 use crate::http::server::{response, Server};
 use crate::http::{KEY, KEY_ENV};
 
@@ -291,11 +292,7 @@ fn without_saving_a_cut_answers_file_lasts_as_long_as_the_server() {
         .await;
         let result = client.call("ask", json!({"prompt": "long"})).await;
         let answer = answer(&result);
-        let path = answer
-            .split_once("saved in the file ")
-            .and_then(|(_, rest)| rest.split_once(": to read"))
-            .map(|(path, _)| std::path::PathBuf::from(path))
-            .unwrap_or_else(|| panic!("no file named in {answer}"));
+        let path = cut_answer_file(&answer);
         assert!(path.starts_with(ws.path("tmp")), "{}", path.display());
         let whole = std::fs::read_to_string(&path).expect("the whole answer, while serving");
         assert_eq!(whole.trim_end(), long.trim_end());
@@ -303,6 +300,57 @@ fn without_saving_a_cut_answers_file_lasts_as_long_as_the_server() {
         path
     });
     assert!(!path.parent().unwrap().exists(), "{}", path.display());
+}
+
+/// MCP clients commonly stop a stdio server with SIGTERM: the folder of cut answers goes with
+/// it, and the call still running is stopped with its agent.
+#[test]
+fn without_saving_a_signal_removes_the_cut_answers_and_stops_the_turns() {
+    let ws = Workspace::new();
+    let long: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+    ws.reply(1, &long);
+    ws.fake_file("hang.2", "");
+    let pid_file = ws.path("fake/self.pid");
+    let (path, code, pid, stopped) = block(async {
+        let args = [
+            "--backend",
+            "fake",
+            "--no-save",
+            "--max-answer-chars",
+            "300",
+        ];
+        let client = start(&ws, &args, Behaviour::default(), &[]).await;
+        let result = client.call("ask", json!({"prompt": "long"})).await;
+        let path = cut_answer_file(&answer(&result));
+        assert!(path.exists(), "{}", path.display());
+        let peer = client.service.peer().clone();
+        let hanging = tokio::spawn(async move {
+            let params = rmcp::model::CallToolRequestParams::new("ask")
+                .with_arguments(json!({"prompt": "wait"}).as_object().cloned().unwrap());
+            peer.call_tool(params).await
+        });
+        let waited = pid_file.clone();
+        tokio::task::spawn_blocking(move || wait_file(&waited))
+            .await
+            .unwrap();
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let code = client.signal(libc::SIGTERM).await;
+        (path, code, pid, hanging.await.unwrap())
+    });
+    assert_eq!(code, Some(143));
+    assert!(!path.parent().unwrap().exists(), "{}", path.display());
+    // Stopped as a cancel stops it, and answered before the server let stdout go.
+    let stopped = stopped.expect("the running call is answered");
+    assert_eq!(
+        structured(&stopped)["stop_reason"],
+        "cancelled",
+        "{stopped:?}"
+    );
+    assert!(process_gone(pid), "the fake agent still runs after SIGTERM");
 }
 
 #[test]
@@ -359,4 +407,13 @@ fn a_line_that_is_not_json_is_skipped() {
     assert_eq!(lines.len(), 1, "{out}");
     assert_eq!(lines[0]["id"], 1, "{out}");
     assert!(lines[0]["result"]["serverInfo"].is_object(), "{out}");
+}
+
+/// The file a cut answer's note names.
+fn cut_answer_file(answer: &str) -> std::path::PathBuf {
+    answer
+        .split_once("saved in the file ")
+        .and_then(|(_, rest)| rest.split_once(": to read"))
+        .map(|(path, _)| std::path::PathBuf::from(path))
+        .unwrap_or_else(|| panic!("no file named in {answer}"))
 }

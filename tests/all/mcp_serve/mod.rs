@@ -191,6 +191,18 @@ impl Client {
         }
     }
 
+    /// Sends `signal` to agent-loop and waits for it to exit; returns its exit code.
+    pub async fn signal(mut self, signal: i32) -> Option<i32> {
+        let pid = self.child.id().expect("agent-loop runs") as i32;
+        // SAFETY: kill(2) on the child this test started and has not waited for yet.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let status = tokio::time::timeout(std::time::Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("agent-loop exits on the signal")
+            .unwrap();
+        status.code()
+    }
+
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }

@@ -2,7 +2,8 @@
 //! reports the call (status pending) before its question, so the call's line says no verb
 //! (no `ran`: it has not run), and once answered a line says what became of it in the
 //! question's words (`(allowed)`, `(denied)`, `(not answered)`), as the Telegram bot's line
-//! does. What the agent reports of a call refused (`failed`) is no failure of the call.
+//! does. What the agent reports of a call refused (`failed`) is no failure of the call, but
+//! what it did anyway (a write it reports `completed`) is shown, marked as after the refusal.
 //! Checked on the bytes of the plain and the terminfo display on a pty, and in a pipe.
 
 use crate::acp::acp;
@@ -69,4 +70,33 @@ fn an_agents_call_nobody_can_be_asked_about_is_not_answered() {
     let err = run.stderr();
     assert!(err.contains(&format!("{}\n", reported(&ws))), "{err}");
     assert!(!err.contains("ran]") && !err.contains(ANSWERED), "{err}");
+}
+
+/// An untrusted agent that, refused, writes the file itself and reports the call
+/// `completed` with its diff: that report is shown, after the refusal and marked as such,
+/// on a pty (plain and terminfo) and in a pipe (nobody asked).
+#[test]
+fn what_an_agent_does_after_its_call_was_refused_is_shown() {
+    let ws = acp("");
+    let done = format!("{} (done after it was refused)", reported(&ws));
+    for display in ["plain", "terminfo"] {
+        let steps = [
+            ("agent-loop with backend", 1, "permission anyway\n"),
+            ("[n]o", 1, "n\n"),
+            ("permission: cancel", 1, "exit\n"),
+        ];
+        let (code, screen) = dialogue_in(&ws, display, "--backend acp", &steps);
+        assert_eq!(code, 0, "{screen}");
+        let denied = screen.find(&format!("{ANSWERED} (denied)")).expect(&screen);
+        let shown = screen.find(&done).expect(&screen);
+        assert!(denied < shown, "{display}: {screen}");
+    }
+    let notes = ws.work().join("notes.txt");
+    std::fs::remove_file(&notes).unwrap();
+    let run = ws.run(&["--backend", "acp", "permission anyway"]);
+    assert_eq!(run.stdout(), "permission: cancel\n");
+    let err = run.stderr();
+    let lines = format!("{ANSWERED} (not answered)\n{done}\n");
+    assert!(err.contains(&lines), "{err}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "written anyway\n");
 }

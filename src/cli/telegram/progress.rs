@@ -25,7 +25,7 @@ use agent_loop::event::{ApprovalRequest, Decision, Event, Observer};
 use agent_loop::text::Redactor;
 use agent_loop::BoxFuture;
 
-use crate::cli::text::{call_line, cut_short, plan_text, progress_text};
+use crate::cli::text::{after_refusal, call_line, cut_short, plan_text, progress_text};
 
 use super::api::{Api, Mode};
 use super::approval::{ask, Approvals, Closed, State};
@@ -218,11 +218,17 @@ impl Observer for Progress {
                 self.calls.stopped = true;
                 return;
             }
-            // An ACP agent's call: its first line is the one its question's states edit,
-            // and what it reports of a call it was refused (`failed`) is no failure to show.
+            // An ACP agent's call: its first line is the one its question's states edit.
+            // What it reports of a call it was refused: its `failed` is no failure to show,
+            // anything else it did anyway is a line of its own.
             Event::OwnTool {
-                call_id: Some(id), ..
-            } if self.calls.refused(id) => return,
+                activity,
+                call_id: Some(id),
+                ..
+            } if self.calls.refused(id) => match after_refusal(activity) {
+                Some(text) => text,
+                None => return,
+            },
             Event::OwnTool {
                 activity,
                 call_id: Some(id),

@@ -12,7 +12,7 @@ use agent_loop::event::{CutReason, PlanEntry};
 
 use agent_loop::text::sanitize;
 
-pub use answer::CallState;
+pub use answer::{after_refusal, CallState};
 pub use approval::{asked, fold, line_count, not_shown, shown_lines};
 pub use progress::{progress_text, shortened, PLAIN_EVERY};
 

@@ -1,8 +1,9 @@
 //! An ACP agent (fixtures/agents/fake-acp.py) behind the bot: /stop cancels its turn through
 //! the chat's canceller (the agent gets `session/cancel`, the answer so far is kept), and a
 //! permission question nobody answers gets the agent's reject option; the call it asks
-//! about is one progress line, which the question's states edit; its plan and an answer cut
-//! short are told in the progress message.
+//! about is one progress line, which the question's states edit, and what the agent does
+//! anyway after a Deny is a line of its own; its plan and an answer cut short are told in the
+//! progress message.
 
 use serde_json::Value;
 
@@ -184,6 +185,28 @@ fn a_question_left_open_by_stop_says_cancelled() {
         && c.body["message_id"] == question.message_id
         && c.text() == format!("{}\n(cancelled)", question.text())
         && c.body["reply_markup"].is_null()));
+    assert_eq!(bot.terminate(), 0);
+}
+
+/// An untrusted agent that, denied, writes the file itself and reports the call `completed`
+/// with its diff: the progress shows it, after the denied line and marked as such.
+#[test]
+fn what_an_agent_does_after_a_deny_is_shown() {
+    let ws = acp();
+    let mock = Mock::start();
+    let mut bot = Bot::start(&ws, &mock, &["--backend", "acp"]);
+    mock.message(ME, ME, "permission anyway");
+    let question = mock.question(0);
+    mock.press(ME, ME, question.message_id, &question.button("Deny"));
+    mock.wait_sent(ME, "permission: cancel");
+    let notes = ws.work().join("notes.txt");
+    let done = format!(
+        "edit: WriteFile notes.txt [edit] (denied)\nWriteFile notes.txt ({}) (done after it was refused)",
+        notes.display()
+    );
+    let shown = mock.shown(ME);
+    assert!(shown.iter().any(|t| t.contains(&done)), "{shown:#?}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "written anyway\n");
     assert_eq!(bot.terminate(), 0);
 }
 

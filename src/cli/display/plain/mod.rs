@@ -10,7 +10,9 @@ use std::io::{self, Write};
 use super::renderer::Renderer;
 use super::sanitize;
 use crate::cli::text::wrap::break_long;
-use crate::cli::text::{call_line, cut_short, plan_text, progress_text, CallState, PLAIN_EVERY};
+use crate::cli::text::{
+    after_refusal, call_line, cut_short, plan_text, progress_text, CallState, PLAIN_EVERY,
+};
 use agent_loop::event::{ApprovalRequest, Event, OutputStream};
 use agent_loop::text::Throttle;
 
@@ -196,11 +198,18 @@ impl PlainDisplay {
                 line.push(']');
                 self.own(&line)?;
             }
-            // What an agent reports of a call refused at its question (`failed`) is no
-            // failure of the call: the line after the question said what became of it.
+            // What an agent reports of a call refused at its question: its `failed` is no
+            // failure of the call (the line after the question said what became of it);
+            // anything else it did anyway is shown as such.
             Event::OwnTool {
-                call_id: Some(id), ..
-            } if self.agent_call_refused(id) => {}
+                backend,
+                activity,
+                call_id: Some(id),
+            } if self.agent_call_refused(id) => {
+                if let Some(text) = after_refusal(activity) {
+                    writeln!(self.err, "[{}] {}", sanitize(backend), one_line(&text))?;
+                }
+            }
             // An agent's call with an id (an ACP agent's) may be pending yet, about to be
             // asked about: its line says no verb. Its answer adds a line (`answered`).
             Event::OwnTool {

@@ -31,39 +31,70 @@ pub fn replace(cap: usize) -> Replace {
         let size = size(line.bytes);
         let (note, replaced) = match (&line.id, &line.method) {
             (Some(id), Some(method)) => (
-                format!("a {method} request of {size}: it was answered with an error"),
-                json!({"jsonrpc": "2.0", "id": id, "method": METHOD,
-                       "params": {"method": method, "bytes": line.bytes}}),
+                format!(
+                    "{} of {size}: it was answered with an error",
+                    request(method)
+                ),
+                with_id(
+                    id,
+                    json!({"jsonrpc": "2.0", "method": METHOD,
+                           "params": {"method": method, "bytes": line.bytes}}),
+                ),
             ),
             (Some(id), None) => (
                 format!("an answer of {size}: the request it answers fails"),
-                json!({"jsonrpc": "2.0", "id": id, "error": {
-                "code": -32600,
-                "message": format!(
-                    "the editor's answer was {size}, more than the {} cap on one message",
-                    capped::size(cap)
-                )}}),
+                with_id(
+                    id,
+                    json!({"jsonrpc": "2.0", "error": {
+                    "code": -32600,
+                    "message": format!(
+                        "the editor's answer was {size}, more than the {} cap on one message",
+                        capped::size(cap)
+                    )}}),
+                ),
             ),
-            (None, Some(method)) => (format!("a {method} notification of {size}"), json!(null)),
-            (None, None) => (format!("a line of {size} with no JSON-RPC id"), json!(null)),
+            (None, Some(method)) => (format!("a {} notification of {size}", name(method)), None),
+            (None, None) => (format!("a line of {size} with no JSON-RPC id"), None),
         };
         eprintln!(
             "agent-loop acp: the editor sent {note}; it was not read, being longer than {}, \
              the cap on one message; the connection goes on",
             capped::size(cap)
         );
-        (!replaced.is_null()).then(|| {
-            let mut line = replaced.to_string().into_bytes();
-            line.push(b'\n');
-            line
-        })
+        replaced
     })
+}
+
+/// `message` as a line with `id` first, written as the editor wrote it, so the SDK reads the
+/// id it would have read in a short message (parsed and written again, `1e1` would be `10.0`,
+/// an id the editor never sent). The SDK takes strings and whole numbers: `1e1` it answers
+/// `Invalid request` with id null, as it does a short message.
+fn with_id(id: &str, message: serde_json::Value) -> Option<Vec<u8>> {
+    let rest = message.to_string();
+    Some(format!("{{\"id\":{id},{}\n", rest.strip_prefix('{')?).into_bytes())
+}
+
+/// What stderr calls a request of `method`.
+fn request(method: &str) -> String {
+    match method {
+        "" => "a request with a method too long to read".to_string(),
+        method => format!("a {method} request"),
+    }
+}
+
+/// A method's name, or what stands for one too long to read.
+fn name(method: &str) -> &str {
+    match method {
+        "" => "(too long to read)",
+        method => method,
+    }
 }
 
 /// The answer to a request dropped for its size.
 pub fn refusal(dropped: &Dropped, cap: usize) -> RpcError {
     let what = match dropped.method.as_str() {
         "session/prompt" => "the prompt".to_string(),
+        "" => "the request".to_string(),
         method => format!("the {method} request"),
     };
     RpcError::new(
@@ -103,23 +134,31 @@ mod tests {
     /// has no id is dropped.
     #[test]
     fn each_line_past_the_cap_is_replaced_by_what_answers_it() {
-        let line = |id: Option<serde_json::Value>, method: Option<&str>| Oversize {
+        let line = |id: Option<&str>, method: Option<&str>| Oversize {
             bytes: 300,
-            id,
+            id: id.map(str::to_string),
             method: method.map(str::to_string),
         };
         assert_eq!(
-            replaced(line(Some(json!("p1")), Some("session/prompt"))),
+            replaced(line(Some(r#""p1""#), Some("session/prompt"))),
             Some(json!({"jsonrpc": "2.0", "id": "p1", "method": METHOD,
                         "params": {"method": "session/prompt", "bytes": 300}}))
         );
         assert_eq!(
-            replaced(line(Some(json!(7)), None)),
+            replaced(line(Some("7"), None)),
             Some(json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32600,
                 "message": "the editor's answer was 300 bytes, more than the 100 bytes cap on one message"}}))
         );
         assert_eq!(replaced(line(None, Some("session/cancel"))), None);
         assert_eq!(replaced(line(None, None)), None);
+        // A method too long to read is still a request, answered under its id, which comes
+        // back as the editor wrote it.
+        let bytes = replace(100)(&line(Some("1e1"), Some(""))).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            text.starts_with(r#"{"id":1e1,"jsonrpc":"2.0","method":"_agent_loop/oversize","#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -6,7 +6,13 @@
 //! may write `id` after `params`), and what the caller makes of them, an answer to that
 //! request or a message the handlers can answer, takes the line's place. Lines within the cap
 //! pass whole and untouched; memory stays bounded by the cap.
-
+//!
+//! The scanner is written here rather than taken from a JSON crate because of that bound:
+//! `serde_json::from_slice` needs the whole line in memory (16 MiB and more, per line), and
+//! its streaming reader pulls from a blocking `std::io::Read`, while this input is async and
+//! arrives in chunks; it would need a thread and a pipe per connection, and it stops at the
+//! first malformed byte where the scanner still finds an `id` written before it. Finding two
+//! top-level keys needs only the nesting depth, strings and their escapes.
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -18,9 +24,12 @@ use tokio::io::{AsyncRead, ReadBuf};
 pub struct Oversize {
     /// Its length in bytes, without the newline.
     pub bytes: usize,
-    /// Its top-level `id`, if it had one that is a string or a number.
-    pub id: Option<Value>,
-    /// Its top-level `method`: a request or a notification; none, a response.
+    /// Its top-level `id`, if it had one that is a string or a number: its JSON text exactly
+    /// as written (`1e1`, `"a\u0062"`), to be echoed so that the client can match the answer
+    /// to its request (parsed, `1e1` would become the float `10.0`).
+    pub id: Option<String>,
+    /// Its top-level `method`: a request or a notification; none, a response. It is empty
+    /// when the line had a `method` too long to keep or not a string: still not a response.
     pub method: Option<String>,
 }
 
@@ -147,6 +156,8 @@ struct Scan {
     value: Option<Vec<u8>>,
     id: Option<Vec<u8>>,
     method: Option<Vec<u8>>,
+    /// A top-level `method` key was seen, whatever became of its value.
+    has_method: bool,
 }
 
 impl Scan {
@@ -219,7 +230,9 @@ impl Scan {
             }
             b':' if self.depth == 1 && self.in_key => {
                 self.in_key = false;
+                self.unescape_key();
                 let wanted = matches!(self.key.as_slice(), b"id" | b"method");
+                self.has_method |= self.key == b"method";
                 self.value = wanted.then(Vec::new);
             }
             b',' if self.depth == 1 => {
@@ -241,6 +254,26 @@ impl Scan {
         }
     }
 
+    /// A key written with escapes (`"\u0069d"`) is the key it decodes to, as for any JSON
+    /// reader. The key is at most [`KEPT`] + 1 bytes, so this is bounded; one cut short does not
+    /// decode, and it could not have been `id` or `method` anyway (an escape is at most 6 bytes
+    /// a character).
+    fn unescape_key(&mut self) {
+        if self.key.len() > KEPT || !self.key.contains(&b'\\') {
+            return;
+        }
+        let mut quoted = Vec::with_capacity(self.key.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(&self.key);
+        quoted.push(b'"');
+        self.key = serde_json::from_slice::<String>(&quoted)
+            .map(String::into_bytes)
+            .unwrap_or_default();
+    }
+
+    /// The first `id` or `method` of the line is kept. serde_json's `Value` would keep the last
+    /// of a key written twice; it does not matter, as a client that writes its request's `id`
+    /// twice cannot expect either one back, and no JSON-RPC peer writes one.
     fn end_value(&mut self) {
         let Some(value) = self.value.take() else {
             return;
@@ -254,14 +287,18 @@ impl Scan {
 
     fn found(&mut self, bytes: usize) -> Oversize {
         self.end_value();
-        let parse = |raw: &Option<Vec<u8>>| {
-            raw.as_deref()
-                .and_then(|raw| serde_json::from_slice::<Value>(raw.trim_ascii()).ok())
-        };
+        fn parse(raw: &Option<Vec<u8>>) -> Option<(&[u8], Value)> {
+            let raw = raw.as_deref()?.trim_ascii();
+            Some((raw, serde_json::from_slice::<Value>(raw).ok()?))
+        }
+        let id = parse(&self.id)
+            .filter(|(_, id)| id.is_string() || id.is_number())
+            .and_then(|(raw, _)| String::from_utf8(raw.to_vec()).ok());
+        let method = parse(&self.method).and_then(|(_, m)| m.as_str().map(str::to_string));
         Oversize {
             bytes,
-            id: parse(&self.id).filter(|id| id.is_string() || id.is_number()),
-            method: parse(&self.method).and_then(|m| m.as_str().map(str::to_string)),
+            id,
+            method: method.or_else(|| self.has_method.then(String::new)),
         }
     }
 }
@@ -304,7 +341,7 @@ mod tests {
             seen,
             [Oversize {
                 bytes: big.len(),
-                id: Some(Value::from("a,\"b")),
+                id: Some(r#""a,\"b""#.into()),
                 method: Some("session/prompt".into()),
             }]
         );
@@ -319,7 +356,7 @@ mod tests {
         let (out, seen) = read(input.into_bytes(), 100).await;
         let response_bytes = response.len() - 1;
         assert_eq!(out, format!("<{response_bytes}>\n<500>\n{at_the_cap}"));
-        assert_eq!(seen[0].id, Some(Value::from(7)));
+        assert_eq!(seen[0].id.as_deref(), Some("7"));
         assert_eq!(seen[0].method, None);
         assert_eq!((seen[1].id.clone(), seen[1].method.clone()), (None, None));
         // A last line past the cap with no newline is replaced too.
@@ -329,6 +366,72 @@ mod tests {
         )
         .await;
         assert_eq!(out, "{\"id\":3}\n<37>\n");
-        assert_eq!(seen[0].id, Some(Value::from(4)));
+        assert_eq!(seen[0].id.as_deref(), Some("4"));
+    }
+
+    /// Each line is padded past the cap of 100 and scanned alone.
+    async fn found(line: &str) -> Oversize {
+        let line = format!("{line:<200}\n");
+        let (_, mut seen) = read(line.into_bytes(), 100).await;
+        assert_eq!(seen.len(), 1);
+        seen.remove(0)
+    }
+
+    /// A `method` too long to keep, or not a string, still makes the line a request, not an
+    /// answer: the request is answered.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_method_too_long_to_keep_is_still_a_method() {
+        let long = format!(r#"{{"id":5,"method":"{}","params":{{}}}}"#, "m".repeat(300));
+        let found = found(&long).await;
+        assert_eq!(
+            (found.id.as_deref(), found.method.as_deref()),
+            (Some("5"), Some(""))
+        );
+        let found = self::found(r#"{"method":{"a":1},"id":"x"}"#).await;
+        assert_eq!(
+            (found.id.as_deref(), found.method.as_deref()),
+            (Some(r#""x""#), Some(""))
+        );
+        // A nested one is not the line's.
+        let found = self::found(r#"{"id":6,"result":{"method":"m"}}"#).await;
+        assert_eq!(found.method, None);
+    }
+
+    /// A numeric id comes back as written, so the client can match it to its request.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_numeric_id_is_kept_as_written() {
+        for id in ["1e1", "-1.50E+3", "12345678901234567890123", "0"] {
+            let found = found(&format!(r#"{{"id": {id} ,"method":"m"}}"#)).await;
+            assert_eq!(found.id.as_deref(), Some(id));
+        }
+        // What is not a string or a number is no id.
+        for id in ["null", "[1]", "{}", "tru"] {
+            let found = found(&format!(r#"{{"id":{id},"method":"m"}}"#)).await;
+            assert_eq!(found.id, None, "{id}");
+        }
+    }
+
+    /// Keys are read as any JSON reader reads them, escapes decoded.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_key_written_with_escapes_is_the_key_it_decodes_to() {
+        let found =
+            found(r#"{"\u0069d":5,"m\u0065th\u006fd":"session/\u0070rompt","\"id\"":7}"#).await;
+        assert_eq!(
+            (found.id.as_deref(), found.method.as_deref()),
+            (Some("5"), Some("session/prompt"))
+        );
+        // A broken escape decodes to no key.
+        let found = self::found(r#"{"\u00zzid":5,"method":"m"}"#).await;
+        assert_eq!(found.id, None);
+    }
+
+    /// Of a key written twice, the first is kept (see [`Scan::end_value`]).
+    #[tokio::test(flavor = "current_thread")]
+    async fn of_a_key_written_twice_the_first_is_kept() {
+        let found = found(r#"{"id":1,"method":"a","id":2,"method":"b"}"#).await;
+        assert_eq!(
+            (found.id.as_deref(), found.method.as_deref()),
+            (Some("1"), Some("a"))
+        );
     }
 }
